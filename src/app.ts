@@ -1,0 +1,134 @@
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { compress } from "hono/compress";
+import type { Config } from "./config/schema.ts";
+import type { Store } from "./db/index.ts";
+import { auditRoutes } from "./domains/audit/routes.ts";
+import type { AuditService } from "./domains/audit/service.ts";
+import { authRoutes } from "./domains/auth/routes.ts";
+import type { AuthService } from "./domains/auth/service.ts";
+import { type ClusterProbe, healthRoutes } from "./domains/health/routes.ts";
+import { logRoutes } from "./domains/logs/routes.ts";
+import { ACCESS_RULES, type AccessRule, indexRules, patternRegex, ruleKey } from "./http/access.ts";
+import type { AppEnv } from "./http/context.ts";
+import { AppError, errorBody } from "./http/errors.ts";
+import { accessLog, authorize, type HttpCounters, requestId } from "./http/middleware.ts";
+import { ApiDocs, openApiDocument } from "./http/openapi.ts";
+import type { StreamRegistry } from "./http/sse.ts";
+import type { LogHub } from "./log/logger.ts";
+import { uiRoutes } from "./ui/routes.ts";
+import { VERSION } from "./version.ts";
+
+export interface AppDeps {
+  config: Config;
+  store: Store;
+  logs: LogHub;
+  auth: AuthService;
+  audit: AuditService;
+  clusters: ClusterProbe;
+  streams: StreamRegistry;
+  counters?: HttpCounters;
+  /** Replaces the access table (tests of the middleware itself). */
+  rules?: AccessRule[];
+  /** Extra routes mounted under /api (tests of the middleware itself). */
+  extraApi?: (app: Hono<AppEnv>) => void;
+  startedAt?: number;
+}
+
+/** Builds the whole HTTP app from its dependencies. No globals: tests build their own. */
+export function createApp(deps: AppDeps): Hono<AppEnv> {
+  const rulesList = deps.rules ?? ACCESS_RULES;
+  const rules = indexRules(rulesList);
+  const log = deps.logs.logger("http");
+  const counters = deps.counters ?? { requests: 0, errors: 0, totalMs: 0 };
+  const docs = new ApiDocs();
+  const app = new Hono<AppEnv>();
+
+  app.use("*", requestId());
+  app.use("*", accessLog(log, counters));
+  app.use("/api/*", compress({ threshold: 4096 }));
+  app.use(
+    "*",
+    bodyLimit({
+      maxSize: deps.config.server.bodyLimit,
+      onError: () => {
+        throw new AppError("PAYLOAD_TOO_LARGE", `Request body is larger than ${deps.config.server.bodyLimit} bytes`);
+      },
+    }),
+  );
+  app.use("*", async (c, next) => {
+    c.set("session", undefined);
+    c.set("auditContent", undefined);
+    await next();
+  });
+  app.use("*", authorize({ rules, auth: deps.auth, audit: deps.audit }));
+  app.use("/api/*", async (c, next) => {
+    // x-service-cluster picks one of the configured clusters; the default otherwise.
+    const name = c.req.header("x-service-cluster");
+    if (name !== undefined && !deps.clusters.names().includes(name))
+      throw new AppError("NOT_FOUND", `Unknown cluster '${name}'`);
+    await next();
+  });
+
+  const api = new Hono<AppEnv>();
+  api.route("/", authRoutes(deps.auth, docs));
+  api.route(
+    "/",
+    healthRoutes(
+      {
+        probe: deps.clusters,
+        storeCheck: async () => void deps.store.sqlite.query("SELECT 1").get(),
+        version: VERSION,
+        startedAt: deps.startedAt ?? Date.now(),
+      },
+      docs,
+    ),
+  );
+  api.route("/", auditRoutes(deps.audit, deps.streams, docs));
+  api.route("/", logRoutes(deps.logs, docs));
+  let openapi: Record<string, unknown> | undefined;
+  api.get("/openapi.json", (c) => c.json((openapi ??= openApiDocument(rulesList, docs, VERSION))));
+  deps.extraApi?.(api);
+  app.route("/api", api);
+  app.route("/", uiRoutes());
+
+  const patterns = rulesList.map((r) => ({ rule: r, re: patternRegex(r.path) }));
+  app.notFound((c) => {
+    const path = c.req.path;
+    // The path exists with other methods: 405 with Allow.
+    const methods = patterns.filter((p) => p.rule.path !== "/*" && p.re.test(path)).map((p) => p.rule.method);
+    if (methods.length) {
+      const err = new AppError("METHOD_NOT_ALLOWED", `${c.req.method} is not allowed on ${path}`, {
+        headers: { Allow: [...new Set(methods)].join(", ") },
+      });
+      return respondError(c, err);
+    }
+    return respondError(c, new AppError("NOT_FOUND", `No such resource: ${c.req.method} ${path}`));
+  });
+
+  app.onError((err, c) => {
+    if (err instanceof AppError) return respondError(c, err);
+    const requestId = c.get("requestId") ?? "unknown";
+    log.error("unhandled error", { requestId, method: c.req.method, path: c.req.path }, err);
+    return respondError(c, new AppError("INTERNAL", "Internal server error"));
+  });
+
+  assertRoutesCovered(app, rules);
+  return app;
+}
+
+function respondError(c: import("hono").Context<AppEnv>, err: AppError): Response {
+  const body = errorBody(err, c.get("requestId") ?? "unknown");
+  const res = c.json(body, err.status as 400);
+  for (const [k, v] of Object.entries(err.headers ?? {})) res.headers.set(k, v);
+  return res;
+}
+
+/** Every registered handler must have an access rule: a route missing from the table fails start-up. */
+export function assertRoutesCovered(app: Hono<AppEnv>, rules: Map<string, AccessRule>): void {
+  const missing = app.routes
+    .filter((r) => r.method !== "ALL")
+    .map((r) => ruleKey(r.method, r.path))
+    .filter((key) => !rules.has(key));
+  if (missing.length) throw new Error(`Routes without an access rule: ${[...new Set(missing)].join(", ")}`);
+}

@@ -1,0 +1,148 @@
+import { z } from "zod";
+
+/** Durations in config accept milliseconds as a number or text like `30s`, `15m`, `8h`, `7d`. */
+export const duration = z.union([
+  z.number().int().nonnegative(),
+  z
+    .string()
+    .regex(/^\s*\d+\s*(ms|s|m|h|d)?\s*$/i, "expected a duration such as 500ms, 30s, 15m, 8h or 7d")
+    .transform(parseDuration),
+]);
+
+export function parseDuration(text: string): number {
+  const m = /^\s*(\d+)\s*(ms|s|m|h|d)?\s*$/i.exec(text);
+  if (!m) throw new Error(`not a duration: ${text}`);
+  const n = Number(m[1]);
+  const unit = (m[2] ?? "ms").toLowerCase();
+  const factor = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[unit] ?? 1;
+  return n * factor;
+}
+
+export const ROLES = ["admin", "write", "read", "nodata"] as const;
+export type Role = (typeof ROLES)[number];
+
+const saslSchema = z
+  .object({
+    mechanism: z.enum(["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]),
+    username: z.string().min(1),
+    password: z.string(),
+  })
+  .strict();
+
+const tlsSchema = z
+  .object({
+    enabled: z.boolean().default(true),
+    ca: z.string().optional(),
+    cert: z.string().optional(),
+    key: z.string().optional(),
+    rejectUnauthorized: z.boolean().default(true),
+  })
+  .strict();
+
+export const clusterSchema = z
+  .object({
+    name: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, "letters, digits, '.', '_' or '-', at most 64"),
+    bootstrapServers: z
+      .union([z.string(), z.array(z.string())])
+      .transform((v) => (Array.isArray(v) ? v : v.split(",")).map((s) => s.trim()).filter(Boolean))
+      .pipe(z.array(z.string().regex(/^[^\s:]+:\d{1,5}$/, "expected host:port")).min(1)),
+    clientId: z.string().min(1).default("loupe"),
+    default: z.boolean().default(false),
+    sasl: saslSchema.optional(),
+    tls: tlsSchema.optional(),
+  })
+  .strict();
+export type ClusterConfig = z.infer<typeof clusterSchema>;
+
+export const userSchema = z
+  .object({
+    name: z.string().regex(/^[A-Za-z0-9._@-]{1,128}$/, "letters, digits, '.', '_', '@' or '-'"),
+    /** argon2id hash as printed by `loupe hash-password`. */
+    passwordHash: z.string().startsWith("$argon2id$", "expected an argon2id hash from `loupe hash-password`"),
+    roles: z.array(z.enum(ROLES)).min(1),
+    email: z.string().email().nullable().optional(),
+  })
+  .strict();
+export type UserConfig = z.infer<typeof userSchema>;
+
+export const configSchema = z
+  .object({
+    server: z
+      .object({
+        host: z.string().min(1).default("127.0.0.1"),
+        port: z.coerce.number().int().min(0).max(65535).default(9991),
+        /** Largest request body accepted, in bytes. */
+        bodyLimit: z.number().int().positive().default(1_048_576),
+      })
+      .strict()
+      .default({ host: "127.0.0.1", port: 9991, bodyLimit: 1_048_576 }),
+    dataDir: z.string().min(1).default("./.loupe"),
+    log: z
+      .object({
+        level: z.enum(["debug", "info", "warn", "error"]).default("info"),
+        /** How often a METRICS summary line is written. */
+        metricsInterval: duration.default(60_000),
+      })
+      .strict()
+      .default({ level: "info", metricsInterval: 60_000 }),
+    auth: z
+      .object({
+        /** Absolute lifetime of a token from login. */
+        tokenLifetime: duration.default(8 * 3_600_000),
+        /** A token unused for this long stops working. */
+        idleTimeout: duration.default(30 * 60_000),
+        /** Failed logins (per account or per client address) before 429. */
+        maxFailedLogins: z.number().int().positive().default(5),
+        /** Window over which failed logins are counted, and the base lock time. */
+        failedLoginWindow: duration.default(300_000),
+        /** Open SSE streams per user. */
+        maxStreamsPerUser: z.number().int().positive().default(8),
+      })
+      .strict()
+      .default({
+        tokenLifetime: 8 * 3_600_000,
+        idleTimeout: 30 * 60_000,
+        maxFailedLogins: 5,
+        failedLoginWindow: 300_000,
+        maxStreamsPerUser: 8,
+      }),
+    users: z.array(userSchema).default([]),
+    kafka: z
+      .object({ clusters: z.array(clusterSchema).min(1, "at least one cluster is required") })
+      .strict()
+      .default({ clusters: [{ name: "default", bootstrapServers: ["127.0.0.1:9092"], clientId: "loupe", default: true }] }),
+    audit: z
+      .object({
+        /** Entries older than this are removed. 0 keeps them forever. */
+        maxAge: duration.default(90 * 86_400_000),
+        /** At most this many entries are kept. 0 means no limit. */
+        maxEntries: z.number().int().nonnegative().default(1_000_000),
+      })
+      .strict()
+      .default({ maxAge: 90 * 86_400_000, maxEntries: 1_000_000 }),
+  })
+  .strict()
+  .superRefine((cfg, ctx) => {
+    const names = new Set<string>();
+    cfg.kafka.clusters.forEach((c, i) => {
+      if (names.has(c.name))
+        ctx.addIssue({ code: "custom", path: ["kafka", "clusters", i, "name"], message: `duplicate cluster name '${c.name}'` });
+      names.add(c.name);
+    });
+    const defaults = cfg.kafka.clusters.filter((c) => c.default).length;
+    if (defaults > 1)
+      ctx.addIssue({ code: "custom", path: ["kafka", "clusters"], message: "only one cluster may be the default" });
+    const users = new Set<string>();
+    cfg.users.forEach((u, i) => {
+      if (users.has(u.name))
+        ctx.addIssue({ code: "custom", path: ["users", i, "name"], message: `duplicate user '${u.name}'` });
+      users.add(u.name);
+    });
+  });
+
+export type Config = z.infer<typeof configSchema>;
+
+/** The default cluster: the one marked `default`, else the first. */
+export function defaultCluster(cfg: Config): ClusterConfig {
+  return cfg.kafka.clusters.find((c) => c.default) ?? cfg.kafka.clusters[0]!;
+}

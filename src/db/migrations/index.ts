@@ -1,0 +1,14 @@
+import type { Kysely } from "kysely";
+import * as m0001 from "./0001-initial.ts";
+
+export interface Migration {
+  version: number;
+  name: string;
+  up(db: Kysely<any>): Promise<void>;
+}
+
+/**
+ * Every migration, imported statically so that the compiled binary carries them.
+ * Append only: a released migration is never edited.
+ */
+export const MIGRATIONS: Migration[] = [{ version: 1, ...m0001 }];

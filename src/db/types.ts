@@ -1,0 +1,36 @@
+import type { Generated } from "kysely";
+
+/** Tables of the local SQLite store. JSON columns hold text. */
+export interface Database {
+  schema_version: { version: number; name: string; applied_at: number };
+  users: {
+    name: string;
+    password_hash: string;
+    /** JSON array of role names. */
+    roles: string;
+    email: string | null;
+    created_at: number;
+  };
+  tokens: {
+    /** SHA-256 of the token, hex. The token itself is never stored. */
+    hash: string;
+    user_name: string;
+    /** JSON array of role names granted at login. */
+    roles: string;
+    source: string;
+    created_at: number;
+    last_used_at: number;
+    expires_at: number;
+    revoked_at: number | null;
+  };
+  audit: {
+    id: Generated<number>;
+    type: string;
+    change: string;
+    user_id: string;
+    timestamp: number;
+    /** JSON object of string to string. */
+    content: string;
+    success: number;
+  };
+}

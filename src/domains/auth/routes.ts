@@ -1,0 +1,78 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import type { AppEnv } from "../../http/context.ts";
+import { AppError } from "../../http/errors.ts";
+import { requestToken } from "../../http/middleware.ts";
+import type { ApiDocs } from "../../http/openapi.ts";
+import { jsonBody } from "../../http/validate.ts";
+import type { AuthService, Session } from "./service.ts";
+
+export const loginBody = z.object({
+  user: z.string().min(1).max(256),
+  password: z.string().max(1024),
+});
+
+const userShape = z.object({
+  id: z.string(),
+  name: z.string(),
+  email: z.string().nullable(),
+  roles: z.array(z.string()),
+});
+const loginAnswer = z.object({ success: z.boolean(), token: z.string(), user: userShape, schemaRegistryDelete: z.boolean() });
+const sessionAnswer = z.object({
+  token: z.string(),
+  user: userShape,
+  roles: z.array(z.string()),
+  schemaRegistryDelete: z.boolean(),
+  expiresAt: z.number(),
+});
+
+/** Deleting registry subjects is a write-level action. */
+const canDeleteSchemas = (s: Session) => s.user.roles.some((r) => r === "admin" || r === "write");
+
+/** Client address for throttling: the socket's peer, never a header a client can forge. */
+function clientAddress(c: import("hono").Context<AppEnv>): string {
+  try {
+    return c.env?.server?.requestIP(c.req.raw)?.address ?? "local";
+  } catch {
+    return "local";
+  }
+}
+
+export function authRoutes(auth: AuthService, docs: ApiDocs) {
+  const app = new Hono<AppEnv>();
+  docs.describe({ method: "POST", path: "/api/login", body: loginBody, response: loginAnswer, tags: ["auth"] });
+  docs.describe({ method: "GET", path: "/api/auth", response: sessionAnswer, tags: ["auth"] });
+  docs.describe({ method: "GET", path: "/api/logout", query: z.object({ token: z.string().optional() }), tags: ["auth"] });
+  docs.describe({ method: "POST", path: "/api/logout", tags: ["auth"] });
+
+  app.post("/login", async (c) => {
+    const body = await jsonBody(c, loginBody);
+    const { token, session } = await auth.login(body.user, body.password, clientAddress(c));
+    const accept = c.req.header("accept") ?? "";
+    if (/text\/plain/i.test(accept) && !/application\/json/i.test(accept)) return c.text(token);
+    return c.json({ success: true, token, user: session.user, schemaRegistryDelete: canDeleteSchemas(session) });
+  });
+
+  app.get("/auth", (c) => {
+    const session = c.get("session")!;
+    return c.json({
+      token: requestToken(c)!,
+      user: session.user,
+      roles: session.user.roles,
+      schemaRegistryDelete: canDeleteSchemas(session),
+      expiresAt: session.expiresAt,
+    });
+  });
+
+  // Logout revokes the presented token. Older clients pass it as ?token=; only revocation reads it there.
+  const logout = async (c: import("hono").Context<AppEnv>) => {
+    const token = requestToken(c) ?? c.req.query("token");
+    if (!token) throw new AppError("BAD_REQUEST", "No token to revoke");
+    const revoked = await auth.logout(token);
+    return c.json({ success: revoked });
+  };
+  app.get("/logout", logout);
+  app.post("/logout", logout);
+  return app;
+}

@@ -1,0 +1,96 @@
+import type { Role } from "../config/schema.ts";
+
+/**
+ * Who may call what: the one declarative table every request is checked against
+ * (by `authorize` in middleware.ts) before any handler runs. A route registered in
+ * the app but missing here makes start-up fail (`assertRoutesCovered`).
+ *
+ * Levels, each including the ones after it:
+ *  - admin:  ACLs, quotas, users, audit and logs
+ *  - write:  changes to topics, metadata, processors, connectors, schemas, alert settings
+ *  - read:   reading record contents
+ *  - nodata: everything else that is visible, but never record contents
+ */
+export type Level = "public" | "nodata" | "read" | "write" | "admin";
+
+export const LEVEL_ROLES: Record<Exclude<Level, "public">, readonly Role[]> = {
+  nodata: ["admin", "write", "read", "nodata"],
+  read: ["admin", "write", "read"],
+  write: ["admin", "write"],
+  admin: ["admin"],
+};
+
+export type AuditType =
+  | "TOPIC"
+  | "TOPIC_DATA"
+  | "QUOTAS"
+  | "BROKER_CONFIG"
+  | "ACL"
+  | "SCHEMA"
+  | "PROCESSOR"
+  | "CONNECTOR";
+export type AuditChange = "ADD" | "REMOVE" | "UPDATE" | "INSERT";
+
+export interface AccessRule {
+  method: "GET" | "POST" | "PUT" | "DELETE" | "PATCH";
+  path: string;
+  level: Level;
+  summary: string;
+  /** When set, the call is written to the audit log on success and on failure. */
+  audit?: { type: AuditType; change: AuditChange };
+}
+
+const r = (
+  method: AccessRule["method"],
+  path: string,
+  level: Level,
+  summary: string,
+  audit?: AccessRule["audit"],
+): AccessRule => ({ method, path, level, summary, ...(audit ? { audit } : {}) });
+
+export const ACCESS_RULES: AccessRule[] = [
+  // identity
+  r("POST", "/api/login", "public", "Log in and receive a token"),
+  r("GET", "/api/auth", "nodata", "The current session"),
+  r("GET", "/api/logout", "public", "Revoke the presented token"),
+  r("POST", "/api/logout", "public", "Revoke the presented token"),
+  // service
+  r("GET", "/api/health", "public", "Store and cluster connection status"),
+  r("GET", "/api/openapi.json", "public", "OpenAPI 3.1 document of this API"),
+  r("GET", "/api/docs", "public", "API reference page"),
+  // audit and logs
+  r("GET", "/api/audit", "admin", "Audit entries, newest first"),
+  r("GET", "/api/sse/audit", "admin", "Live audit entries (event stream)"),
+  r("GET", "/api/logs/INFO", "admin", "Latest 512 INFO log lines"),
+  r("GET", "/api/logs/METRICS", "admin", "Latest 512 METRICS log lines"),
+  // user interface
+  r("GET", "/", "public", "Web UI"),
+  r("GET", "/*", "public", "Web UI assets and client-side routes"),
+];
+
+export function rolesFor(level: Level): readonly Role[] | "public" {
+  return level === "public" ? "public" : LEVEL_ROLES[level];
+}
+
+export function ruleKey(method: string, path: string): string {
+  return `${method.toUpperCase()} ${path}`;
+}
+
+export function indexRules(rules: AccessRule[]): Map<string, AccessRule> {
+  const map = new Map<string, AccessRule>();
+  for (const rule of rules) {
+    const key = ruleKey(rule.method, rule.path);
+    if (map.has(key)) throw new Error(`Access table lists ${key} twice`);
+    map.set(key, rule);
+  }
+  return map;
+}
+
+/** Compiles a route pattern (`/api/topics/:topicName`) for matching request paths (405 detection). */
+export function patternRegex(path: string): RegExp {
+  const body = path
+    .split("/")
+    .map((seg) => (seg.startsWith(":") ? "[^/]+" : seg === "*" ? ".*" : seg.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
+    .join("/");
+  return new RegExp(`^${body}/?$`);
+}

@@ -1,0 +1,111 @@
+import type { Context, MiddlewareHandler } from "hono";
+import { matchedRoutes } from "hono/route";
+import type { AuditService } from "../domains/audit/service.ts";
+import type { AuthService } from "../domains/auth/service.ts";
+import type { Logger } from "../log/logger.ts";
+import { type AccessRule, LEVEL_ROLES, ruleKey } from "./access.ts";
+import type { AppEnv } from "./context.ts";
+import { AppError } from "./errors.ts";
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Keeps a caller's request id when it is sane, otherwise makes one; echoes it on every answer. */
+export const requestId = (): MiddlewareHandler<AppEnv> => async (c, next) => {
+  const given = c.req.header("x-request-id");
+  const id = given && REQUEST_ID.test(given) ? given : crypto.randomUUID();
+  c.set("requestId", id);
+  c.header("x-request-id", id);
+  await next();
+};
+
+export interface HttpCounters {
+  requests: number;
+  errors: number;
+  totalMs: number;
+}
+
+/** One access log line per request. Only the path is logged: query strings may hold secrets. */
+export const accessLog =
+  (log: Logger, counters: HttpCounters): MiddlewareHandler<AppEnv> =>
+  async (c, next) => {
+    const started = performance.now();
+    await next();
+    const ms = performance.now() - started;
+    counters.requests++;
+    counters.totalMs += ms;
+    if (c.res.status >= 500) counters.errors++;
+    log.info("request", {
+      requestId: c.get("requestId"),
+      method: c.req.method,
+      path: c.req.path,
+      status: c.res.status,
+      ms: Math.round(ms * 10) / 10,
+      user: c.get("session")?.user.name,
+    });
+  };
+
+/** The token of a request: `x-service-token` or `Authorization: Bearer`. Never from the query string. */
+export function requestToken(c: Context): string | undefined {
+  const header = c.req.header("x-service-token");
+  if (header) return header.trim();
+  const auth = c.req.header("authorization");
+  if (auth && /^bearer\s+/i.test(auth)) return auth.replace(/^bearer\s+/i, "").trim();
+  return undefined;
+}
+
+/** The route that will answer this request: the first matched handler (middleware are `ALL`). */
+function answeringRoute(c: Context): { method: string; path: string } | undefined {
+  const method = c.req.method === "HEAD" ? "GET" : c.req.method;
+  return matchedRoutes(c).find((r) => r.method === method);
+}
+
+/**
+ * Authentication, the role check and the audit entry, driven by one access rule per
+ * route. Runs before any handler. Requests that match no route fall through to 404/405.
+ */
+export const authorize =
+  (deps: { rules: Map<string, AccessRule>; auth: AuthService; audit: AuditService }): MiddlewareHandler<AppEnv> =>
+  async (c, next) => {
+    const route = answeringRoute(c);
+    if (!route) return next();
+    const rule = deps.rules.get(ruleKey(route.method, route.path));
+    if (!rule) throw new AppError("INTERNAL", `No access rule for ${route.method} ${route.path}`);
+    c.set("rule", rule);
+    if (rule.level === "public") return next();
+
+    const token = requestToken(c);
+    const session = token ? await deps.auth.authenticate(token) : undefined;
+    if (!session) throw new AppError("UNAUTHORIZED", token ? "Token is invalid or expired" : "Authentication required");
+    c.set("session", session);
+
+    const allowed = LEVEL_ROLES[rule.level];
+    if (!session.user.roles.some((r) => allowed.includes(r))) {
+      if (rule.audit)
+        await deps.audit.record({
+          ...rule.audit,
+          user: session.user.name,
+          content: { ...c.req.param(), method: c.req.method, path: c.req.path },
+          failure: "FORBIDDEN: role does not allow this action",
+        });
+      throw new AppError("FORBIDDEN", `Role ${session.user.roles.join(",")} may not ${rule.method} ${rule.path}`);
+    }
+    if (!rule.audit) return next();
+
+    let failure: string | undefined;
+    try {
+      await next();
+      // Hono turns thrown errors into responses before we see them; read the outcome from the status.
+      if (c.error) failure = c.error instanceof AppError ? `${c.error.code}: ${c.error.message}` : "INTERNAL: unexpected error";
+      else if (c.res.status >= 400) failure = `HTTP ${c.res.status}`;
+    } catch (e) {
+      failure = e instanceof AppError ? `${e.code}: ${e.message}` : "INTERNAL: unexpected error";
+      throw e;
+    } finally {
+      await deps.audit.record({
+        ...rule.audit,
+        user: session.user.name,
+        content: { ...c.req.param(), ...(c.get("auditContent") ?? {}) },
+        ...(failure !== undefined ? { failure } : {}),
+      });
+    }
+  };

@@ -1,0 +1,43 @@
+import type { Context } from "hono";
+import type { z } from "zod";
+import { AppError } from "./errors.ts";
+
+/** Field errors of a zod failure, as `details` of a 400. */
+export function fieldErrors(error: z.ZodError): { field: string; message: string }[] {
+  return error.issues.map((i) => ({ field: i.path.map(String).join(".") || "(body)", message: i.message }));
+}
+
+export function parseWith<S extends z.ZodType>(schema: S, value: unknown, what: string): z.infer<S> {
+  const res = schema.safeParse(value);
+  if (!res.success) {
+    const errors = fieldErrors(res.error);
+    const first = errors[0];
+    throw new AppError("VALIDATION_FAILED", `Invalid ${what}${first ? `: ${first.field}: ${first.message}` : ""}`, {
+      details: { errors },
+    });
+  }
+  return res.data;
+}
+
+/**
+ * Reads the body as JSON whatever the content type says (some clients send JSON
+ * as text/plain), then validates it.
+ */
+export async function jsonBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.infer<S>> {
+  const text = await c.req.text();
+  let value: unknown;
+  try {
+    value = text.trim() === "" ? undefined : JSON.parse(text);
+  } catch (e) {
+    throw new AppError("INVALID_JSON", `Request body is not valid JSON: ${(e as Error).message}`);
+  }
+  return parseWith(schema, value, "request body");
+}
+
+export function queryParams<S extends z.ZodType>(c: Context, schema: S): z.infer<S> {
+  return parseWith(schema, c.req.query(), "query parameters");
+}
+
+export function pathParams<S extends z.ZodType>(c: Context, schema: S): z.infer<S> {
+  return parseWith(schema, c.req.param(), "path parameters");
+}

@@ -1,0 +1,119 @@
+/**
+ * Structured logging: one JSON object per line on stdout (journald keeps it),
+ * and the latest lines kept in memory for GET /api/logs/{INFO,METRICS}.
+ */
+
+export type Level = "debug" | "info" | "warn" | "error";
+const LEVEL_RANK: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+
+/** The SPEC's log line shape. */
+export interface LogLine {
+  timestamp: number;
+  logger: string;
+  stacktrace: string;
+  thread: string;
+  message: string;
+  time: string;
+  level: string;
+}
+
+export class RingBuffer<T> {
+  private items: T[] = [];
+  private start = 0;
+  constructor(readonly capacity: number) {}
+  push(item: T): void {
+    if (this.items.length < this.capacity) this.items.push(item);
+    else {
+      this.items[this.start] = item;
+      this.start = (this.start + 1) % this.capacity;
+    }
+  }
+  /** Oldest first. */
+  toArray(): T[] {
+    return [...this.items.slice(this.start), ...this.items.slice(0, this.start)];
+  }
+  get size(): number {
+    return this.items.length;
+  }
+}
+
+export interface LogSink {
+  write(line: string): void;
+}
+
+export const stdoutSink: LogSink = { write: (line) => process.stdout.write(line + "\n") };
+
+/** Keys whose values never reach a log line. */
+const SECRET_KEY = /pass(word)?|secret|token|authorization|jaas|credential/i;
+
+export function redact(fields: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(fields)) out[k] = SECRET_KEY.test(k) ? "[redacted]" : v;
+  return out;
+}
+
+export class LogHub {
+  readonly info = new RingBuffer<LogLine>(512);
+  readonly metrics = new RingBuffer<LogLine>(512);
+  private minRank: number;
+
+  constructor(
+    level: Level = "info",
+    private readonly sink: LogSink = stdoutSink,
+  ) {
+    this.minRank = LEVEL_RANK[level];
+  }
+
+  setLevel(level: Level): void {
+    this.minRank = LEVEL_RANK[level];
+  }
+
+  logger(name: string): Logger {
+    return new Logger(this, name);
+  }
+
+  emit(level: Level | "metrics", name: string, message: string, fields?: Record<string, unknown>, err?: unknown): void {
+    const rank = level === "metrics" ? LEVEL_RANK.info : LEVEL_RANK[level];
+    if (rank < this.minRank) return;
+    const now = Date.now();
+    const stacktrace = err instanceof Error ? (err.stack ?? String(err)) : err === undefined ? "" : String(err);
+    const upper = level.toUpperCase();
+    const line: LogLine = {
+      timestamp: now,
+      logger: name,
+      stacktrace,
+      thread: "main",
+      message,
+      time: new Date(now).toISOString(),
+      level: upper,
+    };
+    if (level === "metrics") this.metrics.push(line);
+    else if (level !== "debug") this.info.push(line);
+    const record: Record<string, unknown> = { time: line.time, level: upper, logger: name, msg: message };
+    if (fields) Object.assign(record, redact(fields));
+    if (stacktrace) record.stack = stacktrace;
+    this.sink.write(JSON.stringify(record));
+  }
+}
+
+export class Logger {
+  constructor(
+    private readonly hub: LogHub,
+    readonly name: string,
+  ) {}
+  debug(msg: string, fields?: Record<string, unknown>): void {
+    this.hub.emit("debug", this.name, msg, fields);
+  }
+  info(msg: string, fields?: Record<string, unknown>): void {
+    this.hub.emit("info", this.name, msg, fields);
+  }
+  warn(msg: string, fields?: Record<string, unknown>, err?: unknown): void {
+    this.hub.emit("warn", this.name, msg, fields, err);
+  }
+  error(msg: string, fields?: Record<string, unknown>, err?: unknown): void {
+    this.hub.emit("error", this.name, msg, fields, err);
+  }
+  metrics(msg: string, fields?: Record<string, unknown>): void {
+    this.hub.emit("metrics", this.name, msg, fields);
+  }
+}

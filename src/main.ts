@@ -1,0 +1,116 @@
+#!/usr/bin/env bun
+/**
+ * The only wiring point: config -> store -> clients -> services -> app -> Bun.serve,
+ * and the command line of the `loupe` executable.
+ */
+import { ConfigError, loadConfig } from "./config/load.ts";
+import { hashPassword } from "./domains/auth/service.ts";
+import { SchemaTooNewError } from "./db/index.ts";
+import { buildRuntime } from "./runtime.ts";
+import { VERSION } from "./version.ts";
+
+const USAGE = `loupe ${VERSION}
+
+Usage:
+  loupe [serve]          start the server (default)
+  loupe --version        print the version
+  loupe hash-password    read a password from stdin, print its argon2id hash
+  loupe check-config     validate the configuration and exit
+
+Configuration: the TOML file named by --config or LOUPE_CONFIG, then LOUPE_* variables.`;
+
+async function readStdin(): Promise<string> {
+  const text = await new Response(Bun.stdin.stream()).text();
+  return text.replace(/\r?\n$/, "");
+}
+
+function configPath(args: string[]): string | undefined {
+  const i = args.indexOf("--config");
+  if (i >= 0) return args[i + 1];
+  const eq = args.find((a) => a.startsWith("--config="));
+  return eq?.slice("--config=".length);
+}
+
+async function serve(args: string[]): Promise<void> {
+  const config = loadConfig({ path: configPath(args) });
+  const rt = await buildRuntime(config, { adminPassword: process.env.LOUPE_ADMIN_PASSWORD });
+  const log = rt.logs.logger("main");
+  if (rt.generatedAdminPassword) {
+    // Printed once, on the console only: the store keeps just the hash.
+    process.stderr.write(
+      `\nCreated user 'admin' with password: ${rt.generatedAdminPassword}\nIt is shown only this once.\n\n`,
+    );
+  }
+  const server = Bun.serve({
+    hostname: config.server.host,
+    port: config.server.port,
+    idleTimeout: 30,
+    maxRequestBodySize: config.server.bodyLimit + 1024,
+    fetch: (req, srv) => rt.app.fetch(req, { server: srv }),
+  });
+  log.info("listening", { url: server.url.toString(), version: VERSION });
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info("stopping", { signal });
+    await server.stop(true);
+    await rt.close();
+    process.exit(0);
+  };
+  process.on("SIGINT", () => void stop("SIGINT"));
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [cmd = "serve", ...rest] = argv;
+  switch (cmd) {
+    case "--version":
+    case "-v":
+    case "version":
+      console.log(VERSION);
+      return 0;
+    case "--help":
+    case "-h":
+    case "help":
+      console.log(USAGE);
+      return 0;
+    case "hash-password": {
+      const pw = await readStdin();
+      if (!pw) {
+        console.error("hash-password: no password on stdin");
+        return 2;
+      }
+      console.log(await hashPassword(pw));
+      return 0;
+    }
+    case "check-config":
+      loadConfig({ path: configPath(rest) });
+      console.log("configuration is valid");
+      return 0;
+    case "serve":
+      await serve(rest);
+      return -1;
+    default:
+      if (cmd.startsWith("--config")) {
+        await serve(argv);
+        return -1;
+      }
+      console.error(`unknown command '${cmd}'\n\n${USAGE}`);
+      return 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (err) => {
+    if (err instanceof ConfigError || err instanceof SchemaTooNewError) {
+      console.error(err.message);
+      process.exit(2);
+    }
+    console.error(err instanceof Error ? (err.stack ?? err.message) : String(err));
+    process.exit(1);
+  },
+);

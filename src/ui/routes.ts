@@ -1,0 +1,38 @@
+import { Hono } from "hono";
+import type { AppEnv } from "../http/context.ts";
+import { ASSETS } from "./manifest.gen.ts";
+
+const TYPES: Record<string, string> = {
+  html: "text/html; charset=utf-8",
+  js: "text/javascript; charset=utf-8",
+  css: "text/css; charset=utf-8",
+  json: "application/json",
+  svg: "image/svg+xml",
+  png: "image/png",
+  ico: "image/x-icon",
+  woff2: "font/woff2",
+};
+
+const typeOf = (path: string) => TYPES[path.slice(path.lastIndexOf(".") + 1)] ?? "application/octet-stream";
+
+function serve(path: string, cache: string): Response {
+  const file = ASSETS.get(path)!;
+  return new Response(Bun.file(file), {
+    headers: { "content-type": typeOf(path), "cache-control": cache, "x-content-type-options": "nosniff" },
+  });
+}
+
+/** The web UI: files embedded from assets/, and index.html for any other non-API path (client-side routes). */
+export function uiRoutes() {
+  const app = new Hono<AppEnv>();
+  app.get("/api/docs", () => serve("/api-docs.html", "no-cache"));
+  app.get("/", () => serve("/index.html", "no-cache"));
+  app.get("/*", (c) => {
+    const path = c.req.path;
+    if (ASSETS.has(path) && path !== "/index.html") return serve(path, "public, max-age=300");
+    // A missing file with an extension is a 404, not the page: broken links should look broken.
+    if (/\.[a-z0-9]{1,8}$/i.test(path)) return c.notFound();
+    return serve("/index.html", "no-cache");
+  });
+  return app;
+}

@@ -1,0 +1,98 @@
+import { describe, expect, test } from "bun:test";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ConfigError, loadConfig, parseConfig } from "../../src/config/load.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "loupe-cfg-"));
+const file = (name: string, text: string) => {
+  const p = join(dir, name);
+  writeFileSync(p, text);
+  return p;
+};
+const root = join(import.meta.dir, "../..");
+
+describe("configuration", () => {
+  test("defaults without a file", () => {
+    const cfg = loadConfig({ env: {} });
+    expect(cfg.server).toEqual({ host: "127.0.0.1", port: 9991, bodyLimit: 1_048_576 });
+    expect(cfg.auth.tokenLifetime).toBe(8 * 3_600_000);
+    expect(cfg.kafka.clusters[0]!.bootstrapServers).toEqual(["127.0.0.1:9092"]);
+  });
+
+  test("reads TOML, then LOUPE_* variables win", () => {
+    const p = file(
+      "ok.toml",
+      `dataDir = "/var/lib/loupe"
+[server]
+port = 8080
+[auth]
+tokenLifetime = "2h"
+idleTimeout = "10m"
+[[kafka.clusters]]
+name = "prod"
+bootstrapServers = "k1:9092,k2:9092"
+default = true
+[[kafka.clusters]]
+name = "dr"
+bootstrapServers = ["d1:9092"]
+`,
+    );
+    const cfg = loadConfig({ path: p, env: { LOUPE_PORT: "9100", LOUPE_KAFKA_BOOTSTRAP: "x:1", LOUPE_DATA_DIR: "/tmp/l" } });
+    expect(cfg.server.port).toBe(9100);
+    expect(cfg.dataDir).toBe("/tmp/l");
+    expect(cfg.auth.tokenLifetime).toBe(7_200_000);
+    expect(cfg.auth.idleTimeout).toBe(600_000);
+    expect(cfg.kafka.clusters.map((c) => [c.name, c.bootstrapServers])).toEqual([
+      ["prod", ["x:1"]],
+      ["dr", ["d1:9092"]],
+    ]);
+  });
+
+  test("errors name the key and the problem", () => {
+    const bad = () => parseConfig({ server: { port: 70000 }, kafka: { clusters: [{ name: "a", bootstrapServers: "nohost" }] }, bogus: 1 });
+    expect(bad).toThrow(ConfigError);
+    try {
+      bad();
+    } catch (e) {
+      const keys = (e as ConfigError).problems.map((p) => p.key).sort();
+      expect(keys).toEqual(["(root)", "kafka.clusters.0.bootstrapServers.0", "server.port"]);
+      expect((e as ConfigError).message).toContain("kafka.clusters.0.bootstrapServers.0: expected host:port");
+    }
+    expect(() => parseConfig({ users: [{ name: "a", passwordHash: "plain", roles: ["admin"] }] })).toThrow(
+      "users.0.passwordHash: expected an argon2id hash",
+    );
+    expect(() => parseConfig({ auth: { idleTimeout: "soon" } })).toThrow("auth.idleTimeout");
+  });
+
+  test("`loupe check-config` and `serve` refuse a bad file with exit code 2, naming the key", async () => {
+    const p = file("bad.toml", `[server]\nport = "eighty"\n`);
+    for (const cmd of [["check-config"], ["serve"]]) {
+      const proc = Bun.spawn(["bun", join(root, "src/main.ts"), ...cmd], {
+        env: { ...process.env, LOUPE_CONFIG: p },
+        stderr: "pipe",
+        stdout: "pipe",
+      });
+      const code = await proc.exited;
+      const err = await new Response(proc.stderr).text();
+      expect(code).toBe(2);
+      expect(err).toContain("server.port");
+    }
+    const broken = file("broken.toml", `[server\nport = 1`);
+    const proc = Bun.spawn(["bun", join(root, "src/main.ts"), "check-config", "--config", broken], { stderr: "pipe" });
+    expect(await proc.exited).toBe(2);
+    expect(await new Response(proc.stderr).text()).toContain("is not valid TOML");
+    const missing = Bun.spawn(["bun", join(root, "src/main.ts"), "check-config", "--config", join(dir, "none.toml")], { stderr: "pipe" });
+    expect(await missing.exited).toBe(2);
+  });
+
+  test("`loupe hash-password` prints an argon2id hash that verifies", async () => {
+    const proc = Bun.spawn(["bun", join(root, "src/main.ts"), "hash-password"], { stdin: "pipe", stdout: "pipe" });
+    proc.stdin.write("s3cret-pw\n");
+    proc.stdin.end();
+    expect(await proc.exited).toBe(0);
+    const hash = (await new Response(proc.stdout).text()).trim();
+    expect(hash).toStartWith("$argon2id$");
+    expect(await Bun.password.verify("s3cret-pw", hash)).toBe(true);
+  });
+});

@@ -1,0 +1,32 @@
+import { describe, expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openStore, SchemaTooNewError } from "../../src/db/index.ts";
+import { MIGRATIONS } from "../../src/db/migrations/index.ts";
+
+describe("store", () => {
+  test("migrates a fresh file with durable pragmas", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "loupe-db-"));
+    const store = await openStore(dir);
+    expect(store.sqlite.query("PRAGMA journal_mode").get()).toEqual({ journal_mode: "wal" });
+    expect(store.sqlite.query("PRAGMA synchronous").get()).toEqual({ synchronous: 2 });
+    expect(store.sqlite.query("PRAGMA busy_timeout").get()).toEqual({ timeout: 5000 });
+    const versions = store.sqlite.query("SELECT version FROM schema_version ORDER BY version").all();
+    expect(versions).toEqual(MIGRATIONS.map((m) => ({ version: m.version })));
+    await store.close();
+    // Opening again applies nothing new.
+    const again = await openStore(dir);
+    expect(again.sqlite.query("SELECT count(*) AS n FROM schema_version").get()).toEqual({ n: MIGRATIONS.length });
+    await again.close();
+  });
+
+  test("refuses a schema newer than the binary knows", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "loupe-db-"));
+    const store = await openStore(dir);
+    store.sqlite.query("INSERT INTO schema_version VALUES (999, 'future', 0)").run();
+    await store.close();
+    await expect(openStore(dir)).rejects.toBeInstanceOf(SchemaTooNewError);
+    await expect(openStore(dir)).rejects.toThrow("newer than this binary knows");
+  });
+});

@@ -1,0 +1,123 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { ACCESS_RULES } from "../../src/http/access.ts";
+import { AppError } from "../../src/http/errors.ts";
+import { sanitizeContent } from "../../src/domains/audit/service.ts";
+import { errorOf, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
+
+let rt: TestRuntime;
+beforeAll(async () => {
+  rt = await testRuntime(
+    {},
+    {
+      app: {
+        // Two audited routes to exercise the access-rule-driven audit on success and failure.
+        rules: [
+          ...ACCESS_RULES,
+          { method: "POST", path: "/api/test/things/:name", level: "write", summary: "t", audit: { type: "TOPIC", change: "ADD" } },
+        ],
+        extraApi: (api) =>
+          api.post("/test/things/:name", async (c) => {
+            const body = (await c.req.json()) as Record<string, unknown>;
+            c.set("auditContent", body);
+            if (c.req.param("name") === "fail") throw new AppError("CONFLICT", "Thing 'fail' already exists");
+            return c.json({ ok: true }, 201);
+          }),
+      },
+    },
+  );
+});
+afterAll(() => rt.dispose());
+
+describe("audit", () => {
+  test("records successes and failures, with secrets masked", async () => {
+    const ok = await rt.request("/api/test/things/alpha", {
+      method: "POST",
+      role: "write",
+      body: JSON.stringify({ "sasl.jaas.config": "org.x required password=\"hunter2\";", "ssl.key.password": "hunter3", retention: "1000" }),
+    });
+    expect(ok.status).toBe(201);
+    const bad = await rt.request("/api/test/things/fail", { method: "POST", role: "write", body: JSON.stringify({ password: "hunter4" }) });
+    expect(bad.status).toBe(409);
+    const denied = await rt.request("/api/test/things/beta", { method: "POST", role: "read", body: "{}" });
+    expect(denied.status).toBe(403);
+
+    const res = await rt.request("/api/audit?type=TOPIC", { role: "admin" });
+    expect(res.status).toBe(200);
+    const entries = (await res.json()) as any[];
+    expect(entries.length).toBe(3);
+    // newest first
+    expect(entries[0]).toMatchObject({ type: "TOPIC", change: "ADD", userId: "reed", content: { name: "beta", outcome: "FAILURE" } });
+    expect(entries[0].content.reason).toContain("FORBIDDEN");
+    expect(entries[1]).toMatchObject({ userId: "wanda", content: { name: "fail", outcome: "FAILURE", reason: "CONFLICT: Thing 'fail' already exists", password: "********" } });
+    expect(entries[2]).toMatchObject({ userId: "wanda", content: { name: "alpha", outcome: "SUCCESS", retention: "1000", "sasl.jaas.config": "********", "ssl.key.password": "********" } });
+    const stored = JSON.stringify(rt.store.sqlite.query("SELECT * FROM audit").all());
+    for (const secret of ["hunter2", "hunter3", "hunter4"]) expect(stored).not.toContain(secret);
+    expect(entries.every((e) => typeof e.timestamp === "number")).toBe(true);
+  });
+
+  test("masks secrets nested in JSON text and objects", () => {
+    const out = sanitizeContent({
+      config: JSON.stringify({ "connection.password": "p1", name: "c", nested: { token: "t1" } }),
+      obj: { "database.password": "p2", keep: 1 },
+      token: "t2",
+    });
+    expect(out.config).toBe(JSON.stringify({ "connection.password": "********", name: "c", nested: { token: "********" } }));
+    expect(out.obj).toBe(JSON.stringify({ "database.password": "********", keep: 1 }));
+    expect(out.token).toBe("********");
+  });
+
+  test("filters by type, user, time range and limit", async () => {
+    const t0 = Date.now();
+    await rt.audit.record({ type: "ACL", change: "REMOVE", user: "alice", content: { principal: "User:x" } });
+    await rt.audit.record({ type: "ACL", change: "ADD", user: "bob", content: { principal: "User:y" } });
+    const byUser = (await (await rt.request("/api/audit?type=ACL&user=bob", { role: "admin" })).json()) as any[];
+    expect(byUser.map((e) => e.userId)).toEqual(["bob"]);
+    const since = (await (await rt.request(`/api/audit?from=${t0}`, { role: "admin" })).json()) as any[];
+    expect(since.map((e) => e.change)).toEqual(["ADD", "REMOVE"]);
+    const until = (await (await rt.request(`/api/audit?to=${t0 - 1}&type=ACL`, { role: "admin" })).json()) as any[];
+    expect(until).toEqual([]);
+    const iso = (await (await rt.request(`/api/audit?from=${encodeURIComponent(new Date(t0).toISOString())}&limit=1`, { role: "admin" })).json()) as any[];
+    expect(iso.length).toBe(1);
+    const tooMany = await rt.request("/api/audit?limit=100001", { role: "admin" });
+    expect(tooMany.status).toBe(400);
+    const badType = await rt.request("/api/audit?type=NOPE", { role: "admin" });
+    expect((await errorOf(badType)).code).toBe("VALIDATION_FAILED");
+  });
+
+  test("retention removes entries by age and by count", async () => {
+    for (let i = 0; i < 5; i++) await rt.audit.record({ type: "QUOTAS", change: "UPDATE", user: "alice" });
+    const before = (rt.store.sqlite.query("SELECT count(*) AS n FROM audit").get() as { n: number }).n;
+    await rt.audit.prune({ maxAgeMs: 0, maxEntries: 3 });
+    expect((rt.store.sqlite.query("SELECT count(*) AS n FROM audit").get() as { n: number }).n).toBe(3);
+    expect(before).toBeGreaterThan(3);
+    await rt.audit.prune({ maxAgeMs: 1, maxEntries: 0, now: Date.now() + 10_000 });
+    expect((rt.store.sqlite.query("SELECT count(*) AS n FROM audit").get() as { n: number }).n).toBe(0);
+  });
+
+  test("GET /api/sse/audit streams new entries as data:<json> lines", async () => {
+    const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req, srv) => rt.app.fetch(req, { server: srv }) });
+    try {
+      const ac = new AbortController();
+      const res = await fetch(`http://127.0.0.1:${server.port}/api/sse/audit`, {
+        headers: { "x-service-token": await rt.token("admin"), accept: "application/json, text/event-stream" },
+        signal: ac.signal,
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toContain("text/event-stream");
+      const reader = res.body!.getReader();
+      await Bun.sleep(50);
+      await rt.audit.record({ type: "SCHEMA", change: "ADD", user: "alice", content: { subject: "s1-value", password: "zzz" } });
+      let text = "";
+      const deadline = Date.now() + 5000;
+      while (!text.includes("s1-value") && Date.now() < deadline) text += new TextDecoder().decode((await reader.read()).value);
+      const line = text.split("\n").find((l) => l.startsWith("data:{"))!;
+      const entry = JSON.parse(line.slice(5));
+      expect(entry).toMatchObject({ type: "SCHEMA", change: "ADD", userId: "alice", content: { subject: "s1-value", password: "********" } });
+      ac.abort();
+      const denied = await fetch(`http://127.0.0.1:${server.port}/api/sse/audit`, { headers: { "x-service-token": await rt.token("write") } });
+      expect(denied.status).toBe(403);
+    } finally {
+      server.stop(true);
+    }
+  });
+});
