@@ -1,0 +1,132 @@
+/**
+ * The development cluster from the command line:
+ *
+ *   bun test/cluster/cli.ts up [--no-registry] [--services=kafka,registry]
+ *       starts the services in the background and prints KEY=VALUE lines
+ *       (KAFKA_BOOTSTRAP=127.0.0.1:<port>, SCHEMA_REGISTRY_URL=http://127.0.0.1:<port>/apis/ccompat/v7)
+ *   bun test/cluster/cli.ts env      the same lines for a running cluster (eval "$(... env)")
+ *   bun test/cluster/cli.ts status   what runs, with pids, ports, logs; exit 1 when something is down
+ *   bun test/cluster/cli.ts down     stops everything and removes the data
+ *   bun test/cluster/cli.ts fetch    only downloads the jars into .cache/
+ *
+ * The state lives in .cache/cluster/state.json; data and logs in .cache/cluster/<service>/.
+ */
+
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { CACHE_DIR, SERVICES, type ServiceName, type ServiceProcess, isAlive, serviceByName, startCluster, stopService } from "./cluster.ts";
+
+const STATE_DIR = join(CACHE_DIR, "cluster");
+const STATE_FILE = join(STATE_DIR, "state.json");
+
+interface State {
+  startedAt: string;
+  services: ServiceProcess[];
+}
+
+function readState(): State | null {
+  if (!existsSync(STATE_FILE)) return null;
+  try {
+    return JSON.parse(readFileSync(STATE_FILE, "utf8")) as State;
+  } catch {
+    return null;
+  }
+}
+
+function printEnv(services: ServiceProcess[]): void {
+  for (const s of services) for (const [k, v] of Object.entries(s.env)) console.log(`${k}=${v}`);
+}
+
+function parseServices(args: string[]): ServiceName[] {
+  const explicit = args.find((a) => a.startsWith("--services="));
+  if (explicit) return explicit.slice("--services=".length).split(",").filter(Boolean).map((n) => serviceByName(n).name);
+  const noRegistry = args.includes("--no-registry") || process.env.LOUPE_CLUSTER_REGISTRY === "0";
+  return SERVICES.map((s) => s.name).filter((n) => !(noRegistry && n === "registry"));
+}
+
+async function down(): Promise<void> {
+  const state = readState();
+  if (!state) {
+    console.log("no cluster is running");
+    return;
+  }
+  await Promise.all(state.services.map((s) => stopService(s)));
+  rmSync(STATE_FILE, { force: true });
+  for (const s of state.services) console.error(`stopped ${s.name} (pid ${s.pid})`);
+}
+
+async function up(args: string[]): Promise<number> {
+  const state = readState();
+  if (state) {
+    if (state.services.every((s) => isAlive(s.pid))) {
+      console.error(`cluster already running since ${state.startedAt}`);
+      printEnv(state.services);
+      return 0;
+    }
+    console.error("a previous cluster is partly down; restarting it");
+    await down();
+  }
+  mkdirSync(STATE_DIR, { recursive: true });
+  const names = parseServices(args);
+  const t0 = performance.now();
+  const cluster = await startCluster({ services: names, baseDir: STATE_DIR });
+  writeFileSync(STATE_FILE, JSON.stringify({ startedAt: new Date().toISOString(), services: cluster.services } satisfies State, null, 2));
+  for (const s of cluster.services) console.error(`${s.name} ${s.version} up in ${s.startMs} ms (pid ${s.pid}, log ${s.logFile})`);
+  console.error(`cluster up in ${Math.round(performance.now() - t0)} ms`);
+  printEnv(cluster.services);
+  return 0;
+}
+
+async function status(): Promise<number> {
+  const state = readState();
+  if (!state) {
+    console.log("no cluster is running");
+    return 1;
+  }
+  let ok = true;
+  for (const s of state.services) {
+    const alive = isAlive(s.pid);
+    const answers = alive && (await serviceByName(s.name).probe(s).catch(() => false));
+    ok &&= answers;
+    const ports = Object.entries(s.ports).map(([k, v]) => `${k}=${v}`).join(" ");
+    console.log(`${s.name.padEnd(9)} ${answers ? "up" : alive ? "NOT ANSWERING" : "DOWN"}  pid=${s.pid} ${ports} version=${s.version} log=${s.logFile}`);
+  }
+  printEnv(state.services);
+  return ok ? 0 : 1;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [cmd = "status", ...args] = argv;
+  switch (cmd) {
+    case "up":
+      return up(args);
+    case "down":
+      await down();
+      return 0;
+    case "status":
+      return status();
+    case "env": {
+      const state = readState();
+      if (!state) {
+        console.error("no cluster is running; start one with: bun test/cluster/cli.ts up");
+        return 1;
+      }
+      printEnv(state.services);
+      return 0;
+    }
+    case "fetch":
+      for (const name of parseServices(args)) await serviceByName(name).fetch();
+      return 0;
+    default:
+      console.error("usage: bun test/cluster/cli.ts up [--no-registry] [--services=kafka,registry] | down | status | env | fetch");
+      return 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(err instanceof Error ? err.message : err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,601 @@
+/**
+ * The real test and development cluster: a Kafka broker (KRaft, broker and controller in one
+ * JVM) and an Apicurio schema registry, both run from jars fetched from Maven Central.
+ *
+ * Everything binds to 127.0.0.1 on ports picked at run time, so several runs (a developer's
+ * `cli.ts up` and a `bun test`) can share one machine. Each service is one detached Java
+ * process with its own working directory and log file; stopping it kills its process group.
+ *
+ * Services are a list (SERVICES): later ones (Connect, Alertmanager) get the environment of
+ * the ones before them, e.g. KAFKA_BOOTSTRAP, through StartContext.env.
+ */
+
+import { spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, connect } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+export const REPO_ROOT = resolve(import.meta.dir, "../..");
+export const CACHE_DIR = join(REPO_ROOT, ".cache");
+const POM = join(import.meta.dir, "pom.xml");
+
+export type ServiceName = "kafka" | "registry";
+
+/** A started service, as recorded in the CLI's state file. Plain data: it must survive JSON. */
+export interface ServiceProcess {
+  name: ServiceName;
+  pid: number;
+  /** Pid of the process that kills this service when its owner dies; absent for `cli.ts up`. */
+  watchdogPid?: number;
+  /** Working directory (data, config, log); removed when the service stops. */
+  runDir: string;
+  logFile: string;
+  ports: Record<string, number>;
+  /** What clients need, e.g. { KAFKA_BOOTSTRAP: "127.0.0.1:40123" }. */
+  env: Record<string, string>;
+  version: string;
+  startMs: number;
+}
+
+export interface StartContext {
+  /** Environment of the services started before this one. */
+  env: Record<string, string>;
+  /** Where the service keeps its data; created by the caller. */
+  runDir: string;
+  /** When set, a watchdog stops the service as soon as this process is gone. */
+  ownerPid?: number;
+  /** Extra JVM options, appended last (e.g. from LOUPE_CLUSTER_JVM_OPTS). */
+  jvmOpts?: string[];
+  timeoutMs?: number;
+}
+
+export interface ServiceDef {
+  name: ServiceName;
+  /** The environment variables the service publishes. */
+  envKeys: string[];
+  /** Services whose environment this one needs at start; they are started first. */
+  needs: ServiceName[];
+  /** Downloads what the service needs into .cache/, once. */
+  fetch(): Promise<void>;
+  start(ctx: StartContext): Promise<ServiceProcess>;
+  /** True when the service answers a real request. */
+  probe(proc: ServiceProcess): Promise<boolean>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Versions and downloads
+
+export function versions(): { kafka: string; apicurio: string; log4j: string } {
+  const pom = readFileSync(POM, "utf8");
+  const prop = (name: string) => {
+    const m = new RegExp(`<${name.replace(".", "\\.")}>([^<]+)</`).exec(pom);
+    if (!m?.[1]) throw new Error(`test/cluster/pom.xml has no <${name}>`);
+    return m[1].trim();
+  };
+  return { kafka: prop("kafka.version"), apicurio: prop("apicurio.version"), log4j: prop("log4j.version") };
+}
+
+export function kafkaLibsDir(): string {
+  return join(CACHE_DIR, `kafka-${versions().kafka}`, "libs");
+}
+
+export function apicurioDir(): string {
+  return join(CACHE_DIR, `apicurio-${versions().apicurio}`, "dist");
+}
+
+function runMaven(args: string[], what: string): void {
+  const res = spawnSync("mvn", ["-q", "-B", "-f", POM, ...args], { cwd: REPO_ROOT, encoding: "utf8" });
+  if (res.error) throw new Error(`could not run mvn to fetch ${what}: ${res.error.message}`);
+  if (res.status !== 0) {
+    throw new Error(`mvn failed to fetch ${what} (exit ${res.status}):\n${tail(`${res.stdout}\n${res.stderr}`, 40)}`);
+  }
+}
+
+/**
+ * Runs `fill(tmp)` and moves tmp to `dir` when it succeeds, so an interrupted download never
+ * looks complete and two concurrent runs do not see each other's half-written directory.
+ */
+function fetchOnce(dir: string, fill: (tmp: string) => void): void {
+  const marker = join(dir, ".complete");
+  if (existsSync(marker)) return;
+  const tmp = `${dir}.tmp-${process.pid}`;
+  rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(tmp, { recursive: true });
+  try {
+    fill(tmp);
+    writeFileSync(join(tmp, ".complete"), new Date().toISOString());
+    rmSync(dir, { recursive: true, force: true });
+    renameSync(tmp, dir);
+  } catch (err) {
+    rmSync(tmp, { recursive: true, force: true });
+    if (existsSync(marker)) return; // another run finished first
+    throw err;
+  }
+}
+
+export async function fetchKafka(): Promise<string> {
+  const dir = kafkaLibsDir();
+  fetchOnce(dir, (tmp) => {
+    runMaven(["dependency:copy-dependencies", `-DoutputDirectory=${tmp}`], `Kafka ${versions().kafka}`);
+    if (!readdirSync(tmp).some((f) => f.startsWith("kafka_2.13-"))) throw new Error("mvn copied no Kafka jars");
+  });
+  return dir;
+}
+
+export async function fetchApicurio(): Promise<string> {
+  const dir = apicurioDir();
+  const version = versions().apicurio;
+  fetchOnce(dir, (tmp) => {
+    runMaven(
+      [
+        "org.apache.maven.plugins:maven-dependency-plugin:2.8:copy",
+        `-Dartifact=io.apicurio:apicurio-registry-app:${version}:tar.gz:all`,
+        `-DoutputDirectory=${tmp}`,
+      ],
+      `Apicurio Registry ${version}`,
+    );
+    const archive = join(tmp, `apicurio-registry-app-${version}-all.tar.gz`);
+    const res = spawnSync("tar", ["xzf", archive, "-C", tmp], { encoding: "utf8" });
+    if (res.status !== 0) throw new Error(`tar failed on ${archive}: ${res.stderr}`);
+    rmSync(archive);
+  });
+  return dir;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Processes
+
+/** A free TCP port on 127.0.0.1, found by binding port 0 and closing again. */
+export function freePort(): Promise<number> {
+  return new Promise((ok, fail) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on("error", fail);
+    srv.listen(0, "127.0.0.1", () => {
+      const addr = srv.address();
+      const port = typeof addr === "object" && addr ? addr.port : 0;
+      srv.close(() => (port ? ok(port) : fail(new Error("no port"))));
+    });
+  });
+}
+
+export function javaBin(): string {
+  return process.env.JAVA_HOME ? join(process.env.JAVA_HOME, "bin", "java") : "java";
+}
+
+/** Memory-lean JVM flags: the machine has 2 cores, and the JIT's second tier costs more than it saves here. */
+const BASE_JVM_OPTS = ["-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:+ExitOnOutOfMemoryError", "-Djava.awt.headless=true"];
+
+export function jvmOptsFromEnv(): string[] {
+  return (process.env.LOUPE_CLUSTER_JVM_OPTS ?? "").split(/\s+/).filter(Boolean);
+}
+
+/** Starts `cmd` detached (own process group, survives its parent) with output to `logFile`. */
+function spawnDetached(cmd: string[], cwd: string, logFile: string): number {
+  const fd = openSync(logFile, "a");
+  try {
+    const child = spawn(cmd[0]!, cmd.slice(1), { cwd, detached: true, stdio: ["ignore", fd, fd] });
+    child.unref();
+    if (!child.pid) throw new Error(`could not start ${cmd[0]}`);
+    return child.pid;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * A tiny shell loop that kills the service's process group (and removes its directory) once
+ * `ownerPid` is gone, so a test run that crashes or is killed leaves no Java process behind.
+ */
+function spawnWatchdog(ownerPid: number, servicePid: number, runDir: string): number {
+  const script = [
+    `while kill -0 ${ownerPid} 2>/dev/null && kill -0 ${servicePid} 2>/dev/null; do sleep 1; done`,
+    `kill -TERM -${servicePid} 2>/dev/null`,
+    `for i in 1 2 3 4 5; do kill -0 ${servicePid} 2>/dev/null || break; sleep 1; done`,
+    `kill -KILL -${servicePid} 2>/dev/null`,
+    `rm -rf '${runDir.replaceAll("'", "'\\''")}'`,
+  ].join("; ");
+  const child = spawn("sh", ["-c", script], { detached: true, stdio: "ignore" });
+  child.unref();
+  return child.pid ?? 0;
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      /* already gone */
+    }
+  }
+}
+
+/** SIGTERM, then SIGKILL after `graceMs`; removes the run directory. Never throws. */
+export async function stopService(proc: ServiceProcess, opts: { graceMs?: number; keepDir?: boolean } = {}): Promise<void> {
+  const graceMs = opts.graceMs ?? 10_000;
+  if (proc.watchdogPid) signalGroup(proc.watchdogPid, "SIGKILL");
+  if (isAlive(proc.pid)) {
+    signalGroup(proc.pid, "SIGTERM");
+    const deadline = Date.now() + graceMs;
+    while (isAlive(proc.pid) && Date.now() < deadline) await Bun.sleep(50);
+    if (isAlive(proc.pid)) {
+      signalGroup(proc.pid, "SIGKILL");
+      const killDeadline = Date.now() + 5_000;
+      while (isAlive(proc.pid) && Date.now() < killDeadline) await Bun.sleep(20);
+    }
+  }
+  if (!opts.keepDir) rmSync(proc.runDir, { recursive: true, force: true });
+}
+
+/** For signal handlers, where nothing asynchronous runs any more. */
+export function killServiceSync(proc: ServiceProcess): void {
+  if (proc.watchdogPid) signalGroup(proc.watchdogPid, "SIGKILL");
+  signalGroup(proc.pid, "SIGKILL");
+  rmSync(proc.runDir, { recursive: true, force: true });
+}
+
+export function tail(text: string, lines: number): string {
+  return text.split("\n").slice(-lines).join("\n");
+}
+
+export function logTail(logFile: string, lines = 40): string {
+  try {
+    return tail(readFileSync(logFile, "utf8"), lines);
+  } catch {
+    return "(no log)";
+  }
+}
+
+/**
+ * Polls `ready` until it answers true. Fails early, with the log tail, when the process dies,
+ * and kills it when the deadline passes.
+ */
+async function waitUntil(
+  proc: ServiceProcess,
+  ready: () => Promise<boolean>,
+  timeoutMs: number,
+  what: string,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (!isAlive(proc.pid)) {
+      await stopService(proc, { graceMs: 0, keepDir: true });
+      throw new Error(`${what} exited during start-up; log ${proc.logFile}:\n${logTail(proc.logFile)}`);
+    }
+    if (await ready().catch(() => false)) return;
+    if (Date.now() > deadline) {
+      const log = logTail(proc.logFile);
+      await stopService(proc, { graceMs: 0, keepDir: true });
+      throw new Error(`${what} did not start within ${timeoutMs} ms; log ${proc.logFile}:\n${log}`);
+    }
+    await Bun.sleep(100);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kafka
+
+/** Kafka's cluster ids are 16 random bytes in unpadded base64url. */
+function kafkaClusterId(): string {
+  return randomBytes(16).toString("base64url");
+}
+
+function brokerProperties(dataDir: string, port: number, controllerPort: number): string {
+  const props: Record<string, string | number | boolean> = {
+    "process.roles": "broker,controller",
+    "node.id": 1,
+    "controller.quorum.bootstrap.servers": `127.0.0.1:${controllerPort}`,
+    listeners: `PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}`,
+    "advertised.listeners": `PLAINTEXT://127.0.0.1:${port}`,
+    "controller.listener.names": "CONTROLLER",
+    "inter.broker.listener.name": "PLAINTEXT",
+    "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+    "log.dirs": dataDir,
+    // An authorizer, so ACL admin requests work; everyone connects as User:ANONYMOUS, a super
+    // user, so no ACL a test creates can lock the tests out.
+    "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+    "super.users": "User:ANONYMOUS",
+    "allow.everyone.if.no.acl.found": true,
+    // One broker: every replication factor is 1.
+    "num.partitions": 1,
+    "default.replication.factor": 1,
+    "min.insync.replicas": 1,
+    "offsets.topic.replication.factor": 1,
+    "transaction.state.log.replication.factor": 1,
+    "transaction.state.log.min.isr": 1,
+    "share.coordinator.state.topic.replication.factor": 1,
+    "share.coordinator.state.topic.min.isr": 1,
+    // Fast: small internal topics, no rebalance delay, short group timeouts allowed.
+    "offsets.topic.num.partitions": 1,
+    "transaction.state.log.num.partitions": 1,
+    "share.coordinator.state.topic.num.partitions": 1,
+    "group.initial.rebalance.delay.ms": 0,
+    "group.min.session.timeout.ms": 500,
+    "group.consumer.min.session.timeout.ms": 1000,
+    "group.consumer.min.heartbeat.interval.ms": 500,
+    "file.delete.delay.ms": 1000,
+    "log.cleaner.dedupe.buffer.size": 16 * 1024 * 1024,
+    "num.network.threads": 2,
+    "num.io.threads": 2,
+    "num.recovery.threads.per.data.dir": 1,
+    "background.threads": 2,
+    "auto.create.topics.enable": false,
+    "delete.topic.enable": true,
+  };
+  return Object.entries(props)
+    .map(([k, v]) => `${k}=${v}`)
+    .join("\n")
+    .concat("\n");
+}
+
+/** The broker logs at WARN, except the lines that tell it started or stopped. */
+const KAFKA_LOG4J = `status = warn
+appender.out.type = Console
+appender.out.name = OUT
+appender.out.layout.type = PatternLayout
+appender.out.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = WARN
+rootLogger.appenderRef.out.ref = OUT
+logger.raft.name = kafka.server.KafkaRaftServer
+logger.raft.level = INFO
+logger.broker.name = kafka.server.BrokerServer
+logger.broker.level = INFO
+`;
+
+/**
+ * A real round trip: ApiVersions v0, the one request every broker answers before anything else.
+ *   Request  => size:int32 api_key:int16(18) api_version:int16(0) correlation_id:int32 client_id:string
+ *   Response => size:int32 correlation_id:int32 error_code:int16 ...
+ */
+export function kafkaApiVersionsProbe(host: string, port: number, timeoutMs = 2000): Promise<boolean> {
+  return new Promise((ok) => {
+    const clientId = Buffer.from("loupe-probe");
+    const req = Buffer.alloc(4 + 2 + 2 + 4 + 2 + clientId.length);
+    let o = req.writeInt32BE(req.length - 4, 0);
+    o = req.writeInt16BE(18, o);
+    o = req.writeInt16BE(0, o);
+    o = req.writeInt32BE(7, o);
+    o = req.writeInt16BE(clientId.length, o);
+    clientId.copy(req, o);
+    let buf = Buffer.alloc(0);
+    const sock = connect({ host, port });
+    const done = (result: boolean) => {
+      clearTimeout(timer);
+      sock.destroy();
+      ok(result);
+    };
+    const timer = setTimeout(() => done(false), timeoutMs);
+    sock.on("connect", () => sock.write(req));
+    sock.on("data", (chunk) => {
+      buf = Buffer.concat([buf, chunk]);
+      if (buf.length >= 10) done(buf.readInt32BE(4) === 7 && buf.readInt16BE(8) === 0);
+    });
+    sock.on("error", () => done(false));
+    sock.on("close", () => done(false));
+  });
+}
+
+export const kafkaService: ServiceDef = {
+  name: "kafka",
+  envKeys: ["KAFKA_BOOTSTRAP"],
+  needs: [],
+  async fetch() {
+    await fetchKafka();
+  },
+  async start(ctx) {
+    const t0 = performance.now();
+    const libs = await fetchKafka();
+    const [port, controllerPort] = [await freePort(), await freePort()];
+    const dataDir = join(ctx.runDir, "data");
+    const propsFile = join(ctx.runDir, "server.properties");
+    const log4jFile = join(ctx.runDir, "log4j2.properties");
+    const logFile = join(ctx.runDir, "kafka.log");
+    mkdirSync(dataDir, { recursive: true });
+    writeFileSync(propsFile, brokerProperties(dataDir, port, controllerPort));
+    writeFileSync(log4jFile, KAFKA_LOG4J);
+    const classpath = `${libs}/*`;
+    const jvm = [javaBin(), ...BASE_JVM_OPTS, `-Dlog4j2.configurationFile=${log4jFile}`];
+
+    // Formats the single-node KRaft quorum (a dynamic quorum of one voter: --standalone).
+    const format = spawnSync(
+      jvm[0]!,
+      [...jvm.slice(1), "-Xmx128m", "-cp", classpath, "kafka.tools.StorageTool", "format",
+        "--config", propsFile, "--cluster-id", kafkaClusterId(), "--standalone", "--ignore-formatted"],
+      { encoding: "utf8", cwd: ctx.runDir },
+    );
+    if (format.status !== 0) {
+      throw new Error(`kafka-storage format failed (exit ${format.status}):\n${tail(`${format.stdout}\n${format.stderr}`, 30)}`);
+    }
+
+    const pid = spawnDetached(
+      [...jvm, "-Xms64m", "-Xmx512m", ...(ctx.jvmOpts ?? []), "-cp", classpath, "kafka.Kafka", propsFile],
+      ctx.runDir,
+      logFile,
+    );
+    const proc: ServiceProcess = {
+      name: "kafka",
+      pid,
+      runDir: ctx.runDir,
+      logFile,
+      ports: { broker: port, controller: controllerPort },
+      env: { KAFKA_BOOTSTRAP: `127.0.0.1:${port}` },
+      version: versions().kafka,
+      startMs: 0,
+    };
+    if (ctx.ownerPid) proc.watchdogPid = spawnWatchdog(ctx.ownerPid, pid, ctx.runDir);
+    await waitUntil(
+      proc,
+      async () => readFileSync(logFile, "utf8").includes("Kafka Server started") && (await kafkaService.probe(proc)),
+      ctx.timeoutMs ?? 60_000,
+      `Kafka ${proc.version}`,
+    );
+    proc.startMs = Math.round(performance.now() - t0);
+    return proc;
+  },
+  probe(proc) {
+    return kafkaApiVersionsProbe("127.0.0.1", proc.ports.broker!);
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// Schema registry (Apicurio, speaking the Confluent API under /apis/ccompat/v7)
+
+export const registryService: ServiceDef = {
+  name: "registry",
+  envKeys: ["SCHEMA_REGISTRY_URL"],
+  needs: [],
+  async fetch() {
+    await fetchApicurio();
+  },
+  async start(ctx) {
+    const t0 = performance.now();
+    const dist = await fetchApicurio();
+    const runner = readdirSync(dist).find((f) => f.endsWith("-runner.jar"));
+    if (!runner) throw new Error(`no *-runner.jar in ${dist}`);
+    const port = await freePort();
+    const logFile = join(ctx.runDir, "registry.log");
+    const url = `http://127.0.0.1:${port}/apis/ccompat/v7`;
+    const props = {
+      "quarkus.http.host": "127.0.0.1",
+      "quarkus.http.port": port,
+      // In-memory storage (H2 in memory is the default of the sql storage); named for clarity.
+      "apicurio.storage.kind": "sql",
+      "apicurio.storage.sql.kind": "h2",
+      // Deletes are off by default in Apicurio 3; the Confluent API (and Loupe) need them.
+      "apicurio.rest.deletion.group.enabled": true,
+      "apicurio.rest.deletion.artifact.enabled": true,
+      "apicurio.rest.deletion.artifact-version.enabled": true,
+      "quarkus.http.access-log.enabled": false,
+      "quarkus.log.level": "INFO",
+    };
+    const pid = spawnDetached(
+      [
+        javaBin(),
+        ...BASE_JVM_OPTS,
+        "-Xms32m",
+        "-Xmx320m",
+        ...Object.entries(props).map(([k, v]) => `-D${k}=${v}`),
+        ...(ctx.jvmOpts ?? []),
+        "-jar",
+        join(dist, runner),
+      ],
+      ctx.runDir,
+      logFile,
+    );
+    const proc: ServiceProcess = {
+      name: "registry",
+      pid,
+      runDir: ctx.runDir,
+      logFile,
+      ports: { http: port },
+      env: { SCHEMA_REGISTRY_URL: url },
+      version: versions().apicurio,
+      startMs: 0,
+    };
+    if (ctx.ownerPid) proc.watchdogPid = spawnWatchdog(ctx.ownerPid, pid, ctx.runDir);
+    await waitUntil(proc, () => registryService.probe(proc), ctx.timeoutMs ?? 90_000, `Apicurio Registry ${proc.version}`);
+    proc.startMs = Math.round(performance.now() - t0);
+    return proc;
+  },
+  async probe(proc) {
+    const res = await fetch(`${proc.env.SCHEMA_REGISTRY_URL}/subjects`, { signal: AbortSignal.timeout(2000) });
+    await res.arrayBuffer();
+    return res.status === 200;
+  },
+};
+
+/** In start order: a service may use the environment of those before it. */
+export const SERVICES: readonly ServiceDef[] = [kafkaService, registryService];
+
+export function serviceByName(name: string): ServiceDef {
+  const def = SERVICES.find((s) => s.name === name);
+  if (!def) throw new Error(`unknown service '${name}' (known: ${SERVICES.map((s) => s.name).join(", ")})`);
+  return def;
+}
+
+// ---------------------------------------------------------------------------------------------
+// A running cluster
+
+export interface Cluster {
+  services: ServiceProcess[];
+  /** Union of the services' environments: KAFKA_BOOTSTRAP, SCHEMA_REGISTRY_URL, ... */
+  env: Record<string, string>;
+  stop(opts?: { graceMs?: number }): Promise<void>;
+}
+
+export interface StartClusterOptions {
+  services?: ServiceName[];
+  /** Parent directory of the services' run directories; a fresh temp dir when absent. */
+  baseDir?: string;
+  ownerPid?: number;
+  jvmOpts?: string[];
+}
+
+/**
+ * Starts the named services (and those they need). Services start in waves: each wave holds
+ * the services whose needs are already up, and starts in parallel.
+ */
+export async function startCluster(opts: StartClusterOptions = {}): Promise<Cluster> {
+  const wanted = new Set<ServiceName>(opts.services ?? ["kafka"]);
+  for (const def of SERVICES) if (wanted.has(def.name)) for (const n of def.needs) wanted.add(n);
+  const defs = SERVICES.filter((s) => wanted.has(s.name));
+  const base = opts.baseDir ?? mkdtempSync(join(tmpdir(), "loupe-cluster-"));
+  const ownsBase = !opts.baseDir;
+  const started: ServiceProcess[] = [];
+  const env: Record<string, string> = {};
+  const stop = async (stopOpts: { graceMs?: number } = {}) => {
+    await Promise.all(started.map((p) => stopService(p, stopOpts)));
+    if (ownsBase) rmSync(base, { recursive: true, force: true });
+  };
+  try {
+    // Fetch one after another: two mvn runs at once would contend for ~/.m2.
+    for (const def of defs) await def.fetch();
+    let pending = defs;
+    while (pending.length > 0) {
+      const wave = pending.filter((d) => d.needs.every((n) => started.some((p) => p.name === n)));
+      if (wave.length === 0) throw new Error(`services with unmet needs: ${pending.map((d) => d.name).join(", ")}`);
+      const results = await Promise.allSettled(
+        wave.map(async (def) => {
+          const runDir = join(base, def.name);
+          rmSync(runDir, { recursive: true, force: true });
+          mkdirSync(runDir, { recursive: true });
+          const proc = await def.start({
+            env: { ...env },
+            runDir,
+            ownerPid: opts.ownerPid,
+            jvmOpts: opts.jvmOpts ?? jvmOptsFromEnv(),
+          });
+          started.push(proc);
+        }),
+      );
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+      if (failed) throw failed.reason;
+      for (const p of started) Object.assign(env, p.env);
+      pending = pending.filter((d) => !wave.includes(d));
+    }
+  } catch (err) {
+    await stop({ graceMs: 0 });
+    throw err;
+  }
+  const ordered = defs.map((d) => started.find((p) => p.name === d.name)!);
+  return { services: ordered, env, stop };
+}
+
+/** A topic name no other test (or earlier run) uses: prefix, time, randomness. */
+export function uniqueTopic(prefix = "t"): string {
+  const safe = prefix.replace(/[^a-zA-Z0-9._-]/g, "-");
+  return `${safe}-${Date.now().toString(36)}-${randomBytes(4).toString("hex")}`;
+}
