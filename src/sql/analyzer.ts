@@ -1,0 +1,340 @@
+/**
+ * Semantic checks of a parsed query, against what the caller knows of the
+ * cluster (the catalog). It also settles what the old dialect left implicit:
+ * `_ktype = 'X'` / `_vtype = 'X'` conditions choose decoders and leave the
+ * filter, and string literals compared with `_meta.timestamp` become epoch
+ * milliseconds.
+ *
+ * Every problem found is collected; the one that starts first in the text is
+ * thrown, so the report does not depend on the order of the checks.
+ */
+import {
+  type BinaryNode,
+  type DocumentNode,
+  type ExpressionNode,
+  type FieldPathNode,
+  type SelectNode,
+  type StringLiteralNode,
+  isComparisonOperator,
+  mapExpression,
+  walkExpression,
+} from './ast.ts';
+import { type Span, SqlError, describeChoices, quote, syntaxError } from './errors.ts';
+import { FUNCTIONS, describeArity } from './functions.ts';
+import { DEFAULT_SETTINGS, type DataFormat, type QuerySettings, SETTINGS, SETTING_NAMES, parseFormat } from './settings.ts';
+import { parseTimestamp } from './values.ts';
+
+/** Field paths known for a topic's key and value; null or missing = not known. */
+export interface TopicFields {
+  /**
+   * Dotted paths of the known fields, parents included: `["id", "address",
+   * "address.city", "items", "items.sku"]`. Array elements are not written
+   * (`items[].sku` is read as `items.sku`). A known field listed without
+   * children is opaque: any path below it is accepted.
+   */
+  key?: string[] | null;
+  value?: string[] | null;
+}
+
+export interface Catalog {
+  topicExists(name: string): boolean;
+  topicFields?(name: string): TopicFields | null;
+}
+
+export interface AnalyzedQuery {
+  source: string;
+  document: DocumentNode;
+  select: SelectNode;
+  topic: string;
+  settings: QuerySettings;
+  /** The WHERE condition without decoder choices, or null when nothing is left. */
+  where: ExpressionNode | null;
+  /** Whether WHERE held `_ktype`/`_vtype` conditions. */
+  legacyDecoders: boolean;
+}
+
+export function analyze(source: string, document: DocumentNode, catalog?: Catalog | null): AnalyzedQuery {
+  return new Analyzer(source, catalog ?? null).run(document);
+}
+
+class Analyzer {
+  private readonly errors: SqlError[] = [];
+
+  constructor(
+    private readonly source: string,
+    private readonly catalog: Catalog | null,
+  ) {}
+
+  run(document: DocumentNode): AnalyzedQuery {
+    const select = document.select;
+    const settings: QuerySettings = { ...DEFAULT_SETTINGS };
+
+    // Decoders chosen in WHERE first, so that SET statements override them.
+    const { where: filtered, legacyDecoders } = this.extractDecoderChoices(select.where, settings);
+    this.applySettings(document, settings);
+
+    const topic = select.from.name;
+    let fields: TopicFields | null = null;
+    if (this.catalog !== null) {
+      if (!this.catalog.topicExists(topic)) {
+        this.fail(select.from.loc, `Unknown topic ${quote(topic)}`);
+      } else {
+        fields = this.catalog.topicFields?.(topic) ?? null;
+      }
+    }
+    const known = {
+      key: settings.keyFormat === undefined ? KnownFields.from(fields?.key) : null,
+      value: settings.valueFormat === undefined ? KnownFields.from(fields?.value) : null,
+    };
+
+    const resolve = (expression: ExpressionNode): ExpressionNode => {
+      this.check(expression, topic, known);
+      return this.resolveTimestamps(expression);
+    };
+    const projection =
+      select.projection.kind === 'Star'
+        ? select.projection
+        : {
+            ...select.projection,
+            items: select.projection.items.map((item) =>
+              item.kind === 'MetaStar' ? item : { ...item, expression: resolve(item.expression) },
+            ),
+          };
+    const where = filtered === null ? null : resolve(filtered);
+
+    const first = this.errors.sort((a, b) => a.position - b.position)[0];
+    if (first !== undefined) throw first;
+    return {
+      source: this.source,
+      document,
+      select: { ...select, projection, where },
+      topic,
+      settings,
+      where,
+      legacyDecoders,
+    };
+  }
+
+  private fail(at: Span, what: string, expected?: string): void {
+    this.errors.push(syntaxError(this.source, at, what, expected));
+  }
+
+  private applySettings(document: DocumentNode, settings: QuerySettings): void {
+    for (const statement of document.settings) {
+      const key = statement.key.toLowerCase();
+      const definition = SETTINGS[key];
+      if (definition === undefined) {
+        this.fail(statement.keyLoc, `Unknown setting ${quote(statement.key)}`, describeChoices(SETTING_NAMES));
+      } else if (!definition.apply(settings, statement.value.text)) {
+        this.fail(statement.value.loc, `Invalid value ${quote(statement.value.text)} for ${key}`, definition.expected);
+      }
+    }
+  }
+
+  /**
+   * WHERE conditions `_ktype = 'FORMAT'` and `_vtype = 'FORMAT'` joined by AND at
+   * the top level choose decoders and are removed from the filter. Anywhere
+   * else these names are an error (reported by `check`).
+   */
+  private extractDecoderChoices(
+    where: ExpressionNode | null,
+    settings: QuerySettings,
+  ): { where: ExpressionNode | null; legacyDecoders: boolean } {
+    if (where === null) return { where, legacyDecoders: false };
+    const kept: ExpressionNode[] = [];
+    let removed = false;
+    for (const conjunct of conjuncts(where)) {
+      const choice = decoderChoice(conjunct);
+      if (choice === null) {
+        kept.push(conjunct);
+        continue;
+      }
+      removed = true;
+      const format = parseFormat(choice.text);
+      if (format === null) {
+        const name = choice.side === 'key' ? '_ktype' : '_vtype';
+        this.fail(choice.loc, `Invalid value ${quote(choice.text)} for ${name}`, SETTINGS['key.format']?.expected);
+      } else if (choice.side === 'key') {
+        settings.keyFormat = format;
+      } else {
+        settings.valueFormat = format;
+      }
+    }
+    if (!removed) return { where, legacyDecoders: false };
+    return { where: andAll(kept), legacyDecoders: true };
+  }
+
+  /** Functions, arities, misplaced decoder names and fields against the known schema. */
+  private check(expression: ExpressionNode, topic: string, known: { key: KnownFields | null; value: KnownFields | null }): void {
+    walkExpression(expression, (node) => {
+      switch (node.kind) {
+        case 'Call': {
+          const definition = FUNCTIONS[node.name];
+          if (definition === undefined) {
+            this.fail(node.nameLoc, `Unknown function ${quote(node.name)}`);
+          } else if (node.args.length < definition.minArgs || node.args.length > definition.maxArgs) {
+            this.fail(
+              node.nameLoc,
+              `Wrong number of arguments to ${node.name}`,
+              `${describeArity(definition)}, found ${node.args.length}`,
+            );
+          }
+          break;
+        }
+        case 'DecoderType': {
+          const name = node.side === 'key' ? '_ktype' : '_vtype';
+          this.fail(node.loc, `Misplaced ${name}`, `${name} = '<format>' only as a condition joined by AND at the top of WHERE`);
+          break;
+        }
+        case 'FieldPath': {
+          const fields = known[node.source];
+          if (fields !== null) this.checkPath(node, fields, topic);
+          break;
+        }
+        default:
+          break;
+      }
+    });
+  }
+
+  private checkPath(node: FieldPathNode, fields: KnownFields, topic: string): void {
+    const names: string[] = [];
+    let shown = '';
+    for (const segment of node.segments) {
+      if (segment.kind === 'Index') {
+        shown += `[${segment.index}]`;
+        continue;
+      }
+      const parent = names.join('.');
+      if (!fields.hasChildren(parent)) return; // opaque: nothing known below
+      names.push(segment.name);
+      shown += shown === '' ? segment.name : `.${segment.name}`;
+      if (!fields.has(names.join('.'))) {
+        const side = node.source === 'key' ? 'key' : 'value';
+        const siblings = fields.childrenOf(parent);
+        this.fail(
+          segment.loc,
+          `Unknown field ${quote(shown)} in the ${side} of topic ${quote(topic)}`,
+          siblings.length > 0 ? describeChoices(abbreviate(siblings)) : undefined,
+        );
+        return;
+      }
+    }
+  }
+
+  /** `_meta.timestamp` compared with a string: the string becomes epoch milliseconds. */
+  private resolveTimestamps(expression: ExpressionNode): ExpressionNode {
+    const toMillis = (node: ExpressionNode): ExpressionNode => {
+      if (node.kind !== 'StringLiteral') return node;
+      const ms = parseTimestamp(node.value);
+      if (ms === null) {
+        this.fail(
+          node.loc,
+          `Invalid timestamp ${quote(node.value)}`,
+          'epoch milliseconds or an ISO-8601 date such as 2024-01-31 or 2024-01-31T12:00:00Z',
+        );
+        return node;
+      }
+      return { kind: 'NumberLiteral', value: ms, loc: node.loc };
+    };
+    const isTimestamp = (node: ExpressionNode): boolean => node.kind === 'MetaField' && node.field === 'timestamp';
+    return mapExpression(expression, (node) => {
+      if (node.kind === 'Binary' && isComparisonOperator(node.operator)) {
+        if (isTimestamp(node.left)) return { ...node, right: toMillis(node.right) };
+        if (isTimestamp(node.right)) return { ...node, left: toMillis(node.left) };
+      } else if (node.kind === 'Between' && isTimestamp(node.subject)) {
+        return { ...node, low: toMillis(node.low), high: toMillis(node.high) };
+      } else if (node.kind === 'In' && isTimestamp(node.subject)) {
+        return { ...node, list: node.list.map(toMillis) };
+      }
+      return node;
+    });
+  }
+}
+
+/** The operands of the top-level ANDs, left to right. */
+export function conjuncts(expression: ExpressionNode): ExpressionNode[] {
+  const out: ExpressionNode[] = [];
+  const stack: ExpressionNode[] = [expression];
+  while (stack.length > 0) {
+    const node = stack.pop() as ExpressionNode;
+    if (node.kind === 'Binary' && node.operator === 'AND') {
+      stack.push(node.right, node.left);
+    } else {
+      out.push(node);
+    }
+  }
+  return out;
+}
+
+function andAll(parts: ExpressionNode[]): ExpressionNode | null {
+  let result: ExpressionNode | null = null;
+  for (const part of parts) {
+    result =
+      result === null
+        ? part
+        : ({ kind: 'Binary', operator: 'AND', left: result, right: part, loc: { start: result.loc.start, end: part.loc.end } } satisfies BinaryNode);
+  }
+  return result;
+}
+
+/** `_ktype = 'JSON'` (either way round; a bare JSON is accepted too) as {side, text}. */
+function decoderChoice(node: ExpressionNode): { side: 'key' | 'value'; text: string; loc: Span } | null {
+  if (node.kind !== 'Binary' || node.operator !== '=') return null;
+  const [decoder, other] =
+    node.left.kind === 'DecoderType' ? [node.left, node.right] : node.right.kind === 'DecoderType' ? [node.right, node.left] : [null, null];
+  if (decoder === null || decoder.kind !== 'DecoderType') return null;
+  const text = formatText(other);
+  return text === null ? null : { side: decoder.side, text, loc: other.loc };
+}
+
+function formatText(node: ExpressionNode): string | null {
+  if (node.kind === 'StringLiteral') return (node satisfies StringLiteralNode).value;
+  const only = node.kind === 'FieldPath' && !node.rooted && node.segments.length === 1 ? node.segments[0] : undefined;
+  return only?.kind === 'Field' ? only.name : null;
+}
+
+function abbreviate(names: string[]): string[] {
+  const limit = 10;
+  return names.length <= limit ? names : [...names.slice(0, limit), `and ${names.length - limit} more`];
+}
+
+/** The known field paths of one side of a topic. */
+class KnownFields {
+  private readonly paths = new Set<string>();
+  private readonly children = new Map<string, string[]>();
+
+  static from(list: string[] | null | undefined): KnownFields | null {
+    return list === null || list === undefined ? null : new KnownFields(list);
+  }
+
+  private constructor(list: string[]) {
+    this.children.set('', []);
+    for (const raw of list) {
+      const path = raw.replace(/\[[^\]]*\]/g, '');
+      const names = path.split('.').filter((n) => n !== '');
+      for (let i = 1; i <= names.length; i++) {
+        const full = names.slice(0, i).join('.');
+        if (this.paths.has(full)) continue;
+        this.paths.add(full);
+        const parent = names.slice(0, i - 1).join('.');
+        const siblings = this.children.get(parent) ?? [];
+        siblings.push(full);
+        this.children.set(parent, siblings);
+      }
+    }
+  }
+
+  has(path: string): boolean {
+    return this.paths.has(path);
+  }
+
+  /** Whether anything is known below `path` ("" is the root, which is always known). */
+  hasChildren(path: string): boolean {
+    return path === '' || this.children.has(path);
+  }
+
+  childrenOf(path: string): string[] {
+    return [...(this.children.get(path) ?? [])].sort();
+  }
+}

@@ -1,0 +1,53 @@
+/**
+ * Public API of the query language: validate a query, or compile it into a
+ * plan the consumer runs. Pure functions over strings; no I/O, no dependencies.
+ *
+ *   validateSql(sql, catalog?, options?) -> { isValid, line, column, message }
+ *   compileQuery(sql, catalog?, options?) -> QueryPlan, or throws SqlError
+ */
+import { type Catalog, analyze } from './analyzer.ts';
+import { SqlError } from './errors.ts';
+import { type ParseOptions, parse } from './parser.ts';
+import { type PlanOptions, type QueryPlan, planQuery } from './planner.ts';
+
+export type QueryOptions = ParseOptions & PlanOptions;
+
+export interface ValidationResult {
+  isValid: boolean;
+  /** 1-based position of the problem; 0 when valid. */
+  line: number;
+  column: number;
+  message: string | null;
+}
+
+/** Parses, analyzes and plans a query; throws SqlError when it is not valid. */
+export function compileQuery(sql: string, catalog?: Catalog | null, options: QueryOptions = {}): QueryPlan {
+  const document = parse(sql, options);
+  return planQuery(analyze(sql, document, catalog), options);
+}
+
+/**
+ * The validation answer of the API. Without a catalog, topics and fields are
+ * not checked. Only SqlError is turned into an answer: anything else is a bug
+ * and is rethrown.
+ */
+export function validateSql(sql: string, catalog?: Catalog | null, options: QueryOptions = {}): ValidationResult {
+  try {
+    analyze(sql, parse(sql, options), catalog);
+    return { isValid: true, line: 0, column: 0, message: null };
+  } catch (error) {
+    if (!(error instanceof SqlError)) throw error;
+    return { isValid: false, line: error.line, column: error.column, message: error.message };
+  }
+}
+
+export type { Catalog, TopicFields } from './analyzer.ts';
+export type * from './ast.ts';
+export { SqlError, getLocation, syntaxError } from './errors.ts';
+export { parse } from './parser.ts';
+export type { ParseOptions } from './parser.ts';
+export { DEFAULT_MAX_LIMIT, resolveOffsetRange } from './planner.ts';
+export type { OffsetBound, OffsetRange, PlanOptions, QueryPlan, TimeRange } from './planner.ts';
+export type { RecordView } from './record.ts';
+export { DATA_FORMATS, DEFAULT_SETTINGS, SETTING_NAMES } from './settings.ts';
+export type { DataFormat, QuerySettings } from './settings.ts';

@@ -1,0 +1,704 @@
+/**
+ * Recursive-descent parser for the snapshot query dialect. Each parse function
+ * carries the grammar rule it implements.
+ *
+ * Error reporting: while the parser looks at a token it notes what it would have
+ * accepted there. When nothing fits, the error names the token found and every
+ * choice noted at that token, e.g.
+ *   Unexpected 'LIIT' at line 4, column 1. Expected one of: LIMIT, WHERE, ';', end of input.
+ * Operators are noted as one choice, "an operator", and the many ways to start an
+ * expression as "an expression", to keep messages readable.
+ *
+ * Keywords are case-insensitive Names. Reserved words cannot be bare field or
+ * topic names (write them in backticks); any Name may follow a ".".
+ */
+import type {
+  CastType,
+  DocumentNode,
+  ExpressionItemNode,
+  ExpressionNode,
+  FieldPathNode,
+  LimitNode,
+  MetaField,
+  NameNode,
+  NumberLiteralNode,
+  PathSegment,
+  ProjectionNode,
+  SelectItemNode,
+  SelectNode,
+  SetStatementNode,
+  SettingValueNode,
+  TopicNode,
+} from './ast.ts';
+import { CAST_TYPES, META_FIELDS } from './ast.ts';
+import { type Span, describeChoices, syntaxError } from './errors.ts';
+import { Lexer, type Token, TokenKind, describeToken } from './lexer.ts';
+
+export interface ParseOptions {
+  /** Longest accepted query, in characters (default 100 000). */
+  maxQueryLength?: number;
+  /** Most tokens in a query (default 10 000). */
+  maxTokens?: number;
+  /** Deepest nesting of parentheses, unary operators and calls (default 200). */
+  maxDepth?: number;
+}
+
+export const DEFAULT_MAX_QUERY_LENGTH = 100_000;
+export const DEFAULT_MAX_DEPTH = 200;
+
+/** Words that cannot be bare field, alias or topic names. */
+export const RESERVED_WORDS: ReadonlySet<string> = new Set([
+  'AND', 'AS', 'BETWEEN', 'FALSE', 'FROM', 'IN', 'IS', 'LIKE', 'LIMIT',
+  'NOT', 'NULL', 'OR', 'SELECT', 'SET', 'TRUE', 'WHERE',
+]);
+
+const LEGACY_META: Readonly<Record<string, MetaField>> = {
+  _offset: 'offset',
+  _partition: 'partition',
+  _ts: 'timestamp',
+};
+
+const OPERATOR = 'an operator';
+const EXPRESSION = 'an expression';
+const INTEGER = 'a non-negative integer';
+
+export function parse(source: string, options: ParseOptions = {}): DocumentNode {
+  return new Parser(source, options).parseDocument();
+}
+
+/** Rank of a choice in "Expected" lists: words, then punctuation, then descriptions, then end of input. */
+function choiceRank(choice: string): number {
+  if (choice === 'end of input') return 3;
+  if (choice.startsWith("'")) return 1;
+  if (/^(a|an|the) /.test(choice)) return 2;
+  return 0;
+}
+
+function sortChoices(choices: Iterable<string>): string[] {
+  return [...choices].sort((a, b) => choiceRank(a) - choiceRank(b) || (a < b ? -1 : a > b ? 1 : 0));
+}
+
+function kindLabel(kind: TokenKind): string {
+  return kind === TokenKind.EOF ? 'end of input' : `'${kind}'`;
+}
+
+export class Parser {
+  private readonly source: string;
+  private readonly lexer: Lexer;
+  private readonly maxDepth: number;
+  private depth = 0;
+  /** Choices noted at `expectedAt`; reset when the parser looks at another token. */
+  private expected = new Set<string>();
+  private expectedAt: Token | null = null;
+
+  constructor(source: string, options: ParseOptions = {}) {
+    const maxLength = options.maxQueryLength ?? DEFAULT_MAX_QUERY_LENGTH;
+    if (source.length > maxLength) {
+      throw syntaxError(
+        source,
+        { start: maxLength, end: source.length },
+        'Query too long',
+        `at most ${maxLength} characters, found ${source.length}`,
+      );
+    }
+    this.source = source;
+    this.maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
+    this.lexer = new Lexer(source, { maxTokens: options.maxTokens });
+  }
+
+  // ---------------------------------------------------------------- statements
+
+  /**
+   * Document : SetStatement* SelectStatement ';'? <EOF>
+   */
+  parseDocument(): DocumentNode {
+    const start = this.lexer.token.start;
+    const settings: SetStatementNode[] = [];
+    while (this.peekKeyword('SET')) settings.push(this.parseSetStatement());
+    if (!this.peekKeyword('SELECT')) throw this.unexpected();
+    const select = this.parseSelect();
+    this.skip(TokenKind.SEMICOLON);
+    this.expect(TokenKind.EOF);
+    return { kind: 'Document', settings, select, loc: { start, end: select.loc.end } };
+  }
+
+  /**
+   * SetStatement : SET SettingName '=' SettingValue ';'
+   * SettingName : Name ( '.' Name )*
+   */
+  parseSetStatement(): SetStatementNode {
+    const start = this.expectKeyword('SET').start;
+    const first = this.expect(TokenKind.NAME, 'a setting name');
+    let key = first.value;
+    let keyEnd = first.end;
+    while (this.skip(TokenKind.DOT)) {
+      const part = this.expect(TokenKind.NAME, 'a setting name');
+      key += `.${part.value}`;
+      keyEnd = part.end;
+    }
+    this.expect(TokenKind.EQUALS);
+    const value = this.parseSettingValue();
+    const end = this.expect(TokenKind.SEMICOLON).end;
+    return { kind: 'SetStatement', key, keyLoc: { start: first.start, end: keyEnd }, value, loc: { start, end } };
+  }
+
+  /**
+   * SettingValue : String | Number Name? | Name
+   *
+   * The Name after a Number must touch it: `1m`, `30s`, `500kb`.
+   */
+  parseSettingValue(): SettingValueNode {
+    const token = this.lexer.token;
+    if (token.kind === TokenKind.STRING) {
+      this.lexer.advance();
+      return { kind: 'SettingValue', text: token.value, quoted: true, loc: span(token) };
+    }
+    if (token.kind === TokenKind.NUMBER) {
+      const unit = this.lexer.advance();
+      if (unit.kind === TokenKind.NAME && unit.start === token.end) {
+        this.lexer.advance();
+        return { kind: 'SettingValue', text: token.value + unit.value, quoted: false, loc: { start: token.start, end: unit.end } };
+      }
+      return { kind: 'SettingValue', text: token.value, quoted: false, loc: span(token) };
+    }
+    if (token.kind === TokenKind.NAME) {
+      this.lexer.advance();
+      return { kind: 'SettingValue', text: token.value, quoted: false, loc: span(token) };
+    }
+    this.note('a setting value');
+    throw this.unexpected();
+  }
+
+  /**
+   * SelectStatement : SELECT Projection FROM Topic ( WHERE Expression )? LimitClause?
+   */
+  parseSelect(): SelectNode {
+    const start = this.expectKeyword('SELECT').start;
+    const projection = this.parseProjection();
+    this.expectKeyword('FROM');
+    const from = this.parseTopic();
+    let end = from.loc.end;
+    let where: ExpressionNode | null = null;
+    if (this.skipKeyword('WHERE')) {
+      where = this.parseExpression();
+      end = where.loc.end;
+    }
+    let limit: LimitNode | null = null;
+    if (this.peekKeyword('LIMIT')) {
+      limit = this.parseLimit();
+      end = limit.loc.end;
+    }
+    return { kind: 'Select', projection, from, where, limit, loc: { start, end } };
+  }
+
+  /**
+   * Projection : '*' | SelectItem ( ',' SelectItem )*
+   */
+  parseProjection(): ProjectionNode {
+    const token = this.lexer.token;
+    if (this.skip(TokenKind.STAR)) return { kind: 'Star', loc: span(token) };
+    const items: SelectItemNode[] = [this.parseSelectItem()];
+    while (this.skip(TokenKind.COMMA)) items.push(this.parseSelectItem());
+    const last = items[items.length - 1] ?? items[0];
+    return { kind: 'ProjectionList', items, loc: { start: token.start, end: last?.loc.end ?? token.end } };
+  }
+
+  /**
+   * SelectItem : '_meta' '.' '*' | Expression ( AS Alias )?
+   * Alias : Name | QuotedName
+   */
+  parseSelectItem(): SelectItemNode {
+    const token = this.lexer.token;
+    if (token.kind === TokenKind.NAME && token.value.toLowerCase() === '_meta') {
+      const dot = this.lexer.lookahead(token);
+      const star = this.lexer.lookahead(dot);
+      if (dot.kind === TokenKind.DOT && star.kind === TokenKind.STAR) {
+        this.lexer.advance();
+        this.lexer.advance();
+        this.lexer.advance();
+        return { kind: 'MetaStar', loc: { start: token.start, end: star.end } };
+      }
+    }
+    const expression = this.parseExpression();
+    let alias: NameNode | null = null;
+    if (this.skipKeyword('AS')) alias = this.parseIdentifier('an alias');
+    const item: ExpressionItemNode = {
+      kind: 'ExpressionItem',
+      expression,
+      alias,
+      loc: { start: expression.loc.start, end: alias?.loc.end ?? expression.loc.end },
+    };
+    return item;
+  }
+
+  /**
+   * Topic : Name | QuotedName
+   */
+  parseTopic(): TopicNode {
+    const token = this.lexer.token;
+    if (token.kind === TokenKind.QUOTED_NAME) {
+      this.lexer.advance();
+      return { kind: 'Topic', name: token.value, quoted: true, loc: span(token) };
+    }
+    if (token.kind === TokenKind.NAME && !isReserved(token)) {
+      this.lexer.advance();
+      return { kind: 'Topic', name: token.value, quoted: false, loc: span(token) };
+    }
+    this.note('a topic name');
+    throw this.unexpected();
+  }
+
+  /**
+   * LimitClause : LIMIT Integer ( ',' Integer )?
+   *
+   * With two numbers the first is how many matching records to skip.
+   */
+  parseLimit(): LimitNode {
+    const start = this.expectKeyword('LIMIT').start;
+    const first = this.parseInteger();
+    if (this.skip(TokenKind.COMMA)) {
+      const count = this.parseInteger();
+      return { kind: 'Limit', skip: first, count, loc: { start, end: count.loc.end } };
+    }
+    return { kind: 'Limit', skip: null, count: first, loc: { start, end: first.loc.end } };
+  }
+
+  /**
+   * Integer : Number (without fraction or exponent, at most 2^53 - 1)
+   */
+  parseInteger(): NumberLiteralNode {
+    const token = this.lexer.token;
+    if (token.kind === TokenKind.NUMBER && /^[0-9]+$/.test(token.value)) {
+      const value = Number(token.value);
+      if (Number.isSafeInteger(value)) {
+        this.lexer.advance();
+        return { kind: 'NumberLiteral', value, loc: span(token) };
+      }
+    }
+    this.note(INTEGER);
+    throw this.unexpected();
+  }
+
+  // --------------------------------------------------------------- expressions
+
+  /**
+   * Expression : OrExpression
+   * OrExpression : AndExpression ( OR AndExpression )*
+   */
+  parseExpression(): ExpressionNode {
+    this.enter();
+    let left = this.parseAnd();
+    while (this.skipOperatorKeyword('OR')) {
+      const right = this.parseAnd();
+      left = { kind: 'Binary', operator: 'OR', left, right, loc: join(left, right) };
+    }
+    this.leave();
+    return left;
+  }
+
+  /**
+   * AndExpression : NotExpression ( AND NotExpression )*
+   */
+  parseAnd(): ExpressionNode {
+    let left = this.parseNot();
+    while (this.skipOperatorKeyword('AND')) {
+      const right = this.parseNot();
+      left = { kind: 'Binary', operator: 'AND', left, right, loc: join(left, right) };
+    }
+    return left;
+  }
+
+  /**
+   * NotExpression : NOT NotExpression | Predicate
+   */
+  parseNot(): ExpressionNode {
+    const token = this.lexer.token;
+    if (isKeyword(token, 'NOT')) {
+      this.lexer.advance();
+      this.enter();
+      const operand = this.parseNot();
+      this.leave();
+      return { kind: 'Unary', operator: 'NOT', operand, loc: { start: token.start, end: operand.loc.end } };
+    }
+    return this.parsePredicate();
+  }
+
+  /**
+   * Predicate :
+   *   - Additive CompareOperator Additive
+   *   - Additive IS NOT? NULL
+   *   - Additive NOT? LIKE Additive
+   *   - Additive NOT? IN '(' Expression ( ',' Expression )* ')'
+   *   - Additive NOT? BETWEEN Additive AND Additive
+   *   - Additive
+   * CompareOperator : '=' | '!=' | '<>' | '<' | '<=' | '>' | '>='
+   */
+  parsePredicate(): ExpressionNode {
+    const subject = this.parseAdditive();
+    const token = this.lexer.token;
+    const comparison = COMPARISONS[token.kind];
+    this.note(OPERATOR);
+    if (comparison !== undefined) {
+      this.lexer.advance();
+      const right = this.parseAdditive();
+      return { kind: 'Binary', operator: comparison, left: subject, right, loc: join(subject, right) };
+    }
+    if (isKeyword(token, 'IS')) {
+      this.lexer.advance();
+      const negated = this.skipKeyword('NOT');
+      const end = this.expectKeyword('NULL').end;
+      return { kind: 'IsNull', negated, subject, loc: { start: subject.loc.start, end } };
+    }
+    let negated = false;
+    if (isKeyword(token, 'NOT')) {
+      this.lexer.advance();
+      negated = true;
+    }
+    if (this.skipOperatorKeyword('LIKE', negated)) {
+      const pattern = this.parseAdditive();
+      return { kind: 'Like', negated, subject, pattern, loc: join(subject, pattern) };
+    }
+    if (this.skipOperatorKeyword('IN', negated)) {
+      this.expect(TokenKind.PAREN_L);
+      const list = [this.parseExpression()];
+      while (this.skip(TokenKind.COMMA)) list.push(this.parseExpression());
+      const end = this.expect(TokenKind.PAREN_R).end;
+      return { kind: 'In', negated, subject, list, loc: { start: subject.loc.start, end } };
+    }
+    if (this.skipOperatorKeyword('BETWEEN', negated)) {
+      const low = this.parseAdditive();
+      this.expectKeyword('AND');
+      const high = this.parseAdditive();
+      return { kind: 'Between', negated, subject, low, high, loc: join(subject, high) };
+    }
+    if (negated) throw this.unexpected();
+    return subject;
+  }
+
+  /**
+   * Additive : Multiplicative ( ( '+' | '-' ) Multiplicative )*
+   */
+  parseAdditive(): ExpressionNode {
+    let left = this.parseMultiplicative();
+    for (;;) {
+      this.note(OPERATOR);
+      const kind = this.lexer.token.kind;
+      if (kind !== TokenKind.PLUS && kind !== TokenKind.MINUS) return left;
+      this.lexer.advance();
+      const right = this.parseMultiplicative();
+      left = { kind: 'Binary', operator: kind, left, right, loc: join(left, right) };
+    }
+  }
+
+  /**
+   * Multiplicative : Unary ( ( '*' | '/' | '%' ) Unary )*
+   */
+  parseMultiplicative(): ExpressionNode {
+    let left = this.parseUnary();
+    for (;;) {
+      this.note(OPERATOR);
+      const kind = this.lexer.token.kind;
+      if (kind !== TokenKind.STAR && kind !== TokenKind.SLASH && kind !== TokenKind.PERCENT) return left;
+      this.lexer.advance();
+      const right = this.parseUnary();
+      left = { kind: 'Binary', operator: kind, left, right, loc: join(left, right) };
+    }
+  }
+
+  /**
+   * Unary : ( '-' | '+' ) Unary | Primary
+   */
+  parseUnary(): ExpressionNode {
+    const token = this.lexer.token;
+    if (token.kind === TokenKind.MINUS || token.kind === TokenKind.PLUS) {
+      this.lexer.advance();
+      this.enter();
+      const operand = this.parseUnary();
+      this.leave();
+      return { kind: 'Unary', operator: token.kind, operand, loc: { start: token.start, end: operand.loc.end } };
+    }
+    return this.parsePrimary();
+  }
+
+  /**
+   * Primary :
+   *   - String | Number | TRUE | FALSE | NULL
+   *   - '(' Expression ')'
+   *   - CAST '(' Expression AS CastType ')'
+   *   - Name '(' ( Expression ( ',' Expression )* )? ')'
+   *   - Path
+   */
+  parsePrimary(): ExpressionNode {
+    const token = this.lexer.token;
+    const loc = span(token);
+    switch (token.kind) {
+      case TokenKind.STRING:
+        this.lexer.advance();
+        return { kind: 'StringLiteral', value: token.value, loc };
+      case TokenKind.NUMBER:
+        this.lexer.advance();
+        return { kind: 'NumberLiteral', value: Number(token.value), loc };
+      case TokenKind.PAREN_L: {
+        this.lexer.advance();
+        const inner = this.parseExpression();
+        const end = this.expect(TokenKind.PAREN_R).end;
+        // The parentheses belong to the node's span so errors and names cover them.
+        return { ...inner, loc: { start: token.start, end } };
+      }
+      case TokenKind.QUOTED_NAME:
+        return this.parsePath();
+      case TokenKind.NAME: {
+        const word = token.value.toUpperCase();
+        if (word === 'TRUE' || word === 'FALSE') {
+          this.lexer.advance();
+          return { kind: 'BooleanLiteral', value: word === 'TRUE', loc };
+        }
+        if (word === 'NULL') {
+          this.lexer.advance();
+          return { kind: 'NullLiteral', loc };
+        }
+        if (RESERVED_WORDS.has(word)) break;
+        if (this.lexer.lookahead(token).kind === TokenKind.PAREN_L) {
+          return word === 'CAST' ? this.parseCast() : this.parseCall();
+        }
+        return this.parsePath();
+      }
+    }
+    this.note(EXPRESSION);
+    throw this.unexpected();
+  }
+
+  /**
+   * Call : Name '(' ( Expression ( ',' Expression )* )? ')'
+   */
+  parseCall(): ExpressionNode {
+    const name = this.lexer.token;
+    this.lexer.advance();
+    this.expect(TokenKind.PAREN_L);
+    const args: ExpressionNode[] = [];
+    this.enter();
+    if (this.lexer.token.kind !== TokenKind.PAREN_R) {
+      this.note("')'");
+      args.push(this.parseExpression());
+      while (this.skip(TokenKind.COMMA)) args.push(this.parseExpression());
+    }
+    this.leave();
+    const end = this.expect(TokenKind.PAREN_R).end;
+    return { kind: 'Call', name: name.value.toUpperCase(), nameLoc: span(name), args, loc: { start: name.start, end } };
+  }
+
+  /**
+   * Cast : CAST '(' Expression AS CastType ')'
+   * CastType : BOOLEAN | DOUBLE | FLOAT | INT | LONG | STRING
+   */
+  parseCast(): ExpressionNode {
+    const start = this.lexer.token.start;
+    this.lexer.advance();
+    this.expect(TokenKind.PAREN_L);
+    const expression = this.parseExpression();
+    this.expectKeyword('AS');
+    const typeToken = this.lexer.token;
+    const type = typeToken.kind === TokenKind.NAME ? typeToken.value.toUpperCase() : '';
+    if (!(CAST_TYPES as readonly string[]).includes(type)) {
+      for (const choice of CAST_TYPES) this.note(choice);
+      throw this.unexpected();
+    }
+    this.lexer.advance();
+    const end = this.expect(TokenKind.PAREN_R).end;
+    return { kind: 'Cast', expression, type: type as CastType, typeLoc: span(typeToken), loc: { start, end } };
+  }
+
+  /**
+   * Path :
+   *   - '_meta' '.' MetaField
+   *   - '_offset' | '_partition' | '_ts' | '_ktype' | '_vtype'
+   *   - ( '_key' | '_value' | Identifier ) Accessor*
+   * Accessor : '.' ( Name | QuotedName ) | '[' Integer ']'
+   * MetaField : offset | partition | timestamp | __keysize | __valuesize
+   * Identifier : Name (not reserved) | QuotedName
+   *
+   * The special names are recognised unquoted only, in any case: a quoted
+   * `_key` is a value field of that name.
+   */
+  parsePath(): ExpressionNode {
+    const token = this.lexer.token;
+    this.lexer.advance();
+    if (token.kind === TokenKind.NAME) {
+      const special = token.value.toLowerCase();
+      if (special === '_meta') {
+        this.expect(TokenKind.DOT);
+        const fieldToken = this.lexer.token;
+        const field = fieldToken.kind === TokenKind.NAME ? fieldToken.value.toLowerCase() : '';
+        if (!(META_FIELDS as readonly string[]).includes(field)) {
+          for (const choice of META_FIELDS) this.note(choice);
+          throw this.unexpected();
+        }
+        this.lexer.advance();
+        return { kind: 'MetaField', field: field as MetaField, legacy: false, loc: { start: token.start, end: fieldToken.end } };
+      }
+      const legacy = LEGACY_META[special];
+      if (legacy !== undefined) return { kind: 'MetaField', field: legacy, legacy: true, loc: span(token) };
+      if (special === '_ktype' || special === '_vtype') {
+        return { kind: 'DecoderType', side: special === '_ktype' ? 'key' : 'value', loc: span(token) };
+      }
+      if (special === '_key' || special === '_value') {
+        return this.parseAccessors(token, special === '_key' ? 'key' : 'value', true, []);
+      }
+    }
+    return this.parseAccessors(token, 'value', false, [{ kind: 'Field', name: token.value, loc: span(token) }]);
+  }
+
+  private parseAccessors(
+    first: Token,
+    source: 'key' | 'value',
+    rooted: boolean,
+    segments: PathSegment[],
+  ): FieldPathNode {
+    let end = first.end;
+    for (;;) {
+      const token = this.lexer.token;
+      if (token.kind === TokenKind.DOT) {
+        this.lexer.advance();
+        const name = this.lexer.token;
+        if (name.kind !== TokenKind.NAME && name.kind !== TokenKind.QUOTED_NAME) {
+          this.note('a field name');
+          throw this.unexpected();
+        }
+        this.lexer.advance();
+        segments.push({ kind: 'Field', name: name.value, loc: span(name) });
+        end = name.end;
+      } else if (token.kind === TokenKind.BRACKET_L) {
+        this.lexer.advance();
+        const index = this.parseInteger();
+        end = this.expect(TokenKind.BRACKET_R).end;
+        segments.push({ kind: 'Index', index: index.value, loc: { start: token.start, end } });
+      } else {
+        return { kind: 'FieldPath', source, rooted, segments, loc: { start: first.start, end } };
+      }
+    }
+  }
+
+  /**
+   * Identifier : Name (not reserved) | QuotedName
+   */
+  parseIdentifier(label: string): NameNode {
+    const token = this.lexer.token;
+    if (token.kind === TokenKind.QUOTED_NAME || (token.kind === TokenKind.NAME && !isReserved(token))) {
+      this.lexer.advance();
+      return { kind: 'Name', value: token.value, loc: span(token) };
+    }
+    this.note(label);
+    throw this.unexpected();
+  }
+
+  // ------------------------------------------------------------------ helpers
+
+  private enter(): void {
+    if (++this.depth > this.maxDepth) {
+      throw syntaxError(
+        this.source,
+        span(this.lexer.token),
+        'Expression nested too deeply',
+        `at most ${this.maxDepth} levels of nesting`,
+      );
+    }
+  }
+
+  private leave(): void {
+    this.depth--;
+  }
+
+  /** Notes a choice that the current token could have been. */
+  private note(choice: string): void {
+    if (this.expectedAt !== this.lexer.token) {
+      this.expected = new Set();
+      this.expectedAt = this.lexer.token;
+    }
+    this.expected.add(choice);
+  }
+
+  private peek(kind: TokenKind, label = kindLabel(kind)): boolean {
+    this.note(label);
+    return this.lexer.token.kind === kind;
+  }
+
+  private peekKeyword(word: string): boolean {
+    this.note(word);
+    return isKeyword(this.lexer.token, word);
+  }
+
+  private skip(kind: TokenKind): boolean {
+    if (!this.peek(kind)) return false;
+    this.lexer.advance();
+    return true;
+  }
+
+  private skipKeyword(word: string): boolean {
+    if (!this.peekKeyword(word)) return false;
+    this.lexer.advance();
+    return true;
+  }
+
+  /**
+   * An operator written as a keyword. Noted as "an operator", except right after
+   * NOT, where only LIKE, IN and BETWEEN can follow and are named one by one.
+   */
+  private skipOperatorKeyword(word: string, afterNot = false): boolean {
+    this.note(afterNot ? word : OPERATOR);
+    if (!isKeyword(this.lexer.token, word)) return false;
+    this.lexer.advance();
+    return true;
+  }
+
+  private expect(kind: TokenKind, label?: string): Token {
+    const token = this.lexer.token;
+    if (!this.peek(kind, label)) throw this.unexpected();
+    this.lexer.advance();
+    return token;
+  }
+
+  private expectKeyword(word: string): Token {
+    const token = this.lexer.token;
+    if (!this.peekKeyword(word)) throw this.unexpected();
+    this.lexer.advance();
+    return token;
+  }
+
+  /** The error for the current token, listing every choice noted at it. */
+  private unexpected(): Error {
+    const token = this.lexer.token;
+    const choices = this.expectedAt === token ? sortChoices(this.expected) : [];
+    return syntaxError(
+      this.source,
+      span(token),
+      `Unexpected ${describeToken(token, this.source)}`,
+      choices.length > 0 ? describeChoices(choices) : undefined,
+    );
+  }
+}
+
+const COMPARISONS: Partial<Record<TokenKind, '=' | '!=' | '<' | '<=' | '>' | '>='>> = {
+  [TokenKind.EQUALS]: '=',
+  [TokenKind.NOT_EQUALS]: '!=',
+  [TokenKind.LESS_GREATER]: '!=',
+  [TokenKind.LESS]: '<',
+  [TokenKind.LESS_EQUALS]: '<=',
+  [TokenKind.GREATER]: '>',
+  [TokenKind.GREATER_EQUALS]: '>=',
+};
+
+function isKeyword(token: Token, word: string): boolean {
+  return token.kind === TokenKind.NAME && token.value.toUpperCase() === word;
+}
+
+function isReserved(token: Token): boolean {
+  return token.kind === TokenKind.NAME && RESERVED_WORDS.has(token.value.toUpperCase());
+}
+
+function span(token: Token): Span {
+  return { start: token.start, end: token.end };
+}
+
+function join(left: { loc: Span }, right: { loc: Span }): Span {
+  return { start: left.loc.start, end: right.loc.end };
+}

@@ -1,0 +1,122 @@
+/**
+ * The `SET key = value;` statements a query may start with.
+ *
+ *   max.size        bytes read before the query stops: 1048576, 500k, 1m, 2g
+ *                   (k, m, g are powers of 1024; kb, mb, gb and b are accepted)
+ *   max.query.time  how long the query may run: 60000 (ms), 60000ms, 30s, 5m, 1h
+ *   max.idle.time   how long to wait without new records before ending
+ *   key.format      decoder for the key:   AVRO BYTES DOUBLE FLOAT INT JSON LONG PROTOBUF STRING
+ *   value.format    decoder for the value: same choices
+ *
+ * Keys and format names are case-insensitive; values may be quoted or bare.
+ * When a key is set twice the last statement wins.
+ */
+
+export const DATA_FORMATS = ['AVRO', 'BYTES', 'DOUBLE', 'FLOAT', 'INT', 'JSON', 'LONG', 'PROTOBUF', 'STRING'] as const;
+export type DataFormat = (typeof DATA_FORMATS)[number];
+
+export interface QuerySettings {
+  maxSizeBytes: number;
+  maxQueryTimeMs: number;
+  maxIdleTimeMs: number;
+  keyFormat?: DataFormat;
+  valueFormat?: DataFormat;
+}
+
+export const DEFAULT_SETTINGS: Readonly<QuerySettings> = {
+  maxSizeBytes: 20 * 1024 * 1024,
+  maxQueryTimeMs: 60 * 60 * 1000,
+  maxIdleTimeMs: 5 * 1000,
+};
+
+export interface SettingDefinition {
+  /** What a valid value looks like, for "Expected ..." in messages. */
+  expected: string;
+  /** Applies the value, or returns false when it is not valid. */
+  apply(settings: QuerySettings, text: string): boolean;
+}
+
+const SIZE_UNITS: Readonly<Record<string, number>> = {
+  '': 1, b: 1, k: 1024, kb: 1024, m: 1024 ** 2, mb: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3,
+};
+
+const DURATION_UNITS: Readonly<Record<string, number>> = {
+  '': 1, ms: 1, s: 1000, m: 60_000, h: 3_600_000,
+};
+
+function parseQuantity(text: string, units: Readonly<Record<string, number>>): number | null {
+  const match = /^\s*(\d+(?:\.\d+)?(?:e[+-]?\d+)?)\s*([a-z]*)\s*$/i.exec(text);
+  if (match === null) return null;
+  const factor = units[(match[2] ?? '').toLowerCase()];
+  if (factor === undefined) return null;
+  const value = Math.floor(Number(match[1]) * factor);
+  return Number.isSafeInteger(value) && value >= 1 ? value : null;
+}
+
+/** The size in bytes written as `500k`, `1m`, `2g` or a plain number, or null. */
+export function parseSize(text: string): number | null {
+  return parseQuantity(text, SIZE_UNITS);
+}
+
+/** The duration in milliseconds written as `30s`, `60000ms`, `5m`, `1h` or a plain number, or null. */
+export function parseDuration(text: string): number | null {
+  return parseQuantity(text, DURATION_UNITS);
+}
+
+/** The format written in any case, or null when it is not one of DATA_FORMATS. */
+export function parseFormat(text: string): DataFormat | null {
+  const upper = text.trim().toUpperCase();
+  return (DATA_FORMATS as readonly string[]).includes(upper) ? (upper as DataFormat) : null;
+}
+
+const FORMAT_CHOICES = `one of: ${DATA_FORMATS.join(', ')}`;
+
+export const SETTINGS: Readonly<Record<string, SettingDefinition>> = {
+  'key.format': {
+    expected: FORMAT_CHOICES,
+    apply(settings, text) {
+      const format = parseFormat(text);
+      if (format === null) return false;
+      settings.keyFormat = format;
+      return true;
+    },
+  },
+  'max.idle.time': {
+    expected: 'a duration such as 60000, 60000ms, 30s, 5m or 1h',
+    apply(settings, text) {
+      const ms = parseDuration(text);
+      if (ms === null) return false;
+      settings.maxIdleTimeMs = ms;
+      return true;
+    },
+  },
+  'max.query.time': {
+    expected: 'a duration such as 60000, 60000ms, 30s, 5m or 1h',
+    apply(settings, text) {
+      const ms = parseDuration(text);
+      if (ms === null) return false;
+      settings.maxQueryTimeMs = ms;
+      return true;
+    },
+  },
+  'max.size': {
+    expected: 'a size such as 1048576, 500k, 1m or 2g',
+    apply(settings, text) {
+      const bytes = parseSize(text);
+      if (bytes === null) return false;
+      settings.maxSizeBytes = bytes;
+      return true;
+    },
+  },
+  'value.format': {
+    expected: FORMAT_CHOICES,
+    apply(settings, text) {
+      const format = parseFormat(text);
+      if (format === null) return false;
+      settings.valueFormat = format;
+      return true;
+    },
+  },
+};
+
+export const SETTING_NAMES: readonly string[] = Object.keys(SETTINGS).sort();
