@@ -15,7 +15,7 @@ import { randomBytes } from "node:crypto";
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, connect } from "node:net";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 
 export const REPO_ROOT = resolve(import.meta.dir, "../..");
 export const CACHE_DIR = join(REPO_ROOT, ".cache");
@@ -195,11 +195,17 @@ function spawnWatchdog(ownerPid: number, servicePid: number, runDir: string): nu
     `kill -TERM -${servicePid} 2>/dev/null`,
     `for i in 1 2 3 4 5; do kill -0 ${servicePid} 2>/dev/null || break; sleep 1; done`,
     `kill -KILL -${servicePid} 2>/dev/null`,
-    `rm -rf '${runDir.replaceAll("'", "'\\''")}'`,
+    `rm -rf ${shellQuote(runDir)}`,
+    // The temp directory that held it, once its last service is gone.
+    `rmdir ${shellQuote(dirname(runDir))} 2>/dev/null`,
   ].join("; ");
   const child = spawn("sh", ["-c", script], { detached: true, stdio: "ignore" });
   child.unref();
   return child.pid ?? 0;
+}
+
+function shellQuote(s: string): string {
+  return `'${s.replaceAll("'", "'\\''")}'`;
 }
 
 export function isAlive(pid: number): boolean {
@@ -534,6 +540,8 @@ export interface Cluster {
   /** Union of the services' environments: KAFKA_BOOTSTRAP, SCHEMA_REGISTRY_URL, ... */
   env: Record<string, string>;
   stop(opts?: { graceMs?: number }): Promise<void>;
+  /** SIGKILL and cleanup without awaiting anything, for signal handlers. */
+  killSync(): void;
 }
 
 export interface StartClusterOptions {
@@ -591,7 +599,11 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
     throw err;
   }
   const ordered = defs.map((d) => started.find((p) => p.name === d.name)!);
-  return { services: ordered, env, stop };
+  const killSync = () => {
+    for (const p of started) killServiceSync(p);
+    if (ownsBase) rmSync(base, { recursive: true, force: true });
+  };
+  return { services: ordered, env, stop, killSync };
 }
 
 /** A topic name no other test (or earlier run) uses: prefix, time, randomness. */
@@ -599,3 +611,21 @@ export function uniqueTopic(prefix = "t"): string {
   const safe = prefix.replace(/[^a-zA-Z0-9._-]/g, "-");
   return `${safe}-${Date.now().toString(36)}-${randomBytes(4).toString("hex")}`;
 }
+
+/**
+ * The value of a variable test/setup.ts publishes; throws when it is missing, so a test that
+ * cannot reach its dependency fails instead of passing without checking anything.
+ */
+export function requireEnv(name: "KAFKA_BOOTSTRAP" | "SCHEMA_REGISTRY_URL" | (string & {})): string {
+  const value = process.env[name];
+  if (!value) {
+    throw new Error(
+      `${name} is not set: test/setup.ts starts the service unless LOUPE_TEST_CLUSTER=0 ` +
+        `(or LOUPE_TEST_REGISTRY=0 for the registry); or point ${name} at a running one (bun test/cluster/cli.ts up)`,
+    );
+  }
+  return value;
+}
+
+export const kafkaBootstrap = (): string => requireEnv("KAFKA_BOOTSTRAP");
+export const schemaRegistryUrl = (): string => requireEnv("SCHEMA_REGISTRY_URL");

@@ -1,0 +1,54 @@
+/**
+ * Preloaded by `bun test` (bunfig.toml): starts ONE real Kafka broker, and an Apicurio schema
+ * registry, for the whole run and publishes them to the tests as process.env.KAFKA_BOOTSTRAP
+ * and process.env.SCHEMA_REGISTRY_URL.
+ *
+ * - KAFKA_BOOTSTRAP / SCHEMA_REGISTRY_URL already set: that service is used, not started.
+ * - LOUPE_TEST_REGISTRY=0: no registry (tests that need one fail, see requireEnv).
+ * - LOUPE_TEST_CLUSTER=0: nothing is started (pure unit runs); Kafka tests then fail.
+ *
+ * The processes are stopped by a global afterAll, killed on SIGINT/SIGTERM/SIGHUP, and a
+ * watchdog process kills them if this process dies any other way: no Java process outlives
+ * the run, whatever the tests do.
+ */
+
+import { afterAll, setDefaultTimeout } from "bun:test";
+import { type ServiceName, startCluster } from "./cluster/cluster.ts";
+
+// Applies to the first test file only in Bun 1.4 (later files get Bun's 5 s default again);
+// slow tests pass their own timeout.
+setDefaultTimeout(20_000);
+
+const wanted: ServiceName[] = [];
+if (process.env.LOUPE_TEST_CLUSTER !== "0") {
+  if (!process.env.KAFKA_BOOTSTRAP) wanted.push("kafka");
+  if (!process.env.SCHEMA_REGISTRY_URL && process.env.LOUPE_TEST_REGISTRY !== "0") wanted.push("registry");
+}
+
+if (wanted.length > 0) {
+  const t0 = performance.now();
+  const cluster = await startCluster({ services: wanted, ownerPid: process.pid });
+  Object.assign(process.env, cluster.env);
+  const summary = cluster.services.map((s) => `${s.name} ${s.version} (${s.startMs} ms)`).join(", ");
+  console.error(`[test/setup] started ${summary} in ${Math.round(performance.now() - t0)} ms: ${JSON.stringify(cluster.env)}`);
+
+  let stopped = false;
+  const killNow = () => {
+    if (stopped) return;
+    stopped = true;
+    cluster.killSync();
+  };
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+    process.once(signal, () => {
+      killNow();
+      process.exit(130);
+    });
+  }
+  // Bun's test runner does not emit "exit"; kept for runs that end another way.
+  process.once("exit", killNow);
+  afterAll(async () => {
+    if (stopped) return;
+    stopped = true;
+    await cluster.stop({ graceMs: 2_000 });
+  });
+}
