@@ -1,0 +1,222 @@
+/**
+ * Reads offset ranges of a topic's partitions with raw Fetch requests: no consumer group, no
+ * commits, nothing left behind on the cluster. Each call has its own connections, closed when
+ * the iteration ends, fails, or its AbortSignal fires (at once: pending requests are dropped).
+ *
+ * Without `follow`, a partition ends at `to` or at the high watermark seen when the read
+ * starts, whichever comes first: the read is a snapshot and never waits for new records.
+ */
+
+import { type Consumer, IS_CONTROL, type RecordsBatch, type fetchV17 } from "@platformatic/kafka";
+import { AppError } from "../http/errors.ts";
+import { abortable } from "./client.ts";
+import { isTransient, kafkaErrorName, toAppError } from "./errors.ts";
+import type { ConsumeRequest, RawRecord } from "./types.ts";
+
+/** Batch attribute bit 3: the timestamps are the broker's append time, not the producer's. */
+const LOG_APPEND_TIME = 1 << 3;
+
+export interface ConsumeDeps {
+  cluster: string;
+  createConsumer(): Consumer;
+  /** Told when the call's connections are open and when they are closed again. */
+  onOpen(): void;
+  onClose(): void;
+}
+
+interface PartitionCursor {
+  partition: number;
+  next: bigint;
+  /** Exclusive; null reads on forever (follow without `to`). */
+  end: bigint | null;
+}
+
+const MAX_TRANSIENT_RETRIES = 5;
+
+export async function* consumeRecords(deps: ConsumeDeps, req: ConsumeRequest): AsyncGenerator<RawRecord, void, undefined> {
+  const { topic, signal } = req;
+  const context = `Cannot read topic '${topic}'`;
+  validate(req);
+  if (signal?.aborted || req.partitions.length === 0) return;
+
+  const consumer = deps.createConsumer();
+  deps.onOpen();
+  const closeNow = () => void consumer.close(true).catch(() => {});
+  signal?.addEventListener("abort", closeNow, { once: true });
+  try {
+    consumer.topics.track(topic);
+    const metadata = await abortable(consumer.metadata({ topics: [topic] }), signal);
+    const topicMeta = metadata.topics.get(topic);
+    if (!topicMeta) throw new AppError("NOT_FOUND", `${context}: Topic '${topic}' does not exist.`);
+    for (const { partition } of req.partitions) {
+      if (partition >= topicMeta.partitionsCount) {
+        throw new AppError("NOT_FOUND", `${context}: partition ${partition} does not exist (the topic has ${topicMeta.partitionsCount})`);
+      }
+    }
+    const topicId = topicMeta.id;
+    const partitionNumbers = req.partitions.map((p) => p.partition);
+
+    // Where the log starts and ends now: starts below the log start move up to it, and
+    // without `follow` the read ends at today's end instead of waiting.
+    const [earliest, latest] = await abortable(
+      Promise.all([
+        consumer.listOffsets({ topics: [topic], partitions: { [topic]: partitionNumbers }, timestamp: -2n }),
+        consumer.listOffsets({ topics: [topic], partitions: { [topic]: partitionNumbers }, timestamp: -1n }),
+      ]),
+      signal,
+    );
+    const cursors: PartitionCursor[] = req.partitions.map((p) => {
+      const start = earliest.get(topic)?.[p.partition] ?? 0n;
+      const hw = latest.get(topic)?.[p.partition] ?? 0n;
+      const from = BigInt(p.from) < start ? start : BigInt(p.from);
+      let end = p.to === undefined ? null : BigInt(p.to);
+      if (!req.follow) end = end === null || end > hw ? hw : end;
+      return { partition: p.partition, next: from, end };
+    });
+
+    const maxBytes = req.maxBytes ?? 4 * 1024 * 1024;
+    const partitionMaxBytes = Math.min(maxBytes, 1024 * 1024);
+    const maxWaitTime = req.maxWaitMs ?? 500;
+    let transientFailures = 0;
+
+    for (;;) {
+      const active = cursors.filter((c) => c.end === null || c.next < c.end);
+      if (active.length === 0 || signal?.aborted) return;
+
+      const meta = await abortable(consumer.metadata({ topics: [topic] }), signal);
+      const partitionsMeta = meta.topics.get(topic)?.partitions ?? [];
+      const byLeader = new Map<number, PartitionCursor[]>();
+      for (const c of active) {
+        const leader = partitionsMeta[c.partition]?.leader ?? -1;
+        byLeader.set(leader, [...(byLeader.get(leader) ?? []), c]);
+      }
+
+      let responses: Array<{ cursors: PartitionCursor[]; response: fetchV17.FetchResponse }>;
+      try {
+        responses = await abortable(
+          Promise.all(
+            [...byLeader].map(async ([node, group]) => {
+              if (node < 0) throw new AppError("UNAVAILABLE", `${context}: partition ${group[0]!.partition} has no leader`);
+              const response = await consumer.fetch({
+                node,
+                topics: [
+                  {
+                    topicId,
+                    partitions: group.map((c) => ({
+                      partition: c.partition,
+                      fetchOffset: c.next,
+                      partitionMaxBytes,
+                      currentLeaderEpoch: -1,
+                      lastFetchedEpoch: -1,
+                    })),
+                  },
+                ],
+                minBytes: 1,
+                maxBytes,
+                maxWaitTime,
+              });
+              return { cursors: group, response };
+            }),
+          ),
+          signal,
+        );
+        transientFailures = 0;
+      } catch (err) {
+        if (signal?.aborted || (err instanceof Error && err.name === "AbortError")) return;
+        if (kafkaErrorName(err) === "OFFSET_OUT_OF_RANGE") {
+          // Records were deleted under the read (retention, DeleteRecords): go on from the new start.
+          const starts = await abortable(
+            consumer.listOffsets({ topics: [topic], partitions: { [topic]: active.map((c) => c.partition) }, timestamp: -2n }),
+            signal,
+          );
+          let moved = false;
+          for (const c of active) {
+            const start = starts.get(topic)?.[c.partition] ?? c.next;
+            if (start > c.next) {
+              c.next = start;
+              moved = true;
+            }
+          }
+          if (moved) continue;
+        }
+        if ((isTransient(err) || err instanceof AppError && err.code === "UNAVAILABLE") && transientFailures < MAX_TRANSIENT_RETRIES) {
+          transientFailures++;
+          consumer.clearMetadata();
+          await abortable(Bun.sleep(100 * transientFailures), signal).catch(() => {});
+          continue;
+        }
+        throw toAppError(err, context, deps.cluster);
+      }
+
+      for (const { cursors: group, response } of responses) {
+        for (const topicResponse of response.responses) {
+          for (const p of topicResponse.partitions) {
+            const cursor = group.find((c) => c.partition === p.partitionIndex);
+            if (!cursor) continue;
+            for (const batch of p.records ?? []) {
+              for (const record of batchRecords(topic, cursor, batch)) {
+                if (signal?.aborted) return;
+                yield record;
+              }
+              if (cursor.end !== null && cursor.next >= cursor.end) break;
+            }
+            // Nothing more will come before the end we were given.
+            if (!req.follow && (p.records ?? []).length === 0 && p.highWatermark >= 0n && cursor.next >= p.highWatermark) {
+              cursor.end = cursor.next;
+            }
+          }
+        }
+      }
+    }
+  } catch (err) {
+    if (signal?.aborted || (err instanceof Error && err.name === "AbortError")) return;
+    throw toAppError(err, context, deps.cluster);
+  } finally {
+    signal?.removeEventListener("abort", closeNow);
+    // Bounded: a close that hangs on a dead broker must not hold up the caller.
+    await Promise.race([consumer.close(true).catch(() => {}), Bun.sleep(1_000)]);
+    deps.onClose();
+  }
+}
+
+/** The batch's records from the cursor on, below its end; moves the cursor past the batch. */
+function* batchRecords(topic: string, cursor: PartitionCursor, batch: RecordsBatch): Generator<RawRecord> {
+  const lastOffset = batch.firstOffset + BigInt(batch.lastOffsetDelta);
+  // Transaction markers occupy offsets but are no records.
+  if ((batch.attributes & IS_CONTROL) === 0) {
+    const logAppendTime = (batch.attributes & LOG_APPEND_TIME) !== 0;
+    for (const r of batch.records) {
+      const offset = batch.firstOffset + BigInt(r.offsetDelta);
+      if (offset < cursor.next) continue;
+      if (cursor.end !== null && offset >= cursor.end) {
+        cursor.next = cursor.end;
+        return;
+      }
+      cursor.next = offset + 1n;
+      yield {
+        topic,
+        partition: cursor.partition,
+        offset: Number(offset),
+        timestamp: Number(logAppendTime ? batch.maxTimestamp : batch.firstTimestamp + r.timestampDelta),
+        timestampType: logAppendTime ? "LogAppendTime" : "CreateTime",
+        key: r.key,
+        value: r.value,
+        headers: r.headers.map(([k, v]) => ({ key: k ? k.toString("utf8") : "", value: v })),
+      };
+    }
+  }
+  if (lastOffset + 1n > cursor.next) cursor.next = cursor.end !== null && lastOffset + 1n > cursor.end ? cursor.end : lastOffset + 1n;
+}
+
+function validate(req: ConsumeRequest): void {
+  const seen = new Set<number>();
+  for (const p of req.partitions) {
+    if (!Number.isInteger(p.partition) || p.partition < 0) throw new AppError("BAD_REQUEST", `Invalid partition ${p.partition}`);
+    if (seen.has(p.partition)) throw new AppError("BAD_REQUEST", `Partition ${p.partition} is listed twice`);
+    seen.add(p.partition);
+    if (!Number.isSafeInteger(p.from) || p.from < 0) throw new AppError("BAD_REQUEST", `Invalid start offset ${p.from} for partition ${p.partition}`);
+    if (p.to !== undefined && (!Number.isSafeInteger(p.to) || p.to < p.from)) {
+      throw new AppError("BAD_REQUEST", `Invalid end offset ${p.to} for partition ${p.partition}: it must be at least the start ${p.from}`);
+    }
+  }
+}

@@ -1,0 +1,6 @@
+/** src/kafka: the only place that imports the Kafka client. See pool.ts and cluster.ts. */
+
+export { createKafkaPool, type KafkaPool } from "./pool.ts";
+export { KafkaCluster } from "./cluster.ts";
+export { KAFKA_ERROR_CODES, toAppError as kafkaErrorToAppError } from "./errors.ts";
+export type * from "./types.ts";

@@ -1,0 +1,67 @@
+/**
+ * Counts the requests each cluster sends and times their round trips, for /metrics and the
+ * benchmarks. The Kafka client publishes every request on a diagnostics channel; each client
+ * Loupe creates carries its cluster's counter in its `context`, which the client hands on to
+ * every connection it opens, so one subscriber attributes every request to its cluster.
+ */
+
+import { connectionsApiChannel, protocolAPIsById } from "@platformatic/kafka";
+import type { RequestStats } from "./types.ts";
+
+const COUNTER = Symbol.for("loupe.kafka.requestCounter");
+
+export class RequestCounter {
+  requests = 0;
+  errors = 0;
+  lastRoundTripMs: number | null = null;
+  /** Requests per Kafka API name ("Metadata", "Fetch", ...). */
+  readonly byApi = new Map<string, number>();
+
+  snapshot(): RequestStats {
+    return { requests: this.requests, lastRoundTripMs: this.lastRoundTripMs, errors: this.errors };
+  }
+}
+
+/** The `context` option to give every client of a cluster. */
+export function counterContext(counter: RequestCounter): Record<symbol, RequestCounter> {
+  return { [COUNTER]: counter };
+}
+
+interface ApiEvent {
+  connection?: { context?: unknown };
+  apiKey?: unknown;
+}
+
+function counterOf(event: unknown): RequestCounter | undefined {
+  const ctx = (event as ApiEvent | null)?.connection?.context;
+  if (ctx && typeof ctx === "object" && COUNTER in ctx) return (ctx as Record<symbol, RequestCounter>)[COUNTER];
+  return undefined;
+}
+
+const sentAt = new WeakMap<object, number>();
+let subscribed = false;
+
+/** Subscribes once per process; cheap to call again. */
+export function watchRequests(): void {
+  if (subscribed) return;
+  subscribed = true;
+  connectionsApiChannel.start.subscribe((event: unknown) => {
+    const counter = counterOf(event);
+    if (!counter) return;
+    counter.requests++;
+    const api = protocolAPIsById[Number((event as ApiEvent).apiKey)] ?? `api-${String((event as ApiEvent).apiKey)}`;
+    counter.byApi.set(api, (counter.byApi.get(api) ?? 0) + 1);
+    sentAt.set(event as object, performance.now());
+  });
+  // asyncStart fires when the answer arrives, before the caller's callback runs.
+  connectionsApiChannel.asyncStart.subscribe((event: unknown) => {
+    const counter = counterOf(event);
+    const t0 = sentAt.get(event as object);
+    if (!counter || t0 === undefined) return;
+    counter.lastRoundTripMs = Math.round((performance.now() - t0) * 1000) / 1000;
+  });
+  connectionsApiChannel.error.subscribe((event: unknown) => {
+    const counter = counterOf(event);
+    if (counter) counter.errors++;
+  });
+}

@@ -1,0 +1,309 @@
+/**
+ * The domain types of src/kafka: what the rest of Loupe sees of a Kafka cluster. No type of
+ * the Kafka client appears here, so the client can change without touching services.
+ *
+ * Offsets and timestamps are plain numbers: Kafka's int64 offsets stay far below 2^53 in
+ * practice, and numbers serialise to JSON as they are.
+ */
+
+export interface KafkaClusterConfig {
+  name: string;
+  bootstrapServers: string[];
+  clientId: string;
+  /** The cluster `pool.default()` returns; else the first. */
+  default?: boolean;
+  sasl?: { mechanism: "PLAIN" | "SCRAM-SHA-256" | "SCRAM-SHA-512"; username: string; password: string };
+  /** ca, cert, key: PEM text, or the path of a PEM file. */
+  tls?: { enabled: boolean; ca?: string; cert?: string; key?: string; rejectUnauthorized?: boolean };
+  /** Connect timeout per broker (default 5 s) and per request (default 30 s). */
+  connectTimeoutMs?: number;
+  requestTimeoutMs?: number;
+}
+
+export interface Health {
+  connected: boolean;
+  brokers: number;
+  controllerId: number | null;
+  latencyMs: number;
+  error?: string;
+}
+
+export interface BrokerInfo {
+  id: number;
+  host: string;
+  port: number;
+  rack: string | null;
+}
+
+export interface ClusterDescription {
+  clusterId: string | null;
+  controllerId: number;
+  brokers: BrokerInfo[];
+}
+
+export interface TopicSummary {
+  name: string;
+  topicId: string;
+  internal: boolean;
+  partitions: number;
+  /** Replicas of partition 0; -1 for a topic without partitions. */
+  replicationFactor: number;
+}
+
+export interface PartitionInfo {
+  partition: number;
+  /** -1 when the partition has no leader. */
+  leader: number;
+  leaderEpoch: number;
+  replicas: number[];
+  isr: number[];
+  offlineReplicas: number[];
+}
+
+export interface TopicDescription extends TopicSummary {
+  partitionDetails: PartitionInfo[];
+}
+
+export interface CreateTopicRequest {
+  name: string;
+  /** Broker default (num.partitions) when absent. */
+  partitions?: number;
+  /** Broker default (default.replication.factor) when absent. */
+  replication?: number;
+  configs?: Record<string, string>;
+  validateOnly?: boolean;
+}
+
+export interface CreatedTopic {
+  name: string;
+  topicId: string;
+  partitions: number;
+  replication: number;
+  configs: Record<string, string | null>;
+}
+
+export type ConfigSource =
+  | "DYNAMIC_TOPIC_CONFIG"
+  | "DYNAMIC_BROKER_CONFIG"
+  | "DYNAMIC_DEFAULT_BROKER_CONFIG"
+  | "STATIC_BROKER_CONFIG"
+  | "DEFAULT_CONFIG"
+  | "DYNAMIC_BROKER_LOGGER_CONFIG"
+  | "CLIENT_METRICS_CONFIG"
+  | "GROUP_CONFIG"
+  | "UNKNOWN";
+
+export type ConfigType = "BOOLEAN" | "STRING" | "INT" | "SHORT" | "LONG" | "DOUBLE" | "LIST" | "CLASS" | "PASSWORD" | "UNKNOWN";
+
+export interface ConfigEntry {
+  name: string;
+  /** null for sensitive values and for unset values without default. */
+  value: string | null;
+  /** The value the topic would have without its own override: the next synonym down. */
+  defaultValue: string | null;
+  isDefault: boolean;
+  source: ConfigSource;
+  type: ConfigType;
+  readOnly: boolean;
+  sensitive: boolean;
+  documentation: string | null;
+  /** Where the value comes from, most specific first (the entry's own source included). */
+  synonyms: Array<{ name: string; value: string | null; source: ConfigSource }>;
+}
+
+export interface AlterConfigOp {
+  key: string;
+  /** null deletes the override (back to the default). */
+  value: string | null;
+  /** SET (default) or DELETE; APPEND and SUBTRACT for list configs. */
+  op?: "SET" | "DELETE" | "APPEND" | "SUBTRACT";
+}
+
+export type OffsetSpec = "earliest" | "latest" | number;
+
+export interface TopicPartitionRef {
+  topic: string;
+  partition: number;
+}
+
+export interface ListedOffset extends TopicPartitionRef {
+  offset: number;
+  /** The record's timestamp for a timestamp lookup; -1 otherwise or when not found. */
+  timestamp: number;
+}
+
+export interface DeletedRecords {
+  topic: string;
+  partition: number;
+  lowWatermark: number;
+}
+
+export type GroupState =
+  | "Unknown"
+  | "PreparingRebalance"
+  | "CompletingRebalance"
+  | "Stable"
+  | "Dead"
+  | "Empty"
+  | "Assigning"
+  | "Reconciling"
+  | "NotReady";
+
+export interface GroupSummary {
+  groupId: string;
+  state: GroupState;
+  /** "classic", "consumer", "share", "streams"; null when the broker does not say. */
+  type: string | null;
+  protocolType: string;
+}
+
+export interface GroupMemberInfo {
+  memberId: string;
+  groupInstanceId: string | null;
+  clientId: string;
+  host: string;
+  assignments: TopicPartitionRef[];
+}
+
+export interface GroupDescription {
+  groupId: string;
+  state: GroupState;
+  protocolType: string;
+  protocol: string;
+  members: GroupMemberInfo[];
+}
+
+export interface CommittedOffset extends TopicPartitionRef {
+  offset: number;
+  metadata: string | null;
+}
+
+export interface ProduceRecord {
+  key?: string | Uint8Array | null;
+  value: string | Uint8Array | null;
+  partition?: number;
+  headers?: Record<string, string | Uint8Array>;
+  /** Milliseconds since the epoch; the broker's or producer's time when absent. */
+  timestamp?: number;
+}
+
+export interface ProducedRecord extends TopicPartitionRef {
+  offset: number;
+}
+
+export interface RecordHeader {
+  key: string;
+  value: Uint8Array | null;
+}
+
+/** A record as stored: bytes, not decoded. */
+export interface RawRecord {
+  topic: string;
+  partition: number;
+  offset: number;
+  timestamp: number;
+  timestampType: "CreateTime" | "LogAppendTime";
+  key: Uint8Array | null;
+  value: Uint8Array | null;
+  headers: RecordHeader[];
+}
+
+export interface ConsumeRange {
+  partition: number;
+  /** First offset to read. Below the log start it starts at the log start. */
+  from: number;
+  /**
+   * First offset NOT read (exclusive). Absent: no upper bound. Without `follow` a partition
+   * also ends when it reaches its high watermark, so a range past the end never hangs.
+   */
+  to?: number;
+}
+
+export interface ConsumeRequest {
+  topic: string;
+  partitions: ConsumeRange[];
+  /** Ends the iteration and closes the connection. */
+  signal?: AbortSignal;
+  /** Bytes per fetch request (default 4 MiB); per partition at most 1 MiB or this. */
+  maxBytes?: number;
+  /** Wait for new records at the end of a partition instead of ending (tailing). */
+  follow?: boolean;
+  /** Longest wait of one fetch for new data, in ms (default 500). */
+  maxWaitMs?: number;
+}
+
+export type AclResourceType = "ANY" | "TOPIC" | "GROUP" | "CLUSTER" | "TRANSACTIONAL_ID" | "DELEGATION_TOKEN" | "USER";
+export type AclPatternType = "ANY" | "MATCH" | "LITERAL" | "PREFIXED";
+export type AclOperation =
+  | "ANY"
+  | "ALL"
+  | "READ"
+  | "WRITE"
+  | "CREATE"
+  | "DELETE"
+  | "ALTER"
+  | "DESCRIBE"
+  | "CLUSTER_ACTION"
+  | "DESCRIBE_CONFIGS"
+  | "ALTER_CONFIGS"
+  | "IDEMPOTENT_WRITE"
+  | "CREATE_TOKENS"
+  | "DESCRIBE_TOKENS"
+  | "TWO_PHASE_COMMIT";
+export type AclPermission = "ANY" | "ALLOW" | "DENY";
+
+export interface AclBinding {
+  resourceType: Exclude<AclResourceType, "ANY">;
+  resourceName: string;
+  patternType: Exclude<AclPatternType, "ANY" | "MATCH">;
+  principal: string;
+  host: string;
+  operation: Exclude<AclOperation, "ANY">;
+  permission: Exclude<AclPermission, "ANY">;
+}
+
+/** null (or absent) matches anything. */
+export interface AclBindingFilter {
+  resourceType?: AclResourceType;
+  resourceName?: string | null;
+  patternType?: AclPatternType;
+  principal?: string | null;
+  host?: string | null;
+  operation?: AclOperation;
+  permission?: AclPermission;
+}
+
+export type QuotaEntityType = "user" | "client-id" | "ip";
+
+/** name null: the default entity of that type. */
+export interface QuotaEntity {
+  type: QuotaEntityType;
+  name: string | null;
+}
+
+export interface QuotaEntry {
+  entity: QuotaEntity[];
+  values: Record<string, number>;
+}
+
+export interface QuotaFilter {
+  type: QuotaEntityType;
+  /** "exact" needs a name; "default" matches the default entity; "any" matches all. */
+  match: "exact" | "default" | "any";
+  name?: string;
+}
+
+export interface QuotaAlteration {
+  entity: QuotaEntity[];
+  /** A number sets the quota, null removes it. */
+  values: Record<string, number | null>;
+}
+
+export interface RequestStats {
+  /** Requests sent to brokers since the cluster object was created (all its connections). */
+  requests: number;
+  /** Round trip of the last answered request, in ms; null before the first. */
+  lastRoundTripMs: number | null;
+  /** Requests that ended in an error (network or protocol). */
+  errors: number;
+}
