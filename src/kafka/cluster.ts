@@ -230,20 +230,23 @@ export class KafkaCluster {
   /** In the order asked; an unknown topic is NOT_FOUND. */
   describeTopics(names: string[]): Promise<TopicDescription[]> {
     const list = names.map((n) => `'${n}'`).join(", ");
-    return this.#call(`Cannot describe topic${names.length === 1 ? "" : "s"} ${list}`, async () => {
+    const context = `Cannot describe topic${names.length === 1 ? "" : "s"} ${list}`;
+    const notFound = (name: string) => new AppError("NOT_FOUND", `${context}: Topic '${name}' does not exist.`);
+    return this.#call(context, async () => {
       if (names.length === 0) return [];
       let md: MetadataResponse;
       try {
         md = await callApi<MetadataResponse>(this.#adminClient, "Metadata", null, names, false, false);
       } catch (err) {
+        // The error names the topic by its place in the request only: find which one is missing.
         const missing = await this.#missingTopics(names);
-        if (missing.length > 0) throw new AppError("NOT_FOUND", `Topic '${missing[0]}' does not exist.`);
+        if (missing.length > 0) throw notFound(missing[0]!);
         throw err;
       }
       const byName = new Map(md.topics.map((t) => [t.name, topicSummary(t)]));
       return names.map((n) => {
         const t = byName.get(n);
-        if (!t) throw new AppError("NOT_FOUND", `Topic '${n}' does not exist.`);
+        if (!t) throw notFound(n);
         return t;
       });
     });
@@ -307,7 +310,7 @@ export class KafkaCluster {
   /** Adds partitions: `count` is the new total. */
   createPartitions(topic: string, count: number, opts: { validateOnly?: boolean } = {}): Promise<void> {
     return this.#call(`Cannot add partitions to topic '${topic}'`, () =>
-      this.#adminClient.createPartitions({ topics: [{ name: topic, count, assignments: [] }], validateOnly: opts.validateOnly ?? false }),
+      this.#adminClient.createPartitions({ topics: [{ name: topic, count, assignments: null }], validateOnly: opts.validateOnly ?? false }),
     );
   }
 

@@ -1,0 +1,61 @@
+/**
+ * Shared by the src/kafka tests: one pool on the broker test/setup.ts started, and topics
+ * that are removed again after the file's tests.
+ */
+
+import { afterAll } from "bun:test";
+import { createKafkaPool, type KafkaCluster, type KafkaPool } from "../../src/kafka/index.ts";
+import { kafkaBootstrap, uniqueTopic } from "../cluster/cluster.ts";
+
+export function testPool(): KafkaPool {
+  return createKafkaPool([{ name: "test", bootstrapServers: [kafkaBootstrap()], clientId: "loupe-test", default: true }]);
+}
+
+/** A pool, its default cluster, and a topic factory whose topics are deleted after the file. */
+export function kafkaFixture(): { pool: KafkaPool; kafka: KafkaCluster; topic(prefix: string, partitions?: number, configs?: Record<string, string>): Promise<string> } {
+  const pool = testPool();
+  const kafka = pool.default();
+  const created: string[] = [];
+  afterAll(async () => {
+    for (const t of created) await kafka.deleteTopic(t).catch(() => {});
+    await pool.close();
+  });
+  return {
+    pool,
+    kafka,
+    async topic(prefix, partitions = 1, configs) {
+      const name = uniqueTopic(prefix);
+      await kafka.createTopic({ name, partitions, replication: 1, configs });
+      created.push(name);
+      return name;
+    },
+  };
+}
+
+export async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const x of iterable) out.push(x);
+  return out;
+}
+
+export const text = (b: Uint8Array | null): string | null => (b === null ? null : Buffer.from(b).toString("utf8"));
+
+/** Rejects with the AppError an async call throws, so tests can assert its fields. */
+export async function rejection(p: Promise<unknown>): Promise<{ code: string; status: number; message: string; details?: unknown }> {
+  try {
+    await p;
+  } catch (err) {
+    return err as { code: string; status: number; message: string; details?: unknown };
+  }
+  throw new Error("expected the call to fail, it succeeded");
+}
+
+/** Polls `check` until it answers true or `ms` pass; answers the last result. */
+export async function eventually(check: () => Promise<boolean>, ms = 5_000): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    if (await check()) return true;
+    if (Date.now() > deadline) return false;
+    await Bun.sleep(50);
+  }
+}
