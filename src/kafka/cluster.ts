@@ -131,7 +131,10 @@ export class KafkaCluster {
 
   get #producerClient(): Producer {
     this.#checkOpen();
-    this.#producer ??= new Producer({ ...clientOptions(this.config, this.#counter), acks: -1 });
+    // Idempotent: the client resends a whole Produce request when one partition of it fails
+    // (a fresh topic whose partitions are not all led yet); without sequence numbers the
+    // partitions that had succeeded would get their records twice.
+    this.#producer ??= new Producer({ ...clientOptions(this.config, this.#counter), acks: -1, idempotent: true });
     return this.#producer;
   }
 
