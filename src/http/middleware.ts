@@ -53,6 +53,29 @@ export function requestToken(c: Context): string | undefined {
   return undefined;
 }
 
+/** Path parameters of `pattern` in `path`; middleware run before Hono fills c.req.param(). */
+function paramsOf(pattern: string, path: string): Record<string, string> {
+  const names: string[] = [];
+  const re = new RegExp(
+    "^" + pattern.replace(/:([A-Za-z0-9_]+)/g, (_m, n: string) => (names.push(n), "([^/]+)")).replace(/\*$/, ".*") + "/?$",
+  );
+  const m = re.exec(path);
+  const out: Record<string, string> = {};
+  names.forEach((n, i) => {
+    const v = m?.[i + 1];
+    if (v !== undefined) out[n] = safeDecode(v);
+  });
+  return out;
+}
+
+function safeDecode(v: string): string {
+  try {
+    return decodeURIComponent(v);
+  } catch {
+    return v;
+  }
+}
+
 /** The route that will answer this request: the first matched handler (middleware are `ALL`). */
 function answeringRoute(c: Context): { method: string; path: string } | undefined {
   const method = c.req.method === "HEAD" ? "GET" : c.req.method;
@@ -84,7 +107,7 @@ export const authorize =
         await deps.audit.record({
           ...rule.audit,
           user: session.user.name,
-          content: { ...c.req.param(), method: c.req.method, path: c.req.path },
+          content: paramsOf(route.path, c.req.path),
           failure: "FORBIDDEN: role does not allow this action",
         });
       throw new AppError("FORBIDDEN", `Role ${session.user.roles.join(",")} may not ${rule.method} ${rule.path}`);
@@ -104,7 +127,7 @@ export const authorize =
       await deps.audit.record({
         ...rule.audit,
         user: session.user.name,
-        content: { ...c.req.param(), ...(c.get("auditContent") ?? {}) },
+        content: { ...paramsOf(route.path, c.req.path), ...(c.get("auditContent") ?? {}) },
         ...(failure !== undefined ? { failure } : {}),
       });
     }

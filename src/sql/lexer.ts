@@ -140,7 +140,7 @@ function readToken(source: string, position: number): Token {
     case 46: return punct(TokenKind.DOT, 1); // .
     case 42: return punct(TokenKind.STAR, 1); // *
     case 59: return punct(TokenKind.SEMICOLON, 1); // ;
-    case 61: return punct(TokenKind.EQUALS, next === 61 ? 2 : 1); // = (and ==)
+    case 61: return punct(TokenKind.EQUALS, 1); // =
     case 43: return punct(TokenKind.PLUS, 1); // +
     case 45: return punct(TokenKind.MINUS, 1); // - ("--" was skipped as a comment)
     case 47: return punct(TokenKind.SLASH, 1); // / ("/*" was skipped as a comment)

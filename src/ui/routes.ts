@@ -29,6 +29,7 @@ export function uiRoutes() {
   app.get("/", () => serve("/index.html", "no-cache"));
   app.get("/*", (c) => {
     const path = c.req.path;
+    if (path === "/api" || path.startsWith("/api/") || path === "/metrics") return c.notFound();
     if (ASSETS.has(path) && path !== "/index.html") return serve(path, "public, max-age=300");
     // A missing file with an extension is a 404, not the page: broken links should look broken.
     if (/\.[a-z0-9]{1,8}$/i.test(path)) return c.notFound();
