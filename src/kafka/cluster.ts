@@ -28,6 +28,7 @@ import type {
   AclBindingFilter,
   AlterConfigOp,
   ClusterDescription,
+  ClusterStats,
   CommittedOffset,
   ConfigEntry,
   ConfigSource,
@@ -49,7 +50,6 @@ import type {
   QuotaEntry,
   QuotaFilter,
   RawRecord,
-  RequestStats,
   TopicDescription,
   TopicPartitionRef,
   TopicSummary,
@@ -161,7 +161,7 @@ export class KafkaCluster {
     return this.#counter.lastRoundTripMs;
   }
 
-  stats(): RequestStats & { openReads: number; byApi: Record<string, number> } {
+  stats(): ClusterStats {
     return { ...this.#counter.snapshot(), openReads: this.#openReads, byApi: Object.fromEntries(this.#counter.byApi) };
   }
 

@@ -5,7 +5,7 @@
 
 import { AppError } from "../http/errors.ts";
 import { KafkaCluster } from "./cluster.ts";
-import type { KafkaClusterConfig, RequestStats } from "./types.ts";
+import type { ClusterStats, KafkaClusterConfig } from "./types.ts";
 
 export interface KafkaPool {
   /** The named cluster; NOT_FOUND for a name the config does not have. */
@@ -13,7 +13,7 @@ export interface KafkaPool {
   /** The cluster marked default, else the first. */
   default(): KafkaCluster;
   names(): string[];
-  stats(): Array<RequestStats & { cluster: string }>;
+  stats(): Array<ClusterStats & { cluster: string }>;
   close(): Promise<void>;
 }
 

@@ -307,3 +307,10 @@ export interface RequestStats {
   /** Requests that ended in an error (network or protocol). */
   errors: number;
 }
+
+export interface ClusterStats extends RequestStats {
+  /** consume() calls whose connections are open. */
+  openReads: number;
+  /** Requests per Kafka API name ("Metadata", "Fetch", ...). */
+  byApi: Record<string, number>;
+}
