@@ -385,7 +385,7 @@ export function kafkaApiVersionsProbe(host: string, port: number, timeoutMs = 20
     };
     const timer = setTimeout(() => done(false), timeoutMs);
     sock.on("connect", () => sock.write(req));
-    sock.on("data", (chunk) => {
+    sock.on("data", (chunk: Buffer) => {
       buf = Buffer.concat([buf, chunk]);
       if (buf.length >= 10) done(buf.readInt32BE(4) === 7 && buf.readInt16BE(8) === 0);
     });
@@ -564,9 +564,9 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
   const ownsBase = !opts.baseDir;
   const started: ServiceProcess[] = [];
   const env: Record<string, string> = {};
-  const stop = async (stopOpts: { graceMs?: number } = {}) => {
+  const stop = async (stopOpts: { graceMs?: number; keepDir?: boolean } = {}) => {
     await Promise.all(started.map((p) => stopService(p, stopOpts)));
-    if (ownsBase) rmSync(base, { recursive: true, force: true });
+    if (ownsBase && !stopOpts.keepDir) rmSync(base, { recursive: true, force: true });
   };
   try {
     // Fetch one after another: two mvn runs at once would contend for ~/.m2.
@@ -595,7 +595,9 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
       pending = pending.filter((d) => !wave.includes(d));
     }
   } catch (err) {
-    await stop({ graceMs: 0 });
+    // A temp directory goes; a given one (the CLI's) keeps the logs of what failed.
+    await stop({ graceMs: 0, keepDir: !ownsBase });
+    if (ownsBase) rmSync(base, { recursive: true, force: true });
     throw err;
   }
   const ordered = defs.map((d) => started.find((p) => p.name === d.name)!);
