@@ -578,15 +578,23 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
       const results = await Promise.allSettled(
         wave.map(async (def) => {
           const runDir = join(base, def.name);
-          rmSync(runDir, { recursive: true, force: true });
-          mkdirSync(runDir, { recursive: true });
-          const proc = await def.start({
-            env: { ...env },
-            runDir,
-            ownerPid: opts.ownerPid,
-            jvmOpts: opts.jvmOpts ?? jvmOptsFromEnv(),
-          });
-          started.push(proc);
+          // Ports are picked free, but another process may take one before the JVM binds it.
+          for (let attempt = 1; ; attempt++) {
+            rmSync(runDir, { recursive: true, force: true });
+            mkdirSync(runDir, { recursive: true });
+            try {
+              const proc = await def.start({
+                env: { ...env },
+                runDir,
+                ownerPid: opts.ownerPid,
+                jvmOpts: opts.jvmOpts ?? jvmOptsFromEnv(),
+              });
+              started.push(proc);
+              return;
+            } catch (err) {
+              if (attempt >= 3 || !/Address already in use|BindException/.test(String(err))) throw err;
+            }
+          }
         }),
       );
       const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
