@@ -9,6 +9,8 @@ import { authRoutes } from "./domains/auth/routes.ts";
 import type { AuthService } from "./domains/auth/service.ts";
 import { type ClusterProbe, healthRoutes } from "./domains/health/routes.ts";
 import { logRoutes } from "./domains/logs/routes.ts";
+import { sqlRoutes } from "./domains/sql/routes.ts";
+import type { SqlService } from "./domains/sql/service.ts";
 import { ACCESS_RULES, type AccessRule, indexRules, patternRegex, ruleKey } from "./http/access.ts";
 import type { AppEnv } from "./http/context.ts";
 import { AppError, errorBody } from "./http/errors.ts";
@@ -27,6 +29,8 @@ export interface AppDeps {
   audit: AuditService;
   clusters: ClusterProbe;
   streams: StreamRegistry;
+  /** Queries over topic data; without it the /api/sql routes are not mounted. */
+  sql?: SqlService;
   counters?: HttpCounters;
   /** Replaces the access table (tests of the middleware itself). */
   rules?: AccessRule[];
@@ -85,6 +89,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     ),
   );
   api.route("/", auditRoutes(deps.audit, deps.streams, docs));
+  if (deps.sql) api.route("/", sqlRoutes(deps.sql, deps.streams, docs));
   api.route("/", logRoutes(deps.logs, docs));
   let openapi: Record<string, unknown> | undefined;
   api.get("/openapi.json", (c) => c.json((openapi ??= openApiDocument(rulesList, docs, VERSION))));

@@ -4,12 +4,15 @@ import { type Config, defaultCluster } from "./config/schema.ts";
 import { openStore, type Store } from "./db/index.ts";
 import { AuditService } from "./domains/audit/service.ts";
 import { AuthService } from "./domains/auth/service.ts";
+import { SqlService } from "./domains/sql/service.ts";
+import { storeTopicFormats } from "./domains/sql/topic-formats.ts";
 import type { ClusterProbe } from "./domains/health/routes.ts";
 import type { AppEnv } from "./http/context.ts";
 import type { HttpCounters } from "./http/middleware.ts";
 import { StreamRegistry } from "./http/sse.ts";
 import { createKafkaPool, type KafkaPool } from "./kafka/index.ts";
 import { type LogHub, type LogSink, LogHub as Hub } from "./log/logger.ts";
+import { SchemaRegistryClient } from "./registry/client.ts";
 
 /** Everything a running Loupe holds, built from a config. main.ts and the tests both use this. */
 export interface Runtime {
@@ -20,6 +23,7 @@ export interface Runtime {
   audit: AuditService;
   kafka: KafkaPool;
   streams: StreamRegistry;
+  sql: SqlService;
   counters: HttpCounters;
   app: Hono<AppEnv>;
   /** Set when the first start created the admin user with a random password. */
@@ -65,6 +69,14 @@ export async function buildRuntime(
     })),
   );
   const streams = new StreamRegistry(config.auth.maxStreamsPerUser);
+  const sql = new SqlService({
+    pool: kafka,
+    formats: storeTopicFormats(store.sqlite),
+    registry: config.sql.schemaRegistry ? new SchemaRegistryClient({ urls: config.sql.schemaRegistry.urls }) : null,
+    maxLimit: config.sql.maxLimit,
+    maxQueriesPerUser: config.sql.maxQueriesPerUser,
+    log: logs.logger("sql"),
+  });
   const counters: HttpCounters = { requests: 0, errors: 0, totalMs: 0 };
   const app = createApp({
     config,
@@ -74,6 +86,7 @@ export async function buildRuntime(
     audit,
     clusters: kafkaProbe(kafka, config),
     streams,
+    sql,
     counters,
     ...opts.app,
   });
@@ -111,11 +124,13 @@ export async function buildRuntime(
     audit,
     kafka,
     streams,
+    sql,
     counters,
     app,
     ...(admin.password ? { generatedAdminPassword: admin.password } : {}),
     close: async () => {
       for (const t of timers) clearInterval(t);
+      sql.close();
       await kafka.close();
       await store.close();
     },

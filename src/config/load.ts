@@ -24,6 +24,7 @@ export const ENV_OVERRIDES = {
   LOUPE_KAFKA_BOOTSTRAP: "kafka.clusters[default].bootstrapServers",
   LOUPE_TOKEN_LIFETIME: "auth.tokenLifetime",
   LOUPE_IDLE_TIMEOUT: "auth.idleTimeout",
+  LOUPE_SCHEMA_REGISTRY_URL: "sql.schemaRegistry.urls",
 } as const;
 
 type Env = Record<string, string | undefined>;
@@ -44,6 +45,9 @@ function applyEnv(raw: Raw, env: Env): void {
   if (env.LOUPE_LOG_LEVEL) obj(raw, "log").level = env.LOUPE_LOG_LEVEL.toLowerCase();
   if (env.LOUPE_TOKEN_LIFETIME) obj(raw, "auth").tokenLifetime = env.LOUPE_TOKEN_LIFETIME;
   if (env.LOUPE_IDLE_TIMEOUT) obj(raw, "auth").idleTimeout = env.LOUPE_IDLE_TIMEOUT;
+  // Comma-separated: several URLs of one registry, tried in turn.
+  if (env.LOUPE_SCHEMA_REGISTRY_URL)
+    obj(obj(raw, "sql"), "schemaRegistry").urls = env.LOUPE_SCHEMA_REGISTRY_URL.split(",").map((u) => u.trim()).filter(Boolean);
   if (env.LOUPE_KAFKA_BOOTSTRAP) {
     const kafka = obj(raw, "kafka");
     const clusters = Array.isArray(kafka.clusters) ? (kafka.clusters as Raw[]) : [];

@@ -120,6 +120,21 @@ export const configSchema = z
       })
       .strict()
       .default({ maxAge: 90 * 86_400_000, maxEntries: 1_000_000 }),
+    // SQL over topic data (GET /api/sql/data)
+    sql: z
+      .object({
+        /** Highest LIMIT of a query, and the LIMIT of a query without one. */
+        maxLimit: z.number().int().positive().default(10_000),
+        /** Queries one user may run at once (429 beyond). */
+        maxQueriesPerUser: z.number().int().positive().default(4),
+        /** Schema registry (Confluent-compatible API) for Avro records in the registry wire format. */
+        schemaRegistry: z
+          .object({ urls: z.array(z.string().url()).min(1) })
+          .strict()
+          .optional(),
+      })
+      .strict()
+      .default({ maxLimit: 10_000, maxQueriesPerUser: 4 }),
   })
   .strict()
   .superRefine((cfg, ctx) => {

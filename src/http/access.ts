@@ -63,6 +63,11 @@ export const ACCESS_RULES: AccessRule[] = [
   r("GET", "/api/sse/audit", "admin", "Live audit entries (event stream)"),
   r("GET", "/api/logs/INFO", "admin", "Latest 512 INFO log lines"),
   r("GET", "/api/logs/METRICS", "admin", "Latest 512 METRICS log lines"),
+  // SQL over topic data: validating reveals no records; running and stopping queries reads them
+  r("GET", "/api/sql/validation", "nodata", "Validate a query (always 200 with the result)"),
+  r("GET", "/api/sql/data", "read", "Run a query: event stream, or one JSON answer"),
+  r("GET", "/api/sql/queries", "read", "Running queries (all for admin, else your own)"),
+  r("DELETE", "/api/sql/queries/:id", "read", "Stop a running query (your own; admin any)"),
   // user interface
   r("GET", "/", "public", "Web UI"),
   r("GET", "/*", "public", "Web UI assets and client-side routes"),

@@ -153,6 +153,7 @@ export async function* consumeRecords(deps: ConsumeDeps, req: ConsumeRequest): A
           for (const p of topicResponse.partitions) {
             const cursor = group.find((c) => c.partition === p.partitionIndex);
             if (!cursor) continue;
+            if (req.onFetch && p.records && p.records.length > 0) reportFetch(req.onFetch, p.partitionIndex, p.records);
             for (const batch of p.records ?? []) {
               for (const record of batchRecords(topic, cursor, batch)) {
                 if (signal?.aborted) return;
@@ -177,6 +178,13 @@ export async function* consumeRecords(deps: ConsumeDeps, req: ConsumeRequest): A
     await Promise.race([consumer.close(true).catch(() => {}), Bun.sleep(1_000)]);
     deps.onClose();
   }
+}
+
+function reportFetch(onFetch: NonNullable<ConsumeRequest["onFetch"]>, partition: number, batches: RecordsBatch[]): void {
+  let records = 0;
+  for (const b of batches) if ((b.attributes & IS_CONTROL) === 0) records += b.records.length;
+  const last = batches[batches.length - 1]!;
+  onFetch({ partition, records, firstOffset: Number(batches[0]!.firstOffset), lastOffset: Number(last.firstOffset) + last.lastOffsetDelta });
 }
 
 /** The batch's records from the cursor on, below its end; moves the cursor past the batch. */

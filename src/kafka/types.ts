@@ -230,6 +230,21 @@ export interface ConsumeRequest {
   follow?: boolean;
   /** Longest wait of one fetch for new data, in ms (default 500). */
   maxWaitMs?: number;
+  /**
+   * Told what each Fetch answer carried for a partition, before its records are yielded: the
+   * records and offsets of every batch, including those outside the range asked for. Lets a
+   * caller prove how much a read fetched (query push-down), not only what it yielded.
+   */
+  onFetch?(fetched: FetchedBatches): void;
+}
+
+export interface FetchedBatches {
+  partition: number;
+  /** Records in the batches of this answer (control batches excluded). */
+  records: number;
+  /** First and last offset the batches cover. */
+  firstOffset: number;
+  lastOffset: number;
 }
 
 export type AclResourceType = "ANY" | "TOPIC" | "GROUP" | "CLUSTER" | "TRANSACTIONAL_ID" | "DELEGATION_TOKEN" | "USER";

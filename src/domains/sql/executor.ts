@@ -1,0 +1,331 @@
+/**
+ * Runs one compiled query against a topic as a snapshot: each selected partition is read from
+ * its start offset up to the end offset it had when the query began, then the query ends.
+ * It knows nothing of HTTP: it is an AsyncIterable of typed events driven by an AbortSignal,
+ * and reports progress through a small object the transport may read at any time.
+ *
+ * Push-down: the plan's partitions, offset range and time range become the offset range of
+ * each partition before anything is fetched (time bounds via ListOffsets by timestamp); the
+ * filter still tests every record, so a loose range only costs reading.
+ *
+ * Backpressure: nothing is fetched ahead. The Kafka read is pulled record by record through
+ * this iterator, so a consumer of the events that stops pulling stops the fetching.
+ */
+
+import type { KafkaCluster } from "../../kafka/index.ts";
+import type { FetchedBatches } from "../../kafka/types.ts";
+import { type QueryPlan, type RecordView, resolveOffsetRange } from "../../sql/index.ts";
+import { type Decoded, DecodeError, type Decoder } from "./decoders.ts";
+
+/** One record of the answer (SPEC: Query data record). */
+export interface QueryRecord {
+  timestamp: number;
+  partition: number;
+  key: string | null;
+  offset: number;
+  topic: string;
+  /** The projected value serialised as JSON text. */
+  value: string;
+}
+
+export interface PartitionOffsets {
+  partition: number;
+  min: number;
+  max: number;
+}
+
+export type StopReason = "END" | "LIMIT" | "MAX_SIZE" | "MAX_QUERY_TIME" | "MAX_IDLE_TIME" | "STOPPED" | "CLIENT";
+
+/** The end record (SPEC: type 2), plus why the query stopped. */
+export interface QueryEnd {
+  /** Bytes (raw key + value) of the records returned. */
+  size: number;
+  /** False when max.query.time ended the query. */
+  isTimeRemaining: boolean;
+  /** Per partition, lowest and highest offset read. */
+  offsets: PartitionOffsets[];
+  /** True when the query was killed (DELETE /api/sql/queries/{id}). */
+  isStopped: boolean;
+  /** Records returned. */
+  totalRecords: number;
+  /** True when every selected partition was read to its end offset of the snapshot. */
+  isTopicEnd: boolean;
+  /** Records that could not be decoded. */
+  skippedRecords: number;
+  recordsLimit: number;
+  /** Bytes (raw key + value) of every record read, matching or not. */
+  totalSizeRead: number;
+  stopReason: StopReason;
+}
+
+/** What a read fetched from the broker, per partition: proof of push-down. */
+export interface PartitionScan {
+  partition: number;
+  /** Offsets asked for: [from, to). */
+  from: number;
+  to: number;
+  fetches: number;
+  /** Records in the fetched batches, including those outside [from, to). */
+  fetchedRecords: number;
+  /** Lowest and highest offset of the fetched batches; -1 when nothing was fetched. */
+  firstFetched: number;
+  lastFetched: number;
+}
+
+export type QueryEvent = { type: "records"; records: QueryRecord[] } | { type: "end"; end: QueryEnd };
+
+/** Live counters of a running query, for the statistics messages. */
+export class QueryProgress {
+  totalRecords = 0;
+  skippedRecords = 0;
+  /** Raw bytes read / returned. */
+  totalSizeRead = 0;
+  size = 0;
+  readRecords = 0;
+  scans: PartitionScan[] = [];
+}
+
+export interface ExecutorDeps {
+  cluster: KafkaCluster;
+  keyDecoder: Decoder;
+  valueDecoder: Decoder;
+}
+
+export interface ExecuteOptions {
+  signal: AbortSignal;
+  /** Fired by a kill: the query ends with isStopped. */
+  stopSignal?: AbortSignal;
+  progress?: QueryProgress;
+  /** Largest number of records per `records` event (default 512). */
+  batchSize?: number;
+}
+
+const EMPTY = new Uint8Array(0);
+
+/**
+ * Plans the offsets of each partition: snapshot end offsets, push-down of partitions, offsets
+ * and time. Answers the ranges to read and the end offsets (what LAST_OFFSET() sees).
+ */
+export async function planReads(
+  cluster: KafkaCluster,
+  plan: QueryPlan,
+): Promise<{ ranges: Array<{ partition: number; from: number; to: number }>; ends: Map<number, number> }> {
+  const [topic] = await cluster.describeTopics([plan.topic]);
+  const all = topic!.partitionDetails.map((p) => p.partition);
+  const wanted = plan.partitions === null ? all : plan.partitions.filter((p) => all.includes(p));
+  const refs = all.map((partition) => ({ topic: plan.topic, partition }));
+  const [earliest, latest] = await Promise.all([cluster.listOffsets(refs, "earliest"), cluster.listOffsets(refs, "latest")]);
+  const ends = new Map(latest.map((o) => [o.partition, o.offset]));
+  const starts = new Map(earliest.map((o) => [o.partition, o.offset]));
+  const ranges = wanted.map((partition) => ({ partition, ...resolveOffsetRange(plan.offsetRange, starts.get(partition)!, ends.get(partition)!) }));
+
+  const { fromMs, toMs } = plan.timeRange;
+  const wantedRefs = ranges.filter((r) => r.from < r.to).map((r) => ({ topic: plan.topic, partition: r.partition }));
+  if (wantedRefs.length > 0 && (fromMs !== undefined || toMs !== undefined)) {
+    // The first offset whose timestamp is >= t; -1 when every record is older.
+    const [after, before] = await Promise.all([
+      fromMs === undefined ? null : cluster.listOffsets(wantedRefs, Math.max(0, fromMs)),
+      toMs === undefined || toMs + 1 < 0 ? null : cluster.listOffsets(wantedRefs, toMs + 1),
+    ]);
+    for (const r of ranges) {
+      const a = after?.find((o) => o.partition === r.partition);
+      if (a) r.from = a.offset < 0 ? r.to : Math.max(r.from, a.offset);
+      const b = before?.find((o) => o.partition === r.partition);
+      if (b && b.offset >= 0) r.to = Math.min(r.to, b.offset);
+      if (r.to < r.from) r.to = r.from;
+    }
+    if (toMs !== undefined && toMs < 0) for (const r of ranges) r.to = r.from;
+  }
+  return { ranges, ends };
+}
+
+/** Runs the plan; the last event is always `end` unless the iteration is abandoned or throws. */
+export async function* executeQuery(deps: ExecutorDeps, plan: QueryPlan, opts: ExecuteOptions): AsyncGenerator<QueryEvent, void, undefined> {
+  const progress = opts.progress ?? new QueryProgress();
+  const batchSize = opts.batchSize ?? 512;
+  const { settings } = plan;
+  const internal = new AbortController();
+  let reason: StopReason | null = null;
+  const stop = (why: StopReason) => {
+    if (reason === null) reason = why;
+    internal.abort();
+  };
+  const onClient = () => stop("CLIENT");
+  const onKill = () => stop("STOPPED");
+  opts.signal.addEventListener("abort", onClient, { once: true });
+  opts.stopSignal?.addEventListener("abort", onKill, { once: true });
+  if (opts.signal.aborted) onClient();
+  if (opts.stopSignal?.aborted) onKill();
+  const queryTimer = setTimeout(() => stop("MAX_QUERY_TIME"), settings.maxQueryTimeMs);
+  let idleTimer: ReturnType<typeof setTimeout> | undefined;
+  const armIdle = () => {
+    if (idleTimer) clearTimeout(idleTimer);
+    idleTimer = setTimeout(() => stop("MAX_IDLE_TIME"), settings.maxIdleTimeMs);
+  };
+
+  const mins = new Map<number, number>();
+  const maxs = new Map<number, number>();
+  const ended = () => {
+    const offsets = [...mins].map(([partition, min]) => ({ partition, min, max: maxs.get(partition)! })).sort((a, b) => a.partition - b.partition);
+    const why: StopReason = reason ?? "END";
+    return {
+      size: progress.size,
+      isTimeRemaining: why !== "MAX_QUERY_TIME",
+      offsets,
+      isStopped: why === "STOPPED",
+      totalRecords: progress.totalRecords,
+      isTopicEnd: why === "END",
+      skippedRecords: progress.skippedRecords,
+      recordsLimit: plan.limit,
+      totalSizeRead: progress.totalSizeRead,
+      stopReason: why,
+    } satisfies QueryEnd;
+  };
+
+  try {
+    armIdle();
+    if (plan.limit === 0) {
+      stop("LIMIT");
+      yield { type: "end", end: ended() };
+      return;
+    }
+    const { ranges, ends } = await abortable(planReads(deps.cluster, plan), internal.signal);
+    const toRead = ranges.filter((r) => r.from < r.to);
+    progress.scans = toRead.map((r) => ({ ...r, fetches: 0, fetchedRecords: 0, firstFetched: -1, lastFetched: -1 }));
+    const scanOf = new Map(progress.scans.map((s) => [s.partition, s]));
+    const onFetch = (f: FetchedBatches) => {
+      const s = scanOf.get(f.partition);
+      if (!s) return;
+      s.fetches++;
+      s.fetchedRecords += f.records;
+      if (s.firstFetched < 0 || f.firstOffset < s.firstFetched) s.firstFetched = f.firstOffset;
+      if (f.lastOffset > s.lastFetched) s.lastFetched = f.lastOffset;
+    };
+    const lastOffset = (partition: number) => ends.get(partition) ?? 0;
+    const topic = plan.topic;
+    let toSkip = plan.skip;
+    let batch: QueryRecord[] = [];
+    let lastYield = Date.now();
+
+    if (toRead.length > 0 && !internal.signal.aborted) {
+      const records = deps.cluster.consume({
+        topic,
+        partitions: toRead.map((r) => ({ partition: r.partition, from: r.from, to: r.to })),
+        signal: internal.signal,
+        onFetch,
+      });
+      for await (const raw of records) {
+        armIdle();
+        const keyBytes = raw.key ?? EMPTY;
+        const valueBytes = raw.value ?? EMPTY;
+        const bytes = keyBytes.byteLength + valueBytes.byteLength;
+        progress.readRecords++;
+        progress.totalSizeRead += bytes;
+        const min = mins.get(raw.partition);
+        if (min === undefined || raw.offset < min) mins.set(raw.partition, raw.offset);
+        if ((maxs.get(raw.partition) ?? -1) < raw.offset) maxs.set(raw.partition, raw.offset);
+
+        let key: Decoded | null = null;
+        let value: Decoded;
+        try {
+          if (raw.key !== null) {
+            const k = deps.keyDecoder(keyBytes);
+            key = k instanceof Promise ? await k : k;
+          }
+          if (raw.value === null) value = { value: null, json: "null" };
+          else {
+            const v = deps.valueDecoder(valueBytes);
+            value = v instanceof Promise ? await v : v;
+          }
+        } catch (err) {
+          if (!(err instanceof DecodeError)) throw err;
+          progress.skippedRecords++;
+          if (progress.totalSizeRead >= settings.maxSizeBytes) {
+            stop("MAX_SIZE");
+            break;
+          }
+          continue;
+        }
+
+        const view: RecordView = {
+          key: key?.value ?? null,
+          value: value.value,
+          partition: raw.partition,
+          offset: raw.offset,
+          timestamp: raw.timestamp,
+          keySize: keyBytes.byteLength,
+          valueSize: valueBytes.byteLength,
+          lastOffset,
+        };
+        if (plan.filter(view)) {
+          if (toSkip > 0) toSkip--;
+          else {
+            const outValue = plan.projectionIsStar ? (value.json ?? JSON.stringify(value.value) ?? "null") : (JSON.stringify(plan.project(view)) ?? "null");
+            const k = key === null ? null : typeof key.value === "string" ? key.value : (key.json ?? JSON.stringify(key.value) ?? null);
+            batch.push({ timestamp: raw.timestamp, partition: raw.partition, key: k, offset: raw.offset, topic, value: outValue });
+            progress.totalRecords++;
+            progress.size += bytes;
+            if (progress.totalRecords >= plan.limit) {
+              stop("LIMIT");
+              break;
+            }
+            if (batch.length >= batchSize || Date.now() - lastYield > 200) {
+              const out = batch;
+              batch = [];
+              // Time spent waiting for the reader of the events is not idle time of the topic.
+              if (idleTimer) clearTimeout(idleTimer);
+              yield { type: "records", records: out };
+              lastYield = Date.now();
+              armIdle();
+            }
+          }
+        }
+        if (progress.totalSizeRead >= settings.maxSizeBytes) {
+          stop("MAX_SIZE");
+          break;
+        }
+        if (internal.signal.aborted) break;
+      }
+    }
+    if (batch.length > 0 && reason !== "CLIENT") yield { type: "records", records: batch };
+    // The read can also end because its signal fired (time, idle, kill): only a clean end is the topic's end.
+    yield { type: "end", end: ended() };
+  } catch (err) {
+    if (reason !== null && isAbort(err)) {
+      yield { type: "end", end: ended() };
+      return;
+    }
+    throw err;
+  } finally {
+    clearTimeout(queryTimer);
+    if (idleTimer) clearTimeout(idleTimer);
+    opts.signal.removeEventListener("abort", onClient);
+    opts.stopSignal?.removeEventListener("abort", onKill);
+    internal.abort();
+  }
+}
+
+function isAbort(err: unknown): boolean {
+  return err instanceof Error && (err.name === "AbortError" || err.message === "aborted");
+}
+
+function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    p.catch(() => {});
+    return Promise.reject(Object.assign(new Error("aborted"), { name: "AbortError" }));
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(Object.assign(new Error("aborted"), { name: "AbortError" }));
+    signal.addEventListener("abort", onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(e);
+      },
+    );
+  });
+}
