@@ -23,6 +23,7 @@ import { type Span, SqlError, describeChoices, quote, syntaxError } from './erro
 import { FUNCTIONS, describeArity } from './functions.ts';
 import { DEFAULT_SETTINGS, type DataFormat, type QuerySettings, SETTINGS, SETTING_NAMES, parseFormat } from './settings.ts';
 import { parseTimestamp } from './values.ts';
+import { lookup } from './lookup.ts';
 
 /** Field paths known for a topic's key and value; null or missing = not known. */
 export interface TopicFields {
@@ -122,7 +123,7 @@ class Analyzer {
   private applySettings(document: DocumentNode, settings: QuerySettings): void {
     for (const statement of document.settings) {
       const key = statement.key.toLowerCase();
-      const definition = SETTINGS[key];
+      const definition = lookup(SETTINGS, key);
       if (definition === undefined) {
         this.fail(statement.keyLoc, `Unknown setting ${quote(statement.key)}`, describeChoices(SETTING_NAMES));
       } else if (!definition.apply(settings, statement.value.text)) {
@@ -169,7 +170,7 @@ class Analyzer {
     walkExpression(expression, (node) => {
       switch (node.kind) {
         case 'Call': {
-          const definition = FUNCTIONS[node.name];
+          const definition = lookup(FUNCTIONS, node.name);
           if (definition === undefined) {
             this.fail(node.nameLoc, `Unknown function ${quote(node.name)}`);
           } else if (node.args.length < definition.minArgs || node.args.length > definition.maxArgs) {

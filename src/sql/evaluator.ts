@@ -21,6 +21,7 @@ import {
   toNumber,
   toText,
 } from './values.ts';
+import { lookup } from './lookup.ts';
 
 export type Evaluator = (record: RecordView) => unknown;
 
@@ -49,7 +50,7 @@ export function isConstant(node: ExpressionNode): boolean {
     case 'DecoderType':
       return false;
     case 'Call': {
-      const definition = FUNCTIONS[node.name];
+      const definition = lookup(FUNCTIONS, node.name);
       return definition !== undefined && definition.pure && node.args.every(isConstant);
     }
     case 'Unary':
@@ -212,7 +213,7 @@ export function compileExpression(node: ExpressionNode, context: EvaluationConte
       return (r) => isNull(subject(r)) !== negated;
     }
     case 'Call': {
-      const definition = FUNCTIONS[node.name];
+      const definition = lookup(FUNCTIONS, node.name);
       if (definition === undefined) throw new Error(`unknown function ${node.name} reached the evaluator`);
       const args = node.args.map((arg) => compileExpression(arg, context));
       const now = context.now;

@@ -33,6 +33,7 @@ import type {
 import { CAST_TYPES, META_FIELDS } from './ast.ts';
 import { type Span, describeChoices, syntaxError } from './errors.ts';
 import { Lexer, type Token, TokenKind, describeToken } from './lexer.ts';
+import { lookup } from './lookup.ts';
 
 export interface ParseOptions {
   /** Longest accepted query, in characters (default 100 000). */
@@ -536,7 +537,7 @@ export class Parser {
         this.lexer.advance();
         return { kind: 'MetaField', field: field as MetaField, legacy: false, loc: { start: token.start, end: fieldToken.end } };
       }
-      const legacy = LEGACY_META[special];
+      const legacy = lookup(LEGACY_META, special);
       if (legacy !== undefined) return { kind: 'MetaField', field: legacy, legacy: true, loc: span(token) };
       if (special === '_ktype' || special === '_vtype') {
         return { kind: 'DecoderType', side: special === '_ktype' ? 'key' : 'value', loc: span(token) };

@@ -11,6 +11,7 @@
  * Keys and format names are case-insensitive; values may be quoted or bare.
  * When a key is set twice the last statement wins.
  */
+import { lookup } from './lookup.ts';
 
 export const DATA_FORMATS = ['AVRO', 'BYTES', 'DOUBLE', 'FLOAT', 'INT', 'JSON', 'LONG', 'PROTOBUF', 'STRING'] as const;
 export type DataFormat = (typeof DATA_FORMATS)[number];
@@ -47,7 +48,7 @@ const DURATION_UNITS: Readonly<Record<string, number>> = {
 function parseQuantity(text: string, units: Readonly<Record<string, number>>): number | null {
   const match = /^\s*(\d+(?:\.\d+)?(?:e[+-]?\d+)?)\s*([a-z]*)\s*$/i.exec(text);
   if (match === null) return null;
-  const factor = units[(match[2] ?? '').toLowerCase()];
+  const factor = lookup(units, (match[2] ?? '').toLowerCase());
   if (factor === undefined) return null;
   const value = Math.floor(Number(match[1]) * factor);
   return Number.isSafeInteger(value) && value >= 1 ? value : null;

@@ -123,6 +123,13 @@ const INVALID: Case[] = [
   ["SELECT * FROM t WHERE _meta.timestamp > 'yesterday'", 1, 41, "Invalid timestamp 'yesterday' at line 1, column 41. Expected epoch milliseconds or an ISO-8601 date such as 2024-01-31 or 2024-01-31T12:00:00Z."],
   ["SELECT * FROM t WHERE _ts BETWEEN '2024-02-30' AND '2024-03-01'", 1, 35, "Invalid timestamp '2024-02-30' at line 1, column 35. Expected epoch milliseconds or an ISO-8601 date such as 2024-01-31 or 2024-01-31T12:00:00Z."],
 
+  // Regression: names looked up in tables found inherited Object properties
+  // ("constructor" was read as a legacy metadata field and a setting).
+  ['SET constructor = 1; SELECT * FROM t', 1, 5, `Unknown setting 'constructor' at line 1, column 5. Expected one of: ${SETTINGS}.`],
+  ['SET __proto__ = 1; SELECT * FROM t', 1, 5, `Unknown setting '__proto__' at line 1, column 5. Expected one of: ${SETTINGS}.`],
+  ['SET max.size = 1constructor; SELECT * FROM t', 1, 16, "Invalid value '1constructor' for max.size at line 1, column 16. Expected a size such as 1048576, 500k, 1m or 2g."],
+  ['SELECT hasOwnProperty(a) FROM t', 1, 8, "Unknown function 'HASOWNPROPERTY' at line 1, column 8."],
+
   // The first problem in the text is the one reported
   ['SELECT FOO(a) FROM nope', 1, 8, "Unknown function 'FOO' at line 1, column 8."],
   ['SELECT a FROM nope WHERE BAR() = 1', 1, 15, "Unknown topic 'nope' at line 1, column 15."],

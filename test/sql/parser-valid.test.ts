@@ -63,6 +63,7 @@ const VALID: Case[] = [
   }],
   ['SELECT lowercase(name), Now() AS t, last_offset() AS e FROM t', { columns: ['lowercase(name)', 't', 'e'] }],
   ['SELECT 1, \'x\', TRUE, NULL FROM t', { columns: ['1', "'x'", 'TRUE', 'NULL'] }],
+  ['SELECT constructor, __proto__, toString FROM t', { columns: ['constructor', '__proto__', 'toString'] }],
 
   // Partition push-down
   ['SELECT * FROM t WHERE a = 1', { hasFilter: true, partitions: null, offsetRange: {}, timeRange: {} }],
