@@ -14,12 +14,11 @@ import {
   type ExpressionNode,
   type FieldPathNode,
   type SelectNode,
-  type StringLiteralNode,
   isComparisonOperator,
   mapExpression,
   walkExpression,
 } from './ast.ts';
-import { type Span, SqlError, describeChoices, quote, syntaxError } from './errors.ts';
+import { type Span, describeChoices, quote, syntaxError } from './errors.ts';
 import { FUNCTIONS, describeArity } from './functions.ts';
 import { DEFAULT_SETTINGS, type DataFormat, type QuerySettings, SETTINGS, SETTING_NAMES, parseFormat } from './settings.ts';
 import { parseTimestamp } from './values.ts';
@@ -37,6 +36,12 @@ export interface TopicFields {
   value?: string[] | null;
 }
 
+/**
+ * What the caller knows of the cluster. Fields are checked only where a schema
+ * is known, and not for a side whose decoder the query chooses itself
+ * (`SET key.format`/`value.format`, `_ktype`/`_vtype`): the known schema may
+ * not describe what that decoder gives.
+ */
 export interface Catalog {
   topicExists(name: string): boolean;
   topicFields?(name: string): TopicFields | null;
@@ -58,8 +63,15 @@ export function analyze(source: string, document: DocumentNode, catalog?: Catalo
   return new Analyzer(source, catalog ?? null).run(document);
 }
 
+/** A problem found; only the first in the text becomes an SqlError (locating costs a scan). */
+interface Problem {
+  at: Span;
+  what: string;
+  expected?: string;
+}
+
 class Analyzer {
-  private readonly errors: SqlError[] = [];
+  private readonly problems: Problem[] = [];
 
   constructor(
     private readonly source: string,
@@ -103,8 +115,9 @@ class Analyzer {
           };
     const where = filtered === null ? null : resolve(filtered);
 
-    const first = this.errors.sort((a, b) => a.position - b.position)[0];
-    if (first !== undefined) throw first;
+    let first: Problem | undefined;
+    for (const problem of this.problems) if (first === undefined || problem.at.start < first.at.start) first = problem;
+    if (first !== undefined) throw syntaxError(this.source, first.at, first.what, first.expected);
     return {
       source: this.source,
       document,
@@ -117,7 +130,7 @@ class Analyzer {
   }
 
   private fail(at: Span, what: string, expected?: string): void {
-    this.errors.push(syntaxError(this.source, at, what, expected));
+    this.problems.push({ at, what, expected });
   }
 
   private applySettings(document: DocumentNode, settings: QuerySettings): void {
@@ -290,7 +303,7 @@ function decoderChoice(node: ExpressionNode): { side: 'key' | 'value'; text: str
 }
 
 function formatText(node: ExpressionNode): string | null {
-  if (node.kind === 'StringLiteral') return (node satisfies StringLiteralNode).value;
+  if (node.kind === 'StringLiteral') return node.value;
   const only = node.kind === 'FieldPath' && !node.rooted && node.segments.length === 1 ? node.segments[0] : undefined;
   return only?.kind === 'Field' ? only.name : null;
 }

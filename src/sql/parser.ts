@@ -198,10 +198,10 @@ export class Parser {
   parseProjection(): ProjectionNode {
     const token = this.lexer.token;
     if (this.skip(TokenKind.STAR)) return { kind: 'Star', loc: span(token) };
-    const items: SelectItemNode[] = [this.parseSelectItem()];
-    while (this.skip(TokenKind.COMMA)) items.push(this.parseSelectItem());
-    const last = items[items.length - 1] ?? items[0];
-    return { kind: 'ProjectionList', items, loc: { start: token.start, end: last?.loc.end ?? token.end } };
+    let last = this.parseSelectItem();
+    const items: SelectItemNode[] = [last];
+    while (this.skip(TokenKind.COMMA)) items.push((last = this.parseSelectItem()));
+    return { kind: 'ProjectionList', items, loc: { start: token.start, end: last.loc.end } };
   }
 
   /**
@@ -549,6 +549,9 @@ export class Parser {
     return this.parseAccessors(token, 'value', false, [{ kind: 'Field', name: token.value, loc: span(token) }]);
   }
 
+  /**
+   * Accessor* : ( '.' ( Name | QuotedName ) | '[' Integer ']' )*
+   */
   private parseAccessors(
     first: Token,
     source: 'key' | 'value',
