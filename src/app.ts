@@ -9,6 +9,7 @@ import { authRoutes } from "./domains/auth/routes.ts";
 import type { AuthService } from "./domains/auth/service.ts";
 import { type ClusterProbe, healthRoutes } from "./domains/health/routes.ts";
 import { logRoutes } from "./domains/logs/routes.ts";
+import { type KafkaDomains, mountKafkaDomains } from "./domains/topics/domains.ts";
 import { sqlRoutes } from "./domains/sql/routes.ts";
 import type { SqlService } from "./domains/sql/service.ts";
 import { ACCESS_RULES, type AccessRule, indexRules, patternRegex, ruleKey } from "./http/access.ts";
@@ -32,6 +33,8 @@ export interface AppDeps {
   /** Queries over topic data; without it the /api/sql routes are not mounted. */
   sql?: SqlService;
   counters?: HttpCounters;
+  /** Topics, topic metadata, consumer groups, alert notifications and /metrics; mounted when given. */
+  kafkaDomains?: KafkaDomains;
   /** Replaces the access table (tests of the middleware itself). */
   rules?: AccessRule[];
   /** Extra routes mounted under /api (tests of the middleware itself). */
@@ -94,6 +97,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   let openapi: Record<string, unknown> | undefined;
   api.get("/openapi.json", (c) => c.json((openapi ??= openApiDocument(rulesList, docs, VERSION))));
   deps.extraApi?.(api);
+  if (deps.kafkaDomains)
+    mountKafkaDomains(deps.kafkaDomains, api, app, docs, { counters, streams: deps.streams, startedAt: deps.startedAt ?? Date.now() });
   app.route("/api", api);
   app.route("/", uiRoutes());
 

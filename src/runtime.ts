@@ -7,6 +7,7 @@ import { AuthService } from "./domains/auth/service.ts";
 import { SqlService } from "./domains/sql/service.ts";
 import { storeTopicFormats } from "./domains/sql/topic-formats.ts";
 import type { ClusterProbe } from "./domains/health/routes.ts";
+import { buildKafkaDomains, type KafkaDomains } from "./domains/topics/domains.ts";
 import type { AppEnv } from "./http/context.ts";
 import type { HttpCounters } from "./http/middleware.ts";
 import { StreamRegistry } from "./http/sse.ts";
@@ -24,6 +25,8 @@ export interface Runtime {
   kafka: KafkaPool;
   streams: StreamRegistry;
   sql: SqlService;
+  /** Topics, metadata, consumer groups, notifications, the lag engine and the offset sampler. */
+  kafkaDomains: KafkaDomains;
   counters: HttpCounters;
   app: Hono<AppEnv>;
   /** Set when the first start created the admin user with a random password. */
@@ -78,6 +81,7 @@ export async function buildRuntime(
     log: logs.logger("sql"),
   });
   const counters: HttpCounters = { requests: 0, errors: 0, totalMs: 0 };
+  const kafkaDomains = buildKafkaDomains({ config, db: store.db, pool: kafka, audit, logs });
   const app = createApp({
     config,
     store,
@@ -88,6 +92,7 @@ export async function buildRuntime(
     streams,
     sql,
     counters,
+    kafkaDomains,
     ...opts.app,
   });
   const timers: ReturnType<typeof setInterval>[] = [];
@@ -116,6 +121,7 @@ export async function buildRuntime(
     }, config.log.metricsInterval),
   );
   for (const t of timers) t.unref?.();
+  kafkaDomains.start();
   return {
     config,
     store,
@@ -125,12 +131,14 @@ export async function buildRuntime(
     kafka,
     streams,
     sql,
+    kafkaDomains,
     counters,
     app,
     ...(admin.password ? { generatedAdminPassword: admin.password } : {}),
     close: async () => {
       for (const t of timers) clearInterval(t);
       sql.close();
+      await kafkaDomains.stop();
       await kafka.close();
       await store.close();
     },

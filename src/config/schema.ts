@@ -135,6 +135,17 @@ export const configSchema = z
       })
       .strict()
       .default({ maxLimit: 10_000, maxQueriesPerUser: 4 }),
+    lag: z
+      .object({
+        /** Consumer lag figures are reused for this long by every caller (/metrics, topics, groups). */
+        cacheTtl: duration.default(5_000),
+        /** How often the background sampler reads every partition's end offset (messages per second). */
+        sampleInterval: duration.default(15_000),
+        /** How far back the sampler keeps end offsets: the window of rates and lag-in-seconds estimates. */
+        sampleWindow: duration.default(600_000),
+      })
+      .strict()
+      .default({ cacheTtl: 5_000, sampleInterval: 15_000, sampleWindow: 600_000 }),
   })
   .strict()
   .superRefine((cfg, ctx) => {

@@ -33,4 +33,26 @@ export interface Database {
     content: string;
     success: number;
   };
+  topic_metadata: {
+    cluster: string;
+    topic: string;
+    key_type: string;
+    value_type: string;
+    key_schema: string | null;
+    value_schema: string | null;
+    updated_by: string;
+    updated_at: number;
+  };
+  alert_notifications: {
+    id: Generated<number>;
+    alert_id: number;
+    cluster: string;
+    /** JSON object of string to string. */
+    labels: string;
+    /** JSON object of string to string. */
+    annotations: string;
+    starts_at: number;
+    ends_at: number | null;
+    generator_url: string;
+  };
 }

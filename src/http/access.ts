@@ -28,7 +28,10 @@ export type AuditType =
   | "ACL"
   | "SCHEMA"
   | "PROCESSOR"
-  | "CONNECTOR";
+  | "CONNECTOR"
+  // Beyond the SPEC's list: stored key/value types of a topic, and consumer group changes.
+  | "TOPIC_METADATA"
+  | "CONSUMER_GROUP";
 export type AuditChange = "ADD" | "REMOVE" | "UPDATE" | "INSERT";
 
 export interface AccessRule {
@@ -68,6 +71,25 @@ export const ACCESS_RULES: AccessRule[] = [
   r("GET", "/api/sql/data", "read", "Run a query: event stream, or one JSON answer"),
   r("GET", "/api/sql/queries", "read", "Running queries (all for admin, else your own)"),
   r("DELETE", "/api/sql/queries/:id", "read", "Stop a running query (your own; admin any)"),
+  // topics, topic metadata, consumer groups, alert notifications and /metrics
+  r("GET", "/api/topics", "nodata", "Topics with partitions, sizes and rates"),
+  r("GET", "/api/topics/:topicName", "nodata", "One topic: partitions, offsets, configs, consumers and lag"),
+  r("POST", "/api/topics", "write", "Create a topic", { type: "TOPIC", change: "ADD" }),
+  r("DELETE", "/api/topics/:topicName", "write", "Delete a topic", { type: "TOPIC", change: "REMOVE" }),
+  r("PUT", "/api/topics/config/:topicName", "write", "Change topic configs (validated first)", { type: "TOPIC", change: "UPDATE" }),
+  // Audited by the service when the background deletion ends (TOPIC_DATA REMOVE).
+  r("DELETE", "/api/topics/:topicName/:partition/:offset", "write", "Delete records up to an offset"),
+  r("GET", "/api/metadata/topics", "nodata", "Stored key and value types of topics"),
+  r("GET", "/api/metadata/topics/:topicName", "nodata", "Key and value types of a topic (stored or inferred)"),
+  r("POST", "/api/metadata/topics/:topicName", "write", "Set key and value types of a topic", { type: "TOPIC_METADATA", change: "UPDATE" }),
+  r("DELETE", "/api/metadata/topics/:topicName", "write", "Remove a topic's stored types", { type: "TOPIC_METADATA", change: "REMOVE" }),
+  r("DELETE", "/api/system/topics/metadata/:topicName", "write", "Remove a topic's stored types", { type: "TOPIC_METADATA", change: "REMOVE" }),
+  r("GET", "/api/consumers", "read", "Consumer groups with state, members, topics and lag"),
+  r("GET", "/api/consumers/:group", "read", "One consumer group: members, offsets and lag"),
+  r("PUT", "/api/consumers/:group/offsets", "write", "Reset a group's offsets (empty groups only)", { type: "CONSUMER_GROUP", change: "UPDATE" }),
+  r("DELETE", "/api/consumers/:group", "write", "Delete a consumer group", { type: "CONSUMER_GROUP", change: "REMOVE" }),
+  r("GET", "/api/alerts", "nodata", "Alert notifications, newest first"),
+  r("GET", "/metrics", "public", "Prometheus metrics: consumer lag, process and HTTP figures"),
   // user interface
   r("GET", "/", "public", "Web UI"),
   r("GET", "/*", "public", "Web UI assets and client-side routes"),

@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
 import * as m0001 from "./0001-initial.ts";
+import * as m0002 from "./0002-topics.ts";
 
 export interface Migration {
   version: number;
@@ -11,4 +12,7 @@ export interface Migration {
  * Every migration, imported statically so that the compiled binary carries them.
  * Append only: a released migration is never edited.
  */
-export const MIGRATIONS: Migration[] = [{ version: 1, ...m0001 }];
+export const MIGRATIONS: Migration[] = [
+  { version: 1, ...m0001 },
+  { version: 2, ...m0002 },
+];

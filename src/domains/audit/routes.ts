@@ -15,7 +15,7 @@ const time = z.union([
 
 export const auditQuery = z
   .object({
-    type: z.enum(["TOPIC", "TOPIC_DATA", "QUOTAS", "BROKER_CONFIG", "ACL", "SCHEMA", "PROCESSOR", "CONNECTOR"]).optional(),
+    type: z.enum(["TOPIC", "TOPIC_DATA", "QUOTAS", "BROKER_CONFIG", "ACL", "SCHEMA", "PROCESSOR", "CONNECTOR", "TOPIC_METADATA", "CONSUMER_GROUP"]).optional(),
     user: z.string().min(1).max(256).optional(),
     from: time.optional(),
     to: time.optional(),

@@ -1,0 +1,204 @@
+import { badRequest, conflict, notFound } from "../../http/errors.ts";
+import type { GroupDescription, KafkaCluster, KafkaPool, TopicPartitionRef } from "../../kafka/index.ts";
+import type { LagEngine, PartitionLag } from "../../lag/engine.ts";
+
+export interface ConsumerGroupSummary {
+  id: string;
+  state: string;
+  protocolType: string;
+  protocol: string;
+  members: number;
+  topics: string[];
+  lag: number;
+}
+
+export interface ConsumerGroupOffset {
+  topic: string;
+  partition: number;
+  currentOffset: number;
+  logEndOffset: number;
+  lag: number;
+  /** Age of the oldest unread record: now minus the timestamp of the record at the committed offset. */
+  lagSeconds: number | null;
+  memberId: string | null;
+  clientId: string | null;
+  host: string | null;
+}
+
+export interface ConsumerGroupDetail {
+  id: string;
+  state: string;
+  protocolType: string;
+  protocol: string;
+  members: Array<{ memberId: string; groupInstanceId: string | null; clientId: string; host: string; assignments: TopicPartitionRef[] }>;
+  offsets: ConsumerGroupOffset[];
+  lag: number;
+}
+
+export type OffsetReset =
+  | { to: "earliest" | "latest"; topics?: string[] }
+  | { timestamp: number; topics?: string[] }
+  | { offsets: Array<{ topic: string; partition: number; offset: number }> };
+
+/** Partitions whose oldest unread record is read for lag in seconds; beyond, the sampler's estimate. */
+const MAX_TIMESTAMP_READS = 200;
+
+export class ConsumerService {
+  constructor(
+    private readonly pool: KafkaPool,
+    private readonly lag: LagEngine,
+  ) {}
+
+  async list(cluster: string): Promise<ConsumerGroupSummary[]> {
+    const kafka = this.pool.get(cluster);
+    const snapshot = await this.lag.snapshot(cluster);
+    const described = await kafka.describeGroups(snapshot.groups.map((g) => g.groupId));
+    const byGroup = new Map<string, PartitionLag[]>();
+    for (const p of snapshot.partitions) byGroup.set(p.group, [...(byGroup.get(p.group) ?? []), p]);
+    return snapshot.groups.map((g, i) => {
+      const d = described[i]!;
+      const lags = byGroup.get(g.groupId) ?? [];
+      const topics = new Set(lags.map((l) => l.topic));
+      for (const m of d.members) for (const a of m.assignments) topics.add(a.topic);
+      return {
+        id: g.groupId,
+        state: d.state === "Dead" ? g.state : d.state,
+        protocolType: g.protocolType,
+        protocol: d.protocol,
+        members: d.members.length,
+        topics: [...topics].sort(),
+        lag: lags.reduce((s, l) => s + l.lag, 0),
+      };
+    });
+  }
+
+  async #describe(kafka: KafkaCluster, group: string): Promise<GroupDescription> {
+    const [d] = await kafka.describeGroups([group]);
+    return d!;
+  }
+
+  async get(cluster: string, group: string): Promise<ConsumerGroupDetail> {
+    const kafka = this.pool.get(cluster);
+    const [d, lags] = await Promise.all([this.#describe(kafka, group), this.lag.groupLag(cluster, [group])]);
+    if (d.state === "Dead" && lags.length === 0) throw notFound(`Consumer group '${group}' does not exist`);
+    const owner = new Map<string, { memberId: string; clientId: string; host: string }>();
+    for (const m of d.members) for (const a of m.assignments) owner.set(`${a.topic}\u0000${a.partition}`, { memberId: m.memberId, clientId: m.clientId, host: m.host });
+    const seconds = await this.#lagSeconds(kafka, lags);
+    const offsets = lags.map((l) => {
+      const o = owner.get(`${l.topic}\u0000${l.partition}`);
+      return {
+        topic: l.topic,
+        partition: l.partition,
+        currentOffset: l.committed,
+        logEndOffset: l.end,
+        lag: l.lag,
+        lagSeconds: seconds.get(`${l.topic}\u0000${l.partition}`) ?? l.lagSeconds,
+        memberId: o?.memberId ?? null,
+        clientId: o?.clientId ?? null,
+        host: o?.host ?? null,
+      };
+    });
+    return {
+      id: group,
+      state: d.state === "Dead" ? "Empty" : d.state,
+      protocolType: d.protocolType,
+      protocol: d.protocol,
+      members: d.members.map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId, clientId: m.clientId, host: m.host, assignments: m.assignments })),
+      offsets,
+      lag: offsets.reduce((s, o) => s + o.lag, 0),
+    };
+  }
+
+  /** Reads the record at each lagging partition's committed offset: its age is the lag in seconds. */
+  async #lagSeconds(kafka: KafkaCluster, lags: PartitionLag[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    const lagging = lags.filter((l) => l.lag > 0).slice(0, MAX_TIMESTAMP_READS);
+    const byTopic = new Map<string, PartitionLag[]>();
+    for (const l of lagging) byTopic.set(l.topic, [...(byTopic.get(l.topic) ?? []), l]);
+    const now = Date.now();
+    await Promise.all(
+      [...byTopic].map(async ([topic, list]) => {
+        const abort = new AbortController();
+        const timer = setTimeout(() => abort.abort(), 3_000);
+        const wanted = new Set(list.map((l) => l.partition));
+        try {
+          for await (const r of kafka.consume({
+            topic,
+            partitions: list.map((l) => ({ partition: l.partition, from: l.committed, to: l.committed + 1 })),
+            signal: abort.signal,
+            maxWaitMs: 100,
+          })) {
+            if (!wanted.delete(r.partition)) continue;
+            out.set(`${topic}\u0000${r.partition}`, Math.max(0, Math.round((now - r.timestamp) / 100) / 10));
+            if (wanted.size === 0) abort.abort();
+          }
+        } catch {
+          /* keep what was read; the sampler's estimate fills the rest */
+        } finally {
+          clearTimeout(timer);
+        }
+      }),
+    );
+    return out;
+  }
+
+  /**
+   * Moves the group's committed offsets. Only for a group without live members: Kafka refuses
+   * otherwise, and a running consumer would overwrite the change at its next commit.
+   */
+  async resetOffsets(cluster: string, group: string, reset: OffsetReset): Promise<Array<TopicPartitionRef & { offset: number }>> {
+    const kafka = this.pool.get(cluster);
+    const d = await this.#describe(kafka, group);
+    if (d.members.length > 0 || !["Empty", "Dead"].includes(d.state))
+      throw conflict(
+        `Consumer group '${group}' is ${d.state} with ${d.members.length} member${d.members.length === 1 ? "" : "s"}: ` +
+          `offsets can only be changed while the group is empty; stop its consumers first`,
+        { state: d.state, members: d.members.length },
+      );
+
+    const internal = async (topics: string[]) => {
+      const described = await kafka.describeTopics(topics);
+      const bad = described.filter((t) => t.internal).map((t) => t.name);
+      if (bad.length) throw badRequest(`Offsets on internal topics cannot be reset: ${bad.join(", ")}`);
+      return described;
+    };
+    let target: Array<TopicPartitionRef & { offset: number }>;
+    if ("offsets" in reset) {
+      const topics = [...new Set(reset.offsets.map((o) => o.topic))];
+      await internal(topics);
+      const bounds = await kafka.partitionOffsets(topics);
+      const byKey = new Map(bounds.map((b) => [`${b.topic}\u0000${b.partition}`, b]));
+      for (const o of reset.offsets) {
+        const b = byKey.get(`${o.topic}\u0000${o.partition}`);
+        if (!b) throw notFound(`Topic '${o.topic}' has no partition ${o.partition}`);
+        if (o.offset < b.earliest || o.offset > b.latest)
+          throw badRequest(`Offset ${o.offset} of topic '${o.topic}' partition ${o.partition} is outside ${b.earliest}..${b.latest}`);
+      }
+      target = reset.offsets;
+    } else {
+      let topics = reset.topics;
+      if (!topics?.length) {
+        const committed = (await kafka.fetchCommittedOffsets([group])).get(group) ?? [];
+        topics = [...new Set(committed.map((c) => c.topic))];
+        if (topics.length === 0) throw badRequest(`Consumer group '${group}' has no committed offsets: name the topics to reset`);
+      }
+      const described = await internal(topics);
+      const refs = described.flatMap((t) => t.partitionDetails.map((p) => ({ topic: t.name, partition: p.partition })));
+      if ("to" in reset) {
+        target = (await kafka.listOffsets(refs, reset.to)).map((o) => ({ topic: o.topic, partition: o.partition, offset: o.offset }));
+      } else {
+        const [byTime, latest] = await Promise.all([kafka.listOffsets(refs, reset.timestamp), kafka.listOffsets(refs, "latest")]);
+        // No record at or after the timestamp: the end of the partition.
+        target = byTime.map((o, i) => ({ topic: o.topic, partition: o.partition, offset: o.offset >= 0 ? o.offset : latest[i]!.offset }));
+      }
+    }
+    await kafka.alterGroupOffsets(group, target);
+    this.lag.invalidate(cluster);
+    return target;
+  }
+
+  async delete(cluster: string, group: string): Promise<void> {
+    await this.pool.get(cluster).deleteGroups([group]);
+    this.lag.invalidate(cluster);
+  }
+}

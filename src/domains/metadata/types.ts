@@ -1,0 +1,49 @@
+import avro from "avsc";
+import { badRequest } from "../../http/errors.ts";
+
+export const DATA_TYPES = ["AVRO", "JSON", "STRING", "INT", "LONG", "DOUBLE", "FLOAT", "BYTES", "PROTOBUF"] as const;
+export type DataType = (typeof DATA_TYPES)[number];
+
+/** The SPEC's topic metadata, plus `inferred` when the types were guessed from records. */
+export interface TopicMetadata {
+  topicName: string;
+  keyType: DataType;
+  valueType: DataType;
+  keySchema?: string;
+  valueSchema?: string;
+  inferred: boolean;
+}
+
+/** Case-insensitive in, upper case out; anything else is a 400 naming the allowed values. */
+export function parseDataType(value: string, field: string): DataType {
+  const upper = value.trim().toUpperCase();
+  if ((DATA_TYPES as readonly string[]).includes(upper)) return upper as DataType;
+  throw badRequest(`Invalid ${field} '${value}': expected one of ${DATA_TYPES.join(", ")}`, {
+    errors: [{ field, message: `expected one of ${DATA_TYPES.join(", ")}` }],
+  });
+}
+
+/** An AVRO schema must parse, a JSON schema must be JSON; the parser's message says why not. */
+export function checkSchema(type: DataType, schema: string | undefined, field: string): void {
+  if (schema === undefined) return;
+  if (type === "AVRO") {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(schema);
+    } catch {
+      // Avro also accepts a bare type name such as "string".
+      parsed = schema;
+    }
+    try {
+      avro.Type.forSchema(parsed as avro.Schema);
+    } catch (e) {
+      throw badRequest(`Invalid ${field}: not an Avro schema: ${(e as Error).message}`, { errors: [{ field, message: (e as Error).message }] });
+    }
+  } else if (type === "JSON") {
+    try {
+      JSON.parse(schema);
+    } catch (e) {
+      throw badRequest(`Invalid ${field}: not valid JSON: ${(e as Error).message}`, { errors: [{ field, message: (e as Error).message }] });
+    }
+  }
+}

@@ -1,0 +1,68 @@
+import type { HttpCounters } from "../../http/middleware.ts";
+import type { KafkaPool } from "../../kafka/index.ts";
+import { LagEngine } from "../../lag/engine.ts";
+import { MetricsText } from "./prometheus.ts";
+
+export interface MetricsDeps {
+  pool: KafkaPool;
+  lag: LagEngine;
+  counters: HttpCounters;
+  openStreams: () => number;
+  startedAt: number;
+}
+
+/**
+ * The /metrics page of one cluster: consumer lag per partition and per topic (names as the
+ * SPEC gives them), lag in seconds, then Loupe's own process, HTTP and Kafka-client figures.
+ * Labels carry topic, partition and group names only: never a user name or a secret.
+ */
+export async function renderMetrics(deps: MetricsDeps, cluster: string): Promise<string> {
+  const out = new MetricsText();
+  let lagError: string | null = null;
+  const snapshot = await deps.lag.snapshot(cluster).catch((e: unknown) => {
+    lagError = (e as Error).message;
+    return null;
+  });
+
+  if (snapshot) {
+    out.metric("svc_partition_consumer_lag", "gauge", "Consumer group lag per partition: log end offset minus committed offset.");
+    for (const p of snapshot.partitions)
+      out.sample("svc_partition_consumer_lag", { topic: p.topic, partition: p.partition, consumerGroup: p.group }, p.lag);
+    out.metric("svc_topic_consumer_lag", "gauge", "Consumer group lag per topic: the sum over its partitions.");
+    for (const t of LagEngine.byTopic(snapshot)) out.sample("svc_topic_consumer_lag", { topic: t.topic, consumerGroup: t.group }, t.lag);
+    out.metric(
+      "svc_partition_consumer_lag_seconds",
+      "gauge",
+      "Estimated age in seconds of the oldest unread record per partition, from sampled end offsets (absent until known).",
+    );
+    for (const p of snapshot.partitions) {
+      if (p.lagSeconds === null) continue;
+      out.sample("svc_partition_consumer_lag_seconds", { topic: p.topic, partition: p.partition, consumerGroup: p.group }, p.lagSeconds);
+    }
+    out.metric("loupe_lag_snapshot_age_seconds", "gauge", "Age of the consumer lag figures on this page.");
+    out.sample("loupe_lag_snapshot_age_seconds", {}, Math.max(0, (Date.now() - snapshot.takenAt) / 1000));
+    out.metric("loupe_lag_snapshot_duration_seconds", "gauge", "Time the lag snapshot on this page took to compute.");
+    out.sample("loupe_lag_snapshot_duration_seconds", {}, snapshot.durationMs / 1000);
+    out.metric("loupe_lag_snapshot_broker_requests", "gauge", "Broker requests the lag snapshot on this page needed.");
+    out.sample("loupe_lag_snapshot_broker_requests", {}, snapshot.brokerRequests);
+  }
+  out.metric("loupe_lag_up", "gauge", "1 when the consumer lag of the cluster could be read, else 0.");
+  out.sample("loupe_lag_up", { cluster }, lagError === null ? 1 : 0);
+
+  const mem = process.memoryUsage();
+  out.metric("loupe_process_resident_memory_bytes", "gauge", "Resident set size of the Loupe process.").sample("loupe_process_resident_memory_bytes", {}, mem.rss);
+  out.metric("loupe_process_heap_used_bytes", "gauge", "JavaScript heap in use.").sample("loupe_process_heap_used_bytes", {}, mem.heapUsed);
+  out.metric("loupe_process_uptime_seconds", "gauge", "Seconds since Loupe started.").sample("loupe_process_uptime_seconds", {}, Math.round((Date.now() - deps.startedAt) / 1000));
+  out.metric("loupe_http_requests_total", "counter", "HTTP requests answered.").sample("loupe_http_requests_total", {}, deps.counters.requests);
+  out.metric("loupe_http_errors_total", "counter", "HTTP requests answered with a 5xx status.").sample("loupe_http_errors_total", {}, deps.counters.errors);
+  out
+    .metric("loupe_http_request_duration_seconds_total", "counter", "Time spent answering HTTP requests.")
+    .sample("loupe_http_request_duration_seconds_total", {}, Math.round(deps.counters.totalMs) / 1000);
+  out.metric("loupe_open_streams", "gauge", "Open event streams.").sample("loupe_open_streams", {}, deps.openStreams());
+  const stats = deps.pool.stats();
+  out.metric("loupe_kafka_requests_total", "counter", "Requests Loupe sent to the cluster's brokers.");
+  for (const s of stats) out.sample("loupe_kafka_requests_total", { cluster: s.cluster }, s.requests);
+  out.metric("loupe_kafka_request_errors_total", "counter", "Broker requests that failed (network or protocol).");
+  for (const s of stats) out.sample("loupe_kafka_request_errors_total", { cluster: s.cluster }, s.errors);
+  return out.toString();
+}

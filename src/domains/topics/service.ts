@@ -1,0 +1,360 @@
+import { AppError, badRequest, notFound } from "../../http/errors.ts";
+import type { KafkaCluster, KafkaPool } from "../../kafka/index.ts";
+import type { Logger } from "../../log/logger.ts";
+import type { LagEngine, PartitionLag } from "../../lag/engine.ts";
+import type { OffsetSampler } from "../../lag/sampler.ts";
+import type { AuditService } from "../audit/service.ts";
+import { type NotificationService, TOPIC_ALERTS } from "../alerts/notifications.ts";
+import type { MetadataService } from "../metadata/service.ts";
+import type { DataType } from "../metadata/types.ts";
+import { isControlTopic } from "./names.ts";
+import { readTail } from "./sample.ts";
+
+export interface TopicConfigEntry {
+  configuration: string;
+  value: string | null;
+  defaultValue: string | null;
+  documentation: string | null;
+}
+
+export interface PartitionMessages {
+  partition: number;
+  messages: number;
+  begin: number;
+  end: number;
+}
+
+/** One partition of a group reading the topic (COMPAT.md: topic consumers). */
+export interface TopicConsumerPartition {
+  topic: string;
+  partition: number;
+  currentOffset: number;
+  logEndOffset: number;
+  lag: number;
+  consumerId: string | null;
+  clientId: string | null;
+  host: string | null;
+}
+
+export interface TopicConsumerGroup {
+  id: string;
+  /** Not known to Loupe's Kafka layer yet: always null. */
+  coordinator: null;
+  state: string;
+  active: boolean;
+  lag: number;
+  minLag: number;
+  maxLag: number;
+  consumers: TopicConsumerPartition[];
+}
+
+/** The SPEC's topic resource. */
+export interface Topic {
+  topicName: string;
+  keyType: DataType;
+  valueType: DataType;
+  keySchema: string | null;
+  valueSchema: string | null;
+  /** True when keyType and valueType are guessed from records (no metadata stored). */
+  inferred: boolean;
+  partitions: number;
+  replication: number;
+  isControlTopic: boolean;
+  isMarkedForDeletion: boolean;
+  messagesPerSecond: number;
+  totalMessages: number;
+  timestamp: number;
+  config: TopicConfigEntry[];
+  consumers: TopicConsumerGroup[];
+  messagesPerPartition: PartitionMessages[];
+}
+
+export interface TopicListItem {
+  topicName: string;
+  partitions: number;
+  replication: number;
+  isControlTopic: boolean;
+  isMarkedForDeletion: boolean;
+  keyType: DataType | null;
+  valueType: DataType | null;
+  totalMessages: number;
+  messagesPerSecond: number;
+}
+
+export interface CreateTopicInput {
+  topicName: string;
+  partitions?: number;
+  replication?: number;
+  configs?: Record<string, string>;
+}
+
+/**
+ * Topics whose offsets can be listed. The Kafka client's ListOffsets looks partitions up in
+ * its metadata cache, which leaves internal topics out (and then fails outside any promise),
+ * so internal topics (`__consumer_offsets`, ...) are shown without offsets.
+ */
+function withOffsets<T extends { internal: boolean }>(topics: T[]): T[] {
+  return topics.filter((t) => !t.internal);
+}
+
+/** How long a delete-records answer waits for an immediate refusal (e.g. an API the broker lacks). */
+const DELETE_RECORDS_GRACE_MS = 250;
+
+export class TopicService {
+  /** Background deletions under way; close() waits for them. */
+  readonly #pending = new Set<Promise<unknown>>();
+
+  constructor(
+    private readonly deps: {
+      pool: KafkaPool;
+      lag: LagEngine;
+      sampler: OffsetSampler;
+      metadata: MetadataService;
+      audit: AuditService;
+      notifications: NotificationService;
+      log: Logger;
+    },
+  ) {}
+
+  #kafka(cluster: string): KafkaCluster {
+    return this.deps.pool.get(cluster);
+  }
+
+  async list(cluster: string): Promise<TopicListItem[]> {
+    const kafka = this.#kafka(cluster);
+    const topics = await kafka.listTopics({ includeInternal: true });
+    const refs = withOffsets(topics).flatMap((t) => Array.from({ length: t.partitions }, (_, partition) => ({ topic: t.name, partition })));
+    const [earliest, latest, stored] = await Promise.all([
+      kafka.listOffsets(refs, "earliest"),
+      kafka.listOffsets(refs, "latest"),
+      this.deps.metadata.list(cluster),
+    ]);
+    const t = Date.now();
+    const totals = new Map<string, number>();
+    refs.forEach((r, i) => totals.set(r.topic, (totals.get(r.topic) ?? 0) + Math.max(0, latest[i]!.offset - earliest[i]!.offset)));
+    this.deps.sampler.record(cluster, t, latest);
+    const meta = new Map(stored.map((m) => [m.topicName, m]));
+    return topics.map((tp) => ({
+      topicName: tp.name,
+      partitions: tp.partitions,
+      replication: tp.replicationFactor,
+      isControlTopic: isControlTopic(tp.name, tp.internal),
+      isMarkedForDeletion: false,
+      keyType: meta.get(tp.name)?.keyType ?? null,
+      valueType: meta.get(tp.name)?.valueType ?? null,
+      totalMessages: totals.get(tp.name) ?? 0,
+      messagesPerSecond: this.deps.sampler.rate(cluster, tp.name),
+    }));
+  }
+
+  async get(cluster: string, name: string): Promise<Topic> {
+    const kafka = this.#kafka(cluster);
+    const [described] = await kafka.describeTopics([name]);
+    const topic = described!;
+    const refs = withOffsets([topic]).flatMap((t) => t.partitionDetails.map((p) => ({ topic: name, partition: p.partition })));
+    const [earliest, latest, configs, lag] = await Promise.all([
+      kafka.listOffsets(refs, "earliest"),
+      kafka.listOffsets(refs, "latest"),
+      kafka.describeTopicConfigs(name),
+      this.deps.lag.snapshot(cluster),
+    ]);
+    const now = Date.now();
+    const perPartition = refs.map((r, i) => {
+      const begin = earliest[i]!.offset;
+      const end = latest[i]!.offset;
+      return { partition: r.partition, messages: Math.max(0, end - begin), begin, end };
+    });
+    this.deps.sampler.record(cluster, now, latest);
+
+    // One read of the newest record of each partition: the topic's timestamp, and the sample
+    // for guessing types when no metadata is stored.
+    const [records, consumers] = await Promise.all([
+      readTail(kafka, name, perPartition, { perPartition: 1 }).catch((e: unknown) => {
+        this.deps.log.warn("cannot read the newest records", { cluster, topic: name, error: (e as Error).message });
+        return [];
+      }),
+      this.#consumers(kafka, name, lag.partitions.filter((p) => p.topic === name), lag.groups),
+    ]);
+    const types = await this.deps.metadata.typesFor(cluster, name, records);
+    return {
+      topicName: name,
+      keyType: types.keyType,
+      valueType: types.valueType,
+      keySchema: types.keySchema ?? null,
+      valueSchema: types.valueSchema ?? null,
+      inferred: types.inferred,
+      partitions: topic.partitions,
+      replication: topic.replicationFactor,
+      isControlTopic: isControlTopic(name, topic.internal),
+      // KRaft removes a deleted topic from metadata at once; a listed topic is not being deleted.
+      isMarkedForDeletion: false,
+      messagesPerSecond: this.deps.sampler.rate(cluster, name, { t: now, ends: latest }),
+      totalMessages: perPartition.reduce((s, p) => s + p.messages, 0),
+      timestamp: records.reduce((m, r) => Math.max(m, r.timestamp), 0),
+      config: configs.map((c) => ({
+        configuration: c.name,
+        value: c.value,
+        // A value nobody overrode is its own default (the broker lists no synonym for it).
+        defaultValue: c.defaultValue ?? (c.isDefault ? c.value : null),
+        documentation: c.documentation,
+      })),
+      consumers,
+      messagesPerPartition: perPartition,
+    };
+  }
+
+  async #consumers(
+    kafka: KafkaCluster,
+    topic: string,
+    lags: PartitionLag[],
+    groups: Array<{ groupId: string; state: string }>,
+  ): Promise<TopicConsumerGroup[]> {
+    const ids = [...new Set(lags.map((l) => l.group))];
+    if (ids.length === 0) return [];
+    const described = await kafka.describeGroups(ids);
+    const stateOf = new Map(groups.map((g) => [g.groupId, g.state]));
+    return described.map((g) => {
+      const owner = new Map<number, { consumerId: string; clientId: string; host: string }>();
+      for (const m of g.members) {
+        for (const a of m.assignments) if (a.topic === topic) owner.set(a.partition, { consumerId: m.memberId, clientId: m.clientId, host: m.host });
+      }
+      const consumers = lags
+        .filter((l) => l.group === g.groupId)
+        .map((l) => {
+          const o = owner.get(l.partition);
+          return {
+            topic,
+            partition: l.partition,
+            currentOffset: l.committed,
+            logEndOffset: l.end,
+            lag: l.lag,
+            consumerId: o?.consumerId ?? null,
+            clientId: o?.clientId ?? null,
+            host: o?.host ?? null,
+          };
+        });
+      const lagsOnly = consumers.map((c) => c.lag);
+      return {
+        id: g.groupId,
+        coordinator: null,
+        state: g.state === "Dead" ? (stateOf.get(g.groupId) ?? "Dead") : g.state,
+        active: g.members.length > 0,
+        lag: lagsOnly.reduce((s, x) => s + x, 0),
+        minLag: Math.min(...lagsOnly),
+        maxLag: Math.max(...lagsOnly),
+        consumers,
+      };
+    });
+  }
+
+  async create(cluster: string, input: CreateTopicInput, user: string): Promise<void> {
+    const kafka = this.#kafka(cluster);
+    await kafka.createTopic({
+      name: input.topicName,
+      ...(input.partitions !== undefined ? { partitions: input.partitions } : {}),
+      ...(input.replication !== undefined ? { replication: input.replication } : {}),
+      ...(input.configs ? { configs: input.configs } : {}),
+    });
+    // Answer once the topic is usable: every partition has a leader (a client that creates
+    // then produces at once would otherwise meet LEADER_NOT_AVAILABLE).
+    const deadline = Date.now() + 5_000;
+    while (Date.now() < deadline) {
+      const ready = await kafka
+        .describeTopics([input.topicName])
+        .then(([t]) => t!.partitionDetails.length > 0 && t!.partitionDetails.every((p) => p.leader >= 0))
+        .catch(() => false);
+      if (ready) break;
+      await Bun.sleep(50);
+    }
+    await this.deps.notifications.raise({
+      alertId: TOPIC_ALERTS.TOPIC_CREATED.id,
+      cluster,
+      summary: `Topic '${input.topicName}' has been created by ${user}`,
+      category: "Topics",
+      instance: input.topicName,
+      source: user,
+    });
+  }
+
+  async delete(cluster: string, name: string, user: string): Promise<void> {
+    await this.#kafka(cluster).deleteTopic(name);
+    await this.deps.metadata.forget(cluster, name);
+    this.deps.lag.invalidate(cluster);
+    await this.deps.notifications.raise({
+      alertId: TOPIC_ALERTS.TOPIC_DELETED.id,
+      cluster,
+      summary: `Topic '${name}' has been deleted by ${user}`,
+      category: "Topics",
+      instance: name,
+      source: user,
+    });
+  }
+
+  /** Validated as a whole first (validateOnly), so a bad entry changes nothing. */
+  async alterConfigs(cluster: string, name: string, configs: Array<{ key: string; value: string | null }>): Promise<void> {
+    const kafka = this.#kafka(cluster);
+    const keys = new Set<string>();
+    for (const c of configs) {
+      if (keys.has(c.key)) throw badRequest(`Config '${c.key}' is given twice`);
+      keys.add(c.key);
+    }
+    await kafka.describeTopics([name]);
+    // Incremental alter-configs accepts any name on some brokers: check against what the topic has.
+    const known = new Set((await kafka.describeTopicConfigs(name)).map((c) => c.name));
+    const unknown = configs.filter((c) => !known.has(c.key)).map((c) => c.key);
+    if (unknown.length) throw badRequest(`Unknown topic config${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}`, { unknown });
+    const ops = configs.map((c) => ({ key: c.key, value: c.value }));
+    await kafka.alterTopicConfigs(name, ops, { validateOnly: true });
+    await kafka.alterTopicConfigs(name, ops);
+  }
+
+  /**
+   * Checks the request, starts the deletion, and answers without waiting for it (beyond a
+   * short grace in which an immediate refusal, such as a broker without the DeleteRecords
+   * API, still reaches the caller). The outcome is written to the audit log with a
+   * notification of alert 4002.
+   */
+  async deleteRecords(cluster: string, name: string, partition: number, offset: number, user: string): Promise<void> {
+    const kafka = this.#kafka(cluster);
+    const [described] = await kafka.describeTopics([name]);
+    if (described!.internal) throw badRequest(`Topic '${name}' is internal to Kafka: its records are not deleted by hand`);
+    const offsets = await kafka.partitionOffsets([name]);
+    const p = offsets.find((o) => o.partition === partition);
+    if (!p) throw notFound(`Topic '${name}' has no partition ${partition} (it has ${offsets.length})`);
+    if (offset > p.latest)
+      throw badRequest(`Offset ${offset} is beyond the end of partition ${partition} of topic '${name}' (end offset ${p.latest})`);
+
+    const content = { topicName: name, partition: String(partition), offset: String(offset) };
+    const job = kafka.deleteRecords(name, partition, offset).then(
+      async (res) => {
+        await this.deps.audit.record({ type: "TOPIC_DATA", change: "REMOVE", user, content: { ...content, lowWatermark: String(res.lowWatermark) } });
+        await this.deps.notifications.raise({
+          alertId: TOPIC_ALERTS.TOPIC_DATA_DELETED.id,
+          cluster,
+          summary: `Records of topic '${name}' partition ${partition} up to offset ${offset} have been deleted by ${user}`,
+          category: "Topics",
+          instance: name,
+          source: user,
+        });
+        this.deps.lag.invalidate(cluster);
+        return { ok: true as const };
+      },
+      async (err: unknown) => {
+        const e = err instanceof AppError ? err : new AppError("INTERNAL", "Record deletion failed");
+        this.deps.log.warn("record deletion failed", { cluster, topic: name, partition, offset, error: e.message });
+        await this.deps.audit.record({ type: "TOPIC_DATA", change: "REMOVE", user, content, failure: `${e.code}: ${e.message}` });
+        return { ok: false as const, error: e };
+      },
+    );
+    const tracked = job.finally(() => this.#pending.delete(tracked));
+    this.#pending.add(tracked);
+    const early = await Promise.race([job, Bun.sleep(DELETE_RECORDS_GRACE_MS).then(() => null)]);
+    if (early && !early.ok) throw early.error;
+  }
+
+  /** Waits (bounded) for background deletions, so their audit entries are written before shutdown. */
+  async drain(timeoutMs = 5_000): Promise<void> {
+    await Promise.race([Promise.allSettled([...this.#pending]), Bun.sleep(timeoutMs)]);
+  }
+}
+

@@ -1,0 +1,159 @@
+/**
+ * The lag engine: consumer lag of every group of a cluster, computed with a fixed number of
+ * broker requests whatever the number of groups, and shared by every caller (topics,
+ * consumer groups, /metrics, alerts) for `ttlMs`.
+ *
+ * One snapshot costs:
+ *  - ListGroups: one request per broker;
+ *  - Metadata: one request (which partitions exist now, so a deleted topic cannot fail the batch);
+ *  - FindCoordinator + OffsetFetch: one batched request each per group coordinator;
+ *  - ListOffsets (latest): one request per partition leader.
+ * Concurrent callers join the snapshot under way; callers within `ttlMs` reuse the last one.
+ */
+
+import type { GroupSummary, KafkaPool } from "../kafka/index.ts";
+import { partitionKey, type OffsetSampler } from "./sampler.ts";
+
+export interface PartitionLag {
+  group: string;
+  topic: string;
+  partition: number;
+  /** The group's committed offset: the next record it will read. */
+  committed: number;
+  /** Log end offset (high watermark). */
+  end: number;
+  lag: number;
+  /** Estimated age of the oldest unread record, from the sampler's history; null when unknown. */
+  lagSeconds: number | null;
+}
+
+export interface LagSnapshot {
+  cluster: string;
+  takenAt: number;
+  groups: GroupSummary[];
+  /** Every committed partition of every group, sorted by group, topic, partition. */
+  partitions: PartitionLag[];
+  /** End offsets of the committed partitions, by partitionKey(). */
+  ends: Map<string, number>;
+  /** Broker requests the snapshot needed (approximate when other calls run at the same time). */
+  brokerRequests: number;
+  durationMs: number;
+}
+
+export interface TopicGroupLag {
+  group: string;
+  topic: string;
+  lag: number;
+  partitions: PartitionLag[];
+}
+
+export class LagEngine {
+  readonly #cache = new Map<string, { snapshot: LagSnapshot; at: number }>();
+  readonly #running = new Map<string, Promise<LagSnapshot>>();
+
+  constructor(
+    private readonly pool: KafkaPool,
+    private readonly sampler: OffsetSampler | null,
+    private readonly opts: { ttlMs: number },
+  ) {}
+
+  /** The cluster's lag, at most `ttlMs` old (or `maxAgeMs` when given: 0 forces a fresh one). */
+  async snapshot(cluster: string, opts: { maxAgeMs?: number } = {}): Promise<LagSnapshot> {
+    const maxAge = opts.maxAgeMs ?? this.opts.ttlMs;
+    const cached = this.#cache.get(cluster);
+    if (cached && Date.now() - cached.at <= maxAge) return cached.snapshot;
+    const running = this.#running.get(cluster);
+    if (running) return running;
+    const p = this.#compute(cluster).finally(() => this.#running.delete(cluster));
+    this.#running.set(cluster, p);
+    const snapshot = await p;
+    this.#cache.set(cluster, { snapshot, at: Date.now() });
+    return snapshot;
+  }
+
+  /**
+   * Fresh lag of a few named groups (a group's detail page), by the same batched path as a
+   * snapshot: one OffsetFetch for all of them, one ListOffsets per leader.
+   */
+  async groupLag(cluster: string, groupIds: string[]): Promise<PartitionLag[]> {
+    return (await this.#compute(cluster, groupIds)).partitions;
+  }
+
+  /** Drops the cached snapshot (after a change of offsets or groups). */
+  invalidate(cluster: string): void {
+    this.#cache.delete(cluster);
+  }
+
+  /** Per group and topic sums of a snapshot. */
+  static byTopic(snapshot: LagSnapshot): TopicGroupLag[] {
+    const out = new Map<string, TopicGroupLag>();
+    for (const p of snapshot.partitions) {
+      const key = `${p.group}\u0000${p.topic}`;
+      let entry = out.get(key);
+      if (!entry) out.set(key, (entry = { group: p.group, topic: p.topic, lag: 0, partitions: [] }));
+      entry.lag += p.lag;
+      entry.partitions.push(p);
+    }
+    return [...out.values()];
+  }
+
+  async #compute(cluster: string, only?: string[]): Promise<LagSnapshot> {
+    const kafka = this.pool.get(cluster);
+    const t0 = performance.now();
+    const before = kafka.requestCount();
+    const [groups, topics] = await Promise.all([
+      only
+        ? only.map((groupId) => ({ groupId, state: "Unknown" as const, type: null, protocolType: "" }))
+        : kafka.listGroups(),
+      // Internal topics stay out: the Kafka client's ListOffsets cannot look them up.
+      kafka.listTopics(),
+    ]);
+    const partitionsOf = new Map(topics.map((t) => [t.name, t.partitions]));
+    const committed = await kafka.fetchCommittedOffsets(groups.map((g) => g.groupId));
+    const refs = new Map<string, { topic: string; partition: number }>();
+    for (const list of committed.values()) {
+      for (const c of list) {
+        if (c.partition >= (partitionsOf.get(c.topic) ?? 0)) continue;
+        refs.set(partitionKey(c.topic, c.partition), { topic: c.topic, partition: c.partition });
+      }
+    }
+    const listed = await kafka.listOffsets([...refs.values()], "latest");
+    const takenAt = Date.now();
+    const ends = new Map<string, number>();
+    for (const o of listed) if (o.offset >= 0) ends.set(partitionKey(o.topic, o.partition), o.offset);
+
+    const partitions: PartitionLag[] = [];
+    for (const g of groups) {
+      for (const c of committed.get(g.groupId) ?? []) {
+        const end = ends.get(partitionKey(c.topic, c.partition));
+        if (end === undefined) continue;
+        const lag = Math.max(0, end - c.offset);
+        partitions.push({
+          group: g.groupId,
+          topic: c.topic,
+          partition: c.partition,
+          committed: c.offset,
+          end,
+          lag,
+          lagSeconds: lag === 0 ? 0 : this.#lagSeconds(cluster, c.topic, c.partition, c.offset, takenAt),
+        });
+      }
+    }
+    partitions.sort((a, b) => a.group.localeCompare(b.group) || a.topic.localeCompare(b.topic) || a.partition - b.partition);
+    return {
+      cluster,
+      takenAt,
+      groups,
+      partitions,
+      ends,
+      brokerRequests: kafka.requestCount() - before,
+      durationMs: Math.round((performance.now() - t0) * 10) / 10,
+    };
+  }
+
+  #lagSeconds(cluster: string, topic: string, partition: number, committed: number, now: number): number | null {
+    const appended = this.sampler?.appendTimeOf(cluster, topic, partition, committed);
+    if (!appended) return null;
+    return Math.max(0, Math.round((now - appended.t) / 100) / 10);
+  }
+}

@@ -1,0 +1,156 @@
+/**
+ * The end-offset sampler: every `intervalMs` it reads the end offset of every partition of
+ * every configured cluster (one Metadata request plus one ListOffsets request per partition
+ * leader), and keeps the samples of the last `windowMs`. Rates (messages per second) and
+ * lag-in-seconds estimates come from this history, so no request ever sleeps to measure a
+ * rate, and the cost does not grow with the number of callers.
+ */
+
+import type { KafkaPool } from "../kafka/index.ts";
+import type { Logger } from "../log/logger.ts";
+
+export interface Sample {
+  /** Epoch ms when the offsets were read. */
+  t: number;
+  /** End offset per `topic\0partition`. */
+  ends: Map<string, number>;
+}
+
+export const partitionKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
+
+/** Rates are taken over at most this much recent history, so they follow changes of pace. */
+const RATE_SPAN_MS = 60_000;
+
+export class OffsetSampler {
+  readonly #history = new Map<string, Sample[]>();
+  #timer: ReturnType<typeof setInterval> | null = null;
+  #running = new Map<string, Promise<void>>();
+  #stopped = false;
+
+  constructor(
+    private readonly pool: KafkaPool,
+    private readonly opts: { intervalMs: number; windowMs: number },
+    private readonly log?: Logger,
+  ) {}
+
+  /** Starts sampling every cluster now and every `intervalMs`. */
+  start(): void {
+    if (this.#timer || this.opts.intervalMs <= 0) return;
+    this.#stopped = false;
+    const tick = () => {
+      for (const name of this.pool.names()) void this.sampleNow(name).catch(() => {});
+    };
+    this.#timer = setInterval(tick, this.opts.intervalMs);
+    this.#timer.unref?.();
+    tick();
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+  }
+
+  /** Reads one sample of `cluster` (joins a sample already under way). */
+  sampleNow(cluster: string): Promise<void> {
+    const running = this.#running.get(cluster);
+    if (running) return running;
+    const p = (async () => {
+      try {
+        const kafka = this.pool.get(cluster);
+        // Internal topics stay out: the Kafka client's ListOffsets cannot look them up.
+        const topics = await kafka.listTopics();
+        const refs = topics.flatMap((t) => Array.from({ length: t.partitions }, (_, partition) => ({ topic: t.name, partition })));
+        const t = Date.now();
+        const ends = await kafka.listOffsets(refs, "latest");
+        if (this.#stopped) return;
+        this.record(cluster, t, ends);
+      } catch (e) {
+        this.log?.debug("end-offset sample failed", { cluster, error: (e as Error).message });
+        throw e;
+      } finally {
+        this.#running.delete(cluster);
+      }
+    })();
+    this.#running.set(cluster, p);
+    return p;
+  }
+
+  /** Adds a sample; also used by callers that read end offsets anyway (GET topic). */
+  record(cluster: string, t: number, ends: Array<{ topic: string; partition: number; offset: number }>): void {
+    const map = new Map<string, number>();
+    for (const e of ends) if (e.offset >= 0) map.set(partitionKey(e.topic, e.partition), e.offset);
+    const list = this.#history.get(cluster) ?? [];
+    // A partial sample (one topic) must not replace a full one: merge into the latest when close in time.
+    const last = list.at(-1);
+    if (last && t - last.t < Math.min(1_000, this.opts.intervalMs / 2)) {
+      for (const [k, v] of map) last.ends.set(k, Math.max(v, last.ends.get(k) ?? 0));
+    } else {
+      list.push({ t, ends: map });
+    }
+    const cutoff = t - this.opts.windowMs;
+    while (list.length > 2 && list[0]!.t < cutoff) list.shift();
+    this.#history.set(cluster, list);
+  }
+
+  samples(cluster: string): readonly Sample[] {
+    return this.#history.get(cluster) ?? [];
+  }
+
+  /**
+   * Messages per second of a topic over the recent history, ending at `now` (current end
+   * offsets the caller just read) or at the latest sample. 0 until two points exist.
+   */
+  rate(cluster: string, topic: string, now?: { t: number; ends: Array<{ partition: number; offset: number }> }): number {
+    const history = this.samples(cluster);
+    const end: Sample | undefined = now
+      ? { t: now.t, ends: new Map(now.ends.map((e) => [partitionKey(topic, e.partition), e.offset])) }
+      : history.at(-1);
+    if (!end) return 0;
+    const prefix = `${topic}\u0000`;
+    const hasTopic = (s: Sample) => {
+      for (const k of s.ends.keys()) if (k.startsWith(prefix)) return true;
+      return false;
+    };
+    // The oldest recent sample that knows the topic (a new topic is absent from older ones).
+    const from = history.find((s) => s.t >= end.t - RATE_SPAN_MS && end.t - s.t >= 500 && hasTopic(s));
+    if (!from) return 0;
+    let messages = 0;
+    let seen = false;
+    for (const [key, offset] of end.ends) {
+      if (!key.startsWith(`${topic}\u0000`)) continue;
+      const before = from.ends.get(key);
+      if (before === undefined) continue;
+      seen = true;
+      messages += Math.max(0, offset - before);
+    }
+    if (!seen) return 0;
+    return Math.round((messages / ((end.t - from.t) / 1000)) * 1000) / 1000;
+  }
+
+  /**
+   * When the record at `offset` was appended, estimated from the history of end offsets: it
+   * arrived between the last sample whose end was at or below it and the next one
+   * (interpolated linearly). null when the history does not reach it: older than the window,
+   * or newer than the latest sample.
+   */
+  appendTimeOf(cluster: string, topic: string, partition: number, offset: number): { t: number; exact: boolean } | null {
+    const history = this.samples(cluster);
+    const key = partitionKey(topic, partition);
+    let after: { t: number; end: number } | null = null;
+    for (let i = history.length - 1; i >= 0; i--) {
+      const s = history[i]!;
+      const end = s.ends.get(key);
+      if (end === undefined) continue;
+      if (end <= offset) {
+        if (!after) return null;
+        const span = after.end - end;
+        const frac = span > 0 ? (offset - end + 1) / span : 1;
+        return { t: Math.round(s.t + frac * (after.t - s.t)), exact: false };
+      }
+      after = { t: s.t, end };
+    }
+    // Older than every sample: it was there at the first one already.
+    return after ? { t: after.t, exact: false } : null;
+  }
+}

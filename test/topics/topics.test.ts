@@ -1,0 +1,358 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { uniqueTopic } from "../cluster/cluster.ts";
+import { errorOf, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
+import { eventually } from "../kafka/helpers.ts";
+
+let rt: TestRuntime;
+const created: string[] = [];
+
+beforeAll(async () => {
+  rt = await testRuntime({ lag: { cacheTtl: 0, sampleInterval: 250 } });
+});
+afterAll(async () => {
+  const kafka = rt.kafka.default();
+  for (const t of created) await kafka.deleteTopic(t).catch(() => {});
+  await rt.dispose();
+});
+
+const json = (body: unknown) => ({ method: "POST", body: JSON.stringify(body), role: "write" as const });
+
+async function createTopic(partitions = 1, configs?: Record<string, string>): Promise<string> {
+  const name = uniqueTopic("tp");
+  created.push(name);
+  const res = await rt.request("/api/topics", json({ topicName: name, partitions, replication: 1, ...(configs ? { configs } : {}) }));
+  expect(res.status).toBe(201);
+  return name;
+}
+
+async function audits(type: string): Promise<Array<{ type: string; change: string; userId: string; content: Record<string, string> }>> {
+  const res = await rt.request(`/api/audit?type=${type}`, { role: "admin" });
+  expect(res.status).toBe(200);
+  return (await res.json()) as Array<{ type: string; change: string; userId: string; content: Record<string, string> }>;
+}
+
+async function notifications(alertId: number): Promise<Array<{ alertId: number; labels: Record<string, string>; annotations: Record<string, string>; startsAt: string; endsAt: null; generatorURL: string }>> {
+  const res = await rt.request(`/api/alerts?alertId=${alertId}`, { role: "read" });
+  expect(res.status).toBe(200);
+  return (await res.json()) as never;
+}
+
+describe("POST /api/topics", () => {
+  test("creates with 201, an audit entry and notification 4000", async () => {
+    const name = uniqueTopic("tp-create");
+    created.push(name);
+    const res = await rt.request("/api/topics", json({ topicName: name, partitions: 3, replication: 1, configs: { "cleanup.policy": "compact" } }));
+    expect(res.status).toBe(201);
+    expect(await res.text()).toBe(`Topic '${name}' created`);
+    const [t] = await rt.kafka.default().describeTopics([name]);
+    expect(t!.partitions).toBe(3);
+    const cfg = await rt.kafka.default().describeTopicConfigs(name);
+    expect(cfg.find((c) => c.name === "cleanup.policy")!.value).toBe("compact");
+
+    const entry = (await audits("TOPIC")).find((e) => e.content.topicName === name && e.change === "ADD");
+    expect(entry).toMatchObject({ userId: "wanda", content: { outcome: "SUCCESS", partitions: "3" } });
+    const n = (await notifications(4000)).find((x) => x.labels.instance === name);
+    expect(n).toMatchObject({ alertId: 4000, endsAt: null, labels: { category: "Topics", severity: "INFO" }, annotations: { source: "wanda" } });
+    expect(n!.startsAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00$/);
+  });
+
+  test("broker defaults when partitions and replication are absent", async () => {
+    const name = uniqueTopic("tp-defaults");
+    created.push(name);
+    expect((await rt.request("/api/topics", json({ topicName: name }))).status).toBe(201);
+    const [t] = await rt.kafka.default().describeTopics([name]);
+    expect(t!.partitions).toBe(1);
+    expect(t!.replicationFactor).toBe(1);
+  });
+
+  test("an existing topic is 409", async () => {
+    const name = await createTopic();
+    const res = await rt.request("/api/topics", json({ topicName: name }));
+    expect(res.status).toBe(409);
+    expect((await errorOf(res)).message).toContain("already exists");
+  });
+
+  test.each([".", "..", "a b", "ü", "x".repeat(250), ""])("name %p is 400", async (bad) => {
+    const res = await rt.request("/api/topics", json({ topicName: bad }));
+    expect(res.status).toBe(400);
+    expect((await errorOf(res)).message).toContain("topicName");
+  });
+
+  test("a 249-character name is fine", async () => {
+    const name = `tp-long-${Date.now()}-`.padEnd(249, "x");
+    created.push(name);
+    expect((await rt.request("/api/topics", json({ topicName: name }))).status).toBe(201);
+  });
+
+  test("bad shapes are 400", async () => {
+    for (const body of [{}, { topicName: uniqueTopic("x"), partitions: 0 }, { topicName: uniqueTopic("x"), partitions: "two" }, { topicName: uniqueTopic("x"), replication: -1 }]) {
+      expect((await rt.request("/api/topics", json(body))).status).toBe(400);
+    }
+    const res = await rt.request("/api/topics", { method: "POST", body: "{not json", role: "write" });
+    expect(res.status).toBe(400);
+  });
+
+  test("an unknown config key or a bad value is 400 with the broker's reason, and nothing is created", async () => {
+    const a = uniqueTopic("tp-badcfg");
+    const res = await rt.request("/api/topics", json({ topicName: a, configs: { "no.such.config": "1" } }));
+    expect(res.status).toBe(400);
+    expect((await errorOf(res)).message).toContain("no.such.config");
+    const b = uniqueTopic("tp-badval");
+    const res2 = await rt.request("/api/topics", json({ topicName: b, configs: { "retention.ms": "soon" } }));
+    expect(res2.status).toBe(400);
+    expect((await errorOf(res2)).message).toContain("retention.ms");
+    const names = (await rt.kafka.default().listTopics()).map((t) => t.name);
+    expect(names).not.toContain(a);
+    expect(names).not.toContain(b);
+  });
+
+  test("replication above the broker count is 400", async () => {
+    const res = await rt.request("/api/topics", json({ topicName: uniqueTopic("tp-repl"), replication: 3 }));
+    expect(res.status).toBe(400);
+  });
+
+  test("read and nodata may not create", async () => {
+    for (const role of ["read", "nodata"] as const) {
+      const res = await rt.request("/api/topics", { method: "POST", body: JSON.stringify({ topicName: uniqueTopic("x") }), role });
+      expect(res.status).toBe(403);
+    }
+  });
+});
+
+describe("GET /api/topics and /api/topics/{t}", () => {
+  test("the full resource: offsets, messages, timestamp, configs, types, consumers with exact lag", async () => {
+    const name = await createTopic(3);
+    const kafka = rt.kafka.default();
+    const base = Date.now() - 60_000;
+    // 5, 3 and 0 records; the newest record has timestamp base + 7.
+    await kafka.produce(name, [
+      ...Array.from({ length: 5 }, (_, i) => ({ partition: 0, key: `k${i}`, value: JSON.stringify({ n: i }), timestamp: base + i })),
+      ...Array.from({ length: 3 }, (_, i) => ({ partition: 1, key: `k${i}`, value: JSON.stringify({ n: i }), timestamp: base + 5 + i })),
+    ]);
+    const group = uniqueTopic("grp-topic");
+    await kafka.alterGroupOffsets(group, [
+      { topic: name, partition: 0, offset: 2 },
+      { topic: name, partition: 1, offset: 3 },
+    ]);
+
+    const res = await rt.request(`/api/topics/${name}`, { role: "nodata" });
+    expect(res.status).toBe(200);
+    const t = (await res.json()) as Record<string, unknown> & {
+      config: Array<{ configuration: string; value: string; defaultValue: string; documentation: string }>;
+      consumers: Array<Record<string, unknown> & { consumers: Array<Record<string, unknown>> }>;
+    };
+    expect(t).toMatchObject({
+      topicName: name,
+      partitions: 3,
+      replication: 1,
+      isControlTopic: false,
+      isMarkedForDeletion: false,
+      keyType: "STRING",
+      valueType: "JSON",
+      inferred: true,
+      keySchema: null,
+      valueSchema: null,
+      totalMessages: 8,
+      timestamp: base + 7,
+      messagesPerPartition: [
+        { partition: 0, messages: 5, begin: 0, end: 5 },
+        { partition: 1, messages: 3, begin: 0, end: 3 },
+        { partition: 2, messages: 0, begin: 0, end: 0 },
+      ],
+    });
+    expect(typeof t.messagesPerSecond).toBe("number");
+    const retention = t.config.find((c) => c.configuration === "retention.ms")!;
+    expect(retention.value).toBe("604800000");
+    expect(retention.defaultValue).toBe("604800000");
+    expect(retention.documentation.length).toBeGreaterThan(10);
+    expect(t.config.length).toBeGreaterThan(20);
+
+    expect(t.consumers).toEqual([
+      {
+        id: group,
+        coordinator: null,
+        state: "Empty",
+        active: false,
+        lag: 3,
+        minLag: 0,
+        maxLag: 3,
+        consumers: [
+          { topic: name, partition: 0, currentOffset: 2, logEndOffset: 5, lag: 3, consumerId: null, clientId: null, host: null },
+          { topic: name, partition: 1, currentOffset: 3, logEndOffset: 3, lag: 0, consumerId: null, clientId: null, host: null },
+        ],
+      },
+    ]);
+
+    const list = (await (await rt.request("/api/topics", { role: "nodata" })).json()) as Array<Record<string, unknown>>;
+    expect(list.find((x) => x.topicName === name)).toMatchObject({ partitions: 3, replication: 1, totalMessages: 8, isControlTopic: false });
+    expect(list.find((x) => x.topicName === "__consumer_offsets")).toMatchObject({ isControlTopic: true });
+    await kafka.deleteGroups([group]);
+  });
+
+  test("an empty topic has timestamp 0 and BYTES types, inferred", async () => {
+    const name = await createTopic(2);
+    const t = (await (await rt.request(`/api/topics/${name}`, { role: "read" })).json()) as Record<string, unknown>;
+    expect(t).toMatchObject({ timestamp: 0, totalMessages: 0, keyType: "BYTES", valueType: "BYTES", inferred: true, consumers: [] });
+  });
+
+  test("stored metadata wins over inference", async () => {
+    const name = await createTopic(1);
+    await rt.kafka.default().produce(name, [{ key: "a", value: "plain text" }]);
+    const schema = JSON.stringify({ type: "record", name: "R", fields: [{ name: "a", type: "int" }] });
+    const post = await rt.request(`/api/metadata/topics/${name}?keyType=string&valueType=avro&valueSchema=${encodeURIComponent(schema)}`, { method: "POST", role: "write" });
+    expect(post.status).toBe(200);
+    const t = (await (await rt.request(`/api/topics/${name}`, { role: "read" })).json()) as Record<string, unknown>;
+    expect(t).toMatchObject({ keyType: "STRING", valueType: "AVRO", valueSchema: schema, keySchema: null, inferred: false });
+  });
+
+  test("messagesPerSecond comes from the background sampler", async () => {
+    const name = await createTopic(2);
+    const kafka = rt.kafka.default();
+    const deadline = Date.now() + 3_000;
+    let rate = 0;
+    while (Date.now() < deadline && rate === 0) {
+      await kafka.produce(name, Array.from({ length: 20 }, (_, i) => ({ partition: i % 2, value: `v${i}` })));
+      await Bun.sleep(300);
+      rate = ((await (await rt.request(`/api/topics/${name}`, { role: "read" })).json()) as { messagesPerSecond: number }).messagesPerSecond;
+    }
+    expect(rate).toBeGreaterThan(0);
+    expect(rt.kafkaDomains.sampler.samples("local").length).toBeGreaterThan(1);
+  });
+
+  test("unknown topic is 404, a bad name 400", async () => {
+    const res = await rt.request(`/api/topics/${uniqueTopic("missing")}`, { role: "read" });
+    expect(res.status).toBe(404);
+    await errorOf(res);
+    expect((await rt.request(`/api/topics/${encodeURIComponent("a b")}`, { role: "read" })).status).toBe(400);
+  });
+
+  test("a 100-partition topic answers in well under a second", async () => {
+    const name = await createTopic(100);
+    await rt.kafka.default().produce(name, Array.from({ length: 1000 }, (_, i) => ({ partition: i % 100, value: JSON.stringify({ i }) })));
+    await rt.request(`/api/topics/${name}`, { role: "read" }); // connections warm
+    const times: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const t0 = performance.now();
+      const res = await rt.request(`/api/topics/${name}`, { role: "read" });
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { messagesPerPartition: unknown[]; totalMessages: number };
+      times.push(performance.now() - t0);
+      expect(body.messagesPerPartition.length).toBe(100);
+      expect(body.totalMessages).toBe(1000);
+    }
+    const best = Math.min(...times);
+    console.error(`GET /api/topics/{t} with 100 partitions: ${times.map((t) => t.toFixed(0)).join(", ")} ms`);
+    expect(best).toBeLessThan(500);
+  }, 30_000);
+});
+
+describe("PUT /api/topics/config/{t}", () => {
+  test("applies, audits TOPIC UPDATE, answers 200", async () => {
+    const name = await createTopic();
+    const res = await rt.request(`/api/topics/config/${name}`, {
+      method: "PUT",
+      role: "write",
+      body: JSON.stringify({ configs: [{ key: "retention.ms", value: "3600000" }, { key: "cleanup.policy", value: "compact" }] }),
+    });
+    expect(res.status).toBe(200);
+    const cfg = await rt.kafka.default().describeTopicConfigs(name);
+    expect(cfg.find((c) => c.name === "retention.ms")!.value).toBe("3600000");
+    expect(cfg.find((c) => c.name === "cleanup.policy")!.value).toBe("compact");
+    const entry = (await audits("TOPIC")).find((e) => e.content.topicName === name && e.change === "UPDATE");
+    expect(entry!.content.outcome).toBe("SUCCESS");
+    expect(JSON.parse(entry!.content.configs!)).toEqual({ "retention.ms": "3600000", "cleanup.policy": "compact" });
+  });
+
+  test("an unknown key or a bad value is 400 and nothing is applied", async () => {
+    const name = await createTopic();
+    const put = (configs: unknown) => rt.request(`/api/topics/config/${name}`, { method: "PUT", role: "write", body: JSON.stringify({ configs }) });
+    const unknown = await put([{ key: "retention.ms", value: "1000" }, { key: "no.such.key", value: "1" }]);
+    expect(unknown.status).toBe(400);
+    expect((await errorOf(unknown)).message).toContain("no.such.key");
+    const bad = await put([{ key: "retention.ms", value: "1000" }, { key: "min.insync.replicas", value: "many" }]);
+    expect(bad.status).toBe(400);
+    expect((await errorOf(bad)).message).toContain("min.insync.replicas");
+    const cfg = await rt.kafka.default().describeTopicConfigs(name);
+    expect(cfg.find((c) => c.name === "retention.ms")!.value).toBe("604800000");
+    for (const body of [[], [{ key: "" }], "x"]) expect((await put(body)).status).toBe(400);
+    const failed = (await audits("TOPIC")).find((e) => e.content.topicName === name && e.change === "UPDATE");
+    expect(failed!.content.outcome).toBe("FAILURE");
+  });
+
+  test("unknown topic is 404", async () => {
+    const res = await rt.request(`/api/topics/config/${uniqueTopic("missing")}`, {
+      method: "PUT",
+      role: "write",
+      body: JSON.stringify({ configs: [{ key: "retention.ms", value: "1000" }] }),
+    });
+    expect(res.status).toBe(404);
+  });
+});
+
+describe("DELETE /api/topics/{t}/{partition}/{offset}", () => {
+  test("answers at once with the COMPAT text, then audits TOPIC_DATA and notifies 4002", async () => {
+    const name = await createTopic(2);
+    const kafka = rt.kafka.default();
+    await kafka.produce(name, Array.from({ length: 10 }, (_, i) => ({ partition: 0, value: `v${i}` })));
+    const res = await rt.request(`/api/topics/${name}/0/4`, { method: "DELETE", role: "write" });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text.split(",")[0]).toBe(`Records from topic '${name}' and partition '0' up to offset '4'`);
+    expect(
+      await eventually(async () => (await audits("TOPIC_DATA")).some((e) => e.content.topicName === name && e.content.outcome === "SUCCESS")),
+    ).toBe(true);
+    const entry = (await audits("TOPIC_DATA")).find((e) => e.content.topicName === name)!;
+    expect(entry).toMatchObject({ change: "REMOVE", userId: "wanda", content: { partition: "0", offset: "4", lowWatermark: "4" } });
+    expect(await eventually(async () => (await notifications(4002)).some((n) => n.labels.instance === name))).toBe(true);
+    const [p0] = await kafka.partitionOffsets([name]);
+    expect(p0).toMatchObject({ partition: 0, earliest: 4, latest: 10 });
+  });
+
+  test("error cases", async () => {
+    const name = await createTopic(1);
+    await rt.kafka.default().produce(name, [{ value: "a" }, { value: "b" }]);
+    const del = (path: string) => rt.request(path, { method: "DELETE", role: "write" });
+    expect((await del(`/api/topics/${name}/-1/0`)).status).toBe(400);
+    expect((await del(`/api/topics/${name}/0/-1`)).status).toBe(400);
+    expect((await del(`/api/topics/${name}/x/1`)).status).toBe(400);
+    expect((await del(`/api/topics/${name}/0/1.5`)).status).toBe(400);
+    expect((await del(`/api/topics/${name}/0/abc`)).status).toBe(400);
+    expect((await del(`/api/topics/${uniqueTopic("missing")}/0/1`)).status).toBe(404);
+    expect((await del(`/api/topics/${name}/1/1`)).status).toBe(404);
+    const beyond = await del(`/api/topics/${name}/0/3`);
+    expect(beyond.status).toBe(400);
+    expect((await errorOf(beyond)).message).toContain("beyond the end");
+    expect((await rt.request(`/api/topics/${name}/0/1`, { method: "DELETE", role: "read" })).status).toBe(403);
+    // Up to the end is allowed: everything goes.
+    expect((await del(`/api/topics/${name}/0/2`)).status).toBe(200);
+    expect(await eventually(async () => (await rt.kafka.default().partitionOffsets([name]))[0]!.earliest === 2)).toBe(true);
+  });
+});
+
+describe("DELETE /api/topics/{t}", () => {
+  test("deletes with 200, audits REMOVE, notifies 4001; unknown is 404", async () => {
+    const name = await createTopic();
+    const res = await rt.request(`/api/topics/${name}`, { method: "DELETE", role: "write" });
+    expect(res.status).toBe(200);
+    expect((await rt.kafka.default().listTopics()).some((t) => t.name === name)).toBe(false);
+    expect((await audits("TOPIC")).find((e) => e.content.topicName === name && e.change === "REMOVE")!.content.outcome).toBe("SUCCESS");
+    expect((await notifications(4001)).some((n) => n.labels.instance === name)).toBe(true);
+    const again = await rt.request(`/api/topics/${name}`, { method: "DELETE", role: "write" });
+    expect(again.status).toBe(404);
+    await errorOf(again);
+  });
+});
+
+describe("internal topics", () => {
+  test("__consumer_offsets is shown as a control topic and refuses record deletion", async () => {
+    const name = await createTopic(1);
+    const group = uniqueTopic("grp-internal");
+    await rt.kafka.default().alterGroupOffsets(group, [{ topic: name, partition: 0, offset: 0 }]);
+    const res = await rt.request("/api/topics/__consumer_offsets", { role: "read" });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ topicName: "__consumer_offsets", isControlTopic: true, keyType: "BYTES" });
+    expect((await rt.request("/api/topics/__consumer_offsets/0/0", { method: "DELETE", role: "write" })).status).toBe(400);
+    expect((await rt.request("/api/metadata/topics/__consumer_offsets", { role: "read" })).status).toBe(200);
+    await rt.kafka.default().deleteGroups([group]);
+  });
+});
