@@ -78,7 +78,6 @@ export function sseStream(opts: SseOptions, producer: (w: SseWriter) => Promise<
   const abort = new AbortController();
   let buffered = 0;
   let closed = false;
-  let wroteFinal = false;
   let heartbeat: ReturnType<typeof setInterval> | undefined;
   let controllerRef: ReadableStreamDefaultController<Uint8Array> | undefined;
   let drainWaiters: (() => void)[] = [];
@@ -122,9 +121,7 @@ export function sseStream(opts: SseOptions, producer: (w: SseWriter) => Promise<
 
   const writer: SseWriter = {
     send: (line) => {
-      const ok = enqueue(line);
-      if (ok) wroteFinal = false;
-      return ok;
+      return enqueue(line);
     },
     signal: abort.signal,
     get buffered() {
@@ -142,22 +139,19 @@ export function sseStream(opts: SseOptions, producer: (w: SseWriter) => Promise<
     {
       start(controller) {
         controllerRef = controller;
+        // A first heartbeat at once: Bun sends the response headers with the first chunk,
+        // and a client should not wait a heartbeat interval to learn the stream is open.
+        enqueue(opts.heartbeat);
         heartbeat = setInterval(() => enqueue(opts.heartbeat), opts.heartbeatMs);
         // Let the response headers go out before the producer starts.
         queueMicrotask(() => {
           producer(writer)
             .then(() => {
-              if (!closed && opts.endLine) {
-                enqueue(opts.endLine);
-                wroteFinal = true;
-              }
+              if (!closed && opts.endLine) enqueue(opts.endLine);
               finish("end");
             })
             .catch((err) => {
-              if (!closed) {
-                enqueue(opts.errorLine(err));
-                wroteFinal = true;
-              }
+              if (!closed) enqueue(opts.errorLine(err));
               finish("error");
             });
         });
