@@ -323,6 +323,10 @@ describe("DELETE /api/topics/{t}/{partition}/{offset}", () => {
     expect(beyond.status).toBe(400);
     expect((await errorOf(beyond)).message).toContain("beyond the end");
     expect((await rt.request(`/api/topics/${name}/0/1`, { method: "DELETE", role: "read" })).status).toBe(403);
+    const refused = (await audits("TOPIC_DATA")).filter((e) => e.content.topicName === name);
+    expect(refused.length).toBe(7); // five malformed, the unknown partition, the offset beyond the end
+    expect(refused.every((e) => e.content.outcome === "FAILURE" && e.change === "REMOVE")).toBe(true);
+    expect(refused.find((e) => e.content.partition === "1")!.content.reason).toStartWith("NOT_FOUND: ");
     // Up to the end is allowed: everything goes.
     expect((await del(`/api/topics/${name}/0/2`)).status).toBe(200);
     expect(await eventually(async () => (await rt.kafka.default().partitionOffsets([name]))[0]!.earliest === 2)).toBe(true);

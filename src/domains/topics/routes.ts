@@ -139,9 +139,15 @@ export function topicRoutes(service: TopicService, pool: KafkaPool, docs: ApiDoc
   });
 
   app.delete("/topics/:topicName/:partition/:offset", async (c) => {
-    const p = pathParams(c, deleteRecordsParams);
-    await service.deleteRecords(clusterOf(c, pool), p.topicName, p.partition, p.offset, userOf(c));
-    return c.text(deleteRecordsMessage(p.topicName, p.partition, p.offset));
+    try {
+      const p = pathParams(c, deleteRecordsParams);
+      await service.deleteRecords(clusterOf(c, pool), p.topicName, p.partition, p.offset, userOf(c));
+      return c.text(deleteRecordsMessage(p.topicName, p.partition, p.offset));
+    } catch (e) {
+      // The outcome of a started deletion is audited when it ends; a refused request here.
+      await service.auditRefusedDeletion(c.req.param(), userOf(c), e);
+      throw e;
+    }
   });
   return app;
 }

@@ -88,6 +88,13 @@ export interface CreateTopicInput {
   configs?: Record<string, string>;
 }
 
+/** A deletion that started and failed at once: its audit entry is written already. */
+class DeletionFailed extends AppError {
+  constructor(err: AppError) {
+    super(err.code, err.message, { details: err.details, cause: err });
+  }
+}
+
 /**
  * Topics whose offsets can be listed. The Kafka client's ListOffsets looks partitions up in
  * its metadata cache, which leaves internal topics out (and then fails outside any promise),
@@ -349,7 +356,20 @@ export class TopicService {
     const tracked = job.finally(() => this.#pending.delete(tracked));
     this.#pending.add(tracked);
     const early = await Promise.race([job, Bun.sleep(DELETE_RECORDS_GRACE_MS).then(() => null)]);
-    if (early && !early.ok) throw early.error;
+    if (early && !early.ok) throw new DeletionFailed(early.error);
+  }
+
+  /** Audits a delete-records request refused before any deletion started. */
+  async auditRefusedDeletion(params: Record<string, string>, user: string, err: unknown): Promise<void> {
+    if (err instanceof DeletionFailed) return; // already audited by the deletion itself
+    const reason = err instanceof AppError ? `${err.code}: ${err.message}` : "INTERNAL: unexpected error";
+    await this.deps.audit.record({
+      type: "TOPIC_DATA",
+      change: "REMOVE",
+      user,
+      content: { topicName: params.topicName, partition: params.partition, offset: params.offset },
+      failure: reason,
+    });
   }
 
   /** Waits (bounded) for background deletions, so their audit entries are written before shutdown. */
