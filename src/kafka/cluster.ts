@@ -11,9 +11,12 @@ import {
   ConfigTypes,
   Consumer,
   type describeConfigsV4,
+  FindCoordinatorKeyTypes,
   IncrementalAlterConfigOperationTypes,
+  kGetApi,
   type metadataV12,
   Producer,
+  UnsupportedApiError,
   legacyConsumerGroupStates,
 } from "@platformatic/kafka";
 import { AppError } from "../http/errors.ts";
@@ -27,6 +30,7 @@ import type {
   AclBinding,
   AclBindingFilter,
   AlterConfigOp,
+  BrokerInfo,
   ClusterDescription,
   ClusterStats,
   CommittedOffset,
@@ -512,6 +516,34 @@ export class KafkaCluster {
         out.set(g.groupId, list);
       }
       return out;
+    });
+  }
+
+  /** The coordinator broker of each group, from one batched FindCoordinator request. */
+  findGroupCoordinators(groupIds: string[]): Promise<Map<string, BrokerInfo>> {
+    return this.#call("Cannot find group coordinators", async () => {
+      const out = new Map<string, BrokerInfo>();
+      if (groupIds.length === 0) return out;
+      const found = await this.#adminClient.findCoordinator({ keyType: FindCoordinatorKeyTypes.GROUP, keys: groupIds });
+      for (const c of found) out.set(c.key, { id: c.nodeId, host: c.host, port: c.port, rack: null });
+      return out;
+    });
+  }
+
+  /**
+   * Whether the brokers speak the named Kafka API ("DeleteRecords" needs 0.11 or later). Sends
+   * at most one ApiVersions request, whose answer the client keeps.
+   */
+  supportsApi(apiName: string): Promise<boolean> {
+    return this.#call(`Cannot check support of ${apiName}`, () => {
+      const admin = this.#adminClient;
+      return new Promise<boolean>((resolve, reject) =>
+        admin[kGetApi](apiName, (err: Error | null) => {
+          if (!err) resolve(true);
+          else if (err instanceof UnsupportedApiError) resolve(false);
+          else reject(err);
+        }),
+      );
     });
   }
 

@@ -167,10 +167,11 @@ describe("GET /api/topics and /api/topics/{t}", () => {
     expect(retention.documentation.length).toBeGreaterThan(10);
     expect(t.config.length).toBeGreaterThan(20);
 
+    const broker = (await rt.kafka.default().describeCluster()).brokers[0]!;
     expect(t.consumers).toEqual([
       {
         id: group,
-        coordinator: null,
+        coordinator: { id: broker.id, host: broker.host, port: broker.port },
         state: "Empty",
         active: false,
         lag: 3,
@@ -358,5 +359,13 @@ describe("internal topics", () => {
     expect((await rt.request("/api/topics/__consumer_offsets/0/0", { method: "DELETE", role: "write" })).status).toBe(400);
     expect((await rt.request("/api/metadata/topics/__consumer_offsets", { role: "read" })).status).toBe(200);
     await rt.kafka.default().deleteGroups([group]);
+  });
+});
+
+describe("cluster capabilities used by delete-records", () => {
+  test("supportsApi tells a known API from one the broker lacks (a pre-0.11 broker lacks DeleteRecords)", async () => {
+    const kafka = rt.kafka.default();
+    expect(await kafka.supportsApi("DeleteRecords")).toBe(true);
+    expect(await kafka.supportsApi("NoSuchApi")).toBe(false);
   });
 });

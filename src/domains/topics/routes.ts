@@ -57,7 +57,7 @@ const topicShape = z.object({
   consumers: z.array(
     z.object({
       id: z.string(),
-      coordinator: z.null(),
+      coordinator: z.object({ id: z.number(), host: z.string(), port: z.number() }).nullable(),
       state: z.string(),
       active: z.boolean(),
       lag: z.number(),

@@ -38,8 +38,8 @@ export interface TopicConsumerPartition {
 
 export interface TopicConsumerGroup {
   id: string;
-  /** Not known to Loupe's Kafka layer yet: always null. */
-  coordinator: null;
+  /** The group's coordinator broker; null when it cannot be found (a group being removed). */
+  coordinator: { id: number; host: string; port: number } | null;
   state: string;
   active: boolean;
   lag: number;
@@ -88,13 +88,6 @@ export interface CreateTopicInput {
   configs?: Record<string, string>;
 }
 
-/** A deletion that started and failed at once: its audit entry is written already. */
-class DeletionFailed extends AppError {
-  constructor(err: AppError) {
-    super(err.code, err.message, { details: err.details, cause: err });
-  }
-}
-
 /**
  * Topics whose offsets can be listed. The Kafka client's ListOffsets looks partitions up in
  * its metadata cache, which leaves internal topics out (and then fails outside any promise),
@@ -103,9 +96,6 @@ class DeletionFailed extends AppError {
 function withOffsets<T extends { internal: boolean }>(topics: T[]): T[] {
   return topics.filter((t) => !t.internal);
 }
-
-/** How long a delete-records answer waits for an immediate refusal (e.g. an API the broker lacks). */
-const DELETE_RECORDS_GRACE_MS = 250;
 
 export class TopicService {
   /** Background deletions under way; close() waits for them. */
@@ -218,7 +208,10 @@ export class TopicService {
   ): Promise<TopicConsumerGroup[]> {
     const ids = [...new Set(lags.map((l) => l.group))];
     if (ids.length === 0) return [];
-    const described = await kafka.describeGroups(ids);
+    const [described, coordinators] = await Promise.all([
+      kafka.describeGroups(ids),
+      kafka.findGroupCoordinators(ids).catch(() => new Map<string, { id: number; host: string; port: number }>()),
+    ]);
     const stateOf = new Map(groups.map((g) => [g.groupId, g.state]));
     return described.map((g) => {
       const owner = new Map<number, { consumerId: string; clientId: string; host: string }>();
@@ -241,9 +234,10 @@ export class TopicService {
           };
         });
       const lagsOnly = consumers.map((c) => c.lag);
+      const co = coordinators.get(g.groupId);
       return {
         id: g.groupId,
-        coordinator: null,
+        coordinator: co ? { id: co.id, host: co.host, port: co.port } : null,
         state: g.state === "Dead" ? (stateOf.get(g.groupId) ?? "Dead") : g.state,
         active: g.members.length > 0,
         lag: lagsOnly.reduce((s, x) => s + x, 0),
@@ -316,15 +310,18 @@ export class TopicService {
   }
 
   /**
-   * Checks the request, starts the deletion, and answers without waiting for it (beyond a
-   * short grace in which an immediate refusal, such as a broker without the DeleteRecords
-   * API, still reaches the caller). The outcome is written to the audit log with a
-   * notification of alert 4002.
+   * Checks the request, starts the deletion, and answers without waiting for it. The outcome
+   * is written to the audit log, with a notification of alert 4002 on success.
    */
   async deleteRecords(cluster: string, name: string, partition: number, offset: number, user: string): Promise<void> {
     const kafka = this.#kafka(cluster);
     const [described] = await kafka.describeTopics([name]);
     if (described!.internal) throw badRequest(`Topic '${name}' is internal to Kafka: its records are not deleted by hand`);
+    if (!(await kafka.supportsApi("DeleteRecords")))
+      throw new AppError(
+        "UNSUPPORTED",
+        `Cannot delete records of topic '${name}': the cluster does not offer the DeleteRecords API (it needs Kafka 0.11 or later)`,
+      );
     const offsets = await kafka.partitionOffsets([name]);
     const p = offsets.find((o) => o.partition === partition);
     if (!p) throw notFound(`Topic '${name}' has no partition ${partition} (it has ${offsets.length})`);
@@ -355,13 +352,10 @@ export class TopicService {
     );
     const tracked = job.finally(() => this.#pending.delete(tracked));
     this.#pending.add(tracked);
-    const early = await Promise.race([job, Bun.sleep(DELETE_RECORDS_GRACE_MS).then(() => null)]);
-    if (early && !early.ok) throw new DeletionFailed(early.error);
   }
 
   /** Audits a delete-records request refused before any deletion started. */
   async auditRefusedDeletion(params: Record<string, string>, user: string, err: unknown): Promise<void> {
-    if (err instanceof DeletionFailed) return; // already audited by the deletion itself
     const reason = err instanceof AppError ? `${err.code}: ${err.message}` : "INTERNAL: unexpected error";
     await this.deps.audit.record({
       type: "TOPIC_DATA",
