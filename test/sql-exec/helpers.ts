@@ -77,6 +77,17 @@ export async function stream(rt: TestRuntime, sql: string, opts: { role?: Role; 
   };
 }
 
+/** Reads a stream until a record line arrived; answers the text read so far. */
+export async function untilRecord(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<string> {
+  let text = "";
+  while (!text.includes("data:1")) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += new TextDecoder().decode(value);
+  }
+  return text;
+}
+
 export async function json(rt: TestRuntime, sql: string, role: Role = "read") {
   const res = await rt.request(q(sql), { role, headers: { accept: "application/json" } });
   return { res, body: (await res.json()) as any };

@@ -4,7 +4,7 @@
  */
 import { beforeAll, describe, expect, test } from "bun:test";
 import { statsIntervalMs } from "../../src/domains/sql/routes.ts";
-import { jsonRecords, parseStream, q, sqlFixture, stream, streamWithScan } from "./helpers.ts";
+import { jsonRecords, parseStream, q, sqlFixture, stream, streamWithScan, untilRecord } from "./helpers.ts";
 
 const f = sqlFixture();
 let small: string;
@@ -54,9 +54,8 @@ describe("end record", () => {
     await f.produce(t, jsonRecords(50, (i) => ({ i })));
     const res = await f.rt.request(q(`SELECT * FROM \`${t}\``), { role: "read", headers: { accept: "text/event-stream" } });
     const reader = res.body!.getReader();
-    const first = await reader.read();
+    let text = await untilRecord(reader);
     await f.produce(t, jsonRecords(50, (i) => ({ i: 50 + i })));
-    let text = new TextDecoder().decode(first.value);
     for (;;) {
       const { value, done } = await reader.read();
       if (done) break;

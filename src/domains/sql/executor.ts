@@ -16,6 +16,7 @@ import type { KafkaCluster } from "../../kafka/index.ts";
 import type { FetchedBatches } from "../../kafka/types.ts";
 import { type QueryPlan, type RecordView, resolveOffsetRange } from "../../sql/index.ts";
 import { type Decoded, DecodeError, type Decoder } from "./decoders.ts";
+import type { Prefilter } from "./prefilter.ts";
 
 /** One record of the answer (SPEC: Query data record). */
 export interface QueryRecord {
@@ -89,6 +90,8 @@ export interface ExecutorDeps {
   cluster: KafkaCluster;
   keyDecoder: Decoder;
   valueDecoder: Decoder;
+  /** Rules records out from their raw value before decoding (see prefilter.ts). */
+  prefilter?: Prefilter | null;
 }
 
 export interface ExecuteOptions {
@@ -101,6 +104,59 @@ export interface ExecuteOptions {
 }
 
 const EMPTY = new Uint8Array(0);
+const NULL_VALUE: Decoded = { value: null, json: "null" };
+
+/**
+ * What the filter and projection see of the record at hand. One instance serves the whole
+ * query (the evaluator keeps no reference to it); the key is decoded only when read.
+ */
+class View implements RecordView {
+  value: unknown = null;
+  partition = 0;
+  offset = 0;
+  timestamp = 0;
+  keySize = 0;
+  valueSize = 0;
+  #keyBytes: Uint8Array | null = null;
+  #key: Decoded | null | undefined = undefined;
+
+  constructor(
+    readonly lastOffset: (partition: number) => number,
+    private readonly keyDecoder: Decoder,
+  ) {}
+
+  setKey(bytes: Uint8Array | null): void {
+    this.#keyBytes = bytes;
+    this.keySize = bytes?.byteLength ?? 0;
+    this.#key = bytes === null ? null : undefined;
+  }
+
+  async setKeyAsync(bytes: Uint8Array): Promise<void> {
+    this.setKey(bytes);
+    const k = this.keyDecoder(bytes);
+    this.#key = k instanceof Promise ? await k : k;
+  }
+
+  #decoded(): Decoded | null {
+    if (this.#key === undefined) {
+      const k = this.keyDecoder(this.#keyBytes!);
+      if (k instanceof Promise) throw new DecodeError("the key needs a schema that is not loaded");
+      this.#key = k;
+    }
+    return this.#key;
+  }
+
+  get key(): unknown {
+    return this.#decoded()?.value ?? null;
+  }
+
+  /** The key as the answer shows it: text as it is, anything else as JSON, null when absent. */
+  keyText(): string | null {
+    const k = this.#decoded();
+    if (k === null) return null;
+    return typeof k.value === "string" ? k.value : (k.json ?? JSON.stringify(k.value) ?? null);
+  }
+}
 
 /**
  * Plans the offsets of each partition: snapshot end offsets, push-down of partitions, offsets
@@ -157,16 +213,31 @@ export async function* executeQuery(deps: ExecutorDeps, plan: QueryPlan, opts: E
   if (opts.signal.aborted) onClient();
   if (opts.stopSignal?.aborted) onKill();
   const queryTimer = setTimeout(() => stop("MAX_QUERY_TIME"), settings.maxQueryTimeMs);
-  let idleTimer: ReturnType<typeof setTimeout> | undefined;
-  const armIdle = () => {
-    if (idleTimer) clearTimeout(idleTimer);
-    idleTimer = setTimeout(() => stop("MAX_IDLE_TIME"), settings.maxIdleTimeMs);
-  };
+  // Idle: no record arrived from Kafka for max.idle.time. A timer per record would cost more
+  // than the rest of the loop, so a ticker compares the count of records read between ticks.
+  // Time spent waiting for the reader of the events (backpressure) is not idle time.
+  let waitingForReader = false;
+  let idleSince = Date.now();
+  let seenAtTick = -1;
+  const idleTicker = setInterval(
+    () => {
+      const now = Date.now();
+      if (waitingForReader || progress.readRecords !== seenAtTick) {
+        seenAtTick = progress.readRecords;
+        idleSince = now;
+      } else if (now - idleSince >= settings.maxIdleTimeMs) stop("MAX_IDLE_TIME");
+    },
+    Math.max(1, Math.min(250, Math.floor(settings.maxIdleTimeMs / 4))),
+  );
 
-  const mins = new Map<number, number>();
-  const maxs = new Map<number, number>();
+  // Lowest and highest offset read, by partition number.
+  const mins: number[] = [];
+  const maxs: number[] = [];
   const ended = () => {
-    const offsets = [...mins].map(([partition, min]) => ({ partition, min, max: maxs.get(partition)! })).sort((a, b) => a.partition - b.partition);
+    const offsets: PartitionOffsets[] = [];
+    mins.forEach((min, partition) => {
+      if (min !== undefined) offsets.push({ partition, min, max: maxs[partition]! });
+    });
     const why: StopReason = reason ?? "END";
     return {
       size: progress.size,
@@ -183,7 +254,6 @@ export async function* executeQuery(deps: ExecutorDeps, plan: QueryPlan, opts: E
   };
 
   try {
-    armIdle();
     if (plan.limit === 0) {
       stop("LIMIT");
       yield { type: "end", end: ended() };
@@ -201,8 +271,11 @@ export async function* executeQuery(deps: ExecutorDeps, plan: QueryPlan, opts: E
       if (s.firstFetched < 0 || f.firstOffset < s.firstFetched) s.firstFetched = f.firstOffset;
       if (f.lastOffset > s.lastFetched) s.lastFetched = f.lastOffset;
     };
-    const lastOffset = (partition: number) => ends.get(partition) ?? 0;
+    const view = new View((partition: number) => ends.get(partition) ?? 0, deps.keyDecoder);
     const topic = plan.topic;
+    const { filter, projectionIsStar, limit } = plan;
+    const maxSize = settings.maxSizeBytes;
+    const prefilter = deps.prefilter ?? null;
     let toSkip = plan.skip;
     let batch: QueryRecord[] = [];
     let lastYield = Date.now();
@@ -215,72 +288,72 @@ export async function* executeQuery(deps: ExecutorDeps, plan: QueryPlan, opts: E
         onFetch,
       });
       for await (const raw of records) {
-        armIdle();
-        const keyBytes = raw.key ?? EMPTY;
+        const keyBytes = raw.key;
         const valueBytes = raw.value ?? EMPTY;
-        const bytes = keyBytes.byteLength + valueBytes.byteLength;
+        const bytes = (keyBytes?.byteLength ?? 0) + valueBytes.byteLength;
+        const { partition, offset } = raw;
         progress.readRecords++;
         progress.totalSizeRead += bytes;
-        const min = mins.get(raw.partition);
-        if (min === undefined || raw.offset < min) mins.set(raw.partition, raw.offset);
-        if ((maxs.get(raw.partition) ?? -1) < raw.offset) maxs.set(raw.partition, raw.offset);
-
-        let key: Decoded | null = null;
-        let value: Decoded;
-        try {
-          if (raw.key !== null) {
-            const k = deps.keyDecoder(keyBytes);
-            key = k instanceof Promise ? await k : k;
-          }
-          if (raw.value === null) value = { value: null, json: "null" };
-          else {
-            const v = deps.valueDecoder(valueBytes);
-            value = v instanceof Promise ? await v : v;
-          }
-        } catch (err) {
-          if (!(err instanceof DecodeError)) throw err;
-          progress.skippedRecords++;
-          if (progress.totalSizeRead >= settings.maxSizeBytes) {
+        const min = mins[partition];
+        if (min === undefined || offset < min) mins[partition] = offset;
+        if ((maxs[partition] ?? -1) < offset) maxs[partition] = offset;
+        if (prefilter && raw.value !== null && !prefilter(valueBytes)) {
+          if (progress.totalSizeRead >= maxSize) {
             stop("MAX_SIZE");
             break;
           }
           continue;
         }
 
-        const view: RecordView = {
-          key: key?.value ?? null,
-          value: value.value,
-          partition: raw.partition,
-          offset: raw.offset,
-          timestamp: raw.timestamp,
-          keySize: keyBytes.byteLength,
-          valueSize: valueBytes.byteLength,
-          lastOffset,
-        };
-        if (plan.filter(view)) {
-          if (toSkip > 0) toSkip--;
+        let matched = false;
+        let outValue = "";
+        try {
+          let value: Decoded;
+          if (raw.value === null) value = NULL_VALUE;
           else {
-            const outValue = plan.projectionIsStar ? (value.json ?? JSON.stringify(value.value) ?? "null") : (JSON.stringify(plan.project(view)) ?? "null");
-            const k = key === null ? null : typeof key.value === "string" ? key.value : (key.json ?? JSON.stringify(key.value) ?? null);
-            batch.push({ timestamp: raw.timestamp, partition: raw.partition, key: k, offset: raw.offset, topic, value: outValue });
-            progress.totalRecords++;
-            progress.size += bytes;
-            if (progress.totalRecords >= plan.limit) {
-              stop("LIMIT");
-              break;
-            }
-            if (batch.length >= batchSize || Date.now() - lastYield > 200) {
-              const out = batch;
-              batch = [];
-              // Time spent waiting for the reader of the events is not idle time of the topic.
-              if (idleTimer) clearTimeout(idleTimer);
-              yield { type: "records", records: out };
-              lastYield = Date.now();
-              armIdle();
+            const v = deps.valueDecoder(valueBytes);
+            value = v instanceof Promise ? await v : v;
+          }
+          view.value = value.value;
+          view.partition = partition;
+          view.offset = offset;
+          view.timestamp = raw.timestamp;
+          view.valueSize = valueBytes.byteLength;
+          // The key is decoded when the query reads it; only a possible registry id is fetched first.
+          if (keyBytes !== null && keyBytes.byteLength >= 5 && keyBytes[0] === 0) await view.setKeyAsync(keyBytes);
+          else view.setKey(keyBytes);
+          if (filter(view)) {
+            if (toSkip > 0) toSkip--;
+            else {
+              matched = true;
+              outValue = projectionIsStar ? (value.json ?? JSON.stringify(value.value) ?? "null") : (JSON.stringify(plan.project(view)) ?? "null");
             }
           }
+          if (matched) {
+            batch.push({ timestamp: raw.timestamp, partition, key: view.keyText(), offset, topic, value: outValue });
+          }
+        } catch (err) {
+          if (!(err instanceof DecodeError)) throw err;
+          progress.skippedRecords++;
+          matched = false;
         }
-        if (progress.totalSizeRead >= settings.maxSizeBytes) {
+        if (matched) {
+          progress.totalRecords++;
+          progress.size += bytes;
+          if (progress.totalRecords >= limit) {
+            stop("LIMIT");
+            break;
+          }
+          if (batch.length >= batchSize || Date.now() - lastYield > 200) {
+            const out = batch;
+            batch = [];
+            waitingForReader = true;
+            yield { type: "records", records: out };
+            waitingForReader = false;
+            lastYield = Date.now();
+          }
+        }
+        if (progress.totalSizeRead >= maxSize) {
           stop("MAX_SIZE");
           break;
         }
@@ -298,7 +371,7 @@ export async function* executeQuery(deps: ExecutorDeps, plan: QueryPlan, opts: E
     throw err;
   } finally {
     clearTimeout(queryTimer);
-    if (idleTimer) clearTimeout(idleTimer);
+    clearInterval(idleTicker);
     opts.signal.removeEventListener("abort", onClient);
     opts.stopSignal?.removeEventListener("abort", onKill);
     internal.abort();

@@ -8,8 +8,10 @@ import { AppError } from "../../http/errors.ts";
 import type { KafkaPool } from "../../kafka/index.ts";
 import type { Logger } from "../../log/logger.ts";
 import type { SchemaRegistryClient } from "../../registry/client.ts";
-import { type Catalog, type DataFormat, DATA_FORMATS, type QueryPlan, SqlError, compileQuery, validateSql, type ValidationResult } from "../../sql/index.ts";
+import { type Catalog, type DataFormat, DATA_FORMATS, type QueryPlan, SqlError, compileQuery, parse, validateSql, type ValidationResult } from "../../sql/index.ts";
+import { analyze } from "../../sql/analyzer.ts";
 import { DecoderFactory } from "./decoders.ts";
+import { buildPrefilter } from "./prefilter.ts";
 import { executeQuery, type PartitionScan, QueryProgress, type QueryEnd, type QueryEvent } from "./executor.ts";
 import { QueryRegistry, type RunningQuery } from "./queries.ts";
 
@@ -65,6 +67,8 @@ function format(name: string | null | undefined): DataFormat | undefined {
 export class SqlService {
   readonly queries: QueryRegistry;
   readonly #finished = new Set<(q: FinishedQuery) => void>();
+  /** NOW() of each plan, so the prefilter evaluates conditions exactly as the filter does. */
+  readonly #compiledAt = new WeakMap<QueryPlan, number>();
 
   constructor(private readonly opts: SqlServiceOptions) {
     this.queries = new QueryRegistry(opts.maxQueriesPerUser);
@@ -97,7 +101,10 @@ export class SqlService {
 
   /** Compiles against the cluster's topics; throws SqlError for an invalid query. */
   async compile(sql: string, cluster: string): Promise<QueryPlan> {
-    return compileQuery(sql, await this.catalog(cluster), { maxLimit: this.opts.maxLimit });
+    const now = Date.now();
+    const plan = compileQuery(sql, await this.catalog(cluster), { maxLimit: this.opts.maxLimit, now });
+    this.#compiledAt.set(plan, now);
+    return plan;
   }
 
   /**
@@ -113,6 +120,11 @@ export class SqlService {
     const valueFormat = plan.settings.valueFormat ?? format(meta?.valueType);
     const keyDecoder = factory.create(keyFormat, meta?.keySchema ?? undefined, "key");
     const valueDecoder = factory.create(valueFormat, meta?.valueSchema ?? undefined, "value");
+    // Only JSON (or inferred) values can be ruled out from their bytes.
+    const prefilter =
+      valueFormat === undefined || valueFormat === "JSON"
+        ? buildPrefilter(analyze(sql, parse(sql)).where, this.#compiledAt.get(plan) ?? Date.now())
+        : null;
 
     const slot = this.queries.register(user, sql);
     const progress = new QueryProgress();
@@ -132,7 +144,7 @@ export class SqlService {
         let end: QueryEnd | null = null;
         let error: string | undefined;
         try {
-          for await (const ev of executeQuery({ cluster: kafka, keyDecoder, valueDecoder }, plan, { signal, stopSignal: slot.killSignal, progress })) {
+          for await (const ev of executeQuery({ cluster: kafka, keyDecoder, valueDecoder, prefilter }, plan, { signal, stopSignal: slot.killSignal, progress })) {
             if (ev.type === "end") end = ev.end;
             yield ev;
           }

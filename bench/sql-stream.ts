@@ -1,0 +1,338 @@
+/**
+ * Throughput and memory of the SQL data stream, against a real broker.
+ *
+ *   bun bench/sql-stream.ts [--records=1000000] [--sizes=100,1024] [--slow-seconds=10]
+ *
+ * Uses the broker in KAFKA_BOOTSTRAP, else starts one (test/cluster, Kafka from Maven Central).
+ * For each record size it fills a 6-partition topic once (reused by later runs: the name holds
+ * the size and count) and measures, one after another:
+ *   (a) the Kafka client in this process: KafkaCluster.consume, no decoding
+ *   (b) `kcat -C -e` on the same topic: the physical reference (skipped when kcat is absent;
+ *       Debian: apt-get install kcat)
+ *   (c) a Loupe server process: SELECT * over the event stream, read by this process
+ *   (d) the same with a WHERE on a value field that matches 1 % of the records
+ *   (e) the Loupe server's peak RSS while one client reads the largest topic slowly
+ * and prints one table with records/s, MB/s and the ratios to (a).
+ * Targets: (d) >= 0.8 x (a), (c) >= 0.5 x (a), (e) < 256 MB.
+ */
+
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { createKafkaPool, type KafkaCluster } from "../src/kafka/index.ts";
+import { freePort, startCluster } from "../test/cluster/cluster.ts";
+
+const ROOT = resolve(import.meta.dir, "..");
+const PARTITIONS = 6;
+
+function arg(name: string, fallback: string): string {
+  const hit = process.argv.find((a) => a.startsWith(`--${name}=`));
+  return hit ? hit.slice(name.length + 3) : fallback;
+}
+const RECORDS = Number(arg("records", "1000000"));
+const SIZES = arg("sizes", "100,1024").split(",").map(Number);
+const SLOW_SECONDS = Number(arg("slow-seconds", "10"));
+
+interface Row {
+  size: number;
+  name: string;
+  records: number;
+  seconds: number;
+  bytes: number;
+  note?: string;
+}
+
+const rows: Row[] = [];
+const log = (...a: unknown[]) => console.error("[bench]", ...a);
+
+// ------------------------------------------------------------------------------------- setup
+
+let stopCluster: (() => Promise<void>) | null = null;
+let bootstrap = process.env.KAFKA_BOOTSTRAP;
+if (!bootstrap) {
+  log("KAFKA_BOOTSTRAP not set: starting a broker");
+  const cluster = await startCluster({ services: ["kafka"], ownerPid: process.pid });
+  bootstrap = cluster.env.KAFKA_BOOTSTRAP!;
+  stopCluster = () => cluster.stop();
+}
+const pool = createKafkaPool([{ name: "bench", bootstrapServers: [bootstrap], clientId: "loupe-bench", default: true }]);
+const kafka = pool.default();
+
+/** A JSON value of about `size` bytes; `sel` is 7 for 1 % of the records. */
+function value(i: number, size: number): string {
+  const base = `{"id":${i},"sel":${i % 100},"name":"user-${i}","active":${i % 3 === 0},"pad":""}`;
+  return `{"id":${i},"sel":${i % 100},"name":"user-${i}","active":${i % 3 === 0},"pad":"${"p".repeat(Math.max(0, size - base.length))}"}`;
+}
+
+async function fill(size: number): Promise<string> {
+  const topic = `bench-sql-${size}b-${RECORDS}`;
+  const existing = await kafka.listTopics();
+  if (existing.some((t) => t.name === topic)) {
+    const offsets = await kafka.partitionOffsets([topic]);
+    const total = offsets.reduce((n, o) => n + o.latest - o.earliest, 0);
+    if (total === RECORDS) {
+      log(`${topic}: reusing ${total} records`);
+      return topic;
+    }
+    await kafka.deleteTopic(topic);
+    await Bun.sleep(1000);
+  }
+  await kafka.createTopic({ name: topic, partitions: PARTITIONS, replication: 1 });
+  // Big requests, one batch per partition under the broker's 1 MB message limit, several in flight.
+  const perPartition = Math.max(1, Math.floor(900_000 / (size + 40)));
+  const perRequest = perPartition * PARTITIONS;
+  const t0 = performance.now();
+  let next = 0;
+  const worker = async () => {
+    while (next < RECORDS) {
+      const start = next;
+      const n = Math.min(perRequest, RECORDS - start);
+      next += n;
+      const records = new Array(n);
+      for (let j = 0; j < n; j++) records[j] = { key: `k${start + j}`, value: value(start + j, size), partition: j % PARTITIONS };
+      await kafka.produce(topic, records);
+    }
+  };
+  await Promise.all([worker(), worker(), worker()]);
+  log(`${topic}: produced ${RECORDS} records in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  return topic;
+}
+
+// ---------------------------------------------------------------------------- (a) and (b)
+
+async function rawConsume(cluster: KafkaCluster, topic: string): Promise<{ records: number; bytes: number; seconds: number }> {
+  const offsets = await cluster.partitionOffsets([topic]);
+  const t0 = performance.now();
+  let records = 0;
+  let bytes = 0;
+  for await (const r of cluster.consume({ topic, partitions: offsets.map((o) => ({ partition: o.partition, from: o.earliest, to: o.latest })) })) {
+    records++;
+    bytes += (r.key?.byteLength ?? 0) + (r.value?.byteLength ?? 0);
+  }
+  return { records, bytes, seconds: (performance.now() - t0) / 1000 };
+}
+
+function kcatPath(): string | null {
+  const which = spawnSync("sh", ["-c", "command -v kcat || command -v kafkacat"], { encoding: "utf8" });
+  return which.status === 0 ? which.stdout.trim() : null;
+}
+
+function kcat(bin: string, topic: string, expected: number): { seconds: number; records: number } {
+  const t0 = performance.now();
+  // -f '%o\n': one short line per record, so the pipe is not what is measured.
+  const run = spawnSync(bin, ["-C", "-e", "-q", "-b", bootstrap!, "-t", topic, "-o", "beginning", "-f", "%o\\n"], {
+    stdio: ["ignore", "pipe", "pipe"],
+    maxBuffer: 1 << 30,
+  });
+  const seconds = (performance.now() - t0) / 1000;
+  if (run.status !== 0) throw new Error(`kcat failed: ${run.stderr}`);
+  let records = 0;
+  const out = run.stdout as Buffer;
+  for (let i = 0; i < out.length; i++) if (out[i] === 10) records++;
+  if (records !== expected) log(`kcat read ${records} records, expected ${expected}`);
+  return { seconds, records };
+}
+
+// ------------------------------------------------------------------------------ Loupe server
+
+interface Server {
+  url: string;
+  pid: number;
+  token: string;
+  stop(): Promise<void>;
+  rssKb(): number;
+  peakRssKb(): number;
+}
+
+async function startLoupe(): Promise<Server> {
+  const dir = mkdtempSync(join(tmpdir(), "loupe-bench-"));
+  const port = await freePort();
+  const hash = await Bun.password.hash("bench-pw", "argon2id");
+  writeFileSync(
+    join(dir, "loupe.toml"),
+    `dataDir = "${dir}/data"
+[server]
+port = ${port}
+[log]
+level = "warn"
+[sql]
+maxLimit = 100000000
+maxQueriesPerUser = 4
+[[kafka.clusters]]
+name = "bench"
+bootstrapServers = "${bootstrap}"
+default = true
+[[users]]
+name = "bench"
+passwordHash = "${hash}"
+roles = ["read"]
+`,
+  );
+  const child = spawn(process.execPath, [join(ROOT, "src/main.ts"), "serve", "--config", join(dir, "loupe.toml")], {
+    stdio: ["ignore", "ignore", "inherit"],
+    env: { ...process.env, LOUPE_KAFKA_BOOTSTRAP: "" },
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    try {
+      if ((await fetch(`${url}/api/health`)).ok) break;
+    } catch {
+      /* not up yet */
+    }
+    if (i > 200) throw new Error("Loupe did not start");
+    await Bun.sleep(50);
+  }
+  const login = await fetch(`${url}/api/login`, { method: "POST", headers: { accept: "text/plain" }, body: JSON.stringify({ user: "bench", password: "bench-pw" }) });
+  const token = await login.text();
+  const status = (field: string) => {
+    const m = new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${child.pid}/status`, "utf8"));
+    return m ? Number(m[1]) : 0;
+  };
+  return {
+    url,
+    pid: child.pid!,
+    token,
+    rssKb: () => status("VmRSS"),
+    peakRssKb: () => status("VmHWM"),
+    stop: async () => {
+      child.kill("SIGTERM");
+      await new Promise((r) => child.once("exit", r));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+const DATA1 = new TextEncoder().encode("data:1");
+
+/** Reads a query's event stream to its end; counts type 1 lines. `pauseMs` between reads simulates a slow reader. */
+async function readStream(server: Server, sql: string, opts: { pauseMs?: number; maxSeconds?: number; onTick?: () => void } = {}) {
+  const t0 = performance.now();
+  const abort = new AbortController();
+  const res = await fetch(`${server.url}/api/sql/data?${new URLSearchParams({ sql })}`, {
+    headers: { accept: "text/event-stream", "x-service-token": server.token },
+    signal: abort.signal,
+  });
+  if (!res.ok) throw new Error(`query failed: ${res.status} ${await res.text()}`);
+  const reader = res.body!.getReader();
+  let records = 0;
+  let bytes = 0;
+  let tail = new Uint8Array(0);
+  let lastChunk = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    bytes += value.byteLength;
+    // Count "data:1" markers (the bench data never holds that text); keep 5 bytes for a marker split over chunks.
+    const buf = tail.length ? Buffer.concat([tail, value]) : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+    for (let i = buf.indexOf(DATA1); i >= 0; i = buf.indexOf(DATA1, i + 6)) records++;
+    tail = Uint8Array.from(buf.subarray(Math.max(0, buf.length - 5)));
+    lastChunk = new TextDecoder().decode(value.subarray(Math.max(0, value.length - 600)));
+    opts.onTick?.();
+    if (opts.pauseMs) await Bun.sleep(opts.pauseMs);
+    if (opts.maxSeconds && performance.now() - t0 > opts.maxSeconds * 1000) {
+      abort.abort();
+      await reader.cancel().catch(() => {});
+      break;
+    }
+  }
+  const endLine = lastChunk.split("\n").filter((l) => l.startsWith("data:2") || l.startsWith("data:3")).at(-1);
+  return { records, bytes, seconds: (performance.now() - t0) / 1000, end: endLine ? JSON.parse(endLine.slice(6)) : null };
+}
+
+// ----------------------------------------------------------------------------------- run
+
+const SETTINGS = "SET max.size = 100g; SET max.query.time = 1h; SET max.idle.time = 30s; ";
+const kcatBin = kcatPath();
+if (!kcatBin) log("kcat not found: (b) is skipped (Debian: apt-get install kcat)");
+
+const topics: Record<number, string> = {};
+for (const size of SIZES) topics[size] = await fill(size);
+
+const server = await startLoupe();
+log(`Loupe server pid ${server.pid} at ${server.url}`);
+try {
+  for (const size of SIZES) {
+    const topic = topics[size]!;
+    // Warm-up: page cache, JIT, connections.
+    await rawConsume(kafka, topic);
+    const a = await rawConsume(kafka, topic);
+    rows.push({ size, name: "(a) Kafka client in-process, no decoding", records: a.records, seconds: a.seconds, bytes: a.bytes });
+    if (kcatBin) {
+      const b = kcat(kcatBin, topic, RECORDS);
+      rows.push({ size, name: "(b) kcat -C -e (physical reference)", records: b.records, seconds: b.seconds, bytes: a.bytes });
+    } else rows.push({ size, name: "(b) kcat -C -e", records: 0, seconds: 0, bytes: 0, note: "kcat not installed" });
+    const c = await readStream(server, `${SETTINGS}SELECT * FROM \`${topic}\``);
+    if (c.records !== RECORDS) log(`(c) got ${c.records} records, end: ${JSON.stringify(c.end)}`);
+    rows.push({ size, name: "(c) Loupe SSE, SELECT *", records: c.end?.totalRecords ?? c.records, seconds: c.seconds, bytes: c.end?.totalSizeRead ?? 0, note: `${(c.bytes / 1048576).toFixed(0)} MB of stream` });
+    const d = await readStream(server, `${SETTINGS}SELECT * FROM \`${topic}\` WHERE sel = 7`);
+    rows.push({
+      size,
+      name: "(d) Loupe SSE, WHERE 1 % (records scanned)",
+      records: RECORDS,
+      seconds: d.seconds,
+      bytes: d.end?.totalSizeRead ?? 0,
+      note: `${d.records} matched`,
+    });
+  }
+  log(`peak RSS of the server after the fast runs: ${(server.peakRssKb() / 1024).toFixed(0)} MB`);
+} finally {
+  await server.stop();
+}
+
+// (e) a fresh server, one client reading the largest topic slowly.
+const slowServer = await startLoupe();
+let slowPeak = 0;
+let slowRecords = 0;
+try {
+  const size = Math.max(...SIZES);
+  const baseline = slowServer.rssKb();
+  const sampler = setInterval(() => (slowPeak = Math.max(slowPeak, slowServer.rssKb())), 100);
+  const e = await readStream(slowServer, `${SETTINGS}SELECT * FROM \`${topics[size]}\``, { pauseMs: 20, maxSeconds: SLOW_SECONDS });
+  clearInterval(sampler);
+  slowRecords = e.records;
+  slowPeak = Math.max(slowPeak, slowServer.peakRssKb());
+  log(`(e) slow reader: ${e.records} records in ${e.seconds.toFixed(1)} s; server RSS at start ${(baseline / 1024).toFixed(0)} MB, peak ${(slowPeak / 1024).toFixed(0)} MB`);
+} finally {
+  await slowServer.stop();
+}
+
+await pool.close();
+if (stopCluster) await stopCluster();
+
+// ---------------------------------------------------------------------------------- report
+
+const fmt = (n: number, d = 0) => n.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d });
+const lines: string[] = [];
+lines.push(`SQL stream benchmark: ${fmt(RECORDS)} records per topic, ${PARTITIONS} partitions, ${process.platform}/${process.arch}, ${navigator.hardwareConcurrency} CPUs, Bun ${Bun.version}`);
+lines.push("");
+lines.push("| Record | Measure | Records | Seconds | Records/s | MB/s | vs (a) |");
+lines.push("|---|---|--:|--:|--:|--:|--:|");
+for (const size of SIZES) {
+  const a = rows.find((r) => r.size === size && r.name.startsWith("(a)"))!;
+  const aRate = a.records / a.seconds;
+  for (const r of rows.filter((x) => x.size === size)) {
+    if (r.seconds === 0) {
+      lines.push(`| ${size} B | ${r.name} | - | - | - | - | ${r.note ?? ""} |`);
+      continue;
+    }
+    const rate = r.records / r.seconds;
+    lines.push(
+      `| ${size} B | ${r.name}${r.note ? ` (${r.note})` : ""} | ${fmt(r.records)} | ${fmt(r.seconds, 2)} | ${fmt(rate)} | ${fmt(r.bytes / 1048576 / r.seconds, 1)} | ${fmt(rate / aRate, 2)}x |`,
+    );
+  }
+}
+lines.push("");
+lines.push(`(e) peak RSS of the Loupe server with one slow reader (${SLOW_SECONDS} s, ${fmt(slowRecords)} records read): ${fmt(slowPeak / 1024, 0)} MB (target < 256 MB)`);
+lines.push("");
+for (const size of SIZES) {
+  const rate = (p: string) => {
+    const r = rows.find((x) => x.size === size && x.name.startsWith(p))!;
+    return r.records / r.seconds;
+  };
+  const d = rate("(d)") / rate("(a)");
+  const c = rate("(c)") / rate("(a)");
+  lines.push(`${size} B: (d)/(a) = ${fmt(d, 2)} (target >= 0.8) ${d >= 0.8 ? "PASS" : "FAIL"}; (c)/(a) = ${fmt(c, 2)} (target >= 0.5) ${c >= 0.5 ? "PASS" : "FAIL"}`);
+}
+lines.push(`memory: ${fmt(slowPeak / 1024, 0)} MB (target < 256) ${slowPeak / 1024 < 256 ? "PASS" : "FAIL"}`);
+console.log(lines.join("\n"));
