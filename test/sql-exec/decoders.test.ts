@@ -174,7 +174,7 @@ describe("formats chosen with SET", () => {
       headers: { accept: "text/event-stream" },
     });
     expect(res.status).toBe(422);
-    expect((await res.json()).message).toContain("PROTOBUF");
+    expect(((await res.json()) as { message: string }).message).toContain("PROTOBUF");
   });
 });
 

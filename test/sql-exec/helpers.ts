@@ -78,7 +78,7 @@ export async function stream(rt: TestRuntime, sql: string, opts: { role?: Role; 
 }
 
 /** Reads a stream until a record line arrived; answers the text read so far. */
-export async function untilRecord(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<string> {
+export async function untilRecord(reader: { read(): Promise<{ value?: Uint8Array; done?: boolean }> }): Promise<string> {
   let text = "";
   while (!text.includes("data:1")) {
     const { value, done } = await reader.read();

@@ -158,7 +158,7 @@ describe("answer forms", () => {
   test("a missing sql parameter is 400", async () => {
     const res = await f.rt.request("/api/sql/data", { role: "read" });
     expect(res.status).toBe(400);
-    expect((await res.json()).message).toContain("sql");
+    expect(((await res.json()) as { message: string }).message).toContain("sql");
   });
 
   test("parseStream helper sees every line", () => {
@@ -177,7 +177,7 @@ describe("validation", () => {
   test("invalid: still 200, with the position and message", async () => {
     const res = await f.rt.request(`/api/sql/validation?sql=${encodeURIComponent("SELECT *\nFROM t LIIT 5")}`, { role: "read" });
     expect(res.status).toBe(200);
-    const body = await res.json();
+    const body = (await res.json()) as { message: string };
     expect(body).toMatchObject({ isValid: false, line: 2, column: 8 });
     expect(body.message).toContain("line 2, column 8");
   });

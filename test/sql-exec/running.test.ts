@@ -76,7 +76,7 @@ describe("running queries", () => {
     await Bun.sleep(50);
     const third = await f.rt.request(q(`SELECT * FROM \`${big}\``), { role: "read", headers: { accept: "text/event-stream" } });
     expect(third.status).toBe(429);
-    expect((await third.json()).code).toBe("TOO_MANY_REQUESTS");
+    expect(((await third.json()) as { code: string }).code).toBe("TOO_MANY_REQUESTS");
     const jsonForm = await f.rt.request(q(`SELECT * FROM \`${big}\` LIMIT 1`), { role: "read" });
     expect(jsonForm.status).toBe(429);
     // Another user is not affected.

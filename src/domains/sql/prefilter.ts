@@ -93,7 +93,7 @@ export function buildPrefilter(where: ExpressionNode | null, now: number): Prefi
 
   return (value) => {
     const buf = Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
-    const text = buf.latin1Slice(0, buf.length);
+    const text = (buf as Buffer & { latin1Slice(start: number, end: number): string }).latin1Slice(0, buf.length);
     let start = 0;
     while (start < text.length && isSpace(text.charCodeAt(start))) start++;
     if (text.charCodeAt(start) !== BRACE || text.includes("\\")) return true;
