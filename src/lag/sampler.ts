@@ -103,15 +103,16 @@ export class OffsetSampler {
    */
   rate(cluster: string, topic: string, now?: { t: number; ends: Array<{ partition: number; offset: number }> }): number {
     const history = this.samples(cluster);
-    const end: Sample | undefined = now
-      ? { t: now.t, ends: new Map(now.ends.map((e) => [partitionKey(topic, e.partition), e.offset])) }
-      : history.at(-1);
-    if (!end) return 0;
     const prefix = `${topic}\u0000`;
     const hasTopic = (s: Sample) => {
       for (const k of s.ends.keys()) if (k.startsWith(prefix)) return true;
       return false;
     };
+    // Partial samples (one topic, from a GET) sit between full ones: use the latest that has it.
+    const end: Sample | undefined = now
+      ? { t: now.t, ends: new Map(now.ends.map((e) => [partitionKey(topic, e.partition), e.offset])) }
+      : history.findLast(hasTopic);
+    if (!end) return 0;
     // The oldest recent sample that knows the topic (a new topic is absent from older ones).
     const from = history.find((s) => s.t >= end.t - RATE_SPAN_MS && end.t - s.t >= 500 && hasTopic(s));
     if (!from) return 0;
