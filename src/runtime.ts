@@ -46,7 +46,7 @@ export async function buildRuntime(
   config: Config,
   opts: { sink?: LogSink; adminPassword?: string; app?: Partial<AppDeps> } = {},
 ): Promise<Runtime> {
-  const logs = new Hub(config.log.level, opts.sink);
+  const logs = new Hub(config.log.level, opts.sink, { maxLines: config.log.maxLines, maxAgeMs: config.log.maxAge });
   const store = await openStore(config.dataDir);
   const audit = new AuditService(store.db, logs.logger("audit"));
   const auth = new AuthService(

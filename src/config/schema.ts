@@ -82,9 +82,13 @@ export const configSchema = z
         level: z.enum(["debug", "info", "warn", "error"]).default("info"),
         /** How often a METRICS summary line is written. */
         metricsInterval: duration.default(60_000),
+        /** Lines kept in memory for GET /api/logs/{INFO,METRICS}, per kind (at most 512). */
+        maxLines: z.number().int().min(1).max(512).default(512),
+        /** Lines older than this are no longer answered there. 0 keeps them until pushed out. */
+        maxAge: duration.default(24 * 3_600_000),
       })
       .strict()
-      .default({ level: "info", metricsInterval: 60_000 }),
+      .default({ level: "info", metricsInterval: 60_000, maxLines: 512, maxAge: 24 * 3_600_000 }),
     auth: z
       .object({
         /** Absolute lifetime of a token from login. */

@@ -53,15 +53,25 @@ export function redact(fields: Record<string, unknown>): Record<string, unknown>
 }
 
 export class LogHub {
-  readonly info = new RingBuffer<LogLine>(512);
-  readonly metrics = new RingBuffer<LogLine>(512);
+  readonly info: RingBuffer<LogLine>;
+  readonly metrics: RingBuffer<LogLine>;
   private minRank: number;
 
   constructor(
     level: Level = "info",
     private readonly sink: LogSink = stdoutSink,
+    private readonly retention: { maxLines: number; maxAgeMs: number } = { maxLines: 512, maxAgeMs: 0 },
   ) {
     this.minRank = LEVEL_RANK[level];
+    this.info = new RingBuffer<LogLine>(retention.maxLines);
+    this.metrics = new RingBuffer<LogLine>(retention.maxLines);
+  }
+
+  /** The kept lines of one kind, oldest first, without those past the retention age. */
+  recent(kind: "INFO" | "METRICS", now = Date.now()): LogLine[] {
+    const lines = (kind === "INFO" ? this.info : this.metrics).toArray();
+    const maxAge = this.retention.maxAgeMs;
+    return maxAge > 0 ? lines.filter((l) => now - l.timestamp <= maxAge) : lines;
   }
 
   setLevel(level: Level): void {

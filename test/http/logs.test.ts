@@ -48,6 +48,13 @@ describe("logs", () => {
     expect(sink.text()).not.toContain("hidden");
   });
 
+  test("retention by count and by age", () => {
+    const hub = new LogHub("info", new MemorySink(), { maxLines: 3, maxAgeMs: 1000 });
+    for (let i = 0; i < 5; i++) hub.logger("t").info(`l${i}`);
+    expect(hub.recent("INFO").map((l) => l.message)).toEqual(["l2", "l3", "l4"]);
+    expect(hub.recent("INFO", Date.now() + 1500)).toEqual([]);
+  });
+
   test("ring buffer keeps order across wrap-around", () => {
     const rb = new RingBuffer<number>(3);
     [1, 2, 3, 4, 5].forEach((n) => rb.push(n));

@@ -18,7 +18,7 @@ export function logRoutes(hub: LogHub, docs: ApiDocs) {
   const app = new Hono<AppEnv>();
   docs.describe({ method: "GET", path: "/api/logs/INFO", response: z.array(logLine), tags: ["logs"] });
   docs.describe({ method: "GET", path: "/api/logs/METRICS", response: z.array(logLine), tags: ["logs"] });
-  app.get("/logs/INFO", (c) => c.json(hub.info.toArray()));
-  app.get("/logs/METRICS", (c) => c.json(hub.metrics.toArray()));
+  app.get("/logs/INFO", (c) => c.json(hub.recent("INFO")));
+  app.get("/logs/METRICS", (c) => c.json(hub.recent("METRICS")));
   return app;
 }
