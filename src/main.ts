@@ -49,6 +49,9 @@ async function serve(args: string[]): Promise<void> {
     fetch: (req, srv) => rt.app.fetch(req, { server: srv }),
   });
   log.info("listening", { url: server.url.toString(), version: VERSION });
+  // A fault in a client library's callback must not take every user's session down with it.
+  process.on("uncaughtException", (err) => log.error("uncaught exception", {}, err));
+  process.on("unhandledRejection", (err) => log.error("unhandled rejection", {}, err));
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;

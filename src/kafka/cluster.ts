@@ -109,6 +109,9 @@ function topicSummary(t: MetadataResponse["topics"][number]): TopicDescription {
   };
 }
 
+/** Kafka's own internal topics (the client's metadata cache does not hold them). */
+export const KAFKA_INTERNAL_TOPICS: ReadonlySet<string> = new Set(["__consumer_offsets", "__transaction_state", "__share_group_state"]);
+
 export class KafkaCluster {
   readonly name: string;
   readonly config: KafkaClusterConfig;
@@ -386,10 +389,13 @@ export class KafkaCluster {
   /** One ListOffsets request per partition leader, whatever the number of partitions. */
   listOffsets(partitions: TopicPartitionRef[], spec: OffsetSpec): Promise<ListedOffset[]> {
     return this.#call("Cannot list offsets", async () => {
-      if (partitions.length === 0) return [];
+      // The client's metadata cache leaves out Kafka's internal topics, and its listOffsets
+      // then throws outside any promise (the process dies). Never hand it one: they answer -1.
+      const askable = partitions.filter((p) => !KAFKA_INTERNAL_TOPICS.has(p.topic));
+      if (askable.length === 0) return partitions.map((r) => ({ ...r, offset: -1, timestamp: -1 }));
       const timestamp = offsetTimestamp(spec);
       const result = await this.#adminClient.listOffsets({
-        topics: [...byTopic(partitions)].map(([name, refs]) => ({
+        topics: [...byTopic(askable)].map(([name, refs]) => ({
           name,
           partitions: refs.map((r) => ({ partitionIndex: r.partition, timestamp })),
         })),

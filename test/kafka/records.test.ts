@@ -172,3 +172,12 @@ describe("consume", () => {
     expect(kafka.openReads()).toBe(0);
   });
 });
+
+describe("internal topics", () => {
+  // Regression: the client's listOffsets threw outside its promise for __consumer_offsets,
+  // which ended the whole process.
+  test("listOffsets on __consumer_offsets answers -1 instead of crashing", async () => {
+    const got = await kafka.listOffsets([{ topic: "__consumer_offsets", partition: 0 }], "latest");
+    expect(got).toEqual([{ topic: "__consumer_offsets", partition: 0, offset: -1, timestamp: -1 }]);
+  });
+});
