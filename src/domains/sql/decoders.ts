@@ -41,6 +41,10 @@ export interface Decoded {
 export type Decoder = (bytes: Uint8Array) => Decoded | Promise<Decoded>;
 
 const utf8 = new TextDecoder("utf-8");
+type Utf8Buffer = Buffer & { utf8Slice(start: number, end: number): string };
+/** UTF-8 text of the bytes; Buffer's own slice is the faster path in Bun. */
+const text = (bytes: Uint8Array): string =>
+  Buffer.isBuffer(bytes) ? (bytes as Utf8Buffer).utf8Slice(0, bytes.byteLength) : utf8.decode(bytes);
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 const NULL: Decoded = { value: null, json: "null" };
 
@@ -67,16 +71,16 @@ function mayBeJson(bytes: Uint8Array): boolean {
 }
 
 function decodeJson(bytes: Uint8Array): Decoded {
-  const text = utf8.decode(bytes);
+  const json = text(bytes);
   try {
-    return { value: JSON.parse(text), json: text };
+    return { value: JSON.parse(json), json };
   } catch {
     throw new DecodeError("not valid JSON");
   }
 }
 
 function decodeString(bytes: Uint8Array): Decoded {
-  return { value: utf8.decode(bytes) };
+  return { value: text(bytes) };
 }
 
 function decodeLong(bytes: Uint8Array): Decoded {

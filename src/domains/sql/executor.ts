@@ -357,7 +357,7 @@ export async function* executeQuery(deps: ExecutorDeps, plan: QueryPlan, opts: E
           stop("MAX_SIZE");
           break;
         }
-        if (internal.signal.aborted) break;
+        if (reason !== null) break;
       }
     }
     if (batch.length > 0 && reason !== "CLIENT") yield { type: "records", records: batch };

@@ -27,6 +27,7 @@ export type Prefilter = (value: Uint8Array) => boolean;
 
 const QUOTE = 0x22;
 const COLON = 0x3a;
+const BACKSLASH = 0x5c;
 const BRACE = 0x7b;
 const isSpace = (b: number) => b === 0x20 || b === 0x09 || b === 0x0a || b === 0x0d;
 const utf8 = new TextDecoder();
@@ -50,7 +51,7 @@ function soleField(node: ExpressionNode): string | null {
 /** A prefilter for the analyzed WHERE, or null when no condition lends itself to one. */
 export function buildPrefilter(where: ExpressionNode | null, now: number): Prefilter | null {
   if (where === null) return null;
-  const tests: Array<{ needle: string; field: string; evaluate: (r: RecordView) => unknown }> = [];
+  const tests: Array<{ needle: string; bytes: Buffer; field: string; equals?: number | string; evaluate: (r: RecordView) => unknown }> = [];
   for (const part of conjuncts(where)) {
     const field = soleField(part);
     if (field === null || field === "__proto__") continue;
@@ -60,7 +61,14 @@ export function buildPrefilter(where: ExpressionNode | null, now: number): Prefi
     // A condition true without the field (`x IS NULL`) cannot rule out a record lacking it.
     const absent: RecordView = { key: null, value: {}, partition: 0, offset: 0, timestamp: 0, keySize: 0, valueSize: 0, lastOffset: () => 0 };
     if (evaluate(absent) === true) continue;
-    tests.push({ needle: quoted, field, evaluate });
+    // `field = 7` / `field = 'x'`: a token of the literal's type is compared directly (same answer
+    // as the evaluator: numbers by value, strings exactly); other tokens go through the evaluator.
+    let equals: number | string | undefined;
+    if (part.kind === "Binary" && part.operator === "=") {
+      const [f, lit] = part.left.kind === "FieldPath" ? [part.left, part.right] : [part.right, part.left];
+      if (f.kind === "FieldPath" && f.segments.length === 1 && (lit.kind === "NumberLiteral" || lit.kind === "StringLiteral")) equals = lit.value;
+    }
+    tests.push({ needle: quoted, bytes: Buffer.from(quoted), field, evaluate, ...(equals !== undefined ? { equals } : {}) });
   }
   if (tests.length === 0) return null;
 
@@ -72,7 +80,7 @@ export function buildPrefilter(where: ExpressionNode | null, now: number): Prefi
    * searches and byte offsets agree), or MAYBE. Numbers go through Number(), which reads every
    * JSON number as JSON.parse does.
    */
-  const token = (text: string, buf: Buffer, i: number): unknown => {
+  const textToken = (text: string, buf: Buffer, i: number): unknown => {
     const c = text.charCodeAt(i);
     if (c === QUOTE) {
       const end = text.indexOf('"', i + 1);
@@ -82,17 +90,55 @@ export function buildPrefilter(where: ExpressionNode | null, now: number): Prefi
     if (c === 0x66) return text.startsWith("false", i) ? false : MAYBE;
     if (c === 0x6e) return text.startsWith("null", i) ? null : MAYBE;
     if (c !== 0x2d && (c < 0x30 || c > 0x39)) return MAYBE;
-    let end = i + 1;
+    // Small integers are read here; anything else (fractions, exponents, long) by Number().
+    let end = i + (c === 0x2d ? 1 : 0);
+    let n = 0;
+    for (; end < text.length && end - i < 15; end++) {
+      const d = text.charCodeAt(end);
+      if (d < 0x30 || d > 0x39) break;
+      n = n * 10 + (d - 0x30);
+    }
+    const next = text.charCodeAt(end);
+    if (end > i + (c === 0x2d ? 1 : 0) && (next === 0x2c || next === 0x7d || next === 0x5d || isSpace(next)) && !(c === 0x30 && end > i + 1)) {
+      return c === 0x2d ? -n : n;
+    }
     for (; end < text.length; end++) {
       const d = text.charCodeAt(end);
       if (d === 0x2c || d === 0x7d || d === 0x5d || isSpace(d)) break;
     }
-    const n = Number(text.slice(i, end));
+    const parsed = Number(text.slice(i, end));
+    return Number.isNaN(parsed) ? MAYBE : parsed;
+  };
+
+  /** The same on the bytes themselves, for large values where a latin1 copy costs more than it saves. */
+  const byteToken = (buf: Buffer, i: number): unknown => {
+    const c = buf[i];
+    if (c === QUOTE) {
+      const end = buf.indexOf(QUOTE, i + 1);
+      return end < 0 ? MAYBE : utf8.decode(buf.subarray(i + 1, end));
+    }
+    if (c === 0x74) return buf[i + 1] === 0x72 && buf[i + 2] === 0x75 && buf[i + 3] === 0x65 ? true : MAYBE;
+    if (c === 0x66) return buf[i + 1] === 0x61 && buf[i + 2] === 0x6c && buf[i + 3] === 0x73 && buf[i + 4] === 0x65 ? false : MAYBE;
+    if (c === 0x6e) return buf[i + 1] === 0x75 && buf[i + 2] === 0x6c && buf[i + 3] === 0x6c ? null : MAYBE;
+    if (c === undefined || (c !== 0x2d && (c < 0x30 || c > 0x39))) return MAYBE;
+    let end = i + 1;
+    for (; end < buf.length; end++) {
+      const d = buf[end]!;
+      if (d === 0x2c || d === 0x7d || d === 0x5d || isSpace(d)) break;
+    }
+    const n = Number(utf8.decode(buf.subarray(i, end)));
     return Number.isNaN(n) ? MAYBE : n;
   };
 
-  return (value) => {
-    const buf = Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  /** True when `v` makes the test's condition true. */
+  const satisfies = (t: (typeof tests)[number], v: unknown): boolean => {
+    if (t.equals !== undefined && typeof v === typeof t.equals) return v === t.equals;
+    holder[t.field] = v;
+    view.value = holder;
+    return t.evaluate(view) === true;
+  };
+
+  const checkText = (buf: Buffer): boolean => {
     const text = (buf as Buffer & { latin1Slice(start: number, end: number): string }).latin1Slice(0, buf.length);
     let start = 0;
     while (start < text.length && isSpace(text.charCodeAt(start))) start++;
@@ -105,11 +151,9 @@ export function buildPrefilter(where: ExpressionNode | null, now: number): Prefi
         if (text.charCodeAt(i) !== COLON) continue; // a string value that spells the name
         i++;
         while (i < text.length && isSpace(text.charCodeAt(i))) i++;
-        const v = token(text, buf, i);
+        const v = textToken(text, buf, i);
         if (v === MAYBE) return true;
-        holder[t.field] = v;
-        view.value = holder;
-        if (t.evaluate(view) === true) {
+        if (satisfies(t, v)) {
           possible = true;
           break;
         }
@@ -119,6 +163,37 @@ export function buildPrefilter(where: ExpressionNode | null, now: number): Prefi
     }
     return true;
   };
+
+  const checkBytes = (buf: Buffer): boolean => {
+    let start = 0;
+    while (start < buf.length && isSpace(buf[start]!)) start++;
+    if (buf[start] !== BRACE || buf.indexOf(BACKSLASH) >= 0) return true;
+    for (const t of tests) {
+      let possible = false;
+      for (let at = buf.indexOf(t.bytes, start); at >= 0; at = buf.indexOf(t.bytes, at + 1)) {
+        let i = at + t.bytes.length;
+        while (i < buf.length && isSpace(buf[i]!)) i++;
+        if (buf[i] !== COLON) continue;
+        i++;
+        while (i < buf.length && isSpace(buf[i]!)) i++;
+        const v = byteToken(buf, i);
+        if (v === MAYBE) return true;
+        if (satisfies(t, v)) {
+          possible = true;
+          break;
+        }
+      }
+      if (!possible) return false;
+    }
+    return true;
+  };
+
+  return (value) => {
+    const buf = Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+    return buf.length <= TEXT_PATH_MAX ? checkText(buf) : checkBytes(buf);
+  };
 }
 
+/** Up to this size a latin1 copy and string search beat native byte searches (measured). */
+const TEXT_PATH_MAX = 256;
 const MAYBE = Symbol("maybe");

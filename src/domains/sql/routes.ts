@@ -9,8 +9,9 @@ import type { QueryEnd, QueryRecord } from "./executor.ts";
 import { queryErrorPayload, type SqlService } from "./service.ts";
 
 /** Most bytes queued for one stream reader; the query waits for the reader at half of it. */
-const STREAM_BUFFER_BYTES = 16 * 1024 * 1024;
+const STREAM_BUFFER_BYTES = 4 * 1024 * 1024;
 const HEARTBEAT_MS = 5_000;
+const GC_EVERY_BYTES = 32 * 1024 * 1024;
 /** Statistics no more often than this. */
 const MIN_STATS_MS = 100;
 
@@ -139,6 +140,7 @@ export function sqlRoutes(service: SqlService, streams: StreamRegistry, docs: Ap
       },
       async (w) => {
         const { progress } = prepared;
+        let collectedAt = 0;
         const timer =
           statsMs === null
             ? undefined
@@ -170,6 +172,13 @@ export function sqlRoutes(service: SqlService, streams: StreamRegistry, docs: Ap
             if (w.buffered > 0 && w.buffered + text.length > STREAM_BUFFER_BYTES / 2) await w.drained();
             if (w.signal.aborted) break;
             w.send(text);
+            // A long query makes garbage fast and JSC grows the heap before collecting; a
+            // collection hint now and then keeps a server's memory flat under a big query.
+            const churn = progress.totalSizeRead + progress.size;
+            if (churn - collectedAt > GC_EVERY_BYTES) {
+              collectedAt = churn;
+              Bun.gc(false);
+            }
           }
         } finally {
           if (timer) clearInterval(timer);
