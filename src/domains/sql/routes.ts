@@ -11,7 +11,10 @@ import { queryErrorPayload, type SqlService } from "./service.ts";
 /** Most bytes queued for one stream reader; the query waits for the reader at half of it. */
 const STREAM_BUFFER_BYTES = 4 * 1024 * 1024;
 const HEARTBEAT_MS = 5_000;
-const GC_EVERY_BYTES = 32 * 1024 * 1024;
+/** Above this RSS a query collects garbage while it waits for its reader. */
+const MEMORY_SOFT_LIMIT = 160 * 1024 * 1024;
+/** At most one collection per this many bytes of query data. */
+const MEMORY_MIN_GC_BYTES = 16 * 1024 * 1024;
 /** Statistics no more often than this. */
 const MIN_STATS_MS = 100;
 
@@ -169,16 +172,19 @@ export function sqlRoutes(service: SqlService, streams: StreamRegistry, docs: Ap
             for (const r of ev.records) text += text === "" ? recordLine(r, topicJson) : `\n\n${recordLine(r, topicJson)}`;
             // Backpressure: wait for the reader rather than queue without bound; the query is
             // not pulled meanwhile, so nothing more is fetched.
-            if (w.buffered > 0 && w.buffered + text.length > STREAM_BUFFER_BYTES / 2) await w.drained();
+            if (w.buffered > 0 && w.buffered + text.length > STREAM_BUFFER_BYTES / 2) {
+              // JSC grows the heap well before it collects, and a long query makes garbage fast.
+              // Waiting for a slow reader is free time: collect then, when memory is past the
+              // soft limit. A reader that keeps up never waits, and pays nothing.
+              const churn = progress.totalSizeRead + progress.size;
+              if (churn - collectedAt > MEMORY_MIN_GC_BYTES && process.memoryUsage.rss() > MEMORY_SOFT_LIMIT) {
+                collectedAt = churn;
+                Bun.gc(true);
+              }
+              await w.drained();
+            }
             if (w.signal.aborted) break;
             w.send(text);
-            // A long query makes garbage fast and JSC grows the heap before collecting; a
-            // collection hint now and then keeps a server's memory flat under a big query.
-            const churn = progress.totalSizeRead + progress.size;
-            if (churn - collectedAt > GC_EVERY_BYTES) {
-              collectedAt = churn;
-              Bun.gc(false);
-            }
           }
         } finally {
           if (timer) clearInterval(timer);
