@@ -1,14 +1,14 @@
 /**
  * Throughput and memory of the SQL data stream, against a real broker.
  *
- *   bun bench/sql-stream.ts [--records=1000000] [--sizes=100,1024] [--slow-seconds=10]
+ *   bun bench/sql-stream.ts [--records=1000000] [--sizes=100,1024] [--slow-seconds=10] [--install-kcat]
  *
  * Uses the broker in KAFKA_BOOTSTRAP, else starts one (test/cluster, Kafka from Maven Central).
  * For each record size it fills a 6-partition topic once (reused by later runs: the name holds
  * the size and count) and measures, one after another:
  *   (a) the Kafka client in this process: KafkaCluster.consume, no decoding
- *   (b) `kcat -C -e` on the same topic: the physical reference (skipped when kcat is absent;
- *       Debian: apt-get install kcat)
+ *   (b) `kcat -C -e` on the same topic: the physical reference (skipped, and said so, when kcat
+ *       is absent; --install-kcat runs `apt-get install -y kcat` first on Debian)
  *   (c) a Loupe server process: SELECT * over the event stream, read by this process
  *   (d) the same with a WHERE on a value field that matches 1 % of the records
  *   (e) the Loupe server's peak RSS while one client reads the largest topic slowly
@@ -243,6 +243,10 @@ async function readStream(server: Server, sql: string, opts: { pauseMs?: number;
 // ----------------------------------------------------------------------------------- run
 
 const SETTINGS = "SET max.size = 100g; SET max.query.time = 1h; SET max.idle.time = 30s; ";
+if (process.argv.includes("--install-kcat") && !kcatPath()) {
+  log("installing kcat (apt-get)");
+  spawnSync("sh", ["-c", "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kcat"], { stdio: "inherit" });
+}
 const kcatBin = kcatPath();
 if (!kcatBin) log("kcat not found: (b) is skipped (Debian: apt-get install kcat)");
 
