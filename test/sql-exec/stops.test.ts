@@ -152,3 +152,10 @@ describe("statistics", () => {
     expect(statsIntervalMs(150)).toBe(150);
   });
 });
+
+describe("long settings", () => {
+  test("a max.query.time beyond setTimeout's range does not end the query at once", async () => {
+    const s = await stream(f.rt, "SET max.query.time = 1000h; SELECT * FROM " + "`" + small + "`");
+    expect(s.end).toMatchObject({ isTimeRemaining: true, isTopicEnd: true, totalRecords: 100 });
+  });
+});

@@ -212,7 +212,8 @@ export async function* executeQuery(deps: ExecutorDeps, plan: QueryPlan, opts: E
   opts.stopSignal?.addEventListener("abort", onKill, { once: true });
   if (opts.signal.aborted) onClient();
   if (opts.stopSignal?.aborted) onKill();
-  const queryTimer = setTimeout(() => stop("MAX_QUERY_TIME"), settings.maxQueryTimeMs);
+  // setTimeout fires at once beyond 2^31-1 ms (~24.8 days): clamp a longer max.query.time.
+  const queryTimer = setTimeout(() => stop("MAX_QUERY_TIME"), Math.min(settings.maxQueryTimeMs, 2_147_483_647));
   // Idle: no record arrived from Kafka for max.idle.time. A timer per record would cost more
   // than the rest of the loop, so a ticker compares the count of records read between ticks.
   // Time spent waiting for the reader of the events (backpressure) is not idle time.
