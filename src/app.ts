@@ -74,6 +74,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     const name = c.req.header("x-service-cluster");
     if (name !== undefined && !deps.clusters.names().includes(name))
       throw new AppError("NOT_FOUND", `Unknown cluster '${name}'`);
+    c.set("cluster", name ?? deps.clusters.defaultName());
     await next();
   });
 

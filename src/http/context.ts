@@ -1,9 +1,12 @@
+import type { Context } from "hono";
 import type { Session } from "../domains/auth/service.ts";
 import type { AccessRule } from "./access.ts";
 
 /** Values middleware puts on the request context. */
 export interface AppVariables {
   requestId: string;
+  /** The cluster an /api request acts on: `x-service-cluster`, else the default. */
+  cluster: string;
   session: Session | undefined;
   rule: AccessRule | undefined;
   /** Extra audit content a handler adds for the automatic audit entry. */
@@ -11,3 +14,13 @@ export interface AppVariables {
 }
 
 export type AppEnv = { Variables: AppVariables; Bindings: { server?: import("bun").Server<unknown> } };
+
+/** The cluster a request acts on (set by the app's middleware from `x-service-cluster`, checked against the config). */
+export function clusterOf(c: Context<AppEnv>): string {
+  return c.get("cluster");
+}
+
+/** The caller's user name, for audit entries written after the request. */
+export function userOf(c: Context<AppEnv>): string {
+  return c.get("session")?.user.name ?? "anonymous";
+}

@@ -3,8 +3,7 @@ import { z } from "zod";
 import type { AppEnv } from "../../http/context.ts";
 import type { ApiDocs } from "../../http/openapi.ts";
 import { jsonBody, pathParams } from "../../http/validate.ts";
-import type { KafkaPool } from "../../kafka/index.ts";
-import { clusterOf } from "../topics/context.ts";
+import { clusterOf } from "../../http/context.ts";
 import { topicName } from "../topics/names.ts";
 import type { ConsumerService } from "./service.ts";
 
@@ -60,7 +59,7 @@ const detail = z.object({
 });
 const resetAnswer = z.object({ group: z.string(), offsets: z.array(partitionRef.extend({ offset: z.number() })) });
 
-export function consumerRoutes(service: ConsumerService, pool: KafkaPool, docs: ApiDocs) {
+export function consumerRoutes(service: ConsumerService, docs: ApiDocs) {
   const app = new Hono<AppEnv>();
   const tags = ["consumer groups"];
   docs.describe({ method: "GET", path: "/api/consumers", response: z.array(summary), tags });
@@ -68,24 +67,24 @@ export function consumerRoutes(service: ConsumerService, pool: KafkaPool, docs: 
   docs.describe({ method: "PUT", path: "/api/consumers/:group/offsets", body: offsetResetBody, response: resetAnswer, tags });
   docs.describe({ method: "DELETE", path: "/api/consumers/:group", responseType: "text/plain", tags });
 
-  app.get("/consumers", async (c) => c.json(await service.list(clusterOf(c, pool))));
+  app.get("/consumers", async (c) => c.json(await service.list(clusterOf(c))));
 
   app.get("/consumers/:group", async (c) => {
     const { group } = pathParams(c, groupParam);
-    return c.json(await service.get(clusterOf(c, pool), group));
+    return c.json(await service.get(clusterOf(c), group));
   });
 
   app.put("/consumers/:group/offsets", async (c) => {
     const { group } = pathParams(c, groupParam);
     const body = await jsonBody(c, offsetResetBody);
     c.set("auditContent", { reset: body });
-    const offsets = await service.resetOffsets(clusterOf(c, pool), group, body);
+    const offsets = await service.resetOffsets(clusterOf(c), group, body);
     return c.json({ group, offsets });
   });
 
   app.delete("/consumers/:group", async (c) => {
     const { group } = pathParams(c, groupParam);
-    await service.delete(clusterOf(c, pool), group);
+    await service.delete(clusterOf(c), group);
     return c.text(`Consumer group '${group}' deleted`);
   });
   return app;

@@ -3,8 +3,7 @@ import { z } from "zod";
 import type { AppEnv } from "../../http/context.ts";
 import type { ApiDocs } from "../../http/openapi.ts";
 import { pathParams, queryParams } from "../../http/validate.ts";
-import type { KafkaPool } from "../../kafka/index.ts";
-import { clusterOf, userOf } from "../topics/context.ts";
+import { clusterOf, userOf } from "../../http/context.ts";
 import { topicName } from "../topics/names.ts";
 import type { MetadataService } from "./service.ts";
 import { DATA_TYPES } from "./types.ts";
@@ -30,7 +29,7 @@ const metadata = z.object({
   inferred: z.boolean(),
 });
 
-export function metadataRoutes(service: MetadataService, pool: KafkaPool, docs: ApiDocs) {
+export function metadataRoutes(service: MetadataService, docs: ApiDocs) {
   const app = new Hono<AppEnv>();
   const tags = ["topic metadata"];
   docs.describe({ method: "GET", path: "/api/metadata/topics", response: z.array(metadata), tags });
@@ -39,23 +38,23 @@ export function metadataRoutes(service: MetadataService, pool: KafkaPool, docs: 
   docs.describe({ method: "DELETE", path: "/api/metadata/topics/:topicName", tags });
   docs.describe({ method: "DELETE", path: "/api/system/topics/metadata/:topicName", tags });
 
-  app.get("/metadata/topics", async (c) => c.json(await service.list(clusterOf(c, pool))));
+  app.get("/metadata/topics", async (c) => c.json(await service.list(clusterOf(c))));
 
   app.get("/metadata/topics/:topicName", async (c) => {
     const { topicName: t } = pathParams(c, topicParam);
-    return c.json(await service.get(clusterOf(c, pool), t));
+    return c.json(await service.get(clusterOf(c), t));
   });
 
   app.post("/metadata/topics/:topicName", async (c) => {
     const { topicName: t } = pathParams(c, topicParam);
     const q = queryParams(c, metadataQuery);
     c.set("auditContent", { keyType: q.keyType, valueType: q.valueType });
-    return c.json(await service.set(clusterOf(c, pool), t, q, userOf(c)));
+    return c.json(await service.set(clusterOf(c), t, q, userOf(c)));
   });
 
   const remove = async (c: import("hono").Context<AppEnv>) => {
     const { topicName: t } = pathParams(c, topicParam);
-    await service.delete(clusterOf(c, pool), t);
+    await service.delete(clusterOf(c), t);
     return c.text(`Metadata for topic '${t}' removed`);
   };
   app.delete("/metadata/topics/:topicName", remove);

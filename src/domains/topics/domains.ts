@@ -72,9 +72,9 @@ export function mountKafkaDomains(
   docs: ApiDocs,
   figures: { counters: HttpCounters; streams: StreamRegistry; startedAt: number },
 ): void {
-  api.route("/", topicRoutes(d.topics, d.pool, docs));
-  api.route("/", metadataRoutes(d.metadata, d.pool, docs));
-  api.route("/", consumerRoutes(d.consumers, d.pool, docs));
+  api.route("/", topicRoutes(d.topics, docs));
+  api.route("/", metadataRoutes(d.metadata, docs));
+  api.route("/", consumerRoutes(d.consumers, docs));
   api.route("/", alertRoutes(d.notifications, docs));
   app.route(
     "/",

@@ -3,9 +3,8 @@ import { z } from "zod";
 import type { AppEnv } from "../../http/context.ts";
 import type { ApiDocs } from "../../http/openapi.ts";
 import { jsonBody, pathParams } from "../../http/validate.ts";
-import type { KafkaPool } from "../../kafka/index.ts";
 import { DATA_TYPES } from "../metadata/types.ts";
-import { clusterOf, userOf } from "./context.ts";
+import { clusterOf, userOf } from "../../http/context.ts";
 import { topicName } from "./names.ts";
 import type { TopicService } from "./service.ts";
 
@@ -100,7 +99,7 @@ export function deleteRecordsMessage(topic: string, partition: number, offset: n
   );
 }
 
-export function topicRoutes(service: TopicService, pool: KafkaPool, docs: ApiDocs) {
+export function topicRoutes(service: TopicService, docs: ApiDocs) {
   const app = new Hono<AppEnv>();
   const tags = ["topics"];
   docs.describe({ method: "GET", path: "/api/topics", response: z.array(listItem), tags });
@@ -110,23 +109,23 @@ export function topicRoutes(service: TopicService, pool: KafkaPool, docs: ApiDoc
   docs.describe({ method: "PUT", path: "/api/topics/config/:topicName", body: topicConfigBody, responseType: "text/plain", tags });
   docs.describe({ method: "DELETE", path: "/api/topics/:topicName/:partition/:offset", responseType: "text/plain", tags });
 
-  app.get("/topics", async (c) => c.json(await service.list(clusterOf(c, pool))));
+  app.get("/topics", async (c) => c.json(await service.list(clusterOf(c))));
 
   app.get("/topics/:topicName", async (c) => {
     const { topicName: t } = pathParams(c, topicParam);
-    return c.json(await service.get(clusterOf(c, pool), t));
+    return c.json(await service.get(clusterOf(c), t));
   });
 
   app.post("/topics", async (c) => {
     const body = await jsonBody(c, createTopicBody);
     c.set("auditContent", { topicName: body.topicName, partitions: body.partitions, replication: body.replication, configs: body.configs });
-    await service.create(clusterOf(c, pool), body, userOf(c));
+    await service.create(clusterOf(c), body, userOf(c));
     return c.text(`Topic '${body.topicName}' created`, 201);
   });
 
   app.delete("/topics/:topicName", async (c) => {
     const { topicName: t } = pathParams(c, topicParam);
-    await service.delete(clusterOf(c, pool), t, userOf(c));
+    await service.delete(clusterOf(c), t, userOf(c));
     return c.text(`Topic '${t}' deleted`);
   });
 
@@ -134,14 +133,14 @@ export function topicRoutes(service: TopicService, pool: KafkaPool, docs: ApiDoc
     const { topicName: t } = pathParams(c, topicParam);
     const body = await jsonBody(c, topicConfigBody);
     c.set("auditContent", { configs: Object.fromEntries(body.configs.map((x) => [x.key, x.value])) });
-    await service.alterConfigs(clusterOf(c, pool), t, body.configs);
+    await service.alterConfigs(clusterOf(c), t, body.configs);
     return c.text(`Topic '${t}' configuration updated`);
   });
 
   app.delete("/topics/:topicName/:partition/:offset", async (c) => {
     try {
       const p = pathParams(c, deleteRecordsParams);
-      await service.deleteRecords(clusterOf(c, pool), p.topicName, p.partition, p.offset, userOf(c));
+      await service.deleteRecords(clusterOf(c), p.topicName, p.partition, p.offset, userOf(c));
       return c.text(deleteRecordsMessage(p.topicName, p.partition, p.offset));
     } catch (e) {
       // The outcome of a started deletion is audited when it ends; a refused request here.
