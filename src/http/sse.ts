@@ -13,6 +13,12 @@ import { AppError } from "./errors.ts";
 export interface SseWriter {
   /** Queues one message (`data:...`); false once the stream is closed. */
   send(line: string): boolean;
+  /**
+   * Queues messages already encoded as UTF-8, each followed by its blank line (`data:...\n\n`):
+   * for producers that build many messages into one buffer. The buffer is taken as it is (not
+   * copied): it must not be changed afterwards. False once the stream is closed.
+   */
+  sendBytes(bytes: Uint8Array): boolean;
   /** Aborts when the client disconnects, is cut off, or the stream ends. */
   readonly signal: AbortSignal;
   /** Bytes queued and not yet taken by the client. */
@@ -105,9 +111,10 @@ export function sseStream(opts: SseOptions, producer: (w: SseWriter) => Promise<
     opts.onClose?.(why);
   };
 
-  const enqueue = (line: string): boolean => {
+  const enqueue = (line: string): boolean => enqueueBytes(encoder.encode(line + "\n\n"));
+
+  const enqueueBytes = (bytes: Uint8Array): boolean => {
     if (closed || !controllerRef) return false;
-    const bytes = encoder.encode(line + "\n\n");
     // desiredSize tracks what the client has not taken yet (the queue counts bytes).
     buffered = opts.maxBufferedBytes - (controllerRef.desiredSize ?? 0);
     if (buffered + bytes.byteLength > opts.maxBufferedBytes) {
@@ -123,6 +130,7 @@ export function sseStream(opts: SseOptions, producer: (w: SseWriter) => Promise<
     send: (line) => {
       return enqueue(line);
     },
+    sendBytes: (bytes) => enqueueBytes(bytes),
     signal: abort.signal,
     get buffered() {
       return controllerRef ? Math.max(0, opts.maxBufferedBytes - (controllerRef.desiredSize ?? 0)) : 0;

@@ -40,6 +40,206 @@ export interface Decoded {
 
 export type Decoder = (bytes: Uint8Array) => Decoded | Promise<Decoded>;
 
+/** Decoders that answer a payload which is JSON text as that value, with `json` = the text itself. */
+const JSON_TEXT_DECODERS = new WeakSet<Decoder>();
+
+/**
+ * True when `decoder` decodes every payload for which isJsonText() holds to `{ value: JSON.parse(text),
+ * json: text }`, text being the payload's bytes (then ASCII): `SELECT *` without a WHERE may then
+ * pass those bytes on as they are, neither parsed nor turned into a string.
+ */
+export function decodesJsonText(decoder: Decoder): boolean {
+  return JSON_TEXT_DECODERS.has(decoder);
+}
+
+/** Deepest nesting scanJsonText() follows; deeper payloads are left to JSON.parse. */
+const MAX_DEPTH = 128;
+const stack = new Uint8Array(MAX_DEPTH);
+const isWs = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+/** Runs of plain bytes at least this long are copied natively, shorter ones byte by byte. */
+const NATIVE_COPY = 48;
+
+// The output of the scan in progress (single-threaded: module state, no allocation per call).
+let out: Uint8Array | null = null;
+let at = 0;
+/** First byte not yet written out. */
+let run = 0;
+
+/** Writes the plain bytes [run, end) of `b`, then `escape` and the byte it escapes (`c`). */
+function flush(b: Uint8Array, end: number, c: number): void {
+  const o = out!;
+  const len = end - run;
+  if (len >= NATIVE_COPY) {
+    o.set(b.subarray(run, end), at);
+    at += len;
+  } else for (let i = run; i < end; i++) o[at++] = b[i]!;
+  o[at++] = 0x5c;
+  o[at++] = c === 0x0a ? 0x6e : c === 0x0d ? 0x72 : c === 0x09 ? 0x74 : c;
+  run = end + 1;
+}
+
+/** Whitespace from `i`; outside strings, \n \r \t are escaped in the output. */
+function skipWs(b: Uint8Array, i: number, n: number): number {
+  for (; i < n; i++) {
+    const c = b[i]!;
+    if (c === 0x20) continue;
+    if (c !== 0x0a && c !== 0x0d && c !== 0x09) return i;
+    if (out !== null) flush(b, i, c);
+  }
+  return i;
+}
+
+/**
+ * A JSON string from the quote at `i`: the index after its closing quote, or -1. ASCII only:
+ * any byte from 0x80 up answers -1 (JSON.parse decides for such payloads).
+ */
+function jsonString(b: Uint8Array, i: number, n: number): number {
+  if (out !== null) flush(b, i, 0x22);
+  for (i++; i < n; i++) {
+    const c = b[i]!;
+    if (c >= 0x20 && c < 0x80 && c !== 0x22 && c !== 0x5c) continue;
+    if (c === 0x22) {
+      if (out !== null) flush(b, i, 0x22);
+      return i + 1;
+    }
+    if (c !== 0x5c) return -1;
+    if (out !== null) flush(b, i, 0x5c);
+    const e = b[++i];
+    // " \ / b f n r t
+    if (e === 0x22 || e === 0x5c) {
+      if (out !== null) flush(b, i, e);
+      continue;
+    }
+    if (e === 0x2f || e === 0x62 || e === 0x66 || e === 0x6e || e === 0x72 || e === 0x74) continue;
+    if (e !== 0x75 || i + 4 >= n) return -1;
+    for (let k = 1; k <= 4; k++) {
+      const h = b[i + k]!;
+      if (!((h >= 0x30 && h <= 0x39) || (h >= 0x41 && h <= 0x46) || (h >= 0x61 && h <= 0x66))) return -1;
+    }
+    i += 4;
+  }
+  return -1;
+}
+
+/** A JSON number from `i`: the index after it, or -1. */
+function jsonNumber(b: Uint8Array, i: number, n: number): number {
+  if (b[i] === 0x2d) i++;
+  if (i >= n) return -1;
+  let c = b[i]!;
+  if (c === 0x30) i++;
+  else if (c >= 0x31 && c <= 0x39) {
+    for (i++; i < n && b[i]! >= 0x30 && b[i]! <= 0x39; ) i++;
+  } else return -1;
+  if (i < n && b[i] === 0x2e) {
+    const start = ++i;
+    while (i < n && b[i]! >= 0x30 && b[i]! <= 0x39) i++;
+    if (i === start) return -1;
+  }
+  if (i < n && (b[i] === 0x65 || b[i] === 0x45)) {
+    i++;
+    if (i < n && (b[i] === 0x2b || b[i] === 0x2d)) i++;
+    const start = i;
+    while (i < n && b[i]! >= 0x30 && b[i]! <= 0x39) i++;
+    if (i === start) return -1;
+  }
+  c = i < n ? b[i]! : 0x20;
+  // A number ends at a delimiter: `1x` or `01` is no number.
+  return c === 0x2c || c === 0x7d || c === 0x5d || isWs(c) ? i : -1;
+}
+
+/** `"key" :` from `i` (after whitespace); the index after the colon, or -1. */
+function jsonKey(b: Uint8Array, i: number, n: number): number {
+  i = skipWs(b, i, n);
+  if (i >= n || b[i] !== 0x22) return -1;
+  i = jsonString(b, i, n);
+  if (i < 0) return -1;
+  i = skipWs(b, i, n);
+  return i < n && b[i] === 0x3a ? i + 1 : -1;
+}
+
+/** The scan itself: the index after the text when it is valid, else -1. */
+function scan(b: Uint8Array): number {
+  const n = b.length;
+  let i = 0;
+  let depth = 0;
+  for (;;) {
+    // A value at i.
+    i = skipWs(b, i, n);
+    if (i >= n) return -1;
+    const c = b[i]!;
+    let opened = false;
+    if (c === 0x7b || c === 0x5b) {
+      i = skipWs(b, i + 1, n);
+      if (i < n && b[i] === (c === 0x7b ? 0x7d : 0x5d)) i++;
+      else {
+        if (depth >= MAX_DEPTH) return -1;
+        stack[depth++] = c;
+        opened = true;
+        if (c === 0x7b && (i = jsonKey(b, i, n)) < 0) return -1;
+      }
+    } else if (c === 0x22) {
+      if ((i = jsonString(b, i, n)) < 0) return -1;
+    } else if (c === 0x74) {
+      if (i + 3 >= n || b[i + 1] !== 0x72 || b[i + 2] !== 0x75 || b[i + 3] !== 0x65) return -1;
+      i += 4;
+    } else if (c === 0x66) {
+      if (i + 4 >= n || b[i + 1] !== 0x61 || b[i + 2] !== 0x6c || b[i + 3] !== 0x73 || b[i + 4] !== 0x65) return -1;
+      i += 5;
+    } else if (c === 0x6e) {
+      if (i + 3 >= n || b[i + 1] !== 0x75 || b[i + 2] !== 0x6c || b[i + 3] !== 0x6c) return -1;
+      i += 4;
+    } else if ((i = jsonNumber(b, i, n)) < 0) return -1;
+    if (opened) continue;
+    // After a value: a comma, the end of containers, or the end of the text.
+    for (;;) {
+      i = skipWs(b, i, n);
+      if (depth === 0) return i === n ? i : -1;
+      if (i >= n) return -1;
+      const d = b[i]!;
+      const open = stack[depth - 1]!;
+      if (d === 0x2c) {
+        i++;
+        if (open === 0x7b && (i = jsonKey(b, i, n)) < 0) return -1;
+        break;
+      }
+      if (d !== (open === 0x7b ? 0x7d : 0x5d)) return -1;
+      i++;
+      depth--;
+    }
+  }
+}
+
+/**
+ * True when the bytes are ASCII JSON text that JSON.parse accepts (RFC 8259, whitespace around
+ * it allowed): a check on the bytes themselves, far cheaper than decoding and parsing them.
+ * False means "not known to be": non-ASCII text, nesting deeper than MAX_DEPTH, or invalid.
+ */
+export function isJsonText(b: Uint8Array): boolean {
+  out = null;
+  return scan(b) >= 0;
+}
+
+/**
+ * The same check, writing the text escaped as the content of a JSON string (what
+ * JSON.stringify(text) holds between its quotes) into `dest` from `offset`: the offset after it,
+ * or -1 when isJsonText() would answer false (what was written then is garbage). `dest` needs
+ * room for twice the bytes.
+ */
+export function escapeJsonText(b: Uint8Array, dest: Uint8Array, offset: number): number {
+  out = dest;
+  at = offset;
+  run = 0;
+  const valid = scan(b) >= 0;
+  out = null;
+  if (!valid) return -1;
+  const len = b.length - run;
+  if (len >= NATIVE_COPY) {
+    dest.set(b.subarray(run), at);
+    at += len;
+  } else for (let i = run; i < b.length; i++) dest[at++] = b[i]!;
+  return at;
+}
+
 const utf8 = new TextDecoder("utf-8");
 type Utf8Buffer = Buffer & { utf8Slice(start: number, end: number): string };
 /** UTF-8 text of the bytes; Buffer's own slice is the faster path in Bun. */
@@ -180,7 +380,10 @@ export class DecoderFactory {
   create(format: DataFormat | undefined, schema: string | undefined, what: "key" | "value"): Decoder {
     const decoder = this.#create(format, schema, what);
     // An empty or missing payload is null whatever the format (tombstones, keyless records).
-    return (bytes) => (bytes.byteLength === 0 && format !== "STRING" && format !== "BYTES" ? NULL : decoder(bytes));
+    const wrapped: Decoder = (bytes) => (bytes.byteLength === 0 && format !== "STRING" && format !== "BYTES" ? NULL : decoder(bytes));
+    // JSON, and inference: JSON text is JSON (a registry id needs a 0 byte first, never JSON text).
+    if (format === undefined || format === "JSON") JSON_TEXT_DECODERS.add(wrapped);
+    return wrapped;
   }
 
   #create(format: DataFormat | undefined, schema: string | undefined, what: "key" | "value"): Decoder {

@@ -15,7 +15,8 @@
 import type { KafkaCluster } from "../../kafka/index.ts";
 import type { FetchedBatches } from "../../kafka/types.ts";
 import { type QueryPlan, type RecordView, resolveOffsetRange } from "../../sql/index.ts";
-import { type Decoded, DecodeError, type Decoder } from "./decoders.ts";
+import { type Decoded, DecodeError, type Decoder, decodesJsonText } from "./decoders.ts";
+import type { RecordLines } from "./lines.ts";
 import type { Prefilter } from "./prefilter.ts";
 
 /** One record of the answer (SPEC: Query data record). */
@@ -73,7 +74,11 @@ export interface PartitionScan {
   lastFetched: number;
 }
 
-export type QueryEvent = { type: "records"; records: QueryRecord[] } | { type: "end"; end: QueryEnd };
+export type QueryEvent =
+  | { type: "records"; records: QueryRecord[] }
+  /** With ExecuteOptions.lines: the stream lines of `records` records. */
+  | { type: "lines"; bytes: Uint8Array; records: number }
+  | { type: "end"; end: QueryEnd };
 
 /** Live counters of a running query, for the statistics messages. */
 export class QueryProgress {
@@ -101,6 +106,11 @@ export interface ExecuteOptions {
   progress?: QueryProgress;
   /** Largest number of records per `records` event (default 512). */
   batchSize?: number;
+  /**
+   * Writes the answer as event-stream lines: `lines` events instead of `records` events. Lets
+   * `SELECT *` without a WHERE pass JSON values on from their bytes, checked but not parsed.
+   */
+  lines?: RecordLines;
 }
 
 const EMPTY = new Uint8Array(0);
@@ -277,6 +287,10 @@ export async function* executeQuery(deps: ExecutorDeps, plan: QueryPlan, opts: E
     const { filter, projectionIsStar, limit } = plan;
     const maxSize = settings.maxSizeBytes;
     const prefilter = deps.prefilter ?? null;
+    const lines = opts.lines ?? null;
+    // Every record matches and is shown whole: JSON text need not be parsed, only checked.
+    const rawJson = lines !== null && projectionIsStar && !plan.hasFilter && decodesJsonText(deps.valueDecoder);
+    const pending = () => (lines === null ? batch.length : lines.count);
     let toSkip = plan.skip;
     let batch: QueryRecord[] = [];
     let lastYield = Date.now();
@@ -308,7 +322,20 @@ export async function* executeQuery(deps: ExecutorDeps, plan: QueryPlan, opts: E
 
         let matched = false;
         let outValue = "";
-        try {
+        let skipped = false;
+        if (rawJson && raw.value !== null && toSkip === 0) {
+          try {
+            if (keyBytes !== null && keyBytes.byteLength >= 5 && keyBytes[0] === 0) await view.setKeyAsync(keyBytes);
+            else view.setKey(keyBytes);
+            // False for anything but plain JSON text: decoded below.
+            matched = lines!.addJson(raw.timestamp, partition, view.keyText(), offset, valueBytes);
+          } catch (err) {
+            if (!(err instanceof DecodeError)) throw err;
+            progress.skippedRecords++;
+            skipped = true;
+          }
+        }
+        if (!matched && !skipped) try {
           let value: Decoded;
           if (raw.value === null) value = NULL_VALUE;
           else {
@@ -331,7 +358,8 @@ export async function* executeQuery(deps: ExecutorDeps, plan: QueryPlan, opts: E
             }
           }
           if (matched) {
-            batch.push({ timestamp: raw.timestamp, partition, key: view.keyText(), offset, topic, value: outValue });
+            if (lines) lines.add(raw.timestamp, partition, view.keyText(), offset, outValue);
+            else batch.push({ timestamp: raw.timestamp, partition, key: view.keyText(), offset, topic, value: outValue });
           }
         } catch (err) {
           if (!(err instanceof DecodeError)) throw err;
@@ -345,11 +373,14 @@ export async function* executeQuery(deps: ExecutorDeps, plan: QueryPlan, opts: E
             stop("LIMIT");
             break;
           }
-          if (batch.length >= batchSize || Date.now() - lastYield > 200) {
-            const out = batch;
-            batch = [];
+          if (pending() >= batchSize || Date.now() - lastYield > 200) {
             waitingForReader = true;
-            yield { type: "records", records: out };
+            if (lines) yield { type: "lines", records: lines.count, bytes: lines.take() };
+            else {
+              const out = batch;
+              batch = [];
+              yield { type: "records", records: out };
+            }
             waitingForReader = false;
             lastYield = Date.now();
           }
@@ -361,7 +392,10 @@ export async function* executeQuery(deps: ExecutorDeps, plan: QueryPlan, opts: E
         if (reason !== null) break;
       }
     }
-    if (batch.length > 0 && reason !== "CLIENT") yield { type: "records", records: batch };
+    if (pending() > 0 && reason !== "CLIENT") {
+      if (lines) yield { type: "lines", records: lines.count, bytes: lines.take() };
+      else yield { type: "records", records: batch };
+    }
     // The read can also end because its signal fired (time, idle, kill): only a clean end is the topic's end.
     yield { type: "end", end: ended() };
   } catch (err) {

@@ -6,6 +6,7 @@ import { type StreamRegistry, sseResponse, sseStream } from "../../http/sse.ts";
 import { pathParams, queryParams } from "../../http/validate.ts";
 import { type QueryPlan, SqlError } from "../../sql/index.ts";
 import type { QueryEnd, QueryRecord } from "./executor.ts";
+import { RecordLines } from "./lines.ts";
 import { queryErrorPayload, type SqlService } from "./service.ts";
 
 /** Most bytes queued for one stream reader; the query waits for the reader at half of it. */
@@ -47,11 +48,6 @@ const runningQuery = z.object({ id: z.string(), sql: z.string(), user: z.string(
 export function statsIntervalMs(stats: number | undefined): number | null {
   if (stats === undefined || stats === 0) return null;
   return Math.max(MIN_STATS_MS, stats < 100 ? stats * 1000 : stats);
-}
-
-/** One `data:1` line: built by hand, it is the hot path of a large query. */
-function recordLine(r: QueryRecord, topicJson: string): string {
-  return `data:1{"timestamp":${r.timestamp},"partition":${r.partition},"key":${r.key === null ? "null" : JSON.stringify(r.key)},"offset":${r.offset},"topic":${topicJson},"value":${JSON.stringify(r.value)}}`;
 }
 
 function endBody(end: QueryEnd, withOffsets: boolean): Record<string, unknown> {
@@ -116,7 +112,7 @@ export function sqlRoutes(service: SqlService, streams: StreamRegistry, docs: Ap
       let end: QueryEnd | null = null;
       for await (const ev of prepared.events(c.req.raw.signal)) {
         if (ev.type === "records") for (const r of ev.records) messages.push(r);
-        else end = ev.end;
+        else if (ev.type === "end") end = ev.end;
       }
       return c.json({ messages, offsets: end?.offsets ?? [] });
     }
@@ -131,7 +127,7 @@ export function sqlRoutes(service: SqlService, streams: StreamRegistry, docs: Ap
     c.env?.server?.timeout(c.req.raw, 0);
     const statsMs = statsIntervalMs(params.stats);
     const withOffsets = params.offsets === true;
-    const topicJson = JSON.stringify(plan.topic);
+    const lines = new RecordLines(JSON.stringify(plan.topic));
     const body = sseStream(
       {
         heartbeat: "data:0",
@@ -162,17 +158,17 @@ export function sqlRoutes(service: SqlService, streams: StreamRegistry, docs: Ap
                 statsMs,
               );
         try {
-          for await (const ev of prepared.events(w.signal)) {
+          for await (const ev of prepared.events(w.signal, { lines })) {
             if (w.signal.aborted) break;
             if (ev.type === "end") {
               w.send(`data:2${JSON.stringify(endBody(ev.end, withOffsets))}`);
               break;
             }
-            let text = "";
-            for (const r of ev.records) text += text === "" ? recordLine(r, topicJson) : `\n\n${recordLine(r, topicJson)}`;
+            // The lines as bytes: the hot path of a large query.
+            const bytes = ev.type === "lines" ? ev.bytes : lines.build(ev.records);
             // Backpressure: wait for the reader rather than queue without bound; the query is
             // not pulled meanwhile, so nothing more is fetched.
-            if (w.buffered > 0 && w.buffered + text.length > STREAM_BUFFER_BYTES / 2) {
+            if (w.buffered > 0 && w.buffered + bytes.byteLength > STREAM_BUFFER_BYTES / 2) {
               // JSC grows the heap well before it collects, and a long query makes garbage fast.
               // Waiting for a slow reader is free time: collect then, when memory is past the
               // soft limit. A reader that keeps up never waits, and pays nothing.
@@ -184,7 +180,7 @@ export function sqlRoutes(service: SqlService, streams: StreamRegistry, docs: Ap
               await w.drained();
             }
             if (w.signal.aborted) break;
-            w.send(text);
+            w.sendBytes(bytes);
           }
         } finally {
           if (timer) clearInterval(timer);

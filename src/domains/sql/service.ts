@@ -12,6 +12,7 @@ import { type Catalog, type DataFormat, DATA_FORMATS, type QueryPlan, SqlError, 
 import { analyze } from "../../sql/analyzer.ts";
 import { DecoderFactory } from "./decoders.ts";
 import { buildPrefilter } from "./prefilter.ts";
+import type { RecordLines } from "./lines.ts";
 import { executeQuery, type PartitionScan, QueryProgress, type QueryEnd, type QueryEvent } from "./executor.ts";
 import { QueryRegistry, type RunningQuery } from "./queries.ts";
 
@@ -54,7 +55,8 @@ export interface PreparedQuery {
   query: RunningQuery;
   plan: QueryPlan;
   progress: QueryProgress;
-  events(signal: AbortSignal): AsyncGenerator<QueryEvent, void, undefined>;
+  /** `lines`: the answer as event-stream lines (see ExecuteOptions). */
+  events(signal: AbortSignal, opts?: { lines?: RecordLines }): AsyncGenerator<QueryEvent, void, undefined>;
   /** Gives the slot back when the events are never iterated. */
   release(): void;
 }
@@ -138,13 +140,13 @@ export class SqlService {
       release: () => {
         if (!used) slot.release();
       },
-      async *events(signal) {
+      async *events(signal, opts) {
         if (used) throw new Error("a prepared query runs once");
         used = true;
         let end: QueryEnd | null = null;
         let error: string | undefined;
         try {
-          for await (const ev of executeQuery({ cluster: kafka, keyDecoder, valueDecoder, prefilter }, plan, { signal, stopSignal: slot.killSignal, progress })) {
+          for await (const ev of executeQuery({ cluster: kafka, keyDecoder, valueDecoder, prefilter }, plan, { signal, stopSignal: slot.killSignal, progress, ...(opts?.lines ? { lines: opts.lines } : {}) })) {
             if (ev.type === "end") end = ev.end;
             yield ev;
           }
