@@ -26,11 +26,22 @@ const VALUES: Array<string | null> = [
   '{"sel":7}',
 ];
 
+/** Keys: absent, text to escape, plain text, a number, JSON, a JSON string, not UTF-8. */
+const KEYS: Array<(i: number) => string | Uint8Array | null> = [
+  () => null,
+  (i) => `k"${i}\\é`,
+  (i) => `k${i}`,
+  (i) => `${i * 1000}`,
+  (i) => `{"a":${i}}`,
+  (i) => `"q${i}"`,
+  (i) => new Uint8Array([0xff, 0xfe, i]),
+];
+
 beforeAll(async () => {
   topic = await f.topic("lines", 2);
   await f.produce(
     topic,
-    VALUES.map((v, i) => ({ key: i % 3 === 0 ? null : i % 3 === 1 ? `k"${i}\\é` : `k${i}`, value: v, partition: i % 2, timestamp: 1_700_000_000_000 + i })),
+    VALUES.map((v, i) => ({ key: KEYS[i % KEYS.length]!(i), value: v, partition: i % 2, timestamp: 1_700_000_000_000 + i })),
     4,
   );
 });

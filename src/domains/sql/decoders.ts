@@ -52,6 +52,29 @@ export function decodesJsonText(decoder: Decoder): boolean {
   return JSON_TEXT_DECODERS.has(decoder);
 }
 
+/** Decoders whose answer for plain ASCII text (isPlainText()) shows as that very text. */
+const PLAIN_TEXT_DECODERS = new WeakSet<Decoder>();
+
+/**
+ * True when `decoder` answers a payload for which isPlainText() holds with a value whose text
+ * (as the answer shows a key) is the payload itself: STRING, and inference (such text is a
+ * JSON number or literal shown as its text, or no JSON and shown as text; never a JSON string).
+ */
+export function decodesPlainText(decoder: Decoder): boolean {
+  return PLAIN_TEXT_DECODERS.has(decoder);
+}
+
+/** Non-empty printable ASCII without `"` or `\`: text that needs no escaping in a JSON string. */
+export function isPlainText(b: Uint8Array): boolean {
+  const n = b.length;
+  if (n === 0) return false;
+  for (let i = 0; i < n; i++) {
+    const c = b[i]!;
+    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return false;
+  }
+  return true;
+}
+
 /** Deepest nesting scanJsonText() follows; deeper payloads are left to JSON.parse. */
 const MAX_DEPTH = 128;
 const stack = new Uint8Array(MAX_DEPTH);
@@ -383,6 +406,7 @@ export class DecoderFactory {
     const wrapped: Decoder = (bytes) => (bytes.byteLength === 0 && format !== "STRING" && format !== "BYTES" ? NULL : decoder(bytes));
     // JSON, and inference: JSON text is JSON (a registry id needs a 0 byte first, never JSON text).
     if (format === undefined || format === "JSON") JSON_TEXT_DECODERS.add(wrapped);
+    if (format === undefined || format === "STRING") PLAIN_TEXT_DECODERS.add(wrapped);
     return wrapped;
   }
 

@@ -15,7 +15,7 @@
 import type { KafkaCluster } from "../../kafka/index.ts";
 import type { FetchedBatches } from "../../kafka/types.ts";
 import { type QueryPlan, type RecordView, resolveOffsetRange } from "../../sql/index.ts";
-import { type Decoded, DecodeError, type Decoder, decodesJsonText } from "./decoders.ts";
+import { type Decoded, DecodeError, type Decoder, decodesJsonText, decodesPlainText, isPlainText } from "./decoders.ts";
 import type { RecordLines } from "./lines.ts";
 import type { Prefilter } from "./prefilter.ts";
 
@@ -290,6 +290,8 @@ export async function* executeQuery(deps: ExecutorDeps, plan: QueryPlan, opts: E
     const lines = opts.lines ?? null;
     // Every record matches and is shown whole: JSON text need not be parsed, only checked.
     const rawJson = lines !== null && projectionIsStar && !plan.hasFilter && decodesJsonText(deps.valueDecoder);
+    // Keys whose text is their bytes are written as they are, not decoded.
+    const rawKeys = rawJson && decodesPlainText(deps.keyDecoder);
     const pending = () => (lines === null ? batch.length : lines.count);
     let toSkip = plan.skip;
     let batch: QueryRecord[] = [];
@@ -325,10 +327,14 @@ export async function* executeQuery(deps: ExecutorDeps, plan: QueryPlan, opts: E
         let skipped = false;
         if (rawJson && raw.value !== null && toSkip === 0) {
           try {
-            if (keyBytes !== null && keyBytes.byteLength >= 5 && keyBytes[0] === 0) await view.setKeyAsync(keyBytes);
-            else view.setKey(keyBytes);
+            let key: string | Uint8Array | null = keyBytes;
+            if (keyBytes !== null && !(rawKeys && isPlainText(keyBytes))) {
+              if (keyBytes.byteLength >= 5 && keyBytes[0] === 0) await view.setKeyAsync(keyBytes);
+              else view.setKey(keyBytes);
+              key = view.keyText();
+            }
             // False for anything but plain JSON text: decoded below.
-            matched = lines!.addJson(raw.timestamp, partition, view.keyText(), offset, valueBytes);
+            matched = lines!.addJson(raw.timestamp, partition, key, offset, valueBytes);
           } catch (err) {
             if (!(err instanceof DecodeError)) throw err;
             progress.skippedRecords++;

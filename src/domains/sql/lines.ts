@@ -95,8 +95,9 @@ export class RecordLines {
   /**
    * A record whose value is the JSON text in `bytes` (ASCII, as isJsonText() checks). False, and
    * nothing written, when the bytes are not such text: the caller decodes the record then.
+   * The key is its text, or bytes that are that text and need no escaping (isPlainText()).
    */
-  addJson(timestamp: number, partition: number, key: string | null, offset: number, bytes: Uint8Array): boolean {
+  addJson(timestamp: number, partition: number, key: string | Uint8Array | null, offset: number, bytes: Uint8Array): boolean {
     const start = this.#at;
     // The head, then at most twice the value's bytes, and the end.
     this.#ensure(this.#tail.length + 96 + (key === null ? 0 : key.length * 6) + bytes.byteLength * 2 + SUFFIX_BYTES);
@@ -106,7 +107,13 @@ export class RecordLines {
     o = put(out, o, PARTITION);
     o = putInteger(out, o, partition);
     o = put(out, o, KEY);
-    o = key === null ? put(out, o, NULL) : this.#putKey(out, o, key);
+    if (key === null) o = put(out, o, NULL);
+    else if (typeof key === "string") o = this.#putKey(out, o, key);
+    else {
+      out[o] = 0x22;
+      o = put(out, o + 1, key);
+      out[o++] = 0x22;
+    }
     o = put(out, o, OFFSET);
     o = putInteger(out, o, offset);
     o = put(out, o, this.#tail);

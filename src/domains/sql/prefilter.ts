@@ -51,7 +51,7 @@ function soleField(node: ExpressionNode): string | null {
 /** A prefilter for the analyzed WHERE, or null when no condition lends itself to one. */
 export function buildPrefilter(where: ExpressionNode | null, now: number): Prefilter | null {
   if (where === null) return null;
-  const tests: Array<{ needle: string; bytes: Buffer; field: string; equals?: number | string; evaluate: (r: RecordView) => unknown }> = [];
+  const tests: Array<{ bytes: Buffer; field: string; equals?: number | string; evaluate: (r: RecordView) => unknown }> = [];
   for (const part of conjuncts(where)) {
     const field = soleField(part);
     if (field === null || field === "__proto__") continue;
@@ -68,7 +68,7 @@ export function buildPrefilter(where: ExpressionNode | null, now: number): Prefi
       const [f, lit] = part.left.kind === "FieldPath" ? [part.left, part.right] : [part.right, part.left];
       if (f.kind === "FieldPath" && f.segments.length === 1 && (lit.kind === "NumberLiteral" || lit.kind === "StringLiteral")) equals = lit.value;
     }
-    tests.push({ needle: quoted, bytes: Buffer.from(quoted), field, evaluate, ...(equals !== undefined ? { equals } : {}) });
+    tests.push({ bytes: Buffer.from(quoted), field, evaluate, ...(equals !== undefined ? { equals } : {}) });
   }
   if (tests.length === 0) return null;
 
@@ -76,41 +76,9 @@ export function buildPrefilter(where: ExpressionNode | null, now: number): Prefi
   const holder: Record<string, unknown> = {};
 
   /**
-   * The scalar JSON token at `i` of `text` (the bytes as latin1: one char per byte, so ASCII
-   * searches and byte offsets agree), or MAYBE. Numbers go through Number(), which reads every
-   * JSON number as JSON.parse does.
+   * The scalar JSON token at `i` of the bytes, or MAYBE. Small integers are read in place;
+   * other numbers go through Number(), which reads every JSON number as JSON.parse does.
    */
-  const textToken = (text: string, buf: Buffer, i: number): unknown => {
-    const c = text.charCodeAt(i);
-    if (c === QUOTE) {
-      const end = text.indexOf('"', i + 1);
-      return end < 0 ? MAYBE : utf8.decode(buf.subarray(i + 1, end));
-    }
-    if (c === 0x74) return text.startsWith("true", i) ? true : MAYBE;
-    if (c === 0x66) return text.startsWith("false", i) ? false : MAYBE;
-    if (c === 0x6e) return text.startsWith("null", i) ? null : MAYBE;
-    if (c !== 0x2d && (c < 0x30 || c > 0x39)) return MAYBE;
-    // Small integers are read here; anything else (fractions, exponents, long) by Number().
-    let end = i + (c === 0x2d ? 1 : 0);
-    let n = 0;
-    for (; end < text.length && end - i < 15; end++) {
-      const d = text.charCodeAt(end);
-      if (d < 0x30 || d > 0x39) break;
-      n = n * 10 + (d - 0x30);
-    }
-    const next = text.charCodeAt(end);
-    if (end > i + (c === 0x2d ? 1 : 0) && (next === 0x2c || next === 0x7d || next === 0x5d || isSpace(next)) && !(c === 0x30 && end > i + 1)) {
-      return c === 0x2d ? -n : n;
-    }
-    for (; end < text.length; end++) {
-      const d = text.charCodeAt(end);
-      if (d === 0x2c || d === 0x7d || d === 0x5d || isSpace(d)) break;
-    }
-    const parsed = Number(text.slice(i, end));
-    return Number.isNaN(parsed) ? MAYBE : parsed;
-  };
-
-  /** The same on the bytes themselves, for large values where a latin1 copy costs more than it saves. */
   const byteToken = (buf: Buffer, i: number): unknown => {
     const c = buf[i];
     if (c === QUOTE) {
@@ -121,6 +89,21 @@ export function buildPrefilter(where: ExpressionNode | null, now: number): Prefi
     if (c === 0x66) return buf[i + 1] === 0x61 && buf[i + 2] === 0x6c && buf[i + 3] === 0x73 && buf[i + 4] === 0x65 ? false : MAYBE;
     if (c === 0x6e) return buf[i + 1] === 0x75 && buf[i + 2] === 0x6c && buf[i + 3] === 0x6c ? null : MAYBE;
     if (c === undefined || (c !== 0x2d && (c < 0x30 || c > 0x39))) return MAYBE;
+    let digitsEnd = i + (c === 0x2d ? 1 : 0);
+    let int = 0;
+    for (; digitsEnd < buf.length && digitsEnd - i < 15; digitsEnd++) {
+      const d = buf[digitsEnd]!;
+      if (d < 0x30 || d > 0x39) break;
+      int = int * 10 + (d - 0x30);
+    }
+    const next = buf[digitsEnd];
+    if (
+      digitsEnd > i + (c === 0x2d ? 1 : 0) &&
+      (next === 0x2c || next === 0x7d || next === 0x5d || (next !== undefined && isSpace(next))) &&
+      !(buf[i + (c === 0x2d ? 1 : 0)] === 0x30 && digitsEnd > i + (c === 0x2d ? 2 : 1))
+    ) {
+      return c === 0x2d ? -int : int;
+    }
     let end = i + 1;
     for (; end < buf.length; end++) {
       const d = buf[end]!;
@@ -136,32 +119,6 @@ export function buildPrefilter(where: ExpressionNode | null, now: number): Prefi
     holder[t.field] = v;
     view.value = holder;
     return t.evaluate(view) === true;
-  };
-
-  const checkText = (buf: Buffer): boolean => {
-    const text = (buf as Buffer & { latin1Slice(start: number, end: number): string }).latin1Slice(0, buf.length);
-    let start = 0;
-    while (start < text.length && isSpace(text.charCodeAt(start))) start++;
-    if (text.charCodeAt(start) !== BRACE || text.includes("\\")) return true;
-    for (const t of tests) {
-      let possible = false;
-      for (let at = text.indexOf(t.needle, start); at >= 0; at = text.indexOf(t.needle, at + 1)) {
-        let i = at + t.needle.length;
-        while (i < text.length && isSpace(text.charCodeAt(i))) i++;
-        if (text.charCodeAt(i) !== COLON) continue; // a string value that spells the name
-        i++;
-        while (i < text.length && isSpace(text.charCodeAt(i))) i++;
-        const v = textToken(text, buf, i);
-        if (v === MAYBE) return true;
-        if (satisfies(t, v)) {
-          possible = true;
-          break;
-        }
-      }
-      // Absent, or present with no value that satisfies this conjunct: the AND cannot be true.
-      if (!possible) return false;
-    }
-    return true;
   };
 
   const checkBytes = (buf: Buffer): boolean => {
@@ -190,10 +147,8 @@ export function buildPrefilter(where: ExpressionNode | null, now: number): Prefi
 
   return (value) => {
     const buf = Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
-    return buf.length <= TEXT_PATH_MAX ? checkText(buf) : checkBytes(buf);
+    return checkBytes(buf);
   };
 }
 
-/** Up to this size a latin1 copy and string search beat native byte searches (measured). */
-const TEXT_PATH_MAX = 256;
 const MAYBE = Symbol("maybe");
