@@ -42,6 +42,24 @@ describe("isJsonText", () => {
     }
   });
 
+  test("long strings, read a word at a time: every position and alignment of a special byte", () => {
+    const dest = new Uint8Array(1024);
+    const big = Buffer.alloc(4096);
+    for (const special of ['"', "\\", '\\"', "\\n", "\\u0041", "\n", "\t", "\u0001", "é", "\u007f", "x"]) {
+      for (let at = 0; at < 80; at++) {
+        const text = `{"k":"${"a".repeat(at)}${special}${"b".repeat(80 - at)}","n":[1,"${"c".repeat(40)}"]}`;
+        for (let shift = 0; shift < 4; shift++) {
+          // The same bytes at each alignment inside a larger buffer, as record values lie in a fetch.
+          const bytes = big.subarray(shift, shift + Buffer.byteLength(text));
+          bytes.write(text);
+          expect([text, isJsonText(bytes)]).toEqual([text, parses(text) && Buffer.byteLength(text) === text.length]);
+          const end = escapeJsonText(bytes, dest, 0);
+          if (end >= 0) expect(Buffer.from(dest.subarray(0, end)).toString()).toBe(JSON.stringify(text).slice(1, -1));
+        }
+      }
+    }
+  });
+
   test("leaves non-ASCII text and deep nesting to JSON.parse", () => {
     expect(isJsonText(Buffer.from('{"a":"é"}'))).toBe(false);
     expect(isJsonText(Buffer.from(`${"[".repeat(200)}${"]".repeat(200)}`))).toBe(false);

@@ -112,15 +112,53 @@ function skipWs(b: Uint8Array, i: number, n: number): number {
   return i;
 }
 
+/** Long strings with at least this many bytes left are scanned a word (4 bytes) at a time. */
+const WORDS_FROM = 32;
+// A 32-bit view of the buffer the bytes lie in, kept while records come from the same buffer.
+let wordsOf: ArrayBufferLike | null = null;
+let words: Uint32Array<ArrayBufferLike> = new Uint32Array(0);
+
+/**
+ * The first index from `i` that may not be plain string content (" \ control, non-ASCII), read
+ * a word at a time: bytewise up to a word boundary, then whole words while none holds such a byte.
+ */
+function plainWords(b: Uint8Array, i: number, n: number): number {
+  const base = b.byteOffset;
+  if (b.buffer !== wordsOf) {
+    wordsOf = b.buffer;
+    words = new Uint32Array(wordsOf, 0, wordsOf.byteLength >>> 2);
+  }
+  for (; ((base + i) & 3) !== 0; i++) {
+    const c = b[i]!;
+    if (c < 0x20 || c >= 0x80 || c === 0x22 || c === 0x5c) return i;
+  }
+  for (; i + 4 <= n; i += 4) {
+    const w = words[(base + i) >>> 2]!;
+    const q = w ^ 0x22222222;
+    const s = w ^ 0x5c5c5c5c;
+    // A byte below 0x20 or from 0x80 up, or a zero byte in w ^ '"' or w ^ '\\' (a quote, a backslash).
+    if (((w - 0x20202020) | w | ((q - 0x01010101) & ~q) | ((s - 0x01010101) & ~s)) & 0x80808080) return i;
+  }
+  return i;
+}
+
 /**
  * A JSON string from the quote at `i`: the index after its closing quote, or -1. ASCII only:
  * any byte from 0x80 up answers -1 (JSON.parse decides for such payloads).
  */
 function jsonString(b: Uint8Array, i: number, n: number): number {
   if (out !== null) flush(b, i, 0x22);
+  // Past this many plain bytes the string is likely long: words from then on.
+  let long = i + 16;
   for (i++; i < n; i++) {
     const c = b[i]!;
-    if (c >= 0x20 && c < 0x80 && c !== 0x22 && c !== 0x5c) continue;
+    if (c >= 0x20 && c < 0x80 && c !== 0x22 && c !== 0x5c) {
+      if (i === long && n - i >= WORDS_FROM) {
+        long = -1;
+        i = plainWords(b, i, n) - 1;
+      }
+      continue;
+    }
     if (c === 0x22) {
       if (out !== null) flush(b, i, 0x22);
       return i + 1;
