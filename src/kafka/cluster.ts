@@ -22,6 +22,7 @@ import {
 import { AppError } from "../http/errors.ts";
 import { describeAcls, describeQuotas, alterQuotas, toClientAcl, toClientAclFilter, fromClientAcl } from "./acls.ts";
 import { callApi, clientOptions, num, withTimeout } from "./client.ts";
+import { createGroupMember, type GroupMember, type GroupMemberOptions } from "./group-member.ts";
 import { consumeRecords } from "./consume.ts";
 import { toAppError } from "./errors.ts";
 import { RequestCounter, watchRequests } from "./metrics.ts";
@@ -466,6 +467,11 @@ export class KafkaCluster {
 
   // -------------------------------------------------------------------------------------------
   // Consumer groups
+
+  /** A live member of a consumer group (see group-member.ts); the caller closes it. */
+  joinGroup(opts: GroupMemberOptions): GroupMember {
+    return createGroupMember(this.config, this.#counter, opts);
+  }
 
   listGroups(): Promise<GroupSummary[]> {
     return this.#call("Cannot list consumer groups", async () => {

@@ -4,3 +4,4 @@ export { createKafkaPool, type KafkaPool } from "./pool.ts";
 export { KafkaCluster } from "./cluster.ts";
 export { KAFKA_ERROR_CODES, toAppError as kafkaErrorToAppError } from "./errors.ts";
 export type * from "./types.ts";
+export type { GroupMember, GroupMemberOptions, GroupRecord } from "./group-member.ts";

@@ -1,8 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-// A live group member needs a real consumer; Loupe itself never joins groups, so the test
-// drives one with the Kafka client directly (as test/kafka/groups.test.ts does).
-import { Consumer } from "@platformatic/kafka";
-import { kafkaBootstrap, uniqueTopic } from "../cluster/cluster.ts";
+import { uniqueTopic } from "../cluster/cluster.ts";
 import { errorOf, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 import { eventually } from "../kafka/helpers.ts";
 
@@ -104,21 +101,12 @@ describe("consumer group lag", () => {
   test("a live member: shown with its assignments; resets and deletion are 409 with the reason", async () => {
     const t = await topicWith([3, 3]);
     const g = group("live");
-    const consumer = new Consumer({
-      groupId: g,
-      clientId: "loupe-test-member",
-      bootstrapBrokers: [kafkaBootstrap()],
-      autocommit: false,
-      sessionTimeout: 6_000,
-      heartbeatInterval: 500,
-      maxWaitTime: 200,
-    });
+    const member = rt.kafka.default().joinGroup({ groupId: g, topics: [t], clientId: "loupe-test-member", sessionTimeoutMs: 6_000, heartbeatIntervalMs: 500, maxWaitMs: 200 });
     try {
-      const stream = await consumer.consume({ topics: [t], mode: "earliest" });
       let read = 0;
-      for await (const m of stream) {
+      for await (const m of member.records()) {
         read++;
-        if (m.partition === 0 && m.offset === 1n) await m.commit();
+        if (m.partition === 0 && m.offset === 1) await m.commit();
         if (read === 6) break;
       }
       const d = await detail(g);
@@ -137,9 +125,8 @@ describe("consumer group lag", () => {
       expect((await errorOf(res)).message).toContain("only be changed while the group is empty");
       const del = await rt.request(`/api/consumers/${g}`, { method: "DELETE", role: "write" });
       expect(del.status).toBe(409);
-      await stream.close();
     } finally {
-      await consumer.close(true);
+      await member.close();
     }
     expect(await eventually(async () => (await detail(g)).state === "Empty", 15_000)).toBe(true);
     expect((await put(g, { to: "latest" })).status).toBe(200);

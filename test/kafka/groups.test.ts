@@ -1,8 +1,5 @@
 import { describe, expect, test } from "bun:test";
-// A real consumer group needs a group member; Loupe itself never joins groups, so the test
-// drives one with the client directly.
-import { Consumer } from "@platformatic/kafka";
-import { kafkaBootstrap, uniqueTopic } from "../cluster/cluster.ts";
+import { uniqueTopic } from "../cluster/cluster.ts";
 import { eventually, kafkaFixture, rejection } from "./helpers.ts";
 
 const { kafka, topic } = kafkaFixture();
@@ -12,25 +9,16 @@ describe("consumer groups", () => {
     const name = await topic("group", 2);
     await kafka.produce(name, Array.from({ length: 10 }, (_, i) => ({ partition: i % 2, value: `v${i}` })));
     const groupId = uniqueTopic("grp");
-    const consumer = new Consumer({
-      groupId,
-      clientId: "loupe-test-member",
-      bootstrapBrokers: [kafkaBootstrap()],
-      autocommit: false,
-      sessionTimeout: 6_000,
-      heartbeatInterval: 500,
-      maxWaitTime: 200,
-    });
+    // A live member of the group, through src/kafka like everything else.
+    const member = kafka.joinGroup({ groupId, topics: [name], clientId: "loupe-test-member", sessionTimeoutMs: 6_000, heartbeatIntervalMs: 500, maxWaitMs: 200 });
     try {
-      const stream = await consumer.consume({ topics: [name], mode: "earliest" });
       let read = 0;
-      for await (const message of stream) {
+      for await (const message of member.records()) {
         read++;
         // Commit the position after the 3rd record of partition 0 (offset 2) only.
-        if (message.partition === 0 && message.offset === 2n) await message.commit();
+        if (message.partition === 0 && message.offset === 2) await message.commit();
         if (read === 10) break;
       }
-      await stream.close();
 
       const committed = await kafka.fetchCommittedOffsets([groupId]);
       expect(committed.get(groupId)).toEqual([{ topic: name, partition: 0, offset: 3, metadata: "" }]);
@@ -51,7 +39,7 @@ describe("consumer groups", () => {
       const live = await rejection(kafka.alterGroupOffsets(groupId, [{ topic: name, partition: 0, offset: 1 }]));
       expect(live.code).toBe("CONFLICT");
     } finally {
-      await consumer.close(true);
+      await member.close();
     }
 
     expect(await eventually(async () => (await kafka.describeGroups([groupId]))[0]!.state === "Empty")).toBe(true);
