@@ -117,7 +117,10 @@ export function sseStream(opts: SseOptions, producer: (w: SseWriter) => Promise<
     if (closed || !controllerRef) return false;
     // desiredSize tracks what the client has not taken yet (the queue counts bytes).
     buffered = opts.maxBufferedBytes - (controllerRef.desiredSize ?? 0);
-    if (buffered + bytes.byteLength > opts.maxBufferedBytes) {
+    // A client is too slow when what it has not taken is already past the bound. A message
+    // larger than the bound still goes to a client that keeps up: memory stays bounded by the
+    // bound plus one message.
+    if (buffered > opts.maxBufferedBytes) {
       finish("overflow");
       return false;
     }

@@ -105,6 +105,22 @@ describe("SSE helper", () => {
     expect(errText.trim().split("\n").filter(Boolean).at(-1)).toBe(`data:3{"error":"Error: boom"}`);
   });
 
+  // Regression: a single message larger than the bound (a batch of large records) cut off a
+  // client that had read everything, as if it were too slow.
+  test("delivers one message larger than the bound to a client that keeps up", async () => {
+    const big = "data:1" + "y".repeat(100 * 1024);
+    const { url, outcome, done } = serveStream(async (w) => {
+      for (let i = 0; i < 5; i++) {
+        await w.drained();
+        w.send(big);
+      }
+    }, 32 * 1024);
+    const text = await (await fetch(url)).text();
+    await done;
+    expect(outcome.reason).toBe("end");
+    expect(text.split("\n").filter((l) => l.startsWith("data:1")).length).toBe(5);
+  });
+
   test("caps open streams per user", () => {
     const reg = new StreamRegistry(2);
     const a = reg.acquire("u");

@@ -20,6 +20,9 @@ import type { RecordLines } from "./lines.ts";
 import type { Prefilter } from "./prefilter.ts";
 
 /** One record of the answer (SPEC: Query data record). */
+
+/** A batch of records is handed on once its records hold this many bytes, whatever their count. */
+const BATCH_MAX_BYTES = 1 << 20;
 export interface QueryRecord {
   timestamp: number;
   partition: number;
@@ -296,6 +299,8 @@ export async function* executeQuery(deps: ExecutorDeps, plan: QueryPlan, opts: E
     let toSkip = plan.skip;
     let batch: QueryRecord[] = [];
     let lastYield = Date.now();
+    /** Bytes of the records matched since the last yield: large records make small batches. */
+    let pendingBytes = 0;
 
     if (toRead.length > 0 && !internal.signal.aborted) {
       const records = deps.cluster.consume({
@@ -375,11 +380,13 @@ export async function* executeQuery(deps: ExecutorDeps, plan: QueryPlan, opts: E
         if (matched) {
           progress.totalRecords++;
           progress.size += bytes;
+          pendingBytes += bytes;
           if (progress.totalRecords >= limit) {
             stop("LIMIT");
             break;
           }
-          if (pending() >= batchSize || Date.now() - lastYield > 200) {
+          if (pending() >= batchSize || pendingBytes >= BATCH_MAX_BYTES || Date.now() - lastYield > 200) {
+            pendingBytes = 0;
             waitingForReader = true;
             if (lines) yield { type: "lines", records: lines.count, bytes: lines.take() };
             else {

@@ -11,6 +11,8 @@ import { queryErrorPayload, type SqlService } from "./service.ts";
 
 /** Most bytes queued for one stream reader; the query waits for the reader at half of it. */
 const STREAM_BUFFER_BYTES = 4 * 1024 * 1024;
+/** Most bytes a query answered as one JSON object may read (its max.size is lowered to this). */
+export const JSON_ANSWER_MAX_BYTES = 32 * 1024 * 1024;
 const HEARTBEAT_MS = 5_000;
 /** Above this RSS a query collects garbage while it waits for its reader. */
 const MEMORY_SOFT_LIMIT = 160 * 1024 * 1024;
@@ -104,6 +106,11 @@ export function sqlRoutes(service: SqlService, streams: StreamRegistry, docs: Ap
         ),
       );
     }
+
+    // The single JSON answer holds every record in memory at once: bound what it may read,
+    // whatever max.size the query asks for (the stream form is bounded by backpressure).
+    if (!stream && plan.settings.maxSizeBytes > JSON_ANSWER_MAX_BYTES)
+      plan = { ...plan, settings: { ...plan.settings, maxSizeBytes: JSON_ANSWER_MAX_BYTES } };
 
     const prepared = await service.prepare(params.sql, plan, cluster, session.user.name);
 
