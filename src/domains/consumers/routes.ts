@@ -7,6 +7,15 @@ import { clusterOf } from "../../http/context.ts";
 import { topicName } from "../topics/names.ts";
 import type { ConsumerService } from "./service.ts";
 
+
+/** A group's position on one partition: what a topic's consumers and a group's detail share. */
+export const partitionLag = z.object({
+  topic: z.string(),
+  partition: z.number(),
+  currentOffset: z.number(),
+  logEndOffset: z.number(),
+  lag: z.number(),
+});
 const groupParam = z.object({ group: z.string().min(1).max(255) });
 
 const topicsField = z.array(topicName).max(1_000).optional();
@@ -43,12 +52,7 @@ const detail = z.object({
     z.object({ memberId: z.string(), groupInstanceId: z.string().nullable(), clientId: z.string(), host: z.string(), assignments: z.array(partitionRef) }),
   ),
   offsets: z.array(
-    z.object({
-      topic: z.string(),
-      partition: z.number(),
-      currentOffset: z.number(),
-      logEndOffset: z.number(),
-      lag: z.number(),
+    partitionLag.extend({
       lagSeconds: z.number().nullable(),
       memberId: z.string().nullable(),
       clientId: z.string().nullable(),

@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { AppEnv } from "../../http/context.ts";
 import type { ApiDocs } from "../../http/openapi.ts";
 import { jsonBody, pathParams } from "../../http/validate.ts";
+import { partitionLag } from "../consumers/routes.ts";
 import { DATA_TYPES } from "../metadata/types.ts";
 import { clusterOf, userOf } from "../../http/context.ts";
 import { topicName } from "./names.ts";
@@ -63,12 +64,7 @@ const topicShape = z.object({
       minLag: z.number(),
       maxLag: z.number(),
       consumers: z.array(
-        z.object({
-          topic: z.string(),
-          partition: z.number(),
-          currentOffset: z.number(),
-          logEndOffset: z.number(),
-          lag: z.number(),
+        partitionLag.extend({
           consumerId: z.string().nullable(),
           clientId: z.string().nullable(),
           host: z.string().nullable(),
