@@ -1,5 +1,6 @@
 import type { Db } from "../../db/index.ts";
 import type { Logger } from "../../log/logger.ts";
+import { Listeners } from "../../util/listeners.ts";
 
 /** The SPEC's alert notification. */
 export interface AlertNotification {
@@ -31,7 +32,6 @@ export interface RaiseNotification {
   docs?: string;
 }
 
-type Listener = (n: AlertNotification) => void;
 
 /** ISO 8601 with the local offset, as the SPEC shows ("timestamp with offset"). */
 function isoWithOffset(ms: number): string {
@@ -43,12 +43,15 @@ function isoWithOffset(ms: number): string {
  * and to Alertmanager subscribes here.
  */
 export class NotificationService {
-  private listeners = new Set<Listener>();
+
+  private readonly listeners: Listeners<AlertNotification>;
 
   constructor(
     private readonly db: Db,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.listeners = new Listeners(log, "notification");
+  }
 
   async raise(n: RaiseNotification): Promise<AlertNotification> {
     const startsAt = Date.now();
@@ -73,13 +76,7 @@ export class NotificationService {
     } catch (e) {
       this.log.error("alert notification could not be stored", { alertId: n.alertId }, e);
     }
-    for (const l of this.listeners) {
-      try {
-        l(out);
-      } catch (e) {
-        this.log.warn("notification listener failed", {}, e);
-      }
-    }
+    this.listeners.emit(out);
     return out;
   }
 
@@ -99,8 +96,7 @@ export class NotificationService {
     }));
   }
 
-  subscribe(listener: Listener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+  subscribe(listener: (event: AlertNotification) => void): () => void {
+    return this.listeners.subscribe(listener);
   }
 }

@@ -1,6 +1,7 @@
 import type { Db } from "../../db/index.ts";
 import type { AuditChange, AuditType } from "../../http/access.ts";
 import type { Logger } from "../../log/logger.ts";
+import { Listeners } from "../../util/listeners.ts";
 
 /** The SPEC's audit entry. */
 export interface AuditEntry {
@@ -73,15 +74,17 @@ function maskInText(text: string): string {
   return text;
 }
 
-type Listener = (entry: AuditEntry) => void;
 
 export class AuditService {
-  private listeners = new Set<Listener>();
+
+  private readonly listeners: Listeners<AuditEntry>;
 
   constructor(
     private readonly db: Db,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.listeners = new Listeners(log, "audit");
+  }
 
   /** Writes one entry. A failure to write is logged, never thrown at the caller's request. */
   async record(rec: AuditRecord): Promise<AuditEntry> {
@@ -111,13 +114,7 @@ export class AuditService {
     } catch (e) {
       this.log.error("audit entry could not be stored", { type: entry.type, change: entry.change }, e);
     }
-    for (const l of this.listeners) {
-      try {
-        l(entry);
-      } catch (e) {
-        this.log.warn("audit listener failed", {}, e);
-      }
-    }
+    this.listeners.emit(entry);
     return entry;
   }
 
@@ -137,9 +134,8 @@ export class AuditService {
     }));
   }
 
-  subscribe(listener: Listener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+  subscribe(listener: (event: AuditEntry) => void): () => void {
+    return this.listeners.subscribe(listener);
   }
 
   /** Removes entries past the retention age and beyond the retention count. */

@@ -1,0 +1,29 @@
+import type { Logger } from "../log/logger.ts";
+
+/**
+ * Subscribers of a stream of events (audit entries, alert notifications). A failing
+ * subscriber is logged and never stops the others or the caller.
+ */
+export class Listeners<T> {
+  private readonly set = new Set<(event: T) => void>();
+
+  constructor(
+    private readonly log: Logger,
+    private readonly what: string,
+  ) {}
+
+  subscribe(listener: (event: T) => void): () => void {
+    this.set.add(listener);
+    return () => this.set.delete(listener);
+  }
+
+  emit(event: T): void {
+    for (const l of this.set) {
+      try {
+        l(event);
+      } catch (e) {
+        this.log.warn(`${this.what} listener failed`, {}, e);
+      }
+    }
+  }
+}
