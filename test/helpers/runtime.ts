@@ -76,6 +76,9 @@ export async function testRuntime(
   const sink = new MemorySink();
   const rt = await buildRuntime(config, { sink, ...(opts.adminPassword ? { adminPassword: opts.adminPassword } : {}), ...(opts.app ? { app: opts.app } : {}) });
   const tokens = new Map<Role, string>();
+  // request() goes through a real HTTP server, wired as src/main.ts wires it: responses reach the
+  // client as they reach real clients (streams through Bun's HTTP writer, not read in-process).
+  const server = Bun.serve({ hostname: "127.0.0.1", port: 0, idleTimeout: 30, fetch: (req, srv) => rt.app.fetch(req, { server: srv }) });
   const t: TestRuntime = Object.assign(rt, {
     dataDir,
     sink,
@@ -96,9 +99,10 @@ export async function testRuntime(
       const token = init.token ?? (init.role ? await t.token(init.role) : undefined);
       if (token) headers.set("x-service-token", token);
       if (init.body !== undefined && !headers.has("content-type")) headers.set("content-type", "application/json");
-      return rt.app.request(path, { ...init, headers });
+      return fetch(new URL(path, server.url), { redirect: "manual", ...init, headers });
     },
     async dispose() {
+      server.stop(true);
       await rt.close();
       rmSync(dataDir, { recursive: true, force: true });
     },

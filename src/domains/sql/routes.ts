@@ -141,6 +141,8 @@ export function sqlRoutes(service: SqlService, streams: StreamRegistry, docs: Ap
         heartbeatMs: HEARTBEAT_MS,
         maxBufferedBytes: STREAM_BUFFER_BYTES,
         errorLine: (err) => `data:3${JSON.stringify(queryErrorPayload(err))}`,
+        // Lets the record lines be written from one reused buffer (see RecordLines.take()).
+        sinkCopies: c.env?.server !== undefined,
         requestSignal: c.req.raw.signal,
         onClose: () => release(),
       },
@@ -173,9 +175,9 @@ export function sqlRoutes(service: SqlService, streams: StreamRegistry, docs: Ap
             }
             // The lines as bytes: the hot path of a large query.
             const bytes = ev.type === "lines" ? ev.bytes : lines.build(ev.records);
-            // Backpressure: wait for the reader rather than queue without bound; the query is
-            // not pulled meanwhile, so nothing more is fetched.
-            if (w.buffered > 0 && w.buffered + bytes.byteLength > STREAM_BUFFER_BYTES / 2) {
+            // Backpressure: while the response still holds bytes the socket would not take, wait
+            // for the reader; the query is not pulled meanwhile, so nothing more is fetched.
+            if (w.buffered > 0) {
               // JSC grows the heap well before it collects, and a long query makes garbage fast.
               // Waiting for a slow reader is free time: collect then, when memory is past the
               // soft limit. A reader that keeps up never waits, and pays nothing.
