@@ -5,13 +5,20 @@
  *
  * Without `follow`, a partition ends at `to` or at the high watermark seen when the read
  * starts, whichever comes first: the read is a snapshot and never waits for new records.
+ *
+ * Records come a fetched partition at a time (consumeBatches); consumeRecords flattens them.
+ * Record batches are decoded by record-set.ts from the bytes of a raw Fetch (raw-fetch.ts);
+ * brokers older than Fetch v13, or `recordDecoder: "client"`, get the client's own Fetch.
+ * Transactions: READ_COMMITTED, aborted records are left out either way.
  */
 
-import { type Consumer, IS_CONTROL, type RecordsBatch, type fetchV17 } from "@platformatic/kafka";
+import { type Broker, type Connection, type Consumer, IS_CONTROL, kGetApi, kGetConnection, type RecordsBatch } from "@platformatic/kafka";
 import { AppError } from "../http/errors.ts";
 import { abortable } from "./client.ts";
 import { isTransient, kafkaErrorName, toAppError } from "./errors.ts";
-import type { ConsumeRequest, RawRecord } from "./types.ts";
+import { type RawFetchResponse, rawFetchApi } from "./raw-fetch.ts";
+import { type AbortedTransaction, decodeRecordSet, type ReadCursor } from "./record-set.ts";
+import type { ConsumeRequest, FetchedBatches, RawRecord } from "./types.ts";
 
 /** Batch attribute bit 3: the timestamps are the broker's append time, not the producer's. */
 const LOG_APPEND_TIME = 1 << 3;
@@ -24,16 +31,27 @@ export interface ConsumeDeps {
   onClose(): void;
 }
 
-interface PartitionCursor {
-  partition: number;
-  next: bigint;
-  /** Exclusive; null reads on forever (follow without `to`). */
-  end: bigint | null;
+/** `end` is exclusive; null reads on forever (follow without `to`). */
+type PartitionCursor = ReadCursor;
+
+/** One partition's answer to a Fetch, in either decoder's form. */
+interface FetchedPartition {
+  partitionIndex: number;
+  highWatermark: number;
+  abortedTransactions: AbortedTransaction[] | null;
+  raw: Buffer | null;
+  batches: RecordsBatch[] | null;
 }
+
+const READ_COMMITTED = 1;
 
 const MAX_TRANSIENT_RETRIES = 5;
 
 export async function* consumeRecords(deps: ConsumeDeps, req: ConsumeRequest): AsyncGenerator<RawRecord, void, undefined> {
+  for await (const records of consumeBatches(deps, req)) yield* records;
+}
+
+export async function* consumeBatches(deps: ConsumeDeps, req: ConsumeRequest): AsyncGenerator<RawRecord[], void, undefined> {
   const { topic, signal } = req;
   const context = `Cannot read topic '${topic}'`;
   validate(req);
@@ -66,13 +84,14 @@ export async function* consumeRecords(deps: ConsumeDeps, req: ConsumeRequest): A
       signal,
     );
     const cursors: PartitionCursor[] = req.partitions.map((p) => {
-      const start = earliest.get(topic)?.[p.partition] ?? 0n;
-      const hw = latest.get(topic)?.[p.partition] ?? 0n;
-      const from = BigInt(p.from) < start ? start : BigInt(p.from);
-      let end = p.to === undefined ? null : BigInt(p.to);
+      const start = Number(earliest.get(topic)?.[p.partition] ?? 0n);
+      const hw = Number(latest.get(topic)?.[p.partition] ?? 0n);
+      const from = p.from < start ? start : p.from;
+      let end = p.to === undefined ? null : p.to;
       if (!req.follow) end = end === null || end > hw ? hw : end;
       return { partition: p.partition, next: from, end };
     });
+    const fetchApi = await abortable(negotiatedFetch(consumer, req.recordDecoder ?? "loupe"), signal);
 
     const maxBytes = req.maxBytes ?? 4 * 1024 * 1024;
     const partitionMaxBytes = Math.min(maxBytes, 1024 * 1024);
@@ -91,31 +110,36 @@ export async function* consumeRecords(deps: ConsumeDeps, req: ConsumeRequest): A
         byLeader.set(leader, [...(byLeader.get(leader) ?? []), c]);
       }
 
-      let responses: Array<{ cursors: PartitionCursor[]; response: fetchV17.FetchResponse }>;
+      let responses: Array<{ cursors: PartitionCursor[]; partitions: FetchedPartition[] }>;
       try {
         responses = await abortable(
           Promise.all(
             [...byLeader].map(async ([node, group]) => {
               if (node < 0) throw new AppError("UNAVAILABLE", `${context}: partition ${group[0]!.partition} has no leader`);
-              const response = await consumer.fetch({
-                node,
-                topics: [
-                  {
-                    topicId,
-                    partitions: group.map((c) => ({
-                      partition: c.partition,
-                      fetchOffset: c.next,
-                      partitionMaxBytes,
-                      currentLeaderEpoch: -1,
-                      lastFetchedEpoch: -1,
-                    })),
-                  },
-                ],
-                minBytes: 1,
-                maxBytes,
-                maxWaitTime,
-              });
-              return { cursors: group, response };
+              const partitions = group.map((c) => ({
+                partition: c.partition,
+                fetchOffset: BigInt(c.next),
+                partitionMaxBytes,
+                currentLeaderEpoch: -1,
+                lastFetchedEpoch: -1,
+              }));
+              const broker = meta.brokers.get(node);
+              if (fetchApi === null || !broker) {
+                const response = await consumer.fetch({ node, topics: [{ topicId, partitions }], minBytes: 1, maxBytes, maxWaitTime });
+                return {
+                  cursors: group,
+                  partitions: response.responses.flatMap((t) =>
+                    t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, highWatermark: Number(p.highWatermark), abortedTransactions: null, raw: null, batches: p.records ?? [] })),
+                  ),
+                };
+              }
+              const response = await rawFetch(consumer, fetchApi, broker, maxWaitTime, maxBytes, topicId, partitions);
+              return {
+                cursors: group,
+                partitions: response.responses.flatMap((t) =>
+                  t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, highWatermark: p.highWatermark, abortedTransactions: p.abortedTransactions, raw: p.records, batches: null })),
+                ),
+              };
             }),
           ),
           signal,
@@ -131,7 +155,7 @@ export async function* consumeRecords(deps: ConsumeDeps, req: ConsumeRequest): A
           );
           let moved = false;
           for (const c of active) {
-            const start = starts.get(topic)?.[c.partition] ?? c.next;
+            const start = Number(starts.get(topic)?.[c.partition] ?? c.next);
             if (start > c.next) {
               c.next = start;
               moved = true;
@@ -148,23 +172,31 @@ export async function* consumeRecords(deps: ConsumeDeps, req: ConsumeRequest): A
         throw toAppError(err, context, deps.cluster);
       }
 
-      for (const { cursors: group, response } of responses) {
-        for (const topicResponse of response.responses) {
-          for (const p of topicResponse.partitions) {
-            const cursor = group.find((c) => c.partition === p.partitionIndex);
-            if (!cursor) continue;
-            if (req.onFetch && p.records && p.records.length > 0) reportFetch(req.onFetch, p.partitionIndex, p.records);
-            for (const batch of p.records ?? []) {
-              for (const record of batchRecords(topic, cursor, batch)) {
-                if (signal?.aborted) return;
-                yield record;
-              }
+      for (const { cursors: group, partitions } of responses) {
+        for (const p of partitions) {
+          const cursor = group.find((c) => c.partition === p.partitionIndex);
+          if (!cursor) continue;
+          const out: RawRecord[] = [];
+          let fetched = false;
+          if (p.raw !== null) {
+            const stats = decodeRecordSet(p.raw, topic, cursor, p.abortedTransactions, out);
+            fetched = stats.firstOffset >= 0;
+            if (fetched && req.onFetch) req.onFetch({ partition: p.partitionIndex, ...stats });
+          } else if (p.batches !== null && p.batches.length > 0) {
+            fetched = true;
+            if (req.onFetch) req.onFetch(fetchedBatches(p.partitionIndex, p.batches));
+            for (const batch of p.batches) {
+              batchRecords(topic, cursor, batch, out);
               if (cursor.end !== null && cursor.next >= cursor.end) break;
             }
-            // Nothing more will come before the end we were given.
-            if (!req.follow && (p.records ?? []).length === 0 && p.highWatermark >= 0n && cursor.next >= p.highWatermark) {
-              cursor.end = cursor.next;
-            }
+          }
+          if (out.length > 0) {
+            if (signal?.aborted) return;
+            yield out;
+          }
+          // Nothing more will come before the end we were given.
+          if (!req.follow && !fetched && p.highWatermark >= 0 && cursor.next >= p.highWatermark) {
+            cursor.end = cursor.next;
           }
         }
       }
@@ -180,40 +212,70 @@ export async function* consumeRecords(deps: ConsumeDeps, req: ConsumeRequest): A
   }
 }
 
-function reportFetch(onFetch: NonNullable<ConsumeRequest["onFetch"]>, partition: number, batches: RecordsBatch[]): void {
+/** The Fetch to use: the raw one at the version the broker speaks, or null for the client's. */
+function negotiatedFetch(consumer: Consumer, decoder: "loupe" | "client"): Promise<ReturnType<typeof rawFetchApi>> {
+  if (decoder === "client") return Promise.resolve(null);
+  return new Promise((resolve, reject) => {
+    consumer[kGetApi]("Fetch", (err: Error | null, api?: { version: number }) => (err ? reject(err) : resolve(rawFetchApi(api!.version))));
+  });
+}
+
+function rawFetch(
+  consumer: Consumer,
+  api: NonNullable<ReturnType<typeof rawFetchApi>>,
+  broker: Broker,
+  maxWaitMs: number,
+  maxBytes: number,
+  topicId: string,
+  partitions: Array<{ partition: number; fetchOffset: bigint; partitionMaxBytes: number; currentLeaderEpoch: number; lastFetchedEpoch: number }>,
+): Promise<RawFetchResponse> {
+  return new Promise((resolve, reject) => {
+    consumer[kGetConnection](broker, (err: Error | null, connection?: Connection) => {
+      if (err) return reject(err);
+      // Session id 0 and epoch -1: a full fetch that opens no fetch session on the broker.
+      const send = api as unknown as (...a: unknown[]) => void;
+      send(connection, maxWaitMs, 1, maxBytes, READ_COMMITTED, 0, -1, [{ topicId, partitions }], [], "", (e: Error | null, res?: RawFetchResponse) =>
+        e ? reject(e) : resolve(res!),
+      );
+    });
+  });
+}
+
+function fetchedBatches(partition: number, batches: RecordsBatch[]): FetchedBatches {
   let records = 0;
   for (const b of batches) if ((b.attributes & IS_CONTROL) === 0) records += b.records.length;
   const last = batches[batches.length - 1]!;
-  onFetch({ partition, records, firstOffset: Number(batches[0]!.firstOffset), lastOffset: Number(last.firstOffset) + last.lastOffsetDelta });
+  return { partition, records, firstOffset: Number(batches[0]!.firstOffset), lastOffset: Number(last.firstOffset) + last.lastOffsetDelta };
 }
 
-/** The batch's records from the cursor on, below its end; moves the cursor past the batch. */
-function* batchRecords(topic: string, cursor: PartitionCursor, batch: RecordsBatch): Generator<RawRecord> {
-  const lastOffset = batch.firstOffset + BigInt(batch.lastOffsetDelta);
+/** Appends the batch's records from the cursor on, below its end, to `out`; moves the cursor past the batch. */
+function batchRecords(topic: string, cursor: PartitionCursor, batch: RecordsBatch, out: RawRecord[]): void {
+  const firstOffset = Number(batch.firstOffset);
+  const lastOffset = firstOffset + batch.lastOffsetDelta;
   // Transaction markers occupy offsets but are no records.
   if ((batch.attributes & IS_CONTROL) === 0) {
     const logAppendTime = (batch.attributes & LOG_APPEND_TIME) !== 0;
     for (const r of batch.records) {
-      const offset = batch.firstOffset + BigInt(r.offsetDelta);
+      const offset = firstOffset + r.offsetDelta;
       if (offset < cursor.next) continue;
       if (cursor.end !== null && offset >= cursor.end) {
         cursor.next = cursor.end;
         return;
       }
-      cursor.next = offset + 1n;
-      yield {
+      cursor.next = offset + 1;
+      out.push({
         topic,
         partition: cursor.partition,
-        offset: Number(offset),
+        offset,
         timestamp: Number(logAppendTime ? batch.maxTimestamp : batch.firstTimestamp + r.timestampDelta),
         timestampType: logAppendTime ? "LogAppendTime" : "CreateTime",
         key: r.key,
         value: r.value,
         headers: r.headers.map(([k, v]) => ({ key: k ? k.toString("utf8") : "", value: v })),
-      };
+      });
     }
   }
-  if (lastOffset + 1n > cursor.next) cursor.next = cursor.end !== null && lastOffset + 1n > cursor.end ? cursor.end : lastOffset + 1n;
+  if (lastOffset + 1 > cursor.next) cursor.next = cursor.end !== null && lastOffset + 1 > cursor.end ? cursor.end : lastOffset + 1;
 }
 
 function validate(req: ConsumeRequest): void {

@@ -236,6 +236,11 @@ export interface ConsumeRequest {
    * caller prove how much a read fetched (query push-down), not only what it yielded.
    */
   onFetch?(fetched: FetchedBatches): void;
+  /**
+   * What decodes the fetched record batches: Loupe's own decoder (the default, with brokers
+   * that speak Fetch v13 or later) or the Kafka client's, which older brokers get anyway.
+   */
+  recordDecoder?: "loupe" | "client";
 }
 
 export interface FetchedBatches {

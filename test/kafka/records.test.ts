@@ -90,6 +90,56 @@ describe("consume", () => {
     expect(p0[0]!.headers.map((h) => [h.key, text(h.value)])).toEqual([["n", "4"]]);
   });
 
+  // Loupe decodes record batches itself (src/kafka/record-set.ts); the client's decoder is the
+  // reference. The broker recompresses to the topic's compression.type, so every codec is read.
+  for (const codec of ["uncompressed", "gzip", "snappy", "lz4", "zstd"]) {
+    test(`Loupe's record decoder reads what the client's reads: ${codec} batches, in batches and one by one`, async () => {
+      const name = await topic(`codec-${codec}`, 2, { "compression.type": codec });
+      const ts = Date.now() - 60_000;
+      for (let round = 0; round < 3; round++) {
+        await kafka.produce(
+          name,
+          Array.from({ length: 40 }, (_, j) => {
+            const i = round * 40 + j;
+            return {
+              partition: i % 2,
+              key: i % 7 === 0 ? null : `k${i}`,
+              value: i % 11 === 0 ? null : `{"i":${i},"s":"${"é".repeat(i % 5)}${"x".repeat(i * 13)}"}`,
+              headers: (i % 3 === 0 ? {} : { a: `h${i}`, b: "" }) as Record<string, string>,
+              timestamp: ts + i * 1_000,
+            };
+          }),
+        );
+      }
+      const plain = (r: { partition: number; offset: number; timestamp: number; timestampType: string; key: Uint8Array | null; value: Uint8Array | null; headers: Array<{ key: string; value: Uint8Array | null }> }) => ({
+        partition: r.partition,
+        offset: r.offset,
+        timestamp: r.timestamp,
+        timestampType: r.timestampType,
+        key: text(r.key),
+        value: text(r.value),
+        headers: r.headers.map((h) => [h.key, text(h.value)]),
+      });
+      const ranges = [{ partition: 0, from: 0 }, { partition: 1, from: 7, to: 50 }];
+      const ours = (await collect(kafka.consumeBatches({ topic: name, partitions: ranges, maxBytes: 8_000 }))).flat().map(plain);
+      const client = (await collect(kafka.consume({ topic: name, partitions: ranges, recordDecoder: "client" }))).map(plain);
+      expect(ours.length).toBe(60 + 43);
+      expect(ours).toEqual(client);
+      expect(ours.filter((r) => r.partition === 1).map((r) => r.offset)).toEqual(Array.from({ length: 43 }, (_, i) => 7 + i));
+      expect(ours.find((r) => r.partition === 0 && r.offset === 3)).toEqual({
+        partition: 0,
+        offset: 3,
+        timestamp: ts + 6_000,
+        timestampType: "CreateTime",
+        key: "k6",
+        value: `{"i":6,"s":"é${"x".repeat(78)}"}`,
+        headers: [],
+      });
+      expect(ours.find((r) => r.partition === 0 && r.offset === 0)!.key).toBeNull();
+      expect(ours.find((r) => r.partition === 1 && r.offset === 17)!.headers).toEqual([["a", "h35"], ["b", ""]]);
+    });
+  }
+
   test("without an end it reads to the high watermark seen at the start, then ends", async () => {
     const name = await topic("to-end");
     await kafka.produce(name, Array.from({ length: 50 }, (_, i) => ({ value: `v${i}` })));

@@ -303,13 +303,13 @@ export async function* executeQuery(deps: ExecutorDeps, plan: QueryPlan, opts: E
     let pendingBytes = 0;
 
     if (toRead.length > 0 && !internal.signal.aborted) {
-      const records = deps.cluster.consume({
+      const batches = deps.cluster.consumeBatches({
         topic,
         partitions: toRead.map((r) => ({ partition: r.partition, from: r.from, to: r.to })),
         signal: internal.signal,
         onFetch,
       });
-      for await (const raw of records) {
+      read: for await (const fetched of batches) for (const raw of fetched) {
         const keyBytes = raw.key;
         const valueBytes = raw.value ?? EMPTY;
         const bytes = (keyBytes?.byteLength ?? 0) + valueBytes.byteLength;
@@ -322,7 +322,7 @@ export async function* executeQuery(deps: ExecutorDeps, plan: QueryPlan, opts: E
         if (prefilter && raw.value !== null && !prefilter(valueBytes)) {
           if (progress.totalSizeRead >= maxSize) {
             stop("MAX_SIZE");
-            break;
+            break read;
           }
           continue;
         }
@@ -383,7 +383,7 @@ export async function* executeQuery(deps: ExecutorDeps, plan: QueryPlan, opts: E
           pendingBytes += bytes;
           if (progress.totalRecords >= limit) {
             stop("LIMIT");
-            break;
+            break read;
           }
           if (pending() >= batchSize || pendingBytes >= BATCH_MAX_BYTES || Date.now() - lastYield > 200) {
             pendingBytes = 0;
@@ -400,9 +400,9 @@ export async function* executeQuery(deps: ExecutorDeps, plan: QueryPlan, opts: E
         }
         if (progress.totalSizeRead >= maxSize) {
           stop("MAX_SIZE");
-          break;
+          break read;
         }
-        if (reason !== null) break;
+        if (reason !== null) break read;
       }
     }
     if (pending() > 0 && reason !== "CLIENT") {
