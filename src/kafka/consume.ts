@@ -16,7 +16,7 @@ import { type Broker, type Connection, type Consumer, IS_CONTROL, kGetApi, kGetC
 import { AppError } from "../http/errors.ts";
 import { abortable } from "./client.ts";
 import { isTransient, kafkaErrorName, toAppError } from "./errors.ts";
-import { type RawFetchResponse, rawFetchApi } from "./raw-fetch.ts";
+import { type RawFetchResponse, type RecordBytes, rawFetchApi } from "./raw-fetch.ts";
 import { type AbortedTransaction, decodeRecordSet, type ReadCursor } from "./record-set.ts";
 import type { ConsumeRequest, FetchedBatches, RawRecord } from "./types.ts";
 
@@ -39,7 +39,7 @@ interface FetchedPartition {
   partitionIndex: number;
   highWatermark: number;
   abortedTransactions: AbortedTransaction[] | null;
-  raw: Buffer | null;
+  raw: RecordBytes | null;
   batches: RecordsBatch[] | null;
 }
 
@@ -92,6 +92,16 @@ export async function* consumeBatches(deps: ConsumeDeps, req: ConsumeRequest): A
       return { partition: p.partition, next: from, end };
     });
     const fetchApi = await abortable(negotiatedFetch(consumer, req.recordDecoder ?? "loupe"), signal);
+    // A record set arrives in pieces (network reads); decoding wants it in one buffer.
+    let scratch: Buffer | null = null;
+    const contiguous = ({ segments, length }: RecordBytes): Buffer => {
+      if (segments.length === 1) return segments[0]!;
+      if (!req.reuseBuffers) return Buffer.concat(segments, length);
+      if (scratch === null || scratch.length < length) scratch = Buffer.allocUnsafe(Math.max(length, 1 << 20));
+      let at = 0;
+      for (const s of segments) at += s.copy(scratch, at);
+      return scratch.subarray(0, length);
+    };
 
     const maxBytes = req.maxBytes ?? 4 * 1024 * 1024;
     const partitionMaxBytes = Math.min(maxBytes, 1024 * 1024);
@@ -179,7 +189,7 @@ export async function* consumeBatches(deps: ConsumeDeps, req: ConsumeRequest): A
           const out: RawRecord[] = [];
           let fetched = false;
           if (p.raw !== null) {
-            const stats = decodeRecordSet(p.raw, topic, cursor, p.abortedTransactions, out);
+            const stats = decodeRecordSet(contiguous(p.raw), topic, cursor, p.abortedTransactions, out);
             fetched = stats.firstOffset >= 0;
             if (fetched && req.onFetch) req.onFetch({ partition: p.partitionIndex, ...stats });
           } else if (p.batches !== null && p.batches.length > 0) {

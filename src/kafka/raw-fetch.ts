@@ -16,8 +16,16 @@ export interface RawFetchPartition {
   errorCode: number;
   highWatermark: number;
   abortedTransactions: AbortedTransaction[] | null;
-  /** The record set's bytes; null when the broker returned none. */
-  records: Buffer | null;
+  /**
+   * The record set's bytes as they arrived: pieces of the network reads, not copied into one
+   * buffer here (the reader does it, into a buffer it may reuse). Null when there are none.
+   */
+  records: RecordBytes | null;
+}
+
+export interface RecordBytes {
+  segments: Buffer[];
+  length: number;
 }
 
 export interface RawFetchResponse {
@@ -42,10 +50,10 @@ function parseRawFetch(_correlationId: number, apiKey: number, apiVersion: numbe
         const abortedTransactions = r.readNullableArray((r: Reader) => ({ producerId: r.readInt64(), firstOffset: r.readInt64() })) as AbortedTransaction[] | null;
         r.readInt32(); // preferred_read_replica
         let size = r.readUnsignedVarInt();
-        let records: Buffer | null = null;
+        let records: RecordBytes | null = null;
         if (size > 1) {
           size--;
-          records = r.buffer.slice(r.position, r.position + size);
+          records = { segments: r.buffer.subarray(r.position, r.position + size).buffers, length: size };
           r.skip(size);
         }
         readKnownTaggedFields(r, {});

@@ -123,8 +123,12 @@ describe("consume", () => {
       const ranges = [{ partition: 0, from: 0 }, { partition: 1, from: 7, to: 50 }];
       const ours = (await collect(kafka.consumeBatches({ topic: name, partitions: ranges, maxBytes: 8_000 }))).flat().map(plain);
       const client = (await collect(kafka.consume({ topic: name, partitions: ranges, recordDecoder: "client" }))).map(plain);
+      // Reused buffers: each batch is read before the next is pulled, as the SQL executor does.
+      const reused: ReturnType<typeof plain>[] = [];
+      for await (const batch of kafka.consumeBatches({ topic: name, partitions: ranges, reuseBuffers: true })) reused.push(...batch.map(plain));
       expect(ours.length).toBe(60 + 43);
       expect(ours).toEqual(client);
+      expect(reused).toEqual(client);
       expect(ours.filter((r) => r.partition === 1).map((r) => r.offset)).toEqual(Array.from({ length: 43 }, (_, i) => 7 + i));
       expect(ours.find((r) => r.partition === 0 && r.offset === 3)).toEqual({
         partition: 0,

@@ -308,6 +308,8 @@ export async function* executeQuery(deps: ExecutorDeps, plan: QueryPlan, opts: E
         partitions: toRead.map((r) => ({ partition: r.partition, from: r.from, to: r.to })),
         signal: internal.signal,
         onFetch,
+        // Each fetched batch is written out or decoded before the next is pulled.
+        reuseBuffers: true,
       });
       read: for await (const fetched of batches) for (const raw of fetched) {
         const keyBytes = raw.key;
