@@ -295,8 +295,13 @@ async function waitUntil(
 // Kafka
 
 /** Kafka's cluster ids are 16 random bytes in unpadded base64url. */
+/** A random cluster id. Like Kafka's own Uuid.randomUuid(), never one that starts with '-': the
+ * storage tool would read it as an option (and fail one start in 64). */
 function kafkaClusterId(): string {
-  return randomBytes(16).toString("base64url");
+  for (;;) {
+    const id = randomBytes(16).toString("base64url");
+    if (!id.startsWith("-")) return id;
+  }
 }
 
 function brokerProperties(dataDir: string, port: number, controllerPort: number): string {
