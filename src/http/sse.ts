@@ -156,10 +156,11 @@ export function sseStream(opts: SseOptions, producer: (w: SseWriter) => Promise<
     );
   };
 
-  const sendBytes = (bytes: Uint8Array): boolean => {
+  /** `owned`: bytes nobody else holds (encoded here), which need no copy whatever the sink. */
+  const sendBytes = (bytes: Uint8Array, owned = false): boolean => {
     if (closed || !sink) return false;
     if (inFlight === 0 && queue.length === 0) {
-      write(opts.sinkCopies ? bytes : bytes.slice());
+      write(owned || opts.sinkCopies ? bytes : bytes.slice());
       return !closed;
     }
     // The response still holds earlier bytes the client has not taken. A client is too slow
@@ -169,16 +170,16 @@ export function sseStream(opts: SseOptions, producer: (w: SseWriter) => Promise<
       finish("overflow");
       return false;
     }
-    queue.push(bytes.slice());
+    queue.push(owned ? bytes : bytes.slice());
     queued += bytes.byteLength;
     return true;
   };
 
-  const send = (line: string): boolean => sendBytes(encoder.encode(line + "\n\n"));
+  const send = (line: string): boolean => sendBytes(encoder.encode(line + "\n\n"), true);
 
   const writer: SseWriter = {
     send,
-    sendBytes,
+    sendBytes: (bytes) => sendBytes(bytes),
     signal: abort.signal,
     get buffered() {
       return inFlight + queued;

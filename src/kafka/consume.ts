@@ -17,7 +17,7 @@ import { AppError } from "../http/errors.ts";
 import { abortable } from "./client.ts";
 import { isTransient, kafkaErrorName, toAppError } from "./errors.ts";
 import { type RawFetchResponse, type RecordBytes, rawFetchApi } from "./raw-fetch.ts";
-import { type AbortedTransaction, decodeRecordSet, type ReadCursor } from "./record-set.ts";
+import { type AbortedTransaction, decodeRecordSet, type ReadCursor, skipPast } from "./record-set.ts";
 import type { ConsumeRequest, FetchedBatches, RawRecord } from "./types.ts";
 
 /** Batch attribute bit 3: the timestamps are the broker's append time, not the producer's. */
@@ -285,7 +285,7 @@ function batchRecords(topic: string, cursor: PartitionCursor, batch: RecordsBatc
       });
     }
   }
-  if (lastOffset + 1 > cursor.next) cursor.next = cursor.end !== null && lastOffset + 1 > cursor.end ? cursor.end : lastOffset + 1;
+  skipPast(cursor, lastOffset);
 }
 
 function validate(req: ConsumeRequest): void {

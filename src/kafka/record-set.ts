@@ -117,7 +117,7 @@ export function decodeRecordSet(
     }
     if (!control) stats.records += count;
     if (control || skip || lastOffset < cursor.next) {
-      if (lastOffset + 1 > cursor.next) cursor.next = cursor.end !== null && lastOffset + 1 > cursor.end ? cursor.end : lastOffset + 1;
+      skipPast(cursor, lastOffset);
       continue;
     }
 
@@ -170,9 +170,15 @@ export function decodeRecordSet(
       cursor.next = cursor.end!;
       break;
     }
-    if (lastOffset + 1 > cursor.next) cursor.next = cursor.end !== null && lastOffset + 1 > cursor.end ? cursor.end : lastOffset + 1;
+    skipPast(cursor, lastOffset);
   }
   return stats;
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/** Moves the cursor past a batch that ends at `lastOffset`, but never beyond its end. */
+export function skipPast(cursor: ReadCursor, lastOffset: number): void {
+  const after = lastOffset + 1;
+  if (after > cursor.next) cursor.next = cursor.end !== null && after > cursor.end ? cursor.end : after;
+}

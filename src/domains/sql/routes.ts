@@ -9,7 +9,7 @@ import type { QueryEnd, QueryRecord } from "./executor.ts";
 import { RecordLines } from "./lines.ts";
 import { queryErrorPayload, type SqlService } from "./service.ts";
 
-/** Most bytes queued for one stream reader; the query waits for the reader at half of it. */
+/** Most bytes (statistics, heartbeats) that may wait for a stream reader before it is cut off; records wait for the reader instead. */
 const STREAM_BUFFER_BYTES = 4 * 1024 * 1024;
 /** Most bytes a query answered as one JSON object may read (its max.size is lowered to this). */
 export const JSON_ANSWER_MAX_BYTES = 32 * 1024 * 1024;
