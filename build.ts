@@ -32,8 +32,7 @@ const embedWasm: BunPlugin = {
       const needle = "readFileSync(new URL('../dist/native.wasm', import.meta.url))";
       if (!source.includes(needle)) throw new Error(`${argsLoad.path} no longer loads native.wasm as expected`);
       const patched =
-        `import __nativeWasmPath from "./native.wasm" with { type: "file" };\n` +
-        source.replace(needle, "readFileSync(__nativeWasmPath)");
+        `import __nativeWasmPath from "./native.wasm" with { type: "file" };\n` + source.replace(needle, "readFileSync(__nativeWasmPath)");
       return { contents: patched, loader: "js" };
     });
   },

@@ -61,7 +61,10 @@ try {
       if (d!.partitionDetails.every((p) => p.leader >= 0)) break;
       await Bun.sleep(50);
     }
-    await kafka.produce(t, Array.from({ length: PARTITIONS * 3 }, (_, i) => ({ partition: i % PARTITIONS, value: `v${i}` })));
+    await kafka.produce(
+      t,
+      Array.from({ length: PARTITIONS * 3 }, (_, i) => ({ partition: i % PARTITIONS, value: `v${i}` })),
+    );
   }
   const commit = (g: string, i: number) =>
     kafka.alterGroupOffsets(
@@ -103,8 +106,11 @@ try {
     for (const g of listed) {
       const committed = (await kafka.fetchCommittedOffsets([g.groupId])).get(g.groupId) ?? [];
       if (committed.length === 0) continue;
-      const ends = await kafka.listOffsets(committed.map((c) => ({ topic: c.topic, partition: c.partition })), "latest");
-      if (groups.includes(g.groupId)) committed.forEach((c, i) => (lag += Math.max(0, ends[i]!.offset - c.offset)));
+      const ends = await kafka.listOffsets(
+        committed.map((c) => ({ topic: c.topic, partition: c.partition })),
+        "latest",
+      );
+      if (groups.includes(g.groupId)) for (const [i, c] of committed.entries()) lag += Math.max(0, ends[i]!.offset - c.offset);
     }
     return { ms: performance.now() - s0, requests: kafka.requestCount() - before, lag };
   }
@@ -121,13 +127,19 @@ try {
   const naiveReqs = median(naiveRuns.map((r) => r.requests));
   console.log("");
   console.log(`lag series on the page:            ${runs[0]!.series} (${(runs[0]!.bytes / 1024).toFixed(0)} KiB)`);
-  console.log(`/metrics scrape time:              median ${ms(scrapeMs)}, max ${ms(Math.max(...runs.map((r) => r.ms)))} (${SCRAPES} scrapes)`);
+  console.log(
+    `/metrics scrape time:              median ${ms(scrapeMs)}, max ${ms(Math.max(...runs.map((r) => r.ms)))} (${SCRAPES} scrapes)`,
+  );
   console.log(`broker requests per scrape:        ${reqs} ${JSON.stringify(runs.at(-1)!.byApi)}`);
   console.log(`  ... with ${half} groups:            ${atHalf.requests} ${JSON.stringify(atHalf.byApi)}`);
   console.log(`naive per-group loop:              median ${ms(naiveMs)}, ${naiveReqs} broker requests`);
   console.log(`ratio naive / engine:              time x${(naiveMs / scrapeMs).toFixed(1)}, requests x${(naiveReqs / reqs).toFixed(1)}`);
-  console.log(`total lag (bench groups):          engine ${engineLag}, naive ${naiveLag}${engineLag === naiveLag ? " (equal)" : " (DIFFERENT)"}`);
-  console.log(`target: scrape < 1000 ms: ${scrapeMs < 1000 ? "met" : "MISSED"}; requests independent of groups: ${atHalf.requests === reqs ? "met" : "MISSED"}`);
+  console.log(
+    `total lag (bench groups):          engine ${engineLag}, naive ${naiveLag}${engineLag === naiveLag ? " (equal)" : " (DIFFERENT)"}`,
+  );
+  console.log(
+    `target: scrape < 1000 ms: ${scrapeMs < 1000 ? "met" : "MISSED"}; requests independent of groups: ${atHalf.requests === reqs ? "met" : "MISSED"}`,
+  );
 } finally {
   await kafka.deleteGroups(groups).catch(() => {});
   for (const t of topics) await kafka.deleteTopic(t).catch(() => {});

@@ -112,7 +112,11 @@ async function fill(size: number): Promise<string> {
 
 // ---------------------------------------------------------------------------- (a) and (b)
 
-async function rawConsume(cluster: KafkaCluster, topic: string, recordDecoder: "client" | "loupe"): Promise<{ records: number; bytes: number; seconds: number }> {
+async function rawConsume(
+  cluster: KafkaCluster,
+  topic: string,
+  recordDecoder: "client" | "loupe",
+): Promise<{ records: number; bytes: number; seconds: number }> {
   const offsets = await cluster.partitionOffsets([topic]);
   const t0 = performance.now();
   let records = 0;
@@ -199,7 +203,11 @@ roles = ["read"]
     if (i > 200) throw new Error("Loupe did not start");
     await Bun.sleep(50);
   }
-  const login = await fetch(`${url}/api/login`, { method: "POST", headers: { accept: "text/plain" }, body: JSON.stringify({ user: "bench", password: "bench-pw" }) });
+  const login = await fetch(`${url}/api/login`, {
+    method: "POST",
+    headers: { accept: "text/plain" },
+    body: JSON.stringify({ user: "bench", password: "bench-pw" }),
+  });
   const token = await login.text();
   const status = (field: string) => {
     const m = new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${child.pid}/status`, "utf8"));
@@ -261,7 +269,10 @@ async function readStream(server: Server, sql: string, opts: { pauseMs?: number;
   const seconds = (performance.now() - t0) / 1000;
   const tailBytes = Buffer.concat([prev ?? Buffer.alloc(0), last ?? Buffer.alloc(0)]);
   const lastText = tailBytes.subarray(Math.max(0, tailBytes.length - 4096)).toString("utf8");
-  const endLine = lastText.split("\n").filter((l) => l.startsWith("data:2") || l.startsWith("data:3")).at(-1);
+  const endLine = lastText
+    .split("\n")
+    .filter((l) => l.startsWith("data:2") || l.startsWith("data:3"))
+    .at(-1);
   return { records, bytes, seconds, end: endLine ? JSON.parse(endLine.slice(6)) : null };
 }
 
@@ -289,7 +300,13 @@ try {
     rows.push({ size, name: "(a) Kafka client in-process, no decoding", records: a.records, seconds: a.seconds, bytes: a.bytes });
     await rawConsume(kafka, topic, "loupe");
     const a2 = await rawConsume(kafka, topic, "loupe");
-    rows.push({ size, name: "(a') Loupe's record decoder in-process, no decoding", records: a2.records, seconds: a2.seconds, bytes: a2.bytes });
+    rows.push({
+      size,
+      name: "(a') Loupe's record decoder in-process, no decoding",
+      records: a2.records,
+      seconds: a2.seconds,
+      bytes: a2.bytes,
+    });
     if (!ONLY.has("b")) {
       /* not asked for */
     } else if (kcatBin) {
@@ -299,7 +316,14 @@ try {
     if (ONLY.has("c")) {
       const c = await readStream(server, `${SETTINGS}SELECT * FROM \`${topic}\``);
       if (c.records !== RECORDS) log(`(c) got ${c.records} records, end: ${JSON.stringify(c.end)}`);
-      rows.push({ size, name: "(c) Loupe SSE, SELECT *", records: c.end?.totalRecords ?? c.records, seconds: c.seconds, bytes: c.end?.totalSizeRead ?? 0, note: `${(c.bytes / 1048576).toFixed(0)} MB of stream` });
+      rows.push({
+        size,
+        name: "(c) Loupe SSE, SELECT *",
+        records: c.end?.totalRecords ?? c.records,
+        seconds: c.seconds,
+        bytes: c.end?.totalSizeRead ?? 0,
+        note: `${(c.bytes / 1048576).toFixed(0)} MB of stream`,
+      });
     }
     if (ONLY.has("d")) {
       const d = await readStream(server, `${SETTINGS}SELECT * FROM \`${topic}\` WHERE sel = 7`);
@@ -331,7 +355,9 @@ if (ONLY.has("e")) {
     clearInterval(sampler);
     slowRecords = e.records;
     slowPeak = Math.max(slowPeak, slowServer.peakRssKb());
-    log(`(e) slow reader: ${e.records} records in ${e.seconds.toFixed(1)} s; server RSS at start ${(baseline / 1024).toFixed(0)} MB, peak ${(slowPeak / 1024).toFixed(0)} MB`);
+    log(
+      `(e) slow reader: ${e.records} records in ${e.seconds.toFixed(1)} s; server RSS at start ${(baseline / 1024).toFixed(0)} MB, peak ${(slowPeak / 1024).toFixed(0)} MB`,
+    );
   } finally {
     await slowServer.stop();
   }
@@ -344,7 +370,9 @@ if (stopCluster) await stopCluster();
 
 const fmt = (n: number, d = 0) => n.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d });
 const lines: string[] = [];
-lines.push(`SQL stream benchmark: ${fmt(RECORDS)} records per topic, ${PARTITIONS} partitions, ${process.platform}/${process.arch}, ${navigator.hardwareConcurrency} CPUs, Bun ${Bun.version}`);
+lines.push(
+  `SQL stream benchmark: ${fmt(RECORDS)} records per topic, ${PARTITIONS} partitions, ${process.platform}/${process.arch}, ${navigator.hardwareConcurrency} CPUs, Bun ${Bun.version}`,
+);
 lines.push("");
 lines.push("| Record | Measure | Records | Seconds | Records/s | MB/s | vs (a) | vs (a') |");
 lines.push("|---|---|--:|--:|--:|--:|--:|--:|");
@@ -367,7 +395,9 @@ for (const size of SIZES) {
   }
 }
 lines.push("");
-lines.push(`(e) peak RSS of the Loupe server with one slow reader (${SLOW_SECONDS} s, ${fmt(slowRecords)} records read): ${fmt(slowPeak / 1024, 0)} MB (target < 256 MB)`);
+lines.push(
+  `(e) peak RSS of the Loupe server with one slow reader (${SLOW_SECONDS} s, ${fmt(slowRecords)} records read): ${fmt(slowPeak / 1024, 0)} MB (target < 256 MB)`,
+);
 lines.push("");
 for (const size of SIZES) {
   const rate = (p: string) => {

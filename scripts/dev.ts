@@ -74,7 +74,14 @@ function click(i: number) {
 const DEMO = [
   { name: "orders", partitions: 3, count: 3000, make: order, key: (i: number) => `ord-${100000 + i}` },
   { name: "payments", partitions: 3, count: 2500, make: payment, key: (i: number) => `pay-${200000 + i}` },
-  { name: "customers", partitions: 1, count: 500, make: customer, key: (i: number) => `cust-${i}`, configs: { "cleanup.policy": "compact" } },
+  {
+    name: "customers",
+    partitions: 1,
+    count: 500,
+    make: customer,
+    key: (i: number) => `cust-${i}`,
+    configs: { "cleanup.policy": "compact" },
+  },
   { name: "clickstream", partitions: 6, count: 4000, make: click, key: () => null },
 ] as const;
 
@@ -87,8 +94,7 @@ async function seed(bootstrap: string) {
     await kafka.createTopic({ name: t.name, partitions: t.partitions, ...("configs" in t ? { configs: t.configs } : {}) });
     for (let start = 0; start < t.count; start += 500) {
       const batch = [];
-      for (let i = start; i < Math.min(t.count, start + 500); i++)
-        batch.push({ key: t.key(i), value: JSON.stringify(t.make(i)) });
+      for (let i = start; i < Math.min(t.count, start + 500); i++) batch.push({ key: t.key(i), value: JSON.stringify(t.make(i)) });
       await kafka.produce(t.name, batch);
     }
     console.error(`created topic ${t.name} with ${t.count} records`);
@@ -133,12 +139,17 @@ async function main() {
 
   const url = `http://127.0.0.1:${port}/`;
   for (let i = 0; i < 100; i++) {
-    const ok = await fetch(`${url}api/health`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${url}api/health`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) break;
     if (loupe.exitCode !== null) process.exit(loupe.exitCode);
     await Bun.sleep(100);
   }
-  console.error(`\nLoupe is running at ${url}\nLogin: admin / admin\nKafka: ${env.KAFKA_BOOTSTRAP}\nCtrl-C stops Loupe; 'npx bun test/cluster/cli.ts down' stops the cluster.\n`);
+  console.error(
+    `\nLoupe is running at ${url}\nLogin: admin / admin\nKafka: ${env.KAFKA_BOOTSTRAP}\nCtrl-C stops Loupe; 'npx bun test/cluster/cli.ts down' stops the cluster.\n`,
+  );
 
   const stop = async () => {
     clearInterval(trickle);

@@ -9,9 +9,9 @@ import { authRoutes } from "./domains/auth/routes.ts";
 import type { AuthService } from "./domains/auth/service.ts";
 import { type ClusterProbe, healthRoutes } from "./domains/health/routes.ts";
 import { logRoutes } from "./domains/logs/routes.ts";
-import { type KafkaDomains, mountKafkaDomains } from "./domains/topics/domains.ts";
 import { sqlRoutes } from "./domains/sql/routes.ts";
 import type { SqlService } from "./domains/sql/service.ts";
+import { type KafkaDomains, mountKafkaDomains } from "./domains/topics/domains.ts";
 import { ACCESS_RULES, type AccessRule, indexRules, patternRegex, ruleKey } from "./http/access.ts";
 import type { AppEnv } from "./http/context.ts";
 import { AppError, errorBody } from "./http/errors.ts";
@@ -72,8 +72,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.use("/api/*", async (c, next) => {
     // x-service-cluster picks one of the configured clusters; the default otherwise.
     const name = c.req.header("x-service-cluster");
-    if (name !== undefined && !deps.clusters.names().includes(name))
-      throw new AppError("NOT_FOUND", `Unknown cluster '${name}'`);
+    if (name !== undefined && !deps.clusters.names().includes(name)) throw new AppError("NOT_FOUND", `Unknown cluster '${name}'`);
     c.set("cluster", name ?? deps.clusters.defaultName());
     await next();
   });

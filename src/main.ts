@@ -4,8 +4,8 @@
  * and the command line of the `loupe` executable.
  */
 import { ConfigError, loadConfig } from "./config/load.ts";
-import { hashPassword } from "./domains/auth/service.ts";
 import { SchemaTooNewError } from "./db/index.ts";
+import { hashPassword } from "./domains/auth/service.ts";
 import { buildRuntime } from "./runtime.ts";
 import { VERSION } from "./version.ts";
 
@@ -37,9 +37,7 @@ async function serve(args: string[]): Promise<void> {
   const log = rt.logs.logger("main");
   if (rt.generatedAdminPassword) {
     // Printed once, on the console only: the store keeps just the hash.
-    process.stderr.write(
-      `\nCreated user 'admin' with password: ${rt.generatedAdminPassword}\nIt is shown only this once.\n\n`,
-    );
+    process.stderr.write(`\nCreated user 'admin' with password: ${rt.generatedAdminPassword}\nIt is shown only this once.\n\n`);
   }
   const server = Bun.serve({
     hostname: config.server.host,

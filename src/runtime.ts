@@ -4,15 +4,15 @@ import { type Config, defaultCluster } from "./config/schema.ts";
 import { openStore, type Store } from "./db/index.ts";
 import { AuditService } from "./domains/audit/service.ts";
 import { AuthService } from "./domains/auth/service.ts";
+import type { ClusterProbe } from "./domains/health/routes.ts";
 import { SqlService } from "./domains/sql/service.ts";
 import { storeTopicFormats } from "./domains/sql/topic-formats.ts";
-import type { ClusterProbe } from "./domains/health/routes.ts";
 import { buildKafkaDomains, type KafkaDomains } from "./domains/topics/domains.ts";
 import type { AppEnv } from "./http/context.ts";
 import type { HttpCounters } from "./http/middleware.ts";
 import { StreamRegistry } from "./http/sse.ts";
 import { createKafkaPool, type KafkaPool } from "./kafka/index.ts";
-import { type LogHub, type LogSink, LogHub as Hub } from "./log/logger.ts";
+import { LogHub as Hub, type LogHub, type LogSink } from "./log/logger.ts";
 import { SchemaRegistryClient } from "./registry/client.ts";
 
 /** Everything a running Loupe holds, built from a config. main.ts and the tests both use this. */

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import type { z } from "zod";
-import { configSchema, type Config } from "./schema.ts";
+import { type Config, configSchema } from "./schema.ts";
 
 export class ConfigError extends Error {
   constructor(
@@ -47,7 +47,9 @@ function applyEnv(raw: Raw, env: Env): void {
   if (env.LOUPE_IDLE_TIMEOUT) obj(raw, "auth").idleTimeout = env.LOUPE_IDLE_TIMEOUT;
   // Comma-separated: several URLs of one registry, tried in turn.
   if (env.LOUPE_SCHEMA_REGISTRY_URL)
-    obj(obj(raw, "sql"), "schemaRegistry").urls = env.LOUPE_SCHEMA_REGISTRY_URL.split(",").map((u) => u.trim()).filter(Boolean);
+    obj(obj(raw, "sql"), "schemaRegistry").urls = env.LOUPE_SCHEMA_REGISTRY_URL.split(",")
+      .map((u) => u.trim())
+      .filter(Boolean);
   if (env.LOUPE_KAFKA_BOOTSTRAP) {
     const kafka = obj(raw, "kafka");
     const clusters = Array.isArray(kafka.clusters) ? (kafka.clusters as Raw[]) : [];

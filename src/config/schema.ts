@@ -160,12 +160,10 @@ export const configSchema = z
       names.add(c.name);
     });
     const defaults = cfg.kafka.clusters.filter((c) => c.default).length;
-    if (defaults > 1)
-      ctx.addIssue({ code: "custom", path: ["kafka", "clusters"], message: "only one cluster may be the default" });
+    if (defaults > 1) ctx.addIssue({ code: "custom", path: ["kafka", "clusters"], message: "only one cluster may be the default" });
     const users = new Set<string>();
     cfg.users.forEach((u, i) => {
-      if (users.has(u.name))
-        ctx.addIssue({ code: "custom", path: ["users", i, "name"], message: `duplicate user '${u.name}'` });
+      if (users.has(u.name)) ctx.addIssue({ code: "custom", path: ["users", i, "name"], message: `duplicate user '${u.name}'` });
       users.add(u.name);
     });
   });

@@ -47,7 +47,10 @@ export async function openStore(dataDir: string, migrations: Migration[] = MIGRA
 export async function migrate(db: Db, migrations: Migration[]): Promise<number> {
   await sql`CREATE TABLE IF NOT EXISTS schema_version (
     version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`.execute(db);
-  const row = await db.selectFrom("schema_version").select((eb) => eb.fn.max("version").as("v")).executeTakeFirst();
+  const row = await db
+    .selectFrom("schema_version")
+    .select((eb) => eb.fn.max("version").as("v"))
+    .executeTakeFirst();
   const current = Number(row?.v ?? 0);
   const known = migrations.reduce((m, x) => Math.max(m, x.version), 0);
   if (current > known) throw new SchemaTooNewError(current, known);

@@ -43,13 +43,13 @@ export interface AccessRule {
   audit?: { type: AuditType; change: AuditChange };
 }
 
-const r = (
-  method: AccessRule["method"],
-  path: string,
-  level: Level,
-  summary: string,
-  audit?: AccessRule["audit"],
-): AccessRule => ({ method, path, level, summary, ...(audit ? { audit } : {}) });
+const r = (method: AccessRule["method"], path: string, level: Level, summary: string, audit?: AccessRule["audit"]): AccessRule => ({
+  method,
+  path,
+  level,
+  summary,
+  ...(audit ? { audit } : {}),
+});
 
 export const ACCESS_RULES: AccessRule[] = [
   // identity
@@ -83,10 +83,16 @@ export const ACCESS_RULES: AccessRule[] = [
   r("GET", "/api/metadata/topics/:topicName", "nodata", "Key and value types of a topic (stored or inferred)"),
   r("POST", "/api/metadata/topics/:topicName", "write", "Set key and value types of a topic", { type: "TOPIC_METADATA", change: "UPDATE" }),
   r("DELETE", "/api/metadata/topics/:topicName", "write", "Remove a topic's stored types", { type: "TOPIC_METADATA", change: "REMOVE" }),
-  r("DELETE", "/api/system/topics/metadata/:topicName", "write", "Remove a topic's stored types", { type: "TOPIC_METADATA", change: "REMOVE" }),
+  r("DELETE", "/api/system/topics/metadata/:topicName", "write", "Remove a topic's stored types", {
+    type: "TOPIC_METADATA",
+    change: "REMOVE",
+  }),
   r("GET", "/api/consumers", "read", "Consumer groups with state, members, topics and lag"),
   r("GET", "/api/consumers/:group", "read", "One consumer group: members, offsets and lag"),
-  r("PUT", "/api/consumers/:group/offsets", "write", "Reset a group's offsets (empty groups only)", { type: "CONSUMER_GROUP", change: "UPDATE" }),
+  r("PUT", "/api/consumers/:group/offsets", "write", "Reset a group's offsets (empty groups only)", {
+    type: "CONSUMER_GROUP",
+    change: "UPDATE",
+  }),
   r("DELETE", "/api/consumers/:group", "write", "Delete a consumer group", { type: "CONSUMER_GROUP", change: "REMOVE" }),
   r("GET", "/api/alerts", "nodata", "Alert notifications, newest first"),
   r("GET", "/metrics", "public", "Prometheus metrics: consumer lag, process and HTTP figures"),

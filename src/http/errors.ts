@@ -53,13 +53,10 @@ export class AppError extends Error {
   }
 }
 
-export const badRequest = (message: string, details?: unknown) =>
-  new AppError("BAD_REQUEST", message, { details });
+export const badRequest = (message: string, details?: unknown) => new AppError("BAD_REQUEST", message, { details });
 export const notFound = (message: string) => new AppError("NOT_FOUND", message);
-export const conflict = (message: string, details?: unknown) =>
-  new AppError("CONFLICT", message, { details });
-export const forbidden = (message = "Your role does not allow this action") =>
-  new AppError("FORBIDDEN", message);
+export const conflict = (message: string, details?: unknown) => new AppError("CONFLICT", message, { details });
+export const forbidden = (message = "Your role does not allow this action") => new AppError("FORBIDDEN", message);
 export const unauthorized = (message = "UNAUTHORIZED") => new AppError("UNAUTHORIZED", message);
 
 export function errorBody(err: AppError, requestId: string): ErrorBody {

@@ -57,7 +57,14 @@ export function requestToken(c: Context): string | undefined {
 function paramsOf(pattern: string, path: string): Record<string, string> {
   const names: string[] = [];
   const re = new RegExp(
-    "^" + pattern.replace(/:([A-Za-z0-9_]+)/g, (_m, n: string) => (names.push(n), "([^/]+)")).replace(/\*$/, ".*") + "/?$",
+    "^" +
+      pattern
+        .replace(/:([A-Za-z0-9_]+)/g, (_m, n: string) => {
+          names.push(n);
+          return "([^/]+)";
+        })
+        .replace(/\*$/, ".*") +
+      "/?$",
   );
   const m = re.exec(path);
   const out: Record<string, string> = {};

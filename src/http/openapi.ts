@@ -76,8 +76,7 @@ export function openApiDocument(rules: AccessRule[], docs: ApiDocs, version: str
       },
     };
     if (rule.level !== "public") op.security = [{ token: [] }, { bearer: [] }];
-    if (doc?.body)
-      op.requestBody = { required: true, content: { [doc.bodyType ?? "application/json"]: { schema: jsonSchema(doc.body) } } };
+    if (doc?.body) op.requestBody = { required: true, content: { [doc.bodyType ?? "application/json"]: { schema: jsonSchema(doc.body) } } };
     (paths[oaPath] ??= {})[rule.method.toLowerCase()] = op;
   }
   return {

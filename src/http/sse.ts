@@ -184,7 +184,8 @@ export function sseStream(opts: SseOptions, producer: (w: SseWriter) => Promise<
     get buffered() {
       return inFlight + queued;
     },
-    drained: () => (closed || (inFlight === 0 && queue.length === 0) ? Promise.resolve() : new Promise<void>((resolve) => drainWaiters.push(resolve))),
+    drained: () =>
+      closed || (inFlight === 0 && queue.length === 0) ? Promise.resolve() : new Promise<void>((resolve) => drainWaiters.push(resolve)),
   };
 
   opts.requestSignal?.addEventListener("abort", () => finish("client"), { once: true });

@@ -4,10 +4,10 @@
 
 import {
   type Acl,
-  type AclFilter as ClientAclFilter,
   AclOperations,
   AclPermissionTypes,
   type Admin,
+  type AclFilter as ClientAclFilter,
   ClientQuotaMatchTypes,
   type describeClientQuotasV0,
   ResourcePatternTypes,
@@ -72,7 +72,9 @@ export async function describeAcls(admin: Admin, filter: AclBindingFilter): Prom
   const out: AclBinding[] = [];
   for (const r of resources) {
     for (const p of r.acls) {
-      out.push(fromClientAcl({ resourceType: r.resourceType, resourceName: r.resourceName, resourcePatternType: r.resourcePatternType, ...p }));
+      out.push(
+        fromClientAcl({ resourceType: r.resourceType, resourceName: r.resourceName, resourcePatternType: r.resourcePatternType, ...p }),
+      );
     }
   }
   return out;

@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import { type Base, type BaseOptions, type Broker, kGetApi, kGetBootstrapConnection, kGetConnection } from "@platformatic/kafka";
 import { AppError } from "../http/errors.ts";
-import { type RequestCounter, counterContext } from "./metrics.ts";
+import { counterContext, type RequestCounter } from "./metrics.ts";
 import type { KafkaClusterConfig } from "./types.ts";
 
 /** PEM text stays as it is; anything else is the path of a PEM file. */

@@ -14,17 +14,17 @@ import {
   FindCoordinatorKeyTypes,
   IncrementalAlterConfigOperationTypes,
   kGetApi,
+  legacyConsumerGroupStates,
   type metadataV12,
   Producer,
   UnsupportedApiError,
-  legacyConsumerGroupStates,
 } from "@platformatic/kafka";
 import { AppError } from "../http/errors.ts";
-import { describeAcls, describeQuotas, alterQuotas, toClientAcl, toClientAclFilter, fromClientAcl } from "./acls.ts";
+import { alterQuotas, describeAcls, describeQuotas, fromClientAcl, toClientAcl, toClientAclFilter } from "./acls.ts";
 import { callApi, clientOptions, num, withTimeout } from "./client.ts";
-import { createGroupMember, type GroupMember, type GroupMemberOptions } from "./group-member.ts";
 import { type ConsumeDeps, consumeBatches, consumeRecords } from "./consume.ts";
 import { toAppError } from "./errors.ts";
+import { createGroupMember, type GroupMember, type GroupMemberOptions } from "./group-member.ts";
 import { RequestCounter, watchRequests } from "./metrics.ts";
 import { produceRecords } from "./produce.ts";
 import type {
@@ -39,8 +39,8 @@ import type {
   ConfigSource,
   ConfigType,
   ConsumeRequest,
-  CreateTopicRequest,
   CreatedTopic,
+  CreateTopicRequest,
   DeletedRecords,
   GroupDescription,
   GroupState,
@@ -49,8 +49,8 @@ import type {
   KafkaClusterConfig,
   ListedOffset,
   OffsetSpec,
-  ProduceRecord,
   ProducedRecord,
+  ProduceRecord,
   QuotaAlteration,
   QuotaEntry,
   QuotaFilter,
@@ -215,9 +215,7 @@ export class KafkaCluster {
       return {
         clusterId: md.clusterId ?? null,
         controllerId: md.controllerId,
-        brokers: md.brokers
-          .map((b) => ({ id: b.nodeId, host: b.host, port: b.port, rack: b.rack ?? null }))
-          .sort((a, b) => a.id - b.id),
+        brokers: md.brokers.map((b) => ({ id: b.nodeId, host: b.host, port: b.port, rack: b.rack ?? null })).sort((a, b) => a.id - b.id),
       };
     });
   }
@@ -333,33 +331,41 @@ export class KafkaCluster {
   }
 
   describeBrokerConfigs(brokerId: number): Promise<ConfigEntry[]> {
-    return this.#call(`Cannot describe the configs of broker ${brokerId}`, () => this.#describeConfigs(ConfigResourceTypes.BROKER, String(brokerId)));
+    return this.#call(`Cannot describe the configs of broker ${brokerId}`, () =>
+      this.#describeConfigs(ConfigResourceTypes.BROKER, String(brokerId)),
+    );
   }
 
-  async #describeConfigs(resourceType: (typeof ConfigResourceTypes)[keyof typeof ConfigResourceTypes], name: string): Promise<ConfigEntry[]> {
+  async #describeConfigs(
+    resourceType: (typeof ConfigResourceTypes)[keyof typeof ConfigResourceTypes],
+    name: string,
+  ): Promise<ConfigEntry[]> {
     const [result] = await this.#adminClient.describeConfigs({
       resources: [{ resourceType, resourceName: name }],
       includeSynonyms: true,
       includeDocumentation: true,
     });
     // A resource's own setting: a topic's override, a broker's per-broker dynamic value.
-    const own: number = resourceType === ConfigResourceTypes.TOPIC ? ConfigSources.DYNAMIC_TOPIC_CONFIG : ConfigSources.DYNAMIC_BROKER_CONFIG;
-    return (result?.configs ?? []).map((c: DescribeConfigsResponseConfig) => {
-      const inherited = c.synonyms.find((s) => s.source !== own);
-      const source = configSourceNames.get(c.configSource) ?? "UNKNOWN";
-      return {
-        name: c.name,
-        value: c.value ?? null,
-        defaultValue: inherited?.value ?? null,
-        isDefault: c.configSource !== own,
-        source,
-        type: configTypeNames.get(c.configType) ?? "UNKNOWN",
-        readOnly: c.readOnly,
-        sensitive: c.isSensitive,
-        documentation: c.documentation ?? null,
-        synonyms: c.synonyms.map((s) => ({ name: s.name, value: s.value ?? null, source: configSourceNames.get(s.source) ?? "UNKNOWN" })),
-      };
-    }).sort((a, b) => a.name.localeCompare(b.name));
+    const own: number =
+      resourceType === ConfigResourceTypes.TOPIC ? ConfigSources.DYNAMIC_TOPIC_CONFIG : ConfigSources.DYNAMIC_BROKER_CONFIG;
+    return (result?.configs ?? [])
+      .map((c: DescribeConfigsResponseConfig) => {
+        const inherited = c.synonyms.find((s) => s.source !== own);
+        const source = configSourceNames.get(c.configSource) ?? "UNKNOWN";
+        return {
+          name: c.name,
+          value: c.value ?? null,
+          defaultValue: inherited?.value ?? null,
+          isDefault: c.configSource !== own,
+          source,
+          type: configTypeNames.get(c.configType) ?? "UNKNOWN",
+          readOnly: c.readOnly,
+          sensitive: c.isSensitive,
+          documentation: c.documentation ?? null,
+          synonyms: c.synonyms.map((s) => ({ name: s.name, value: s.value ?? null, source: configSourceNames.get(s.source) ?? "UNKNOWN" })),
+        };
+      })
+      .sort((a, b) => a.name.localeCompare(b.name));
   }
 
   /** IncrementalAlterConfigs: only the named keys change; a null value removes the override. */
@@ -507,7 +513,9 @@ export class KafkaCluster {
             groupInstanceId: m.groupInstanceId ?? null,
             clientId: m.clientId,
             host: m.clientHost,
-            assignments: [...(m.assignments?.values() ?? [])].flatMap((a) => a.partitions.map((partition) => ({ topic: a.topic, partition }))),
+            assignments: [...(m.assignments?.values() ?? [])].flatMap((a) =>
+              a.partitions.map((partition) => ({ topic: a.topic, partition })),
+            ),
           })),
         };
       });

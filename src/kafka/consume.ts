@@ -86,7 +86,7 @@ export async function* consumeBatches(deps: ConsumeDeps, req: ConsumeRequest): A
     const cursors: PartitionCursor[] = req.partitions.map((p) => {
       const start = Number(earliest.get(topic)?.[p.partition] ?? 0n);
       const hw = Number(latest.get(topic)?.[p.partition] ?? 0n);
-      const from = p.from < start ? start : p.from;
+      const from = Math.max(p.from, start);
       let end = p.to === undefined ? null : p.to;
       if (!req.follow) end = end === null || end > hw ? hw : end;
       return { partition: p.partition, next: from, end };
@@ -139,7 +139,13 @@ export async function* consumeBatches(deps: ConsumeDeps, req: ConsumeRequest): A
                 return {
                   cursors: group,
                   partitions: response.responses.flatMap((t) =>
-                    t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, highWatermark: Number(p.highWatermark), abortedTransactions: null, raw: null, batches: p.records ?? [] })),
+                    t.partitions.map((p) => ({
+                      partitionIndex: p.partitionIndex,
+                      highWatermark: Number(p.highWatermark),
+                      abortedTransactions: null,
+                      raw: null,
+                      batches: p.records ?? [],
+                    })),
                   ),
                 };
               }
@@ -147,7 +153,13 @@ export async function* consumeBatches(deps: ConsumeDeps, req: ConsumeRequest): A
               return {
                 cursors: group,
                 partitions: response.responses.flatMap((t) =>
-                  t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, highWatermark: p.highWatermark, abortedTransactions: p.abortedTransactions, raw: p.records, batches: null })),
+                  t.partitions.map((p) => ({
+                    partitionIndex: p.partitionIndex,
+                    highWatermark: p.highWatermark,
+                    abortedTransactions: p.abortedTransactions,
+                    raw: p.records,
+                    batches: null,
+                  })),
                 ),
               };
             }),
@@ -173,7 +185,7 @@ export async function* consumeBatches(deps: ConsumeDeps, req: ConsumeRequest): A
           }
           if (moved) continue;
         }
-        if ((isTransient(err) || err instanceof AppError && err.code === "UNAVAILABLE") && transientFailures < MAX_TRANSIENT_RETRIES) {
+        if ((isTransient(err) || (err instanceof AppError && err.code === "UNAVAILABLE")) && transientFailures < MAX_TRANSIENT_RETRIES) {
           transientFailures++;
           consumer.clearMetadata();
           await abortable(Bun.sleep(100 * transientFailures), signal).catch(() => {});
@@ -237,15 +249,31 @@ function rawFetch(
   maxWaitMs: number,
   maxBytes: number,
   topicId: string,
-  partitions: Array<{ partition: number; fetchOffset: bigint; partitionMaxBytes: number; currentLeaderEpoch: number; lastFetchedEpoch: number }>,
+  partitions: Array<{
+    partition: number;
+    fetchOffset: bigint;
+    partitionMaxBytes: number;
+    currentLeaderEpoch: number;
+    lastFetchedEpoch: number;
+  }>,
 ): Promise<RawFetchResponse> {
   return new Promise((resolve, reject) => {
     consumer[kGetConnection](broker, (err: Error | null, connection?: Connection) => {
       if (err) return reject(err);
       // Session id 0 and epoch -1: a full fetch that opens no fetch session on the broker.
       const send = api as unknown as (...a: unknown[]) => void;
-      send(connection, maxWaitMs, 1, maxBytes, READ_COMMITTED, 0, -1, [{ topicId, partitions }], [], "", (e: Error | null, res?: RawFetchResponse) =>
-        e ? reject(e) : resolve(res!),
+      send(
+        connection,
+        maxWaitMs,
+        1,
+        maxBytes,
+        READ_COMMITTED,
+        0,
+        -1,
+        [{ topicId, partitions }],
+        [],
+        "",
+        (e: Error | null, res?: RawFetchResponse) => (e ? reject(e) : resolve(res!)),
       );
     });
   });
@@ -294,7 +322,8 @@ function validate(req: ConsumeRequest): void {
     if (!Number.isInteger(p.partition) || p.partition < 0) throw new AppError("BAD_REQUEST", `Invalid partition ${p.partition}`);
     if (seen.has(p.partition)) throw new AppError("BAD_REQUEST", `Partition ${p.partition} is listed twice`);
     seen.add(p.partition);
-    if (!Number.isSafeInteger(p.from) || p.from < 0) throw new AppError("BAD_REQUEST", `Invalid start offset ${p.from} for partition ${p.partition}`);
+    if (!Number.isSafeInteger(p.from) || p.from < 0)
+      throw new AppError("BAD_REQUEST", `Invalid start offset ${p.from} for partition ${p.partition}`);
     if (p.to !== undefined && (!Number.isSafeInteger(p.to) || p.to < p.from)) {
       throw new AppError("BAD_REQUEST", `Invalid end offset ${p.to} for partition ${p.partition}: it must be at least the start ${p.from}`);
     }

@@ -176,7 +176,14 @@ function classify(err: unknown): Finding {
     // The client checks topics against its metadata before asking the broker.
     const unknownTopic = /^Unknown topic (.+?)\.?$/.exec(err.message);
     if (unknownTopic) {
-      return { code: "NOT_FOUND", reason: `Topic '${unknownTopic[1]}' does not exist.`, kafkaError: "UNKNOWN_TOPIC_OR_PARTITION", kafkaErrorCode: 3, retriable: false, rank: 1 };
+      return {
+        code: "NOT_FOUND",
+        reason: `Topic '${unknownTopic[1]}' does not exist.`,
+        kafkaError: "UNKNOWN_TOPIC_OR_PARTITION",
+        kafkaErrorCode: 3,
+        retriable: false,
+        rank: 1,
+      };
     }
     const detail = err.cause instanceof Error ? `${err.message} ${err.cause.message}` : err.message;
     return { code: "BAD_REQUEST", reason: detail, retriable: false, rank: 1 };

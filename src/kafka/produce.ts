@@ -5,10 +5,10 @@
  * records without key and partition rotate over the partitions.
  */
 
-import { type MessageToProduce, type Producer, ProduceAcks, compatibilityPartitioner } from "@platformatic/kafka";
+import { compatibilityPartitioner, type MessageToProduce, ProduceAcks, type Producer } from "@platformatic/kafka";
 import { AppError } from "../http/errors.ts";
 import { toAppError } from "./errors.ts";
-import type { ProduceRecord, ProducedRecord } from "./types.ts";
+import type { ProducedRecord, ProduceRecord } from "./types.ts";
 
 function bytes(v: string | Uint8Array | null | undefined): Buffer | undefined {
   if (v === null || v === undefined) return undefined;
@@ -18,7 +18,12 @@ function bytes(v: string | Uint8Array | null | undefined): Buffer | undefined {
 
 const roundRobin = new WeakMap<Producer, Map<string, number>>();
 
-export async function produceRecords(producer: Producer, cluster: string, topic: string, records: ProduceRecord[]): Promise<ProducedRecord[]> {
+export async function produceRecords(
+  producer: Producer,
+  cluster: string,
+  topic: string,
+  records: ProduceRecord[],
+): Promise<ProducedRecord[]> {
   const context = `Cannot write to topic '${topic}'`;
   if (records.length === 0) return [];
   try {

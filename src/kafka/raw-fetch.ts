@@ -8,7 +8,17 @@
  * tagged fields, which are skipped.
  */
 
-import { createAPI, fetchV13, fetchV14, fetchV15, fetchV16, fetchV17, type Reader, readKnownTaggedFields, ResponseError } from "@platformatic/kafka";
+import {
+  createAPI,
+  fetchV13,
+  fetchV14,
+  fetchV15,
+  fetchV16,
+  fetchV17,
+  type Reader,
+  ResponseError,
+  readKnownTaggedFields,
+} from "@platformatic/kafka";
 import type { AbortedTransaction } from "./record-set.ts";
 
 export interface RawFetchPartition {
@@ -41,25 +51,31 @@ function parseRawFetch(_correlationId: number, apiKey: number, apiVersion: numbe
   const response: RawFetchResponse = {
     responses: reader.readArray((r: Reader, i: number) => ({
       topicId: r.readUUID(),
-      partitions: r.readArray((r: Reader, j: number) => {
-        const partitionIndex = r.readInt32();
-        const partitionError = r.readInt16();
-        const highWatermark = Number(r.readInt64());
-        r.readInt64(); // last_stable_offset
-        r.readInt64(); // log_start_offset
-        const abortedTransactions = r.readNullableArray((r: Reader) => ({ producerId: r.readInt64(), firstOffset: r.readInt64() })) as AbortedTransaction[] | null;
-        r.readInt32(); // preferred_read_replica
-        let size = r.readUnsignedVarInt();
-        let records: RecordBytes | null = null;
-        if (size > 1) {
-          size--;
-          records = { segments: r.buffer.subarray(r.position, r.position + size).buffers, length: size };
-          r.skip(size);
-        }
-        readKnownTaggedFields(r, {});
-        if (partitionError !== 0) errors.push([`/responses/${i}/partitions/${j}`, [partitionError, null]]);
-        return { partitionIndex, errorCode: partitionError, highWatermark, abortedTransactions, records };
-      }, true, false),
+      partitions: r.readArray(
+        (r: Reader, j: number) => {
+          const partitionIndex = r.readInt32();
+          const partitionError = r.readInt16();
+          const highWatermark = Number(r.readInt64());
+          r.readInt64(); // last_stable_offset
+          r.readInt64(); // log_start_offset
+          const abortedTransactions = r.readNullableArray((r: Reader) => ({ producerId: r.readInt64(), firstOffset: r.readInt64() })) as
+            | AbortedTransaction[]
+            | null;
+          r.readInt32(); // preferred_read_replica
+          let size = r.readUnsignedVarInt();
+          let records: RecordBytes | null = null;
+          if (size > 1) {
+            size--;
+            records = { segments: r.buffer.subarray(r.position, r.position + size).buffers, length: size };
+            r.skip(size);
+          }
+          readKnownTaggedFields(r, {});
+          if (partitionError !== 0) errors.push([`/responses/${i}/partitions/${j}`, [partitionError, null]]);
+          return { partitionIndex, errorCode: partitionError, highWatermark, abortedTransactions, records };
+        },
+        true,
+        false,
+      ),
     })),
   };
   readKnownTaggedFields(reader, {});

@@ -109,7 +109,8 @@ export function decodeRecordSet(
     let skip = false;
     if (pendingAborts) {
       const producerId = bytes.readBigInt64BE(batchStart + 43);
-      while (pendingAborts.length > 0 && Number(pendingAborts[0]!.firstOffset) <= lastOffset) abortedProducers.add(pendingAborts.shift()!.producerId);
+      while (pendingAborts.length > 0 && Number(pendingAborts[0]!.firstOffset) <= lastOffset)
+        abortedProducers.add(pendingAborts.shift()!.producerId);
       if (control) {
         // The marker ends the producer's transaction: what follows from it is not aborted.
         abortedProducers.delete(producerId);
@@ -163,7 +164,16 @@ export function decodeRecordSet(
       }
       pos = recordEnd;
       cursor.next = offset + 1;
-      out.push({ topic, partition: cursor.partition, offset, timestamp: logAppendTime ? maxTimestamp : baseTimestamp + timestampDelta, timestampType, key, value, headers });
+      out.push({
+        topic,
+        partition: cursor.partition,
+        offset,
+        timestamp: logAppendTime ? maxTimestamp : baseTimestamp + timestampDelta,
+        timestampType,
+        key,
+        value,
+        headers,
+      });
     }
     buf = EMPTY;
     if (ended) {

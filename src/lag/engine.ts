@@ -12,7 +12,7 @@
  */
 
 import type { GroupSummary, KafkaPool } from "../kafka/index.ts";
-import { partitionKey, type OffsetSampler } from "./sampler.ts";
+import { type OffsetSampler, partitionKey } from "./sampler.ts";
 
 export interface PartitionLag {
   group: string;
@@ -102,9 +102,7 @@ export class LagEngine {
     const t0 = performance.now();
     const before = kafka.requestCount();
     const [groups, topics] = await Promise.all([
-      only
-        ? only.map((groupId) => ({ groupId, state: "Unknown" as const, type: null, protocolType: "" }))
-        : kafka.listGroups(),
+      only ? only.map((groupId) => ({ groupId, state: "Unknown" as const, type: null, protocolType: "" })) : kafka.listGroups(),
       // Internal topics stay out: the Kafka client's ListOffsets cannot look them up.
       kafka.listTopics(),
     ]);

@@ -63,7 +63,11 @@ export class SchemaRegistryClient {
       if (!res.ok) throw new AppError("BAD_GATEWAY", `Schema registry answered ${res.status} for schema id ${id}`);
       const body = (await res.json()) as { schema?: unknown; schemaType?: unknown };
       if (typeof body.schema !== "string") throw new AppError("BAD_GATEWAY", `Schema registry answer for id ${id} has no schema`);
-      const schema: RegistrySchema = { id, schema: body.schema, schemaType: typeof body.schemaType === "string" ? body.schemaType : "AVRO" };
+      const schema: RegistrySchema = {
+        id,
+        schema: body.schema,
+        schemaType: typeof body.schemaType === "string" ? body.schemaType : "AVRO",
+      };
       this.#resolved.set(id, schema);
       return schema;
     });
@@ -83,7 +87,9 @@ export class SchemaRegistryClient {
     for (let i = 0; i < this.urls.length; i++) {
       const index = (this.#current + i) % this.urls.length;
       const base = this.urls[index]!;
-      const signal = init.signal ? AbortSignal.any([init.signal, AbortSignal.timeout(this.#timeoutMs)]) : AbortSignal.timeout(this.#timeoutMs);
+      const signal = init.signal
+        ? AbortSignal.any([init.signal, AbortSignal.timeout(this.#timeoutMs)])
+        : AbortSignal.timeout(this.#timeoutMs);
       try {
         const res = await this.#fetch(base + path, {
           ...init,

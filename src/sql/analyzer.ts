@@ -13,16 +13,16 @@ import {
   type DocumentNode,
   type ExpressionNode,
   type FieldPathNode,
-  type SelectNode,
   isComparisonOperator,
   mapExpression,
+  type SelectNode,
   walkExpression,
-} from './ast.ts';
-import { type Span, describeChoices, quote, syntaxError } from './errors.ts';
-import { FUNCTIONS, describeArity } from './functions.ts';
-import { DEFAULT_SETTINGS, type DataFormat, type QuerySettings, SETTINGS, SETTING_NAMES, parseFormat } from './settings.ts';
-import { parseTimestamp } from './values.ts';
-import { lookup } from './lookup.ts';
+} from "./ast.ts";
+import { describeChoices, quote, type Span, syntaxError } from "./errors.ts";
+import { describeArity, FUNCTIONS } from "./functions.ts";
+import { lookup } from "./lookup.ts";
+import { DEFAULT_SETTINGS, parseFormat, type QuerySettings, SETTING_NAMES, SETTINGS } from "./settings.ts";
+import { parseTimestamp } from "./values.ts";
 
 /** Field paths known for a topic's key and value; null or missing = not known. */
 export interface TopicFields {
@@ -105,12 +105,12 @@ class Analyzer {
       return this.resolveTimestamps(expression);
     };
     const projection =
-      select.projection.kind === 'Star'
+      select.projection.kind === "Star"
         ? select.projection
         : {
             ...select.projection,
             items: select.projection.items.map((item) =>
-              item.kind === 'MetaStar' ? item : { ...item, expression: resolve(item.expression) },
+              item.kind === "MetaStar" ? item : { ...item, expression: resolve(item.expression) },
             ),
           };
     const where = filtered === null ? null : resolve(filtered);
@@ -166,9 +166,9 @@ class Analyzer {
       removed = true;
       const format = parseFormat(choice.text);
       if (format === null) {
-        const name = choice.side === 'key' ? '_ktype' : '_vtype';
-        this.fail(choice.loc, `Invalid value ${quote(choice.text)} for ${name}`, SETTINGS['key.format']?.expected);
-      } else if (choice.side === 'key') {
+        const name = choice.side === "key" ? "_ktype" : "_vtype";
+        this.fail(choice.loc, `Invalid value ${quote(choice.text)} for ${name}`, SETTINGS["key.format"]?.expected);
+      } else if (choice.side === "key") {
         settings.keyFormat = format;
       } else {
         settings.valueFormat = format;
@@ -182,25 +182,21 @@ class Analyzer {
   private check(expression: ExpressionNode, topic: string, known: { key: KnownFields | null; value: KnownFields | null }): void {
     walkExpression(expression, (node) => {
       switch (node.kind) {
-        case 'Call': {
+        case "Call": {
           const definition = lookup(FUNCTIONS, node.name);
           if (definition === undefined) {
             this.fail(node.nameLoc, `Unknown function ${quote(node.name)}`);
           } else if (node.args.length < definition.minArgs || node.args.length > definition.maxArgs) {
-            this.fail(
-              node.nameLoc,
-              `Wrong number of arguments to ${node.name}`,
-              `${describeArity(definition)}, found ${node.args.length}`,
-            );
+            this.fail(node.nameLoc, `Wrong number of arguments to ${node.name}`, `${describeArity(definition)}, found ${node.args.length}`);
           }
           break;
         }
-        case 'DecoderType': {
-          const name = node.side === 'key' ? '_ktype' : '_vtype';
+        case "DecoderType": {
+          const name = node.side === "key" ? "_ktype" : "_vtype";
           this.fail(node.loc, `Misplaced ${name}`, `${name} = '<format>' only as a condition joined by AND at the top of WHERE`);
           break;
         }
-        case 'FieldPath': {
+        case "FieldPath": {
           const fields = known[node.source];
           if (fields !== null) this.checkPath(node, fields, topic);
           break;
@@ -213,18 +209,18 @@ class Analyzer {
 
   private checkPath(node: FieldPathNode, fields: KnownFields, topic: string): void {
     const names: string[] = [];
-    let shown = '';
+    let shown = "";
     for (const segment of node.segments) {
-      if (segment.kind === 'Index') {
+      if (segment.kind === "Index") {
         shown += `[${segment.index}]`;
         continue;
       }
-      const parent = names.join('.');
+      const parent = names.join(".");
       if (!fields.hasChildren(parent)) return; // opaque: nothing known below
       names.push(segment.name);
-      shown += shown === '' ? segment.name : `.${segment.name}`;
-      if (!fields.has(names.join('.'))) {
-        const side = node.source === 'key' ? 'key' : 'value';
+      shown += shown === "" ? segment.name : `.${segment.name}`;
+      if (!fields.has(names.join("."))) {
+        const side = node.source === "key" ? "key" : "value";
         const siblings = fields.childrenOf(parent);
         this.fail(
           segment.loc,
@@ -239,26 +235,26 @@ class Analyzer {
   /** `_meta.timestamp` compared with a string: the string becomes epoch milliseconds. */
   private resolveTimestamps(expression: ExpressionNode): ExpressionNode {
     const toMillis = (node: ExpressionNode): ExpressionNode => {
-      if (node.kind !== 'StringLiteral') return node;
+      if (node.kind !== "StringLiteral") return node;
       const ms = parseTimestamp(node.value);
       if (ms === null) {
         this.fail(
           node.loc,
           `Invalid timestamp ${quote(node.value)}`,
-          'epoch milliseconds or an ISO-8601 date such as 2024-01-31 or 2024-01-31T12:00:00Z',
+          "epoch milliseconds or an ISO-8601 date such as 2024-01-31 or 2024-01-31T12:00:00Z",
         );
         return node;
       }
-      return { kind: 'NumberLiteral', value: ms, loc: node.loc };
+      return { kind: "NumberLiteral", value: ms, loc: node.loc };
     };
-    const isTimestamp = (node: ExpressionNode): boolean => node.kind === 'MetaField' && node.field === 'timestamp';
+    const isTimestamp = (node: ExpressionNode): boolean => node.kind === "MetaField" && node.field === "timestamp";
     return mapExpression(expression, (node) => {
-      if (node.kind === 'Binary' && isComparisonOperator(node.operator)) {
+      if (node.kind === "Binary" && isComparisonOperator(node.operator)) {
         if (isTimestamp(node.left)) return { ...node, right: toMillis(node.right) };
         if (isTimestamp(node.right)) return { ...node, left: toMillis(node.left) };
-      } else if (node.kind === 'Between' && isTimestamp(node.subject)) {
+      } else if (node.kind === "Between" && isTimestamp(node.subject)) {
         return { ...node, low: toMillis(node.low), high: toMillis(node.high) };
-      } else if (node.kind === 'In' && isTimestamp(node.subject)) {
+      } else if (node.kind === "In" && isTimestamp(node.subject)) {
         return { ...node, list: node.list.map(toMillis) };
       }
       return node;
@@ -272,7 +268,7 @@ export function conjuncts(expression: ExpressionNode): ExpressionNode[] {
   const stack: ExpressionNode[] = [expression];
   while (stack.length > 0) {
     const node = stack.pop() as ExpressionNode;
-    if (node.kind === 'Binary' && node.operator === 'AND') {
+    if (node.kind === "Binary" && node.operator === "AND") {
       stack.push(node.right, node.left);
     } else {
       out.push(node);
@@ -287,25 +283,31 @@ function andAll(parts: ExpressionNode[]): ExpressionNode | null {
     result =
       result === null
         ? part
-        : ({ kind: 'Binary', operator: 'AND', left: result, right: part, loc: { start: result.loc.start, end: part.loc.end } } satisfies BinaryNode);
+        : ({
+            kind: "Binary",
+            operator: "AND",
+            left: result,
+            right: part,
+            loc: { start: result.loc.start, end: part.loc.end },
+          } satisfies BinaryNode);
   }
   return result;
 }
 
 /** `_ktype = 'JSON'` (either way round; a bare JSON is accepted too) as {side, text}. */
-function decoderChoice(node: ExpressionNode): { side: 'key' | 'value'; text: string; loc: Span } | null {
-  if (node.kind !== 'Binary' || node.operator !== '=') return null;
+function decoderChoice(node: ExpressionNode): { side: "key" | "value"; text: string; loc: Span } | null {
+  if (node.kind !== "Binary" || node.operator !== "=") return null;
   const [decoder, other] =
-    node.left.kind === 'DecoderType' ? [node.left, node.right] : node.right.kind === 'DecoderType' ? [node.right, node.left] : [null, null];
-  if (decoder === null || decoder.kind !== 'DecoderType') return null;
+    node.left.kind === "DecoderType" ? [node.left, node.right] : node.right.kind === "DecoderType" ? [node.right, node.left] : [null, null];
+  if (decoder === null || decoder.kind !== "DecoderType") return null;
   const text = formatText(other);
   return text === null ? null : { side: decoder.side, text, loc: other.loc };
 }
 
 function formatText(node: ExpressionNode): string | null {
-  if (node.kind === 'StringLiteral') return node.value;
-  const only = node.kind === 'FieldPath' && !node.rooted && node.segments.length === 1 ? node.segments[0] : undefined;
-  return only?.kind === 'Field' ? only.name : null;
+  if (node.kind === "StringLiteral") return node.value;
+  const only = node.kind === "FieldPath" && !node.rooted && node.segments.length === 1 ? node.segments[0] : undefined;
+  return only?.kind === "Field" ? only.name : null;
 }
 
 function abbreviate(names: string[]): string[] {
@@ -323,15 +325,15 @@ class KnownFields {
   }
 
   private constructor(list: string[]) {
-    this.children.set('', []);
+    this.children.set("", []);
     for (const raw of list) {
-      const path = raw.replace(/\[[^\]]*\]/g, '');
-      const names = path.split('.').filter((n) => n !== '');
+      const path = raw.replace(/\[[^\]]*\]/g, "");
+      const names = path.split(".").filter((n) => n !== "");
       for (let i = 1; i <= names.length; i++) {
-        const full = names.slice(0, i).join('.');
+        const full = names.slice(0, i).join(".");
         if (this.paths.has(full)) continue;
         this.paths.add(full);
-        const parent = names.slice(0, i - 1).join('.');
+        const parent = names.slice(0, i - 1).join(".");
         const siblings = this.children.get(parent) ?? [];
         siblings.push(full);
         this.children.set(parent, siblings);
@@ -345,7 +347,7 @@ class KnownFields {
 
   /** Whether anything is known below `path` ("" is the root, which is always known). */
   hasChildren(path: string): boolean {
-    return path === '' || this.children.has(path);
+    return path === "" || this.children.has(path);
   }
 
   childrenOf(path: string): string[] {

@@ -2,7 +2,7 @@
  * The syntax tree of a snapshot query. Every node keeps the span of source it
  * came from, so that later stages (analyzer, planner) can point at it.
  */
-import type { Span } from './errors.ts';
+import type { Span } from "./errors.ts";
 
 export interface Node {
   readonly kind: string;
@@ -11,13 +11,13 @@ export interface Node {
 
 /** SetStatement* SelectStatement */
 export interface DocumentNode extends Node {
-  kind: 'Document';
+  kind: "Document";
   settings: SetStatementNode[];
   select: SelectNode;
 }
 
 export interface SetStatementNode extends Node {
-  kind: 'SetStatement';
+  kind: "SetStatement";
   /** The key as written, e.g. "max.size". */
   key: string;
   keyLoc: Span;
@@ -25,14 +25,14 @@ export interface SetStatementNode extends Node {
 }
 
 export interface SettingValueNode extends Node {
-  kind: 'SettingValue';
+  kind: "SettingValue";
   /** The value text: a string's content, or the bare text such as "1m" or "JSON". */
   text: string;
   quoted: boolean;
 }
 
 export interface SelectNode extends Node {
-  kind: 'Select';
+  kind: "Select";
   projection: ProjectionNode;
   from: TopicNode;
   where: ExpressionNode | null;
@@ -42,40 +42,40 @@ export interface SelectNode extends Node {
 export type ProjectionNode = StarNode | ProjectionListNode;
 
 export interface StarNode extends Node {
-  kind: 'Star';
+  kind: "Star";
 }
 
 export interface ProjectionListNode extends Node {
-  kind: 'ProjectionList';
+  kind: "ProjectionList";
   items: SelectItemNode[];
 }
 
 export type SelectItemNode = ExpressionItemNode | MetaStarNode;
 
 export interface ExpressionItemNode extends Node {
-  kind: 'ExpressionItem';
+  kind: "ExpressionItem";
   expression: ExpressionNode;
   alias: NameNode | null;
 }
 
 /** `_meta.*`: every metadata field. */
 export interface MetaStarNode extends Node {
-  kind: 'MetaStar';
+  kind: "MetaStar";
 }
 
 export interface NameNode extends Node {
-  kind: 'Name';
+  kind: "Name";
   value: string;
 }
 
 export interface TopicNode extends Node {
-  kind: 'Topic';
+  kind: "Topic";
   name: string;
   quoted: boolean;
 }
 
 export interface LimitNode extends Node {
-  kind: 'Limit';
+  kind: "Limit";
   skip: NumberLiteralNode | null;
   count: NumberLiteralNode;
 }
@@ -98,27 +98,25 @@ export type ExpressionNode =
   | CastNode;
 
 export interface StringLiteralNode extends Node {
-  kind: 'StringLiteral';
+  kind: "StringLiteral";
   value: string;
 }
 
 export interface NumberLiteralNode extends Node {
-  kind: 'NumberLiteral';
+  kind: "NumberLiteral";
   value: number;
 }
 
 export interface BooleanLiteralNode extends Node {
-  kind: 'BooleanLiteral';
+  kind: "BooleanLiteral";
   value: boolean;
 }
 
 export interface NullLiteralNode extends Node {
-  kind: 'NullLiteral';
+  kind: "NullLiteral";
 }
 
-export type PathSegment =
-  | { kind: 'Field'; name: string; loc: Span }
-  | { kind: 'Index'; index: number; loc: Span };
+export type PathSegment = { kind: "Field"; name: string; loc: Span } | { kind: "Index"; index: number; loc: Span };
 
 /**
  * A path into the decoded key or value: `_key.a`, `_value[0]`, or a bare
@@ -126,64 +124,64 @@ export type PathSegment =
  * was written.
  */
 export interface FieldPathNode extends Node {
-  kind: 'FieldPath';
-  source: 'key' | 'value';
+  kind: "FieldPath";
+  source: "key" | "value";
   rooted: boolean;
   segments: PathSegment[];
 }
 
-export const META_FIELDS = ['__keysize', '__valuesize', 'offset', 'partition', 'timestamp'] as const;
+export const META_FIELDS = ["__keysize", "__valuesize", "offset", "partition", "timestamp"] as const;
 export type MetaField = (typeof META_FIELDS)[number];
 
 /** `_meta.offset` and friends; `legacy` marks the old `_offset`, `_partition`, `_ts`. */
 export interface MetaFieldNode extends Node {
-  kind: 'MetaField';
+  kind: "MetaField";
   field: MetaField;
   legacy: boolean;
 }
 
 /** The old `_ktype` / `_vtype` pseudo-fields, which choose a decoder. */
 export interface DecoderTypeNode extends Node {
-  kind: 'DecoderType';
-  side: 'key' | 'value';
+  kind: "DecoderType";
+  side: "key" | "value";
 }
 
-export type UnaryOperator = '-' | '+' | 'NOT';
+export type UnaryOperator = "-" | "+" | "NOT";
 
 export interface UnaryNode extends Node {
-  kind: 'Unary';
+  kind: "Unary";
   operator: UnaryOperator;
   operand: ExpressionNode;
 }
 
-export type ArithmeticOperator = '+' | '-' | '*' | '/' | '%';
-export type ComparisonOperator = '=' | '!=' | '<' | '<=' | '>' | '>=';
-export type LogicalOperator = 'AND' | 'OR';
+export type ArithmeticOperator = "+" | "-" | "*" | "/" | "%";
+export type ComparisonOperator = "=" | "!=" | "<" | "<=" | ">" | ">=";
+export type LogicalOperator = "AND" | "OR";
 export type BinaryOperator = ArithmeticOperator | ComparisonOperator | LogicalOperator;
 
 export interface BinaryNode extends Node {
-  kind: 'Binary';
+  kind: "Binary";
   operator: BinaryOperator;
   left: ExpressionNode;
   right: ExpressionNode;
 }
 
 export interface LikeNode extends Node {
-  kind: 'Like';
+  kind: "Like";
   negated: boolean;
   subject: ExpressionNode;
   pattern: ExpressionNode;
 }
 
 export interface InNode extends Node {
-  kind: 'In';
+  kind: "In";
   negated: boolean;
   subject: ExpressionNode;
   list: ExpressionNode[];
 }
 
 export interface BetweenNode extends Node {
-  kind: 'Between';
+  kind: "Between";
   negated: boolean;
   subject: ExpressionNode;
   low: ExpressionNode;
@@ -191,51 +189,51 @@ export interface BetweenNode extends Node {
 }
 
 export interface IsNullNode extends Node {
-  kind: 'IsNull';
+  kind: "IsNull";
   negated: boolean;
   subject: ExpressionNode;
 }
 
 export interface CallNode extends Node {
-  kind: 'Call';
+  kind: "Call";
   /** Upper-cased function name. */
   name: string;
   nameLoc: Span;
   args: ExpressionNode[];
 }
 
-export const CAST_TYPES = ['BOOLEAN', 'DOUBLE', 'FLOAT', 'INT', 'LONG', 'STRING'] as const;
+export const CAST_TYPES = ["BOOLEAN", "DOUBLE", "FLOAT", "INT", "LONG", "STRING"] as const;
 export type CastType = (typeof CAST_TYPES)[number];
 
 export interface CastNode extends Node {
-  kind: 'Cast';
+  kind: "Cast";
   expression: ExpressionNode;
   type: CastType;
   typeLoc: Span;
 }
 
 export function isComparisonOperator(op: string): op is ComparisonOperator {
-  return op === '=' || op === '!=' || op === '<' || op === '<=' || op === '>' || op === '>=';
+  return op === "=" || op === "!=" || op === "<" || op === "<=" || op === ">" || op === ">=";
 }
 
 /** The direct sub-expressions of a node, in source order. */
 export function childExpressions(node: ExpressionNode): ExpressionNode[] {
   switch (node.kind) {
-    case 'Unary':
+    case "Unary":
       return [node.operand];
-    case 'Binary':
+    case "Binary":
       return [node.left, node.right];
-    case 'Like':
+    case "Like":
       return [node.subject, node.pattern];
-    case 'In':
+    case "In":
       return [node.subject, ...node.list];
-    case 'Between':
+    case "Between":
       return [node.subject, node.low, node.high];
-    case 'IsNull':
+    case "IsNull":
       return [node.subject];
-    case 'Call':
+    case "Call":
       return node.args;
-    case 'Cast':
+    case "Cast":
       return [node.expression];
     default:
       return [];
@@ -246,27 +244,24 @@ export function childExpressions(node: ExpressionNode): ExpressionNode[] {
  * Rebuilds an expression bottom-up: `fn` sees each node after its children have
  * been rewritten, and returns the node to keep.
  */
-export function mapExpression(
-  node: ExpressionNode,
-  fn: (node: ExpressionNode) => ExpressionNode,
-): ExpressionNode {
+export function mapExpression(node: ExpressionNode, fn: (node: ExpressionNode) => ExpressionNode): ExpressionNode {
   const map = (child: ExpressionNode): ExpressionNode => mapExpression(child, fn);
   switch (node.kind) {
-    case 'Unary':
+    case "Unary":
       return fn({ ...node, operand: map(node.operand) });
-    case 'Binary':
+    case "Binary":
       return fn({ ...node, left: map(node.left), right: map(node.right) });
-    case 'Like':
+    case "Like":
       return fn({ ...node, subject: map(node.subject), pattern: map(node.pattern) });
-    case 'In':
+    case "In":
       return fn({ ...node, subject: map(node.subject), list: node.list.map(map) });
-    case 'Between':
+    case "Between":
       return fn({ ...node, subject: map(node.subject), low: map(node.low), high: map(node.high) });
-    case 'IsNull':
+    case "IsNull":
       return fn({ ...node, subject: map(node.subject) });
-    case 'Call':
+    case "Call":
       return fn({ ...node, args: node.args.map(map) });
-    case 'Cast':
+    case "Cast":
       return fn({ ...node, expression: map(node.expression) });
     default:
       return fn(node);

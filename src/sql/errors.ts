@@ -36,7 +36,7 @@ export function getLocation(source: string, position: number): SourceLocation {
 }
 
 export class SqlError extends Error {
-  override readonly name = 'SqlError';
+  override readonly name = "SqlError";
   /** 1-based line and column of the first character of the offending token. */
   readonly line: number;
   readonly column: number;
@@ -66,26 +66,21 @@ export class SqlError extends Error {
  * `expected`, when given, says what would have been accepted, without the
  * leading "Expected" and the final period.
  */
-export function syntaxError(
-  source: string,
-  at: number | Span,
-  what: string,
-  expected?: string,
-): SqlError {
-  const span = typeof at === 'number' ? { start: at, end: at } : at;
+export function syntaxError(source: string, at: number | Span, what: string, expected?: string): SqlError {
+  const span = typeof at === "number" ? { start: at, end: at } : at;
   const { line, column } = getLocation(source, span.start);
-  const tail = expected === undefined ? '' : ` Expected ${expected}.`;
+  const tail = expected === undefined ? "" : ` Expected ${expected}.`;
   return new SqlError(`${what} at line ${line}, column ${column}.${tail}`, source, span);
 }
 
 /** "X", or "one of: A, B, C" when there are several choices. */
 export function describeChoices(choices: readonly string[]): string {
-  if (choices.length === 1) return choices[0] ?? '';
-  return `one of: ${choices.join(', ')}`;
+  if (choices.length === 1) return choices[0] ?? "";
+  return `one of: ${choices.join(", ")}`;
 }
 
 /** Shows user text inside a message: quoted, shortened when long. */
 export function quote(text: string): string {
   const shown = text.length > 40 ? `${text.slice(0, 40)}...` : text;
-  return `'${shown.replace(/[\u0000-\u001f\u007f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}'`;
+  return `'${shown.replace(/[\u0000-\u001f\u007f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)}'`;
 }

@@ -3,25 +3,25 @@
  * is ever run as code: every node maps to a fixed JavaScript function chosen
  * here, and literals stay data. Semantics of values are in values.ts.
  */
-import type { CastType, ExpressionNode, MetaField } from './ast.ts';
-import { FUNCTIONS } from './functions.ts';
-import type { RecordView } from './record.ts';
+import type { CastType, ExpressionNode, MetaField } from "./ast.ts";
+import { FUNCTIONS } from "./functions.ts";
+import { lookup } from "./lookup.ts";
+import type { RecordView } from "./record.ts";
 import {
-  LikePattern,
   and,
   compareValues,
   equalValues,
   getField,
   getIndex,
   isNull,
+  LikePattern,
   likeText,
   not,
   or,
   toLogic,
   toNumber,
   toText,
-} from './values.ts';
-import { lookup } from './lookup.ts';
+} from "./values.ts";
 
 export type Evaluator = (record: RecordView) => unknown;
 
@@ -45,27 +45,27 @@ export function readMeta(field: MetaField, record: RecordView): number {
 /** True when the node reads nothing from the record, so it can be computed once. */
 export function isConstant(node: ExpressionNode): boolean {
   switch (node.kind) {
-    case 'FieldPath':
-    case 'MetaField':
-    case 'DecoderType':
+    case "FieldPath":
+    case "MetaField":
+    case "DecoderType":
       return false;
-    case 'Call': {
+    case "Call": {
       const definition = lookup(FUNCTIONS, node.name);
-      return definition !== undefined && definition.pure && node.args.every(isConstant);
+      return definition?.pure === true && node.args.every(isConstant);
     }
-    case 'Unary':
+    case "Unary":
       return isConstant(node.operand);
-    case 'Binary':
+    case "Binary":
       return isConstant(node.left) && isConstant(node.right);
-    case 'Like':
+    case "Like":
       return isConstant(node.subject) && isConstant(node.pattern);
-    case 'In':
+    case "In":
       return isConstant(node.subject) && node.list.every(isConstant);
-    case 'Between':
+    case "Between":
       return isConstant(node.subject) && isConstant(node.low) && isConstant(node.high);
-    case 'IsNull':
+    case "IsNull":
       return isConstant(node.subject);
-    case 'Cast':
+    case "Cast":
       return isConstant(node.expression);
     default:
       return true;
@@ -82,7 +82,7 @@ const NO_RECORD: RecordView = {
   keySize: 0,
   valueSize: 0,
   lastOffset: () => {
-    throw new Error('a constant expression read the record');
+    throw new Error("a constant expression read the record");
   },
 };
 
@@ -93,62 +93,62 @@ export function evaluateConstant(node: ExpressionNode, context: EvaluationContex
 
 export function compileExpression(node: ExpressionNode, context: EvaluationContext): Evaluator {
   switch (node.kind) {
-    case 'StringLiteral':
-    case 'NumberLiteral':
-    case 'BooleanLiteral': {
+    case "StringLiteral":
+    case "NumberLiteral":
+    case "BooleanLiteral": {
       const value = node.value;
       return () => value;
     }
-    case 'NullLiteral':
+    case "NullLiteral":
       return () => null;
-    case 'FieldPath':
+    case "FieldPath":
       return compilePath(node.source, node.segments);
-    case 'MetaField':
+    case "MetaField":
       return META[node.field];
-    case 'DecoderType':
+    case "DecoderType":
       // The analyzer removes or rejects these; reaching here is a bug.
-      throw new Error('decoder choice left in an expression');
-    case 'Unary': {
+      throw new Error("decoder choice left in an expression");
+    case "Unary": {
       const operand = compileExpression(node.operand, context);
       switch (node.operator) {
-        case 'NOT':
+        case "NOT":
           return (r) => not(toLogic(operand(r)));
-        case '-':
+        case "-":
           return (r) => {
             const n = toNumber(operand(r));
             return n === null ? null : n === 0 ? 0 : -n;
           };
-        case '+':
+        case "+":
           return (r) => toNumber(operand(r));
       }
       break;
     }
-    case 'Binary': {
+    case "Binary": {
       const left = compileExpression(node.left, context);
       const right = compileExpression(node.right, context);
       switch (node.operator) {
-        case 'AND':
+        case "AND":
           // Short-circuit: a false left side decides.
           return (r) => {
             const a = toLogic(left(r));
             return a === false ? false : and(a, toLogic(right(r)));
           };
-        case 'OR':
+        case "OR":
           return (r) => {
             const a = toLogic(left(r));
             return a === true ? true : or(a, toLogic(right(r)));
           };
-        case '=':
+        case "=":
           return (r) => equalValues(left(r), right(r));
-        case '!=':
+        case "!=":
           return (r) => not(equalValues(left(r), right(r)));
-        case '<':
+        case "<":
           return (r) => ordered(left(r), right(r), (c) => c < 0);
-        case '<=':
+        case "<=":
           return (r) => ordered(left(r), right(r), (c) => c <= 0);
-        case '>':
+        case ">":
           return (r) => ordered(left(r), right(r), (c) => c > 0);
-        case '>=':
+        case ">=":
           return (r) => ordered(left(r), right(r), (c) => c >= 0);
         default: {
           const op = ARITHMETIC[node.operator];
@@ -162,7 +162,7 @@ export function compileExpression(node: ExpressionNode, context: EvaluationConte
         }
       }
     }
-    case 'Like': {
+    case "Like": {
       const subject = compileExpression(node.subject, context);
       const match = compileLikePattern(node.pattern, context);
       const negated = node.negated;
@@ -173,7 +173,7 @@ export function compileExpression(node: ExpressionNode, context: EvaluationConte
         return negated ? not(result) : result;
       };
     }
-    case 'In': {
+    case "In": {
       const subject = compileExpression(node.subject, context);
       const list = node.list.map((item) => compileExpression(item, context));
       const negated = node.negated;
@@ -193,7 +193,7 @@ export function compileExpression(node: ExpressionNode, context: EvaluationConte
         return negated ? not(result) : result;
       };
     }
-    case 'Between': {
+    case "Between": {
       const subject = compileExpression(node.subject, context);
       const low = compileExpression(node.low, context);
       const high = compileExpression(node.high, context);
@@ -207,19 +207,23 @@ export function compileExpression(node: ExpressionNode, context: EvaluationConte
         return negated ? not(result) : result;
       };
     }
-    case 'IsNull': {
+    case "IsNull": {
       const subject = compileExpression(node.subject, context);
       const negated = node.negated;
       return (r) => isNull(subject(r)) !== negated;
     }
-    case 'Call': {
+    case "Call": {
       const definition = lookup(FUNCTIONS, node.name);
       if (definition === undefined) throw new Error(`unknown function ${node.name} reached the evaluator`);
       const args = node.args.map((arg) => compileExpression(arg, context));
       const now = context.now;
-      return (record) => definition.call(args.map((arg) => arg(record)), { record, now });
+      return (record) =>
+        definition.call(
+          args.map((arg) => arg(record)),
+          { record, now },
+        );
     }
-    case 'Cast': {
+    case "Cast": {
       const inner = compileExpression(node.expression, context);
       const convert = CASTS[node.type];
       return (r) => {
@@ -236,19 +240,16 @@ function ordered(a: unknown, b: unknown, test: (order: number) => boolean): bool
   return order === null ? null : test(order);
 }
 
-const ARITHMETIC: Readonly<Record<'+' | '-' | '*' | '/' | '%', (a: number, b: number) => number | null>> = {
-  '+': (a, b) => a + b,
-  '-': (a, b) => a - b,
-  '*': (a, b) => a * b,
-  '/': (a, b) => (b === 0 ? null : a / b),
-  '%': (a, b) => (b === 0 ? null : a % b),
+const ARITHMETIC: Readonly<Record<"+" | "-" | "*" | "/" | "%", (a: number, b: number) => number | null>> = {
+  "+": (a, b) => a + b,
+  "-": (a, b) => a - b,
+  "*": (a, b) => a * b,
+  "/": (a, b) => (b === 0 ? null : a / b),
+  "%": (a, b) => (b === 0 ? null : a % b),
 };
 
 /** A literal pattern is compiled once; a computed one on each record. */
-function compileLikePattern(
-  node: ExpressionNode,
-  context: EvaluationContext,
-): (record: RecordView, text: string) => boolean | null {
+function compileLikePattern(node: ExpressionNode, context: EvaluationContext): (record: RecordView, text: string) => boolean | null {
   if (isConstant(node)) {
     const pattern = likeText(evaluateConstant(node, context));
     if (pattern === null) return () => null;
@@ -270,17 +271,17 @@ function compileLikePattern(
 }
 
 function compilePath(
-  source: 'key' | 'value',
-  segments: readonly ({ kind: 'Field'; name: string } | { kind: 'Index'; index: number })[],
+  source: "key" | "value",
+  segments: readonly ({ kind: "Field"; name: string } | { kind: "Index"; index: number })[],
 ): Evaluator {
-  const steps = segments.map((s) => (s.kind === 'Field' ? s.name : s.index));
-  const root: Evaluator = source === 'key' ? (r) => r.key : (r) => r.value;
+  const steps = segments.map((s) => (s.kind === "Field" ? s.name : s.index));
+  const root: Evaluator = source === "key" ? (r) => r.key : (r) => r.value;
   if (steps.length === 0) return root;
   return (r) => {
     let current = root(r);
     for (const step of steps) {
       if (isNull(current)) return undefined;
-      current = typeof step === 'number' ? getIndex(current, step) : getField(current, step);
+      current = typeof step === "number" ? getIndex(current, step) : getField(current, step);
     }
     return current;
   };
@@ -312,13 +313,13 @@ const CASTS: Readonly<Record<CastType, (value: unknown) => unknown>> = {
   DOUBLE: (v) => toNumber(v),
   FLOAT: (v) => toNumber(v),
   BOOLEAN: (v) => {
-    if (typeof v === 'boolean') return v;
-    if (typeof v === 'string') {
+    if (typeof v === "boolean") return v;
+    if (typeof v === "string") {
       const s = v.trim().toLowerCase();
-      if (s === 'true') return true;
-      if (s === 'false') return false;
+      if (s === "true") return true;
+      if (s === "false") return false;
     }
-    const n = typeof v === 'number' || typeof v === 'bigint' ? toNumber(v) : null;
+    const n = typeof v === "number" || typeof v === "bigint" ? toNumber(v) : null;
     return n === null ? null : n !== 0;
   },
 };

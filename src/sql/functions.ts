@@ -5,8 +5,8 @@
  *
  * CAST has its own syntax (`CAST(x AS type)`) and lives in the evaluator.
  */
-import type { RecordView } from './record.ts';
-import { isNull, toNumber, toText } from './values.ts';
+import type { RecordView } from "./record.ts";
+import { isNull, toNumber, toText } from "./values.ts";
 
 export interface CallContext {
   record: RecordView;
@@ -23,7 +23,7 @@ export interface FunctionDefinition {
   call(args: unknown[], context: CallContext): unknown;
 }
 
-function fn(minArgs: number, maxArgs: number, call: FunctionDefinition['call'], pure = true): FunctionDefinition {
+function fn(minArgs: number, maxArgs: number, call: FunctionDefinition["call"], pure = true): FunctionDefinition {
   return { minArgs, maxArgs, pure, call };
 }
 
@@ -39,14 +39,14 @@ function finite(n: number): number | null {
   return Number.isFinite(n) ? n : null;
 }
 
-function stringFn(f: (s: string) => unknown): FunctionDefinition['call'] {
+function stringFn(f: (s: string) => unknown): FunctionDefinition["call"] {
   return (args) => {
     const s = text(args, 0);
     return s === null ? null : f(s);
   };
 }
 
-function numberFn(f: (n: number) => number): FunctionDefinition['call'] {
+function numberFn(f: (n: number) => number): FunctionDefinition["call"] {
   return (args) => {
     const n = num(args, 0);
     return n === null ? null : finite(f(n));
@@ -57,7 +57,7 @@ function numberFn(f: (n: number) => number): FunctionDefinition['call'] {
 export function roundHalfAwayFromZero(value: number, digits: number): number {
   const magnitude = Math.abs(value);
   let result: number;
-  if (String(magnitude).includes('e')) {
+  if (String(magnitude).includes("e")) {
     const factor = 10 ** digits;
     result = Math.round(magnitude * factor) / factor;
   } else {
@@ -76,16 +76,24 @@ function substring(s: string, start: number, length: number | null): string | nu
   const to = length === null ? chars.length + 1 : from + Math.trunc(length);
   const first = Math.max(from, 1);
   const last = Math.min(to, chars.length + 1);
-  return last <= first ? '' : chars.slice(first - 1, last - 1).join('');
+  return last <= first ? "" : chars.slice(first - 1, last - 1).join("");
 }
 
 export const FUNCTIONS: Readonly<Record<string, FunctionDefinition>> = {
-  LOWERCASE: fn(1, 1, stringFn((s) => s.toLowerCase())),
-  UPPERCASE: fn(1, 1, stringFn((s) => s.toUpperCase())),
+  LOWERCASE: fn(
+    1,
+    1,
+    stringFn((s) => s.toLowerCase()),
+  ),
+  UPPERCASE: fn(
+    1,
+    1,
+    stringFn((s) => s.toUpperCase()),
+  ),
   /** Null arguments are skipped; the result is null only when all are null. */
   CONCAT: fn(1, Infinity, (args) => {
     const parts = args.map(toText).filter((p): p is string => p !== null);
-    return parts.length === 0 ? null : parts.join('');
+    return parts.length === 0 ? null : parts.join("");
   }),
   /** Length of a string (code points) or of an array. */
   LEN: fn(1, 1, (args) => {
@@ -101,14 +109,18 @@ export const FUNCTIONS: Readonly<Record<string, FunctionDefinition>> = {
     if (s === null || start === null || (args.length > 2 && length === null)) return null;
     return substring(s, start, length);
   }),
-  TRIM: fn(1, 1, stringFn((s) => s.trim())),
+  TRIM: fn(
+    1,
+    1,
+    stringFn((s) => s.trim()),
+  ),
   /** Replaces every occurrence, literally. */
   REPLACE: fn(3, 3, (args) => {
     const s = text(args, 0);
     const from = text(args, 1);
     const to = text(args, 2);
     if (s === null || from === null || to === null) return null;
-    return from === '' ? s : s.split(from).join(to);
+    return from === "" ? s : s.split(from).join(to);
   }),
   ABS: fn(1, 1, numberFn(Math.abs)),
   CEIL: fn(1, 1, numberFn(Math.ceil)),
@@ -133,8 +145,8 @@ export const FUNCTIONS: Readonly<Record<string, FunctionDefinition>> = {
 
 /** Describes an arity for "Expected ..." in messages. */
 export function describeArity(def: FunctionDefinition): string {
-  const plural = (n: number): string => `${n} argument${n === 1 ? '' : 's'}`;
-  if (def.maxArgs === 0) return 'no arguments';
+  const plural = (n: number): string => `${n} argument${n === 1 ? "" : "s"}`;
+  if (def.maxArgs === 0) return "no arguments";
   if (def.minArgs === def.maxArgs) return plural(def.minArgs);
   if (def.maxArgs === Infinity) return `at least ${plural(def.minArgs)}`;
   if (def.maxArgs === def.minArgs + 1) return `${def.minArgs} or ${plural(def.maxArgs)}`;

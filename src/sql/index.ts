@@ -5,10 +5,10 @@
  *   validateSql(sql, catalog?, options?) -> { isValid, line, column, message }
  *   compileQuery(sql, catalog?, options?) -> QueryPlan, or throws SqlError
  */
-import { type Catalog, analyze } from './analyzer.ts';
-import { SqlError } from './errors.ts';
-import { type ParseOptions, parse } from './parser.ts';
-import { type PlanOptions, type QueryPlan, planQuery } from './planner.ts';
+import { analyze, type Catalog } from "./analyzer.ts";
+import { SqlError } from "./errors.ts";
+import { type ParseOptions, parse } from "./parser.ts";
+import { type PlanOptions, planQuery, type QueryPlan } from "./planner.ts";
 
 export type QueryOptions = ParseOptions & PlanOptions;
 
@@ -41,13 +41,13 @@ export function validateSql(sql: string, catalog?: Catalog | null, options: Quer
   }
 }
 
-export type { Catalog, TopicFields } from './analyzer.ts';
-export type * from './ast.ts';
-export { SqlError, getLocation, syntaxError } from './errors.ts';
-export { parse } from './parser.ts';
-export type { ParseOptions } from './parser.ts';
-export { DEFAULT_MAX_LIMIT, resolveOffsetRange } from './planner.ts';
-export type { OffsetBound, OffsetRange, PlanOptions, QueryPlan, TimeRange } from './planner.ts';
-export type { RecordView } from './record.ts';
-export { DATA_FORMATS, DEFAULT_SETTINGS, SETTING_NAMES } from './settings.ts';
-export type { DataFormat, QuerySettings } from './settings.ts';
+export type { Catalog, TopicFields } from "./analyzer.ts";
+export type * from "./ast.ts";
+export { getLocation, SqlError, syntaxError } from "./errors.ts";
+export type { ParseOptions } from "./parser.ts";
+export { parse } from "./parser.ts";
+export type { OffsetBound, OffsetRange, PlanOptions, QueryPlan, TimeRange } from "./planner.ts";
+export { DEFAULT_MAX_LIMIT, resolveOffsetRange } from "./planner.ts";
+export type { RecordView } from "./record.ts";
+export type { DataFormat, QuerySettings } from "./settings.ts";
+export { DATA_FORMATS, DEFAULT_SETTINGS, SETTING_NAMES } from "./settings.ts";

@@ -16,33 +16,33 @@
  * Strings have no backslash escapes: a backslash is an ordinary character, which
  * leaves it free to act as the LIKE escape character.
  */
-import { type Span, quote, syntaxError } from './errors.ts';
+import { quote, type Span, syntaxError } from "./errors.ts";
 
 export const TokenKind = {
-  EOF: '<EOF>',
-  NAME: 'Name',
-  QUOTED_NAME: 'QuotedName',
-  STRING: 'String',
-  NUMBER: 'Number',
-  PAREN_L: '(',
-  PAREN_R: ')',
-  BRACKET_L: '[',
-  BRACKET_R: ']',
-  COMMA: ',',
-  DOT: '.',
-  STAR: '*',
-  SEMICOLON: ';',
-  EQUALS: '=',
-  NOT_EQUALS: '!=',
-  LESS_GREATER: '<>',
-  LESS: '<',
-  LESS_EQUALS: '<=',
-  GREATER: '>',
-  GREATER_EQUALS: '>=',
-  PLUS: '+',
-  MINUS: '-',
-  SLASH: '/',
-  PERCENT: '%',
+  EOF: "<EOF>",
+  NAME: "Name",
+  QUOTED_NAME: "QuotedName",
+  STRING: "String",
+  NUMBER: "Number",
+  PAREN_L: "(",
+  PAREN_R: ")",
+  BRACKET_L: "[",
+  BRACKET_R: "]",
+  COMMA: ",",
+  DOT: ".",
+  STAR: "*",
+  SEMICOLON: ";",
+  EQUALS: "=",
+  NOT_EQUALS: "!=",
+  LESS_GREATER: "<>",
+  LESS: "<",
+  LESS_EQUALS: "<=",
+  GREATER: ">",
+  GREATER_EQUALS: ">=",
+  PLUS: "+",
+  MINUS: "-",
+  SLASH: "/",
+  PERCENT: "%",
 } as const;
 
 export type TokenKind = (typeof TokenKind)[keyof typeof TokenKind];
@@ -91,7 +91,7 @@ export class Lexer {
   private read(position: number): Token {
     const token = readToken(this.source, position);
     if (token.kind !== TokenKind.EOF && ++this.count > this.maxTokens) {
-      throw syntaxError(this.source, token, 'Too many tokens', `at most ${this.maxTokens} tokens`);
+      throw syntaxError(this.source, token, "Too many tokens", `at most ${this.maxTokens} tokens`);
     }
     return token;
   }
@@ -124,27 +124,40 @@ function make(kind: TokenKind, start: number, end: number, value: string): Token
 /** Reads the token that starts at or after `position`. */
 function readToken(source: string, position: number): Token {
   const length = source.length;
-  let pos = skipIgnored(source, position);
-  if (pos >= length) return make(TokenKind.EOF, length, length, '');
+  const pos = skipIgnored(source, position);
+  if (pos >= length) return make(TokenKind.EOF, length, length, "");
 
   const code = source.charCodeAt(pos);
   const next = source.charCodeAt(pos + 1);
   const punct = (kind: TokenKind, size: number): Token => make(kind, pos, pos + size, kind);
 
   switch (code) {
-    case 40: return punct(TokenKind.PAREN_L, 1); // (
-    case 41: return punct(TokenKind.PAREN_R, 1); // )
-    case 91: return punct(TokenKind.BRACKET_L, 1); // [
-    case 93: return punct(TokenKind.BRACKET_R, 1); // ]
-    case 44: return punct(TokenKind.COMMA, 1); // ,
-    case 46: return punct(TokenKind.DOT, 1); // .
-    case 42: return punct(TokenKind.STAR, 1); // *
-    case 59: return punct(TokenKind.SEMICOLON, 1); // ;
-    case 61: return punct(TokenKind.EQUALS, 1); // =
-    case 43: return punct(TokenKind.PLUS, 1); // +
-    case 45: return punct(TokenKind.MINUS, 1); // - ("--" was skipped as a comment)
-    case 47: return punct(TokenKind.SLASH, 1); // / ("/*" was skipped as a comment)
-    case 37: return punct(TokenKind.PERCENT, 1); // %
+    case 40:
+      return punct(TokenKind.PAREN_L, 1); // (
+    case 41:
+      return punct(TokenKind.PAREN_R, 1); // )
+    case 91:
+      return punct(TokenKind.BRACKET_L, 1); // [
+    case 93:
+      return punct(TokenKind.BRACKET_R, 1); // ]
+    case 44:
+      return punct(TokenKind.COMMA, 1); // ,
+    case 46:
+      return punct(TokenKind.DOT, 1); // .
+    case 42:
+      return punct(TokenKind.STAR, 1); // *
+    case 59:
+      return punct(TokenKind.SEMICOLON, 1); // ;
+    case 61:
+      return punct(TokenKind.EQUALS, 1); // =
+    case 43:
+      return punct(TokenKind.PLUS, 1); // +
+    case 45:
+      return punct(TokenKind.MINUS, 1); // - ("--" was skipped as a comment)
+    case 47:
+      return punct(TokenKind.SLASH, 1); // / ("/*" was skipped as a comment)
+    case 37:
+      return punct(TokenKind.PERCENT, 1); // %
     case 33: // !
       if (next === 61) return punct(TokenKind.NOT_EQUALS, 2);
       break;
@@ -170,16 +183,12 @@ function readToken(source: string, position: number): Token {
   if (isDigit(code)) return readNumber(source, pos);
 
   const char = String.fromCodePoint(source.codePointAt(pos) ?? code);
-  throw syntaxError(
-    source,
-    { start: pos, end: pos + char.length },
-    `Unexpected character ${describeCharacter(char)}`,
-  );
+  throw syntaxError(source, { start: pos, end: pos + char.length }, `Unexpected character ${describeCharacter(char)}`);
 }
 
 function describeCharacter(char: string): string {
   const cp = char.codePointAt(0) ?? 0;
-  if (cp < 0x20 || cp === 0x7f) return `U+${cp.toString(16).toUpperCase().padStart(4, '0')}`;
+  if (cp < 0x20 || cp === 0x7f) return `U+${cp.toString(16).toUpperCase().padStart(4, "0")}`;
   return quote(char);
 }
 
@@ -195,9 +204,9 @@ function skipIgnored(source: string, position: number): number {
       pos += 2;
       while (pos < length && !isLineBreak(source.charCodeAt(pos))) pos++;
     } else if (code === 47 && source.charCodeAt(pos + 1) === 42) {
-      const close = source.indexOf('*/', pos + 2);
+      const close = source.indexOf("*/", pos + 2);
       if (close < 0) {
-        throw syntaxError(source, { start: pos, end: pos + 2 }, 'Unterminated comment', "'*/' before the end of input");
+        throw syntaxError(source, { start: pos, end: pos + 2 }, "Unterminated comment", "'*/' before the end of input");
       }
       pos = close + 2;
     } else {
@@ -210,7 +219,7 @@ function skipIgnored(source: string, position: number): number {
 /** Strings and quoted names: the closing quote doubled stands for itself. */
 function readQuoted(source: string, start: number, quoteCode: number, kind: TokenKind): Token {
   const length = source.length;
-  let value = '';
+  let value = "";
   let chunkStart = start + 1;
   let pos = start + 1;
   while (pos < length) {
@@ -223,8 +232,8 @@ function readQuoted(source: string, start: number, quoteCode: number, kind: Toke
         chunkStart = pos;
         continue;
       }
-      if (kind === TokenKind.QUOTED_NAME && value === '') {
-        throw syntaxError(source, { start, end: pos + 1 }, 'Empty quoted name', 'a name between the backticks');
+      if (kind === TokenKind.QUOTED_NAME && value === "") {
+        throw syntaxError(source, { start, end: pos + 1 }, "Empty quoted name", "a name between the backticks");
       }
       return make(kind, start, pos + 1, value);
     }
@@ -232,7 +241,7 @@ function readQuoted(source: string, start: number, quoteCode: number, kind: Toke
     pos++;
   }
   const quoteChar = String.fromCharCode(quoteCode);
-  const what = kind === TokenKind.STRING ? 'Unterminated string' : 'Unterminated quoted name';
+  const what = kind === TokenKind.STRING ? "Unterminated string" : "Unterminated quoted name";
   throw syntaxError(source, { start, end: pos }, what, `a closing ${quoteChar} on the same line`);
 }
 
@@ -263,7 +272,7 @@ function readNumber(source: string, start: number): Token {
 export function describeToken(token: Token, source: string): string {
   switch (token.kind) {
     case TokenKind.EOF:
-      return 'end of input';
+      return "end of input";
     case TokenKind.STRING:
       return `string ${quote(token.value)}`;
     case TokenKind.QUOTED_NAME:

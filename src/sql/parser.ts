@@ -29,11 +29,11 @@ import type {
   SetStatementNode,
   SettingValueNode,
   TopicNode,
-} from './ast.ts';
-import { CAST_TYPES, META_FIELDS } from './ast.ts';
-import { type Span, describeChoices, syntaxError } from './errors.ts';
-import { Lexer, type Token, TokenKind, describeToken } from './lexer.ts';
-import { lookup } from './lookup.ts';
+} from "./ast.ts";
+import { CAST_TYPES, META_FIELDS } from "./ast.ts";
+import { describeChoices, type Span, syntaxError } from "./errors.ts";
+import { describeToken, Lexer, type Token, TokenKind } from "./lexer.ts";
+import { lookup } from "./lookup.ts";
 
 export interface ParseOptions {
   /** Longest accepted query, in characters (default 100 000). */
@@ -49,19 +49,33 @@ export const DEFAULT_MAX_DEPTH = 200;
 
 /** Words that cannot be bare field, alias or topic names. */
 export const RESERVED_WORDS: ReadonlySet<string> = new Set([
-  'AND', 'AS', 'BETWEEN', 'FALSE', 'FROM', 'IN', 'IS', 'LIKE', 'LIMIT',
-  'NOT', 'NULL', 'OR', 'SELECT', 'SET', 'TRUE', 'WHERE',
+  "AND",
+  "AS",
+  "BETWEEN",
+  "FALSE",
+  "FROM",
+  "IN",
+  "IS",
+  "LIKE",
+  "LIMIT",
+  "NOT",
+  "NULL",
+  "OR",
+  "SELECT",
+  "SET",
+  "TRUE",
+  "WHERE",
 ]);
 
 const LEGACY_META: Readonly<Record<string, MetaField>> = {
-  _offset: 'offset',
-  _partition: 'partition',
-  _ts: 'timestamp',
+  _offset: "offset",
+  _partition: "partition",
+  _ts: "timestamp",
 };
 
-const OPERATOR = 'an operator';
-const EXPRESSION = 'an expression';
-const INTEGER = 'a non-negative integer';
+const OPERATOR = "an operator";
+const EXPRESSION = "an expression";
+const INTEGER = "a non-negative integer";
 
 export function parse(source: string, options: ParseOptions = {}): DocumentNode {
   return new Parser(source, options).parseDocument();
@@ -69,7 +83,7 @@ export function parse(source: string, options: ParseOptions = {}): DocumentNode 
 
 /** Rank of a choice in "Expected" lists: words, then punctuation, then descriptions, then end of input. */
 function choiceRank(choice: string): number {
-  if (choice === 'end of input') return 3;
+  if (choice === "end of input") return 3;
   if (choice.startsWith("'")) return 1;
   if (/^(a|an|the) /.test(choice)) return 2;
   return 0;
@@ -80,7 +94,7 @@ function sortChoices(choices: Iterable<string>): string[] {
 }
 
 function kindLabel(kind: TokenKind): string {
-  return kind === TokenKind.EOF ? 'end of input' : `'${kind}'`;
+  return kind === TokenKind.EOF ? "end of input" : `'${kind}'`;
 }
 
 export class Parser {
@@ -98,7 +112,7 @@ export class Parser {
       throw syntaxError(
         source,
         { start: maxLength, end: source.length },
-        'Query too long',
+        "Query too long",
         `at most ${maxLength} characters, found ${source.length}`,
       );
     }
@@ -115,12 +129,12 @@ export class Parser {
   parseDocument(): DocumentNode {
     const start = this.lexer.token.start;
     const settings: SetStatementNode[] = [];
-    while (this.peekKeyword('SET')) settings.push(this.parseSetStatement());
-    if (!this.peekKeyword('SELECT')) throw this.unexpected();
+    while (this.peekKeyword("SET")) settings.push(this.parseSetStatement());
+    if (!this.peekKeyword("SELECT")) throw this.unexpected();
     const select = this.parseSelect();
     this.skip(TokenKind.SEMICOLON);
     this.expect(TokenKind.EOF);
-    return { kind: 'Document', settings, select, loc: { start, end: select.loc.end } };
+    return { kind: "Document", settings, select, loc: { start, end: select.loc.end } };
   }
 
   /**
@@ -128,19 +142,19 @@ export class Parser {
    * SettingName : Name ( '.' Name )*
    */
   parseSetStatement(): SetStatementNode {
-    const start = this.expectKeyword('SET').start;
-    const first = this.expect(TokenKind.NAME, 'a setting name');
+    const start = this.expectKeyword("SET").start;
+    const first = this.expect(TokenKind.NAME, "a setting name");
     let key = first.value;
     let keyEnd = first.end;
     while (this.skip(TokenKind.DOT)) {
-      const part = this.expect(TokenKind.NAME, 'a setting name');
+      const part = this.expect(TokenKind.NAME, "a setting name");
       key += `.${part.value}`;
       keyEnd = part.end;
     }
     this.expect(TokenKind.EQUALS);
     const value = this.parseSettingValue();
     const end = this.expect(TokenKind.SEMICOLON).end;
-    return { kind: 'SetStatement', key, keyLoc: { start: first.start, end: keyEnd }, value, loc: { start, end } };
+    return { kind: "SetStatement", key, keyLoc: { start: first.start, end: keyEnd }, value, loc: { start, end } };
   }
 
   /**
@@ -152,21 +166,21 @@ export class Parser {
     const token = this.lexer.token;
     if (token.kind === TokenKind.STRING) {
       this.lexer.advance();
-      return { kind: 'SettingValue', text: token.value, quoted: true, loc: span(token) };
+      return { kind: "SettingValue", text: token.value, quoted: true, loc: span(token) };
     }
     if (token.kind === TokenKind.NUMBER) {
       const unit = this.lexer.advance();
       if (unit.kind === TokenKind.NAME && unit.start === token.end) {
         this.lexer.advance();
-        return { kind: 'SettingValue', text: token.value + unit.value, quoted: false, loc: { start: token.start, end: unit.end } };
+        return { kind: "SettingValue", text: token.value + unit.value, quoted: false, loc: { start: token.start, end: unit.end } };
       }
-      return { kind: 'SettingValue', text: token.value, quoted: false, loc: span(token) };
+      return { kind: "SettingValue", text: token.value, quoted: false, loc: span(token) };
     }
     if (token.kind === TokenKind.NAME) {
       this.lexer.advance();
-      return { kind: 'SettingValue', text: token.value, quoted: false, loc: span(token) };
+      return { kind: "SettingValue", text: token.value, quoted: false, loc: span(token) };
     }
-    this.note('a setting value');
+    this.note("a setting value");
     throw this.unexpected();
   }
 
@@ -174,22 +188,22 @@ export class Parser {
    * SelectStatement : SELECT Projection FROM Topic ( WHERE Expression )? LimitClause?
    */
   parseSelect(): SelectNode {
-    const start = this.expectKeyword('SELECT').start;
+    const start = this.expectKeyword("SELECT").start;
     const projection = this.parseProjection();
-    this.expectKeyword('FROM');
+    this.expectKeyword("FROM");
     const from = this.parseTopic();
     let end = from.loc.end;
     let where: ExpressionNode | null = null;
-    if (this.skipKeyword('WHERE')) {
+    if (this.skipKeyword("WHERE")) {
       where = this.parseExpression();
       end = where.loc.end;
     }
     let limit: LimitNode | null = null;
-    if (this.peekKeyword('LIMIT')) {
+    if (this.peekKeyword("LIMIT")) {
       limit = this.parseLimit();
       end = limit.loc.end;
     }
-    return { kind: 'Select', projection, from, where, limit, loc: { start, end } };
+    return { kind: "Select", projection, from, where, limit, loc: { start, end } };
   }
 
   /**
@@ -197,11 +211,11 @@ export class Parser {
    */
   parseProjection(): ProjectionNode {
     const token = this.lexer.token;
-    if (this.skip(TokenKind.STAR)) return { kind: 'Star', loc: span(token) };
+    if (this.skip(TokenKind.STAR)) return { kind: "Star", loc: span(token) };
     let last = this.parseSelectItem();
     const items: SelectItemNode[] = [last];
     while (this.skip(TokenKind.COMMA)) items.push((last = this.parseSelectItem()));
-    return { kind: 'ProjectionList', items, loc: { start: token.start, end: last.loc.end } };
+    return { kind: "ProjectionList", items, loc: { start: token.start, end: last.loc.end } };
   }
 
   /**
@@ -210,21 +224,21 @@ export class Parser {
    */
   parseSelectItem(): SelectItemNode {
     const token = this.lexer.token;
-    if (token.kind === TokenKind.NAME && token.value.toLowerCase() === '_meta') {
+    if (token.kind === TokenKind.NAME && token.value.toLowerCase() === "_meta") {
       const dot = this.lexer.lookahead(token);
       const star = this.lexer.lookahead(dot);
       if (dot.kind === TokenKind.DOT && star.kind === TokenKind.STAR) {
         this.lexer.advance();
         this.lexer.advance();
         this.lexer.advance();
-        return { kind: 'MetaStar', loc: { start: token.start, end: star.end } };
+        return { kind: "MetaStar", loc: { start: token.start, end: star.end } };
       }
     }
     const expression = this.parseExpression();
     let alias: NameNode | null = null;
-    if (this.skipKeyword('AS')) alias = this.parseIdentifier('an alias');
+    if (this.skipKeyword("AS")) alias = this.parseIdentifier("an alias");
     const item: ExpressionItemNode = {
-      kind: 'ExpressionItem',
+      kind: "ExpressionItem",
       expression,
       alias,
       loc: { start: expression.loc.start, end: alias?.loc.end ?? expression.loc.end },
@@ -239,13 +253,13 @@ export class Parser {
     const token = this.lexer.token;
     if (token.kind === TokenKind.QUOTED_NAME) {
       this.lexer.advance();
-      return { kind: 'Topic', name: token.value, quoted: true, loc: span(token) };
+      return { kind: "Topic", name: token.value, quoted: true, loc: span(token) };
     }
     if (token.kind === TokenKind.NAME && !isReserved(token)) {
       this.lexer.advance();
-      return { kind: 'Topic', name: token.value, quoted: false, loc: span(token) };
+      return { kind: "Topic", name: token.value, quoted: false, loc: span(token) };
     }
-    this.note('a topic name');
+    this.note("a topic name");
     throw this.unexpected();
   }
 
@@ -255,13 +269,13 @@ export class Parser {
    * With two numbers the first is how many matching records to skip.
    */
   parseLimit(): LimitNode {
-    const start = this.expectKeyword('LIMIT').start;
+    const start = this.expectKeyword("LIMIT").start;
     const first = this.parseInteger();
     if (this.skip(TokenKind.COMMA)) {
       const count = this.parseInteger();
-      return { kind: 'Limit', skip: first, count, loc: { start, end: count.loc.end } };
+      return { kind: "Limit", skip: first, count, loc: { start, end: count.loc.end } };
     }
-    return { kind: 'Limit', skip: null, count: first, loc: { start, end: first.loc.end } };
+    return { kind: "Limit", skip: null, count: first, loc: { start, end: first.loc.end } };
   }
 
   /**
@@ -273,7 +287,7 @@ export class Parser {
       const value = Number(token.value);
       if (Number.isSafeInteger(value)) {
         this.lexer.advance();
-        return { kind: 'NumberLiteral', value, loc: span(token) };
+        return { kind: "NumberLiteral", value, loc: span(token) };
       }
     }
     this.note(INTEGER);
@@ -289,9 +303,9 @@ export class Parser {
   parseExpression(): ExpressionNode {
     this.enter();
     let left = this.parseAnd();
-    while (this.skipOperatorKeyword('OR')) {
+    while (this.skipOperatorKeyword("OR")) {
       const right = this.parseAnd();
-      left = { kind: 'Binary', operator: 'OR', left, right, loc: join(left, right) };
+      left = { kind: "Binary", operator: "OR", left, right, loc: join(left, right) };
     }
     this.leave();
     return left;
@@ -302,9 +316,9 @@ export class Parser {
    */
   parseAnd(): ExpressionNode {
     let left = this.parseNot();
-    while (this.skipOperatorKeyword('AND')) {
+    while (this.skipOperatorKeyword("AND")) {
       const right = this.parseNot();
-      left = { kind: 'Binary', operator: 'AND', left, right, loc: join(left, right) };
+      left = { kind: "Binary", operator: "AND", left, right, loc: join(left, right) };
     }
     return left;
   }
@@ -314,12 +328,12 @@ export class Parser {
    */
   parseNot(): ExpressionNode {
     const token = this.lexer.token;
-    if (isKeyword(token, 'NOT')) {
+    if (isKeyword(token, "NOT")) {
       this.lexer.advance();
       this.enter();
       const operand = this.parseNot();
       this.leave();
-      return { kind: 'Unary', operator: 'NOT', operand, loc: { start: token.start, end: operand.loc.end } };
+      return { kind: "Unary", operator: "NOT", operand, loc: { start: token.start, end: operand.loc.end } };
     }
     return this.parsePredicate();
   }
@@ -342,35 +356,35 @@ export class Parser {
     if (comparison !== undefined) {
       this.lexer.advance();
       const right = this.parseAdditive();
-      return { kind: 'Binary', operator: comparison, left: subject, right, loc: join(subject, right) };
+      return { kind: "Binary", operator: comparison, left: subject, right, loc: join(subject, right) };
     }
-    if (isKeyword(token, 'IS')) {
+    if (isKeyword(token, "IS")) {
       this.lexer.advance();
-      const negated = this.skipKeyword('NOT');
-      const end = this.expectKeyword('NULL').end;
-      return { kind: 'IsNull', negated, subject, loc: { start: subject.loc.start, end } };
+      const negated = this.skipKeyword("NOT");
+      const end = this.expectKeyword("NULL").end;
+      return { kind: "IsNull", negated, subject, loc: { start: subject.loc.start, end } };
     }
     let negated = false;
-    if (isKeyword(token, 'NOT')) {
+    if (isKeyword(token, "NOT")) {
       this.lexer.advance();
       negated = true;
     }
-    if (this.skipOperatorKeyword('LIKE', negated)) {
+    if (this.skipOperatorKeyword("LIKE", negated)) {
       const pattern = this.parseAdditive();
-      return { kind: 'Like', negated, subject, pattern, loc: join(subject, pattern) };
+      return { kind: "Like", negated, subject, pattern, loc: join(subject, pattern) };
     }
-    if (this.skipOperatorKeyword('IN', negated)) {
+    if (this.skipOperatorKeyword("IN", negated)) {
       this.expect(TokenKind.PAREN_L);
       const list = [this.parseExpression()];
       while (this.skip(TokenKind.COMMA)) list.push(this.parseExpression());
       const end = this.expect(TokenKind.PAREN_R).end;
-      return { kind: 'In', negated, subject, list, loc: { start: subject.loc.start, end } };
+      return { kind: "In", negated, subject, list, loc: { start: subject.loc.start, end } };
     }
-    if (this.skipOperatorKeyword('BETWEEN', negated)) {
+    if (this.skipOperatorKeyword("BETWEEN", negated)) {
       const low = this.parseAdditive();
-      this.expectKeyword('AND');
+      this.expectKeyword("AND");
       const high = this.parseAdditive();
-      return { kind: 'Between', negated, subject, low, high, loc: join(subject, high) };
+      return { kind: "Between", negated, subject, low, high, loc: join(subject, high) };
     }
     if (negated) throw this.unexpected();
     return subject;
@@ -387,7 +401,7 @@ export class Parser {
       if (kind !== TokenKind.PLUS && kind !== TokenKind.MINUS) return left;
       this.lexer.advance();
       const right = this.parseMultiplicative();
-      left = { kind: 'Binary', operator: kind, left, right, loc: join(left, right) };
+      left = { kind: "Binary", operator: kind, left, right, loc: join(left, right) };
     }
   }
 
@@ -402,7 +416,7 @@ export class Parser {
       if (kind !== TokenKind.STAR && kind !== TokenKind.SLASH && kind !== TokenKind.PERCENT) return left;
       this.lexer.advance();
       const right = this.parseUnary();
-      left = { kind: 'Binary', operator: kind, left, right, loc: join(left, right) };
+      left = { kind: "Binary", operator: kind, left, right, loc: join(left, right) };
     }
   }
 
@@ -416,7 +430,7 @@ export class Parser {
       this.enter();
       const operand = this.parseUnary();
       this.leave();
-      return { kind: 'Unary', operator: token.kind, operand, loc: { start: token.start, end: operand.loc.end } };
+      return { kind: "Unary", operator: token.kind, operand, loc: { start: token.start, end: operand.loc.end } };
     }
     return this.parsePrimary();
   }
@@ -435,10 +449,10 @@ export class Parser {
     switch (token.kind) {
       case TokenKind.STRING:
         this.lexer.advance();
-        return { kind: 'StringLiteral', value: token.value, loc };
+        return { kind: "StringLiteral", value: token.value, loc };
       case TokenKind.NUMBER:
         this.lexer.advance();
-        return { kind: 'NumberLiteral', value: Number(token.value), loc };
+        return { kind: "NumberLiteral", value: Number(token.value), loc };
       case TokenKind.PAREN_L: {
         this.lexer.advance();
         const inner = this.parseExpression();
@@ -450,17 +464,17 @@ export class Parser {
         return this.parsePath();
       case TokenKind.NAME: {
         const word = token.value.toUpperCase();
-        if (word === 'TRUE' || word === 'FALSE') {
+        if (word === "TRUE" || word === "FALSE") {
           this.lexer.advance();
-          return { kind: 'BooleanLiteral', value: word === 'TRUE', loc };
+          return { kind: "BooleanLiteral", value: word === "TRUE", loc };
         }
-        if (word === 'NULL') {
+        if (word === "NULL") {
           this.lexer.advance();
-          return { kind: 'NullLiteral', loc };
+          return { kind: "NullLiteral", loc };
         }
         if (RESERVED_WORDS.has(word)) break;
         if (this.lexer.lookahead(token).kind === TokenKind.PAREN_L) {
-          return word === 'CAST' ? this.parseCast() : this.parseCall();
+          return word === "CAST" ? this.parseCast() : this.parseCall();
         }
         return this.parsePath();
       }
@@ -485,7 +499,7 @@ export class Parser {
     }
     this.leave();
     const end = this.expect(TokenKind.PAREN_R).end;
-    return { kind: 'Call', name: name.value.toUpperCase(), nameLoc: span(name), args, loc: { start: name.start, end } };
+    return { kind: "Call", name: name.value.toUpperCase(), nameLoc: span(name), args, loc: { start: name.start, end } };
   }
 
   /**
@@ -497,16 +511,16 @@ export class Parser {
     this.lexer.advance();
     this.expect(TokenKind.PAREN_L);
     const expression = this.parseExpression();
-    this.expectKeyword('AS');
+    this.expectKeyword("AS");
     const typeToken = this.lexer.token;
-    const type = typeToken.kind === TokenKind.NAME ? typeToken.value.toUpperCase() : '';
+    const type = typeToken.kind === TokenKind.NAME ? typeToken.value.toUpperCase() : "";
     if (!(CAST_TYPES as readonly string[]).includes(type)) {
       for (const choice of CAST_TYPES) this.note(choice);
       throw this.unexpected();
     }
     this.lexer.advance();
     const end = this.expect(TokenKind.PAREN_R).end;
-    return { kind: 'Cast', expression, type: type as CastType, typeLoc: span(typeToken), loc: { start, end } };
+    return { kind: "Cast", expression, type: type as CastType, typeLoc: span(typeToken), loc: { start, end } };
   }
 
   /**
@@ -526,38 +540,33 @@ export class Parser {
     this.lexer.advance();
     if (token.kind === TokenKind.NAME) {
       const special = token.value.toLowerCase();
-      if (special === '_meta') {
+      if (special === "_meta") {
         this.expect(TokenKind.DOT);
         const fieldToken = this.lexer.token;
-        const field = fieldToken.kind === TokenKind.NAME ? fieldToken.value.toLowerCase() : '';
+        const field = fieldToken.kind === TokenKind.NAME ? fieldToken.value.toLowerCase() : "";
         if (!(META_FIELDS as readonly string[]).includes(field)) {
           for (const choice of META_FIELDS) this.note(choice);
           throw this.unexpected();
         }
         this.lexer.advance();
-        return { kind: 'MetaField', field: field as MetaField, legacy: false, loc: { start: token.start, end: fieldToken.end } };
+        return { kind: "MetaField", field: field as MetaField, legacy: false, loc: { start: token.start, end: fieldToken.end } };
       }
       const legacy = lookup(LEGACY_META, special);
-      if (legacy !== undefined) return { kind: 'MetaField', field: legacy, legacy: true, loc: span(token) };
-      if (special === '_ktype' || special === '_vtype') {
-        return { kind: 'DecoderType', side: special === '_ktype' ? 'key' : 'value', loc: span(token) };
+      if (legacy !== undefined) return { kind: "MetaField", field: legacy, legacy: true, loc: span(token) };
+      if (special === "_ktype" || special === "_vtype") {
+        return { kind: "DecoderType", side: special === "_ktype" ? "key" : "value", loc: span(token) };
       }
-      if (special === '_key' || special === '_value') {
-        return this.parseAccessors(token, special === '_key' ? 'key' : 'value', true, []);
+      if (special === "_key" || special === "_value") {
+        return this.parseAccessors(token, special === "_key" ? "key" : "value", true, []);
       }
     }
-    return this.parseAccessors(token, 'value', false, [{ kind: 'Field', name: token.value, loc: span(token) }]);
+    return this.parseAccessors(token, "value", false, [{ kind: "Field", name: token.value, loc: span(token) }]);
   }
 
   /**
    * Accessor* : ( '.' ( Name | QuotedName ) | '[' Integer ']' )*
    */
-  private parseAccessors(
-    first: Token,
-    source: 'key' | 'value',
-    rooted: boolean,
-    segments: PathSegment[],
-  ): FieldPathNode {
+  private parseAccessors(first: Token, source: "key" | "value", rooted: boolean, segments: PathSegment[]): FieldPathNode {
     let end = first.end;
     for (;;) {
       const token = this.lexer.token;
@@ -565,19 +574,19 @@ export class Parser {
         this.lexer.advance();
         const name = this.lexer.token;
         if (name.kind !== TokenKind.NAME && name.kind !== TokenKind.QUOTED_NAME) {
-          this.note('a field name');
+          this.note("a field name");
           throw this.unexpected();
         }
         this.lexer.advance();
-        segments.push({ kind: 'Field', name: name.value, loc: span(name) });
+        segments.push({ kind: "Field", name: name.value, loc: span(name) });
         end = name.end;
       } else if (token.kind === TokenKind.BRACKET_L) {
         this.lexer.advance();
         const index = this.parseInteger();
         end = this.expect(TokenKind.BRACKET_R).end;
-        segments.push({ kind: 'Index', index: index.value, loc: { start: token.start, end } });
+        segments.push({ kind: "Index", index: index.value, loc: { start: token.start, end } });
       } else {
-        return { kind: 'FieldPath', source, rooted, segments, loc: { start: first.start, end } };
+        return { kind: "FieldPath", source, rooted, segments, loc: { start: first.start, end } };
       }
     }
   }
@@ -589,7 +598,7 @@ export class Parser {
     const token = this.lexer.token;
     if (token.kind === TokenKind.QUOTED_NAME || (token.kind === TokenKind.NAME && !isReserved(token))) {
       this.lexer.advance();
-      return { kind: 'Name', value: token.value, loc: span(token) };
+      return { kind: "Name", value: token.value, loc: span(token) };
     }
     this.note(label);
     throw this.unexpected();
@@ -599,12 +608,7 @@ export class Parser {
 
   private enter(): void {
     if (++this.depth > this.maxDepth) {
-      throw syntaxError(
-        this.source,
-        span(this.lexer.token),
-        'Expression nested too deeply',
-        `at most ${this.maxDepth} levels of nesting`,
-      );
+      throw syntaxError(this.source, span(this.lexer.token), "Expression nested too deeply", `at most ${this.maxDepth} levels of nesting`);
     }
   }
 
@@ -681,14 +685,14 @@ export class Parser {
   }
 }
 
-const COMPARISONS: Partial<Record<TokenKind, '=' | '!=' | '<' | '<=' | '>' | '>='>> = {
-  [TokenKind.EQUALS]: '=',
-  [TokenKind.NOT_EQUALS]: '!=',
-  [TokenKind.LESS_GREATER]: '!=',
-  [TokenKind.LESS]: '<',
-  [TokenKind.LESS_EQUALS]: '<=',
-  [TokenKind.GREATER]: '>',
-  [TokenKind.GREATER_EQUALS]: '>=',
+const COMPARISONS: Partial<Record<TokenKind, "=" | "!=" | "<" | "<=" | ">" | ">=">> = {
+  [TokenKind.EQUALS]: "=",
+  [TokenKind.NOT_EQUALS]: "!=",
+  [TokenKind.LESS_GREATER]: "!=",
+  [TokenKind.LESS]: "<",
+  [TokenKind.LESS_EQUALS]: "<=",
+  [TokenKind.GREATER]: ">",
+  [TokenKind.GREATER_EQUALS]: ">=",
 };
 
 function isKeyword(token: Token, word: string): boolean {

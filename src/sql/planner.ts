@@ -7,19 +7,19 @@
  * AND at the top of WHERE; the filter always applies the whole condition, so a
  * record fetched by a loose range is still tested exactly.
  */
-import { conjuncts, type AnalyzedQuery } from './analyzer.ts';
-import type { ComparisonOperator, ExpressionNode, FieldPathNode, MetaField, SelectItemNode } from './ast.ts';
-import { type EvaluationContext, type Evaluator, compileExpression, evaluateConstant, isConstant, readMeta } from './evaluator.ts';
-import type { RecordView } from './record.ts';
-import type { QuerySettings } from './settings.ts';
-import { toNumber } from './values.ts';
+import { type AnalyzedQuery, conjuncts } from "./analyzer.ts";
+import type { ComparisonOperator, ExpressionNode, FieldPathNode, MetaField, SelectItemNode } from "./ast.ts";
+import { compileExpression, type EvaluationContext, type Evaluator, evaluateConstant, isConstant, readMeta } from "./evaluator.ts";
+import type { RecordView } from "./record.ts";
+import type { QuerySettings } from "./settings.ts";
+import { toNumber } from "./values.ts";
 
 /**
  * One end of an offset range, inclusive. `absolute` is an offset; `fromEnd`
  * is counted back from the partition's end offset (the next offset to be
  * written): `{kind: 'fromEnd', n: 10}` as a lower bound means "the last 10".
  */
-export type OffsetBound = { kind: 'absolute'; value: number } | { kind: 'fromEnd'; n: number };
+export type OffsetBound = { kind: "absolute"; value: number } | { kind: "fromEnd"; n: number };
 
 export interface OffsetRange {
   from?: OffsetBound;
@@ -84,7 +84,7 @@ export function planQuery(query: AnalyzedQuery, options: PlanOptions = {}): Quer
   const projection = query.select.projection;
   let project: (record: RecordView) => unknown = (record) => record.value;
   let columns: string[] | null = null;
-  if (projection.kind === 'ProjectionList') {
+  if (projection.kind === "ProjectionList") {
     const compiled = compileProjection(projection.items, context, query.source);
     project = compiled.project;
     columns = compiled.columns;
@@ -101,7 +101,7 @@ export function planQuery(query: AnalyzedQuery, options: PlanOptions = {}): Quer
     timeRange: pushDown.time,
     filter,
     project,
-    projectionIsStar: projection.kind === 'Star',
+    projectionIsStar: projection.kind === "Star",
     columns,
     hasFilter: where !== null,
   };
@@ -130,7 +130,7 @@ function compileProjection(
   };
   const outputs: { name: string; evaluate: Evaluator }[] = [];
   for (const item of items) {
-    if (item.kind === 'MetaStar') {
+    if (item.kind === "MetaStar") {
       for (const field of META_ORDER) {
         outputs.push({ name: unique(field), evaluate: (r) => readMeta(field, r) });
       }
@@ -152,32 +152,37 @@ function compileProjection(
   return { project, columns: outputs.map((o) => o.name) };
 }
 
-const META_ORDER: readonly MetaField[] = ['partition', 'offset', 'timestamp', '__keysize', '__valuesize'];
+const META_ORDER: readonly MetaField[] = ["partition", "offset", "timestamp", "__keysize", "__valuesize"];
 
 function defaultName(expression: ExpressionNode, source: string): string {
-  if (expression.kind === 'MetaField') return expression.field;
-  if (expression.kind === 'FieldPath') return pathName(expression);
-  return source.slice(expression.loc.start, expression.loc.end).replace(/\s+/g, ' ');
+  if (expression.kind === "MetaField") return expression.field;
+  if (expression.kind === "FieldPath") return pathName(expression);
+  return source.slice(expression.loc.start, expression.loc.end).replace(/\s+/g, " ");
 }
 
 function pathName(path: FieldPathNode): string {
   let lastField = -1;
   path.segments.forEach((s, i) => {
-    if (s.kind === 'Field') lastField = i;
+    if (s.kind === "Field") lastField = i;
   });
-  const root = path.source === 'key' ? '_key' : '_value';
+  const root = path.source === "key" ? "_key" : "_value";
   const head = lastField < 0 ? root : (path.segments[lastField] as { name: string }).name;
   const indexes = path.segments
     .slice(lastField + 1)
-    .map((s) => (s.kind === 'Index' ? `[${s.index}]` : ''))
-    .join('');
+    .map((s) => (s.kind === "Index" ? `[${s.index}]` : ""))
+    .join("");
   return head + indexes;
 }
 
 // ----------------------------------------------------------------- push-down
 
 const FLIP: Readonly<Record<ComparisonOperator, ComparisonOperator>> = {
-  '=': '=', '!=': '!=', '<': '>', '<=': '>=', '>': '<', '>=': '<=',
+  "=": "=",
+  "!=": "!=",
+  "<": ">",
+  "<=": ">=",
+  ">": "<",
+  ">=": "<=",
 };
 
 class PushDown {
@@ -188,15 +193,15 @@ class PushDown {
   constructor(private readonly context: EvaluationContext) {}
 
   add(node: ExpressionNode): void {
-    if (node.kind === 'Binary') {
-      if (node.operator === 'AND' || node.operator === 'OR' || !(node.operator in FLIP)) return;
+    if (node.kind === "Binary") {
+      if (node.operator === "AND" || node.operator === "OR" || !(node.operator in FLIP)) return;
       const op = node.operator as ComparisonOperator;
-      if (node.left.kind === 'MetaField') this.compare(node.left.field, op, node.right);
-      else if (node.right.kind === 'MetaField') this.compare(node.right.field, FLIP[op], node.left);
-    } else if (node.kind === 'Between' && !node.negated && node.subject.kind === 'MetaField') {
-      this.compare(node.subject.field, '>=', node.low);
-      this.compare(node.subject.field, '<=', node.high);
-    } else if (node.kind === 'In' && !node.negated && node.subject.kind === 'MetaField') {
+      if (node.left.kind === "MetaField") this.compare(node.left.field, op, node.right);
+      else if (node.right.kind === "MetaField") this.compare(node.right.field, FLIP[op], node.left);
+    } else if (node.kind === "Between" && !node.negated && node.subject.kind === "MetaField") {
+      this.compare(node.subject.field, ">=", node.low);
+      this.compare(node.subject.field, "<=", node.high);
+    } else if (node.kind === "In" && !node.negated && node.subject.kind === "MetaField") {
       this.list(node.subject.field, node.list);
     }
   }
@@ -208,41 +213,41 @@ class PushDown {
   /** `LAST_OFFSET()`, `LAST_OFFSET() - n` or `LAST_OFFSET() + n` as n back from the end. */
   private fromEnd(node: ExpressionNode): number | null {
     if (isLastOffset(node)) return 0;
-    if (node.kind === 'Binary' && (node.operator === '-' || node.operator === '+') && isLastOffset(node.left)) {
+    if (node.kind === "Binary" && (node.operator === "-" || node.operator === "+") && isLastOffset(node.left)) {
       const n = this.constantNumber(node.right);
       if (n === null) return null;
-      return node.operator === '-' ? n : -n;
+      return node.operator === "-" ? n : -n;
     }
     return null;
   }
 
   private compare(field: MetaField, op: ComparisonOperator, other: ExpressionNode): void {
-    if (op === '!=') return;
-    if (field === 'partition') {
+    if (op === "!=") return;
+    if (field === "partition") {
       const n = this.constantNumber(other);
-      if (op === '=' && n !== null) this.restrictPartitions([n]);
+      if (op === "=" && n !== null) this.restrictPartitions([n]);
       return;
     }
-    if (field === 'offset') {
+    if (field === "offset") {
       const n = this.constantNumber(other);
       if (n !== null) {
-        if (op !== '<' && op !== '<=') this.offsetFrom({ kind: 'absolute', value: op === '>' ? Math.floor(n) + 1 : Math.ceil(n) });
-        if (op !== '>' && op !== '>=') this.offsetTo({ kind: 'absolute', value: op === '<' ? Math.ceil(n) - 1 : Math.floor(n) });
+        if (op !== "<" && op !== "<=") this.offsetFrom({ kind: "absolute", value: op === ">" ? Math.floor(n) + 1 : Math.ceil(n) });
+        if (op !== ">" && op !== ">=") this.offsetTo({ kind: "absolute", value: op === "<" ? Math.ceil(n) - 1 : Math.floor(n) });
         return;
       }
       // offset >= end - n  <=>  offset >= end - floor(n), since offsets are integers.
       const back = this.fromEnd(other);
       if (back !== null) {
-        if (op !== '<' && op !== '<=') this.offsetFrom({ kind: 'fromEnd', n: op === '>' ? Math.ceil(back) - 1 : Math.floor(back) });
-        if (op !== '>' && op !== '>=') this.offsetTo({ kind: 'fromEnd', n: op === '<' ? Math.floor(back) + 1 : Math.ceil(back) });
+        if (op !== "<" && op !== "<=") this.offsetFrom({ kind: "fromEnd", n: op === ">" ? Math.ceil(back) - 1 : Math.floor(back) });
+        if (op !== ">" && op !== ">=") this.offsetTo({ kind: "fromEnd", n: op === "<" ? Math.floor(back) + 1 : Math.ceil(back) });
       }
       return;
     }
-    if (field === 'timestamp') {
+    if (field === "timestamp") {
       const n = this.constantNumber(other);
       if (n === null) return;
-      if (op !== '<' && op !== '<=') this.timeFrom(op === '>' ? Math.floor(n) + 1 : Math.ceil(n));
-      if (op !== '>' && op !== '>=') this.timeTo(op === '<' ? Math.ceil(n) - 1 : Math.floor(n));
+      if (op !== "<" && op !== "<=") this.timeFrom(op === ">" ? Math.floor(n) + 1 : Math.ceil(n));
+      if (op !== ">" && op !== ">=") this.timeTo(op === "<" ? Math.ceil(n) - 1 : Math.floor(n));
     }
   }
 
@@ -253,13 +258,13 @@ class PushDown {
       if (n === null) return; // an item that is not a known number: no push-down
       values.push(n);
     }
-    if (field === 'partition') {
+    if (field === "partition") {
       this.restrictPartitions(values);
-    } else if (field === 'offset' || field === 'timestamp') {
+    } else if (field === "offset" || field === "timestamp") {
       const low = Math.min(...values);
       const high = Math.max(...values);
-      this.compare(field, '>=', { kind: 'NumberLiteral', value: low, loc: { start: 0, end: 0 } });
-      this.compare(field, '<=', { kind: 'NumberLiteral', value: high, loc: { start: 0, end: 0 } });
+      this.compare(field, ">=", { kind: "NumberLiteral", value: low, loc: { start: 0, end: 0 } });
+      this.compare(field, "<=", { kind: "NumberLiteral", value: high, loc: { start: 0, end: 0 } });
     }
   }
 
@@ -272,15 +277,15 @@ class PushDown {
   private offsetFrom(bound: OffsetBound): void {
     const current = this.offsets.from;
     if (current === undefined) this.offsets.from = bound;
-    else if (current.kind === 'absolute' && bound.kind === 'absolute') current.value = Math.max(current.value, bound.value);
-    else if (current.kind === 'fromEnd' && bound.kind === 'fromEnd') current.n = Math.min(current.n, bound.n);
+    else if (current.kind === "absolute" && bound.kind === "absolute") current.value = Math.max(current.value, bound.value);
+    else if (current.kind === "fromEnd" && bound.kind === "fromEnd") current.n = Math.min(current.n, bound.n);
   }
 
   private offsetTo(bound: OffsetBound): void {
     const current = this.offsets.to;
     if (current === undefined) this.offsets.to = bound;
-    else if (current.kind === 'absolute' && bound.kind === 'absolute') current.value = Math.min(current.value, bound.value);
-    else if (current.kind === 'fromEnd' && bound.kind === 'fromEnd') current.n = Math.max(current.n, bound.n);
+    else if (current.kind === "absolute" && bound.kind === "absolute") current.value = Math.min(current.value, bound.value);
+    else if (current.kind === "fromEnd" && bound.kind === "fromEnd") current.n = Math.max(current.n, bound.n);
   }
 
   private timeFrom(ms: number): void {
@@ -293,7 +298,7 @@ class PushDown {
 }
 
 function isLastOffset(node: ExpressionNode): boolean {
-  return node.kind === 'Call' && node.name === 'LAST_OFFSET' && node.args.length === 0;
+  return node.kind === "Call" && node.name === "LAST_OFFSET" && node.args.length === 0;
 }
 
 /**
@@ -301,7 +306,7 @@ function isLastOffset(node: ExpressionNode): boolean {
  * `from` inclusive, `to` exclusive; empty when from >= to.
  */
 export function resolveOffsetRange(range: OffsetRange, begin: number, end: number): { from: number; to: number } {
-  const at = (bound: OffsetBound): number => (bound.kind === 'absolute' ? bound.value : end - bound.n);
+  const at = (bound: OffsetBound): number => (bound.kind === "absolute" ? bound.value : end - bound.n);
   const from = Math.max(begin, range.from === undefined ? begin : at(range.from));
   const to = Math.min(end, range.to === undefined ? end : at(range.to) + 1);
   return { from, to: Math.max(from, to) };

@@ -11,9 +11,9 @@
  * Keys and format names are case-insensitive; values may be quoted or bare.
  * When a key is set twice the last statement wins.
  */
-import { lookup } from './lookup.ts';
+import { lookup } from "./lookup.ts";
 
-export const DATA_FORMATS = ['AVRO', 'BYTES', 'DOUBLE', 'FLOAT', 'INT', 'JSON', 'LONG', 'PROTOBUF', 'STRING'] as const;
+export const DATA_FORMATS = ["AVRO", "BYTES", "DOUBLE", "FLOAT", "INT", "JSON", "LONG", "PROTOBUF", "STRING"] as const;
 export type DataFormat = (typeof DATA_FORMATS)[number];
 
 export interface QuerySettings {
@@ -38,17 +38,28 @@ export interface SettingDefinition {
 }
 
 const SIZE_UNITS: Readonly<Record<string, number>> = {
-  '': 1, b: 1, k: 1024, kb: 1024, m: 1024 ** 2, mb: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3,
+  "": 1,
+  b: 1,
+  k: 1024,
+  kb: 1024,
+  m: 1024 ** 2,
+  mb: 1024 ** 2,
+  g: 1024 ** 3,
+  gb: 1024 ** 3,
 };
 
 const DURATION_UNITS: Readonly<Record<string, number>> = {
-  '': 1, ms: 1, s: 1000, m: 60_000, h: 3_600_000,
+  "": 1,
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
 };
 
 function parseQuantity(text: string, units: Readonly<Record<string, number>>): number | null {
   const match = /^\s*(\d+(?:\.\d+)?(?:e[+-]?\d+)?)\s*([a-z]*)\s*$/i.exec(text);
   if (match === null) return null;
-  const factor = lookup(units, (match[2] ?? '').toLowerCase());
+  const factor = lookup(units, (match[2] ?? "").toLowerCase());
   if (factor === undefined) return null;
   const value = Math.floor(Number(match[1]) * factor);
   return Number.isSafeInteger(value) && value >= 1 ? value : null;
@@ -70,10 +81,10 @@ export function parseFormat(text: string): DataFormat | null {
   return (DATA_FORMATS as readonly string[]).includes(upper) ? (upper as DataFormat) : null;
 }
 
-const FORMAT_CHOICES = `one of: ${DATA_FORMATS.join(', ')}`;
+const FORMAT_CHOICES = `one of: ${DATA_FORMATS.join(", ")}`;
 
 export const SETTINGS: Readonly<Record<string, SettingDefinition>> = {
-  'key.format': {
+  "key.format": {
     expected: FORMAT_CHOICES,
     apply(settings, text) {
       const format = parseFormat(text);
@@ -82,8 +93,8 @@ export const SETTINGS: Readonly<Record<string, SettingDefinition>> = {
       return true;
     },
   },
-  'max.idle.time': {
-    expected: 'a duration such as 60000, 60000ms, 30s, 5m or 1h',
+  "max.idle.time": {
+    expected: "a duration such as 60000, 60000ms, 30s, 5m or 1h",
     apply(settings, text) {
       const ms = parseDuration(text);
       if (ms === null) return false;
@@ -91,8 +102,8 @@ export const SETTINGS: Readonly<Record<string, SettingDefinition>> = {
       return true;
     },
   },
-  'max.query.time': {
-    expected: 'a duration such as 60000, 60000ms, 30s, 5m or 1h',
+  "max.query.time": {
+    expected: "a duration such as 60000, 60000ms, 30s, 5m or 1h",
     apply(settings, text) {
       const ms = parseDuration(text);
       if (ms === null) return false;
@@ -100,8 +111,8 @@ export const SETTINGS: Readonly<Record<string, SettingDefinition>> = {
       return true;
     },
   },
-  'max.size': {
-    expected: 'a size such as 1048576, 500k, 1m or 2g',
+  "max.size": {
+    expected: "a size such as 1048576, 500k, 1m or 2g",
     apply(settings, text) {
       const bytes = parseSize(text);
       if (bytes === null) return false;
@@ -109,7 +120,7 @@ export const SETTINGS: Readonly<Record<string, SettingDefinition>> = {
       return true;
     },
   },
-  'value.format': {
+  "value.format": {
     expected: FORMAT_CHOICES,
     apply(settings, text) {
       const format = parseFormat(text);

@@ -30,9 +30,9 @@ const NUMERIC = /^\s*[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?\s*$/;
 
 /** A number, or null when the value is not a number or a numeric string. */
 export function toNumber(value: unknown): number | null {
-  if (typeof value === 'number') return Number.isFinite(value) ? value : null;
-  if (typeof value === 'bigint') return Number(value);
-  if (typeof value === 'string' && NUMERIC.test(value)) {
+  if (typeof value === "number") return Number.isFinite(value) ? value : null;
+  if (typeof value === "bigint") return Number(value);
+  if (typeof value === "string" && NUMERIC.test(value)) {
     const n = Number(value);
     return Number.isFinite(n) ? n : null;
   }
@@ -42,16 +42,16 @@ export function toNumber(value: unknown): number | null {
 /** Text for string functions: numbers and booleans are spelled out, objects as JSON. */
 export function toText(value: unknown): string | null {
   switch (typeof value) {
-    case 'string':
+    case "string":
       return value;
-    case 'number':
-    case 'bigint':
-    case 'boolean':
+    case "number":
+    case "bigint":
+    case "boolean":
       return String(value);
-    case 'object': {
+    case "object": {
       if (value === null) return null;
       try {
-        return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+        return JSON.stringify(value, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
       } catch {
         return null;
       }
@@ -62,11 +62,11 @@ export function toText(value: unknown): string | null {
 }
 
 export function toLogic(value: unknown): Logic {
-  return typeof value === 'boolean' ? value : null;
+  return typeof value === "boolean" ? value : null;
 }
 
 function normalise(value: unknown): unknown {
-  return typeof value === 'bigint' ? Number(value) : value;
+  return typeof value === "bigint" ? Number(value) : value;
 }
 
 /**
@@ -77,14 +77,14 @@ export function compareValues(left: unknown, right: unknown): number | null {
   const a = normalise(left);
   const b = normalise(right);
   if (isNull(a) || isNull(b)) return null;
-  if (typeof a === 'number' && typeof b === 'number') return a < b ? -1 : a > b ? 1 : a === b ? 0 : null;
-  if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
-  if (typeof a === 'boolean' && typeof b === 'boolean') return Number(a) - Number(b);
-  if (typeof a === 'number' && typeof b === 'string') {
+  if (typeof a === "number" && typeof b === "number") return a < b ? -1 : a > b ? 1 : a === b ? 0 : null;
+  if (typeof a === "string" && typeof b === "string") return a < b ? -1 : a > b ? 1 : 0;
+  if (typeof a === "boolean" && typeof b === "boolean") return Number(a) - Number(b);
+  if (typeof a === "number" && typeof b === "string") {
     const n = toNumber(b);
     return n === null ? null : compareValues(a, n);
   }
-  if (typeof a === 'string' && typeof b === 'number') {
+  if (typeof a === "string" && typeof b === "number") {
     const n = toNumber(a);
     return n === null ? null : compareValues(n, b);
   }
@@ -101,7 +101,7 @@ export function equalValues(left: unknown, right: unknown): Logic {
 
 function deepEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
   if (Array.isArray(a) || Array.isArray(b)) {
     if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
     return a.every((item, i) => deepEqual(normalise(item), normalise(b[i])));
@@ -133,7 +133,7 @@ export function not(a: Logic): Logic {
 /** Follows one step of a path; own properties only, so `__proto__` is just a name. */
 export function getField(container: unknown, name: string): unknown {
   if (container instanceof Map) return container.get(name);
-  if (typeof container !== 'object' || container === null || Array.isArray(container)) return undefined;
+  if (typeof container !== "object" || container === null || Array.isArray(container)) return undefined;
   return Object.hasOwn(container, name) ? (container as Record<string, unknown>)[name] : undefined;
 }
 
@@ -143,7 +143,7 @@ export function getIndex(container: unknown, index: number): unknown {
 
 // ---------------------------------------------------------------------- LIKE
 
-type LikeStep = { any: 'one' } | { any: 'many' } | { char: string };
+type LikeStep = { any: "one" } | { any: "many" } | { char: string };
 
 /**
  * A compiled LIKE pattern: `%` matches any run of characters, `_` exactly one
@@ -159,14 +159,14 @@ export class LikePattern {
     const chars = Array.from(pattern);
     for (let i = 0; i < chars.length; i++) {
       const c = chars[i] as string;
-      if (c === '\\' && i + 1 < chars.length) {
+      if (c === "\\" && i + 1 < chars.length) {
         steps.push({ char: chars[++i] as string });
-      } else if (c === '%') {
+      } else if (c === "%") {
         // Consecutive "%" mean the same as one.
         const last = steps[steps.length - 1];
-        if (last === undefined || !('any' in last) || last.any !== 'many') steps.push({ any: 'many' });
-      } else if (c === '_') {
-        steps.push({ any: 'one' });
+        if (last === undefined || !("any" in last) || last.any !== "many") steps.push({ any: "many" });
+      } else if (c === "_") {
+        steps.push({ any: "one" });
       } else {
         steps.push({ char: c });
       }
@@ -183,10 +183,10 @@ export class LikePattern {
     let starText = 0;
     while (t < chars.length) {
       const step = steps[p];
-      if (step !== undefined && ('char' in step ? step.char === chars[t] : step.any === 'one')) {
+      if (step !== undefined && ("char" in step ? step.char === chars[t] : step.any === "one")) {
         t++;
         p++;
-      } else if (step !== undefined && 'any' in step && step.any === 'many') {
+      } else if (step !== undefined && "any" in step && step.any === "many") {
         starStep = p++;
         starText = t;
       } else if (starStep >= 0) {
@@ -198,7 +198,7 @@ export class LikePattern {
     }
     while (p < steps.length) {
       const step = steps[p];
-      if (step === undefined || !('any' in step) || step.any !== 'many') return false;
+      if (step === undefined || !("any" in step) || step.any !== "many") return false;
       p++;
     }
     return true;
@@ -207,14 +207,13 @@ export class LikePattern {
 
 /** The text LIKE applies to: strings, and numbers and booleans spelled out. */
 export function likeText(value: unknown): string | null {
-  if (typeof value === 'object' || value === undefined) return null;
+  if (typeof value === "object" || value === undefined) return null;
   return toText(value);
 }
 
 // ---------------------------------------------------------------- timestamps
 
-const ISO_DATE =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
+const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
 
 /**
  * Epoch milliseconds from a string: a number of milliseconds, or an ISO-8601
@@ -227,9 +226,14 @@ export function parseTimestamp(text: string): number | null {
   const m = ISO_DATE.exec(trimmed);
   if (m === null) return null;
   const [year, month, day, hour, minute, second] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i] ?? 0)) as [
-    number, number, number, number, number, number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
   ];
-  const millis = Number((m[7] ?? '').padEnd(3, '0').slice(0, 3));
+  const millis = Number((m[7] ?? "").padEnd(3, "0").slice(0, 3));
   if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return null;
   // setUTCFullYear, unlike Date.UTC, does not move years 0-99 to the 1900s.
   const date = new Date(0);
@@ -239,12 +243,12 @@ export function parseTimestamp(text: string): number | null {
   const utc = date.getTime();
   let offsetMinutes = 0;
   const zone = m[8];
-  if (zone !== undefined && zone.toUpperCase() !== 'Z') {
-    const digits = zone.slice(1).replace(':', '');
+  if (zone !== undefined && zone.toUpperCase() !== "Z") {
+    const digits = zone.slice(1).replace(":", "");
     const hours = Number(digits.slice(0, 2));
-    const minutes = Number(digits.slice(2) || '0');
+    const minutes = Number(digits.slice(2) || "0");
     if (hours > 23 || minutes > 59) return null;
-    offsetMinutes = (zone.startsWith('-') ? -1 : 1) * (hours * 60 + minutes);
+    offsetMinutes = (zone.startsWith("-") ? -1 : 1) * (hours * 60 + minutes);
   }
   return utc - offsetMinutes * 60_000;
 }

@@ -14,7 +14,16 @@
 
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CACHE_DIR, SERVICES, type ServiceName, type ServiceProcess, isAlive, serviceByName, startCluster, stopService } from "./cluster.ts";
+import {
+  CACHE_DIR,
+  isAlive,
+  SERVICES,
+  type ServiceName,
+  type ServiceProcess,
+  serviceByName,
+  startCluster,
+  stopService,
+} from "./cluster.ts";
 
 const STATE_DIR = join(CACHE_DIR, "cluster");
 const STATE_FILE = join(STATE_DIR, "state.json");
@@ -39,7 +48,12 @@ function printEnv(services: ServiceProcess[]): void {
 
 function parseServices(args: string[]): ServiceName[] {
   const explicit = args.find((a) => a.startsWith("--services="));
-  if (explicit) return explicit.slice("--services=".length).split(",").filter(Boolean).map((n) => serviceByName(n).name);
+  if (explicit)
+    return explicit
+      .slice("--services=".length)
+      .split(",")
+      .filter(Boolean)
+      .map((n) => serviceByName(n).name);
   const noRegistry = args.includes("--no-registry") || process.env.LOUPE_CLUSTER_REGISTRY === "0";
   return SERVICES.map((s) => s.name).filter((n) => !(noRegistry && n === "registry"));
 }
@@ -86,10 +100,18 @@ async function status(): Promise<number> {
   let ok = true;
   for (const s of state.services) {
     const alive = isAlive(s.pid);
-    const answers = alive && (await serviceByName(s.name).probe(s).catch(() => false));
+    const answers =
+      alive &&
+      (await serviceByName(s.name)
+        .probe(s)
+        .catch(() => false));
     ok &&= answers;
-    const ports = Object.entries(s.ports).map(([k, v]) => `${k}=${v}`).join(" ");
-    console.log(`${s.name.padEnd(9)} ${answers ? "up" : alive ? "NOT ANSWERING" : "DOWN"}  pid=${s.pid} ${ports} version=${s.version} log=${s.logFile}`);
+    const ports = Object.entries(s.ports)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(" ");
+    console.log(
+      `${s.name.padEnd(9)} ${answers ? "up" : alive ? "NOT ANSWERING" : "DOWN"}  pid=${s.pid} ${ports} version=${s.version} log=${s.logFile}`,
+    );
   }
   printEnv(state.services);
   return ok ? 0 : 1;

@@ -12,8 +12,19 @@
 
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, connect } from "node:net";
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 
@@ -269,12 +280,7 @@ export function logTail(logFile: string, lines = 40): string {
  * Polls `ready` until it answers true. Fails early, with the log tail, when the process dies,
  * and kills it when the deadline passes.
  */
-async function waitUntil(
-  proc: ServiceProcess,
-  ready: () => Promise<boolean>,
-  timeoutMs: number,
-  what: string,
-): Promise<void> {
+async function waitUntil(proc: ServiceProcess, ready: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (!isAlive(proc.pid)) {
@@ -423,8 +429,20 @@ export const kafkaService: ServiceDef = {
     // Formats the single-node KRaft quorum (a dynamic quorum of one voter: --standalone).
     const format = spawnSync(
       jvm[0]!,
-      [...jvm.slice(1), "-Xmx128m", "-cp", classpath, "kafka.tools.StorageTool", "format",
-        "--config", propsFile, "--cluster-id", kafkaClusterId(), "--standalone", "--ignore-formatted"],
+      [
+        ...jvm.slice(1),
+        "-Xmx128m",
+        "-cp",
+        classpath,
+        "kafka.tools.StorageTool",
+        "format",
+        "--config",
+        propsFile,
+        "--cluster-id",
+        kafkaClusterId(),
+        "--standalone",
+        "--ignore-formatted",
+      ],
       { encoding: "utf8", cwd: ctx.runDir },
     );
     if (format.status !== 0) {

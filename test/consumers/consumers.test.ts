@@ -40,7 +40,15 @@ type Detail = {
   state: string;
   lag: number;
   members: Array<{ clientId: string; assignments: Array<{ topic: string; partition: number }> }>;
-  offsets: Array<{ topic: string; partition: number; currentOffset: number; logEndOffset: number; lag: number; lagSeconds: number | null; clientId: string | null }>;
+  offsets: Array<{
+    topic: string;
+    partition: number;
+    currentOffset: number;
+    logEndOffset: number;
+    lag: number;
+    lagSeconds: number | null;
+    clientId: string | null;
+  }>;
 };
 
 async function detail(g: string): Promise<Detail> {
@@ -77,7 +85,10 @@ describe("consumer group lag", () => {
 
     // The group advances; new records arrive on partition 1.
     await kafka.alterGroupOffsets(g, [{ topic: t, partition: 0, offset: 9 }]);
-    await kafka.produce(t, [{ partition: 1, value: "x" }, { partition: 1, value: "y" }]);
+    await kafka.produce(t, [
+      { partition: 1, value: "x" },
+      { partition: 1, value: "y" },
+    ]);
     d = await detail(g);
     expect(d.lag).toBe(3);
     expect(d.offsets.map((o) => [o.partition, o.currentOffset, o.logEndOffset, o.lag])).toEqual([
@@ -86,9 +97,19 @@ describe("consumer group lag", () => {
     ]);
 
     const list = (await (await rt.request("/api/consumers", { role: "read" })).json()) as Array<Record<string, unknown>>;
-    expect(list.find((x) => x.id === g)).toEqual({ id: g, state: "Empty", protocolType: "", protocol: "", members: 0, topics: [t], lag: 3 });
+    expect(list.find((x) => x.id === g)).toEqual({
+      id: g,
+      state: "Empty",
+      protocolType: "",
+      protocol: "",
+      members: 0,
+      topics: [t],
+      lag: 3,
+    });
 
-    const topic = (await (await rt.request(`/api/topics/${t}`, { role: "read" })).json()) as { consumers: Array<{ id: string; lag: number }> };
+    const topic = (await (await rt.request(`/api/topics/${t}`, { role: "read" })).json()) as {
+      consumers: Array<{ id: string; lag: number }>;
+    };
     expect(topic.consumers.map((c) => [c.id, c.lag])).toEqual([[g, 3]]);
 
     const metrics = await (await rt.app.request("/metrics")).text();
@@ -101,7 +122,14 @@ describe("consumer group lag", () => {
   test("a live member: shown with its assignments; resets and deletion are 409 with the reason", async () => {
     const t = await topicWith([3, 3]);
     const g = group("live");
-    const member = rt.kafka.default().joinGroup({ groupId: g, topics: [t], clientId: "loupe-test-member", sessionTimeoutMs: 6_000, heartbeatIntervalMs: 500, maxWaitMs: 200 });
+    const member = rt.kafka.default().joinGroup({
+      groupId: g,
+      topics: [t],
+      clientId: "loupe-test-member",
+      sessionTimeoutMs: 6_000,
+      heartbeatIntervalMs: 500,
+      maxWaitMs: 200,
+    });
     try {
       let read = 0;
       for await (const m of member.records()) {
@@ -137,7 +165,7 @@ describe("consumer group lag", () => {
 describe("PUT /api/consumers/{group}/offsets", () => {
   test("earliest, latest, timestamp and explicit offsets, each audited", async () => {
     const base = Date.now() - 60_000;
-    const t = await topicWith([5, 5], (p, i) => base + i * 1_000);
+    const t = await topicWith([5, 5], (_p, i) => base + i * 1_000);
     const g = group("reset");
     const kafka = rt.kafka.default();
     await kafka.alterGroupOffsets(g, [{ topic: t, partition: 0, offset: 3 }]);
@@ -171,7 +199,11 @@ describe("PUT /api/consumers/{group}/offsets", () => {
       [1, 1],
     ]);
 
-    const audit = (await (await rt.request("/api/audit?type=CONSUMER_GROUP", { role: "admin" })).json()) as Array<{ change: string; userId: string; content: Record<string, string> }>;
+    const audit = (await (await rt.request("/api/audit?type=CONSUMER_GROUP", { role: "admin" })).json()) as Array<{
+      change: string;
+      userId: string;
+      content: Record<string, string>;
+    }>;
     const mine = audit.filter((e) => e.content.group === g);
     expect(mine.length).toBe(5);
     expect(mine.every((e) => e.change === "UPDATE" && e.userId === "wanda" && e.content.outcome === "SUCCESS")).toBe(true);
@@ -181,7 +213,15 @@ describe("PUT /api/consumers/{group}/offsets", () => {
     const t = await topicWith([2]);
     const g = group("bad");
     await rt.kafka.default().alterGroupOffsets(g, [{ topic: t, partition: 0, offset: 1 }]);
-    for (const body of [{}, { to: "middle" }, { timestamp: -1 }, { offsets: [] }, { offsets: [{ topic: t, partition: -1, offset: 0 }] }, { offsets: [{ topic: t, partition: 0, offset: "x" }] }, { to: "earliest", extra: 1 }]) {
+    for (const body of [
+      {},
+      { to: "middle" },
+      { timestamp: -1 },
+      { offsets: [] },
+      { offsets: [{ topic: t, partition: -1, offset: 0 }] },
+      { offsets: [{ topic: t, partition: 0, offset: "x" }] },
+      { to: "earliest", extra: 1 },
+    ]) {
       const res = await put(g, body);
       expect(res.status).toBe(400);
       await errorOf(res);
@@ -199,7 +239,9 @@ describe("PUT /api/consumers/{group}/offsets", () => {
     expect((await errorOf(none)).message).toContain("name the topics");
     expect((await put(fresh, { to: "earliest", topics: [t] })).status).toBe(200);
     expect((await detail(fresh)).offsets.map((o) => o.currentOffset)).toEqual([0]);
-    expect((await rt.request(`/api/consumers/${g}/offsets`, { method: "PUT", role: "read", body: JSON.stringify({ to: "earliest" }) })).status).toBe(403);
+    expect(
+      (await rt.request(`/api/consumers/${g}/offsets`, { method: "PUT", role: "read", body: JSON.stringify({ to: "earliest" }) })).status,
+    ).toBe(403);
   });
 });
 
@@ -214,7 +256,10 @@ describe("GET and DELETE /api/consumers/{group}", () => {
     expect((await rt.request(`/api/consumers/${g}`, { role: "read" })).status).toBe(404);
     const again = await rt.request(`/api/consumers/${g}`, { method: "DELETE", role: "write" });
     expect(again.status).toBe(404);
-    const audit = (await (await rt.request("/api/audit?type=CONSUMER_GROUP", { role: "admin" })).json()) as Array<{ change: string; content: Record<string, string> }>;
+    const audit = (await (await rt.request("/api/audit?type=CONSUMER_GROUP", { role: "admin" })).json()) as Array<{
+      change: string;
+      content: Record<string, string>;
+    }>;
     expect(audit.filter((e) => e.content.group === g).map((e) => [e.change, e.content.outcome])).toEqual([
       ["REMOVE", "FAILURE"],
       ["REMOVE", "SUCCESS"],

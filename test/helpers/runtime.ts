@@ -1,11 +1,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { AppDeps } from "../../src/app.ts";
 import { parseConfig } from "../../src/config/load.ts";
 import type { Role } from "../../src/config/schema.ts";
-import type { AppDeps } from "../../src/app.ts";
-import { buildRuntime, type Runtime } from "../../src/runtime.ts";
 import type { LogSink } from "../../src/log/logger.ts";
+import { buildRuntime, type Runtime } from "../../src/runtime.ts";
 
 export const ROLE_USERS: Record<Role, { name: string; password: string }> = {
   admin: { name: "alice", password: "alice-pw-1" },
@@ -74,7 +74,11 @@ export async function testRuntime(
     ...raw,
   });
   const sink = new MemorySink();
-  const rt = await buildRuntime(config, { sink, ...(opts.adminPassword ? { adminPassword: opts.adminPassword } : {}), ...(opts.app ? { app: opts.app } : {}) });
+  const rt = await buildRuntime(config, {
+    sink,
+    ...(opts.adminPassword ? { adminPassword: opts.adminPassword } : {}),
+    ...(opts.app ? { app: opts.app } : {}),
+  });
   const tokens = new Map<Role, string>();
   // request() goes through a real HTTP server, wired as src/main.ts wires it: responses reach the
   // client as they reach real clients (streams through Bun's HTTP writer, not read in-process).
@@ -111,7 +115,9 @@ export async function testRuntime(
 }
 
 /** Asserts the COMPAT.md error body and returns it. */
-export async function errorOf(res: Response): Promise<{ error_code: number; message: string; code: string; requestId: string; details?: unknown }> {
+export async function errorOf(
+  res: Response,
+): Promise<{ error_code: number; message: string; code: string; requestId: string; details?: unknown }> {
   const body = (await res.json()) as { error_code: number; message: string; code: string; requestId: string };
   if (body.error_code !== res.status) throw new Error(`error_code ${body.error_code} != status ${res.status}`);
   if (typeof body.message !== "string" || typeof body.code !== "string" || typeof body.requestId !== "string")

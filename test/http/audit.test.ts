@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { sanitizeContent } from "../../src/domains/audit/service.ts";
 import { ACCESS_RULES } from "../../src/http/access.ts";
 import { AppError } from "../../src/http/errors.ts";
-import { sanitizeContent } from "../../src/domains/audit/service.ts";
 import { errorOf, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 
 let rt: TestRuntime;
@@ -33,7 +33,7 @@ describe("audit", () => {
     const ok = await rt.request("/api/test/things/alpha", {
       method: "POST",
       role: "write",
-      body: JSON.stringify({ "sasl.jaas.config": "org.x required password=\"hunter2\";", "ssl.key.password": "hunter3", retention: "1000" }),
+      body: JSON.stringify({ "sasl.jaas.config": 'org.x required password="hunter2";', "ssl.key.password": "hunter3", retention: "1000" }),
     });
     expect(ok.status).toBe(201);
     const bad = await rt.request("/api/test/things/fail", { method: "POST", role: "write", body: JSON.stringify({ password: "hunter4" }) });
@@ -48,8 +48,14 @@ describe("audit", () => {
     // newest first
     expect(entries[0]).toMatchObject({ type: "TOPIC", change: "ADD", userId: "reed", content: { name: "beta", outcome: "FAILURE" } });
     expect(entries[0].content.reason).toContain("FORBIDDEN");
-    expect(entries[1]).toMatchObject({ userId: "wanda", content: { name: "fail", outcome: "FAILURE", reason: "CONFLICT: Thing 'fail' already exists", password: "********" } });
-    expect(entries[2]).toMatchObject({ userId: "wanda", content: { name: "alpha", outcome: "SUCCESS", retention: "1000", "sasl.jaas.config": "********", "ssl.key.password": "********" } });
+    expect(entries[1]).toMatchObject({
+      userId: "wanda",
+      content: { name: "fail", outcome: "FAILURE", reason: "CONFLICT: Thing 'fail' already exists", password: "********" },
+    });
+    expect(entries[2]).toMatchObject({
+      userId: "wanda",
+      content: { name: "alpha", outcome: "SUCCESS", retention: "1000", "sasl.jaas.config": "********", "ssl.key.password": "********" },
+    });
     const stored = JSON.stringify(rt.store.sqlite.query("SELECT * FROM audit").all());
     for (const secret of ["hunter2", "hunter3", "hunter4"]) expect(stored).not.toContain(secret);
     expect(entries.every((e) => typeof e.timestamp === "number")).toBe(true);
@@ -76,7 +82,9 @@ describe("audit", () => {
     expect(since.map((e) => e.change)).toEqual(["ADD", "REMOVE"]);
     const until = (await (await rt.request(`/api/audit?to=${t0 - 1}&type=ACL`, { role: "admin" })).json()) as any[];
     expect(until).toEqual([]);
-    const iso = (await (await rt.request(`/api/audit?from=${encodeURIComponent(new Date(t0).toISOString())}&limit=1`, { role: "admin" })).json()) as any[];
+    const iso = (await (
+      await rt.request(`/api/audit?from=${encodeURIComponent(new Date(t0).toISOString())}&limit=1`, { role: "admin" })
+    ).json()) as any[];
     expect(iso.length).toBe(1);
     const tooMany = await rt.request("/api/audit?limit=100001", { role: "admin" });
     expect(tooMany.status).toBe(400);
@@ -112,9 +120,16 @@ describe("audit", () => {
       while (!text.includes("s1-value") && Date.now() < deadline) text += new TextDecoder().decode((await reader.read()).value);
       const line = text.split("\n").find((l) => l.startsWith("data:{"))!;
       const entry = JSON.parse(line.slice(5));
-      expect(entry).toMatchObject({ type: "SCHEMA", change: "ADD", userId: "alice", content: { subject: "s1-value", password: "********" } });
+      expect(entry).toMatchObject({
+        type: "SCHEMA",
+        change: "ADD",
+        userId: "alice",
+        content: { subject: "s1-value", password: "********" },
+      });
       ac.abort();
-      const denied = await fetch(`http://127.0.0.1:${server.port}/api/sse/audit`, { headers: { "x-service-token": await rt.token("write") } });
+      const denied = await fetch(`http://127.0.0.1:${server.port}/api/sse/audit`, {
+        headers: { "x-service-token": await rt.token("write") },
+      });
       expect(denied.status).toBe(403);
     } finally {
       server.stop(true);

@@ -98,7 +98,10 @@ describe("first start with no users", () => {
       const row = fresh.store.sqlite.query("SELECT password_hash FROM users WHERE name = 'admin'").get() as { password_hash: string };
       expect(row.password_hash).toStartWith("$argon2id$");
       expect(row.password_hash).not.toContain("first-start-pw");
-      const res = await fresh.app.request("/api/login", { method: "POST", body: JSON.stringify({ user: "admin", password: "first-start-pw" }) });
+      const res = await fresh.app.request("/api/login", {
+        method: "POST",
+        body: JSON.stringify({ user: "admin", password: "first-start-pw" }),
+      });
       expect(res.status).toBe(200);
     } finally {
       await fresh.dispose();

@@ -8,7 +8,15 @@ beforeAll(async () => {
 });
 afterAll(() => rt.dispose());
 
-const SHAPE = { timestamp: expect.any(Number), logger: expect.any(String), stacktrace: expect.any(String), thread: expect.any(String), message: expect.any(String), time: expect.any(String), level: expect.any(String) };
+const SHAPE = {
+  timestamp: expect.any(Number),
+  logger: expect.any(String),
+  stacktrace: expect.any(String),
+  thread: expect.any(String),
+  message: expect.any(String),
+  time: expect.any(String),
+  level: expect.any(String),
+};
 
 describe("logs", () => {
   test("GET /api/logs/INFO returns log lines in the SPEC shape", async () => {
@@ -57,7 +65,7 @@ describe("logs", () => {
 
   test("ring buffer keeps order across wrap-around", () => {
     const rb = new RingBuffer<number>(3);
-    [1, 2, 3, 4, 5].forEach((n) => rb.push(n));
+    for (const n of [1, 2, 3, 4, 5]) rb.push(n);
     expect(rb.toArray()).toEqual([3, 4, 5]);
   });
 });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createApp } from "../../src/app.ts";
 import { ROLES, type Role } from "../../src/config/schema.ts";
 import { ACCESS_RULES, LEVEL_ROLES, ruleKey } from "../../src/http/access.ts";
-import { createApp } from "../../src/app.ts";
 import { type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 
 /**

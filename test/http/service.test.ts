@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { manifestSource } from "../../scripts/gen-assets.ts";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { manifestSource } from "../../scripts/gen-assets.ts";
 import { type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 
 let rt: TestRuntime;
@@ -23,7 +23,12 @@ describe("service endpoints", () => {
 
   test("health reports a cluster that cannot be reached as DOWN", async () => {
     const down = await testRuntime({
-      kafka: { clusters: [{ name: "local", bootstrapServers: process.env.KAFKA_BOOTSTRAP, default: true }, { name: "gone", bootstrapServers: "127.0.0.1:1" }] },
+      kafka: {
+        clusters: [
+          { name: "local", bootstrapServers: process.env.KAFKA_BOOTSTRAP, default: true },
+          { name: "gone", bootstrapServers: "127.0.0.1:1" },
+        ],
+      },
     });
     try {
       const t0 = Date.now();

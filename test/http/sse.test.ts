@@ -5,7 +5,9 @@ import { type SseWriter, StreamRegistry, sseResponse, sseStream } from "../../sr
 /** Real server sockets: the point is how the helper behaves against a real TCP peer. */
 type Outcome = { reason?: string; sent: number; aborted: boolean };
 const servers: { stop(force: boolean): unknown }[] = [];
-afterAll(() => servers.forEach((s) => s.stop(true)));
+afterAll(() => {
+  for (const s of servers) s.stop(true);
+});
 
 function serveStream(producer: (w: SseWriter, out: Outcome) => Promise<void>, maxBufferedBytes = 256 * 1024) {
   const outcome: Outcome = { sent: 0, aborted: false };

@@ -9,17 +9,31 @@ describe("ACLs", () => {
   test("create, describe with a filter, delete", async () => {
     const resourceName = uniqueTopic("acl");
     const principal = `User:${uniqueTopic("alice")}`;
-    const read: AclBinding = { resourceType: "TOPIC", resourceName, patternType: "LITERAL", principal, host: "*", operation: "READ", permission: "ALLOW" };
+    const read: AclBinding = {
+      resourceType: "TOPIC",
+      resourceName,
+      patternType: "LITERAL",
+      principal,
+      host: "*",
+      operation: "READ",
+      permission: "ALLOW",
+    };
     const write: AclBinding = { ...read, operation: "WRITE", permission: "DENY" };
     const prefixed: AclBinding = { ...read, resourceName: `${resourceName}-`, patternType: "PREFIXED", operation: "DESCRIBE" };
     await kafka.createAcls([read, write, prefixed]);
 
     const mine = await kafka.describeAcls({ principal });
     const sortKey = (a: AclBinding) => `${a.patternType}${a.operation}`;
-    expect(mine.sort((a, b) => sortKey(a).localeCompare(sortKey(b)))).toEqual([read, write, prefixed].sort((a, b) => sortKey(a).localeCompare(sortKey(b))));
+    expect(mine.sort((a, b) => sortKey(a).localeCompare(sortKey(b)))).toEqual(
+      [read, write, prefixed].sort((a, b) => sortKey(a).localeCompare(sortKey(b))),
+    );
     expect(await kafka.describeAcls({ principal, operation: "WRITE" })).toEqual([write]);
     // MATCH finds the literal and the prefixed ACLs that apply to one topic.
-    expect((await kafka.describeAcls({ resourceType: "TOPIC", resourceName: `${resourceName}-x`, patternType: "MATCH", principal })).map((a) => a.operation)).toEqual(["DESCRIBE"]);
+    expect(
+      (await kafka.describeAcls({ resourceType: "TOPIC", resourceName: `${resourceName}-x`, patternType: "MATCH", principal })).map(
+        (a) => a.operation,
+      ),
+    ).toEqual(["DESCRIBE"]);
 
     const deleted = await kafka.deleteAcls([{ principal, operation: "READ" }]);
     expect(deleted).toEqual([read]);
@@ -31,7 +45,15 @@ describe("ACLs", () => {
   test("names are case-insensitive; unknown ones are BAD_REQUEST", async () => {
     const principal = `User:${uniqueTopic("bob")}`;
     await kafka.createAcls([
-      { resourceType: "group" as "GROUP", resourceName: "g", patternType: "Literal" as "LITERAL", principal, host: "*", operation: "Read" as "READ", permission: "allow" as "ALLOW" },
+      {
+        resourceType: "group" as "GROUP",
+        resourceName: "g",
+        patternType: "Literal" as "LITERAL",
+        principal,
+        host: "*",
+        operation: "Read" as "READ",
+        permission: "allow" as "ALLOW",
+      },
     ]);
     expect((await kafka.describeAcls({ principal }))[0]).toMatchObject({ resourceType: "GROUP", operation: "READ", permission: "ALLOW" });
     await kafka.deleteAcls([{ principal }]);

@@ -2,40 +2,97 @@ import { describe, expect, test } from "bun:test";
 // The error classes the client throws, to build the trees toAppError must read.
 import { MultipleErrors, NetworkError, ProtocolError, TimeoutError, UserError } from "@platformatic/kafka";
 import { AppError } from "../../src/http/errors.ts";
-import { createKafkaPool } from "../../src/kafka/index.ts";
 import { KAFKA_ERROR_CODES, toAppError } from "../../src/kafka/errors.ts";
+import { createKafkaPool } from "../../src/kafka/index.ts";
 import { freePort, kafkaBootstrap } from "../cluster/cluster.ts";
 import { rejection, testPool } from "./helpers.ts";
 
-const wrapped = (leaf: Error) => new MultipleErrors("Creating topics failed.", [new MultipleErrors("Received response with error", [leaf])]);
+const wrapped = (leaf: Error) =>
+  new MultipleErrors("Creating topics failed.", [new MultipleErrors("Received response with error", [leaf])]);
 
 describe("toAppError", () => {
   const cases: Array<[string, Error, string, number, string]> = [
-    ["topic exists", wrapped(new ProtocolError("TOPIC_ALREADY_EXISTS", "Topic 't' already exists.")), "CONFLICT", 409, "Ctx: Topic 't' already exists."],
-    ["unknown topic", wrapped(new ProtocolError("UNKNOWN_TOPIC_OR_PARTITION", "")), "NOT_FOUND", 404, "Ctx: This server does not host this topic-partition."],
-    ["invalid config", wrapped(new ProtocolError("INVALID_CONFIG", "Invalid value x for configuration y")), "BAD_REQUEST", 400, "Ctx: Invalid value x for configuration y"],
+    [
+      "topic exists",
+      wrapped(new ProtocolError("TOPIC_ALREADY_EXISTS", "Topic 't' already exists.")),
+      "CONFLICT",
+      409,
+      "Ctx: Topic 't' already exists.",
+    ],
+    [
+      "unknown topic",
+      wrapped(new ProtocolError("UNKNOWN_TOPIC_OR_PARTITION", "")),
+      "NOT_FOUND",
+      404,
+      "Ctx: This server does not host this topic-partition.",
+    ],
+    [
+      "invalid config",
+      wrapped(new ProtocolError("INVALID_CONFIG", "Invalid value x for configuration y")),
+      "BAD_REQUEST",
+      400,
+      "Ctx: Invalid value x for configuration y",
+    ],
     ["invalid request", wrapped(new ProtocolError("INVALID_REQUEST", "bad")), "BAD_REQUEST", 400, "Ctx: bad"],
-    ["partitions", wrapped(new ProtocolError("INVALID_PARTITIONS", "Number of partitions must be larger than 0.")), "BAD_REQUEST", 400, "Ctx: Number of partitions must be larger than 0."],
+    [
+      "partitions",
+      wrapped(new ProtocolError("INVALID_PARTITIONS", "Number of partitions must be larger than 0.")),
+      "BAD_REQUEST",
+      400,
+      "Ctx: Number of partitions must be larger than 0.",
+    ],
     ["replication", wrapped(new ProtocolError("INVALID_REPLICATION_FACTOR", "rf")), "BAD_REQUEST", 400, "Ctx: rf"],
     ["policy", wrapped(new ProtocolError("POLICY_VIOLATION", "no")), "BAD_REQUEST", 400, "Ctx: no"],
-    ["offset range", wrapped(new ProtocolError("OFFSET_OUT_OF_RANGE", null)), "BAD_REQUEST", 400, "Ctx: The requested offset is not within the range of offsets maintained by the server."],
+    [
+      "offset range",
+      wrapped(new ProtocolError("OFFSET_OUT_OF_RANGE", null)),
+      "BAD_REQUEST",
+      400,
+      "Ctx: The requested offset is not within the range of offsets maintained by the server.",
+    ],
     ["non-empty group", wrapped(new ProtocolError("NON_EMPTY_GROUP", "")), "CONFLICT", 409, "Ctx: The group is not empty."],
     ["group not found", wrapped(new ProtocolError("GROUP_ID_NOT_FOUND", "")), "NOT_FOUND", 404, "Ctx: The group id does not exist."],
     ["unsupported", wrapped(new ProtocolError("UNSUPPORTED_VERSION", "")), "UNSUPPORTED", 422, "Ctx: The version of API is not supported."],
-    ["no authorizer", wrapped(new ProtocolError("SECURITY_DISABLED", "No Authorizer is configured.")), "BAD_REQUEST", 400, "Ctx: No Authorizer is configured."],
+    [
+      "no authorizer",
+      wrapped(new ProtocolError("SECURITY_DISABLED", "No Authorizer is configured.")),
+      "BAD_REQUEST",
+      400,
+      "Ctx: No Authorizer is configured.",
+    ],
     ["denied", wrapped(new ProtocolError("TOPIC_AUTHORIZATION_FAILED", "")), "FORBIDDEN", 403, "Ctx: Topic authorization failed."],
-    ["coordinator", wrapped(new ProtocolError("COORDINATOR_NOT_AVAILABLE", "")), "UNAVAILABLE", 503, "Ctx: The coordinator is not available."],
+    [
+      "coordinator",
+      wrapped(new ProtocolError("COORDINATOR_NOT_AVAILABLE", "")),
+      "UNAVAILABLE",
+      503,
+      "Ctx: The coordinator is not available.",
+    ],
     ["request timeout", wrapped(new ProtocolError("REQUEST_TIMED_OUT", "")), "GATEWAY_TIMEOUT", 504, "Ctx: The request timed out."],
-    ["client timeout", new TimeoutError("Request timed out"), "GATEWAY_TIMEOUT", 504, "Ctx: the cluster did not answer in time (Request timed out)"],
+    [
+      "client timeout",
+      new TimeoutError("Request timed out"),
+      "GATEWAY_TIMEOUT",
+      504,
+      "Ctx: the cluster did not answer in time (Request timed out)",
+    ],
     [
       "network",
-      new MultipleErrors("Cannot connect to any broker.", [new NetworkError("Connection to 127.0.0.1:1 failed.", { cause: new Error("connect ECONNREFUSED 127.0.0.1:1") })]),
+      new MultipleErrors("Cannot connect to any broker.", [
+        new NetworkError("Connection to 127.0.0.1:1 failed.", { cause: new Error("connect ECONNREFUSED 127.0.0.1:1") }),
+      ]),
       "UNAVAILABLE",
       503,
       "Ctx: cannot reach the cluster: Connection to 127.0.0.1:1 failed. (connect ECONNREFUSED 127.0.0.1:1)",
     ],
     ["client-side unknown topic", new UserError("Unknown topic t."), "NOT_FOUND", 404, "Ctx: Topic 't' does not exist."],
-    ["unknown error name", wrapped(new ProtocolError("UNKNOWN_SERVER_ERROR", "")), "BAD_GATEWAY", 502, "Ctx: The server experienced an unexpected error when processing the request."],
+    [
+      "unknown error name",
+      wrapped(new ProtocolError("UNKNOWN_SERVER_ERROR", "")),
+      "BAD_GATEWAY",
+      502,
+      "Ctx: The server experienced an unexpected error when processing the request.",
+    ],
     ["bug", new TypeError("x is undefined"), "INTERNAL", 500, "Ctx: unexpected error from the Kafka client"],
   ];
   test.each(cases)("%s", (_name, err, code, status, message) => {

@@ -7,10 +7,20 @@ const { kafka, topic } = kafkaFixture();
 describe("consumer groups", () => {
   test("a real group's commits, members and state, then deleting it", async () => {
     const name = await topic("group", 2);
-    await kafka.produce(name, Array.from({ length: 10 }, (_, i) => ({ partition: i % 2, value: `v${i}` })));
+    await kafka.produce(
+      name,
+      Array.from({ length: 10 }, (_, i) => ({ partition: i % 2, value: `v${i}` })),
+    );
     const groupId = uniqueTopic("grp");
     // A live member of the group, through src/kafka like everything else.
-    const member = kafka.joinGroup({ groupId, topics: [name], clientId: "loupe-test-member", sessionTimeoutMs: 6_000, heartbeatIntervalMs: 500, maxWaitMs: 200 });
+    const member = kafka.joinGroup({
+      groupId,
+      topics: [name],
+      clientId: "loupe-test-member",
+      sessionTimeoutMs: 6_000,
+      heartbeatIntervalMs: 500,
+      maxWaitMs: 200,
+    });
     try {
       let read = 0;
       for await (const message of member.records()) {
@@ -23,7 +33,11 @@ describe("consumer groups", () => {
       const committed = await kafka.fetchCommittedOffsets([groupId]);
       expect(committed.get(groupId)).toEqual([{ topic: name, partition: 0, offset: 3, metadata: "" }]);
 
-      expect((await kafka.listGroups()).find((g) => g.groupId === groupId)).toMatchObject({ groupId, state: "Stable", protocolType: "consumer" });
+      expect((await kafka.listGroups()).find((g) => g.groupId === groupId)).toMatchObject({
+        groupId,
+        state: "Stable",
+        protocolType: "consumer",
+      });
       const [described] = await kafka.describeGroups([groupId]);
       expect(described!.state).toBe("Stable");
       expect(described!.members.length).toBe(1);
@@ -67,7 +81,9 @@ describe("consumer groups", () => {
     const before = kafka.stats().byApi.OffsetFetch ?? 0;
     const committed = await kafka.fetchCommittedOffsets([...groups, uniqueTopic("never-committed")]);
     expect((kafka.stats().byApi.OffsetFetch ?? 0) - before).toBe(1);
-    expect(groups.map((g) => committed.get(g))).toEqual(groups.map((_, i) => [{ topic: name, partition: i % 3, offset: 10 + i, metadata: "" }]));
+    expect(groups.map((g) => committed.get(g))).toEqual(
+      groups.map((_, i) => [{ topic: name, partition: i % 3, offset: 10 + i, metadata: "" }]),
+    );
     expect([...committed.values()].at(-1)).toEqual([]);
     await kafka.deleteGroups(groups);
   }, 15_000);

@@ -12,7 +12,11 @@ export function testPool(): KafkaPool {
 }
 
 /** A pool, its default cluster, and a topic factory whose topics are deleted after the file. */
-export function kafkaFixture(): { pool: KafkaPool; kafka: KafkaCluster; topic(prefix: string, partitions?: number, configs?: Record<string, string>): Promise<string> } {
+export function kafkaFixture(): {
+  pool: KafkaPool;
+  kafka: KafkaCluster;
+  topic(prefix: string, partitions?: number, configs?: Record<string, string>): Promise<string>;
+} {
   const pool = testPool();
   const kafka = pool.default();
   const created: string[] = [];

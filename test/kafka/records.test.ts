@@ -28,7 +28,10 @@ describe("produce and list offsets", () => {
   test("keyed records land where Java's partitioner puts them", async () => {
     const name = await topic("keys", 4);
     // Partitions from org.apache.kafka.common.utils.Utils: toPositive(murmur2(key)) % 4.
-    const produced = await kafka.produce(name, ["k0", "k3", "bob", "k0", "carol"].map((key) => ({ key, value: key })));
+    const produced = await kafka.produce(
+      name,
+      ["k0", "k3", "bob", "k0", "carol"].map((key) => ({ key, value: key })),
+    );
     expect(produced.map((p) => p.partition)).toEqual([1, 0, 2, 1, 2]);
     expect(produced.map((p) => p.offset)).toEqual([0, 0, 0, 1, 1]);
   });
@@ -38,9 +41,15 @@ describe("produce and list offsets", () => {
   test("producing right after creating a topic writes every record once", async () => {
     for (let round = 0; round < 3; round++) {
       const name = await topic("fresh", 6);
-      const produced = await kafka.produce(name, Array.from({ length: 12 }, (_, i) => ({ partition: i % 6, value: `v${i}` })));
+      const produced = await kafka.produce(
+        name,
+        Array.from({ length: 12 }, (_, i) => ({ partition: i % 6, value: `v${i}` })),
+      );
       expect(produced.map((p) => p.offset)).toEqual(Array.from({ length: 12 }, (_, i) => Math.floor(i / 6)));
-      const latest = await kafka.listOffsets([0, 1, 2, 3, 4, 5].map((partition) => ({ topic: name, partition })), "latest");
+      const latest = await kafka.listOffsets(
+        [0, 1, 2, 3, 4, 5].map((partition) => ({ topic: name, partition })),
+        "latest",
+      );
       expect(latest.map((o) => o.offset)).toEqual([2, 2, 2, 2, 2, 2]);
     }
   }, 15_000);
@@ -48,7 +57,10 @@ describe("produce and list offsets", () => {
   test("listOffsets by timestamp finds the first record at or after it", async () => {
     const name = await topic("times");
     const base = Date.now() - 60_000;
-    await kafka.produce(name, [0, 1, 2, 3].map((i) => ({ value: `v${i}`, timestamp: base + i * 1000, partition: 0 })));
+    await kafka.produce(
+      name,
+      [0, 1, 2, 3].map((i) => ({ value: `v${i}`, timestamp: base + i * 1000, partition: 0 })),
+    );
     const [at] = await kafka.listOffsets([{ topic: name, partition: 0 }], base + 1500);
     expect(at).toEqual({ topic: name, partition: 0, offset: 2, timestamp: base + 2000 });
     const [after] = await kafka.listOffsets([{ topic: name, partition: 0 }], base + 10_000);
@@ -77,7 +89,15 @@ describe("consume", () => {
         timestamp: ts + i,
       })),
     );
-    const records = await collect(kafka.consume({ topic: name, partitions: [{ partition: 0, from: 2, to: 7 }, { partition: 1, from: 1, to: 3 }] }));
+    const records = await collect(
+      kafka.consume({
+        topic: name,
+        partitions: [
+          { partition: 0, from: 2, to: 7 },
+          { partition: 1, from: 1, to: 3 },
+        ],
+      }),
+    );
     const p0 = records.filter((r) => r.partition === 0);
     const p1 = records.filter((r) => r.partition === 1);
     expect(p0.map((r) => r.offset)).toEqual([2, 3, 4, 5, 6]);
@@ -111,7 +131,15 @@ describe("consume", () => {
           }),
         );
       }
-      const plain = (r: { partition: number; offset: number; timestamp: number; timestampType: string; key: Uint8Array | null; value: Uint8Array | null; headers: Array<{ key: string; value: Uint8Array | null }> }) => ({
+      const plain = (r: {
+        partition: number;
+        offset: number;
+        timestamp: number;
+        timestampType: string;
+        key: Uint8Array | null;
+        value: Uint8Array | null;
+        headers: Array<{ key: string; value: Uint8Array | null }>;
+      }) => ({
         partition: r.partition,
         offset: r.offset,
         timestamp: r.timestamp,
@@ -120,12 +148,16 @@ describe("consume", () => {
         value: text(r.value),
         headers: r.headers.map((h) => [h.key, text(h.value)]),
       });
-      const ranges = [{ partition: 0, from: 0 }, { partition: 1, from: 7, to: 50 }];
+      const ranges = [
+        { partition: 0, from: 0 },
+        { partition: 1, from: 7, to: 50 },
+      ];
       const ours = (await collect(kafka.consumeBatches({ topic: name, partitions: ranges, maxBytes: 8_000 }))).flat().map(plain);
       const client = (await collect(kafka.consume({ topic: name, partitions: ranges, recordDecoder: "client" }))).map(plain);
       // Reused buffers: each batch is read before the next is pulled, as the SQL executor does.
       const reused: ReturnType<typeof plain>[] = [];
-      for await (const batch of kafka.consumeBatches({ topic: name, partitions: ranges, reuseBuffers: true })) reused.push(...batch.map(plain));
+      for await (const batch of kafka.consumeBatches({ topic: name, partitions: ranges, reuseBuffers: true }))
+        reused.push(...batch.map(plain));
       expect(ours.length).toBe(60 + 43);
       expect(ours).toEqual(client);
       expect(reused).toEqual(client);
@@ -140,13 +172,19 @@ describe("consume", () => {
         headers: [],
       });
       expect(ours.find((r) => r.partition === 0 && r.offset === 0)!.key).toBeNull();
-      expect(ours.find((r) => r.partition === 1 && r.offset === 17)!.headers).toEqual([["a", "h35"], ["b", ""]]);
+      expect(ours.find((r) => r.partition === 1 && r.offset === 17)!.headers).toEqual([
+        ["a", "h35"],
+        ["b", ""],
+      ]);
     });
   }
 
   test("without an end it reads to the high watermark seen at the start, then ends", async () => {
     const name = await topic("to-end");
-    await kafka.produce(name, Array.from({ length: 50 }, (_, i) => ({ value: `v${i}` })));
+    await kafka.produce(
+      name,
+      Array.from({ length: 50 }, (_, i) => ({ value: `v${i}` })),
+    );
     const records = await collect(kafka.consume({ topic: name, partitions: [{ partition: 0, from: 0 }] }));
     expect(records.map((r) => r.offset)).toEqual(Array.from({ length: 50 }, (_, i) => i));
     // An end past the last record does not wait for records that do not exist.
@@ -158,7 +196,10 @@ describe("consume", () => {
   test("small fetches still read the whole range", async () => {
     const name = await topic("small-fetch");
     const big = "x".repeat(10_000);
-    await kafka.produce(name, Array.from({ length: 30 }, () => ({ value: big })));
+    await kafka.produce(
+      name,
+      Array.from({ length: 30 }, () => ({ value: big })),
+    );
     const records = await collect(kafka.consume({ topic: name, partitions: [{ partition: 0, from: 0 }], maxBytes: 25_000 }));
     expect(records.length).toBe(30);
     expect(records.at(-1)!.offset).toBe(29);
@@ -166,7 +207,10 @@ describe("consume", () => {
 
   test("deleteRecords moves the log start; reads below it start at the new start", async () => {
     const name = await topic("delete-records");
-    await kafka.produce(name, Array.from({ length: 10 }, (_, i) => ({ value: `v${i}` })));
+    await kafka.produce(
+      name,
+      Array.from({ length: 10 }, (_, i) => ({ value: `v${i}` })),
+    );
     expect(await kafka.deleteRecords(name, 0, 4)).toEqual({ topic: name, partition: 0, lowWatermark: 4 });
     expect((await kafka.listOffsets([{ topic: name, partition: 0 }], "earliest"))[0]!.offset).toBe(4);
     const records = await collect(kafka.consume({ topic: name, partitions: [{ partition: 0, from: 0 }] }));
@@ -187,7 +231,13 @@ describe("consume", () => {
     const controller = new AbortController();
     const seen: number[] = [];
     const reading = (async () => {
-      for await (const r of kafka.consume({ topic: name, partitions: [{ partition: 0, from: 0 }], signal: controller.signal, follow: true, maxWaitMs: 5_000 })) {
+      for await (const r of kafka.consume({
+        topic: name,
+        partitions: [{ partition: 0, from: 0 }],
+        signal: controller.signal,
+        follow: true,
+        maxWaitMs: 5_000,
+      })) {
         seen.push(r.offset);
       }
     })();

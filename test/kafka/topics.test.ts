@@ -27,7 +27,13 @@ describe("topics", () => {
         [2, 1, [1], [1]],
       ]);
       const listed = await kafka.listTopics();
-      expect(listed.find((t) => t.name === name)).toEqual({ name, topicId: created.topicId, internal: false, partitions: 3, replicationFactor: 1 });
+      expect(listed.find((t) => t.name === name)).toEqual({
+        name,
+        topicId: created.topicId,
+        internal: false,
+        partitions: 3,
+        replicationFactor: 1,
+      });
     } finally {
       await kafka.deleteTopic(name);
     }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { inferType } from "../../src/domains/metadata/infer.ts";
-import { bootstrap, errorOf, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 import { uniqueTopic } from "../cluster/cluster.ts";
+import { bootstrap, errorOf, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 
 const bytes = (...b: number[]) => new Uint8Array(b);
 const text = (s: string) => new TextEncoder().encode(s);
@@ -50,7 +50,11 @@ describe("topic metadata API", () => {
     });
   });
   afterAll(async () => {
-    for (const t of topics) await rt.kafka.default().deleteTopic(t).catch(() => {});
+    for (const t of topics)
+      await rt.kafka
+        .default()
+        .deleteTopic(t)
+        .catch(() => {});
     await rt.dispose();
   });
 
@@ -77,7 +81,9 @@ describe("topic metadata API", () => {
     expect(list.find((m) => m.topicName === t)).toEqual(want);
 
     // Stored per cluster: the other cluster has none for the same name.
-    const other = (await (await rt.request("/api/metadata/topics", { role: "nodata", headers: { "x-service-cluster": "other" } })).json()) as unknown[];
+    const other = (await (
+      await rt.request("/api/metadata/topics", { role: "nodata", headers: { "x-service-cluster": "other" } })
+    ).json()) as unknown[];
     expect(other).toEqual([]);
     expect((await post(t, "keyType=INT&valueType=json", { "x-service-cluster": "other" })).status).toBe(200);
     expect(await (await rt.request(`/api/metadata/topics/${t}`, { role: "read" })).json()).toEqual(want);
@@ -94,10 +100,17 @@ describe("topic metadata API", () => {
     expect((await rt.request(`/api/system/topics/metadata/${t}`, { method: "DELETE", role: "write" })).status).toBe(200);
     expect(await (await rt.request(`/api/metadata/topics/${t}`, { role: "read" })).json()).toMatchObject({ inferred: true });
     expect((await rt.request(`/api/system/topics/metadata/${t}`, { method: "DELETE", role: "write" })).status).toBe(404);
-    const del = await rt.request(`/api/metadata/topics/${t}`, { method: "DELETE", role: "write", headers: { "x-service-cluster": "other" } });
+    const del = await rt.request(`/api/metadata/topics/${t}`, {
+      method: "DELETE",
+      role: "write",
+      headers: { "x-service-cluster": "other" },
+    });
     expect(del.status).toBe(200);
 
-    const audit = (await (await rt.request("/api/audit?type=TOPIC_METADATA", { role: "admin" })).json()) as Array<{ change: string; content: Record<string, string> }>;
+    const audit = (await (await rt.request("/api/audit?type=TOPIC_METADATA", { role: "admin" })).json()) as Array<{
+      change: string;
+      content: Record<string, string>;
+    }>;
     expect(audit.filter((e) => e.content.topicName === t).map((e) => `${e.change} ${e.content.outcome}`)).toEqual([
       "REMOVE SUCCESS",
       "REMOVE FAILURE",
@@ -113,7 +126,10 @@ describe("topic metadata API", () => {
     const unknownType = await post(t, "keyType=STRING&valueType=XML");
     expect(unknownType.status).toBe(400);
     expect((await errorOf(unknownType)).message).toContain("AVRO, JSON, STRING, INT, LONG, DOUBLE, FLOAT, BYTES, PROTOBUF");
-    const badAvro = await post(t, `keyType=STRING&valueType=AVRO&valueSchema=${encodeURIComponent('{"type":"record","name":"R","fields":[{"name":"a","type":"nope"}]}')}`);
+    const badAvro = await post(
+      t,
+      `keyType=STRING&valueType=AVRO&valueSchema=${encodeURIComponent('{"type":"record","name":"R","fields":[{"name":"a","type":"nope"}]}')}`,
+    );
     expect(badAvro.status).toBe(400);
     expect((await errorOf(badAvro)).message).toContain("nope");
     const badJson = await post(t, `keyType=JSON&valueType=STRING&keySchema=${encodeURIComponent("{oops")}`);
@@ -124,13 +140,24 @@ describe("topic metadata API", () => {
     expect((await post(uniqueTopic("missing"), "keyType=STRING&valueType=STRING")).status).toBe(404);
     expect((await rt.request(`/api/metadata/topics/${uniqueTopic("missing")}`, { role: "read" })).status).toBe(404);
     expect((await rt.request(`/api/metadata/topics/${t}`, { method: "DELETE", role: "write" })).status).toBe(404);
-    expect((await rt.request(`/api/metadata/topics/${t}?keyType=STRING&valueType=STRING`, { method: "POST", role: "read" })).status).toBe(403);
-    expect(await (await rt.request("/api/metadata/topics", { role: "read" })).json()).not.toContainEqual(expect.objectContaining({ topicName: t }));
+    expect((await rt.request(`/api/metadata/topics/${t}?keyType=STRING&valueType=STRING`, { method: "POST", role: "read" })).status).toBe(
+      403,
+    );
+    expect(await (await rt.request("/api/metadata/topics", { role: "read" })).json()).not.toContainEqual(
+      expect.objectContaining({ topicName: t }),
+    );
   });
 
   test("without stored metadata, types are inferred from records", async () => {
     const cases: Array<[Array<{ key?: string | Uint8Array | null; value: string | Uint8Array | null }>, string, string]> = [
-      [[{ key: "k1", value: '{"a":1}' }, { key: "k2", value: '{"a":2}' }], "STRING", "JSON"],
+      [
+        [
+          { key: "k1", value: '{"a":1}' },
+          { key: "k2", value: '{"a":2}' },
+        ],
+        "STRING",
+        "JSON",
+      ],
       [[{ key: long(5n), value: int(9) }], "LONG", "INT"],
       [[{ key: null, value: wire(12, 2, 4) }], "BYTES", "AVRO"],
       [[], "BYTES", "BYTES"],

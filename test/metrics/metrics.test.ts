@@ -15,7 +15,11 @@ describe("Prometheus text format", () => {
   });
 
   test("HELP and TYPE once, then series", () => {
-    const text = new MetricsText().metric("m", "gauge", "help \\ text\nmore").sample("m", { a: "x", b: 1 }, 2.5).sample("m", {}, NaN).toString();
+    const text = new MetricsText()
+      .metric("m", "gauge", "help \\ text\nmore")
+      .sample("m", { a: "x", b: 1 }, 2.5)
+      .sample("m", {}, NaN)
+      .toString();
     expect(text).toBe('# HELP m help \\\\ text\\nmore\n# TYPE m gauge\nm{a="x",b="1"} 2.5\nm NaN\n');
   });
 });
@@ -28,8 +32,15 @@ describe("GET /metrics", () => {
     rt = await testRuntime({ lag: { cacheTtl: 0, sampleInterval: 200 } });
   });
   afterAll(async () => {
-    await rt.kafka.default().deleteGroups(groups).catch(() => {});
-    for (const t of topics) await rt.kafka.default().deleteTopic(t).catch(() => {});
+    await rt.kafka
+      .default()
+      .deleteGroups(groups)
+      .catch(() => {});
+    for (const t of topics)
+      await rt.kafka
+        .default()
+        .deleteTopic(t)
+        .catch(() => {});
     await rt.dispose();
   });
 
@@ -43,7 +54,10 @@ describe("GET /metrics", () => {
     groups.push(g);
     await kafka.alterGroupOffsets(g, [{ topic: t, partition: 0, offset: 0 }]);
     await Bun.sleep(500); // the sampler sees the empty partition first
-    await kafka.produce(t, Array.from({ length: 7 }, (_, i) => ({ partition: 0, value: `v${i}` })));
+    await kafka.produce(
+      t,
+      Array.from({ length: 7 }, (_, i) => ({ partition: 0, value: `v${i}` })),
+    );
     await Bun.sleep(500);
     await rt.request("/api/auth", { role: "admin" }); // a user name that must not show up
 
@@ -71,7 +85,7 @@ describe("GET /metrics", () => {
       expect(lines.filter((l) => l.startsWith(`# HELP ${name} `))).toHaveLength(1);
       expect(lines.filter((l) => l.startsWith(`# TYPE ${name} `))).toHaveLength(1);
     }
-    expect(lines).toContain("loupe_lag_up{cluster=\"local\"} 1");
+    expect(lines).toContain('loupe_lag_up{cluster="local"} 1');
     // Every series line parses: name, optional labels, a number.
     for (const l of lines.filter((x) => x && !x.startsWith("#")))
       expect(l).toMatch(/^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\\n]|\\["\\n])*",?)*\})? (-?[0-9.e+]+|NaN|[+-]Inf)$/);

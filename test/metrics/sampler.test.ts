@@ -15,7 +15,15 @@ describe("end-offset history", () => {
     s.record("c", 10_000, ends("t", 100, 50));
     s.record("c", 20_000, ends("t", 300, 150));
     expect(s.rate("c", "t")).toBe(30); // (200 + 100) / 10 s
-    expect(s.rate("c", "t", { t: 30_000, ends: [{ partition: 0, offset: 700 }, { partition: 1, offset: 150 }] })).toBe(35); // (600 + 100) / 20 s
+    expect(
+      s.rate("c", "t", {
+        t: 30_000,
+        ends: [
+          { partition: 0, offset: 700 },
+          { partition: 1, offset: 150 },
+        ],
+      }),
+    ).toBe(35); // (600 + 100) / 20 s
     expect(s.rate("c", "missing")).toBe(0);
     // A partial sample of another topic after the last full one does not hide t.
     s.record("c", 25_000, ends("other", 5));

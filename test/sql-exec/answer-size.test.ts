@@ -9,7 +9,11 @@ describe("the single JSON answer", () => {
     const t = await f.topic("big");
     const value = JSON.stringify({ pad: "x".repeat(100_000) });
     const count = Math.ceil((JSON_ANSWER_MAX_BYTES * 1.25) / value.length);
-    await f.produce(t, Array.from({ length: count }, () => ({ value })), 5);
+    await f.produce(
+      t,
+      Array.from({ length: count }, () => ({ value })),
+      5,
+    );
 
     const sql = `SET max.size = 1g; SELECT * FROM \`${t}\``;
     const answer = await json(f.rt, sql);

@@ -43,10 +43,26 @@ function wire(id: number, bytes: Buffer): Buffer {
   return Buffer.concat([head, bytes]);
 }
 
-const int32 = (n: number) => { const b = Buffer.alloc(4); b.writeInt32BE(n); return b; };
-const int64 = (n: bigint) => { const b = Buffer.alloc(8); b.writeBigInt64BE(n); return b; };
-const float32 = (n: number) => { const b = Buffer.alloc(4); b.writeFloatBE(n); return b; };
-const float64 = (n: number) => { const b = Buffer.alloc(8); b.writeDoubleBE(n); return b; };
+const int32 = (n: number) => {
+  const b = Buffer.alloc(4);
+  b.writeInt32BE(n);
+  return b;
+};
+const int64 = (n: bigint) => {
+  const b = Buffer.alloc(8);
+  b.writeBigInt64BE(n);
+  return b;
+};
+const float32 = (n: number) => {
+  const b = Buffer.alloc(4);
+  b.writeFloatBE(n);
+  return b;
+};
+const float64 = (n: number) => {
+  const b = Buffer.alloc(8);
+  b.writeDoubleBE(n);
+  return b;
+};
 
 const values = (s: { records: Array<{ value: string }> }) => s.records.map((r) => JSON.parse(r.value));
 
@@ -62,7 +78,10 @@ describe("AVRO through the schema registry", () => {
   beforeAll(async () => {
     topic = await f.topic("avro", 1);
     id = await register(`${topic}-value`, userSchema);
-    await f.produce(topic, users.map((u) => ({ key: `u${u.id}`, value: wire(id, userType.toBuffer(u)) })));
+    await f.produce(
+      topic,
+      users.map((u) => ({ key: `u${u.id}`, value: wire(id, userType.toBuffer(u)) })),
+    );
   });
 
   test("inferred from the wire format and decoded with the registry's schema", async () => {
@@ -131,7 +150,10 @@ describe("formats chosen with SET", () => {
 
   test("INT key and value; wrong sizes are skipped and counted", async () => {
     const s = await stream(f.rt, `SET key.format = INT; SET value.format = INT; SELECT * FROM \`${topic}\``);
-    expect(s.records.map((r: { key: string; value: string }) => [r.key, r.value])).toEqual([["7", "-42"], ["8", "2000000000"]]);
+    expect(s.records.map((r: { key: string; value: string }) => [r.key, r.value])).toEqual([
+      ["7", "-42"],
+      ["8", "2000000000"],
+    ]);
     expect(s.end).toMatchObject({ totalRecords: 2, skippedRecords: 1 });
     const filtered = await stream(f.rt, `SET value.format = INT; SELECT _value FROM \`${topic}\` WHERE _value < 0`);
     expect(values(filtered)).toEqual([{ _value: -42 }]);
@@ -206,7 +228,9 @@ describe("inference without metadata or SET", () => {
 describe("formats from topic metadata", () => {
   test("the topic_metadata table chooses the decoders; SET overrides it", async () => {
     const t = await f.topic("meta", 1);
-    await f.produce(t, [{ key: int32(5), value: userType.toBuffer({ id: 9, name: "raw", email: null, tags: [], avatar: Buffer.alloc(0) }) }]);
+    await f.produce(t, [
+      { key: int32(5), value: userType.toBuffer({ id: 9, name: "raw", email: null, tags: [], avatar: Buffer.alloc(0) }) },
+    ]);
     const hasTable = f.rt.store.sqlite.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'topic_metadata'").get();
     if (!hasTable) {
       // A store without the table: inference, as documented.
@@ -215,7 +239,9 @@ describe("formats from topic metadata", () => {
       return;
     }
     f.rt.store.sqlite
-      .query("INSERT INTO topic_metadata (cluster, topic, key_type, value_type, key_schema, value_schema, updated_by, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+      .query(
+        "INSERT INTO topic_metadata (cluster, topic, key_type, value_type, key_schema, value_schema, updated_by, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+      )
       .run("local", t, "INT", "AVRO", null, JSON.stringify(userSchema), "test", Date.now());
     const s = await stream(f.rt, `SELECT _key, name FROM \`${t}\``);
     expect(values(s)).toEqual([{ _key: 5, name: "raw" }]);

@@ -42,8 +42,7 @@ export function sqlFixture(raw: Record<string, unknown> = {}): Fixture {
   return f;
 }
 
-export const q = (sql: string, extra: Record<string, string> = {}) =>
-  `/api/sql/data?${new URLSearchParams({ sql, ...extra }).toString()}`;
+export const q = (sql: string, extra: Record<string, string> = {}) => `/api/sql/data?${new URLSearchParams({ sql, ...extra }).toString()}`;
 
 export interface StreamLine {
   type: number;
@@ -63,7 +62,10 @@ export function parseStream(text: string): StreamLine[] {
 }
 
 export async function stream(rt: TestRuntime, sql: string, opts: { role?: Role; params?: Record<string, string> } = {}) {
-  const res = await rt.request(q(sql, opts.params), { role: opts.role ?? "read", headers: { accept: "application/json, text/event-stream" } });
+  const res = await rt.request(q(sql, opts.params), {
+    role: opts.role ?? "read",
+    headers: { accept: "application/json, text/event-stream" },
+  });
   const text = await res.text();
   const lines = res.status === 200 ? parseStream(text) : [];
   return {

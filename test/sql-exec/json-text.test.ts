@@ -18,13 +18,68 @@ const parses = (text: string): boolean => {
 };
 
 const VALID = [
-  "0", "-0", "1.5", "-1.5e+10", "1E-3", "12345678901234567890", "true", "false", "null", '""', '"a\\"b\\\\c\\/d\\b\\f\\n\\r\\t\\u00e9\\uD800"',
-  "{}", "[]", " { } ", '\t\n\r {"a" : [1, 2, {"b": null}] , "c":"d"}\n', "[[[[[]]]]]", '{"a":{"b":{"c":[true,false]}}}', "[1,-2,3.25e2]",
+  "0",
+  "-0",
+  "1.5",
+  "-1.5e+10",
+  "1E-3",
+  "12345678901234567890",
+  "true",
+  "false",
+  "null",
+  '""',
+  '"a\\"b\\\\c\\/d\\b\\f\\n\\r\\t\\u00e9\\uD800"',
+  "{}",
+  "[]",
+  " { } ",
+  '\t\n\r {"a" : [1, 2, {"b": null}] , "c":"d"}\n',
+  "[[[[[]]]]]",
+  '{"a":{"b":{"c":[true,false]}}}',
+  "[1,-2,3.25e2]",
 ];
 const INVALID = [
-  "", " ", "01", "-", "1.", ".5", "1e", "1e+", "+1", "tru", "nul", "truex", "[1,]", "{,}", '{"a":1,}', '{"a"}', '{"a":}', "{a:1}", "[1 2]", '"abc',
-  '"a\tb"', '"\\x"', '"\\u12g4"', '"\\u123"', "[", "]", "{", "}", '{"a":1}}', "[1]]", "1 2", "NaN", "Infinity", "'a'", "[1,,2]", "{\"a\":1 \"b\":2}",
-  '{"a":1,"b"', "\u0000", "1x", "[1x]", "0x10", "--1",
+  "",
+  " ",
+  "01",
+  "-",
+  "1.",
+  ".5",
+  "1e",
+  "1e+",
+  "+1",
+  "tru",
+  "nul",
+  "truex",
+  "[1,]",
+  "{,}",
+  '{"a":1,}',
+  '{"a"}',
+  '{"a":}',
+  "{a:1}",
+  "[1 2]",
+  '"abc',
+  '"a\tb"',
+  '"\\x"',
+  '"\\u12g4"',
+  '"\\u123"',
+  "[",
+  "]",
+  "{",
+  "}",
+  '{"a":1}}',
+  "[1]]",
+  "1 2",
+  "NaN",
+  "Infinity",
+  "'a'",
+  "[1,,2]",
+  '{"a":1 "b":2}',
+  '{"a":1,"b"',
+  "\u0000",
+  "1x",
+  "[1x]",
+  "0x10",
+  "--1",
 ];
 
 describe("isJsonText", () => {
@@ -66,7 +121,36 @@ describe("isJsonText", () => {
   });
 
   test("never accepts what JSON.parse rejects, escapes as JSON.stringify (random mutations)", () => {
-    const alphabet = ['{', '}', '[', ']', '"', ':', ',', ' ', '\\', 'u', '0', '1', '9', '-', '+', '.', 'e', 'E', 'a', 't', 'r', 'f', 'n', 'l', 's', '\n', '\t', '\u0001'];
+    const alphabet = [
+      "{",
+      "}",
+      "[",
+      "]",
+      '"',
+      ":",
+      ",",
+      " ",
+      "\\",
+      "u",
+      "0",
+      "1",
+      "9",
+      "-",
+      "+",
+      ".",
+      "e",
+      "E",
+      "a",
+      "t",
+      "r",
+      "f",
+      "n",
+      "l",
+      "s",
+      "\n",
+      "\t",
+      "\u0001",
+    ];
     let seed = 42;
     const rnd = (n: number) => {
       seed = (seed * 1103515245 + 12345) & 0x7fffffff;
@@ -98,7 +182,14 @@ describe("isJsonText", () => {
 });
 
 describe("RecordLines", () => {
-  const record = (value: string, key: string | null): QueryRecord => ({ timestamp: 17, partition: 2, key, offset: 99, topic: 't"x', value });
+  const record = (value: string, key: string | null): QueryRecord => ({
+    timestamp: 17,
+    partition: 2,
+    key,
+    offset: 99,
+    topic: 't"x',
+    value,
+  });
   const text = (b: Uint8Array) => Buffer.from(b).toString("utf8");
 
   test("lines from raw JSON bytes are the lines from the text", () => {
@@ -106,7 +197,7 @@ describe("RecordLines", () => {
     const keys = [null, "k1", 'k"é\n', ""];
     const fromText = new RecordLines(JSON.stringify('t"x')).build(values.map((v, i) => record(v, keys[i % keys.length]!)));
     const raw = new RecordLines(JSON.stringify('t"x'));
-    values.forEach((v, i) => expect(raw.addJson(17, 2, keys[i % keys.length]!, 99, Buffer.from(v))).toBe(true));
+    for (const [i, v] of values.entries()) expect(raw.addJson(17, 2, keys[i % keys.length]!, 99, Buffer.from(v))).toBe(true);
     expect(raw.count).toBe(values.length);
     expect(text(raw.take())).toBe(text(fromText));
     const lines = text(fromText).split("\n\n");
@@ -114,7 +205,14 @@ describe("RecordLines", () => {
     expect(lines.length).toBe(values.length);
     lines.forEach((line, i) => {
       expect(line.startsWith("data:1")).toBe(true);
-      expect(JSON.parse(line.slice(6))).toEqual({ timestamp: 17, partition: 2, key: keys[i % keys.length], offset: 99, topic: 't"x', value: values[i] });
+      expect(JSON.parse(line.slice(6))).toEqual({
+        timestamp: 17,
+        partition: 2,
+        key: keys[i % keys.length],
+        offset: 99,
+        topic: 't"x',
+        value: values[i],
+      });
     });
   });
 

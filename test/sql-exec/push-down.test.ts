@@ -20,12 +20,14 @@ beforeAll(async () => {
   for (let i = 0; i < PER_PARTITION; i += BATCH) {
     const records = [];
     for (let p = 0; p < PARTITIONS; p++)
-      for (let j = i; j < i + BATCH; j++) records.push({ partition: p, key: `${p}-${j}`, value: JSON.stringify({ p, i: j }), timestamp: T0 + j * 1000 });
+      for (let j = i; j < i + BATCH; j++)
+        records.push({ partition: p, key: `${p}-${j}`, value: JSON.stringify({ p, i: j }), timestamp: T0 + j * 1000 });
     await f.rt.kafka.default().produce(topic, records);
   }
 });
 
-const run = (where: string, params: Record<string, string> = {}) => streamWithScan(f.rt, `SELECT * FROM \`${topic}\` WHERE ${where}`, params);
+const run = (where: string, params: Record<string, string> = {}) =>
+  streamWithScan(f.rt, `SELECT * FROM \`${topic}\` WHERE ${where}`, params);
 const scan = (scans: PartitionScan[], p: number) => scans.find((s) => s.partition === p);
 const fetchedTotal = (scans: PartitionScan[]) => scans.reduce((n, s) => n + s.fetchedRecords, 0);
 
@@ -113,7 +115,8 @@ describe("timestamps", () => {
   test("a time window bounds both ends", async () => {
     const r = await run(`_meta.timestamp > ${T0 + 49_000} AND _meta.timestamp <= ${T0 + 59_000}`);
     expect(r.records).toHaveLength(PARTITIONS * 10);
-    for (let p = 0; p < PARTITIONS; p++) expect(scan(r.finished.scans, p)).toMatchObject({ from: 50, to: 60, firstFetched: 50, fetches: 1 });
+    for (let p = 0; p < PARTITIONS; p++)
+      expect(scan(r.finished.scans, p)).toMatchObject({ from: 50, to: 60, firstFetched: 50, fetches: 1 });
   });
 
   test("timestamps as text", async () => {

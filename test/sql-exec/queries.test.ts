@@ -56,8 +56,17 @@ describe("projections", () => {
 
   test("_value, _meta.* and metadata fields", async () => {
     const [v] = await values("SELECT _value.id, _meta.* FROM $T WHERE id = 4");
-    expect(v).toEqual({ id: 4, partition: 0, offset: 4, timestamp: 1_700_000_004_000, __keysize: 2, __valuesize: JSON.stringify(people[4]).length });
-    expect(await values("SELECT _offset, _partition, _ts FROM $T LIMIT 1")).toEqual([{ offset: 0, partition: 0, timestamp: 1_700_000_000_000 }]);
+    expect(v).toEqual({
+      id: 4,
+      partition: 0,
+      offset: 4,
+      timestamp: 1_700_000_004_000,
+      __keysize: 2,
+      __valuesize: JSON.stringify(people[4]).length,
+    });
+    expect(await values("SELECT _offset, _partition, _ts FROM $T LIMIT 1")).toEqual([
+      { offset: 0, partition: 0, timestamp: 1_700_000_000_000 },
+    ]);
   });
 
   test("a missing field is null", async () => {
@@ -112,14 +121,18 @@ describe("functions", () => {
   });
 
   test("number functions, COALESCE, NOW, LAST_OFFSET", async () => {
-    const [v] = await values("SELECT ABS(score) AS a, CEIL(score) AS c, FLOOR(score) AS f, ROUND(score, 1) AS r, COALESCE(age, -1) AS g FROM $T WHERE id = 1");
+    const [v] = await values(
+      "SELECT ABS(score) AS a, CEIL(score) AS c, FLOOR(score) AS f, ROUND(score, 1) AS r, COALESCE(age, -1) AS g FROM $T WHERE id = 1",
+    );
     expect(v).toEqual({ a: 2.25, c: -2, f: -3, r: expect.any(Number), g: 17 });
     const [d] = await values("SELECT COALESCE(age, -1) AS g, LAST_OFFSET() AS e, NOW() > 0 AS n FROM $T WHERE id = 3");
     expect(d).toEqual({ g: -1, e: 5, n: true });
   });
 
   test("functions in WHERE", async () => {
-    expect((await values("SELECT id FROM $T WHERE LEN(TRIM(name)) = 4 OR UPPERCASE(city.name) = 'PARIS'")).map((v: { id: number }) => v.id)).toEqual([1, 2]);
+    expect(
+      (await values("SELECT id FROM $T WHERE LEN(TRIM(name)) = 4 OR UPPERCASE(city.name) = 'PARIS'")).map((v: { id: number }) => v.id),
+    ).toEqual([1, 2]);
   });
 });
 
@@ -128,7 +141,11 @@ describe("answer forms", () => {
     const { res, body } = await json(f.rt, `SELECT name FROM \`${topic}\` WHERE age > 20`);
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toContain("application/json");
-    expect(body.messages.map((m: { value: string }) => JSON.parse(m.value))).toEqual([{ name: "Ada" }, { name: "  Cleo " }, { name: "Eve" }]);
+    expect(body.messages.map((m: { value: string }) => JSON.parse(m.value))).toEqual([
+      { name: "Ada" },
+      { name: "  Cleo " },
+      { name: "Eve" },
+    ]);
     expect(body.messages[0]).toMatchObject({ partition: 0, offset: 0, key: "p0", topic });
     expect(body.offsets).toEqual([{ partition: 0, min: 0, max: 4 }]);
   });

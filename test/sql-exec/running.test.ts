@@ -12,12 +12,20 @@ const PAD = "y".repeat(4000);
 
 beforeAll(async () => {
   big = await f.topic("running", 2);
-  await f.produce(big, jsonRecords(3000, (i) => ({ i, pad: PAD })), 100);
+  await f.produce(
+    big,
+    jsonRecords(3000, (i) => ({ i, pad: PAD })),
+    100,
+  );
 });
 
 /** Starts a query whose reader reads nothing: backpressure holds it, so it keeps running. */
 async function held(role: "read" | "write" | "admin" = "read", signal?: AbortSignal) {
-  const res = await f.rt.request(q(`SELECT * FROM \`${big}\``), { role, headers: { accept: "text/event-stream" }, ...(signal ? { signal } : {}) });
+  const res = await f.rt.request(q(`SELECT * FROM \`${big}\``), {
+    role,
+    headers: { accept: "text/event-stream" },
+    ...(signal ? { signal } : {}),
+  });
   expect(res.status).toBe(200);
   return res;
 }
@@ -26,7 +34,12 @@ describe("running queries", () => {
   test("listed while running, killed by DELETE: the stream ends with isStopped", async () => {
     const res = await held();
     await Bun.sleep(100);
-    const list = (await (await f.rt.request("/api/sql/queries", { role: "read" })).json()) as Array<{ id: string; sql: string; user: string; ts: number }>;
+    const list = (await (await f.rt.request("/api/sql/queries", { role: "read" })).json()) as Array<{
+      id: string;
+      sql: string;
+      user: string;
+      ts: number;
+    }>;
     expect(list).toHaveLength(1);
     expect(list[0]).toMatchObject({ sql: `SELECT * FROM \`${big}\``, user: "reed" });
     expect(list[0]!.ts).toBeGreaterThan(Date.now() - 10_000);

@@ -14,9 +14,17 @@ const PAD = "x".repeat(4000);
 
 beforeAll(async () => {
   small = await f.topic("stops", 2);
-  await f.produce(small, jsonRecords(100, (i) => ({ i, even: i % 2 === 0 })).map((r, i) => ({ ...r, partition: i % 2 })), 20);
+  await f.produce(
+    small,
+    jsonRecords(100, (i) => ({ i, even: i % 2 === 0 })).map((r, i) => ({ ...r, partition: i % 2 })),
+    20,
+  );
   big = await f.topic("stops-big", 3);
-  await f.produce(big, jsonRecords(BIG_RECORDS, (i) => ({ i, pad: PAD })), 100);
+  await f.produce(
+    big,
+    jsonRecords(BIG_RECORDS, (i) => ({ i, pad: PAD })),
+    100,
+  );
 });
 
 const T = () => `\`${small}\``;
@@ -51,11 +59,17 @@ describe("end record", () => {
 
   test("records written after the query began are not read (snapshot)", async () => {
     const t = await f.topic("snapshot", 1);
-    await f.produce(t, jsonRecords(50, (i) => ({ i })));
+    await f.produce(
+      t,
+      jsonRecords(50, (i) => ({ i })),
+    );
     const res = await f.rt.request(q(`SELECT * FROM \`${t}\``), { role: "read", headers: { accept: "text/event-stream" } });
     const reader = res.body!.getReader();
     let text = await untilRecord(reader);
-    await f.produce(t, jsonRecords(50, (i) => ({ i: 50 + i })));
+    await f.produce(
+      t,
+      jsonRecords(50, (i) => ({ i: 50 + i })),
+    );
     for (;;) {
       const { value, done } = await reader.read();
       if (done) break;
@@ -71,7 +85,14 @@ describe("stop reasons", () => {
   test("LIMIT stops early: not the topic end, and little more is fetched", async () => {
     const r = await streamWithScan(f.rt, `SELECT * FROM \`${big}\` LIMIT 7`);
     expect(r.records).toHaveLength(7);
-    expect(r.end).toMatchObject({ totalRecords: 7, recordsLimit: 7, isTopicEnd: false, isTimeRemaining: true, isStopped: false, stopReason: "LIMIT" });
+    expect(r.end).toMatchObject({
+      totalRecords: 7,
+      recordsLimit: 7,
+      isTopicEnd: false,
+      isTimeRemaining: true,
+      isStopped: false,
+      stopReason: "LIMIT",
+    });
     // One fetch per partition at most: far from the whole topic.
     for (const s of r.finished.scans) expect(s.fetches).toBeLessThanOrEqual(1);
     expect(r.finished.readRecords).toBeLessThan(BIG_RECORDS);
@@ -111,7 +132,10 @@ describe("stop reasons", () => {
   });
 
   test("max.query.time with a reader that does not read ends the query in time", async () => {
-    const res = await f.rt.request(q(`SET max.query.time = 800ms; SELECT * FROM \`${big}\``), { role: "read", headers: { accept: "text/event-stream" } });
+    const res = await f.rt.request(q(`SET max.query.time = 800ms; SELECT * FROM \`${big}\``), {
+      role: "read",
+      headers: { accept: "text/event-stream" },
+    });
     await Bun.sleep(1_200);
     const lines = parseStream(await res.text());
     expect(lines.at(-1)!.body).toMatchObject({ isTimeRemaining: false, stopReason: "MAX_QUERY_TIME" });
@@ -126,13 +150,23 @@ describe("stop reasons", () => {
 
 describe("statistics", () => {
   test("a type 4 message every `stats` ms while the query runs", async () => {
-    const res = await f.rt.request(q(`SELECT * FROM \`${big}\``, { stats: "200" }), { role: "read", headers: { accept: "text/event-stream" } });
+    const res = await f.rt.request(q(`SELECT * FROM \`${big}\``, { stats: "200" }), {
+      role: "read",
+      headers: { accept: "text/event-stream" },
+    });
     await Bun.sleep(1_100); // the reader waits: the query is held by backpressure, statistics go on
     const lines = parseStream(await res.text());
     const stats = lines.filter((l) => l.type === 4);
     expect(stats.length).toBeGreaterThanOrEqual(4);
     expect(stats.length).toBeLessThanOrEqual(8);
-    expect(Object.keys(stats[0]!.body).sort()).toEqual(["currentSize", "maxSize", "recordsLimit", "recordsSkipped", "totalBytes", "totalRecords"]);
+    expect(Object.keys(stats[0]!.body).sort()).toEqual([
+      "currentSize",
+      "maxSize",
+      "recordsLimit",
+      "recordsSkipped",
+      "totalBytes",
+      "totalRecords",
+    ]);
     expect(stats[0]!.body).toMatchObject({ recordsLimit: 10_000, maxSize: 20 * 1024 * 1024, recordsSkipped: 0 });
     expect(lines.at(-1)!.type).toBe(2);
     expect(lines.at(-1)!.body.totalRecords).toBe(BIG_RECORDS);

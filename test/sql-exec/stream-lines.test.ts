@@ -46,7 +46,8 @@ beforeAll(async () => {
   );
 });
 
-const byOffset = (rs: Array<{ partition: number; offset: number }>) => [...rs].sort((a, b) => a.partition - b.partition || a.offset - b.offset);
+const byOffset = (rs: Array<{ partition: number; offset: number }>) =>
+  [...rs].sort((a, b) => a.partition - b.partition || a.offset - b.offset);
 
 describe("stream lines from raw JSON bytes", () => {
   for (const set of ["", "SET value.format = JSON; ", "SET key.format = STRING; "]) {

@@ -31,7 +31,16 @@ async function audits(type: string): Promise<Array<{ type: string; change: strin
   return (await res.json()) as Array<{ type: string; change: string; userId: string; content: Record<string, string> }>;
 }
 
-async function notifications(alertId: number): Promise<Array<{ alertId: number; labels: Record<string, string>; annotations: Record<string, string>; startsAt: string; endsAt: null; generatorURL: string }>> {
+async function notifications(alertId: number): Promise<
+  Array<{
+    alertId: number;
+    labels: Record<string, string>;
+    annotations: Record<string, string>;
+    startsAt: string;
+    endsAt: null;
+    generatorURL: string;
+  }>
+> {
   const res = await rt.request(`/api/alerts?alertId=${alertId}`, { role: "read" });
   expect(res.status).toBe(200);
   return (await res.json()) as never;
@@ -41,7 +50,10 @@ describe("POST /api/topics", () => {
   test("creates with 201, an audit entry and notification 4000", async () => {
     const name = uniqueTopic("tp-create");
     created.push(name);
-    const res = await rt.request("/api/topics", json({ topicName: name, partitions: 3, replication: 1, configs: { "cleanup.policy": "compact" } }));
+    const res = await rt.request(
+      "/api/topics",
+      json({ topicName: name, partitions: 3, replication: 1, configs: { "cleanup.policy": "compact" } }),
+    );
     expect(res.status).toBe(201);
     expect(await res.text()).toBe(`Topic '${name}' created`);
     const [t] = await rt.kafka.default().describeTopics([name]);
@@ -52,7 +64,12 @@ describe("POST /api/topics", () => {
     const entry = (await audits("TOPIC")).find((e) => e.content.topicName === name && e.change === "ADD");
     expect(entry).toMatchObject({ userId: "wanda", content: { outcome: "SUCCESS", partitions: "3" } });
     const n = (await notifications(4000)).find((x) => x.labels.instance === name);
-    expect(n).toMatchObject({ alertId: 4000, endsAt: null, labels: { category: "Topics", severity: "INFO" }, annotations: { source: "wanda" } });
+    expect(n).toMatchObject({
+      alertId: 4000,
+      endsAt: null,
+      labels: { category: "Topics", severity: "INFO" },
+      annotations: { source: "wanda" },
+    });
     expect(n!.startsAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00$/);
   });
 
@@ -85,7 +102,12 @@ describe("POST /api/topics", () => {
   });
 
   test("bad shapes are 400", async () => {
-    for (const body of [{}, { topicName: uniqueTopic("x"), partitions: 0 }, { topicName: uniqueTopic("x"), partitions: "two" }, { topicName: uniqueTopic("x"), replication: -1 }]) {
+    for (const body of [
+      {},
+      { topicName: uniqueTopic("x"), partitions: 0 },
+      { topicName: uniqueTopic("x"), partitions: "two" },
+      { topicName: uniqueTopic("x"), replication: -1 },
+    ]) {
       expect((await rt.request("/api/topics", json(body))).status).toBe(400);
     }
     const res = await rt.request("/api/topics", { method: "POST", body: "{not json", role: "write" });
@@ -185,7 +207,12 @@ describe("GET /api/topics and /api/topics/{t}", () => {
     ]);
 
     const list = (await (await rt.request("/api/topics", { role: "nodata" })).json()) as Array<Record<string, unknown>>;
-    expect(list.find((x) => x.topicName === name)).toMatchObject({ partitions: 3, replication: 1, totalMessages: 8, isControlTopic: false });
+    expect(list.find((x) => x.topicName === name)).toMatchObject({
+      partitions: 3,
+      replication: 1,
+      totalMessages: 8,
+      isControlTopic: false,
+    });
     expect(list.find((x) => x.topicName === "__consumer_offsets")).toMatchObject({ isControlTopic: true });
     await kafka.deleteGroups([group]);
   });
@@ -200,7 +227,10 @@ describe("GET /api/topics and /api/topics/{t}", () => {
     const name = await createTopic(1);
     await rt.kafka.default().produce(name, [{ key: "a", value: "plain text" }]);
     const schema = JSON.stringify({ type: "record", name: "R", fields: [{ name: "a", type: "int" }] });
-    const post = await rt.request(`/api/metadata/topics/${name}?keyType=string&valueType=avro&valueSchema=${encodeURIComponent(schema)}`, { method: "POST", role: "write" });
+    const post = await rt.request(`/api/metadata/topics/${name}?keyType=string&valueType=avro&valueSchema=${encodeURIComponent(schema)}`, {
+      method: "POST",
+      role: "write",
+    });
     expect(post.status).toBe(200);
     const t = (await (await rt.request(`/api/topics/${name}`, { role: "read" })).json()) as Record<string, unknown>;
     expect(t).toMatchObject({ keyType: "STRING", valueType: "AVRO", valueSchema: schema, keySchema: null, inferred: false });
@@ -212,9 +242,13 @@ describe("GET /api/topics and /api/topics/{t}", () => {
     const deadline = Date.now() + 3_000;
     let rate = 0;
     while (Date.now() < deadline && rate === 0) {
-      await kafka.produce(name, Array.from({ length: 20 }, (_, i) => ({ partition: i % 2, value: `v${i}` })));
+      await kafka.produce(
+        name,
+        Array.from({ length: 20 }, (_, i) => ({ partition: i % 2, value: `v${i}` })),
+      );
       await Bun.sleep(300);
-      rate = ((await (await rt.request(`/api/topics/${name}`, { role: "read" })).json()) as { messagesPerSecond: number }).messagesPerSecond;
+      rate = ((await (await rt.request(`/api/topics/${name}`, { role: "read" })).json()) as { messagesPerSecond: number })
+        .messagesPerSecond;
     }
     expect(rate).toBeGreaterThan(0);
     expect(rt.kafkaDomains.sampler.samples("local").length).toBeGreaterThan(1);
@@ -229,7 +263,10 @@ describe("GET /api/topics and /api/topics/{t}", () => {
 
   test("a 100-partition topic answers in well under a second", async () => {
     const name = await createTopic(100);
-    await rt.kafka.default().produce(name, Array.from({ length: 1000 }, (_, i) => ({ partition: i % 100, value: JSON.stringify({ i }) })));
+    await rt.kafka.default().produce(
+      name,
+      Array.from({ length: 1000 }, (_, i) => ({ partition: i % 100, value: JSON.stringify({ i }) })),
+    );
     await rt.request(`/api/topics/${name}`, { role: "read" }); // connections warm
     const times: number[] = [];
     for (let i = 0; i < 3; i++) {
@@ -253,7 +290,12 @@ describe("PUT /api/topics/config/{t}", () => {
     const res = await rt.request(`/api/topics/config/${name}`, {
       method: "PUT",
       role: "write",
-      body: JSON.stringify({ configs: [{ key: "retention.ms", value: "3600000" }, { key: "cleanup.policy", value: "compact" }] }),
+      body: JSON.stringify({
+        configs: [
+          { key: "retention.ms", value: "3600000" },
+          { key: "cleanup.policy", value: "compact" },
+        ],
+      }),
     });
     expect(res.status).toBe(200);
     const cfg = await rt.kafka.default().describeTopicConfigs(name);
@@ -266,11 +308,18 @@ describe("PUT /api/topics/config/{t}", () => {
 
   test("an unknown key or a bad value is 400 and nothing is applied", async () => {
     const name = await createTopic();
-    const put = (configs: unknown) => rt.request(`/api/topics/config/${name}`, { method: "PUT", role: "write", body: JSON.stringify({ configs }) });
-    const unknown = await put([{ key: "retention.ms", value: "1000" }, { key: "no.such.key", value: "1" }]);
+    const put = (configs: unknown) =>
+      rt.request(`/api/topics/config/${name}`, { method: "PUT", role: "write", body: JSON.stringify({ configs }) });
+    const unknown = await put([
+      { key: "retention.ms", value: "1000" },
+      { key: "no.such.key", value: "1" },
+    ]);
     expect(unknown.status).toBe(400);
     expect((await errorOf(unknown)).message).toContain("no.such.key");
-    const bad = await put([{ key: "retention.ms", value: "1000" }, { key: "min.insync.replicas", value: "many" }]);
+    const bad = await put([
+      { key: "retention.ms", value: "1000" },
+      { key: "min.insync.replicas", value: "many" },
+    ]);
     expect(bad.status).toBe(400);
     expect((await errorOf(bad)).message).toContain("min.insync.replicas");
     const cfg = await rt.kafka.default().describeTopicConfigs(name);
@@ -294,13 +343,18 @@ describe("DELETE /api/topics/{t}/{partition}/{offset}", () => {
   test("answers at once with the COMPAT text, then audits TOPIC_DATA and notifies 4002", async () => {
     const name = await createTopic(2);
     const kafka = rt.kafka.default();
-    await kafka.produce(name, Array.from({ length: 10 }, (_, i) => ({ partition: 0, value: `v${i}` })));
+    await kafka.produce(
+      name,
+      Array.from({ length: 10 }, (_, i) => ({ partition: 0, value: `v${i}` })),
+    );
     const res = await rt.request(`/api/topics/${name}/0/4`, { method: "DELETE", role: "write" });
     expect(res.status).toBe(200);
     const text = await res.text();
     expect(text.split(",")[0]).toBe(`Records from topic '${name}' and partition '0' up to offset '4'`);
     expect(
-      await eventually(async () => (await audits("TOPIC_DATA")).some((e) => e.content.topicName === name && e.content.outcome === "SUCCESS")),
+      await eventually(async () =>
+        (await audits("TOPIC_DATA")).some((e) => e.content.topicName === name && e.content.outcome === "SUCCESS"),
+      ),
     ).toBe(true);
     const entry = (await audits("TOPIC_DATA")).find((e) => e.content.topicName === name)!;
     expect(entry).toMatchObject({ change: "REMOVE", userId: "wanda", content: { partition: "0", offset: "4", lowWatermark: "4" } });

@@ -32,7 +32,6 @@ export interface RaiseNotification {
   docs?: string;
 }
 
-
 /** ISO 8601 with the local offset, as the SPEC shows ("timestamp with offset"). */
 function isoWithOffset(ms: number): string {
   return new Date(ms).toISOString().replace("Z", "+00:00");
@@ -43,7 +42,6 @@ function isoWithOffset(ms: number): string {
  * and to Alertmanager subscribes here.
  */
 export class NotificationService {
-
   private readonly listeners: Listeners<AlertNotification>;
 
   constructor(
@@ -59,7 +57,14 @@ export class NotificationService {
     const annotations = { summary: n.summary, source: n.source, docs: n.docs ?? "" };
     const id = crypto.randomUUID();
     const generatorURL = `loupe://alerts/${n.alertId}/${id}`;
-    const out: AlertNotification = { alertId: n.alertId, labels, annotations, startsAt: isoWithOffset(startsAt), endsAt: null, generatorURL };
+    const out: AlertNotification = {
+      alertId: n.alertId,
+      labels,
+      annotations,
+      startsAt: isoWithOffset(startsAt),
+      endsAt: null,
+      generatorURL,
+    };
     try {
       await this.db
         .insertInto("alert_notifications")

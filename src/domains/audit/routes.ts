@@ -8,14 +8,24 @@ import type { AuditEntry, AuditService } from "./service.ts";
 
 export const MAX_AUDIT_LIMIT = 10_000;
 
-const time = z.union([
-  z.string().regex(/^\d+$/).transform(Number),
-  z.iso.datetime({ offset: true }).transform((s) => Date.parse(s)),
-]);
+const time = z.union([z.string().regex(/^\d+$/).transform(Number), z.iso.datetime({ offset: true }).transform((s) => Date.parse(s))]);
 
 export const auditQuery = z
   .object({
-    type: z.enum(["TOPIC", "TOPIC_DATA", "QUOTAS", "BROKER_CONFIG", "ACL", "SCHEMA", "PROCESSOR", "CONNECTOR", "TOPIC_METADATA", "CONSUMER_GROUP"]).optional(),
+    type: z
+      .enum([
+        "TOPIC",
+        "TOPIC_DATA",
+        "QUOTAS",
+        "BROKER_CONFIG",
+        "ACL",
+        "SCHEMA",
+        "PROCESSOR",
+        "CONNECTOR",
+        "TOPIC_METADATA",
+        "CONSUMER_GROUP",
+      ])
+      .optional(),
     user: z.string().min(1).max(256).optional(),
     from: time.optional(),
     to: time.optional(),

@@ -74,9 +74,7 @@ function maskInText(text: string): string {
   return text;
 }
 
-
 export class AuditService {
-
   private readonly listeners: Listeners<AuditEntry>;
 
   constructor(
@@ -147,13 +145,7 @@ export class AuditService {
       removed += Number(res.numDeletedRows);
     }
     if (opts.maxEntries > 0) {
-      const keep = await this.db
-        .selectFrom("audit")
-        .select("id")
-        .orderBy("id", "desc")
-        .offset(opts.maxEntries)
-        .limit(1)
-        .executeTakeFirst();
+      const keep = await this.db.selectFrom("audit").select("id").orderBy("id", "desc").offset(opts.maxEntries).limit(1).executeTakeFirst();
       if (keep) {
         const res = await this.db.deleteFrom("audit").where("id", "<=", keep.id).executeTakeFirst();
         removed += Number(res.numDeletedRows);

@@ -1,12 +1,11 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../../http/context.ts";
+import { clusterOf } from "../../http/context.ts";
 import type { ApiDocs } from "../../http/openapi.ts";
 import { jsonBody, pathParams } from "../../http/validate.ts";
-import { clusterOf } from "../../http/context.ts";
 import { topicName } from "../topics/names.ts";
 import type { ConsumerService } from "./service.ts";
-
 
 /** A group's position on one partition: what a topic's consumers and a group's detail share. */
 export const partitionLag = z.object({
@@ -49,7 +48,13 @@ const detail = z.object({
   protocolType: z.string(),
   protocol: z.string(),
   members: z.array(
-    z.object({ memberId: z.string(), groupInstanceId: z.string().nullable(), clientId: z.string(), host: z.string(), assignments: z.array(partitionRef) }),
+    z.object({
+      memberId: z.string(),
+      groupInstanceId: z.string().nullable(),
+      clientId: z.string(),
+      host: z.string(),
+      assignments: z.array(partitionRef),
+    }),
   ),
   offsets: z.array(
     partitionLag.extend({

@@ -82,7 +82,9 @@ export class ConsumerService {
     const [d, lags] = await Promise.all([this.#describe(kafka, group), this.lag.groupLag(cluster, [group])]);
     if (d.state === "Dead" && lags.length === 0) throw notFound(`Consumer group '${group}' does not exist`);
     const owner = new Map<string, { memberId: string; clientId: string; host: string }>();
-    for (const m of d.members) for (const a of m.assignments) owner.set(`${a.topic}\u0000${a.partition}`, { memberId: m.memberId, clientId: m.clientId, host: m.host });
+    for (const m of d.members)
+      for (const a of m.assignments)
+        owner.set(`${a.topic}\u0000${a.partition}`, { memberId: m.memberId, clientId: m.clientId, host: m.host });
     const seconds = await this.#lagSeconds(kafka, lags);
     const offsets = lags.map((l) => {
       const o = owner.get(`${l.topic}\u0000${l.partition}`);
@@ -103,7 +105,13 @@ export class ConsumerService {
       state: d.state === "Dead" ? "Empty" : d.state,
       protocolType: d.protocolType,
       protocol: d.protocol,
-      members: d.members.map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId, clientId: m.clientId, host: m.host, assignments: m.assignments })),
+      members: d.members.map((m) => ({
+        memberId: m.memberId,
+        groupInstanceId: m.groupInstanceId,
+        clientId: m.clientId,
+        host: m.host,
+        assignments: m.assignments,
+      })),
       offsets,
       lag: offsets.reduce((s, o) => s + o.lag, 0),
     };

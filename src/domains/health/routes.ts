@@ -35,7 +35,10 @@ const answer = z.object({
   ),
 });
 
-export function healthRoutes(deps: { probe: ClusterProbe; storeCheck: () => Promise<void>; version: string; startedAt: number }, docs: ApiDocs) {
+export function healthRoutes(
+  deps: { probe: ClusterProbe; storeCheck: () => Promise<void>; version: string; startedAt: number },
+  docs: ApiDocs,
+) {
   const app = new Hono<AppEnv>();
   docs.describe({ method: "GET", path: "/api/health", response: answer, tags: ["service"] });
   app.get("/health", async (c) => {
@@ -61,10 +64,7 @@ export function healthRoutes(deps: { probe: ClusterProbe; storeCheck: () => Prom
     );
     const allUp = store.status === "UP" && clusters.every((x) => x.status === "UP");
     const status = store.status === "DOWN" ? "DOWN" : allUp ? "UP" : "DEGRADED";
-    return c.json(
-      { status, version: deps.version, uptimeMs: Date.now() - deps.startedAt, store, clusters },
-      status === "DOWN" ? 503 : 200,
-    );
+    return c.json({ status, version: deps.version, uptimeMs: Date.now() - deps.startedAt, store, clusters }, status === "DOWN" ? 503 : 200);
   });
   return app;
 }

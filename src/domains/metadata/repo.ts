@@ -30,7 +30,12 @@ export class MetadataRepo {
   }
 
   async get(cluster: string, topic: string): Promise<TopicMetadata | undefined> {
-    const r = await this.db.selectFrom("topic_metadata").selectAll().where("cluster", "=", cluster).where("topic", "=", topic).executeTakeFirst();
+    const r = await this.db
+      .selectFrom("topic_metadata")
+      .selectAll()
+      .where("cluster", "=", cluster)
+      .where("topic", "=", topic)
+      .executeTakeFirst();
     return r ? toMetadata(r) : undefined;
   }
 

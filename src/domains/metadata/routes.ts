@@ -1,9 +1,9 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../../http/context.ts";
+import { clusterOf, userOf } from "../../http/context.ts";
 import type { ApiDocs } from "../../http/openapi.ts";
 import { pathParams, queryParams } from "../../http/validate.ts";
-import { clusterOf, userOf } from "../../http/context.ts";
 import { topicName } from "../topics/names.ts";
 import type { MetadataService } from "./service.ts";
 import { DATA_TYPES } from "./types.ts";
@@ -13,8 +13,16 @@ const topicParam = z.object({ topicName });
 /** Types are checked by the service (case-insensitive, with the list of allowed values in the error). */
 export const metadataQuery = z
   .object({
-    keyType: z.string().min(1).max(32).describe(`one of ${DATA_TYPES.join(", ")} (any case)`),
-    valueType: z.string().min(1).max(32).describe(`one of ${DATA_TYPES.join(", ")} (any case)`),
+    keyType: z
+      .string()
+      .min(1)
+      .max(32)
+      .describe(`one of ${DATA_TYPES.join(", ")} (any case)`),
+    valueType: z
+      .string()
+      .min(1)
+      .max(32)
+      .describe(`one of ${DATA_TYPES.join(", ")} (any case)`),
     keySchema: z.string().max(1_000_000).optional(),
     valueSchema: z.string().max(1_000_000).optional(),
   })

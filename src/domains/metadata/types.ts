@@ -37,7 +37,9 @@ export function checkSchema(type: DataType, schema: string | undefined, field: s
     try {
       avro.Type.forSchema(parsed as avro.Schema);
     } catch (e) {
-      throw badRequest(`Invalid ${field}: not an Avro schema: ${(e as Error).message}`, { errors: [{ field, message: (e as Error).message }] });
+      throw badRequest(`Invalid ${field}: not an Avro schema: ${(e as Error).message}`, {
+        errors: [{ field, message: (e as Error).message }],
+      });
     }
   } else if (type === "JSON") {
     try {

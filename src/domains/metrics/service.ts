@@ -50,11 +50,19 @@ export async function renderMetrics(deps: MetricsDeps, cluster: string): Promise
   out.sample("loupe_lag_up", { cluster }, lagError === null ? 1 : 0);
 
   const mem = process.memoryUsage();
-  out.metric("loupe_process_resident_memory_bytes", "gauge", "Resident set size of the Loupe process.").sample("loupe_process_resident_memory_bytes", {}, mem.rss);
+  out
+    .metric("loupe_process_resident_memory_bytes", "gauge", "Resident set size of the Loupe process.")
+    .sample("loupe_process_resident_memory_bytes", {}, mem.rss);
   out.metric("loupe_process_heap_used_bytes", "gauge", "JavaScript heap in use.").sample("loupe_process_heap_used_bytes", {}, mem.heapUsed);
-  out.metric("loupe_process_uptime_seconds", "gauge", "Seconds since Loupe started.").sample("loupe_process_uptime_seconds", {}, Math.round((Date.now() - deps.startedAt) / 1000));
-  out.metric("loupe_http_requests_total", "counter", "HTTP requests answered.").sample("loupe_http_requests_total", {}, deps.counters.requests);
-  out.metric("loupe_http_errors_total", "counter", "HTTP requests answered with a 5xx status.").sample("loupe_http_errors_total", {}, deps.counters.errors);
+  out
+    .metric("loupe_process_uptime_seconds", "gauge", "Seconds since Loupe started.")
+    .sample("loupe_process_uptime_seconds", {}, Math.round((Date.now() - deps.startedAt) / 1000));
+  out
+    .metric("loupe_http_requests_total", "counter", "HTTP requests answered.")
+    .sample("loupe_http_requests_total", {}, deps.counters.requests);
+  out
+    .metric("loupe_http_errors_total", "counter", "HTTP requests answered with a 5xx status.")
+    .sample("loupe_http_errors_total", {}, deps.counters.errors);
   out
     .metric("loupe_http_request_duration_seconds_total", "counter", "Time spent answering HTTP requests.")
     .sample("loupe_http_request_duration_seconds_total", {}, Math.round(deps.counters.totalMs) / 1000);

@@ -417,8 +417,7 @@ class AvroTypes {
   }
 }
 
-const wireId = (bytes: Uint8Array): number | null =>
-  bytes.byteLength >= 5 && bytes[0] === 0 ? view(bytes).getInt32(1) : null;
+const wireId = (bytes: Uint8Array): number | null => (bytes.byteLength >= 5 && bytes[0] === 0 ? view(bytes).getInt32(1) : null);
 
 export interface DecoderOptions {
   registry: SchemaRegistryClient | null;
@@ -520,7 +519,10 @@ export class DecoderFactory {
       };
       if (known !== undefined) return decide(known);
       // Inference never fails a query: a registry that cannot answer means "not Avro".
-      return this.#avro.load(id).catch(() => this.#avro.forget(id)).then(decide);
+      return this.#avro
+        .load(id)
+        .catch(() => this.#avro.forget(id))
+        .then(decide);
     };
   }
 }

@@ -186,7 +186,10 @@ export async function planReads(
   const [earliest, latest] = await Promise.all([cluster.listOffsets(refs, "earliest"), cluster.listOffsets(refs, "latest")]);
   const ends = new Map(latest.map((o) => [o.partition, o.offset]));
   const starts = new Map(earliest.map((o) => [o.partition, o.offset]));
-  const ranges = wanted.map((partition) => ({ partition, ...resolveOffsetRange(plan.offsetRange, starts.get(partition)!, ends.get(partition)!) }));
+  const ranges = wanted.map((partition) => ({
+    partition,
+    ...resolveOffsetRange(plan.offsetRange, starts.get(partition)!, ends.get(partition)!),
+  }));
 
   const { fromMs, toMs } = plan.timeRange;
   const wantedRefs = ranges.filter((r) => r.from < r.to).map((r) => ({ topic: plan.topic, partition: r.partition }));
@@ -209,7 +212,11 @@ export async function planReads(
 }
 
 /** Runs the plan; the last event is always `end` unless the iteration is abandoned or throws. */
-export async function* executeQuery(deps: ExecutorDeps, plan: QueryPlan, opts: ExecuteOptions): AsyncGenerator<QueryEvent, void, undefined> {
+export async function* executeQuery(
+  deps: ExecutorDeps,
+  plan: QueryPlan,
+  opts: ExecuteOptions,
+): AsyncGenerator<QueryEvent, void, undefined> {
   const progress = opts.progress ?? new QueryProgress();
   const batchSize = opts.batchSize ?? 512;
   const { settings } = plan;
@@ -311,101 +318,105 @@ export async function* executeQuery(deps: ExecutorDeps, plan: QueryPlan, opts: E
         // Each fetched batch is written out or decoded before the next is pulled.
         reuseBuffers: true,
       });
-      read: for await (const fetched of batches) for (const raw of fetched) {
-        const keyBytes = raw.key;
-        const valueBytes = raw.value ?? EMPTY;
-        const bytes = (keyBytes?.byteLength ?? 0) + valueBytes.byteLength;
-        const { partition, offset } = raw;
-        progress.readRecords++;
-        progress.totalSizeRead += bytes;
-        const min = mins[partition];
-        if (min === undefined || offset < min) mins[partition] = offset;
-        if ((maxs[partition] ?? -1) < offset) maxs[partition] = offset;
-        if (prefilter && raw.value !== null && !prefilter(valueBytes)) {
+      read: for await (const fetched of batches)
+        for (const raw of fetched) {
+          const keyBytes = raw.key;
+          const valueBytes = raw.value ?? EMPTY;
+          const bytes = (keyBytes?.byteLength ?? 0) + valueBytes.byteLength;
+          const { partition, offset } = raw;
+          progress.readRecords++;
+          progress.totalSizeRead += bytes;
+          const min = mins[partition];
+          if (min === undefined || offset < min) mins[partition] = offset;
+          if ((maxs[partition] ?? -1) < offset) maxs[partition] = offset;
+          if (prefilter && raw.value !== null && !prefilter(valueBytes)) {
+            if (progress.totalSizeRead >= maxSize) {
+              stop("MAX_SIZE");
+              break read;
+            }
+            continue;
+          }
+
+          let matched = false;
+          let outValue = "";
+          let skipped = false;
+          if (rawJson && raw.value !== null && toSkip === 0) {
+            try {
+              let key: string | Uint8Array | null = keyBytes;
+              if (keyBytes !== null && !(rawKeys && isPlainText(keyBytes))) {
+                if (keyBytes.byteLength >= 5 && keyBytes[0] === 0) await view.setKeyAsync(keyBytes);
+                else view.setKey(keyBytes);
+                key = view.keyText();
+              }
+              // False for anything but plain JSON text: decoded below.
+              matched = lines!.addJson(raw.timestamp, partition, key, offset, valueBytes);
+            } catch (err) {
+              if (!(err instanceof DecodeError)) throw err;
+              progress.skippedRecords++;
+              skipped = true;
+            }
+          }
+          if (!matched && !skipped)
+            try {
+              let value: Decoded;
+              if (raw.value === null) value = NULL_VALUE;
+              else {
+                const v = deps.valueDecoder(valueBytes);
+                value = v instanceof Promise ? await v : v;
+              }
+              view.value = value.value;
+              view.partition = partition;
+              view.offset = offset;
+              view.timestamp = raw.timestamp;
+              view.valueSize = valueBytes.byteLength;
+              // The key is decoded when the query reads it; only a possible registry id is fetched first.
+              if (keyBytes !== null && keyBytes.byteLength >= 5 && keyBytes[0] === 0) await view.setKeyAsync(keyBytes);
+              else view.setKey(keyBytes);
+              if (filter(view)) {
+                if (toSkip > 0) toSkip--;
+                else {
+                  matched = true;
+                  outValue = projectionIsStar
+                    ? (value.json ?? JSON.stringify(value.value) ?? "null")
+                    : (JSON.stringify(plan.project(view)) ?? "null");
+                }
+              }
+              if (matched) {
+                if (lines) lines.add(raw.timestamp, partition, view.keyText(), offset, outValue);
+                else batch.push({ timestamp: raw.timestamp, partition, key: view.keyText(), offset, topic, value: outValue });
+              }
+            } catch (err) {
+              if (!(err instanceof DecodeError)) throw err;
+              progress.skippedRecords++;
+              matched = false;
+            }
+          if (matched) {
+            progress.totalRecords++;
+            progress.size += bytes;
+            pendingBytes += bytes;
+            if (progress.totalRecords >= limit) {
+              stop("LIMIT");
+              break read;
+            }
+            if (pending() >= batchSize || pendingBytes >= BATCH_MAX_BYTES || Date.now() - lastYield > 200) {
+              pendingBytes = 0;
+              waitingForReader = true;
+              if (lines) yield { type: "lines", records: lines.count, bytes: lines.take() };
+              else {
+                const out = batch;
+                batch = [];
+                yield { type: "records", records: out };
+              }
+              waitingForReader = false;
+              lastYield = Date.now();
+            }
+          }
           if (progress.totalSizeRead >= maxSize) {
             stop("MAX_SIZE");
             break read;
           }
-          continue;
+          if (reason !== null) break read;
         }
-
-        let matched = false;
-        let outValue = "";
-        let skipped = false;
-        if (rawJson && raw.value !== null && toSkip === 0) {
-          try {
-            let key: string | Uint8Array | null = keyBytes;
-            if (keyBytes !== null && !(rawKeys && isPlainText(keyBytes))) {
-              if (keyBytes.byteLength >= 5 && keyBytes[0] === 0) await view.setKeyAsync(keyBytes);
-              else view.setKey(keyBytes);
-              key = view.keyText();
-            }
-            // False for anything but plain JSON text: decoded below.
-            matched = lines!.addJson(raw.timestamp, partition, key, offset, valueBytes);
-          } catch (err) {
-            if (!(err instanceof DecodeError)) throw err;
-            progress.skippedRecords++;
-            skipped = true;
-          }
-        }
-        if (!matched && !skipped) try {
-          let value: Decoded;
-          if (raw.value === null) value = NULL_VALUE;
-          else {
-            const v = deps.valueDecoder(valueBytes);
-            value = v instanceof Promise ? await v : v;
-          }
-          view.value = value.value;
-          view.partition = partition;
-          view.offset = offset;
-          view.timestamp = raw.timestamp;
-          view.valueSize = valueBytes.byteLength;
-          // The key is decoded when the query reads it; only a possible registry id is fetched first.
-          if (keyBytes !== null && keyBytes.byteLength >= 5 && keyBytes[0] === 0) await view.setKeyAsync(keyBytes);
-          else view.setKey(keyBytes);
-          if (filter(view)) {
-            if (toSkip > 0) toSkip--;
-            else {
-              matched = true;
-              outValue = projectionIsStar ? (value.json ?? JSON.stringify(value.value) ?? "null") : (JSON.stringify(plan.project(view)) ?? "null");
-            }
-          }
-          if (matched) {
-            if (lines) lines.add(raw.timestamp, partition, view.keyText(), offset, outValue);
-            else batch.push({ timestamp: raw.timestamp, partition, key: view.keyText(), offset, topic, value: outValue });
-          }
-        } catch (err) {
-          if (!(err instanceof DecodeError)) throw err;
-          progress.skippedRecords++;
-          matched = false;
-        }
-        if (matched) {
-          progress.totalRecords++;
-          progress.size += bytes;
-          pendingBytes += bytes;
-          if (progress.totalRecords >= limit) {
-            stop("LIMIT");
-            break read;
-          }
-          if (pending() >= batchSize || pendingBytes >= BATCH_MAX_BYTES || Date.now() - lastYield > 200) {
-            pendingBytes = 0;
-            waitingForReader = true;
-            if (lines) yield { type: "lines", records: lines.count, bytes: lines.take() };
-            else {
-              const out = batch;
-              batch = [];
-              yield { type: "records", records: out };
-            }
-            waitingForReader = false;
-            lastYield = Date.now();
-          }
-        }
-        if (progress.totalSizeRead >= maxSize) {
-          stop("MAX_SIZE");
-          break read;
-        }
-        if (reason !== null) break read;
-      }
     }
     if (pending() > 0 && reason !== "CLIENT") {
       if (lines) yield { type: "lines", records: lines.count, bytes: lines.take() };

@@ -15,12 +15,12 @@
  * cannot be counted as decode failures.
  */
 
-import type { ExpressionNode } from "../../sql/ast.ts";
 import { conjuncts } from "../../sql/analyzer.ts";
+import type { ExpressionNode } from "../../sql/ast.ts";
+import { walkExpression } from "../../sql/ast.ts";
 import { compileExpression } from "../../sql/evaluator.ts";
 import { FUNCTIONS } from "../../sql/functions.ts";
 import type { RecordView } from "../../sql/index.ts";
-import { walkExpression } from "../../sql/ast.ts";
 
 /** Answers false only when the record surely does not match; true means "decode and test". */
 export type Prefilter = (value: Uint8Array) => boolean;
@@ -59,14 +59,24 @@ export function buildPrefilter(where: ExpressionNode | null, now: number): Prefi
     if (quoted.includes("\\")) continue;
     const evaluate = compileExpression(part, { now });
     // A condition true without the field (`x IS NULL`) cannot rule out a record lacking it.
-    const absent: RecordView = { key: null, value: {}, partition: 0, offset: 0, timestamp: 0, keySize: 0, valueSize: 0, lastOffset: () => 0 };
+    const absent: RecordView = {
+      key: null,
+      value: {},
+      partition: 0,
+      offset: 0,
+      timestamp: 0,
+      keySize: 0,
+      valueSize: 0,
+      lastOffset: () => 0,
+    };
     if (evaluate(absent) === true) continue;
     // `field = 7` / `field = 'x'`: a token of the literal's type is compared directly (same answer
     // as the evaluator: numbers by value, strings exactly); other tokens go through the evaluator.
     let equals: number | string | undefined;
     if (part.kind === "Binary" && part.operator === "=") {
       const [f, lit] = part.left.kind === "FieldPath" ? [part.left, part.right] : [part.right, part.left];
-      if (f.kind === "FieldPath" && f.segments.length === 1 && (lit.kind === "NumberLiteral" || lit.kind === "StringLiteral")) equals = lit.value;
+      if (f.kind === "FieldPath" && f.segments.length === 1 && (lit.kind === "NumberLiteral" || lit.kind === "StringLiteral"))
+        equals = lit.value;
     }
     tests.push({ bytes: Buffer.from(quoted), field, evaluate, ...(equals !== undefined ? { equals } : {}) });
   }

@@ -95,13 +95,27 @@ export function sqlRoutes(service: SqlService, streams: StreamRegistry, docs: Ap
       if (!stream) {
         // The validation object, with the fields every error body carries.
         return c.json(
-          { isValid: false, line: err.line, column: err.column, message: err.message, error_code: 400, code: "VALIDATION_FAILED", requestId: c.get("requestId") },
+          {
+            isValid: false,
+            line: err.line,
+            column: err.column,
+            message: err.message,
+            error_code: 400,
+            code: "VALIDATION_FAILED",
+            requestId: c.get("requestId"),
+          },
           400,
         );
       }
       return sseResponse(
         sseStream(
-          { heartbeat: "data:0", heartbeatMs: HEARTBEAT_MS, maxBufferedBytes: 1 << 16, errorLine: () => "", requestSignal: c.req.raw.signal },
+          {
+            heartbeat: "data:0",
+            heartbeatMs: HEARTBEAT_MS,
+            maxBufferedBytes: 1 << 16,
+            errorLine: () => "",
+            requestSignal: c.req.raw.signal,
+          },
           async (w) => void w.send(`data:3${JSON.stringify(queryErrorPayload(err))}`),
         ),
       );

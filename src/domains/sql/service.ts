@@ -8,12 +8,22 @@ import { AppError } from "../../http/errors.ts";
 import type { KafkaPool } from "../../kafka/index.ts";
 import type { Logger } from "../../log/logger.ts";
 import type { SchemaRegistryClient } from "../../registry/client.ts";
-import { type Catalog, type DataFormat, DATA_FORMATS, type QueryPlan, SqlError, compileQuery, parse, validateSql, type ValidationResult } from "../../sql/index.ts";
 import { analyze } from "../../sql/analyzer.ts";
+import {
+  type Catalog,
+  compileQuery,
+  DATA_FORMATS,
+  type DataFormat,
+  parse,
+  type QueryPlan,
+  SqlError,
+  type ValidationResult,
+  validateSql,
+} from "../../sql/index.ts";
 import { DecoderFactory } from "./decoders.ts";
-import { buildPrefilter } from "./prefilter.ts";
+import { executeQuery, type PartitionScan, type QueryEnd, type QueryEvent, QueryProgress } from "./executor.ts";
 import type { RecordLines } from "./lines.ts";
-import { executeQuery, type PartitionScan, QueryProgress, type QueryEnd, type QueryEvent } from "./executor.ts";
+import { buildPrefilter } from "./prefilter.ts";
 import { QueryRegistry, type RunningQuery } from "./queries.ts";
 
 /** Key and value formats of a topic as its metadata records them (set by the topic metadata API). */
@@ -146,7 +156,12 @@ export class SqlService {
         let end: QueryEnd | null = null;
         let error: string | undefined;
         try {
-          for await (const ev of executeQuery({ cluster: kafka, keyDecoder, valueDecoder, prefilter }, plan, { signal, stopSignal: slot.killSignal, progress, ...(opts?.lines ? { lines: opts.lines } : {}) })) {
+          for await (const ev of executeQuery({ cluster: kafka, keyDecoder, valueDecoder, prefilter }, plan, {
+            signal,
+            stopSignal: slot.killSignal,
+            progress,
+            ...(opts?.lines ? { lines: opts.lines } : {}),
+          })) {
             if (ev.type === "end") end = ev.end;
             yield ev;
           }
@@ -155,8 +170,22 @@ export class SqlService {
           throw err;
         } finally {
           slot.release();
-          const done: FinishedQuery = { ...slot.query, cluster, end, scans: progress.scans, readRecords: progress.readRecords, ...(error ? { error } : {}) };
-          log.debug("query finished", { id: done.id, user, topic: plan.topic, records: progress.totalRecords, read: progress.readRecords, stop: end?.stopReason });
+          const done: FinishedQuery = {
+            ...slot.query,
+            cluster,
+            end,
+            scans: progress.scans,
+            readRecords: progress.readRecords,
+            ...(error ? { error } : {}),
+          };
+          log.debug("query finished", {
+            id: done.id,
+            user,
+            topic: plan.topic,
+            records: progress.totalRecords,
+            read: progress.readRecords,
+            stop: end?.stopReason,
+          });
           for (const f of finished) {
             try {
               f(done);

@@ -16,7 +16,12 @@ export function storeTopicFormats(sqlite: Sqlite): TopicFormats {
           )
           .get(cluster, topic);
         if (!row) return null;
-        const format: TopicFormat = { keyType: row.key_type, valueType: row.value_type, keySchema: row.key_schema, valueSchema: row.value_schema };
+        const format: TopicFormat = {
+          keyType: row.key_type,
+          valueType: row.value_type,
+          keySchema: row.key_schema,
+          valueSchema: row.value_schema,
+        };
         return format;
       } catch (err) {
         if (err instanceof Error && /no such table/i.test(err.message)) return null;

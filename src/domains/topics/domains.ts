@@ -42,7 +42,11 @@ export interface KafkaDomains {
 
 export function buildKafkaDomains(deps: { config: Config; db: Db; pool: KafkaPool; audit: AuditService; logs: LogHub }): KafkaDomains {
   const { config, pool } = deps;
-  const sampler = new OffsetSampler(pool, { intervalMs: config.lag.sampleInterval, windowMs: config.lag.sampleWindow }, deps.logs.logger("sampler"));
+  const sampler = new OffsetSampler(
+    pool,
+    { intervalMs: config.lag.sampleInterval, windowMs: config.lag.sampleWindow },
+    deps.logs.logger("sampler"),
+  );
   const lag = new LagEngine(pool, sampler, { ttlMs: config.lag.cacheTtl });
   const notifications = new NotificationService(deps.db, deps.logs.logger("alerts"));
   const metadata = new MetadataService(new MetadataRepo(deps.db), pool);
@@ -78,6 +82,9 @@ export function mountKafkaDomains(
   api.route("/", alertRoutes(d.notifications, docs));
   app.route(
     "/",
-    metricsRoutes({ pool: d.pool, lag: d.lag, counters: figures.counters, openStreams: () => figures.streams.total, startedAt: figures.startedAt }, docs),
+    metricsRoutes(
+      { pool: d.pool, lag: d.lag, counters: figures.counters, openStreams: () => figures.streams.total, startedAt: figures.startedAt },
+      docs,
+    ),
   );
 }

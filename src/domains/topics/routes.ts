@@ -1,11 +1,11 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../../http/context.ts";
+import { clusterOf, userOf } from "../../http/context.ts";
 import type { ApiDocs } from "../../http/openapi.ts";
 import { jsonBody, pathParams } from "../../http/validate.ts";
 import { partitionLag } from "../consumers/routes.ts";
 import { DATA_TYPES } from "../metadata/types.ts";
-import { clusterOf, userOf } from "../../http/context.ts";
 import { topicName } from "./names.ts";
 import type { TopicService } from "./service.ts";
 
@@ -52,7 +52,12 @@ const topicShape = z.object({
   totalMessages: z.number(),
   timestamp: z.number(),
   config: z.array(
-    z.object({ configuration: z.string(), value: z.string().nullable(), defaultValue: z.string().nullable(), documentation: z.string().nullable() }),
+    z.object({
+      configuration: z.string(),
+      value: z.string().nullable(),
+      defaultValue: z.string().nullable(),
+      documentation: z.string().nullable(),
+    }),
   ),
   consumers: z.array(
     z.object({

@@ -1,10 +1,10 @@
 import { AppError, badRequest, notFound } from "../../http/errors.ts";
 import type { KafkaCluster, KafkaPool } from "../../kafka/index.ts";
-import type { Logger } from "../../log/logger.ts";
 import type { LagEngine, PartitionLag } from "../../lag/engine.ts";
 import type { OffsetSampler } from "../../lag/sampler.ts";
-import type { AuditService } from "../audit/service.ts";
+import type { Logger } from "../../log/logger.ts";
 import { type NotificationService, TOPIC_ALERTS } from "../alerts/notifications.ts";
+import type { AuditService } from "../audit/service.ts";
 import type { MetadataService } from "../metadata/service.ts";
 import type { DataType } from "../metadata/types.ts";
 import { isControlTopic } from "./names.ts";
@@ -128,7 +128,8 @@ export class TopicService {
     ]);
     const t = Date.now();
     const totals = new Map<string, number>();
-    refs.forEach((r, i) => totals.set(r.topic, (totals.get(r.topic) ?? 0) + Math.max(0, latest[i]!.offset - earliest[i]!.offset)));
+    for (const [i, r] of refs.entries())
+      totals.set(r.topic, (totals.get(r.topic) ?? 0) + Math.max(0, latest[i]!.offset - earliest[i]!.offset));
     this.deps.sampler.record(cluster, t, latest);
     const meta = new Map(stored.map((m) => [m.topicName, m]));
     return topics.map((tp) => ({
@@ -170,7 +171,12 @@ export class TopicService {
         this.deps.log.warn("cannot read the newest records", { cluster, topic: name, error: (e as Error).message });
         return [];
       }),
-      this.#consumers(kafka, name, lag.partitions.filter((p) => p.topic === name), lag.groups),
+      this.#consumers(
+        kafka,
+        name,
+        lag.partitions.filter((p) => p.topic === name),
+        lag.groups,
+      ),
     ]);
     const types = await this.deps.metadata.typesFor(cluster, name, records);
     return {
@@ -216,7 +222,8 @@ export class TopicService {
     return described.map((g) => {
       const owner = new Map<number, { consumerId: string; clientId: string; host: string }>();
       for (const m of g.members) {
-        for (const a of m.assignments) if (a.topic === topic) owner.set(a.partition, { consumerId: m.memberId, clientId: m.clientId, host: m.host });
+        for (const a of m.assignments)
+          if (a.topic === topic) owner.set(a.partition, { consumerId: m.memberId, clientId: m.clientId, host: m.host });
       }
       const consumers = lags
         .filter((l) => l.group === g.groupId)
@@ -331,7 +338,12 @@ export class TopicService {
     const content = { topicName: name, partition: String(partition), offset: String(offset) };
     const job = kafka.deleteRecords(name, partition, offset).then(
       async (res) => {
-        await this.deps.audit.record({ type: "TOPIC_DATA", change: "REMOVE", user, content: { ...content, lowWatermark: String(res.lowWatermark) } });
+        await this.deps.audit.record({
+          type: "TOPIC_DATA",
+          change: "REMOVE",
+          user,
+          content: { ...content, lowWatermark: String(res.lowWatermark) },
+        });
         await this.deps.notifications.raise({
           alertId: TOPIC_ALERTS.TOPIC_DATA_DELETED.id,
           cluster,
@@ -371,4 +383,3 @@ export class TopicService {
     await Promise.race([Promise.allSettled([...this.#pending]), Bun.sleep(timeoutMs)]);
   }
 }
-
