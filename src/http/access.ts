@@ -1,4 +1,5 @@
 import type { Role } from "../config/schema.ts";
+import type { AuditChange, AuditType } from "../domains/audit/types.ts";
 
 /**
  * Who may call what: the one declarative table every request is checked against
@@ -19,20 +20,6 @@ export const LEVEL_ROLES: Record<Exclude<Level, "public">, readonly Role[]> = {
   write: ["admin", "write"],
   admin: ["admin"],
 };
-
-export type AuditType =
-  | "TOPIC"
-  | "TOPIC_DATA"
-  | "QUOTAS"
-  | "BROKER_CONFIG"
-  | "ACL"
-  | "SCHEMA"
-  | "PROCESSOR"
-  | "CONNECTOR"
-  // Beyond the SPEC's list: stored key/value types of a topic, and consumer group changes.
-  | "TOPIC_METADATA"
-  | "CONSUMER_GROUP";
-export type AuditChange = "ADD" | "REMOVE" | "UPDATE" | "INSERT";
 
 export interface AccessRule {
   method: "GET" | "POST" | "PUT" | "DELETE" | "PATCH";

@@ -2,10 +2,10 @@ import type { Context, MiddlewareHandler } from "hono";
 import { matchedRoutes } from "hono/route";
 import type { AuditService } from "../domains/audit/service.ts";
 import type { AuthService } from "../domains/auth/service.ts";
+import { AppError } from "../errors.ts";
 import type { Logger } from "../log/logger.ts";
 import { type AccessRule, LEVEL_ROLES, ruleKey } from "./access.ts";
 import type { AppEnv } from "./context.ts";
-import { AppError } from "./errors.ts";
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 

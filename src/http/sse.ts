@@ -1,4 +1,4 @@
-import { AppError } from "./errors.ts";
+import { AppError } from "../errors.ts";
 
 /**
  * The one helper behind every event stream. It owns what each stream would

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import type { z } from "zod";
-import { AppError } from "./errors.ts";
+import { AppError } from "../errors.ts";
 
 /** Field errors of a zod failure, as `details` of a 400. */
 export function fieldErrors(error: z.ZodError): { field: string; message: string }[] {

@@ -13,7 +13,7 @@ import {
   ResourcePatternTypes,
   ResourceTypes,
 } from "@platformatic/kafka";
-import { AppError } from "../http/errors.ts";
+import { AppError } from "../errors.ts";
 import type { AclBinding, AclBindingFilter, QuotaAlteration, QuotaEntity, QuotaEntry, QuotaFilter } from "./types.ts";
 
 function invert<K extends string, V extends number>(table: Record<K, V>): Map<number, K> {

@@ -6,7 +6,7 @@
 
 import { readFileSync } from "node:fs";
 import { type Base, type BaseOptions, type Broker, kGetApi, kGetBootstrapConnection, kGetConnection } from "@platformatic/kafka";
-import { AppError } from "../http/errors.ts";
+import { AppError } from "../errors.ts";
 import { counterContext, type RequestCounter } from "./metrics.ts";
 import type { KafkaClusterConfig } from "./types.ts";
 

@@ -19,7 +19,7 @@ import {
   Producer,
   UnsupportedApiError,
 } from "@platformatic/kafka";
-import { AppError } from "../http/errors.ts";
+import { AppError } from "../errors.ts";
 import { alterQuotas, describeAcls, describeQuotas, fromClientAcl, toClientAcl, toClientAclFilter } from "./acls.ts";
 import { callApi, clientOptions, num, withTimeout } from "./client.ts";
 import { type ConsumeDeps, consumeBatches, consumeRecords } from "./consume.ts";

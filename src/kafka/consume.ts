@@ -13,7 +13,7 @@
  */
 
 import { type Broker, type Connection, type Consumer, IS_CONTROL, kGetApi, kGetConnection, type RecordsBatch } from "@platformatic/kafka";
-import { AppError } from "../http/errors.ts";
+import { AppError } from "../errors.ts";
 import { abortable } from "./client.ts";
 import { isTransient, kafkaErrorName, toAppError } from "./errors.ts";
 import { type RawFetchResponse, type RecordBytes, rawFetchApi } from "./raw-fetch.ts";

@@ -17,7 +17,7 @@ import {
   UnsupportedApiError,
   UserError,
 } from "@platformatic/kafka";
-import { AppError, type ErrorCode } from "../http/errors.ts";
+import { AppError, type ErrorCode } from "../errors.ts";
 
 /**
  * Kafka error name (as in the protocol's error table, with its numeric code in the comment)

@@ -3,7 +3,7 @@
  * cluster is a config entry, not a code change.
  */
 
-import { AppError } from "../http/errors.ts";
+import { AppError } from "../errors.ts";
 import { KafkaCluster } from "./cluster.ts";
 import type { ClusterStats, KafkaClusterConfig } from "./types.ts";
 

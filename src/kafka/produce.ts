@@ -6,7 +6,7 @@
  */
 
 import { compatibilityPartitioner, type MessageToProduce, ProduceAcks, type Producer } from "@platformatic/kafka";
-import { AppError } from "../http/errors.ts";
+import { AppError } from "../errors.ts";
 import { toAppError } from "./errors.ts";
 import type { ProducedRecord, ProduceRecord } from "./types.ts";
 

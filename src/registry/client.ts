@@ -10,7 +10,7 @@
  * life of the process; a failed lookup is not cached and is retried on the next call.
  */
 
-import { AppError } from "../http/errors.ts";
+import { AppError } from "../errors.ts";
 
 export interface RegistrySchema {
   id: number;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sanitizeContent } from "../../src/domains/audit/service.ts";
+import { AppError } from "../../src/errors.ts";
 import { ACCESS_RULES } from "../../src/http/access.ts";
-import { AppError } from "../../src/http/errors.ts";
 import { errorOf, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 
 let rt: TestRuntime;

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 // The error classes the client throws, to build the trees toAppError must read.
 import { MultipleErrors, NetworkError, ProtocolError, TimeoutError, UserError } from "@platformatic/kafka";
-import { AppError } from "../../src/http/errors.ts";
+import { AppError } from "../../src/errors.ts";
 import { KAFKA_ERROR_CODES, toAppError } from "../../src/kafka/errors.ts";
 import { createKafkaPool } from "../../src/kafka/index.ts";
 import { freePort, kafkaBootstrap } from "../cluster/cluster.ts";

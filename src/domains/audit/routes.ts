@@ -4,7 +4,8 @@ import type { AppEnv } from "../../http/context.ts";
 import type { ApiDocs } from "../../http/openapi.ts";
 import { type StreamRegistry, sseResponse, sseStream } from "../../http/sse.ts";
 import { queryParams } from "../../http/validate.ts";
-import type { AuditEntry, AuditService } from "./service.ts";
+import type { AuditService } from "./service.ts";
+import type { AuditEntry } from "./types.ts";
 
 export const MAX_AUDIT_LIMIT = 10_000;
 

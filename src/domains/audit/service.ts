@@ -1,26 +1,7 @@
 import type { Db } from "../../db/index.ts";
-import type { AuditChange, AuditType } from "../../http/access.ts";
 import type { Logger } from "../../log/logger.ts";
 import { Listeners } from "../../util/listeners.ts";
-
-/** The SPEC's audit entry. */
-export interface AuditEntry {
-  type: AuditType;
-  change: AuditChange;
-  userId: string;
-  timestamp: number;
-  content: Record<string, string>;
-}
-
-export interface AuditRecord {
-  type: AuditType;
-  change: AuditChange;
-  user: string;
-  /** What was acted on; values are turned into strings, secrets removed. */
-  content?: Record<string, unknown>;
-  /** A failure carries its reason into `content.reason` and `content.outcome = FAILURE`. */
-  failure?: string;
-}
+import type { AuditChange, AuditEntry, AuditRecord, AuditType } from "./types.ts";
 
 export interface AuditQuery {
   type?: string;

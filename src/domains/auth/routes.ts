@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
+import { AppError } from "../../errors.ts";
 import type { AppEnv } from "../../http/context.ts";
-import { AppError } from "../../http/errors.ts";
 import { requestToken } from "../../http/middleware.ts";
 import type { ApiDocs } from "../../http/openapi.ts";
 import { jsonBody } from "../../http/validate.ts";

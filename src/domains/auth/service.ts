@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { Role, UserConfig } from "../../config/schema.ts";
 import type { Db } from "../../db/index.ts";
-import { AppError } from "../../http/errors.ts";
+import { AppError } from "../../errors.ts";
 import type { Logger } from "../../log/logger.ts";
 
 export interface User {

@@ -1,4 +1,4 @@
-import { badRequest, conflict, notFound } from "../../http/errors.ts";
+import { badRequest, conflict, notFound } from "../../errors.ts";
 import type { GroupDescription, KafkaCluster, KafkaPool, TopicPartitionRef } from "../../kafka/index.ts";
 import type { LagEngine, PartitionLag } from "../../lag/engine.ts";
 

@@ -1,4 +1,4 @@
-import { notFound } from "../../http/errors.ts";
+import { notFound } from "../../errors.ts";
 import type { KafkaPool, RawRecord } from "../../kafka/index.ts";
 import { readTail } from "../topics/sample.ts";
 import { inferType } from "./infer.ts";

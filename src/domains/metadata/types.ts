@@ -1,5 +1,5 @@
 import avro from "avsc";
-import { badRequest } from "../../http/errors.ts";
+import { badRequest } from "../../errors.ts";
 
 export const DATA_TYPES = ["AVRO", "JSON", "STRING", "INT", "LONG", "DOUBLE", "FLOAT", "BYTES", "PROTOBUF"] as const;
 export type DataType = (typeof DATA_TYPES)[number];

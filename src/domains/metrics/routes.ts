@@ -1,6 +1,6 @@
 import { Hono } from "hono";
+import { notFound } from "../../errors.ts";
 import type { AppEnv } from "../../http/context.ts";
-import { notFound } from "../../http/errors.ts";
 import type { ApiDocs } from "../../http/openapi.ts";
 import { type MetricsDeps, renderMetrics } from "./service.ts";
 

@@ -23,7 +23,7 @@
  */
 
 import avro from "avsc";
-import { AppError } from "../../http/errors.ts";
+import { AppError } from "../../errors.ts";
 import type { SchemaRegistryClient } from "../../registry/client.ts";
 import type { DataFormat } from "../../sql/index.ts";
 

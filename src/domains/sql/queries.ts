@@ -3,7 +3,7 @@
  * user (429 beyond the cap, before any Kafka work starts).
  */
 
-import { AppError } from "../../http/errors.ts";
+import { AppError } from "../../errors.ts";
 
 export interface RunningQuery {
   id: string;

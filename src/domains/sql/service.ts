@@ -4,7 +4,7 @@
  * its event iterator to an event stream or one JSON answer.
  */
 
-import { AppError } from "../../http/errors.ts";
+import { AppError } from "../../errors.ts";
 import type { KafkaPool } from "../../kafka/index.ts";
 import type { Logger } from "../../log/logger.ts";
 import type { SchemaRegistryClient } from "../../registry/client.ts";

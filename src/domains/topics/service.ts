@@ -1,4 +1,4 @@
-import { AppError, badRequest, notFound } from "../../http/errors.ts";
+import { AppError, badRequest, notFound } from "../../errors.ts";
 import type { KafkaCluster, KafkaPool } from "../../kafka/index.ts";
 import type { LagEngine, PartitionLag } from "../../lag/engine.ts";
 import type { OffsetSampler } from "../../lag/sampler.ts";
