@@ -117,7 +117,7 @@ try {
   await naive();
   const naiveRuns = [await naive(), await naive(), await naive()];
 
-  const snap = await rt.kafkaDomains.lag.snapshot("bench", { maxAgeMs: 0 });
+  const snap = await rt.lag.snapshot("bench", { maxAgeMs: 0 });
   const engineLag = snap.partitions.filter((p) => groups.includes(p.group)).reduce((s, p) => s + p.lag, 0);
   const naiveLag = naiveRuns[0]!.lag;
 

@@ -3,15 +3,24 @@ import { bodyLimit } from "hono/body-limit";
 import { compress } from "hono/compress";
 import type { Config } from "./config/schema.ts";
 import type { Store } from "./db/index.ts";
+import type { NotificationService } from "./domains/alerts/notifications.ts";
+import { alertRoutes } from "./domains/alerts/routes.ts";
 import { auditRoutes } from "./domains/audit/routes.ts";
 import type { AuditService } from "./domains/audit/service.ts";
 import { authRoutes } from "./domains/auth/routes.ts";
 import type { AuthService } from "./domains/auth/service.ts";
-import { type ClusterProbe, healthRoutes } from "./domains/health/routes.ts";
+import { consumerRoutes } from "./domains/consumers/routes.ts";
+import type { ConsumerService } from "./domains/consumers/service.ts";
+import { healthRoutes } from "./domains/health/routes.ts";
+import type { ClusterProbe } from "./domains/health/service.ts";
 import { logRoutes } from "./domains/logs/routes.ts";
+import { metadataRoutes } from "./domains/metadata/routes.ts";
+import type { MetadataService } from "./domains/metadata/service.ts";
+import { metricsRoutes } from "./domains/metrics/routes.ts";
 import { sqlRoutes } from "./domains/sql/routes.ts";
 import type { SqlService } from "./domains/sql/service.ts";
-import { type KafkaDomains, mountKafkaDomains } from "./domains/topics/domains.ts";
+import { topicRoutes } from "./domains/topics/routes.ts";
+import type { TopicService } from "./domains/topics/service.ts";
 import { AppError } from "./errors.ts";
 import { ACCESS_RULES, type AccessRule, indexRules, patternRegex, ruleKey } from "./http/access.ts";
 import type { AppEnv } from "./http/context.ts";
@@ -19,10 +28,17 @@ import { errorBody } from "./http/errors.ts";
 import { accessLog, authorize, type HttpCounters, requestId } from "./http/middleware.ts";
 import { ApiDocs, openApiDocument } from "./http/openapi.ts";
 import type { StreamRegistry } from "./http/sse.ts";
+import type { KafkaPool } from "./kafka/index.ts";
+import type { LagEngine } from "./lag/engine.ts";
 import type { LogHub } from "./log/logger.ts";
 import { uiRoutes } from "./ui/routes.ts";
 import { VERSION } from "./version.ts";
 
+/**
+ * Everything the HTTP app serves, built by the composition root (src/runtime.ts). Every route
+ * group is always mounted: no feature is optional, so the access table, the OpenAPI document
+ * and the role matrix always see the same routes.
+ */
 export interface AppDeps {
   config: Config;
   store: Store;
@@ -31,16 +47,20 @@ export interface AppDeps {
   audit: AuditService;
   clusters: ClusterProbe;
   streams: StreamRegistry;
-  /** Queries over topic data; without it the /api/sql routes are not mounted. */
-  sql?: SqlService;
-  counters?: HttpCounters;
-  /** Topics, topic metadata, consumer groups, alert notifications and /metrics; mounted when given. */
-  kafkaDomains?: KafkaDomains;
-  /** Replaces the access table (tests of the middleware itself). */
+  sql: SqlService;
+  topics: TopicService;
+  metadata: MetadataService;
+  consumers: ConsumerService;
+  notifications: NotificationService;
+  /** The /metrics figures: the lag engine over the pool, HTTP counters and uptime. */
+  kafka: KafkaPool;
+  lag: LagEngine;
+  counters: HttpCounters;
+  startedAt: number;
+  /** Test overrides only: replaces the access table (tests of the middleware itself). */
   rules?: AccessRule[];
-  /** Extra routes mounted under /api (tests of the middleware itself). */
+  /** Test overrides only: extra routes mounted under /api (tests of the middleware itself). */
   extraApi?: (app: Hono<AppEnv>) => void;
-  startedAt?: number;
 }
 
 /** Builds the whole HTTP app from its dependencies. No globals: tests build their own. */
@@ -48,7 +68,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const rulesList = deps.rules ?? ACCESS_RULES;
   const rules = indexRules(rulesList);
   const log = deps.logs.logger("http");
-  const counters = deps.counters ?? { requests: 0, errors: 0, totalMs: 0 };
+  const counters = deps.counters;
   const docs = new ApiDocs();
   const app = new Hono<AppEnv>();
 
@@ -87,19 +107,25 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
         probe: deps.clusters,
         storeCheck: async () => void deps.store.sqlite.query("SELECT 1").get(),
         version: VERSION,
-        startedAt: deps.startedAt ?? Date.now(),
+        startedAt: deps.startedAt,
       },
       docs,
     ),
   );
   api.route("/", auditRoutes(deps.audit, deps.streams, docs));
-  if (deps.sql) api.route("/", sqlRoutes(deps.sql, deps.streams, docs));
+  api.route("/", sqlRoutes(deps.sql, deps.streams, docs));
   api.route("/", logRoutes(deps.logs, docs));
   let openapi: Record<string, unknown> | undefined;
   api.get("/openapi.json", (c) => c.json((openapi ??= openApiDocument(rulesList, docs, VERSION))));
   deps.extraApi?.(api);
-  if (deps.kafkaDomains)
-    mountKafkaDomains(deps.kafkaDomains, api, app, docs, { counters, streams: deps.streams, startedAt: deps.startedAt ?? Date.now() });
+  api.route("/", topicRoutes(deps.topics, docs));
+  api.route("/", metadataRoutes(deps.metadata, docs));
+  api.route("/", consumerRoutes(deps.consumers, docs));
+  api.route("/", alertRoutes(deps.notifications, docs));
+  app.route(
+    "/",
+    metricsRoutes({ pool: deps.kafka, lag: deps.lag, counters, openStreams: () => deps.streams.total, startedAt: deps.startedAt }, docs),
+  );
   app.route("/api", api);
   app.route("/", uiRoutes());
 

@@ -1,53 +1,56 @@
+/**
+ * The composition root: the one place where Loupe is built from its config, in this order:
+ * store -> logs -> Kafka pool -> services -> HTTP app. `src/main.ts` calls it to serve; tests call
+ * it the same way, with overrides, so what they test is what runs.
+ */
 import type { Hono } from "hono";
 import { type AppDeps, createApp } from "./app.ts";
-import { type Config, defaultCluster } from "./config/schema.ts";
-import { openStore, type Store } from "./db/index.ts";
+import type { Config } from "./config/schema.ts";
+import { openStore } from "./db/index.ts";
+import { NotificationService } from "./domains/alerts/notifications.ts";
 import { AuditService } from "./domains/audit/service.ts";
 import { AuthService } from "./domains/auth/service.ts";
-import type { ClusterProbe } from "./domains/health/routes.ts";
+import { ConsumerService } from "./domains/consumers/service.ts";
+import { type ClusterProbe, kafkaProbe } from "./domains/health/service.ts";
+import { MetadataRepo } from "./domains/metadata/repo.ts";
+import { MetadataService } from "./domains/metadata/service.ts";
 import { SqlService } from "./domains/sql/service.ts";
 import { storeTopicFormats } from "./domains/sql/topic-formats.ts";
-import { buildKafkaDomains, type KafkaDomains } from "./domains/topics/domains.ts";
+import { TopicService } from "./domains/topics/service.ts";
 import type { AppEnv } from "./http/context.ts";
 import type { HttpCounters } from "./http/middleware.ts";
 import { StreamRegistry } from "./http/sse.ts";
 import { createKafkaPool, type KafkaPool } from "./kafka/index.ts";
-import { LogHub as Hub, type LogHub, type LogSink } from "./log/logger.ts";
+import { LagEngine } from "./lag/engine.ts";
+import { OffsetSampler } from "./lag/sampler.ts";
+import { LogHub, type LogSink } from "./log/logger.ts";
 import { SchemaRegistryClient } from "./registry/client.ts";
 
-/** Everything a running Loupe holds, built from a config. main.ts and the tests both use this. */
-export interface Runtime {
-  config: Config;
-  store: Store;
-  logs: LogHub;
-  auth: AuthService;
-  audit: AuditService;
+/** Everything a running Loupe holds. It is also what the HTTP app is built from (AppDeps). */
+export interface Runtime extends AppDeps {
   kafka: KafkaPool;
-  streams: StreamRegistry;
-  sql: SqlService;
-  /** Topics, metadata, consumer groups, notifications, the lag engine and the offset sampler. */
-  kafkaDomains: KafkaDomains;
-  counters: HttpCounters;
+  sampler: OffsetSampler;
+  clusters: ClusterProbe;
   app: Hono<AppEnv>;
   /** Set when the first start created the admin user with a random password. */
   generatedAdminPassword?: string;
+  /** Stops the timers and the sampler, waits (bounded) for background deletions, closes Kafka and the store. */
   close(): Promise<void>;
 }
 
-export function kafkaProbe(pool: KafkaPool, config: Config): ClusterProbe {
-  return {
-    names: () => config.kafka.clusters.map((c) => c.name),
-    defaultName: () => defaultCluster(config).name,
-    health: (name) => pool.get(name).health(),
-  };
+export interface RuntimeOptions {
+  sink?: LogSink;
+  adminPassword?: string;
+  /** Test overrides of the app's parts (a replaced access table, extra routes). */
+  app?: Partial<AppDeps>;
 }
 
-export async function buildRuntime(
-  config: Config,
-  opts: { sink?: LogSink; adminPassword?: string; app?: Partial<AppDeps> } = {},
-): Promise<Runtime> {
-  const logs = new Hub(config.log.level, opts.sink, { maxLines: config.log.maxLines, maxAgeMs: config.log.maxAge });
+export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): Promise<Runtime> {
+  const startedAt = Date.now();
+  const logs = new LogHub(config.log.level, opts.sink, { maxLines: config.log.maxLines, maxAgeMs: config.log.maxAge });
   const store = await openStore(config.dataDir);
+
+  // Identity and audit.
   const audit = new AuditService(store.db, logs.logger("audit"));
   const auth = new AuthService(
     store.db,
@@ -61,6 +64,8 @@ export async function buildRuntime(
     logs.logger("auth"),
   );
   const admin = await auth.ensureBootstrapAdmin(opts.adminPassword);
+
+  // Kafka, and what reads it in the background: end-offset samples and the shared lag engine.
   const kafka = createKafkaPool(
     config.kafka.clusters.map((c) => ({
       name: c.name,
@@ -71,7 +76,19 @@ export async function buildRuntime(
       ...(c.tls ? { tls: c.tls } : {}),
     })),
   );
+  const sampler = new OffsetSampler(
+    kafka,
+    { intervalMs: config.lag.sampleInterval, windowMs: config.lag.sampleWindow },
+    logs.logger("sampler"),
+  );
+  const lag = new LagEngine(kafka, sampler, { ttlMs: config.lag.cacheTtl });
+
+  // The features.
   const streams = new StreamRegistry(config.auth.maxStreamsPerUser);
+  const notifications = new NotificationService(store.db, logs.logger("alerts"));
+  const metadata = new MetadataService(new MetadataRepo(store.db), kafka);
+  const topics = new TopicService({ pool: kafka, lag, sampler, metadata, audit, notifications, log: logs.logger("topics") });
+  const consumers = new ConsumerService(kafka, lag);
   const sql = new SqlService({
     pool: kafka,
     formats: storeTopicFormats(store.sqlite),
@@ -81,66 +98,80 @@ export async function buildRuntime(
     log: logs.logger("sql"),
   });
   const counters: HttpCounters = { requests: 0, errors: 0, totalMs: 0 };
-  const kafkaDomains = buildKafkaDomains({ config, db: store.db, pool: kafka, audit, logs });
-  const app = createApp({
+  const clusters = kafkaProbe(kafka, config);
+
+  const parts: AppDeps = {
     config,
     store,
     logs,
     auth,
     audit,
-    clusters: kafkaProbe(kafka, config),
+    clusters,
     streams,
     sql,
-    counters,
-    kafkaDomains,
-    ...opts.app,
-  });
-  const timers: ReturnType<typeof setInterval>[] = [];
-  const housekeeping = async () => {
-    try {
-      await audit.prune({ maxAgeMs: config.audit.maxAge, maxEntries: config.audit.maxEntries });
-      await auth.pruneTokens();
-    } catch (e) {
-      logs.logger("housekeeping").warn("housekeeping failed", {}, e);
-    }
-  };
-  timers.push(setInterval(housekeeping, 3_600_000));
-  void housekeeping();
-  const metricsLog = logs.logger("metrics");
-  let lastRequests = 0;
-  timers.push(
-    setInterval(() => {
-      const mem = process.memoryUsage();
-      metricsLog.metrics(
-        `requests=${counters.requests} (+${counters.requests - lastRequests}) errors=${counters.errors} ` +
-          `avgMs=${counters.requests ? (counters.totalMs / counters.requests).toFixed(1) : "0"} ` +
-          `openStreams=${streams.total} rssMb=${(mem.rss / 1048576).toFixed(1)} ` +
-          `kafkaRttMs=${config.kafka.clusters.map((c) => `${c.name}:${kafka.get(c.name).lastRoundTripMs?.toFixed(1) ?? "-"}`).join(",")}`,
-      );
-      lastRequests = counters.requests;
-    }, config.log.metricsInterval),
-  );
-  for (const t of timers) t.unref?.();
-  kafkaDomains.start();
-  return {
-    config,
-    store,
-    logs,
-    auth,
-    audit,
+    topics,
+    metadata,
+    consumers,
+    notifications,
     kafka,
-    streams,
-    sql,
-    kafkaDomains,
+    lag,
     counters,
+    startedAt,
+    ...opts.app,
+  };
+  const app = createApp(parts);
+
+  const timers = startHousekeeping(config, { audit, auth, logs, counters, streams, kafka });
+  sampler.start();
+  return {
+    ...parts,
+    kafka,
+    sampler,
+    clusters,
     app,
     ...(admin.password ? { generatedAdminPassword: admin.password } : {}),
     close: async () => {
       for (const t of timers) clearInterval(t);
       sql.close();
-      await kafkaDomains.stop();
+      sampler.stop();
+      await topics.drain();
       await kafka.close();
       await store.close();
     },
   };
+}
+
+/** Hourly retention of audit entries and tokens, and the periodic METRICS log line. */
+function startHousekeeping(
+  config: Config,
+  d: { audit: AuditService; auth: AuthService; logs: LogHub; counters: HttpCounters; streams: StreamRegistry; kafka: KafkaPool },
+): ReturnType<typeof setInterval>[] {
+  const timers: ReturnType<typeof setInterval>[] = [];
+  const housekeeping = async () => {
+    try {
+      await d.audit.prune({ maxAgeMs: config.audit.maxAge, maxEntries: config.audit.maxEntries });
+      await d.auth.pruneTokens();
+    } catch (e) {
+      d.logs.logger("housekeeping").warn("housekeeping failed", {}, e);
+    }
+  };
+  timers.push(setInterval(housekeeping, 3_600_000));
+  void housekeeping();
+  const metricsLog = d.logs.logger("metrics");
+  let lastRequests = 0;
+  timers.push(
+    setInterval(() => {
+      const { counters } = d;
+      const mem = process.memoryUsage();
+      metricsLog.metrics(
+        `requests=${counters.requests} (+${counters.requests - lastRequests}) errors=${counters.errors} ` +
+          `avgMs=${counters.requests ? (counters.totalMs / counters.requests).toFixed(1) : "0"} ` +
+          `openStreams=${d.streams.total} rssMb=${(mem.rss / 1048576).toFixed(1)} ` +
+          `kafkaRttMs=${config.kafka.clusters.map((c) => `${c.name}:${d.kafka.get(c.name).lastRoundTripMs?.toFixed(1) ?? "-"}`).join(",")}`,
+      );
+      lastRequests = counters.requests;
+    }, config.log.metricsInterval),
+  );
+  for (const t of timers) t.unref?.();
+  return timers;
 }

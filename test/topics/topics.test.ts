@@ -251,7 +251,7 @@ describe("GET /api/topics and /api/topics/{t}", () => {
         .messagesPerSecond;
     }
     expect(rate).toBeGreaterThan(0);
-    expect(rt.kafkaDomains.sampler.samples("local").length).toBeGreaterThan(1);
+    expect(rt.sampler.samples("local").length).toBeGreaterThan(1);
   });
 
   test("unknown topic is 404, a bad name 400", async () => {

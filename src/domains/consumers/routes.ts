@@ -4,17 +4,10 @@ import type { AppEnv } from "../../http/context.ts";
 import { clusterOf } from "../../http/context.ts";
 import type { ApiDocs } from "../../http/openapi.ts";
 import { jsonBody, pathParams } from "../../http/validate.ts";
+import { partitionLag } from "../shared/schemas.ts";
 import { topicName } from "../topics/names.ts";
 import type { ConsumerService } from "./service.ts";
 
-/** A group's position on one partition: what a topic's consumers and a group's detail share. */
-export const partitionLag = z.object({
-  topic: z.string(),
-  partition: z.number(),
-  currentOffset: z.number(),
-  logEndOffset: z.number(),
-  lag: z.number(),
-});
 const groupParam = z.object({ group: z.string().min(1).max(255) });
 
 const topicsField = z.array(topicName).max(1_000).optional();

@@ -2,21 +2,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../../http/context.ts";
 import type { ApiDocs } from "../../http/openapi.ts";
-
-export interface ClusterHealth {
-  connected: boolean;
-  brokers?: number;
-  controllerId?: number | null;
-  latencyMs?: number;
-  error?: string;
-}
-
-/** What health needs of the Kafka layer: the configured clusters and a bounded probe of each. */
-export interface ClusterProbe {
-  names(): string[];
-  defaultName(): string;
-  health(name: string): Promise<ClusterHealth>;
-}
+import type { ClusterProbe } from "./service.ts";
 
 const answer = z.object({
   status: z.enum(["UP", "DEGRADED", "DOWN"]),

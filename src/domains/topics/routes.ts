@@ -4,8 +4,8 @@ import type { AppEnv } from "../../http/context.ts";
 import { clusterOf, userOf } from "../../http/context.ts";
 import type { ApiDocs } from "../../http/openapi.ts";
 import { jsonBody, pathParams } from "../../http/validate.ts";
-import { partitionLag } from "../consumers/routes.ts";
 import { DATA_TYPES } from "../metadata/types.ts";
+import { partitionLag } from "../shared/schemas.ts";
 import { topicName } from "./names.ts";
 import type { TopicService } from "./service.ts";
 
