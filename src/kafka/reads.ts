@@ -12,9 +12,10 @@
  * Transactions: READ_COMMITTED, aborted records are left out either way.
  */
 
-import { type Broker, type Connection, type Consumer, IS_CONTROL, kGetApi, kGetConnection, type RecordsBatch } from "@platformatic/kafka";
+import { type Broker, type Connection, Consumer, IS_CONTROL, kGetApi, kGetConnection, type RecordsBatch } from "@platformatic/kafka";
 import { AppError } from "../errors.ts";
-import { abortable } from "./client.ts";
+import { abortable, clientOptions } from "./client.ts";
+import type { KafkaConnection } from "./connection.ts";
 import { isTransient, kafkaErrorName, toAppError } from "./errors.ts";
 import { type RawFetchResponse, type RecordBytes, rawFetchApi } from "./raw-fetch.ts";
 import { type AbortedTransaction, decodeRecordSet, type ReadCursor, skipPast } from "./record-set.ts";
@@ -327,5 +328,40 @@ function validate(req: ConsumeRequest): void {
     if (p.to !== undefined && (!Number.isSafeInteger(p.to) || p.to < p.from)) {
       throw new AppError("BAD_REQUEST", `Invalid end offset ${p.to} for partition ${p.partition}: it must be at least the start ${p.from}`);
     }
+  }
+}
+
+export class ReadOps {
+  readonly #conn: KafkaConnection;
+  readonly #deps: ConsumeDeps;
+
+  constructor(conn: KafkaConnection) {
+    this.#conn = conn;
+    this.#deps = {
+      cluster: conn.name,
+      createConsumer: () =>
+        new Consumer({
+          ...clientOptions(conn.config, conn.counter),
+          // Required by the client; never joined: reads use Fetch directly.
+          groupId: `${conn.config.clientId}-reader`,
+        }),
+      onOpen: () => conn.openReads++,
+      onClose: () => conn.openReads--,
+    };
+  }
+
+  /**
+   * Reads the given offset ranges without a consumer group. Aborting the signal ends the
+   * iteration and closes its connections.
+   */
+  records(req: ConsumeRequest): AsyncIterable<RawRecord> {
+    this.#conn.checkOpen();
+    return consumeRecords(this.#deps, req);
+  }
+
+  /** As records(), a fetched partition's records at a time: the fast form for long reads. */
+  batches(req: ConsumeRequest): AsyncIterable<RawRecord[]> {
+    this.#conn.checkOpen();
+    return consumeBatches(this.#deps, req);
   }
 }
