@@ -1,5 +1,6 @@
 /**
- * ACLs and client quotas: Kafka's numeric enumerations to and from Loupe's names.
+ * ACLs: described by filter, created, deleted; Kafka's numeric enumerations to and from
+ * Loupe's names. A cluster without an authorizer answers BAD_REQUEST (SECURITY_DISABLED).
  */
 
 import {
@@ -8,13 +9,12 @@ import {
   AclPermissionTypes,
   type Admin,
   type AclFilter as ClientAclFilter,
-  ClientQuotaMatchTypes,
-  type describeClientQuotasV0,
   ResourcePatternTypes,
   ResourceTypes,
 } from "@platformatic/kafka";
 import { AppError } from "../errors.ts";
-import type { AclBinding, AclBindingFilter, QuotaAlteration, QuotaEntity, QuotaEntry, QuotaFilter } from "./types.ts";
+import type { KafkaConnection } from "./connection.ts";
+import type { AclBinding, AclBindingFilter } from "./types.ts";
 
 function invert<K extends string, V extends number>(table: Record<K, V>): Map<number, K> {
   return new Map(Object.entries(table).map(([k, v]) => [v as number, k as K]));
@@ -80,32 +80,29 @@ export async function describeAcls(admin: Admin, filter: AclBindingFilter): Prom
   return out;
 }
 
-export function toQuotaComponents(filters: QuotaFilter[]): describeClientQuotasV0.DescribeClientQuotasRequestComponent[] {
-  return filters.map((f) => {
-    if (f.match === "exact") {
-      if (f.name === undefined) throw new AppError("BAD_REQUEST", `An exact quota match on ${f.type} needs a name`);
-      return { entityType: f.type, matchType: ClientQuotaMatchTypes.EXACT, match: f.name };
-    }
-    return { entityType: f.type, matchType: f.match === "default" ? ClientQuotaMatchTypes.DEFAULT : ClientQuotaMatchTypes.ANY };
-  });
-}
+export class AclOps {
+  readonly #conn: KafkaConnection;
 
-export async function describeQuotas(admin: Admin, filters: QuotaFilter[], strict: boolean): Promise<QuotaEntry[]> {
-  const entries = await admin.describeClientQuotas({ components: toQuotaComponents(filters), strict });
-  return (entries ?? []).map((e) => ({
-    entity: e.entity.map((x) => ({ type: x.entityType as QuotaEntity["type"], name: x.entityName ?? null })),
-    values: Object.fromEntries(e.values.map((v) => [v.key, v.value])),
-  }));
-}
+  constructor(conn: KafkaConnection) {
+    this.#conn = conn;
+  }
 
-export async function alterQuotas(admin: Admin, alterations: QuotaAlteration[], validateOnly: boolean): Promise<void> {
-  await admin.alterClientQuotas({
-    validateOnly,
-    entries: alterations.map((a) => ({
-      entities: a.entity.map((x) => ({ entityType: x.type, entityName: x.name })),
-      ops: Object.entries(a.values).map(([key, value]) =>
-        value === null ? { key: key as never, remove: true as const } : { key: key as never, value, remove: false as const },
-      ),
-    })),
-  });
+  describe(filter: AclBindingFilter = {}): Promise<AclBinding[]> {
+    return this.#conn.call("Cannot list ACLs", () => describeAcls(this.#conn.admin, filter));
+  }
+
+  create(bindings: AclBinding[]): Promise<void> {
+    return this.#conn.call("Cannot create ACLs", async () => {
+      if (bindings.length > 0) await this.#conn.admin.createAcls({ creations: bindings.map(toClientAcl) });
+    });
+  }
+
+  /** Answers the ACLs that were deleted. */
+  delete(filters: AclBindingFilter[]): Promise<AclBinding[]> {
+    return this.#conn.call("Cannot delete ACLs", async () => {
+      if (filters.length === 0) return [];
+      const deleted = await this.#conn.admin.deleteAcls({ filters: filters.map(toClientAclFilter) });
+      return deleted.map(fromClientAcl);
+    });
+  }
 }

@@ -119,3 +119,10 @@ export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
 
 /** Kafka's int64 values as numbers (exact below 2^53, which offsets and timestamps are). */
 export const num = (v: bigint | number): number => Number(v);
+
+/** References grouped by topic, in first-seen order: requests name each topic once. */
+export function byTopic<T extends { topic: string }>(refs: T[]): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const r of refs) out.set(r.topic, [...(out.get(r.topic) ?? []), r]);
+  return out;
+}

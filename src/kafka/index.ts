@@ -1,7 +1,10 @@
-/** src/kafka: the only place that imports the Kafka client. See pool.ts and cluster.ts. */
+/**
+ * src/kafka: the only place that imports the Kafka client. See pool.ts and cluster.ts; each
+ * concern has its own file (topics.ts, configs.ts, offsets.ts, groups.ts, reads.ts, produce.ts,
+ * acls.ts, quotas.ts) over the cluster's shared connection (connection.ts).
+ */
 
 export { KafkaCluster } from "./cluster.ts";
 export { KAFKA_ERROR_CODES, toAppError as kafkaErrorToAppError } from "./errors.ts";
-export type { GroupMember, GroupMemberOptions, GroupRecord } from "./group-member.ts";
 export { createKafkaPool, type KafkaPool } from "./pool.ts";
 export type * from "./types.ts";

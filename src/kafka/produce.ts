@@ -7,6 +7,7 @@
 
 import { compatibilityPartitioner, type MessageToProduce, ProduceAcks, type Producer } from "@platformatic/kafka";
 import { AppError } from "../errors.ts";
+import type { KafkaConnection } from "./connection.ts";
 import { toAppError } from "./errors.ts";
 import type { ProducedRecord, ProduceRecord } from "./types.ts";
 
@@ -73,5 +74,17 @@ export async function produceRecords(
     });
   } catch (err) {
     throw toAppError(err, context, cluster);
+  }
+}
+
+export class WriteOps {
+  readonly #conn: KafkaConnection;
+
+  constructor(conn: KafkaConnection) {
+    this.#conn = conn;
+  }
+
+  produce(topic: string, records: ProduceRecord[]): Promise<ProducedRecord[]> {
+    return produceRecords(this.#conn.producer, this.#conn.name, topic, records);
   }
 }

@@ -4,10 +4,45 @@
  * fetched bytes (no copies), no intermediate objects per batch. This is the hot loop of every
  * topic read, so it reads varints inline rather than through a reader object.
  *
- * Batch layout (KIP-98): baseOffset int64, batchLength int32, partitionLeaderEpoch int32,
- * magic int8, crc uint32, attributes int16, lastOffsetDelta int32, baseTimestamp int64,
- * maxTimestamp int64, producerId int64, producerEpoch int16, baseSequence int32, count int32,
- * then the records (compressed as a whole when attributes say so).
+ * Wire grammar (message format v2, KIP-98; big-endian; VARINT and VARLONG are zig-zag
+ * varints; @n is the byte offset in the batch that the code below reads at):
+ *
+ *   RecordBatch =>
+ *     baseOffset => INT64                 @0
+ *     batchLength => INT32                @8   bytes from partitionLeaderEpoch to the end
+ *     partitionLeaderEpoch => INT32       @12
+ *     magic => INT8                       @16  2; older formats are refused
+ *     crc => UINT32                       @17  CRC-32C of attributes..end; not checked
+ *     attributes => INT16                 @21  bits 0-2 compression (0 none, 1 gzip,
+ *                                              2 snappy, 3 lz4, 4 zstd), bit 3 timestamp
+ *                                              type (1: LogAppendTime), bit 4 transactional,
+ *                                              bit 5 control (a transaction marker)
+ *     lastOffsetDelta => INT32            @23
+ *     baseTimestamp => INT64              @27
+ *     maxTimestamp => INT64               @35  the record timestamps under LogAppendTime
+ *     producerId => INT64                 @43
+ *     producerEpoch => INT16              @51
+ *     baseSequence => INT32               @53
+ *     recordsCount => INT32               @57
+ *     records => Record{recordsCount}     @61  one compressed block when bits 0-2 say so
+ *
+ *   Record =>
+ *     length => VARINT                    bytes of the rest of the record
+ *     attributes => INT8                  unused
+ *     timestampDelta => VARLONG
+ *     offsetDelta => VARINT
+ *     keyLength => VARINT                 -1: null key
+ *     key => BYTES
+ *     valueLength => VARINT               -1: null value
+ *     value => BYTES
+ *     headersCount => VARINT
+ *     headers => Header{headersCount}
+ *
+ *   Header =>
+ *     headerKeyLength => VARINT
+ *     headerKey => STRING                 UTF-8
+ *     headerValueLength => VARINT         -1: null value
+ *     headerValue => BYTES
  */
 
 import { compressionsAlgorithmsByBitmask } from "@platformatic/kafka";

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { uniqueTopic } from "../cluster/cluster.ts";
 import { errorOf, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
-import { eventually } from "../kafka/helpers.ts";
+import { eventually, joinGroup } from "../kafka/helpers.ts";
 
 let rt: TestRuntime;
 const topics: string[] = [];
@@ -122,7 +122,7 @@ describe("consumer group lag", () => {
   test("a live member: shown with its assignments; resets and deletion are 409 with the reason", async () => {
     const t = await topicWith([3, 3]);
     const g = group("live");
-    const member = rt.kafka.default().joinGroup({
+    const member = joinGroup(rt.kafka.default(), {
       groupId: g,
       topics: [t],
       clientId: "loupe-test-member",

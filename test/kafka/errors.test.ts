@@ -5,7 +5,7 @@ import { AppError } from "../../src/errors.ts";
 import { KAFKA_ERROR_CODES, toAppError } from "../../src/kafka/errors.ts";
 import { createKafkaPool } from "../../src/kafka/index.ts";
 import { freePort, kafkaBootstrap } from "../cluster/cluster.ts";
-import { rejection, testPool } from "./helpers.ts";
+import { describeCluster, rejection, testPool } from "./helpers.ts";
 
 const wrapped = (leaf: Error) =>
   new MultipleErrors("Creating topics failed.", [new MultipleErrors("Received response with error", [leaf])]);
@@ -156,11 +156,11 @@ describe("pool", () => {
       expect(health).toMatchObject({ connected: true, brokers: 1, controllerId: 1 });
       expect(health.error).toBeUndefined();
       const before = kafka.requestCount();
-      await kafka.listTopics();
+      await kafka.topics.list();
       expect(kafka.requestCount()).toBe(before + 1);
       expect(kafka.lastRoundTripMs).toBeGreaterThan(0);
       expect(kafka.stats().byApi.Metadata).toBeGreaterThanOrEqual(2);
-      const d = await kafka.describeCluster();
+      const d = await describeCluster(kafka);
       expect(d.brokers.map((b) => [b.id, `${b.host}:${b.port}`])).toEqual([[1, kafkaBootstrap()]]);
       expect(d.controllerId).toBe(1);
       expect(d.clusterId).toMatch(/^[A-Za-z0-9_-]{22}$/);
@@ -181,7 +181,7 @@ describe("pool", () => {
       expect(health.brokers).toBe(0);
       expect(health.controllerId).toBeNull();
       expect(health.error).toContain("cannot reach the cluster");
-      const err = await rejection(kafka.listTopics());
+      const err = await rejection(kafka.topics.list());
       expect(err.code).toBe("UNAVAILABLE");
       expect(err.status).toBe(503);
       expect(err.message).toStartWith("Cannot list topics: cannot reach the cluster: ");
@@ -194,7 +194,7 @@ describe("pool", () => {
     const pool = testPool();
     const kafka = pool.default();
     await pool.close();
-    const err = await rejection(kafka.listTopics());
+    const err = await rejection(kafka.topics.list());
     expect(err.code).toBe("UNAVAILABLE");
   });
 });

@@ -7,6 +7,9 @@ import { afterAll } from "bun:test";
 import { createKafkaPool, type KafkaCluster, type KafkaPool } from "../../src/kafka/index.ts";
 import { kafkaBootstrap, uniqueTopic } from "../cluster/cluster.ts";
 
+export { type GroupMember, type GroupMemberOptions, joinGroup } from "./group-member.ts";
+export { createPartitions, deleteGroupOffsets, describeBrokerConfigs, describeCluster } from "./test-only.ts";
+
 export function testPool(): KafkaPool {
   return createKafkaPool([{ name: "test", bootstrapServers: [kafkaBootstrap()], clientId: "loupe-test", default: true }]);
 }
@@ -21,7 +24,7 @@ export function kafkaFixture(): {
   const kafka = pool.default();
   const created: string[] = [];
   afterAll(async () => {
-    for (const t of created) await kafka.deleteTopic(t).catch(() => {});
+    for (const t of created) await kafka.topics.delete(t).catch(() => {});
     await pool.close();
   });
   return {
@@ -29,8 +32,9 @@ export function kafkaFixture(): {
     kafka,
     async topic(prefix, partitions = 1, configs) {
       const name = uniqueTopic(prefix);
-      await kafka.createTopic({ name, partitions, replication: 1, configs });
+      await kafka.topics.create({ name, partitions, replication: 1, configs });
       created.push(name);
+      await waitForLeaders(kafka, name, partitions);
       return name;
     },
   };
@@ -62,4 +66,17 @@ export async function eventually(check: () => Promise<boolean>, ms = 5_000): Pro
     if (Date.now() > deadline) return false;
     await Bun.sleep(50);
   }
+}
+
+/**
+ * Waits until the client sees `partitions` partitions of `topic`, each with a leader: the
+ * controller answers CreateTopics before the brokers' metadata shows the new partitions.
+ */
+export async function waitForLeaders(kafka: KafkaCluster, topic: string, partitions: number, ms = 10_000): Promise<void> {
+  const led = async () => {
+    const [t] = await kafka.topics.describe([topic]).catch(() => []);
+    return t !== undefined && t.partitions === partitions && t.partitionDetails.every((p) => p.leader >= 0);
+  };
+  if (!(await eventually(led, ms)))
+    throw new Error(`topic '${topic}': not every one of its ${partitions} partitions has a leader after ${ms} ms`);
 }

@@ -1,24 +1,26 @@
 import { describe, expect, test } from "bun:test";
-import { collect, kafkaFixture, rejection, text } from "./helpers.ts";
+import { collect, eventually, kafkaFixture, rejection, text } from "./helpers.ts";
 
 const { kafka, topic } = kafkaFixture();
+/** Fetch requests this cluster has sent so far. */
+const fetches = () => kafka.stats().byApi.Fetch ?? 0;
 
 describe("produce and list offsets", () => {
   test("produce answers each record's partition and offset, in input order", async () => {
     const name = await topic("produce", 3);
-    const produced = await kafka.produce(
+    const produced = await kafka.writes.produce(
       name,
       Array.from({ length: 9 }, (_, i) => ({ partition: i % 3, key: `k${i}`, value: `v${i}` })),
     );
     expect(produced).toEqual(Array.from({ length: 9 }, (_, i) => ({ topic: name, partition: i % 3, offset: Math.floor(i / 3) })));
 
-    const again = await kafka.produce(name, [{ partition: 1, value: "late" }]);
+    const again = await kafka.writes.produce(name, [{ partition: 1, value: "late" }]);
     expect(again).toEqual([{ topic: name, partition: 1, offset: 3 }]);
 
     const refs = [0, 1, 2].map((partition) => ({ topic: name, partition }));
-    expect((await kafka.listOffsets(refs, "earliest")).map((o) => o.offset)).toEqual([0, 0, 0]);
-    expect((await kafka.listOffsets(refs, "latest")).map((o) => o.offset)).toEqual([3, 4, 3]);
-    expect(await kafka.partitionOffsets([name])).toEqual([
+    expect((await kafka.offsets.list(refs, "earliest")).map((o) => o.offset)).toEqual([0, 0, 0]);
+    expect((await kafka.offsets.list(refs, "latest")).map((o) => o.offset)).toEqual([3, 4, 3]);
+    expect(await kafka.offsets.bounds([name])).toEqual([
       { topic: name, partition: 0, earliest: 0, latest: 3 },
       { topic: name, partition: 1, earliest: 0, latest: 4 },
       { topic: name, partition: 2, earliest: 0, latest: 3 },
@@ -28,7 +30,7 @@ describe("produce and list offsets", () => {
   test("keyed records land where Java's partitioner puts them", async () => {
     const name = await topic("keys", 4);
     // Partitions from org.apache.kafka.common.utils.Utils: toPositive(murmur2(key)) % 4.
-    const produced = await kafka.produce(
+    const produced = await kafka.writes.produce(
       name,
       ["k0", "k3", "bob", "k0", "carol"].map((key) => ({ key, value: key })),
     );
@@ -41,12 +43,12 @@ describe("produce and list offsets", () => {
   test("producing right after creating a topic writes every record once", async () => {
     for (let round = 0; round < 3; round++) {
       const name = await topic("fresh", 6);
-      const produced = await kafka.produce(
+      const produced = await kafka.writes.produce(
         name,
         Array.from({ length: 12 }, (_, i) => ({ partition: i % 6, value: `v${i}` })),
       );
       expect(produced.map((p) => p.offset)).toEqual(Array.from({ length: 12 }, (_, i) => Math.floor(i / 6)));
-      const latest = await kafka.listOffsets(
+      const latest = await kafka.offsets.list(
         [0, 1, 2, 3, 4, 5].map((partition) => ({ topic: name, partition })),
         "latest",
       );
@@ -57,19 +59,19 @@ describe("produce and list offsets", () => {
   test("listOffsets by timestamp finds the first record at or after it", async () => {
     const name = await topic("times");
     const base = Date.now() - 60_000;
-    await kafka.produce(
+    await kafka.writes.produce(
       name,
       [0, 1, 2, 3].map((i) => ({ value: `v${i}`, timestamp: base + i * 1000, partition: 0 })),
     );
-    const [at] = await kafka.listOffsets([{ topic: name, partition: 0 }], base + 1500);
+    const [at] = await kafka.offsets.list([{ topic: name, partition: 0 }], base + 1500);
     expect(at).toEqual({ topic: name, partition: 0, offset: 2, timestamp: base + 2000 });
-    const [after] = await kafka.listOffsets([{ topic: name, partition: 0 }], base + 10_000);
+    const [after] = await kafka.offsets.list([{ topic: name, partition: 0 }], base + 10_000);
     expect(after!.offset).toBe(-1);
   });
 
   test("a partition out of range is BAD_REQUEST", async () => {
     const name = await topic("range", 2);
-    const err = await rejection(kafka.produce(name, [{ partition: 5, value: "x" }]));
+    const err = await rejection(kafka.writes.produce(name, [{ partition: 5, value: "x" }]));
     expect(err.code).toBe("BAD_REQUEST");
     expect(err.message).toBe(`Cannot write to topic '${name}': record 0 names partition 5, but the topic has 2`);
   });
@@ -79,7 +81,7 @@ describe("consume", () => {
   test("reads exactly the range [from, to) of each partition, with keys, headers and timestamps", async () => {
     const name = await topic("range-read", 2);
     const ts = Date.now() - 5_000;
-    await kafka.produce(
+    await kafka.writes.produce(
       name,
       Array.from({ length: 20 }, (_, i) => ({
         partition: i % 2,
@@ -90,7 +92,7 @@ describe("consume", () => {
       })),
     );
     const records = await collect(
-      kafka.consume({
+      kafka.reads.records({
         topic: name,
         partitions: [
           { partition: 0, from: 2, to: 7 },
@@ -117,7 +119,7 @@ describe("consume", () => {
       const name = await topic(`codec-${codec}`, 2, { "compression.type": codec });
       const ts = Date.now() - 60_000;
       for (let round = 0; round < 3; round++) {
-        await kafka.produce(
+        await kafka.writes.produce(
           name,
           Array.from({ length: 40 }, (_, j) => {
             const i = round * 40 + j;
@@ -152,11 +154,11 @@ describe("consume", () => {
         { partition: 0, from: 0 },
         { partition: 1, from: 7, to: 50 },
       ];
-      const ours = (await collect(kafka.consumeBatches({ topic: name, partitions: ranges, maxBytes: 8_000 }))).flat().map(plain);
-      const client = (await collect(kafka.consume({ topic: name, partitions: ranges, recordDecoder: "client" }))).map(plain);
+      const ours = (await collect(kafka.reads.batches({ topic: name, partitions: ranges, maxBytes: 8_000 }))).flat().map(plain);
+      const client = (await collect(kafka.reads.records({ topic: name, partitions: ranges, recordDecoder: "client" }))).map(plain);
       // Reused buffers: each batch is read before the next is pulled, as the SQL executor does.
       const reused: ReturnType<typeof plain>[] = [];
-      for await (const batch of kafka.consumeBatches({ topic: name, partitions: ranges, reuseBuffers: true }))
+      for await (const batch of kafka.reads.batches({ topic: name, partitions: ranges, reuseBuffers: true }))
         reused.push(...batch.map(plain));
       expect(ours.length).toBe(60 + 43);
       expect(ours).toEqual(client);
@@ -181,57 +183,58 @@ describe("consume", () => {
 
   test("without an end it reads to the high watermark seen at the start, then ends", async () => {
     const name = await topic("to-end");
-    await kafka.produce(
+    await kafka.writes.produce(
       name,
       Array.from({ length: 50 }, (_, i) => ({ value: `v${i}` })),
     );
-    const records = await collect(kafka.consume({ topic: name, partitions: [{ partition: 0, from: 0 }] }));
+    const records = await collect(kafka.reads.records({ topic: name, partitions: [{ partition: 0, from: 0 }] }));
     expect(records.map((r) => r.offset)).toEqual(Array.from({ length: 50 }, (_, i) => i));
     // An end past the last record does not wait for records that do not exist.
-    const past = await collect(kafka.consume({ topic: name, partitions: [{ partition: 0, from: 45, to: 1000 }] }));
+    const past = await collect(kafka.reads.records({ topic: name, partitions: [{ partition: 0, from: 45, to: 1000 }] }));
     expect(past.map((r) => r.offset)).toEqual([45, 46, 47, 48, 49]);
-    expect(await collect(kafka.consume({ topic: name, partitions: [{ partition: 0, from: 50 }] }))).toEqual([]);
+    expect(await collect(kafka.reads.records({ topic: name, partitions: [{ partition: 0, from: 50 }] }))).toEqual([]);
   });
 
   test("small fetches still read the whole range", async () => {
     const name = await topic("small-fetch");
     const big = "x".repeat(10_000);
-    await kafka.produce(
+    await kafka.writes.produce(
       name,
       Array.from({ length: 30 }, () => ({ value: big })),
     );
-    const records = await collect(kafka.consume({ topic: name, partitions: [{ partition: 0, from: 0 }], maxBytes: 25_000 }));
+    const records = await collect(kafka.reads.records({ topic: name, partitions: [{ partition: 0, from: 0 }], maxBytes: 25_000 }));
     expect(records.length).toBe(30);
     expect(records.at(-1)!.offset).toBe(29);
   });
 
   test("deleteRecords moves the log start; reads below it start at the new start", async () => {
     const name = await topic("delete-records");
-    await kafka.produce(
+    await kafka.writes.produce(
       name,
       Array.from({ length: 10 }, (_, i) => ({ value: `v${i}` })),
     );
-    expect(await kafka.deleteRecords(name, 0, 4)).toEqual({ topic: name, partition: 0, lowWatermark: 4 });
-    expect((await kafka.listOffsets([{ topic: name, partition: 0 }], "earliest"))[0]!.offset).toBe(4);
-    const records = await collect(kafka.consume({ topic: name, partitions: [{ partition: 0, from: 0 }] }));
+    expect(await kafka.offsets.deleteRecords(name, 0, 4)).toEqual({ topic: name, partition: 0, lowWatermark: 4 });
+    expect((await kafka.offsets.list([{ topic: name, partition: 0 }], "earliest"))[0]!.offset).toBe(4);
+    const records = await collect(kafka.reads.records({ topic: name, partitions: [{ partition: 0, from: 0 }] }));
     expect(records.map((r) => r.offset)).toEqual([4, 5, 6, 7, 8, 9]);
 
-    const beyond = await rejection(kafka.deleteRecords(name, 0, 11));
+    const beyond = await rejection(kafka.offsets.deleteRecords(name, 0, 11));
     expect(beyond.code).toBe("BAD_REQUEST");
     expect((beyond.details as { kafkaError: string }).kafkaError).toBe("OFFSET_OUT_OF_RANGE");
-    expect((await rejection(kafka.deleteRecords(name, -1, 0))).code).toBe("BAD_REQUEST");
-    expect((await rejection(kafka.deleteRecords(name, 0, -2))).code).toBe("BAD_REQUEST");
+    expect((await rejection(kafka.offsets.deleteRecords(name, -1, 0))).code).toBe("BAD_REQUEST");
+    expect((await rejection(kafka.offsets.deleteRecords(name, 0, -2))).code).toBe("BAD_REQUEST");
 
-    expect(await kafka.deleteRecords(name, 0, -1)).toEqual({ topic: name, partition: 0, lowWatermark: 10 });
+    expect(await kafka.offsets.deleteRecords(name, 0, -1)).toEqual({ topic: name, partition: 0, lowWatermark: 10 });
   });
 
   test("aborting ends the iteration and closes the connection within a second", async () => {
     const name = await topic("abort");
-    await kafka.produce(name, [{ value: "only" }]);
+    await kafka.writes.produce(name, [{ value: "only" }]);
     const controller = new AbortController();
     const seen: number[] = [];
+    let fetchesAtRecord = Number.POSITIVE_INFINITY;
     const reading = (async () => {
-      for await (const r of kafka.consume({
+      for await (const r of kafka.reads.records({
         topic: name,
         partitions: [{ partition: 0, from: 0 }],
         signal: controller.signal,
@@ -239,41 +242,46 @@ describe("consume", () => {
         maxWaitMs: 5_000,
       })) {
         seen.push(r.offset);
+        fetchesAtRecord = fetches();
       }
     })();
-    // Wait until the read is parked in a long poll at the end of the partition.
-    while (seen.length === 0) await Bun.sleep(10);
-    await Bun.sleep(200);
-    expect(kafka.openReads()).toBe(1);
+    // The read is parked in a long poll at the end of the partition once a Fetch went out
+    // after the only record arrived.
+    expect(await eventually(async () => fetches() > fetchesAtRecord)).toBe(true);
+    expect(kafka.stats().openReads).toBe(1);
     const t0 = performance.now();
     controller.abort();
     await reading;
     const ended = performance.now() - t0;
     expect(ended).toBeLessThan(1_000);
-    expect(kafka.openReads()).toBe(0);
+    expect(kafka.stats().openReads).toBe(0);
     expect(seen).toEqual([0]);
   });
 
   test("follow waits for new records up to the end", async () => {
     const name = await topic("follow");
-    const reading = collect(kafka.consume({ topic: name, partitions: [{ partition: 0, from: 0, to: 3 }], follow: true, maxWaitMs: 200 }));
-    await Bun.sleep(300);
-    await kafka.produce(name, [{ value: "a" }, { value: "b" }, { value: "c" }, { value: "d" }]);
+    const before = fetches();
+    const reading = collect(
+      kafka.reads.records({ topic: name, partitions: [{ partition: 0, from: 0, to: 3 }], follow: true, maxWaitMs: 200 }),
+    );
+    // Produce once the read is waiting at the end of the empty partition.
+    expect(await eventually(async () => fetches() > before)).toBe(true);
+    await kafka.writes.produce(name, [{ value: "a" }, { value: "b" }, { value: "c" }, { value: "d" }]);
     const records = await reading;
     expect(records.map((r) => text(r.value))).toEqual(["a", "b", "c"]);
   });
 
   test("bad ranges and unknown partitions are refused", async () => {
     const name = await topic("bad-range", 2);
-    const err = await rejection(collect(kafka.consume({ topic: name, partitions: [{ partition: 0, from: 5, to: 2 }] })));
+    const err = await rejection(collect(kafka.reads.records({ topic: name, partitions: [{ partition: 0, from: 5, to: 2 }] })));
     expect(err.code).toBe("BAD_REQUEST");
     expect(err.message).toBe("Invalid end offset 2 for partition 0: it must be at least the start 5");
-    const missing = await rejection(collect(kafka.consume({ topic: name, partitions: [{ partition: 7, from: 0 }] })));
+    const missing = await rejection(collect(kafka.reads.records({ topic: name, partitions: [{ partition: 7, from: 0 }] })));
     expect(missing.code).toBe("NOT_FOUND");
     expect(missing.message).toBe(`Cannot read topic '${name}': partition 7 does not exist (the topic has 2)`);
-    const noTopic = await rejection(collect(kafka.consume({ topic: `${name}-nope`, partitions: [{ partition: 0, from: 0 }] })));
+    const noTopic = await rejection(collect(kafka.reads.records({ topic: `${name}-nope`, partitions: [{ partition: 0, from: 0 }] })));
     expect(noTopic.code).toBe("NOT_FOUND");
-    expect(kafka.openReads()).toBe(0);
+    expect(kafka.stats().openReads).toBe(0);
   });
 });
 
@@ -281,7 +289,7 @@ describe("internal topics", () => {
   // Regression: the client's listOffsets threw outside its promise for __consumer_offsets,
   // which ended the whole process.
   test("listOffsets on __consumer_offsets answers -1 instead of crashing", async () => {
-    const got = await kafka.listOffsets([{ topic: "__consumer_offsets", partition: 0 }], "latest");
+    const got = await kafka.offsets.list([{ topic: "__consumer_offsets", partition: 0 }], "latest");
     expect(got).toEqual([{ topic: "__consumer_offsets", partition: 0, offset: -1, timestamp: -1 }]);
   });
 });

@@ -72,12 +72,12 @@ describe("running queries", () => {
     const res = await held("read", abort.signal);
     const reader = res.body!.getReader();
     expect(await untilRecord(reader)).toContain("data:1{");
-    expect(kafka.openReads()).toBe(1);
+    expect(kafka.stats().openReads).toBe(1);
     expect(f.rt.sql.queries.size).toBe(1);
     const t0 = performance.now();
     abort.abort();
     await reader.cancel().catch(() => {});
-    expect(await eventually(async () => kafka.openReads() === 0, 1_000)).toBe(true);
+    expect(await eventually(async () => kafka.stats().openReads === 0, 1_000)).toBe(true);
     expect(performance.now() - t0).toBeLessThan(1_000);
     expect(await eventually(async () => f.rt.sql.queries.size === 0, 1_000)).toBe(true);
     expect(f.rt.streams.total).toBe(0);
@@ -100,6 +100,6 @@ describe("running queries", () => {
     expect(await eventually(async () => f.rt.sql.queries.size === 0, 1_000)).toBe(true);
     const after = await f.rt.request(q(`SELECT * FROM \`${big}\` LIMIT 1`), { role: "read" });
     expect(after.status).toBe(200);
-    expect(f.rt.kafka.default().openReads()).toBe(0);
+    expect(f.rt.kafka.default().stats().openReads).toBe(0);
   });
 });

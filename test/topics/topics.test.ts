@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { uniqueTopic } from "../cluster/cluster.ts";
 import { errorOf, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
-import { eventually } from "../kafka/helpers.ts";
+import { describeCluster, eventually } from "../kafka/helpers.ts";
 
 let rt: TestRuntime;
 const created: string[] = [];
@@ -189,7 +189,7 @@ describe("GET /api/topics and /api/topics/{t}", () => {
     expect(retention.documentation.length).toBeGreaterThan(10);
     expect(t.config.length).toBeGreaterThan(20);
 
-    const broker = (await rt.kafka.default().describeCluster()).brokers[0]!;
+    const broker = (await describeCluster(rt.kafka.default())).brokers[0]!;
     expect(t.consumers).toEqual([
       {
         id: group,

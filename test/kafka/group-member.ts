@@ -1,14 +1,13 @@
 /**
- * A member of a consumer group: joins the group, is assigned partitions by the group
- * protocol, reads from them and commits offsets. Long-running readers (stream processors)
- * and tests that need a real, live group member use this; one-off reads use
- * KafkaCluster.consume, which needs no group.
+ * A live member of a consumer group, for tests of what Loupe shows of groups: joins the
+ * group, is assigned partitions by the group protocol, reads from them and commits offsets.
+ * Loupe's own reads need no group (src/kafka/reads.ts).
  */
 
 import { Consumer } from "@platformatic/kafka";
-import { clientOptions } from "./client.ts";
-import type { RequestCounter } from "./metrics.ts";
-import type { KafkaClusterConfig } from "./types.ts";
+import { clientOptions } from "../../src/kafka/client.ts";
+import type { KafkaCluster } from "../../src/kafka/cluster.ts";
+import { RequestCounter } from "../../src/kafka/metrics.ts";
 
 export interface GroupMemberOptions {
   groupId: string;
@@ -40,9 +39,10 @@ export interface GroupMember {
   close(): Promise<void>;
 }
 
-export function createGroupMember(config: KafkaClusterConfig, counter: RequestCounter, opts: GroupMemberOptions): GroupMember {
+/** Joins the group on `kafka`'s cluster; the caller closes the member. */
+export function joinGroup(kafka: KafkaCluster, opts: GroupMemberOptions): GroupMember {
   const consumer = new Consumer({
-    ...clientOptions(config, counter),
+    ...clientOptions(kafka.config, new RequestCounter()),
     groupId: opts.groupId,
     ...(opts.clientId ? { clientId: opts.clientId } : {}),
     autocommit: false,

@@ -12,11 +12,12 @@
  * Transactions: READ_COMMITTED, aborted records are left out either way.
  */
 
-import { type Broker, type Connection, type Consumer, IS_CONTROL, kGetApi, kGetConnection, type RecordsBatch } from "@platformatic/kafka";
+import { Consumer, IS_CONTROL, type RecordsBatch } from "@platformatic/kafka";
 import { AppError } from "../errors.ts";
-import { abortable } from "./client.ts";
+import { abortable, clientOptions } from "./client.ts";
+import type { KafkaConnection } from "./connection.ts";
 import { isTransient, kafkaErrorName, toAppError } from "./errors.ts";
-import { type RawFetchResponse, type RecordBytes, rawFetchApi } from "./raw-fetch.ts";
+import { negotiatedFetch, type RecordBytes, rawFetch } from "./raw-fetch.ts";
 import { type AbortedTransaction, decodeRecordSet, type ReadCursor, skipPast } from "./record-set.ts";
 import type { ConsumeRequest, FetchedBatches, RawRecord } from "./types.ts";
 
@@ -42,8 +43,6 @@ interface FetchedPartition {
   raw: RecordBytes | null;
   batches: RecordsBatch[] | null;
 }
-
-const READ_COMMITTED = 1;
 
 const MAX_TRANSIENT_RETRIES = 5;
 
@@ -234,51 +233,6 @@ export async function* consumeBatches(deps: ConsumeDeps, req: ConsumeRequest): A
   }
 }
 
-/** The Fetch to use: the raw one at the version the broker speaks, or null for the client's. */
-function negotiatedFetch(consumer: Consumer, decoder: "loupe" | "client"): Promise<ReturnType<typeof rawFetchApi>> {
-  if (decoder === "client") return Promise.resolve(null);
-  return new Promise((resolve, reject) => {
-    consumer[kGetApi]("Fetch", (err: Error | null, api?: { version: number }) => (err ? reject(err) : resolve(rawFetchApi(api!.version))));
-  });
-}
-
-function rawFetch(
-  consumer: Consumer,
-  api: NonNullable<ReturnType<typeof rawFetchApi>>,
-  broker: Broker,
-  maxWaitMs: number,
-  maxBytes: number,
-  topicId: string,
-  partitions: Array<{
-    partition: number;
-    fetchOffset: bigint;
-    partitionMaxBytes: number;
-    currentLeaderEpoch: number;
-    lastFetchedEpoch: number;
-  }>,
-): Promise<RawFetchResponse> {
-  return new Promise((resolve, reject) => {
-    consumer[kGetConnection](broker, (err: Error | null, connection?: Connection) => {
-      if (err) return reject(err);
-      // Session id 0 and epoch -1: a full fetch that opens no fetch session on the broker.
-      const send = api as unknown as (...a: unknown[]) => void;
-      send(
-        connection,
-        maxWaitMs,
-        1,
-        maxBytes,
-        READ_COMMITTED,
-        0,
-        -1,
-        [{ topicId, partitions }],
-        [],
-        "",
-        (e: Error | null, res?: RawFetchResponse) => (e ? reject(e) : resolve(res!)),
-      );
-    });
-  });
-}
-
 function fetchedBatches(partition: number, batches: RecordsBatch[]): FetchedBatches {
   let records = 0;
   for (const b of batches) if ((b.attributes & IS_CONTROL) === 0) records += b.records.length;
@@ -327,5 +281,40 @@ function validate(req: ConsumeRequest): void {
     if (p.to !== undefined && (!Number.isSafeInteger(p.to) || p.to < p.from)) {
       throw new AppError("BAD_REQUEST", `Invalid end offset ${p.to} for partition ${p.partition}: it must be at least the start ${p.from}`);
     }
+  }
+}
+
+export class ReadOps {
+  readonly #conn: KafkaConnection;
+  readonly #deps: ConsumeDeps;
+
+  constructor(conn: KafkaConnection) {
+    this.#conn = conn;
+    this.#deps = {
+      cluster: conn.name,
+      createConsumer: () =>
+        new Consumer({
+          ...clientOptions(conn.config, conn.counter),
+          // Required by the client; never joined: reads use Fetch directly.
+          groupId: `${conn.config.clientId}-reader`,
+        }),
+      onOpen: () => conn.openReads++,
+      onClose: () => conn.openReads--,
+    };
+  }
+
+  /**
+   * Reads the given offset ranges without a consumer group. Aborting the signal ends the
+   * iteration and closes its connections.
+   */
+  records(req: ConsumeRequest): AsyncIterable<RawRecord> {
+    this.#conn.checkOpen();
+    return consumeRecords(this.#deps, req);
+  }
+
+  /** As records(), a fetched partition's records at a time: the fast form for long reads. */
+  batches(req: ConsumeRequest): AsyncIterable<RawRecord[]> {
+    this.#conn.checkOpen();
+    return consumeBatches(this.#deps, req);
   }
 }

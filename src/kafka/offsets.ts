@@ -1,0 +1,79 @@
+/**
+ * Offsets of partitions: by time or at either end of the log (ListOffsets), and moving the
+ * log start (DeleteRecords).
+ */
+
+import { AppError } from "../errors.ts";
+import { byTopic, num } from "./client.ts";
+import type { KafkaConnection } from "./connection.ts";
+import { KAFKA_INTERNAL_TOPICS, type TopicOps } from "./topics.ts";
+import type { DeletedRecords, ListedOffset, OffsetSpec, TopicPartitionRef } from "./types.ts";
+
+function offsetTimestamp(spec: OffsetSpec): bigint {
+  if (spec === "earliest") return -2n;
+  if (spec === "latest") return -1n;
+  if (!Number.isSafeInteger(spec) || spec < 0) throw new AppError("BAD_REQUEST", `Invalid offset timestamp ${spec}`);
+  return BigInt(spec);
+}
+
+export class OffsetOps {
+  readonly #conn: KafkaConnection;
+  readonly #topics: TopicOps;
+
+  constructor(conn: KafkaConnection, topics: TopicOps) {
+    this.#conn = conn;
+    this.#topics = topics;
+  }
+
+  /** One ListOffsets request per partition leader, whatever the number of partitions. */
+  list(partitions: TopicPartitionRef[], spec: OffsetSpec): Promise<ListedOffset[]> {
+    return this.#conn.call("Cannot list offsets", async () => {
+      // The client's metadata cache leaves out Kafka's internal topics, and its listOffsets
+      // then throws outside any promise (the process dies). Never hand it one: they answer -1.
+      const askable = partitions.filter((p) => !KAFKA_INTERNAL_TOPICS.has(p.topic));
+      if (askable.length === 0) return partitions.map((r) => ({ ...r, offset: -1, timestamp: -1 }));
+      const timestamp = offsetTimestamp(spec);
+      const result = await this.#conn.admin.listOffsets({
+        topics: [...byTopic(askable)].map(([name, refs]) => ({
+          name,
+          partitions: refs.map((r) => ({ partitionIndex: r.partition, timestamp })),
+        })),
+      });
+      const found = new Map<string, ListedOffset>();
+      for (const t of result) {
+        for (const p of t.partitions) {
+          found.set(`${t.name}\u0000${p.partitionIndex}`, {
+            topic: t.name,
+            partition: p.partitionIndex,
+            offset: num(p.offset),
+            timestamp: typeof spec === "number" ? num(p.timestamp) : -1,
+          });
+        }
+      }
+      return partitions.map((r) => found.get(`${r.topic}\u0000${r.partition}`) ?? { ...r, offset: -1, timestamp: -1 });
+    });
+  }
+
+  /** Earliest and latest offsets of every partition of the topics. */
+  bounds(topics: string[]): Promise<Array<TopicPartitionRef & { earliest: number; latest: number }>> {
+    return this.#conn.call("Cannot list offsets", async () => {
+      const described = await this.#topics.describe(topics);
+      const refs = described.flatMap((t) => t.partitionDetails.map((p) => ({ topic: t.name, partition: p.partition })));
+      const [earliest, latest] = await Promise.all([this.list(refs, "earliest"), this.list(refs, "latest")]);
+      return refs.map((r, i) => ({ ...r, earliest: earliest[i]!.offset, latest: latest[i]!.offset }));
+    });
+  }
+
+  /** Deletes the records before `offset` (-1: all); answers the new log start. */
+  deleteRecords(topic: string, partition: number, offset: number): Promise<DeletedRecords> {
+    return this.#conn.call(`Cannot delete records of topic '${topic}' partition ${partition}`, async () => {
+      if (!Number.isInteger(partition) || partition < 0) throw new AppError("BAD_REQUEST", `Invalid partition ${partition}`);
+      if (!Number.isSafeInteger(offset) || offset < -1) throw new AppError("BAD_REQUEST", `Invalid offset ${offset}`);
+      const [result] = await this.#conn.admin.deleteRecords({
+        topics: [{ name: topic, partitions: [{ partition, offset: BigInt(offset) }] }],
+      });
+      const p = result?.partitions.find((x) => x.partition === partition);
+      return { topic, partition, lowWatermark: p ? num(p.lowWatermark) : -1 };
+    });
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * Topics: list, describe, create, delete. Metadata and CreateTopics go out as raw requests
+ * (client.ts callApi): the client's own methods drop topic ids, internal flags and
+ * validateOnly.
+ */
+
+import { AppError } from "../errors.ts";
+import { callApi } from "./client.ts";
+import type { KafkaConnection, MetadataResponse } from "./connection.ts";
+import type { CreatedTopic, CreateTopicRequest, TopicDescription, TopicSummary } from "./types.ts";
+
+/** Kafka's own internal topics (the client's metadata cache does not hold them). */
+export const KAFKA_INTERNAL_TOPICS: ReadonlySet<string> = new Set(["__consumer_offsets", "__transaction_state", "__share_group_state"]);
+
+function topicSummary(t: MetadataResponse["topics"][number]): TopicDescription {
+  const partitions = [...t.partitions].sort((a, b) => a.partitionIndex - b.partitionIndex);
+  return {
+    name: t.name ?? "",
+    topicId: t.topicId,
+    internal: t.isInternal,
+    partitions: partitions.length,
+    replicationFactor: partitions[0]?.replicaNodes.length ?? -1,
+    partitionDetails: partitions.map((p) => ({
+      partition: p.partitionIndex,
+      leader: p.leaderId,
+      leaderEpoch: p.leaderEpoch,
+      replicas: p.replicaNodes,
+      isr: p.isrNodes,
+      offlineReplicas: p.offlineReplicas,
+    })),
+  };
+}
+
+export class TopicOps {
+  readonly #conn: KafkaConnection;
+
+  constructor(conn: KafkaConnection) {
+    this.#conn = conn;
+  }
+
+  list(opts: { includeInternal?: boolean } = {}): Promise<TopicSummary[]> {
+    return this.#conn.call("Cannot list topics", async () => {
+      const md = await this.#conn.metadata(null);
+      return md.topics
+        .filter((t) => opts.includeInternal || !t.isInternal)
+        .map((t) => {
+          const { partitionDetails: _, ...summary } = topicSummary(t);
+          return summary;
+        })
+        .sort((a, b) => a.name.localeCompare(b.name));
+    });
+  }
+
+  /** In the order asked; an unknown topic is NOT_FOUND. */
+  describe(names: string[]): Promise<TopicDescription[]> {
+    const list = names.map((n) => `'${n}'`).join(", ");
+    const context = `Cannot describe topic${names.length === 1 ? "" : "s"} ${list}`;
+    const notFound = (name: string) => new AppError("NOT_FOUND", `${context}: Topic '${name}' does not exist.`);
+    return this.#conn.call(context, async () => {
+      if (names.length === 0) return [];
+      let md: MetadataResponse;
+      try {
+        md = await this.#conn.metadata(names);
+      } catch (err) {
+        // The error names the topic by its place in the request only: find which one is missing.
+        const missing = await this.#missing(names);
+        if (missing.length > 0) throw notFound(missing[0]!);
+        throw err;
+      }
+      const byName = new Map(md.topics.map((t) => [t.name, topicSummary(t)]));
+      return names.map((n) => {
+        const t = byName.get(n);
+        if (!t) throw notFound(n);
+        return t;
+      });
+    });
+  }
+
+  async #missing(names: string[]): Promise<string[]> {
+    try {
+      const md = await this.#conn.metadata(null);
+      const known = new Set(md.topics.map((t) => t.name));
+      return names.filter((n) => !known.has(n));
+    } catch {
+      return [];
+    }
+  }
+
+  create(req: CreateTopicRequest): Promise<CreatedTopic> {
+    return this.#conn.call(`Cannot create topic '${req.name}'`, async () => {
+      const admin = this.#conn.admin;
+      // Topic changes go to the controller (KRaft brokers forward; older clusters need it).
+      const md = await this.#conn.metadata([]);
+      const controller = md.brokers.find((b) => b.nodeId === md.controllerId) ?? null;
+      const response = await callApi<{
+        topics: Array<{
+          name: string;
+          topicId: string;
+          numPartitions: number;
+          replicationFactor: number;
+          configs: Array<{ name: string; value: string | null }> | null;
+        }>;
+      }>(
+        admin,
+        "CreateTopics",
+        controller,
+        [
+          {
+            name: req.name,
+            numPartitions: req.partitions ?? -1,
+            replicationFactor: req.replication ?? -1,
+            assignments: [],
+            configs: Object.entries(req.configs ?? {}).map(([name, value]) => ({ name, value })),
+          },
+        ],
+        this.#conn.config.requestTimeoutMs ?? 30_000,
+        req.validateOnly ?? false,
+      );
+      const t = response.topics[0]!;
+      return {
+        name: t.name,
+        topicId: t.topicId,
+        partitions: t.numPartitions,
+        replication: t.replicationFactor,
+        configs: Object.fromEntries((t.configs ?? []).map((c) => [c.name, c.value])),
+      };
+    });
+  }
+
+  delete(name: string): Promise<void> {
+    return this.#conn.call(`Cannot delete topic '${name}'`, () => this.#conn.admin.deleteTopics({ topics: [name] }));
+  }
+}
