@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { uniqueTopic } from "../cluster/cluster.ts";
-import { createPartitions, describeBrokerConfigs, eventually, kafkaFixture, rejection } from "./helpers.ts";
+import { createPartitions, describeBrokerConfigs, eventually, kafkaFixture, rejection, waitForLeaders } from "./helpers.ts";
 
 const { kafka, topic } = kafkaFixture();
 
@@ -16,6 +16,9 @@ describe("topics", () => {
       expect(created.configs["retention.ms"]).toBe("3600000");
       expect(created.configs["cleanup.policy"]).toBe("delete");
 
+      // CreateTopics answers once the controller has committed the topic; the broker's metadata
+      // follows a moment later (regression: describing at once flaked with NOT_FOUND).
+      await waitForLeaders(kafka, name, 3);
       const [described] = await kafka.topics.describe([name]);
       expect(described!.partitions).toBe(3);
       expect(described!.replicationFactor).toBe(1);
