@@ -96,6 +96,28 @@ describe("sampler and lag engine on a set clock", () => {
     await pool.close();
   });
 
+  /**
+   * The pool's cluster, except that the first call of each method named in `stale` answers
+   * what the broker said before (a read that raced a deletion); every call is counted.
+   */
+  function racingPool(stale: Partial<Record<"listTopics" | "fetchCommittedOffsets", unknown>>) {
+    const calls: Record<string, number> = {};
+    const cluster = new Proxy(kafka, {
+      get(target, prop) {
+        const v = Reflect.get(target, prop, target);
+        if (typeof v !== "function") return v;
+        const name = String(prop);
+        return (...args: unknown[]) => {
+          calls[name] = (calls[name] ?? 0) + 1;
+          if (calls[name] === 1 && name in stale) return Promise.resolve(stale[name as keyof typeof stale]);
+          return v.apply(target, args);
+        };
+      },
+    });
+    const racing: KafkaPool = { ...pool, get: () => cluster, default: () => cluster, names: () => ["c"] };
+    return { pool: racing, calls };
+  }
+
   test("samples carry the clock's time; rate and lag seconds follow it", async () => {
     let now = 1_700_000_000_000;
     const s = new OffsetSampler(pool, { intervalMs: 0, windowMs: 600_000, now: () => now });
@@ -142,21 +164,31 @@ describe("sampler and lag engine on a set clock", () => {
     await kafka.produce(kept, [{ value: "a" }, { value: "b" }]);
     const staleListing = await kafka.listTopics();
     await kafka.deleteTopic(gone);
-    let listings = 0;
-    const racing = new Proxy(kafka, {
-      get(target, prop) {
-        if (prop === "listTopics") return async () => (++listings === 1 ? staleListing : target.listTopics());
-        const v = Reflect.get(target, prop, target);
-        return typeof v === "function" ? v.bind(target) : v;
-      },
-    });
-    const racingPool: KafkaPool = { ...pool, get: () => racing, default: () => racing, names: () => ["c"] };
-    const s = new OffsetSampler(racingPool, { intervalMs: 0, windowMs: 600_000, now: () => 1_000 });
+    const racing = racingPool({ listTopics: staleListing });
+    const s = new OffsetSampler(racing.pool, { intervalMs: 0, windowMs: 600_000, now: () => 1_000 });
     await s.sampleNow("c");
-    expect(listings).toBe(2);
+    expect(racing.calls.listTopics).toBe(2);
     const [sample] = s.samples("c");
     expect(sample!.ends.get(`${kept}\u00000`)).toBe(2);
     expect(sample!.ends.has(`${gone}\u00000`)).toBe(false);
+  });
+
+  test("regression: a topic deleted while lag was read failed the whole lag snapshot", async () => {
+    const gone = await createReadyTopic(kafka, { prefix: "lag-gone", partitions: 1, track: topics });
+    const kept = await createReadyTopic(kafka, { prefix: "lag-kept", partitions: 1, track: topics });
+    await kafka.produce(kept, [{ value: "a" }, { value: "b" }, { value: "c" }]);
+    const g = uniqueTopic("lag-race");
+    groups.push(g);
+    await kafka.alterGroupOffsets(g, [
+      { topic: gone, partition: 0, offset: 0 },
+      { topic: kept, partition: 0, offset: 1 },
+    ]);
+    // Listing and committed offsets are read before the deletion, ListOffsets after it.
+    const racing = racingPool({ listTopics: await kafka.listTopics(), fetchCommittedOffsets: await kafka.fetchCommittedOffsets([g]) });
+    await kafka.deleteTopic(gone);
+    const lag = await new LagEngine(racing.pool, null, { ttlMs: 0 }).groupLag("c", [g]);
+    expect(racing.calls.listOffsets).toBe(2);
+    expect(lag).toEqual([{ group: g, topic: kept, partition: 0, committed: 1, end: 3, lag: 2, lagSeconds: null }]);
   });
 
   test("a snapshot is shared until the clock passes its time to live", async () => {
