@@ -2,6 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { waitFor } from "./helpers/wait.ts";
 
 /**
  * The product is the compiled executable: build it as `bun build.ts` does, start it
@@ -46,14 +47,13 @@ describe("compiled executable", () => {
       stderr: "pipe",
     });
     const base = `http://127.0.0.1:${port}`;
-    let health: Response | undefined;
-    for (let i = 0; i < 200 && !health; i++) {
-      health = await fetch(`${base}/api/health`).catch(() => undefined);
-      if (!health) await Bun.sleep(25);
-    }
+    const health = await waitFor(() => fetch(`${base}/api/health`).catch(() => undefined), {
+      timeoutMs: 15_000,
+      what: "the executable's first health answer",
+    });
     const startMs = performance.now() - t0;
-    expect(health?.status).toBe(200);
-    const body = (await health!.json()) as { status: string; clusters: { status: string }[] };
+    expect(health.status).toBe(200);
+    const body = (await health.json()) as { status: string; clusters: { status: string }[] };
     expect(body.status).toBe("UP");
     expect(body.clusters[0]!.status).toBe("UP");
 
@@ -64,9 +64,20 @@ describe("compiled executable", () => {
     const login = await fetch(`${base}/api/login`, { method: "POST", body: JSON.stringify({ user: "admin", password: "bin-admin-pw" }) });
     expect(login.status).toBe(200);
 
-    await Bun.sleep(1000);
-    const status = readFileSync(`/proc/${proc.pid}/status`, "utf8");
-    const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]);
+    // Idle RSS: once start-up and the first requests have settled, two readings a quarter of a
+    // second apart agree within 1 MiB (or the last reading after 10 s).
+    const pid = proc.pid;
+    const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]);
+    let previous = rss();
+    const rssKb = await waitFor(
+      () => {
+        const now = rss();
+        const settled = Math.abs(now - previous) <= 1024;
+        previous = now;
+        return settled && now;
+      },
+      { timeoutMs: 10_000, intervalMs: 250, what: "a settled RSS" },
+    ).catch(() => previous);
     console.log(`[binary] start-up to first health answer: ${startMs.toFixed(0)} ms; idle RSS: ${(rssKb / 1024).toFixed(1)} MiB`);
 
     proc.kill("SIGTERM");

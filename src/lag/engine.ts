@@ -50,24 +50,28 @@ export interface TopicGroupLag {
 export class LagEngine {
   readonly #cache = new Map<string, { snapshot: LagSnapshot; at: number }>();
   readonly #running = new Map<string, Promise<LagSnapshot>>();
+  /** The sampler's clock by default: lag seconds subtract its sample times from this one. */
+  readonly #now: () => number;
 
   constructor(
     private readonly pool: KafkaPool,
     private readonly sampler: OffsetSampler | null,
-    private readonly opts: { ttlMs: number },
-  ) {}
+    private readonly opts: { ttlMs: number; now?: () => number },
+  ) {
+    this.#now = opts.now ?? sampler?.now ?? Date.now;
+  }
 
   /** The cluster's lag, at most `ttlMs` old (or `maxAgeMs` when given: 0 forces a fresh one). */
   async snapshot(cluster: string, opts: { maxAgeMs?: number } = {}): Promise<LagSnapshot> {
     const maxAge = opts.maxAgeMs ?? this.opts.ttlMs;
     const cached = this.#cache.get(cluster);
-    if (cached && Date.now() - cached.at <= maxAge) return cached.snapshot;
+    if (cached && this.#now() - cached.at <= maxAge) return cached.snapshot;
     const running = this.#running.get(cluster);
     if (running) return running;
     const p = this.#compute(cluster).finally(() => this.#running.delete(cluster));
     this.#running.set(cluster, p);
     const snapshot = await p;
-    this.#cache.set(cluster, { snapshot, at: Date.now() });
+    this.#cache.set(cluster, { snapshot, at: this.#now() });
     return snapshot;
   }
 
@@ -115,8 +119,20 @@ export class LagEngine {
         refs.set(partitionKey(c.topic, c.partition), { topic: c.topic, partition: c.partition });
       }
     }
-    const listed = await kafka.listOffsets([...refs.values()], "latest");
-    const takenAt = Date.now();
+    let listed: Awaited<ReturnType<typeof kafka.listOffsets>>;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        listed = await kafka.listOffsets([...refs.values()], "latest");
+        break;
+      } catch (e) {
+        // A topic deleted since the listing fails the whole request: leave out the topics
+        // that are gone and ask again, rather than fail every caller's lag.
+        if ((e as { code?: string }).code !== "NOT_FOUND" || attempt >= 3) throw e;
+        const present = new Set((await kafka.listTopics()).map((t) => t.name));
+        for (const [key, ref] of refs) if (!present.has(ref.topic)) refs.delete(key);
+      }
+    }
+    const takenAt = this.#now();
     const ends = new Map<string, number>();
     for (const o of listed) if (o.offset >= 0) ends.set(partitionKey(o.topic, o.partition), o.offset);
 

@@ -26,12 +26,19 @@ export class OffsetSampler {
   #timer: ReturnType<typeof setInterval> | null = null;
   #running = new Map<string, Promise<void>>();
   #stopped = false;
+  /**
+   * The clock samples are stamped with (epoch ms). Rates and lag seconds are differences of
+   * its readings, so a test that sets it moves time instead of waiting for it to pass.
+   */
+  readonly now: () => number;
 
   constructor(
     private readonly pool: KafkaPool,
-    private readonly opts: { intervalMs: number; windowMs: number },
+    private readonly opts: { intervalMs: number; windowMs: number; now?: () => number },
     private readonly log?: Logger,
-  ) {}
+  ) {
+    this.now = opts.now ?? Date.now;
+  }
 
   /** Starts sampling every cluster now and every `intervalMs`. */
   start(): void {
@@ -58,13 +65,21 @@ export class OffsetSampler {
     const p = (async () => {
       try {
         const kafka = this.pool.get(cluster);
-        // Internal topics stay out: the Kafka client's ListOffsets cannot look them up.
-        const topics = await kafka.listTopics();
-        const refs = topics.flatMap((t) => Array.from({ length: t.partitions }, (_, partition) => ({ topic: t.name, partition })));
-        const t = Date.now();
-        const ends = await kafka.listOffsets(refs, "latest");
-        if (this.#stopped) return;
-        this.record(cluster, t, ends);
+        for (let attempt = 1; ; attempt++) {
+          // Internal topics stay out: the Kafka client's ListOffsets cannot look them up.
+          const topics = await kafka.listTopics();
+          const refs = topics.flatMap((t) => Array.from({ length: t.partitions }, (_, partition) => ({ topic: t.name, partition })));
+          const t = this.now();
+          try {
+            const ends = await kafka.listOffsets(refs, "latest");
+            if (!this.#stopped) this.record(cluster, t, ends);
+            return;
+          } catch (e) {
+            // A topic deleted between the listing and ListOffsets fails the whole request: list
+            // again rather than lose the sample (topics come and go all the time on busy clusters).
+            if ((e as { code?: string }).code !== "NOT_FOUND" || attempt >= 3) throw e;
+          }
+        }
       } catch (e) {
         this.log?.debug("end-offset sample failed", { cluster, error: (e as Error).message });
         throw e;
@@ -81,10 +96,12 @@ export class OffsetSampler {
     const map = new Map<string, number>();
     for (const e of ends) if (e.offset >= 0) map.set(partitionKey(e.topic, e.partition), e.offset);
     const list = this.#history.get(cluster) ?? [];
-    // A partial sample (one topic) must not replace a full one: merge into the latest when close in time.
+    // A partial sample (one topic) must not replace a full one: merge into the latest when
+    // close in time. Only what the latest lacks is added: its own readings belong to its time,
+    // and a later, higher one stamped with it would hide the records written in between.
     const last = list.at(-1);
     if (last && t - last.t < Math.min(1_000, this.opts.intervalMs / 2)) {
-      for (const [k, v] of map) last.ends.set(k, Math.max(v, last.ends.get(k) ?? 0));
+      for (const [k, v] of map) if (!last.ends.has(k)) last.ends.set(k, v);
     } else {
       list.push({ t, ends: map });
     }

@@ -52,23 +52,36 @@ export function redact(fields: Record<string, unknown>): Record<string, unknown>
   return out;
 }
 
+export interface LogRetention {
+  maxLines: number;
+  /** 0 keeps lines of any age. */
+  maxAgeMs: number;
+  /**
+   * The clock lines are stamped with and aged by (epoch ms): a test sets it to age lines
+   * instead of waiting for them to grow old.
+   */
+  now?: () => number;
+}
+
 export class LogHub {
   readonly info: RingBuffer<LogLine>;
   readonly metrics: RingBuffer<LogLine>;
   private minRank: number;
+  private readonly now: () => number;
 
   constructor(
     level: Level = "info",
     private readonly sink: LogSink = stdoutSink,
-    private readonly retention: { maxLines: number; maxAgeMs: number } = { maxLines: 512, maxAgeMs: 0 },
+    private readonly retention: LogRetention = { maxLines: 512, maxAgeMs: 0 },
   ) {
     this.minRank = LEVEL_RANK[level];
+    this.now = retention.now ?? Date.now;
     this.info = new RingBuffer<LogLine>(retention.maxLines);
     this.metrics = new RingBuffer<LogLine>(retention.maxLines);
   }
 
   /** The kept lines of one kind, oldest first, without those past the retention age. */
-  recent(kind: "INFO" | "METRICS", now = Date.now()): LogLine[] {
+  recent(kind: "INFO" | "METRICS", now = this.now()): LogLine[] {
     const lines = (kind === "INFO" ? this.info : this.metrics).toArray();
     const maxAge = this.retention.maxAgeMs;
     return maxAge > 0 ? lines.filter((l) => now - l.timestamp <= maxAge) : lines;
@@ -85,7 +98,7 @@ export class LogHub {
   emit(level: Level | "metrics", name: string, message: string, fields?: Record<string, unknown>, err?: unknown): void {
     const rank = level === "metrics" ? LEVEL_RANK.info : LEVEL_RANK[level];
     if (rank < this.minRank) return;
-    const now = Date.now();
+    const now = this.now();
     const stacktrace = err instanceof Error ? (err.stack ?? String(err)) : err === undefined ? "" : String(err);
     const upper = level.toUpperCase();
     const line: LogLine = {

@@ -1,10 +1,11 @@
-import { describe, expect, test } from "bun:test";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigError, loadConfig, parseConfig } from "../../src/config/load.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "loupe-cfg-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const file = (name: string, text: string) => {
   const p = join(dir, name);
   writeFileSync(p, text);
@@ -68,7 +69,7 @@ bootstrapServers = ["d1:9092"]
   test("`loupe check-config` and `serve` refuse a bad file with exit code 2, naming the key", async () => {
     const p = file("bad.toml", `[server]\nport = "eighty"\n`);
     for (const cmd of [["check-config"], ["serve"]]) {
-      const proc = Bun.spawn(["bun", join(root, "src/main.ts"), ...cmd], {
+      const proc = Bun.spawn([process.execPath, join(root, "src/main.ts"), ...cmd], {
         env: { ...process.env, LOUPE_CONFIG: p },
         stderr: "pipe",
         stdout: "pipe",
@@ -79,15 +80,17 @@ bootstrapServers = ["d1:9092"]
       expect(err).toContain("server.port");
     }
     const broken = file("broken.toml", `[server\nport = 1`);
-    const proc = Bun.spawn(["bun", join(root, "src/main.ts"), "check-config", "--config", broken], { stderr: "pipe" });
+    const proc = Bun.spawn([process.execPath, join(root, "src/main.ts"), "check-config", "--config", broken], { stderr: "pipe" });
     expect(await proc.exited).toBe(2);
     expect(await new Response(proc.stderr).text()).toContain("is not valid TOML");
-    const missing = Bun.spawn(["bun", join(root, "src/main.ts"), "check-config", "--config", join(dir, "none.toml")], { stderr: "pipe" });
+    const missing = Bun.spawn([process.execPath, join(root, "src/main.ts"), "check-config", "--config", join(dir, "none.toml")], {
+      stderr: "pipe",
+    });
     expect(await missing.exited).toBe(2);
   });
 
   test("`loupe hash-password` prints an argon2id hash that verifies", async () => {
-    const proc = Bun.spawn(["bun", join(root, "src/main.ts"), "hash-password"], { stdin: "pipe", stdout: "pipe" });
+    const proc = Bun.spawn([process.execPath, join(root, "src/main.ts"), "hash-password"], { stdin: "pipe", stdout: "pipe" });
     proc.stdin.write("s3cret-pw\n");
     proc.stdin.end();
     expect(await proc.exited).toBe(0);

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { uniqueTopic } from "../cluster/cluster.ts";
 import { errorOf, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
-import { eventually, joinGroup } from "../kafka/helpers.ts";
+import { createReadyTopic } from "../helpers/topics.ts";
+import { eventually } from "../helpers/wait.ts";
+import { joinGroup } from "../kafka/helpers.ts";
 
 let rt: TestRuntime;
 const topics: string[] = [];
@@ -19,9 +21,7 @@ afterAll(async () => {
 
 async function topicWith(counts: number[], timestamp?: (p: number, i: number) => number): Promise<string> {
   const kafka = rt.kafka.default();
-  const name = uniqueTopic("cg");
-  await kafka.createTopic({ name, partitions: counts.length, replication: 1 });
-  topics.push(name);
+  const name = await createReadyTopic(kafka, { prefix: "cg", partitions: counts.length, track: topics });
   const records = counts.flatMap((n, p) =>
     Array.from({ length: n }, (_, i) => ({ partition: p, value: `p${p}-${i}`, ...(timestamp ? { timestamp: timestamp(p, i) } : {}) })),
   );
@@ -156,7 +156,7 @@ describe("consumer group lag", () => {
     } finally {
       await member.close();
     }
-    expect(await eventually(async () => (await detail(g)).state === "Empty", 15_000)).toBe(true);
+    expect(await eventually(async () => (await detail(g)).state === "Empty", { timeoutMs: 15_000 })).toBe(true);
     expect((await put(g, { to: "latest" })).status).toBe(200);
     expect((await detail(g)).lag).toBe(0);
   }, 40_000);

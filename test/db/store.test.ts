@@ -1,13 +1,23 @@
-import { describe, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openStore, SchemaTooNewError } from "../../src/db/index.ts";
 import { MIGRATIONS } from "../../src/db/migrations/index.ts";
 
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+function tempDir(): string {
+  const d = mkdtempSync(join(tmpdir(), "loupe-db-"));
+  dirs.push(d);
+  return d;
+}
+
 describe("store", () => {
   test("migrates a fresh file with durable pragmas", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "loupe-db-"));
+    const dir = tempDir();
     const store = await openStore(dir);
     expect(store.sqlite.query("PRAGMA journal_mode").get()).toEqual({ journal_mode: "wal" });
     expect(store.sqlite.query("PRAGMA synchronous").get()).toEqual({ synchronous: 2 });
@@ -22,7 +32,7 @@ describe("store", () => {
   });
 
   test("refuses a schema newer than the binary knows", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "loupe-db-"));
+    const dir = tempDir();
     const store = await openStore(dir);
     store.sqlite.query("INSERT INTO schema_version VALUES (999, 'future', 0)").run();
     await store.close();

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { LogHub, RingBuffer } from "../../src/log/logger.ts";
 import { MemorySink, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 let rt: TestRuntime;
 beforeAll(async () => {
@@ -28,9 +29,14 @@ describe("logs", () => {
   });
 
   test("GET /api/logs/METRICS returns the periodic summary lines", async () => {
-    await Bun.sleep(350);
-    const lines = (await (await rt.request("/api/logs/METRICS", { role: "admin" })).json()) as any[];
-    expect(lines.length).toBeGreaterThanOrEqual(2);
+    // Written every 100 ms: wait for two of them.
+    const lines = await waitFor(
+      async () => {
+        const got = (await (await rt.request("/api/logs/METRICS", { role: "admin" })).json()) as any[];
+        return got.length >= 2 && got;
+      },
+      { what: "two METRICS lines" },
+    );
     for (const l of lines) expect(l).toEqual(SHAPE);
     expect(lines[0].level).toBe("METRICS");
     expect(lines[0].message).toMatch(/requests=\d+ .*openStreams=\d+ .*kafkaRttMs=/);
@@ -56,11 +62,34 @@ describe("logs", () => {
     expect(sink.text()).not.toContain("hidden");
   });
 
-  test("retention by count and by age", () => {
-    const hub = new LogHub("info", new MemorySink(), { maxLines: 3, maxAgeMs: 1000 });
+  test("retention by count", () => {
+    const hub = new LogHub("info", new MemorySink(), { maxLines: 3, maxAgeMs: 0 });
     for (let i = 0; i < 5; i++) hub.logger("t").info(`l${i}`);
     expect(hub.recent("INFO").map((l) => l.message)).toEqual(["l2", "l3", "l4"]);
-    expect(hub.recent("INFO", Date.now() + 1500)).toEqual([]);
+  });
+
+  test("retention by age, on the hub's clock", () => {
+    let now = 1_700_000_000_000;
+    const hub = new LogHub("info", new MemorySink(), { maxLines: 10, maxAgeMs: 1000, now: () => now });
+    const log = hub.logger("t");
+    log.info("old");
+    log.metrics("old metrics");
+    now += 600;
+    log.info("newer");
+    expect(hub.recent("INFO").map((l) => [l.message, l.timestamp])).toEqual([
+      ["old", 1_700_000_000_000],
+      ["newer", 1_700_000_000_600],
+    ]);
+    expect(hub.recent("INFO")[0]!.time).toBe(new Date(1_700_000_000_000).toISOString());
+    now += 400; // "old" is exactly 1000 ms old: still kept
+    expect(hub.recent("INFO").map((l) => l.message)).toEqual(["old", "newer"]);
+    now += 1;
+    expect(hub.recent("INFO").map((l) => l.message)).toEqual(["newer"]);
+    expect(hub.recent("METRICS")).toEqual([]);
+    now += 600;
+    expect(hub.recent("INFO")).toEqual([]);
+    // An explicit time overrides the clock.
+    expect(hub.recent("INFO", 1_700_000_000_000).map((l) => l.message)).toEqual(["old", "newer"]);
   });
 
   test("ring buffer keeps order across wrap-around", () => {

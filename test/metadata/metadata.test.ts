@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { inferType } from "../../src/domains/metadata/infer.ts";
 import { uniqueTopic } from "../cluster/cluster.ts";
 import { bootstrap, errorOf, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
+import { createReadyTopic } from "../helpers/topics.ts";
 
 const bytes = (...b: number[]) => new Uint8Array(b);
 const text = (s: string) => new TextEncoder().encode(s);
@@ -59,9 +60,7 @@ describe("topic metadata API", () => {
   });
 
   async function topic(records: Array<{ key?: string | Uint8Array | null; value: string | Uint8Array | null }> = []): Promise<string> {
-    const name = uniqueTopic("md");
-    await rt.kafka.default().createTopic({ name, partitions: 1, replication: 1 });
-    topics.push(name);
+    const name = await createReadyTopic(rt.kafka.default(), { prefix: "md", partitions: 1, track: topics });
     if (records.length) await rt.kafka.default().produce(name, records);
     return name;
   }

@@ -1,6 +1,9 @@
-import { describe, expect, test } from "bun:test";
-import type { KafkaPool } from "../../src/kafka/index.ts";
+import { afterAll, describe, expect, test } from "bun:test";
+import { createKafkaPool, type KafkaPool } from "../../src/kafka/index.ts";
+import { LagEngine } from "../../src/lag/engine.ts";
 import { OffsetSampler } from "../../src/lag/sampler.ts";
+import { kafkaBootstrap, uniqueTopic } from "../cluster/cluster.ts";
+import { createReadyTopic } from "../helpers/topics.ts";
 
 /** The history logic only: samples are recorded by hand, no cluster is asked. */
 function sampler(windowMs = 600_000): OffsetSampler {
@@ -61,9 +64,142 @@ describe("end-offset history", () => {
     expect(s.appendTimeOf("c", "t", 0, 200)).toBeNull();
   });
 
+  test("regression: a reading merged into the latest sample overwrote what it had read at its own time", () => {
+    // Sampling every 10 s: a partial reading (one topic, from a GET) within 1 s joins the latest sample.
+    const s = new OffsetSampler({} as KafkaPool, { intervalMs: 10_000, windowMs: 600_000 });
+    s.record("c", 0, ends("t", 10));
+    s.record("c", 100, [...ends("t", 30), { topic: "u", partition: 0, offset: 4 }]);
+    expect(s.samples("c").map((x) => [x.t, Object.fromEntries(x.ends)])).toEqual([[0, { "t\u00000": 10, "u\u00000": 4 }]]);
+    // The 20 records written after the sample are counted, not hidden in it.
+    expect(s.rate("c", "t", { t: 1_000, ends: [{ partition: 0, offset: 30 }] })).toBe(20);
+  });
+
   test("samples older than the window are dropped, keeping two", () => {
     const s = sampler(10_000);
     for (let t = 0; t <= 60_000; t += 5_000) s.record("c", t, ends("t", t));
     expect(s.samples("c").map((x) => x.t)).toEqual([50_000, 55_000, 60_000]);
+  });
+});
+
+/**
+ * Samples read from the real broker, stamped by a clock the test sets: rates and lag seconds
+ * come out exact, and no test waits for time to pass.
+ */
+describe("sampler and lag engine on a set clock", () => {
+  const pool = createKafkaPool([{ name: "c", bootstrapServers: [kafkaBootstrap()], clientId: "loupe-test", default: true }]);
+  const kafka = pool.default();
+  const topics: string[] = [];
+  const groups: string[] = [];
+  afterAll(async () => {
+    await kafka.deleteGroups(groups).catch(() => {});
+    for (const t of topics) await kafka.deleteTopic(t).catch(() => {});
+    await pool.close();
+  });
+
+  /**
+   * The pool's cluster, except that the first call of each method named in `stale` answers
+   * what the broker said before (a read that raced a deletion); every call is counted.
+   */
+  function racingPool(stale: Partial<Record<"listTopics" | "fetchCommittedOffsets", unknown>>) {
+    const calls: Record<string, number> = {};
+    const cluster = new Proxy(kafka, {
+      get(target, prop) {
+        const v = Reflect.get(target, prop, target);
+        if (typeof v !== "function") return v;
+        const name = String(prop);
+        return (...args: unknown[]) => {
+          calls[name] = (calls[name] ?? 0) + 1;
+          if (calls[name] === 1 && name in stale) return Promise.resolve(stale[name as keyof typeof stale]);
+          return v.apply(target, args);
+        };
+      },
+    });
+    const racing: KafkaPool = { ...pool, get: () => cluster, default: () => cluster, names: () => ["c"] };
+    return { pool: racing, calls };
+  }
+
+  test("samples carry the clock's time; rate and lag seconds follow it", async () => {
+    let now = 1_700_000_000_000;
+    const s = new OffsetSampler(pool, { intervalMs: 0, windowMs: 600_000, now: () => now });
+    const engine = new LagEngine(pool, s, { ttlMs: 0 });
+    const t = await createReadyTopic(kafka, { prefix: "clock", partitions: 1, track: topics });
+    const g = uniqueTopic("clock-grp");
+    groups.push(g);
+    await kafka.alterGroupOffsets(g, [{ topic: t, partition: 0, offset: 0 }]);
+
+    await s.sampleNow("c"); // the partition is empty at t0
+    await kafka.produce(
+      t,
+      Array.from({ length: 7 }, (_, i) => ({ value: `v${i}` })),
+    );
+    now += 10_000;
+    await s.sampleNow("c");
+    expect(s.samples("c").map((x) => [x.t, x.ends.get(`${t}\u00000`)])).toEqual([
+      [1_700_000_000_000, 0],
+      [1_700_000_010_000, 7],
+    ]);
+    expect(s.rate("c", t)).toBe(0.7);
+
+    now += 5_000;
+    const snapshot = await engine.snapshot("c");
+    expect(snapshot.takenAt).toBe(1_700_000_015_000);
+    // Offset 0 is the first of the 7 records appended within the 10 s between the samples:
+    // appended at 1/7 of the way (t0 + 1429 ms), read 13.571 s later.
+    expect(snapshot.partitions.find((p) => p.group === g)).toEqual({
+      group: g,
+      topic: t,
+      partition: 0,
+      committed: 0,
+      end: 7,
+      lag: 7,
+      lagSeconds: 13.6,
+    });
+  });
+
+  test("regression: a topic deleted between the listing and ListOffsets lost the whole end-offset sample", async () => {
+    // The listing is taken before the deletion (as when both race); every request still goes
+    // to the broker, which no longer knows the topic.
+    const gone = await createReadyTopic(kafka, { prefix: "gone", partitions: 2, track: topics });
+    const kept = await createReadyTopic(kafka, { prefix: "kept", partitions: 1, track: topics });
+    await kafka.produce(kept, [{ value: "a" }, { value: "b" }]);
+    const staleListing = await kafka.listTopics();
+    await kafka.deleteTopic(gone);
+    const racing = racingPool({ listTopics: staleListing });
+    const s = new OffsetSampler(racing.pool, { intervalMs: 0, windowMs: 600_000, now: () => 1_000 });
+    await s.sampleNow("c");
+    expect(racing.calls.listTopics).toBe(2);
+    const [sample] = s.samples("c");
+    expect(sample!.ends.get(`${kept}\u00000`)).toBe(2);
+    expect(sample!.ends.has(`${gone}\u00000`)).toBe(false);
+  });
+
+  test("regression: a topic deleted while lag was read failed the whole lag snapshot", async () => {
+    const gone = await createReadyTopic(kafka, { prefix: "lag-gone", partitions: 1, track: topics });
+    const kept = await createReadyTopic(kafka, { prefix: "lag-kept", partitions: 1, track: topics });
+    await kafka.produce(kept, [{ value: "a" }, { value: "b" }, { value: "c" }]);
+    const g = uniqueTopic("lag-race");
+    groups.push(g);
+    await kafka.alterGroupOffsets(g, [
+      { topic: gone, partition: 0, offset: 0 },
+      { topic: kept, partition: 0, offset: 1 },
+    ]);
+    // Listing and committed offsets are read before the deletion, ListOffsets after it.
+    const racing = racingPool({ listTopics: await kafka.listTopics(), fetchCommittedOffsets: await kafka.fetchCommittedOffsets([g]) });
+    await kafka.deleteTopic(gone);
+    const lag = await new LagEngine(racing.pool, null, { ttlMs: 0 }).groupLag("c", [g]);
+    expect(racing.calls.listOffsets).toBe(2);
+    expect(lag).toEqual([{ group: g, topic: kept, partition: 0, committed: 1, end: 3, lag: 2, lagSeconds: null }]);
+  });
+
+  test("a snapshot is shared until the clock passes its time to live", async () => {
+    let now = 1_700_000_000_000;
+    const engine = new LagEngine(pool, null, { ttlMs: 60_000, now: () => now });
+    const first = await engine.snapshot("c");
+    now += 60_000;
+    expect(await engine.snapshot("c")).toBe(first);
+    now += 1;
+    const second = await engine.snapshot("c");
+    expect(second).not.toBe(first);
+    expect(second.takenAt).toBe(1_700_000_060_001);
   });
 });

@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { uniqueTopic } from "../cluster/cluster.ts";
+import { createKafkaPool } from "../../src/kafka/index.ts";
+import { kafkaBootstrap, uniqueTopic } from "../cluster/cluster.ts";
 import { errorOf, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
-import { describeCluster, eventually } from "../kafka/helpers.ts";
+import { createReadyTopic, waitForTopic } from "../helpers/topics.ts";
+import { eventually, waitFor } from "../helpers/wait.ts";
+import { createPartitions, describeCluster } from "../kafka/helpers.ts";
 
 let rt: TestRuntime;
 const created: string[] = [];
@@ -239,17 +242,26 @@ describe("GET /api/topics and /api/topics/{t}", () => {
   test("messagesPerSecond comes from the background sampler", async () => {
     const name = await createTopic(2);
     const kafka = rt.kafka.default();
-    const deadline = Date.now() + 3_000;
-    let rate = 0;
-    while (Date.now() < deadline && rate === 0) {
-      await kafka.produce(
+    const batch = () =>
+      kafka.produce(
         name,
         Array.from({ length: 20 }, (_, i) => ({ partition: i % 2, value: `v${i}` })),
       );
-      await Bun.sleep(300);
-      rate = ((await (await rt.request(`/api/topics/${name}`, { role: "read" })).json()) as { messagesPerSecond: number })
-        .messagesPerSecond;
-    }
+    await batch();
+    // A background sample that has the topic, then more records after it.
+    await waitFor(() => rt.sampler.samples("local").some((x) => x.ends.get(`${name}\u00000`) === 10), {
+      what: "a sample of the topic",
+    });
+    await batch();
+    // The rate spans at least half a second of history: poll until that much has passed.
+    const rate = await waitFor(
+      async () => {
+        const res = await rt.request(`/api/topics/${name}`, { role: "read" });
+        const { messagesPerSecond } = (await res.json()) as { messagesPerSecond: number };
+        return messagesPerSecond > 0 && messagesPerSecond;
+      },
+      { what: "a messagesPerSecond above 0" },
+    );
     expect(rate).toBeGreaterThan(0);
     expect(rt.sampler.samples("local").length).toBeGreaterThan(1);
   });
@@ -282,6 +294,61 @@ describe("GET /api/topics and /api/topics/{t}", () => {
     console.error(`GET /api/topics/{t} with 100 partitions: ${times.map((t) => t.toFixed(0)).join(", ")} ms`);
     expect(best).toBeLessThan(500);
   }, 30_000);
+});
+
+/**
+ * ListOffsets requests one cluster connection needs to read the end offsets of every partition
+ * of `name`: one per partition leader when all are served, more when the client has to retry
+ * partitions whose leader does not serve them yet.
+ */
+async function listOffsetsRequests(name: string): Promise<{ requests: number; leaders: number; partitions: number }> {
+  const pool = createKafkaPool([{ name: "probe", bootstrapServers: [kafkaBootstrap()], clientId: "loupe-test", default: true }]);
+  try {
+    const kafka = pool.default();
+    const [t] = await kafka.describeTopics([name]);
+    const leaders = new Set(t!.partitionDetails.map((p) => p.leader)).size;
+    const ends = await kafka.listOffsets(
+      t!.partitionDetails.map((p) => ({ topic: name, partition: p.partition })),
+      "latest",
+    );
+    expect(ends.every((e) => e.offset >= 0)).toBe(true);
+    return { requests: kafka.stats().byApi.ListOffsets ?? 0, leaders, partitions: t!.partitions };
+  } finally {
+    await pool.close();
+  }
+}
+
+describe("topics are usable once created", () => {
+  test("regression: producing right after creating a 100-partition topic met partitions without a leader", async () => {
+    const name = uniqueTopic("tp-hundred");
+    created.push(name);
+    expect((await rt.request("/api/topics", json({ topicName: name, partitions: 100, replication: 1 }))).status).toBe(201);
+    // Nothing waits here: the 201 itself means every partition is led and served.
+    const [t] = await rt.kafka.default().describeTopics([name]);
+    expect(t!.partitions).toBe(100);
+    expect(t!.partitionDetails.filter((p) => p.leader < 0)).toEqual([]);
+    const probe = await listOffsetsRequests(name);
+    expect(probe).toEqual({ requests: probe.leaders, leaders: probe.leaders, partitions: 100 });
+    const written = await rt.kafka.default().produce(
+      name,
+      Array.from({ length: 100 }, (_, p) => ({ partition: p, value: `p${p}` })),
+    );
+    expect(written.map((w) => w.offset)).toEqual(Array.from({ length: 100 }, () => 0));
+  }, 60_000);
+
+  test("regression: createPartitions then describe answered the old partition count", async () => {
+    // Kafka answers CreatePartitions once its controller committed the change; the broker's
+    // metadata and the new partitions' leaders follow later. The fixture waits for both.
+    const kafka = rt.kafka.default();
+    const name = await createReadyTopic(kafka, { prefix: "tp-grow", partitions: 1, track: created });
+    await createPartitions(kafka, name, 3);
+    const grown = await waitForTopic(kafka, name, { partitions: 3 });
+    expect(grown.partitionDetails.map((p) => p.partition)).toEqual([0, 1, 2]);
+    expect((await kafka.describeTopics([name]))[0]!.partitions).toBe(3);
+    const probe = await listOffsetsRequests(name);
+    expect(probe).toEqual({ requests: probe.leaders, leaders: probe.leaders, partitions: 3 });
+    expect(((await (await rt.request(`/api/topics/${name}`, { role: "read" })).json()) as { partitions: number }).partitions).toBe(3);
+  });
 });
 
 describe("PUT /api/topics/config/{t}", () => {

@@ -263,15 +263,29 @@ export class TopicService {
       ...(input.replication !== undefined ? { replication: input.replication } : {}),
       ...(input.configs ? { configs: input.configs } : {}),
     });
-    // Answer once the topic is usable: every partition has a leader (a client that creates
-    // then produces at once would otherwise meet LEADER_NOT_AVAILABLE).
-    const deadline = Date.now() + 5_000;
-    while (Date.now() < deadline) {
-      const ready = await kafka
-        .describeTopics([input.topicName])
-        .then(([t]) => t!.partitionDetails.length > 0 && t!.partitionDetails.every((p) => p.leader >= 0))
-        .catch(() => false);
-      if (ready) break;
+    // Answer once the topic is usable. Kafka answers CreateTopics when its controller has
+    // committed the topic; the broker's metadata then shows the partitions and their leader,
+    // and only after that does the leader open their logs. A client that writes at once would
+    // meet LEADER_NOT_AVAILABLE or NOT_LEADER_OR_FOLLOWER, so wait (bounded) until every
+    // partition is led and answers ListOffsets, as it will answer Produce.
+    const name = input.topicName;
+    const ready = async () => {
+      const [t] = await kafka.describeTopics([name]);
+      if (!t || t.partitions === 0 || (input.partitions !== undefined && t.partitions !== input.partitions)) return false;
+      if (t.partitionDetails.some((p) => p.leader < 0)) return false;
+      const ends = await kafka.listOffsets(
+        t.partitionDetails.map((p) => ({ topic: name, partition: p.partition })),
+        "latest",
+      );
+      return ends.length === t.partitions && ends.every((e) => e.offset >= 0);
+    };
+    const deadline = Date.now() + 15_000;
+    while (!(await ready().catch(() => false))) {
+      if (Date.now() >= deadline) {
+        // The topic exists either way: 201 is true, and a client's retry would only get 409.
+        this.deps.log.warn("created topic is not yet served by its leaders", { cluster, topic: name });
+        break;
+      }
       await Bun.sleep(50);
     }
     await this.deps.notifications.raise({
