@@ -49,6 +49,7 @@ export async function buildRuntime(
   const logs = new Hub(config.log.level, opts.sink, { maxLines: config.log.maxLines, maxAgeMs: config.log.maxAge });
   const store = await openStore(config.dataDir);
   const audit = new AuditService(store.db, logs.logger("audit"));
+  await audit.closeInterrupted();
   const auth = new AuthService(
     store.db,
     {
