@@ -135,7 +135,10 @@ export const authorize =
     if (!session) throw new AppError("UNAUTHORIZED", token ? "Token is invalid or expired" : "Authentication required");
     c.set("session", session);
     const user = session.user.name;
-    const params = paramsOf(route.path, c.req.path);
+    // The path as sent, decoded once by paramsOf: c.req.path is partly decoded already, and
+    // decoding twice would turn a group named "a%41" into "aA".
+    const rawPath = new URL(c.req.url).pathname;
+    const params = paramsOf(route.path, rawPath);
 
     const allowed = LEVEL_ROLES[rule.level];
     if (!session.user.roles.some((r) => allowed.includes(r))) {
@@ -144,7 +147,7 @@ export const authorize =
       await deps.audit.record(
         rule.audit
           ? { type: rule.audit.type, change: rule.audit.change, user, content: params, failure }
-          : { type: "ACCESS", change: "DENY", user, content: { ...params, method: c.req.method, path: c.req.path }, failure },
+          : { type: "ACCESS", change: "DENY", user, content: { ...params, method: c.req.method, path: rawPath }, failure },
       );
       throw new AppError("FORBIDDEN", `Role ${session.user.roles.join(",")} may not ${rule.method} ${rule.path}`);
     }
