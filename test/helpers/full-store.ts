@@ -21,10 +21,12 @@ function fillUntilFull(insert: (bytes: number) => void): void {
 /**
  * Makes the store really full, as a full disk does: the file may not grow past the pages it has
  * now (`max_page_count`), and the free space left inside them is filled, first by a scratch
- * table (free pages), then by the smallest possible audit rows. SQLite writes a row into free
- * space inside a b-tree page without a new page, so only filling the audit table's own pages
- * makes every later audit insert fail; its rows are the smallest possible (empty texts), so any
- * real entry, larger in every b-tree, fails too. Answers a function that lifts the limit again.
+ * table (free pages), then by the smallest possible rows of the tables whose writes matter
+ * (audit entries and tokens). SQLite writes a row into free space inside a b-tree page without
+ * a new page, so only filling a table's own pages makes later writes to it fail; the filler
+ * rows are as small as a row can be (empty texts, zeros), so a real row, larger in every
+ * b-tree, fails too. Filler tokens are revoked and expired, so they never authenticate.
+ * Answers a function that lifts the limit and removes the filler again.
  */
 export function fillStore(sqlite: Database): () => void {
   sqlite.exec("CREATE TABLE IF NOT EXISTS scratch_fill (b BLOB)");
@@ -36,9 +38,15 @@ export function fillStore(sqlite: Database): () => void {
     "INSERT INTO audit (type, change, user_id, timestamp, content, success, outcome) VALUES ('', '', '', 0, '', 0, '')",
   );
   fillUntilFull(() => audit.run());
+  let n = 0;
+  const token = sqlite.query(
+    "INSERT INTO tokens (hash, user_name, roles, source, created_at, last_used_at, expires_at, revoked_at) VALUES (?, '', '', '', 0, 0, 0, 0)",
+  );
+  fillUntilFull(() => token.run(`~${(n++).toString(36)}`));
   return () => {
     sqlite.exec("PRAGMA max_page_count = 1073741823");
     sqlite.exec("DROP TABLE scratch_fill");
     sqlite.exec("DELETE FROM audit WHERE type = ''");
+    sqlite.exec("DELETE FROM tokens WHERE hash LIKE '~%'");
   };
 }

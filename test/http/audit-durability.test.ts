@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseConfig } from "../../src/config/load.ts";
 import { UNKNOWN_REASON } from "../../src/domains/audit/service.ts";
+import { hashToken } from "../../src/domains/auth/service.ts";
 import { ACCESS_RULES } from "../../src/http/access.ts";
 import { buildRuntime, type Runtime } from "../../src/runtime.ts";
 import { uniqueTopic } from "../cluster/cluster.ts";
@@ -103,6 +104,37 @@ describe("with the store full", () => {
       release();
     }
     expect(rt.sink.text()).toContain("audit entry could not be stored");
+  });
+});
+
+describe("logout on a full store", () => {
+  test("regression: logout on a full disk must still revoke the token", async () => {
+    const token = await rt.token("read");
+    const other = await rt.token("nodata");
+    const release = fillStore(rt.store.sqlite);
+    try {
+      // Really full: not even one more token row fits.
+      expect(() =>
+        rt.store.sqlite
+          .query(
+            "INSERT INTO tokens (hash, user_name, roles, source, created_at, last_used_at, expires_at) VALUES (?, 'x', '[]', 'x', 1, 1, 1)",
+          )
+          .run("f".repeat(64)),
+      ).toThrow("full");
+      const res = await rt.request("/api/logout", { method: "POST", token });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ success: true });
+      expect((await rt.request("/api/auth", { token })).status).toBe(401);
+      // Other sessions are untouched.
+      expect((await rt.request("/api/auth", { token: other })).status).toBe(200);
+    } finally {
+      release();
+    }
+    // Revoked in the store, not only in memory: a restart does not bring it back.
+    const row = rt.store.sqlite.query("SELECT count(*) AS n FROM tokens WHERE revoked_at IS NULL AND hash = ?").get(hashToken(token)) as {
+      n: number;
+    };
+    expect(row.n).toBe(0);
   });
 });
 
