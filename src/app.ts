@@ -25,6 +25,7 @@ import { AppError } from "./errors.ts";
 import { ACCESS_RULES, type AccessRule, indexRules, patternRegex, ruleKey } from "./http/access.ts";
 import type { AppEnv } from "./http/context.ts";
 import { errorBody } from "./http/errors.ts";
+import { securityHeaders } from "./http/headers.ts";
 import { accessLog, authorize, type HttpCounters, requestId } from "./http/middleware.ts";
 import { ApiDocs, openApiDocument } from "./http/openapi.ts";
 import type { StreamRegistry } from "./http/sse.ts";
@@ -73,6 +74,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
   app.use("*", requestId());
+  app.use("*", securityHeaders());
   app.use("*", accessLog(log, counters));
   app.use("/api/*", compress({ threshold: 4096 }));
   app.use(

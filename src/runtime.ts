@@ -52,6 +52,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
 
   // Identity and audit.
   const audit = new AuditService(store.db, logs.logger("audit"));
+  await audit.closeInterrupted();
   const auth = new AuthService(
     store.db,
     {

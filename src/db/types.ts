@@ -31,7 +31,10 @@ export interface Database {
     timestamp: number;
     /** JSON object of string to string. */
     content: string;
+    /** 1 for SUCCESS, else 0 (kept for stores written before `outcome`). */
     success: number;
+    /** PENDING, SUCCESS, FAILURE or UNKNOWN (see AuditOutcome). */
+    outcome: Generated<string>;
   };
   topic_metadata: {
     cluster: string;

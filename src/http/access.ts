@@ -26,7 +26,11 @@ export interface AccessRule {
   path: string;
   level: Level;
   summary: string;
-  /** When set, the call is written to the audit log on success and on failure. */
+  /**
+   * When set, the call is audited: its intent is stored before the handler runs (503 when it
+   * cannot be) and completed with the outcome. A denied call of a route without it is audited
+   * as ACCESS DENY.
+   */
   audit?: { type: AuditType; change: AuditChange };
 }
 
@@ -64,7 +68,8 @@ export const ACCESS_RULES: AccessRule[] = [
   r("POST", "/api/topics", "write", "Create a topic", { type: "TOPIC", change: "ADD" }),
   r("DELETE", "/api/topics/:topicName", "write", "Delete a topic", { type: "TOPIC", change: "REMOVE" }),
   r("PUT", "/api/topics/config/:topicName", "write", "Change topic configs (validated first)", { type: "TOPIC", change: "UPDATE" }),
-  // Audited by the service when the background deletion ends (TOPIC_DATA REMOVE).
+  // Audited by the service (TOPIC_DATA REMOVE): intent before answering, completed when the
+  // background deletion ends.
   r("DELETE", "/api/topics/:topicName/:partition/:offset", "write", "Delete records up to an offset"),
   r("GET", "/api/metadata/topics", "nodata", "Stored key and value types of topics"),
   r("GET", "/api/metadata/topics/:topicName", "nodata", "Key and value types of a topic (stored or inferred)"),

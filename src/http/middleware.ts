@@ -90,8 +90,35 @@ function answeringRoute(c: Context): { method: string; path: string } | undefine
 }
 
 /**
+ * What the caller sent (query parameters and a JSON object body), for the intent of an audited
+ * change: if Loupe stops before the handler names what it acted on, the entry still tells what
+ * was attempted (the topic of a creation is in the body, not the path). The body is read as
+ * text, which Hono keeps for the handler.
+ */
+async function requestFields(c: Context): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = { ...c.req.query() };
+  if (c.req.raw.body === null) return out;
+  const text = await c.req.text();
+  try {
+    const body: unknown = JSON.parse(text);
+    if (body && typeof body === "object" && !Array.isArray(body)) Object.assign(out, body);
+  } catch {
+    /* not JSON: the handler answers that; the intent keeps the path and the query */
+  }
+  return out;
+}
+
+const reasonOf = (e: unknown) => (e instanceof AppError ? `${e.code}: ${e.message}` : "INTERNAL: unexpected error");
+
+/**
  * Authentication, the role check and the audit entry, driven by one access rule per
  * route. Runs before any handler. Requests that match no route fall through to 404/405.
+ *
+ * Every denial is audited (as the route's type and change, or ACCESS DENY for a route that
+ * changes nothing) and still answers 403 when the entry cannot be stored. An audited change
+ * is recorded before it is acknowledged: the intent is stored first (503 before the handler
+ * runs when it cannot be, so Kafka is never touched), then the handler makes the change, then
+ * the entry is completed with the outcome.
  */
 export const authorize =
   (deps: { rules: Map<string, AccessRule>; auth: AuthService; audit: AuditService }): MiddlewareHandler<AppEnv> =>
@@ -107,35 +134,44 @@ export const authorize =
     const session = token ? await deps.auth.authenticate(token) : undefined;
     if (!session) throw new AppError("UNAUTHORIZED", token ? "Token is invalid or expired" : "Authentication required");
     c.set("session", session);
+    const user = session.user.name;
+    // The path as sent, decoded once by paramsOf: c.req.path is partly decoded already, and
+    // decoding twice would turn a group named "a%41" into "aA".
+    const rawPath = new URL(c.req.url).pathname;
+    const params = paramsOf(route.path, rawPath);
 
     const allowed = LEVEL_ROLES[rule.level];
     if (!session.user.roles.some((r) => allowed.includes(r))) {
-      if (rule.audit)
-        await deps.audit.record({
-          ...rule.audit,
-          user: session.user.name,
-          content: paramsOf(route.path, c.req.path),
-          failure: "FORBIDDEN: role does not allow this action",
-        });
+      const failure = "FORBIDDEN: role does not allow this action";
+      // record() logs a failure to store and never throws: the answer stays 403.
+      await deps.audit.record(
+        rule.audit
+          ? { type: rule.audit.type, change: rule.audit.change, user, content: params, failure }
+          : { type: "ACCESS", change: "DENY", user, content: { ...params, method: c.req.method, path: rawPath }, failure },
+      );
       throw new AppError("FORBIDDEN", `Role ${session.user.roles.join(",")} may not ${rule.method} ${rule.path}`);
     }
     if (!rule.audit) return next();
 
+    // Throws UNAVAILABLE when the intent cannot be stored: the handler never runs.
+    const pending = await deps.audit.begin({
+      type: rule.audit.type,
+      change: rule.audit.change,
+      user,
+      content: params,
+      request: await requestFields(c),
+    });
     let failure: string | undefined;
     try {
       await next();
       // Hono turns thrown errors into responses before we see them; read the outcome from the status.
-      if (c.error) failure = c.error instanceof AppError ? `${c.error.code}: ${c.error.message}` : "INTERNAL: unexpected error";
+      if (c.error) failure = reasonOf(c.error);
       else if (c.res.status >= 400) failure = `HTTP ${c.res.status}`;
     } catch (e) {
-      failure = e instanceof AppError ? `${e.code}: ${e.message}` : "INTERNAL: unexpected error";
+      failure = reasonOf(e);
       throw e;
     } finally {
-      await deps.audit.record({
-        ...rule.audit,
-        user: session.user.name,
-        content: { ...paramsOf(route.path, c.req.path), ...(c.get("auditContent") ?? {}) },
-        ...(failure !== undefined ? { failure } : {}),
-      });
+      const content = c.get("auditContent");
+      await pending.complete({ ...(content ? { content } : {}), ...(failure !== undefined ? { failure } : {}) });
     }
   };

@@ -61,6 +61,59 @@ describe("audit", () => {
     expect(entries.every((e) => typeof e.timestamp === "number")).toBe(true);
   });
 
+  test("regression: a denied read of the audit log left no trace", async () => {
+    const since = Date.now();
+    const denied = await rt.request("/api/audit?limit=5", { role: "write" });
+    expect(denied.status).toBe(403);
+    const group = await rt.request("/api/consumers/some%20group%2541", { role: "nodata" });
+    expect(group.status).toBe(403);
+    const res = await rt.request(`/api/audit?type=ACCESS&from=${since}`, { role: "admin" });
+    expect(res.status).toBe(200);
+    const entries = (await res.json()) as any[];
+    expect(entries).toEqual([
+      {
+        type: "ACCESS",
+        change: "DENY",
+        userId: "nora",
+        timestamp: expect.any(Number),
+        content: {
+          group: "some group%41",
+          method: "GET",
+          path: "/api/consumers/some%20group%2541",
+          outcome: "FAILURE",
+          reason: "FORBIDDEN: role does not allow this action",
+        },
+      },
+      {
+        type: "ACCESS",
+        change: "DENY",
+        userId: "wanda",
+        timestamp: expect.any(Number),
+        content: { method: "GET", path: "/api/audit", outcome: "FAILURE", reason: "FORBIDDEN: role does not allow this action" },
+      },
+    ]);
+  });
+
+  test("every route's denial is audited: by its own type when audited, else as ACCESS DENY", async () => {
+    const since = Date.now();
+    for (const rule of ACCESS_RULES.filter((r) => r.level === "admin" || r.level === "write")) {
+      const path = rule.path.replace(/:([A-Za-z]+)/g, "deny-$1").replace(/\*$/, "x");
+      const res = await rt.request(path, {
+        method: rule.method,
+        role: "nodata",
+        ...(rule.method === "GET" || rule.method === "DELETE" ? {} : { body: "{}" }),
+      });
+      await res.arrayBuffer();
+      expect(`${rule.method} ${rule.path}: ${res.status}`).toBe(`${rule.method} ${rule.path}: 403`);
+    }
+    const entries = (await (await rt.request(`/api/audit?from=${since}&user=nora`, { role: "admin" })).json()) as any[];
+    const expected = ACCESS_RULES.filter((r) => r.level === "admin" || r.level === "write").map((r) =>
+      r.audit ? `${r.audit.type} ${r.audit.change}` : "ACCESS DENY",
+    );
+    expect(entries.map((e) => `${e.type} ${e.change}`).reverse()).toEqual(expected);
+    expect(entries.every((e) => e.content.outcome === "FAILURE" && e.content.reason.startsWith("FORBIDDEN"))).toBe(true);
+  });
+
   test("masks secrets nested in JSON text and objects", () => {
     const out = sanitizeContent({
       config: JSON.stringify({ "connection.password": "p1", name: "c", nested: { token: "t1" } }),

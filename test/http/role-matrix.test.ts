@@ -1,55 +1,263 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createApp } from "../../src/app.ts";
 import { ROLES, type Role } from "../../src/config/schema.ts";
-import { ACCESS_RULES, LEVEL_ROLES, ruleKey } from "../../src/http/access.ts";
-import { type TestRuntime, testRuntime } from "../helpers/runtime.ts";
+import { ACCESS_RULES, type AccessRule, LEVEL_ROLES, ruleKey } from "../../src/http/access.ts";
+import { uniqueTopic } from "../cluster/cluster.ts";
+import { ROLE_USERS, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 
 /**
- * Walks every route the app registers, for no token and for each role, and checks
- * the answer against the access table: 401 without a token, 403 for a role outside
- * the rule, anything else for a role inside it.
+ * Walks every route of the access table, without a token and as each role, against a real
+ * resource prepared for it: a role the rule allows must succeed (2xx), a role it does not
+ * must get 403 and leave an audit entry, no token must get 401. Each route has one helper
+ * that prepares its request (a real topic, a group with committed offsets and no members, a
+ * running query...); routes that use their resource up get a fresh one per allowed call.
  */
 let rt: TestRuntime;
+const topics: string[] = [];
+const groups: string[] = [];
+/** A topic with records, stored metadata may come and go on it; and a group with committed offsets on it. */
+let topic: string;
+let group: string;
+
 beforeAll(async () => {
-  rt = await testRuntime();
+  rt = await testRuntime({ lag: { cacheTtl: 0 } });
+  topic = await newTopic("rbac");
+  group = await newGroup(topic);
 });
-afterAll(() => rt.dispose());
+afterAll(async () => {
+  const kafka = rt.kafka.default();
+  await kafka.deleteGroups(groups).catch(() => {});
+  for (const t of topics) await kafka.deleteTopic(t).catch(() => {});
+  await rt.dispose();
+});
 
-const rules = new Map(ACCESS_RULES.map((r) => [ruleKey(r.method, r.path), r]));
-
-/** Concrete values for path parameters: harmless names no test uses. */
-function concrete(path: string): string {
-  return path
-    .replace(/:partition\b/g, "0")
-    .replace(/:offset\b/g, "0")
-    .replace(/:([A-Za-z_]+)/g, (_m, name: string) => `rbac-probe-${name.toLowerCase()}`)
-    .replace(/\*$/, "rbac-probe-page");
+/** A topic with three JSON records, created through the API so that it has leaders when it answers. */
+async function newTopic(prefix: string): Promise<string> {
+  const name = uniqueTopic(prefix);
+  topics.push(name);
+  const res = await rt.request("/api/topics", { method: "POST", role: "admin", body: JSON.stringify({ topicName: name, partitions: 1 }) });
+  expect(res.status).toBe(201);
+  await rt.kafka.default().produce(
+    name,
+    [1, 2, 3].map((i) => ({ key: `k${i}`, value: JSON.stringify({ i }) })),
+  );
+  return name;
 }
 
-async function call(method: string, path: string, token?: string): Promise<number> {
-  const abort = new AbortController();
-  const headers: Record<string, string> = { accept: "application/json" };
-  if (token) headers["x-service-token"] = token;
-  const res = await rt.app.request(concrete(path), {
-    method,
-    headers,
-    signal: abort.signal,
-    ...(method === "GET" || method === "DELETE" ? {} : { body: "{}" }),
-  });
-  const status = res.status;
-  abort.abort(); // ends event streams
-  await res.body?.cancel().catch(() => {});
-  return status;
+/** A consumer group with committed offsets and no members: what reset and delete act on. */
+async function newGroup(on: string): Promise<string> {
+  const id = uniqueTopic("rbac-group");
+  groups.push(id);
+  await rt.kafka.default().alterGroupOffsets(id, [{ topic: on, partition: 0, offset: 1 }]);
+  return id;
+}
+
+async function storeMetadata(on: string): Promise<void> {
+  const res = await rt.request(`/api/metadata/topics/${on}?keyType=STRING&valueType=JSON`, { method: "POST", role: "admin" });
+  expect(res.status).toBe(200);
 }
 
 async function freshToken(role: Role): Promise<string> {
-  const { ROLE_USERS } = await import("../helpers/runtime.ts");
   const res = await rt.app.request("/api/login", {
     method: "POST",
-    headers: { accept: "text/plain" },
     body: JSON.stringify({ user: ROLE_USERS[role].name, password: ROLE_USERS[role].password }),
   });
-  return res.text();
+  return ((await res.json()) as { token: string }).token;
+}
+
+/** The caller of one call: a role and its token, or no token at all. */
+interface Caller {
+  role?: Role;
+  token?: string;
+  /** Whether the rule lets this caller through; a denied call is prepared the same way. */
+  allowed: boolean;
+}
+
+interface Prepared {
+  path: string;
+  body?: string;
+  headers?: Record<string, string>;
+  /** The token to send instead of the caller's (logout revokes the one it is given). */
+  token?: string;
+  /** An event stream: only its first line is read. */
+  stream?: boolean;
+  /** Checks the answer of an allowed call beyond its 2xx. */
+  check?(res: Response): Promise<void>;
+  /** Runs after the call (closes what the preparation opened). */
+  cleanup?(): Promise<void>;
+}
+
+type Prepare = (caller: Caller) => Promise<Prepared>;
+
+const get =
+  (path: string, check?: Prepared["check"]): Prepare =>
+  async () => ({ path, ...(check ? { check } : {}) });
+
+const jsonArray = async (res: Response) => expect(Array.isArray(await res.json())).toBe(true);
+
+/**
+ * One request per route in the access table. Paths are functions: the shared resources exist
+ * only once beforeAll ran.
+ */
+const PREPARE: Record<string, Prepare> = {
+  "POST /api/login": async (c) => ({
+    path: "/api/login",
+    body: JSON.stringify({ user: ROLE_USERS[c.role ?? "nodata"].name, password: ROLE_USERS[c.role ?? "nodata"].password }),
+    check: async (res) => expect(((await res.json()) as { token: string }).token.length).toBeGreaterThan(10),
+  }),
+  "GET /api/auth": async (c) => ({
+    path: "/api/auth",
+    check: async (res) => expect(((await res.json()) as { user: { name: string } }).user.name).toBe(ROLE_USERS[c.role!].name),
+  }),
+  // Logout revokes the token it is given: a fresh one per call, which stops working after.
+  "GET /api/logout": async (c) => logout(c),
+  "POST /api/logout": async (c) => logout(c),
+  "GET /api/health": get("/api/health"),
+  "GET /api/openapi.json": get("/api/openapi.json", async (res) =>
+    expect(((await res.json()) as { openapi: string }).openapi).toStartWith("3.1"),
+  ),
+  "GET /api/docs": get("/api/docs", async (res) => expect(await res.text()).toContain("Loupe API reference")),
+  "GET /api/audit": get("/api/audit", jsonArray),
+  "GET /api/sse/audit": async () => ({ path: "/api/sse/audit", stream: true, headers: { accept: "application/json, text/event-stream" } }),
+  "GET /api/logs/INFO": get("/api/logs/INFO", jsonArray),
+  "GET /api/logs/METRICS": get("/api/logs/METRICS", jsonArray),
+  "GET /api/sql/validation": async () => ({
+    path: `/api/sql/validation?${new URLSearchParams({ sql: `SELECT * FROM \`${topic}\`` })}`,
+    check: async (res) => expect(await res.json()).toMatchObject({ isValid: true }),
+  }),
+  "GET /api/sql/data": async () => ({
+    path: `/api/sql/data?${new URLSearchParams({ sql: `SELECT * FROM \`${topic}\` LIMIT 2` })}`,
+    headers: { accept: "application/json" },
+    check: async (res) => expect(((await res.json()) as { messages: unknown[] }).messages.length).toBe(2),
+  }),
+  "GET /api/sql/queries": get("/api/sql/queries", jsonArray),
+  // A query of the caller's own, started in-process and left unread so that it keeps running
+  // (its stream starts when read); stopping it answers true and removes it from the list.
+  "DELETE /api/sql/queries/:id": async (c) => {
+    if (!c.allowed || !c.token) return { path: "/api/sql/queries/no-such-query" };
+    const query = await rt.app.request(`/api/sql/data?${new URLSearchParams({ sql: `SELECT * FROM \`${topic}\`` })}`, {
+      headers: { "x-service-token": c.token, accept: "text/event-stream" },
+    });
+    expect(query.status).toBe(200);
+    const mine = rt.sql.queries.list(ROLE_USERS[c.role!].name, false);
+    expect(mine.length).toBe(1);
+    return {
+      path: `/api/sql/queries/${mine[0]!.id}`,
+      check: async (res) => {
+        expect(await res.json()).toBe(true);
+        expect(rt.sql.queries.list(ROLE_USERS[c.role!].name, false)).toEqual([]);
+      },
+      cleanup: async () => void (await query.body?.cancel().catch(() => {})),
+    };
+  },
+  "GET /api/topics": get("/api/topics", async (res) =>
+    expect((await res.json()) as Array<{ topicName: string }>).toContainEqual(expect.objectContaining({ topicName: topic })),
+  ),
+  "GET /api/topics/:topicName": async () => ({
+    path: `/api/topics/${topic}`,
+    check: async (res) => expect(await res.json()).toMatchObject({ topicName: topic, totalMessages: 3 }),
+  }),
+  "POST /api/topics": async (c) => {
+    const name = uniqueTopic("rbac-new");
+    if (c.allowed) topics.push(name);
+    return {
+      path: "/api/topics",
+      body: JSON.stringify({ topicName: name, partitions: 1 }),
+      check: async () => expect((await rt.kafka.default().listTopics()).some((t) => t.name === name)).toBe(true),
+    };
+  },
+  "DELETE /api/topics/:topicName": async (c) => {
+    const name = c.allowed ? await newTopic("rbac-del") : topic;
+    return {
+      path: `/api/topics/${name}`,
+      check: async () => expect((await rt.kafka.default().listTopics()).some((t) => t.name === name)).toBe(false),
+    };
+  },
+  "PUT /api/topics/config/:topicName": async () => ({
+    path: `/api/topics/config/${topic}`,
+    body: JSON.stringify({ configs: [{ key: "retention.ms", value: "86400000" }] }),
+  }),
+  "DELETE /api/topics/:topicName/:partition/:offset": async (c) => {
+    const name = c.allowed ? await newTopic("rbac-dr") : topic;
+    return { path: `/api/topics/${name}/0/1`, check: async (res) => expect(await res.text()).toContain("are being deleted") };
+  },
+  "GET /api/metadata/topics": get("/api/metadata/topics", jsonArray),
+  "GET /api/metadata/topics/:topicName": async () => ({
+    path: `/api/metadata/topics/${topic}`,
+    check: async (res) => expect(await res.json()).toMatchObject({ topicName: topic }),
+  }),
+  "POST /api/metadata/topics/:topicName": async () => ({ path: `/api/metadata/topics/${topic}?keyType=STRING&valueType=JSON` }),
+  "DELETE /api/metadata/topics/:topicName": async (c) => {
+    if (c.allowed) await storeMetadata(topic);
+    return { path: `/api/metadata/topics/${topic}` };
+  },
+  "DELETE /api/system/topics/metadata/:topicName": async (c) => {
+    if (c.allowed) await storeMetadata(topic);
+    return { path: `/api/system/topics/metadata/${topic}` };
+  },
+  "GET /api/consumers": get("/api/consumers", async (res) =>
+    expect((await res.json()) as Array<{ id: string }>).toContainEqual(expect.objectContaining({ id: group })),
+  ),
+  "GET /api/consumers/:group": async () => ({
+    path: `/api/consumers/${group}`,
+    check: async (res) => expect(await res.json()).toMatchObject({ id: group, members: [] }),
+  }),
+  "PUT /api/consumers/:group/offsets": async () => ({ path: `/api/consumers/${group}/offsets`, body: JSON.stringify({ to: "earliest" }) }),
+  "DELETE /api/consumers/:group": async (c) => {
+    const id = c.allowed ? await newGroup(topic) : group;
+    return {
+      path: `/api/consumers/${id}`,
+      check: async () => expect((await rt.kafka.default().listGroups()).some((g) => g.groupId === id)).toBe(false),
+    };
+  },
+  "GET /api/alerts": get("/api/alerts", jsonArray),
+  "GET /metrics": get("/metrics", async (res) => expect(await res.text()).toContain("# TYPE")),
+  "GET /": get("/", async (res) => expect(await res.text()).toContain("<title>Loupe</title>")),
+  "GET /*": get("/topics/some-page", async (res) => expect(await res.text()).toContain("<title>Loupe</title>")),
+};
+
+async function logout(c: Caller): Promise<Prepared> {
+  // Without a token there is nothing to revoke: that call answers 400 (see expectedStatus).
+  if (!c.role) return { path: "/api/logout" };
+  const token = await freshToken(c.role);
+  return {
+    path: "/api/logout",
+    token,
+    check: async (res) => {
+      expect(await res.json()).toEqual({ success: true });
+      expect((await rt.request("/api/auth", { token })).status).toBe(401);
+    },
+  };
+}
+
+/** A call's answer: the status, and the body read (only the first line of a stream). */
+async function call(rule: AccessRule, req: Prepared, token: string | undefined): Promise<Response> {
+  const headers = new Headers(req.headers);
+  if (token) headers.set("x-service-token", token);
+  const init: RequestInit = { method: rule.method, headers, ...(req.body !== undefined ? { body: req.body } : {}) };
+  if (!req.stream) return rt.request(req.path, init);
+  const abort = new AbortController();
+  const res = await rt.request(req.path, { ...init, signal: abort.signal });
+  let first = "";
+  if (res.status === 200) {
+    const reader = res.body!.getReader();
+    while (!first.includes("\n")) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      first += new TextDecoder().decode(value);
+    }
+  }
+  abort.abort();
+  await res.body?.cancel().catch(() => {});
+  // The stream was open and said something: a heartbeat or an entry, framed as CLIENTS.md wants.
+  return new Response(first, { status: res.status, headers: res.headers });
+}
+
+/** The newest audit entry of `role`'s user, read as the admin through the API. */
+async function newestEntry(role: Role): Promise<{ type: string; change: string; timestamp: number; content: Record<string, string> }> {
+  const res = await rt.request(`/api/audit?user=${ROLE_USERS[role].name}&limit=1`, { role: "admin" });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as Array<{ type: string; change: string; timestamp: number; content: Record<string, string> }>)[0]!;
 }
 
 const routes = () => {
@@ -65,6 +273,8 @@ const routes = () => {
   return list;
 };
 
+const rules = new Map(ACCESS_RULES.map((r) => [ruleKey(r.method, r.path), r]));
+
 describe("role matrix", () => {
   test("every registered route has a rule and every rule a route", () => {
     const registered = new Set(routes().map((r) => ruleKey(r.method, r.path)));
@@ -73,26 +283,56 @@ describe("role matrix", () => {
     expect(registered.size).toBeGreaterThan(10);
   });
 
-  test("each route answers each caller as the table says", async () => {
-    const failures: string[] = [];
-    const tokens = Object.fromEntries(await Promise.all(ROLES.map(async (r) => [r, await rt.token(r)] as const))) as Record<Role, string>;
-    for (const { method, path } of routes()) {
-      const rule = rules.get(ruleKey(method, path))!;
-      const anon = await call(method, path);
-      if (rule.level === "public") {
-        if (anon === 401 || anon === 403) failures.push(`${method} ${path} public but ${anon} without token`);
-      } else if (anon !== 401) failures.push(`${method} ${path} without token: ${anon}, want 401`);
-      for (const role of ROLES) {
-        // Logout revokes the token it is given: use a throwaway one.
-        const token = path.endsWith("/logout") ? await freshToken(role) : tokens[role];
-        const status = await call(method, path, token);
-        const allowed = rule.level === "public" || LEVEL_ROLES[rule.level].includes(role);
-        if (allowed && (status === 401 || status === 403)) failures.push(`${method} ${path} as ${role}: ${status}, want allowed`);
-        if (!allowed && status !== 403) failures.push(`${method} ${path} as ${role}: ${status}, want 403`);
-      }
-    }
-    expect(failures).toEqual([]);
+  test("every rule has a prepared request, and every prepared request a rule", () => {
+    expect(Object.keys(PREPARE).sort()).toEqual([...rules.keys()].sort());
   });
+
+  // One test per route: allowed callers succeed on a real resource, denied ones get 403 and an audit entry.
+  for (const rule of ACCESS_RULES) {
+    const key = ruleKey(rule.method, rule.path);
+    test(`${key}: ${rule.level}`, async () => {
+      const prepare = PREPARE[key];
+      expect(prepare).toBeDefined();
+      const failures: string[] = [];
+
+      // No token.
+      {
+        const req = await prepare!({ allowed: rule.level === "public" });
+        const res = await call(rule, req, undefined);
+        const body = await res.text();
+        const want = rule.level !== "public" ? 401 : rule.path.endsWith("/logout") ? 400 : undefined;
+        if (want !== undefined ? res.status !== want : res.status < 200 || res.status > 299)
+          failures.push(`no token: ${res.status} ${body.slice(0, 200)}`);
+        await req.cleanup?.();
+      }
+
+      for (const role of ROLES) {
+        const allowed = rule.level === "public" || LEVEL_ROLES[rule.level].includes(role);
+        const token = await rt.token(role);
+        const req = await prepare!({ role, token, allowed });
+        const since = Date.now();
+        const res = await call(rule, req, req.token ?? token);
+        if (allowed) {
+          if (res.status < 200 || res.status > 299) failures.push(`${role}: ${res.status} ${(await res.text()).slice(0, 300)}, want 2xx`);
+          else if (req.check)
+            await req.check(res).catch((e: Error) => {
+              failures.push(`${role}: ${res.status} but ${e.message}`);
+            });
+        } else {
+          await res.arrayBuffer();
+          if (res.status !== 403) failures.push(`${role}: ${res.status}, want 403`);
+          const entry = await newestEntry(role);
+          const want = rule.audit ? `${rule.audit.type} ${rule.audit.change}` : "ACCESS DENY";
+          if (!entry || entry.timestamp < since || `${entry.type} ${entry.change}` !== want || entry.content.outcome !== "FAILURE")
+            failures.push(`${role}: denied without the audit entry ${want}: ${JSON.stringify(entry)}`);
+          else if (!entry.content.reason!.startsWith("FORBIDDEN"))
+            failures.push(`${role}: denial audited with reason ${entry.content.reason}`);
+        }
+        await req.cleanup?.();
+      }
+      expect(failures).toEqual([]);
+    });
+  }
 
   test("a route missing from the table stops start-up", () => {
     expect(() =>

@@ -5,7 +5,7 @@ import type { ApiDocs } from "../../http/openapi.ts";
 import { type StreamRegistry, sseResponse, sseStream } from "../../http/sse.ts";
 import { queryParams } from "../../http/validate.ts";
 import type { AuditService } from "./service.ts";
-import type { AuditEntry } from "./types.ts";
+import { AUDIT_TYPES, type AuditEntry } from "./types.ts";
 
 export const MAX_AUDIT_LIMIT = 10_000;
 
@@ -13,20 +13,7 @@ const time = z.union([z.string().regex(/^\d+$/).transform(Number), z.iso.datetim
 
 export const auditQuery = z
   .object({
-    type: z
-      .enum([
-        "TOPIC",
-        "TOPIC_DATA",
-        "QUOTAS",
-        "BROKER_CONFIG",
-        "ACL",
-        "SCHEMA",
-        "PROCESSOR",
-        "CONNECTOR",
-        "TOPIC_METADATA",
-        "CONSUMER_GROUP",
-      ])
-      .optional(),
+    type: z.enum(AUDIT_TYPES).optional(),
     user: z.string().min(1).max(256).optional(),
     from: time.optional(),
     to: time.optional(),
@@ -62,6 +49,8 @@ export function auditRoutes(audit: AuditService, streams: StreamRegistry, docs: 
         requestSignal: c.req.raw.signal,
         onClose: release,
       },
+      // Completed entries only: an intent (PENDING) is not streamed, since a line cannot be
+      // updated later and a change would show twice.
       (w) =>
         new Promise<void>((resolve) => {
           const unsubscribe = audit.subscribe((e: AuditEntry) => w.send(`data:${JSON.stringify(e)}`));

@@ -1,7 +1,9 @@
+import { sql } from "kysely";
 import type { Db } from "../../db/index.ts";
+import { AppError } from "../../errors.ts";
 import type { Logger } from "../../log/logger.ts";
 import { Listeners } from "../../util/listeners.ts";
-import type { AuditChange, AuditEntry, AuditRecord, AuditType } from "./types.ts";
+import type { AuditChange, AuditEntry, AuditOutcome, AuditRecord, AuditResult, AuditType } from "./types.ts";
 
 export interface AuditQuery {
   type?: string;
@@ -55,27 +57,106 @@ function maskInText(text: string): string {
   return text;
 }
 
+/** The reason an entry left PENDING by a crash is closed with at the next start. */
+export const UNKNOWN_REASON = "outcome unknown: Loupe stopped before the result of the change was recorded";
+
+/** An audited change whose intent is stored; the caller completes it when the change ends. */
+export interface PendingAudit {
+  readonly id: number;
+  /**
+   * Stores the outcome and streams the completed entry. A failure to store is logged, never
+   * thrown: the change is made by then, and its entry stays PENDING until the next start
+   * closes it as UNKNOWN.
+   */
+  complete(result?: AuditResult): Promise<AuditEntry>;
+}
+
+function outcomeOf(failure: string | undefined): { outcome: AuditOutcome; reason?: string } {
+  return failure === undefined ? { outcome: "SUCCESS" } : { outcome: "FAILURE", reason: failure };
+}
+
 export class AuditService {
   private readonly listeners: Listeners<AuditEntry>;
 
   constructor(
     private readonly db: Db,
     private readonly log: Logger,
+    private readonly now: () => number = Date.now,
   ) {
     this.listeners = new Listeners(log, "audit");
   }
 
-  /** Writes one entry. A failure to write is logged, never thrown at the caller's request. */
+  /**
+   * Stores the intent of a change (outcome PENDING) before the change is made, so no change is
+   * acknowledged without an entry. Throws UNAVAILABLE when the intent cannot be stored: the
+   * caller must then not make the change. The pending entry is not streamed; its completion is.
+   */
+  async begin(rec: Omit<AuditRecord, "failure"> & { request?: Record<string, unknown> }): Promise<PendingAudit> {
+    const base = { ...(rec.content ?? {}) };
+    const timestamp = this.now();
+    const content = sanitizeContent({ ...base, ...(rec.request ?? {}), outcome: "PENDING" });
+    let id: number;
+    try {
+      const row = await this.db
+        .insertInto("audit")
+        .values({
+          type: rec.type,
+          change: rec.change,
+          user_id: rec.user,
+          timestamp,
+          content: JSON.stringify(content),
+          success: 0,
+          outcome: "PENDING",
+        })
+        .returning("id")
+        .executeTakeFirstOrThrow();
+      id = row.id;
+    } catch (e) {
+      this.log.error("audit intent could not be stored: the change is refused", { type: rec.type, change: rec.change }, e);
+      const full = (e as { code?: string }).code === "SQLITE_FULL";
+      throw new AppError(
+        "UNAVAILABLE",
+        `The audit log cannot be written${full ? " (the store is full)" : ""}, so the change was not made. Try again once the store can be written.`,
+        { cause: e },
+      );
+    }
+    return {
+      id,
+      complete: async (result = {}) => {
+        // What the handler says it acted on replaces the raw request; without it (the request was
+        // refused before the handler read it) the raw request tells what was attempted.
+        const done = sanitizeContent({ ...base, ...(result.content ?? rec.request ?? {}), ...outcomeOf(result.failure) });
+        const entry: AuditEntry = { type: rec.type, change: rec.change, userId: rec.user, timestamp, content: done };
+        try {
+          await this.db
+            .updateTable("audit")
+            .set({ content: JSON.stringify(done), outcome: done.outcome!, success: result.failure === undefined ? 1 : 0 })
+            .where("id", "=", id)
+            .execute();
+        } catch (e) {
+          this.log.error(
+            "audit entry could not be completed: it stays PENDING until the next start marks it UNKNOWN",
+            { id, type: rec.type, change: rec.change, outcome: done.outcome },
+            e,
+          );
+        }
+        this.listeners.emit(entry);
+        return entry;
+      },
+    };
+  }
+
+  /**
+   * Writes one finished entry at once: for what changes nothing (a denied request, a request
+   * refused before any change). A failure to write is logged, never thrown at the caller's request.
+   */
   async record(rec: AuditRecord): Promise<AuditEntry> {
-    const content = sanitizeContent({
-      ...(rec.content ?? {}),
-      ...(rec.failure !== undefined ? { outcome: "FAILURE", reason: rec.failure } : { outcome: "SUCCESS" }),
-    });
+    const content = sanitizeContent({ ...(rec.content ?? {}), ...outcomeOf(rec.failure) });
     const entry: AuditEntry = {
       type: rec.type,
       change: rec.change,
       userId: rec.user,
-      timestamp: Date.now(),
+      timestamp: this.now(),
       content,
     };
     try {
@@ -88,6 +169,7 @@ export class AuditService {
           timestamp: entry.timestamp,
           content: JSON.stringify(content),
           success: rec.failure === undefined ? 1 : 0,
+          outcome: content.outcome!,
         })
         .execute();
     } catch (e) {
@@ -95,6 +177,30 @@ export class AuditService {
     }
     this.listeners.emit(entry);
     return entry;
+  }
+
+  /**
+   * Closes the entries a crash left PENDING as UNKNOWN. Run once when the store opens, before
+   * any request: no change is under way then, so every PENDING entry is an interrupted one.
+   */
+  async closeInterrupted(): Promise<number> {
+    try {
+      const res = await this.db
+        .updateTable("audit")
+        .set({
+          outcome: "UNKNOWN",
+          success: 0,
+          content: sql<string>`json_set(content, '$.outcome', 'UNKNOWN', '$.reason', ${UNKNOWN_REASON})`,
+        })
+        .where("outcome", "=", "PENDING")
+        .executeTakeFirst();
+      const n = Number(res.numUpdatedRows);
+      if (n > 0) this.log.warn("audit entries left open by an earlier stop are closed as outcome UNKNOWN", { entries: n });
+      return n;
+    } catch (e) {
+      this.log.error("audit entries left open could not be closed; the next start tries again", {}, e);
+      return 0;
+    }
   }
 
   async list(q: AuditQuery): Promise<AuditEntry[]> {

@@ -1,18 +1,31 @@
 /** The audit log's types: declared once, used by the access table, the service and the routes. */
 
-export type AuditType =
-  | "TOPIC"
-  | "TOPIC_DATA"
-  | "QUOTAS"
-  | "BROKER_CONFIG"
-  | "ACL"
-  | "SCHEMA"
-  | "PROCESSOR"
-  | "CONNECTOR"
+export const AUDIT_TYPES = [
+  "TOPIC",
+  "TOPIC_DATA",
+  "QUOTAS",
+  "BROKER_CONFIG",
+  "ACL",
+  "SCHEMA",
+  "PROCESSOR",
+  "CONNECTOR",
   // Beyond the SPEC's list: stored key/value types of a topic, and consumer group changes.
-  | "TOPIC_METADATA"
-  | "CONSUMER_GROUP";
-export type AuditChange = "ADD" | "REMOVE" | "UPDATE" | "INSERT";
+  "TOPIC_METADATA",
+  "CONSUMER_GROUP",
+  // Beyond the SPEC's list: a request refused by the role check on a route that changes nothing.
+  "ACCESS",
+] as const;
+export type AuditType = (typeof AUDIT_TYPES)[number];
+
+/** The SPEC's changes, and (beyond its list) DENY for an ACCESS entry. */
+export type AuditChange = "ADD" | "REMOVE" | "UPDATE" | "INSERT" | "DENY";
+
+/**
+ * Where an audited change stands, kept in `content.outcome` (a string: clients decode content
+ * as a map of strings). PENDING: the intent is stored and the change under way. UNKNOWN: Loupe
+ * stopped before the result was stored, so whether the change happened is not known.
+ */
+export type AuditOutcome = "PENDING" | "SUCCESS" | "FAILURE" | "UNKNOWN";
 
 /** The SPEC's audit entry. */
 export interface AuditEntry {
@@ -30,5 +43,12 @@ export interface AuditRecord {
   /** What was acted on; values are turned into strings, secrets removed. */
   content?: Record<string, unknown>;
   /** A failure carries its reason into `content.reason` and `content.outcome = FAILURE`. */
+  failure?: string;
+}
+
+/** How an audited change ended: what completes its pending entry. */
+export interface AuditResult {
+  /** What the change acted on, as its handler understood it: replaces the intent's raw request. */
+  content?: Record<string, unknown>;
   failure?: string;
 }

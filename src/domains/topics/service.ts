@@ -350,14 +350,13 @@ export class TopicService {
       throw badRequest(`Offset ${offset} is beyond the end of partition ${partition} of topic '${name}' (end offset ${p.latest})`);
 
     const content = { topicName: name, partition: String(partition), offset: String(offset) };
+    // The intent is stored before the deletion starts (UNAVAILABLE, and nothing deleted, when it
+    // cannot be) and completed when the deletion ends; a stop in between leaves it for the next
+    // start to close as outcome UNKNOWN.
+    const pending = await this.deps.audit.begin({ type: "TOPIC_DATA", change: "REMOVE", user, content });
     const job = kafka.deleteRecords(name, partition, offset).then(
       async (res) => {
-        await this.deps.audit.record({
-          type: "TOPIC_DATA",
-          change: "REMOVE",
-          user,
-          content: { ...content, lowWatermark: String(res.lowWatermark) },
-        });
+        await pending.complete({ content: { lowWatermark: String(res.lowWatermark) } });
         await this.deps.notifications.raise({
           alertId: TOPIC_ALERTS.TOPIC_DATA_DELETED.id,
           cluster,
@@ -372,7 +371,7 @@ export class TopicService {
       async (err: unknown) => {
         const e = err instanceof AppError ? err : new AppError("INTERNAL", "Record deletion failed");
         this.deps.log.warn("record deletion failed", { cluster, topic: name, partition, offset, error: e.message });
-        await this.deps.audit.record({ type: "TOPIC_DATA", change: "REMOVE", user, content, failure: `${e.code}: ${e.message}` });
+        await pending.complete({ failure: `${e.code}: ${e.message}` });
         return { ok: false as const, error: e };
       },
     );
