@@ -3,7 +3,7 @@ import { type AppDeps, createApp } from "./app.ts";
 import { type Config, defaultCluster } from "./config/schema.ts";
 import { openStore, type Store } from "./db/index.ts";
 import { AuditService } from "./domains/audit/service.ts";
-import { AuthService } from "./domains/auth/service.ts";
+import { type AuthOptions, AuthService } from "./domains/auth/service.ts";
 import type { ClusterProbe } from "./domains/health/routes.ts";
 import { SqlService } from "./domains/sql/service.ts";
 import { storeTopicFormats } from "./domains/sql/topic-formats.ts";
@@ -44,7 +44,7 @@ export function kafkaProbe(pool: KafkaPool, config: Config): ClusterProbe {
 
 export async function buildRuntime(
   config: Config,
-  opts: { sink?: LogSink; adminPassword?: string; app?: Partial<AppDeps> } = {},
+  opts: { sink?: LogSink; adminPassword?: string; app?: Partial<AppDeps>; auth?: AuthOptions } = {},
 ): Promise<Runtime> {
   const logs = new Hub(config.log.level, opts.sink, { maxLines: config.log.maxLines, maxAgeMs: config.log.maxAge });
   const store = await openStore(config.dataDir);
@@ -59,6 +59,7 @@ export async function buildRuntime(
     },
     config.users,
     logs.logger("auth"),
+    opts.auth,
   );
   const admin = await auth.ensureBootstrapAdmin(opts.adminPassword);
   const kafka = createKafkaPool(
@@ -71,7 +72,7 @@ export async function buildRuntime(
       ...(c.tls ? { tls: c.tls } : {}),
     })),
   );
-  const streams = new StreamRegistry(config.auth.maxStreamsPerUser);
+  const streams = new StreamRegistry(config.auth.maxStreamsPerUser, { auth });
   const sql = new SqlService({
     pool: kafka,
     formats: storeTopicFormats(store.sqlite),
@@ -137,6 +138,7 @@ export async function buildRuntime(
     ...(admin.password ? { generatedAdminPassword: admin.password } : {}),
     close: async () => {
       for (const t of timers) clearInterval(t);
+      streams.stop();
       sql.close();
       await kafkaDomains.stop();
       await kafka.close();
