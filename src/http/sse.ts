@@ -241,6 +241,10 @@ export function sseStream(opts: SseOptions, producer: (w: SseWriter) => Promise<
   let closed = false;
   /** The final line is queued (closed from outside): the producer may write no more. */
   let ending = false;
+  /** The producer has settled: its own last line is written or on its way. */
+  let producerDone = false;
+  /** Bounds how long a stream closed from outside may wait for a client that does not read. */
+  let closeTimer: ReturnType<typeof setTimeout> | undefined;
   let heartbeat: ReturnType<typeof setInterval> | undefined;
   let sink: DirectController | undefined;
   /** A write the response has taken but not yet passed to the socket; our queue waits behind it. */
@@ -261,6 +265,7 @@ export function sseStream(opts: SseOptions, producer: (w: SseWriter) => Promise<
     if (closed) return;
     closed = true;
     if (heartbeat) clearInterval(heartbeat);
+    if (closeTimer) clearTimeout(closeTimer);
     abort.abort(new Error(`stream closed: ${why}`));
     wakeDrain();
     queue.length = 0;
@@ -340,7 +345,10 @@ export function sseStream(opts: SseOptions, producer: (w: SseWriter) => Promise<
    * passed on, or after `timeoutMs` for a client that does not read.
    */
   const closeWith = (err: unknown, timeoutMs: number): Promise<void> => {
-    if (closed || ending || !sink) return done;
+    if (closed || !sink) return done;
+    closeTimer ??= setTimeout(() => finish("error"), timeoutMs);
+    // A producer that has settled wrote its own last line: the stream ends after it (no second one).
+    if (ending || producerDone) return done;
     ending = true;
     const line = encoder.encode(`${opts.errorLine(err)}\n\n`);
     if (inFlight === 0 && queue.length === 0) write(line);
@@ -349,11 +357,7 @@ export function sseStream(opts: SseOptions, producer: (w: SseWriter) => Promise<
       queued += line.byteLength;
     }
     abort.abort(new Error(`stream closed: ${err instanceof Error ? err.message : String(err)}`));
-    const timer = setTimeout(() => finish("error"), timeoutMs);
-    writer.drained().then(() => {
-      clearTimeout(timer);
-      finish("error");
-    });
+    void writer.drained().then(() => finish("error"));
     return done;
   };
 
@@ -375,11 +379,13 @@ export function sseStream(opts: SseOptions, producer: (w: SseWriter) => Promise<
       // Closed from outside, the stream ends on its own schedule (see closeWith).
       producer(writer).then(
         () => {
+          producerDone = true;
           if (ending) return;
           if (!closed && opts.endLine) send(opts.endLine);
           return writer.drained().then(() => finish("end"));
         },
         (err) => {
+          producerDone = true;
           if (ending) return;
           if (!closed) send(opts.errorLine(err));
           return writer.drained().then(() => finish("error"));

@@ -129,9 +129,13 @@ describe("revoking a token closes its streams", () => {
     const last = s.lines().at(-1)!;
     expect(last.startsWith("data:3")).toBe(true);
     expect(JSON.parse(last.slice(6)).error).toBe("token revoked");
-    // The query stopped: fewer records than the topic holds.
+    // The query stopped: fewer records than the topic holds, and it is no longer running.
     expect(s.lines().filter((l) => l.startsWith("data:1")).length).toBeLessThan(3000);
     expect(await allClosed(rt)).toBe(true);
+    const deadline = Date.now() + 5_000;
+    while (rt.sql.queries.list(ROLE_USERS.read.name, false).length > 0 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(rt.sql.queries.list(ROLE_USERS.read.name, false)).toHaveLength(0);
   });
 });
 

@@ -121,6 +121,8 @@ export class AuthService {
    */
   async setUsers(users: UserConfig[]): Promise<void> {
     const before = new Set(this.configUsers.keys());
+    if (before.size > 0 && users.length === 0)
+      this.log.warn("the configuration lists no users any more: users now come from the store, config users' tokens stop working");
     this.indexConfigUsers(users);
     this.storeUsers.clear();
     const removed = [...before].filter((n) => !this.configUsers.has(n));
