@@ -6,6 +6,7 @@
 import { ConfigError, loadConfig } from "./config/load.ts";
 import { SchemaTooNewError } from "./db/index.ts";
 import { hashPassword } from "./domains/auth/service.ts";
+import { AppError } from "./errors.ts";
 import { buildRuntime } from "./runtime.ts";
 import { VERSION } from "./version.ts";
 
@@ -31,8 +32,14 @@ function configPath(args: string[]): string | undefined {
   return eq?.slice("--config=".length);
 }
 
+/** How long open streams get to pass their final line to their clients when the server stops. */
+const STOP_STREAMS_MS = 5_000;
+/** Past this, the process exits whatever is still closing. */
+const STOP_LIMIT_MS = 15_000;
+
 async function serve(args: string[]): Promise<void> {
-  const config = loadConfig({ path: configPath(args) });
+  const path = configPath(args);
+  const config = loadConfig({ path });
   const rt = await buildRuntime(config, { adminPassword: process.env.LOUPE_ADMIN_PASSWORD });
   const log = rt.logs.logger("main");
   if (rt.generatedAdminPassword) {
@@ -50,11 +57,32 @@ async function serve(args: string[]): Promise<void> {
   // A fault in a client library's callback must not take every user's session down with it.
   process.on("uncaughtException", (err) => log.error("uncaught exception", {}, err));
   process.on("unhandledRejection", (err) => log.error("unhandled rejection", {}, err));
+  // SIGHUP re-reads the users of the config file (other settings need a restart). An invalid
+  // file keeps the current users.
+  process.on("SIGHUP", () => {
+    let users: typeof config.users;
+    try {
+      users = loadConfig({ path }).users;
+    } catch (e) {
+      log.warn("configuration not reloaded: the current users stay", { reason: e instanceof Error ? e.message : String(e) });
+      return;
+    }
+    rt.auth.setUsers(users).then(
+      () => log.info("users reloaded from the configuration", { users: users.length }),
+      (e) => log.error("reloading users failed", {}, e),
+    );
+  });
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    log.info("stopping", { signal });
+    log.info("stopping", { signal, openStreams: rt.streams.total });
+    setTimeout(() => {
+      log.warn("stopping took too long; exiting");
+      process.exit(0);
+    }, STOP_LIMIT_MS).unref();
+    // Every open stream ends with its final line before the sockets close.
+    await rt.streams.closeAll(new AppError("UNAVAILABLE", "server stopping"), STOP_STREAMS_MS);
     await server.stop(true);
     await rt.close();
     process.exit(0);

@@ -9,7 +9,7 @@ import type { Config } from "./config/schema.ts";
 import { openStore } from "./db/index.ts";
 import { NotificationService } from "./domains/alerts/notifications.ts";
 import { AuditService } from "./domains/audit/service.ts";
-import { AuthService } from "./domains/auth/service.ts";
+import { type AuthOptions, AuthService } from "./domains/auth/service.ts";
 import { ConsumerService } from "./domains/consumers/service.ts";
 import { type ClusterProbe, kafkaProbe } from "./domains/health/service.ts";
 import { MetadataRepo } from "./domains/metadata/repo.ts";
@@ -43,6 +43,8 @@ export interface RuntimeOptions {
   adminPassword?: string;
   /** Test overrides of the app's parts (a replaced access table, extra routes). */
   app?: Partial<AppDeps>;
+  /** Test overrides of authentication: its clock and the delay that slows attacked accounts. */
+  auth?: AuthOptions;
 }
 
 export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): Promise<Runtime> {
@@ -63,6 +65,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     },
     config.users,
     logs.logger("auth"),
+    opts.auth,
   );
   const admin = await auth.ensureBootstrapAdmin(opts.adminPassword);
 
@@ -85,7 +88,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
   const lag = new LagEngine(kafka, sampler, { ttlMs: config.lag.cacheTtl });
 
   // The features.
-  const streams = new StreamRegistry(config.auth.maxStreamsPerUser);
+  const streams = new StreamRegistry(config.auth.maxStreamsPerUser, { auth });
   const notifications = new NotificationService(store.db, logs.logger("alerts"));
   const metadata = new MetadataService(new MetadataRepo(store.db), kafka);
   const topics = new TopicService({ pool: kafka, lag, sampler, metadata, audit, notifications, log: logs.logger("topics") });
@@ -133,6 +136,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     ...(admin.password ? { generatedAdminPassword: admin.password } : {}),
     close: async () => {
       for (const t of timers) clearInterval(t);
+      streams.stop();
       sql.close();
       sampler.stop();
       await topics.drain();

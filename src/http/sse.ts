@@ -1,4 +1,8 @@
+import type { Context } from "hono";
+import type { Role } from "../config/schema.ts";
 import { AppError } from "../errors.ts";
+import { LEVEL_ROLES, type Level } from "./access.ts";
+import type { AppEnv } from "./context.ts";
 
 /**
  * The one helper behind every event stream. It owns what each stream would
@@ -56,22 +60,93 @@ type DirectController = ReadableStreamDirectController;
 
 const TOO_SLOW = new AppError("TOO_MANY_REQUESTS", "The stream was cut off: the client did not read it fast enough");
 
-/** Tracks open streams per user. */
+/**
+ * What the registry asks about the token behind an open stream: its session (whose roles are
+ * current), or why it no longer works; and news of revocations, so they close streams at once.
+ */
+export interface StreamAuth {
+  checkToken(tokenHash: string): Promise<{ user: { roles: readonly Role[] } } | string>;
+  onRevoke(listener: (tokenHash: string | null, reason: string) => void): void;
+}
+
+/** A stream that can be ended from outside: its error line, then its socket closes. */
+interface StreamHandle {
+  close(err: unknown, timeoutMs: number): Promise<void>;
+}
+
+interface Lease {
+  user: string;
+  tokenHash: string | undefined;
+  level: Level | undefined;
+  handle?: StreamHandle;
+  /** Set when the stream was closed before it started: it ends as soon as it does. */
+  closing?: unknown;
+}
+
+/**
+ * Links a stream to the lease its route acquired, through the request's abort signal (both get
+ * the same one), so the route need not hand the stream to the registry itself.
+ */
+const leaseBySignal = new WeakMap<AbortSignal, Lease>();
+
+export interface StreamRegistryOptions {
+  /** Checks open streams' tokens and roles; without it, streams are only capped and closed at stop. */
+  auth?: StreamAuth;
+  /** How often open streams' tokens and roles are checked again. */
+  sweepMs?: number;
+  /** How long a closed stream may take to pass its final line to a slow client. */
+  closeTimeoutMs?: number;
+}
+
+const revoked = (reason: string) => new AppError("UNAUTHORIZED", reason);
+
+/**
+ * Tracks open streams: caps them per user, and closes them (each with its final line) when
+ * their token is revoked, expires or its user's roles no longer allow the route, and at stop.
+ */
 export class StreamRegistry {
   private open = new Map<string, number>();
-  constructor(readonly maxPerUser: number) {}
+  private readonly leases = new Set<Lease>();
+  private stopping = false;
+  private sweeping = false;
+  private readonly timer: ReturnType<typeof setInterval> | undefined;
+  private readonly closeTimeoutMs: number;
 
-  acquire(user: string): () => void {
+  constructor(
+    readonly maxPerUser: number,
+    private readonly opts: StreamRegistryOptions = {},
+  ) {
+    this.closeTimeoutMs = opts.closeTimeoutMs ?? 5_000;
+    if (opts.auth) {
+      opts.auth.onRevoke((hash, reason) => {
+        if (hash) this.closeToken(hash, reason);
+        else void this.sweep();
+      });
+      this.timer = setInterval(() => void this.sweep(), opts.sweepMs ?? 1_000);
+      this.timer.unref?.();
+    }
+  }
+
+  /**
+   * Counts a stream of `user` against the cap. Given the request context, the stream is also
+   * tied to the request's token and route, so it closes when they no longer allow it.
+   */
+  acquire(user: string, c?: Context<AppEnv>): () => void {
+    if (this.stopping) throw new AppError("UNAVAILABLE", "The server is stopping");
     const n = this.open.get(user) ?? 0;
     if (n >= this.maxPerUser)
       throw new AppError("TOO_MANY_REQUESTS", `At most ${this.maxPerUser} open streams per user`, {
         headers: { "Retry-After": "5" },
       });
     this.open.set(user, n + 1);
+    const lease: Lease = { user, tokenHash: c?.get("session")?.tokenHash, level: c?.get("rule")?.level };
+    this.leases.add(lease);
+    if (c) leaseBySignal.set(c.req.raw.signal, lease);
     let released = false;
     return () => {
       if (released) return;
       released = true;
+      this.leases.delete(lease);
       const left = (this.open.get(user) ?? 1) - 1;
       if (left <= 0) this.open.delete(user);
       else this.open.set(user, left);
@@ -82,6 +157,75 @@ export class StreamRegistry {
     let t = 0;
     for (const n of this.open.values()) t += n;
     return t;
+  }
+
+  private close(lease: Lease, err: unknown, timeoutMs = this.closeTimeoutMs): Promise<void> {
+    if (lease.handle) return lease.handle.close(err, timeoutMs);
+    lease.closing ??= err;
+    return Promise.resolve();
+  }
+
+  /** Closes the streams of one token at once. */
+  closeToken(tokenHash: string, reason: string): number {
+    let n = 0;
+    for (const lease of this.leases)
+      if (lease.tokenHash === tokenHash) {
+        n++;
+        void this.close(lease, revoked(reason));
+      }
+    return n;
+  }
+
+  /** Checks every open stream's token and roles again; closes those no longer allowed. */
+  async sweep(): Promise<number> {
+    const auth = this.opts.auth;
+    if (!auth || this.sweeping || this.leases.size === 0) return 0;
+    this.sweeping = true;
+    let n = 0;
+    try {
+      const checks = new Map<string, Promise<{ user: { roles: readonly Role[] } } | string>>();
+      for (const lease of [...this.leases]) {
+        if (!lease.tokenHash) continue;
+        let check = checks.get(lease.tokenHash);
+        if (!check) {
+          check = auth.checkToken(lease.tokenHash);
+          checks.set(lease.tokenHash, check);
+        }
+        const session = await check.catch(() => undefined);
+        if (session === undefined || !this.leases.has(lease)) continue;
+        if (typeof session === "string") {
+          n++;
+          void this.close(lease, revoked(session));
+        } else if (lease.level && lease.level !== "public") {
+          const allowed = LEVEL_ROLES[lease.level];
+          if (!session.user.roles.some((r) => allowed.includes(r))) {
+            n++;
+            void this.close(lease, new AppError("FORBIDDEN", "Your role no longer allows this stream"));
+          }
+        }
+      }
+    } finally {
+      this.sweeping = false;
+    }
+    return n;
+  }
+
+  /**
+   * At stop: refuses new streams, ends every open one with its final line (`err` as its error
+   * line), and waits until they have passed it to their clients, at most `timeoutMs`.
+   */
+  async closeAll(err: unknown, timeoutMs = this.closeTimeoutMs): Promise<void> {
+    this.stopping = true;
+    if (this.timer) clearInterval(this.timer);
+    const closing = [...this.leases].map((lease) => this.close(lease, err, timeoutMs));
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([Promise.all(closing), new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+    clearTimeout(timer);
+  }
+
+  /** Stops the periodic check. */
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
   }
 }
 
@@ -95,6 +239,12 @@ export const SSE_HEADERS = {
 export function sseStream(opts: SseOptions, producer: (w: SseWriter) => Promise<void>): ReadableStream<Uint8Array> {
   const abort = new AbortController();
   let closed = false;
+  /** The final line is queued (closed from outside): the producer may write no more. */
+  let ending = false;
+  /** The producer has settled: its own last line is written or on its way. */
+  let producerDone = false;
+  /** Bounds how long a stream closed from outside may wait for a client that does not read. */
+  let closeTimer: ReturnType<typeof setTimeout> | undefined;
   let heartbeat: ReturnType<typeof setInterval> | undefined;
   let sink: DirectController | undefined;
   /** A write the response has taken but not yet passed to the socket; our queue waits behind it. */
@@ -115,6 +265,7 @@ export function sseStream(opts: SseOptions, producer: (w: SseWriter) => Promise<
     if (closed) return;
     closed = true;
     if (heartbeat) clearInterval(heartbeat);
+    if (closeTimer) clearTimeout(closeTimer);
     abort.abort(new Error(`stream closed: ${why}`));
     wakeDrain();
     queue.length = 0;
@@ -158,7 +309,7 @@ export function sseStream(opts: SseOptions, producer: (w: SseWriter) => Promise<
 
   /** `owned`: bytes nobody else holds (encoded here), which need no copy whatever the sink. */
   const sendBytes = (bytes: Uint8Array, owned = false): boolean => {
-    if (closed || !sink) return false;
+    if (closed || ending || !sink) return false;
     if (inFlight === 0 && queue.length === 0) {
       write(owned || opts.sinkCopies ? bytes : bytes.slice());
       return !closed;
@@ -188,6 +339,28 @@ export function sseStream(opts: SseOptions, producer: (w: SseWriter) => Promise<
       closed || (inFlight === 0 && queue.length === 0) ? Promise.resolve() : new Promise<void>((resolve) => drainWaiters.push(resolve)),
   };
 
+  /**
+   * Ends the stream from outside (a revoked token, a stop): the error line goes after what the
+   * client has not read yet, the producer is stopped, and the socket closes once the line is
+   * passed on, or after `timeoutMs` for a client that does not read.
+   */
+  const closeWith = (err: unknown, timeoutMs: number): Promise<void> => {
+    if (closed || !sink) return done;
+    closeTimer ??= setTimeout(() => finish("error"), timeoutMs);
+    // A producer that has settled wrote its own last line: the stream ends after it (no second one).
+    if (ending || producerDone) return done;
+    ending = true;
+    const line = encoder.encode(`${opts.errorLine(err)}\n\n`);
+    if (inFlight === 0 && queue.length === 0) write(line);
+    else {
+      queue.push(line);
+      queued += line.byteLength;
+    }
+    abort.abort(new Error(`stream closed: ${err instanceof Error ? err.message : String(err)}`));
+    void writer.drained().then(() => finish("error"));
+    return done;
+  };
+
   opts.requestSignal?.addEventListener("abort", () => finish("client"), { once: true });
 
   return new ReadableStream<Uint8Array>({
@@ -203,18 +376,26 @@ export function sseStream(opts: SseOptions, producer: (w: SseWriter) => Promise<
         // A stream that is busy writing needs no heartbeat.
         if (inFlight === 0 && queue.length === 0) send(opts.heartbeat);
       }, opts.heartbeatMs);
-      producer(writer)
-        .then(() => {
+      // Closed from outside, the stream ends on its own schedule (see closeWith).
+      producer(writer).then(
+        () => {
+          producerDone = true;
+          if (ending) return;
           if (!closed && opts.endLine) send(opts.endLine);
-          return writer.drained();
-        })
-        .then(
-          () => finish("end"),
-          (err) => {
-            if (!closed) send(opts.errorLine(err));
-            return writer.drained().then(() => finish("error"));
-          },
-        );
+          return writer.drained().then(() => finish("end"));
+        },
+        (err) => {
+          producerDone = true;
+          if (ending) return;
+          if (!closed) send(opts.errorLine(err));
+          return writer.drained().then(() => finish("error"));
+        },
+      );
+      const lease = opts.requestSignal && leaseBySignal.get(opts.requestSignal);
+      if (lease) {
+        lease.handle = { close: closeWith };
+        if (lease.closing !== undefined) void closeWith(lease.closing, 5_000);
+      }
       return done;
     },
     cancel() {

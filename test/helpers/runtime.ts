@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type { AppDeps } from "../../src/app.ts";
 import { parseConfig } from "../../src/config/load.ts";
 import type { Role } from "../../src/config/schema.ts";
+import type { AuthOptions } from "../../src/domains/auth/service.ts";
 import type { LogSink } from "../../src/log/logger.ts";
 import { buildRuntime, type Runtime } from "../../src/runtime.ts";
 
@@ -55,7 +56,7 @@ export interface TestRuntime extends Runtime {
  */
 export async function testRuntime(
   raw: Record<string, unknown> = {},
-  opts: { withUsers?: boolean; adminPassword?: string; app?: Partial<AppDeps> } = {},
+  opts: { withUsers?: boolean; adminPassword?: string; app?: Partial<AppDeps>; auth?: AuthOptions } = {},
 ): Promise<TestRuntime> {
   const dataDir = mkdtempSync(join(tmpdir(), "loupe-test-"));
   const h = await roleHashes();
@@ -78,6 +79,7 @@ export async function testRuntime(
     sink,
     ...(opts.adminPassword ? { adminPassword: opts.adminPassword } : {}),
     ...(opts.app ? { app: opts.app } : {}),
+    ...(opts.auth ? { auth: opts.auth } : {}),
   });
   const tokens = new Map<Role, string>();
   // request() goes through a real HTTP server, wired as src/main.ts wires it: responses reach the

@@ -2,13 +2,32 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { errorOf, ROLE_USERS, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 
 let rt: TestRuntime;
+/** The clock of the service: tests advance it instead of sleeping. */
+let clock = 1_700_000_000_000;
+/** Delays the service asked for before answering (none is really waited). */
+const delays: number[] = [];
+const MAX_FAILED = 3;
 beforeAll(async () => {
-  rt = await testRuntime({ auth: { maxFailedLogins: 3, failedLoginWindow: "2s" } });
+  rt = await testRuntime(
+    { auth: { maxFailedLogins: MAX_FAILED, failedLoginWindow: "2s" } },
+    {
+      auth: {
+        now: () => clock,
+        delay: async (ms) => void delays.push(ms),
+      },
+    },
+  );
 });
 afterAll(() => rt.dispose());
 
-const login = (body: unknown, headers: Record<string, string> = {}) =>
-  rt.app.request("/api/login", { method: "POST", body: typeof body === "string" ? body : JSON.stringify(body), headers });
+/** A login from `address`, as the socket's peer address the server would see. */
+const login = (body: unknown, headers: Record<string, string> = {}, address?: string) =>
+  rt.app.request(
+    "/api/login",
+    { method: "POST", body: typeof body === "string" ? body : JSON.stringify(body), headers },
+    address ? { server: { requestIP: () => ({ address, family: "IPv4", port: 40000 }) } } : undefined,
+  );
+const attempt = (user: string, password: string, address: string) => login({ user, password }, {}, address);
 
 describe("POST /api/login", () => {
   test("answers the session object by default", async () => {
@@ -70,7 +89,7 @@ describe("POST /api/login", () => {
     expect({ ...ea, requestId: "" }).toEqual({ ...eb, requestId: "" });
   });
 
-  test("repeated failures on one account get 429 with Retry-After, then recover", async () => {
+  test("repeated failures of one account from one address get 429 with Retry-After, then recover", async () => {
     const user = "wanda";
     for (let i = 0; i < 3; i++) expect((await login({ user, password: `bad-${i}` })).status).toBe(401);
     const locked = await login({ user, password: ROLE_USERS.write.password });
@@ -79,8 +98,71 @@ describe("POST /api/login", () => {
     expect((await errorOf(locked)).code).toBe("TOO_MANY_REQUESTS");
     // Another account is not locked by this one's failures.
     expect((await login({ user: "alice", password: ROLE_USERS.admin.password })).status).toBe(200);
-    await Bun.sleep(2100);
+    clock += 2_100;
     expect((await login({ user, password: ROLE_USERS.write.password })).status).toBe(200);
+  }, 30_000);
+
+  test("regression: 40 concurrent wrong passwords all got 401 (the limit was checked before the password check)", async () => {
+    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => attempt("nora", `guess-${i}`, "10.0.0.40")));
+    const statuses = answers.map((r) => r.status);
+    expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(MAX_FAILED);
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(40 - MAX_FAILED);
+    expect(statuses.every((s) => s === 401 || s === 429)).toBe(true);
+    const refused = answers.find((r) => r.status === 429)!;
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    // The correct password from that address waits out the window like any other attempt.
+    expect((await attempt("nora", ROLE_USERS.nodata.password, "10.0.0.40")).status).toBe(429);
+    clock += 2_100;
+    expect((await attempt("nora", ROLE_USERS.nodata.password, "10.0.0.40")).status).toBe(200);
+  }, 30_000);
+
+  test("regression: failures from anyone locked the account for everyone; an attacked account is slowed, never locked", async () => {
+    clock += 10_000;
+    delays.length = 0;
+    // Many addresses, each staying under its own limit, fail against one account.
+    for (let a = 0; a < 5; a++)
+      for (let i = 0; i < MAX_FAILED - 1; i++) expect((await attempt("reed", `guess-${a}-${i}`, `10.1.0.${a}`)).status).toBe(401);
+    // Answers were slowed once the account had more failures than one address may have, the
+    // delay growing with the failures, bounded.
+    const slowed = delays.filter((d) => d > 0);
+    expect(slowed.length).toBeGreaterThan(0);
+    expect(slowed).toEqual([...slowed].sort((x, y) => x - y));
+    expect(Math.max(...slowed)).toBeLessThanOrEqual(2_000);
+    expect(slowed.at(-1)).toBe(2_000);
+    // The right password from an address that has not failed gets in (slowed, not refused).
+    delays.length = 0;
+    expect((await attempt("reed", ROLE_USERS.read.password, "10.1.1.1")).status).toBe(200);
+    expect(delays).toEqual([2_000]);
+  }, 30_000);
+
+  test("regression: the per-address limit locked out every user behind one NAT", async () => {
+    clock += 10_000;
+    // One address fails across many accounts (unknown names included): it is slowed, not locked.
+    const failed = await Promise.all(Array.from({ length: MAX_FAILED * 4 + 2 }, (_, i) => attempt(`someone-${i}`, "guess", "10.2.0.1")));
+    expect(failed.map((r) => r.status)).toEqual(failed.map(() => 401));
+    delays.length = 0;
+    expect((await attempt("wanda", ROLE_USERS.write.password, "10.2.0.1")).status).toBe(200);
+    expect(delays[0]).toBeGreaterThan(0);
+  }, 30_000);
+
+  test("a burst of correct logins from one address is never refused", async () => {
+    clock += 10_000;
+    // More at once than the failures the pair may have: the attempts past it wait for earlier ones.
+    const answers = await Promise.all(
+      Array.from({ length: MAX_FAILED + 2 }, () => attempt("alice", ROLE_USERS.admin.password, "10.3.0.1")),
+    );
+    expect(answers.map((r) => r.status)).toEqual(Array(MAX_FAILED + 2).fill(200));
+  }, 30_000);
+
+  test("regression: a failed login logged the submitted user name, sometimes a password typed into the wrong field", async () => {
+    clock += 10_000;
+    rt.sink.lines.length = 0;
+    await attempt("Tr0ub4dor&3-typed-as-name", "x", "10.4.0.1");
+    await attempt("nora", "wrong", "10.4.0.1");
+    const failures = rt.sink.lines.filter((l) => l.includes("login failed"));
+    expect(failures).toHaveLength(2);
+    expect(rt.sink.text()).not.toContain("Tr0ub4dor&3-typed-as-name");
+    expect(failures[1]).toContain("nora");
   });
 
   test("no secret reaches a log line", async () => {

@@ -123,6 +123,52 @@ describe("SSE helper", () => {
     expect(text.split("\n").filter((l) => l.startsWith("data:1")).length).toBe(5);
   });
 
+  test("closeAll ends open streams with their error line, waits for them, and refuses new ones", async () => {
+    const reg = new StreamRegistry(4);
+    let closedWhy: string | undefined;
+    const server = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch(req) {
+        // The request context a route hands over: the registry reads the session and rule from it.
+        const release = reg.acquire("u", { get: () => undefined, req: { raw: req } } as never);
+        return sseResponse(
+          sseStream(
+            {
+              heartbeat: "data:0",
+              heartbeatMs: 50,
+              maxBufferedBytes: 1 << 16,
+              errorLine: (e) => `data:3${JSON.stringify({ error: (e as Error).message })}`,
+              endLine: "data:2{}",
+              requestSignal: req.signal,
+              onClose: (why) => {
+                closedWhy = why;
+                release();
+              },
+            },
+            (w) => new Promise<void>((resolve) => w.signal.addEventListener("abort", () => resolve())),
+          ),
+        );
+      },
+    });
+    servers.push(server);
+    const res = await fetch(`http://127.0.0.1:${server.port}/`);
+    const reader = res.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toStartWith("data:0");
+    expect(reg.total).toBe(1);
+    await reg.closeAll(new Error("server stopping"), 2_000);
+    expect(closedWhy).toBe("error");
+    expect(reg.total).toBe(0);
+    let rest = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      rest += new TextDecoder().decode(value);
+    }
+    expect(rest.split("\n").filter(Boolean).at(-1)).toBe(`data:3{"error":"server stopping"}`);
+    expect(() => reg.acquire("v")).toThrow("The server is stopping");
+  });
+
   test("caps open streams per user", () => {
     const reg = new StreamRegistry(2);
     const a = reg.acquire("u");

@@ -37,7 +37,7 @@ export function auditRoutes(audit: AuditService, streams: StreamRegistry, docs: 
   app.get("/audit", async (c) => c.json(await audit.list(queryParams(c, auditQuery))));
 
   app.get("/sse/audit", (c) => {
-    const release = streams.acquire(c.get("session")!.user.name);
+    const release = streams.acquire(c.get("session")!.user.name, c);
     c.env?.server?.timeout(c.req.raw, 0);
     const stream = sseStream(
       {

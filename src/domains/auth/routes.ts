@@ -65,9 +65,14 @@ export function authRoutes(auth: AuthService, docs: ApiDocs) {
     });
   });
 
-  // Logout revokes the presented token. Older clients pass it as ?token=; only revocation reads it there.
+  // Logout revokes the token of the header. Clients also send it as ?token=, which is accepted only
+  // beside the same token in the header: a link alone (a query string ends up in logs, histories
+  // and Referer headers) must not log anyone out.
   const logout = async (c: import("hono").Context<AppEnv>) => {
-    const token = requestToken(c) ?? c.req.query("token");
+    const token = requestToken(c);
+    const queryToken = c.req.query("token");
+    if (queryToken !== undefined && queryToken !== token)
+      throw new AppError("BAD_REQUEST", "?token= is accepted only with the same token in the x-service-token header");
     if (!token) throw new AppError("BAD_REQUEST", "No token to revoke");
     const revoked = await auth.logout(token);
     return c.json({ success: revoked });

@@ -140,7 +140,7 @@ export function sqlRoutes(service: SqlService, streams: StreamRegistry, docs: Ap
 
     let release: () => void;
     try {
-      release = streams.acquire(session.user.name);
+      release = streams.acquire(session.user.name, c);
     } catch (err) {
       prepared.release();
       throw err;
