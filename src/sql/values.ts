@@ -16,9 +16,13 @@
  *   and a number, a boolean and a string, an object and a number) is false and
  *   `!=` is true; ordering them (`<` ...) is unknown. Arrays and objects are
  *   equal when their contents are.
+ * - Building and scanning strings counts against the work allowed per record
+ *   (see limits.ts); going past a limit throws QueryLimitError.
  * - Logic is three-valued: null and any non-boolean value are "unknown"; a
  *   record passes the filter only when the condition is exactly true.
  */
+
+import { checkComputedLength, QUERY_LIMITS, QueryLimitError, spend } from "./limits.ts";
 
 export type Logic = boolean | null;
 
@@ -39,8 +43,13 @@ export function toNumber(value: unknown): number | null {
   return null;
 }
 
-/** Text for string functions: numbers and booleans are spelled out, objects as JSON. */
-export function toText(value: unknown): string | null {
+/**
+ * Text for string functions: numbers and booleans are spelled out, objects as
+ * JSON. The JSON of an object is refused (QueryLimitError) as soon as it is
+ * sure to be larger than QUERY_LIMITS.computedValue; `what` names the
+ * operation in that message.
+ */
+export function toText(value: unknown, what = "text of an object"): string | null {
   switch (typeof value) {
     case "string":
       return value;
@@ -50,15 +59,43 @@ export function toText(value: unknown): string | null {
       return String(value);
     case "object": {
       if (value === null) return null;
+      // A lower bound of the text's length so far: keys and strings (quotes and commas aside).
+      let least = 0;
+      let text: string;
       try {
-        return JSON.stringify(value, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
-      } catch {
+        text = JSON.stringify(value, (key: string, v: unknown) => {
+          least += key.length + (typeof v === "string" ? v.length : 1);
+          if (least > QUERY_LIMITS.computedValue) checkComputedLength(least, what);
+          return typeof v === "bigint" ? v.toString() : v;
+        });
+      } catch (error) {
+        if (error instanceof QueryLimitError) throw error;
         return null;
       }
+      checkComputedLength(text.length, what);
+      // JSON.stringify with a replacer costs several times what building the string does.
+      spend(text.length * 8, what);
+      return text;
     }
     default:
       return null;
   }
+}
+
+/** The number of code points of a string (a lone surrogate counts as one), without building anything. */
+export function codePointLength(text: string): number {
+  let count = text.length;
+  for (let i = 0; i < text.length - 1; i++) {
+    const code = text.charCodeAt(i);
+    if (code >= 0xd800 && code <= 0xdbff) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        count--;
+        i++;
+      }
+    }
+  }
+  return count;
 }
 
 export function toLogic(value: unknown): Logic {
@@ -104,11 +141,13 @@ function deepEqual(a: unknown, b: unknown): boolean {
   if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
   if (Array.isArray(a) || Array.isArray(b)) {
     if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    spend(a.length, "=");
     return a.every((item, i) => deepEqual(normalise(item), normalise(b[i])));
   }
   const ka = Object.keys(a);
   const kb = Object.keys(b);
   if (ka.length !== kb.length) return false;
+  spend(ka.length, "=");
   const ra = a as Record<string, unknown>;
   const rb = b as Record<string, unknown>;
   return ka.every((k) => Object.hasOwn(rb, k) && deepEqual(normalise(ra[k]), normalise(rb[k])));
@@ -143,65 +182,206 @@ export function getIndex(container: unknown, index: number): unknown {
 
 // ---------------------------------------------------------------------- LIKE
 
-type LikeStep = { any: "one" } | { any: "many" } | { char: string };
+/** A pattern element that matches any one code point (`_`). */
+const ANY_ONE = -1;
 
 /**
  * A compiled LIKE pattern: `%` matches any run of characters, `_` exactly one
- * character (code point), `\` makes the next character literal. Matching does
- * not use regular expressions, so no pattern can inject one or make the match
- * backtrack exponentially: it is O(text x pattern) at worst.
+ * character (code point), `\` makes the next character literal. Matching uses
+ * no regular expression, so no pattern can inject one, and it never
+ * backtracks: the pattern is cut at each `%` into fixed-length segments; the
+ * first must match at the start, the last at the end, and each one between is
+ * found at its leftmost place after the one before (which is optimal, since a
+ * segment's length is fixed). A middle segment is found with a bit-parallel
+ * scan (shift-and), so matching costs O(text x (1 + segment length / 32)).
  */
 export class LikePattern {
-  private readonly steps: LikeStep[];
+  /** Length of the pattern in code points, as written (escapes and wildcards included). */
+  readonly length: number;
+  /** Text scanned per code unit of the text: the cost factor of the middle segments. */
+  readonly cost: number;
+  /** No `%`: the whole text must match `first`. */
+  private readonly exact: boolean;
+  private readonly first: number[];
+  private readonly last: number[];
+  private readonly middle: SegmentSearch[];
 
   constructor(pattern: string) {
-    const steps: LikeStep[] = [];
-    const chars = Array.from(pattern);
-    for (let i = 0; i < chars.length; i++) {
-      const c = chars[i] as string;
-      if (c === "\\" && i + 1 < chars.length) {
-        steps.push({ char: chars[++i] as string });
-      } else if (c === "%") {
-        // Consecutive "%" mean the same as one.
-        const last = steps[steps.length - 1];
-        if (last === undefined || !("any" in last) || last.any !== "many") steps.push({ any: "many" });
-      } else if (c === "_") {
-        steps.push({ any: "one" });
+    const parts: number[][] = [[]];
+    let current = parts[0] as number[];
+    let length = 0;
+    let i = 0;
+    while (i < pattern.length) {
+      let cp = pattern.codePointAt(i) as number;
+      i += cp > 0xffff ? 2 : 1;
+      length++;
+      if (cp === 92 && i < pattern.length) {
+        cp = pattern.codePointAt(i) as number;
+        i += cp > 0xffff ? 2 : 1;
+        length++;
+        current.push(cp);
+      } else if (cp === 37) {
+        current = [];
+        parts.push(current);
       } else {
-        steps.push({ char: c });
+        current.push(cp === 95 ? ANY_ONE : cp);
       }
     }
-    this.steps = steps;
+    this.length = length;
+    this.exact = parts.length === 1;
+    this.first = parts[0] as number[];
+    this.last = parts[parts.length - 1] as number[];
+    // Empty segments between two "%" match anywhere: "%%" means "%".
+    this.middle = parts
+      .slice(1, -1)
+      .filter((p) => p.length > 0)
+      .map((p) => new SegmentSearch(p));
+    this.cost = this.middle.reduce((most, m) => Math.max(most, m.words), 0);
   }
 
   matches(text: string): boolean {
-    const chars = Array.from(text);
-    const steps = this.steps;
-    let t = 0;
-    let p = 0;
-    let starStep = -1;
-    let starText = 0;
-    while (t < chars.length) {
-      const step = steps[p];
-      if (step !== undefined && ("char" in step ? step.char === chars[t] : step.any === "one")) {
-        t++;
-        p++;
-      } else if (step !== undefined && "any" in step && step.any === "many") {
-        starStep = p++;
-        starText = t;
-      } else if (starStep >= 0) {
-        p = starStep + 1;
-        t = ++starText;
-      } else {
-        return false;
-      }
-    }
-    while (p < steps.length) {
-      const step = steps[p];
-      if (step === undefined || !("any" in step) || step.any !== "many") return false;
-      p++;
+    const end = text.length;
+    const afterFirst = matchForward(text, 0, end, this.first);
+    if (afterFirst < 0) return false;
+    if (this.exact) return afterFirst === end;
+    const beforeLast = matchBackward(text, afterFirst, end, this.last);
+    if (beforeLast < 0) return false;
+    let position = afterFirst;
+    for (const segment of this.middle) {
+      position = segment.find(text, position, beforeLast);
+      if (position < 0) return false;
     }
     return true;
+  }
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
+function isLowSurrogate(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
+}
+
+/** String.codePointAt without its checks, for the scanning loops (a pair is a high surrogate, then a low one). */
+function codePointAt(text: string, i: number): number {
+  const code = text.charCodeAt(i);
+  if (code < 0xd800 || code > 0xdbff) return code;
+  const next = text.charCodeAt(i + 1);
+  return next >= 0xdc00 && next <= 0xdfff ? ((code - 0xd800) << 10) + (next - 0xdc00) + 0x10000 : code;
+}
+
+/** Matches `elements` at `start`; the offset after the match, or -1. */
+function matchForward(text: string, start: number, end: number, elements: readonly number[]): number {
+  let i = start;
+  for (const element of elements) {
+    if (i >= end) return -1;
+    const cp = text.codePointAt(i) as number;
+    if (element !== ANY_ONE && element !== cp) return -1;
+    i += cp > 0xffff ? 2 : 1;
+  }
+  return i;
+}
+
+/**
+ * Matches `elements` so that they end at `end`, not before `start` (a code
+ * point boundary); the offset where the match starts, or -1. Code points are
+ * read backwards the way they pair forwards: a low surrogate after a high one.
+ */
+function matchBackward(text: string, start: number, end: number, elements: readonly number[]): number {
+  let j = end;
+  for (let k = elements.length - 1; k >= 0; k--) {
+    if (j <= start) return -1;
+    let cp = text.charCodeAt(j - 1);
+    j--;
+    if (isLowSurrogate(cp) && j > start && isHighSurrogate(text.charCodeAt(j - 1))) {
+      j--;
+      cp = text.codePointAt(j) as number;
+    }
+    const element = elements[k] as number;
+    if (element !== ANY_ONE && element !== cp) return -1;
+  }
+  return j;
+}
+
+/**
+ * Finds a fixed-length segment (code points and `_`) in a text with the
+ * shift-and algorithm: bit i of the state says that the segment's first i + 1
+ * elements end at the current code point. The state takes ceil(length / 32)
+ * 32-bit words; each code point of the text costs one step per word.
+ */
+class SegmentSearch {
+  readonly words: number;
+  private readonly size: number;
+  /** Per code point below 128, the offset of its mask in `masks`. */
+  private readonly ascii = new Int32Array(128);
+  /** Other code points of the segment -> offset of their mask. */
+  private readonly others = new Map<number, number>();
+  /** The masks, `words` words each; the first is that of code points not in the segment (only `_` matches them). */
+  private readonly masks: Int32Array;
+  private readonly state: Int32Array;
+
+  constructor(elements: readonly number[]) {
+    const words = Math.ceil(elements.length / 32);
+    this.words = words;
+    this.size = elements.length;
+    this.state = new Int32Array(words);
+    const offsets = new Map<number, number>();
+    for (const element of elements) {
+      if (element !== ANY_ONE && !offsets.has(element)) offsets.set(element, (offsets.size + 1) * words);
+    }
+    const masks = new Int32Array((offsets.size + 1) * words);
+    elements.forEach((element, i) => {
+      const bit = 1 << (i % 32);
+      const word = Math.floor(i / 32);
+      if (element === ANY_ONE) {
+        // `_` matches every code point: set its bit in every mask.
+        for (let at = word; at < masks.length; at += words) masks[at] = (masks[at] as number) | bit;
+      } else {
+        const at = (offsets.get(element) as number) + word;
+        masks[at] = (masks[at] as number) | bit;
+      }
+    });
+    this.masks = masks;
+    for (const [cp, offset] of offsets) {
+      if (cp < 128) this.ascii[cp] = offset;
+      else this.others.set(cp, offset);
+    }
+  }
+
+  /** The offset just after the leftmost match within [from, to), or -1. */
+  find(text: string, from: number, to: number): number {
+    const { words, masks, ascii, others } = this;
+    const lastWord = words - 1;
+    const lastBit = 1 << ((this.size - 1) % 32);
+    if (words === 1) {
+      let state = 0;
+      let i = from;
+      while (i < to) {
+        const cp = codePointAt(text, i);
+        i += cp > 0xffff ? 2 : 1;
+        const offset = cp < 128 ? (ascii[cp] as number) : (others.get(cp) ?? 0);
+        state = ((state << 1) | 1) & (masks[offset] as number);
+        if ((state & lastBit) !== 0) return i;
+      }
+      return -1;
+    }
+    const state = this.state;
+    state.fill(0);
+    let i = from;
+    while (i < to) {
+      const cp = codePointAt(text, i);
+      i += cp > 0xffff ? 2 : 1;
+      const offset = cp < 128 ? (ascii[cp] as number) : (others.get(cp) ?? 0);
+      let carry = 1;
+      for (let w = 0; w < words; w++) {
+        const value = state[w] as number;
+        state[w] = ((value << 1) | carry) & (masks[offset + w] as number);
+        carry = value >>> 31;
+      }
+      if (((state[lastWord] as number) & lastBit) !== 0) return i;
+    }
+    return -1;
   }
 }
 

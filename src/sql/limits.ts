@@ -1,0 +1,106 @@
+/**
+ * Every bound on the size of a query and on the work of evaluating it, in one
+ * place. A query is text from any user of the API, and one query must not be
+ * able to hold the event loop or the memory that every other request shares.
+ *
+ * Limits on the text are checked when the query is validated and reported as
+ * SqlError with the position where they are exceeded. Limits on values exist
+ * only when a record is evaluated; going past one throws QueryLimitError, which
+ * ends the query (the executor turns it into the query's error).
+ */
+
+export const QUERY_LIMITS = {
+  /**
+   * Longest query text, in UTF-16 code units (64 KiB). Reported at the first
+   * character past the limit. Longer text is never tokenized.
+   */
+  queryLength: 65_536,
+  /** Most tokens in a query: bounds the size of the syntax tree, hence the work per record. */
+  tokens: 10_000,
+  /**
+   * Deepest nesting of parentheses, function calls, CAST and unary operators
+   * (`NOT NOT x`, `- - x`). The parser, the analyzer and the evaluator recurse
+   * over that nesting, so it must stay far below the stack's depth.
+   */
+  depth: 64,
+  /** Most output columns of a projection; `_meta.*` counts as its 5 columns. */
+  projections: 64,
+  /** Most items in one `IN (...)` list: each is compared with every record. */
+  inListItems: 1_000,
+  /**
+   * Longest LIKE pattern, in code points. Matching costs the text's length
+   * times the pattern's length / 32. A literal pattern is checked when the
+   * query is validated; a computed one when it is evaluated.
+   */
+  likePattern: 1_000,
+  /**
+   * Largest string a function, a cast or the text of an object may produce, in
+   * UTF-16 code units (1 MiB of them, 2 MiB of memory). REPLACE and CONCAT
+   * check before building the result.
+   */
+  computedValue: 1_048_576,
+  /**
+   * The work of evaluating one record (its filter, or its projection), in
+   * units of about one code unit built or scanned: by functions and casts, by
+   * LIKE (text length x pattern words), SUBSTRING, LEN and `=` on arrays and
+   * objects; operations slower per character (the JSON of an object, the
+   * pieces REPLACE cuts) count more. It bounds both the time one record can
+   * hold the event loop (under 100 ms on a slow shared core) and the memory
+   * of the values alive at once (at most 2 bytes per unit).
+   */
+  recordWork: 16_777_216,
+} as const;
+
+export type QueryLimit = "computedValue" | "likePattern" | "recordWork";
+
+/**
+ * A record's evaluation went past a limit of QUERY_LIMITS. It ends the query:
+ * the message says which limit, its value, and what exceeded it.
+ */
+export class QueryLimitError extends Error {
+  override readonly name = "QueryLimitError";
+
+  constructor(
+    readonly limit: QueryLimit,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** 1048576 -> "1 Mi": how the large limits are shown in messages. */
+function mebi(units: number): string {
+  return units % 1_048_576 === 0 ? `${units / 1_048_576} Mi` : `${units} `;
+}
+
+/** Throws when a string of `length` code units, about to be built by `what`, is too large. */
+export function checkComputedLength(length: number, what: string): void {
+  if (length > QUERY_LIMITS.computedValue) {
+    throw new QueryLimitError("computedValue", `A computed value is larger than ${mebi(QUERY_LIMITS.computedValue)}B (${what})`);
+  }
+}
+
+/** Throws when a LIKE pattern computed from a record is longer than the limit. */
+export function likePatternTooLong(length: number): QueryLimitError {
+  return new QueryLimitError("likePattern", `A LIKE pattern is longer than ${QUERY_LIMITS.likePattern} characters (found ${length})`);
+}
+
+/**
+ * Work spent on the record being evaluated. Evaluation of one record is
+ * synchronous and never interleaves with another, so one counter serves every
+ * query; each evaluation starts by resetting it (startRecord).
+ */
+let spent = 0;
+
+/** Starts the work count of one record's evaluation. */
+export function startRecord(): void {
+  spent = 0;
+}
+
+/** Counts `units` of work done by `what`; throws when the record's allowance is used up. */
+export function spend(units: number, what: string): void {
+  spent += units;
+  if (spent > QUERY_LIMITS.recordWork) {
+    throw new QueryLimitError("recordWork", `One record needs more than ${mebi(QUERY_LIMITS.recordWork)}B of string work (${what})`);
+  }
+}
