@@ -200,6 +200,16 @@ describe("computed values are capped", () => {
     expect(error?.message).toMatch(/^One record needs more than 16 MiB of string work \((LEN|REPLACE)\)$/);
   });
 
+  test("long comparisons count: an IN list of long strings cannot scan gigabytes", () => {
+    const items = Array.from({ length: QUERY_LIMITS.inListItems }, () => "b").join(", ");
+    const plan = compileQuery(`SELECT * FROM t WHERE a IN (${items})`, null);
+    const a = "x".repeat(1_000_000);
+    const b = `${"x".repeat(999_999)}y`;
+    expect(compileQuery("SELECT * FROM t WHERE a = b", null).filter(record({ value: { a, b } }))).toBe(false);
+    const error = limitError(() => plan.filter(record({ value: { a, b } })));
+    expect(error?.message).toBe("One record needs more than 16 MiB of string work (a comparison)");
+  });
+
   test("the columns of a projection share the record's allowance", () => {
     const columns = Array.from({ length: 20 }, (_, i) => `REPLACE(s, 'a', 'aa') AS c${i}`).join(", ");
     const plan = compileQuery(`SELECT ${columns} FROM t`, null);
