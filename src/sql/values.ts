@@ -65,13 +65,16 @@ export function toText(value: unknown, what = "text of an object"): string | nul
       return String(value);
     case "object": {
       if (value === null) return null;
-      // A lower bound of the text's length so far: keys and strings (quotes and commas aside).
+      // A lower bound of the text's length so far: the keys of objects, the strings, one
+      // character per other value (quotes, commas and what is left out aside).
       let least = 0;
       let text: string;
       try {
-        text = JSON.stringify(value, (key: string, v: unknown) => {
-          least += key.length + (typeof v === "string" ? v.length : 1);
-          if (least > QUERY_LIMITS.computedValue) checkComputedLength(least, what);
+        text = JSON.stringify(value, function (this: unknown, key: string, v: unknown) {
+          if (v !== undefined && typeof v !== "function" && typeof v !== "symbol") {
+            least += (Array.isArray(this) ? 0 : key.length) + (typeof v === "string" ? v.length : 1);
+            if (least > QUERY_LIMITS.computedValue) checkComputedLength(least, what);
+          }
           return typeof v === "bigint" ? v.toString() : v;
         });
       } catch (error) {

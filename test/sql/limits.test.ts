@@ -192,6 +192,16 @@ describe("computed values are capped", () => {
     });
   });
 
+  test("the JSON of a long array under the limit is built (array indexes are not in the text)", () => {
+    const zeros = new Array(300_000).fill(0);
+    const rec = record({ value: { zeros, gaps: { a: undefined, b: 1 } } });
+    expect(project("SELECT LEN(zeros) AS n, LEN(CAST(zeros AS STRING)) AS l, CAST(gaps AS STRING) AS g FROM t", rec)).toEqual({
+      n: 300_000,
+      l: 600_001,
+      g: '{"b":1}',
+    });
+  });
+
   test("the work of one record is bounded even when each value is under the limit", () => {
     const term = "LEN(REPLACE(s, 'a', 'aa'))";
     const plan = compileQuery(`SELECT * FROM t WHERE ${Array.from({ length: 20 }, () => term).join(" + ")} > 0`, null);
