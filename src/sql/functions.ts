@@ -10,7 +10,7 @@
  *
  * CAST has its own syntax (`CAST(x AS type)`) and lives in the evaluator.
  */
-import { checkComputedLength, spend } from "./limits.ts";
+import { checkComputedLength, spend, WORK_COST } from "./limits.ts";
 import type { RecordView } from "./record.ts";
 import { codePointLength, isNull, toNumber, toText } from "./values.ts";
 
@@ -46,14 +46,14 @@ function finite(n: number): number | null {
 }
 
 /** A function from a string to a string no shorter than `bound(input)`; refused before building when that is too large. */
-function stringFn(name: string, f: (s: string) => string, bound: (s: string) => number): FunctionDefinition["call"] {
+function stringFn(name: string, f: (s: string) => string, bound: (s: string) => number, cost: number): FunctionDefinition["call"] {
   return (args) => {
     const s = text(args, 0, name);
     if (s === null) return null;
     checkComputedLength(bound(s), name);
     const result = f(s);
     checkComputedLength(result.length, name);
-    spend(result.length, name);
+    spend(result.length * cost, name);
     return result;
   };
 }
@@ -95,7 +95,7 @@ function substring(s: string, start: number, length: number | null): string | nu
   const from = Math.trunc(start);
   if (length !== null && length < 0) return null;
   const first = Math.max(from, 1);
-  spend(s.length, "SUBSTRING");
+  spend(s.length * WORK_COST.codePoints, "SUBSTRING");
   const begin = advanceCodePoints(s, 0, first - 1);
   let end = s.length;
   if (length !== null) {
@@ -116,12 +116,11 @@ function replace(s: string, from: string, to: string): string {
   if (from === "") return s;
   let count = 0;
   for (let at = s.indexOf(from); at >= 0; at = s.indexOf(from, at + from.length)) count++;
-  spend(s.length + count, "REPLACE");
+  spend(s.length + count * WORK_COST.build, "REPLACE");
   if (count === 0) return s;
   const length = s.length + count * (to.length - from.length);
   checkComputedLength(length, "REPLACE");
-  // Each occurrence is a piece to cut and join: it costs more than a character.
-  spend(length + count * 16, "REPLACE");
+  spend(length + count * WORK_COST.replacePiece, "REPLACE");
   return s.split(from).join(to);
 }
 
@@ -148,6 +147,7 @@ export const FUNCTIONS: Readonly<Record<string, FunctionDefinition>> = {
       "LOWERCASE",
       (s) => s.toLowerCase(),
       (s) => s.length,
+      WORK_COST.caseMapping,
     ),
   ),
   UPPERCASE: fn(
@@ -157,6 +157,7 @@ export const FUNCTIONS: Readonly<Record<string, FunctionDefinition>> = {
       "UPPERCASE",
       (s) => s.toUpperCase(),
       (s) => s.length,
+      WORK_COST.caseMapping,
     ),
   ),
   /** Null arguments are skipped; the result is null only when all are null. */
@@ -167,7 +168,7 @@ export const FUNCTIONS: Readonly<Record<string, FunctionDefinition>> = {
     if (Array.isArray(v)) return v.length;
     const s = toText(v, "LEN");
     if (s === null) return null;
-    spend(s.length, "LEN");
+    spend(s.length * WORK_COST.codePoints, "LEN");
     return codePointLength(s);
   }),
   SUBSTRING: fn(2, 3, (args) => {
@@ -184,6 +185,7 @@ export const FUNCTIONS: Readonly<Record<string, FunctionDefinition>> = {
       "TRIM",
       (s) => s.trim(),
       () => 0,
+      WORK_COST.build,
     ),
   ),
   /** Replaces every occurrence, literally. */

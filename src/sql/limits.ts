@@ -43,12 +43,43 @@ export const QUERY_LIMITS = {
    * The work of evaluating one record (its filter, or its projection), in
    * units of about one code unit built or scanned: by functions and casts, by
    * LIKE (text length x pattern words), SUBSTRING, LEN and `=` on arrays and
-   * objects; operations slower per character (the JSON of an object, the
-   * pieces REPLACE cuts) count more. It bounds both the time one record can
-   * hold the event loop (under 100 ms on a slow shared core) and the memory
-   * of the values alive at once (at most 2 bytes per unit).
+   * objects; operations slower per character count more (WORK_COST). It
+   * bounds both the time one record can hold the event loop (20 to 150 ms at
+   * worst, measured on a shared and loaded core of the development machine)
+   * and the memory of the values alive at once (at most 2 bytes per unit).
    */
-  recordWork: 16_777_216,
+  recordWork: 8_388_608,
+} as const;
+
+/**
+ * Work units per code unit (or element) by kind of operation, so that a unit
+ * costs about the same time whatever spends it (measured with the worst input
+ * of each kind). The base, 1, is one step of LIKE's scan: one code unit for
+ * each 32 pattern characters.
+ */
+export const WORK_COST = {
+  /** Building a string by concatenating or slicing. */
+  build: 1,
+  /** Walking a string code point by code point (LEN, SUBSTRING). */
+  codePoints: 3,
+  /** Upper- or lower-casing, slow outside ASCII. */
+  caseMapping: 3,
+  /** Reading a long string as a number. */
+  numberText: 4,
+  /** Each occurrence REPLACE cuts out and joins again. */
+  replacePiece: 24,
+  /** The JSON text of an object, per code unit. */
+  jsonText: 3,
+  /** The same with bigints inside, which JSON.stringify writes only through a slow replacer. */
+  jsonTextWithBigints: 24,
+  /** Each element of an array visited to bound its JSON text's length first. */
+  jsonElement: 4,
+  /** Each property of an object visited to bound its JSON text's length first. */
+  jsonKey: 8,
+  /** Each element or property `=` compares in arrays and objects. */
+  deepEqual: 4,
+  /** Code units compared per unit when two long strings are compared (memory speed). */
+  comparedPerUnit: 4,
 } as const;
 
 export type QueryLimit = "computedValue" | "likePattern" | "recordWork";

@@ -22,7 +22,7 @@
  *   record passes the filter only when the condition is exactly true.
  */
 
-import { checkComputedLength, QUERY_LIMITS, QueryLimitError, spend } from "./limits.ts";
+import { checkComputedLength, QUERY_LIMITS, spend, WORK_COST } from "./limits.ts";
 
 export type Logic = boolean | null;
 
@@ -41,7 +41,7 @@ export function toNumber(value: unknown): number | null {
   if (typeof value === "bigint") return Number(value);
   if (typeof value === "string") {
     // Reading a long string as a number scans it: count that, short ones are free.
-    if (value.length > LONG_STRING) spend(value.length, "a number read from a string");
+    if (value.length > LONG_STRING) spend(value.length * WORK_COST.numberText, "a number read from a string");
     if (!NUMERIC.test(value)) return null;
     const n = Number(value);
     return Number.isFinite(n) ? n : null;
@@ -63,32 +63,91 @@ export function toText(value: unknown, what = "text of an object"): string | nul
     case "bigint":
     case "boolean":
       return String(value);
-    case "object": {
-      if (value === null) return null;
-      // A lower bound of the text's length so far: the keys of objects, the strings, one
-      // character per other value (quotes, commas and what is left out aside).
-      let least = 0;
-      let text: string;
-      try {
-        text = JSON.stringify(value, function (this: unknown, key: string, v: unknown) {
-          if (v !== undefined && typeof v !== "function" && typeof v !== "symbol") {
-            least += (Array.isArray(this) ? 0 : key.length) + (typeof v === "string" ? v.length : 1);
-            if (least > QUERY_LIMITS.computedValue) checkComputedLength(least, what);
-          }
-          return typeof v === "bigint" ? v.toString() : v;
-        });
-      } catch (error) {
-        if (error instanceof QueryLimitError) throw error;
-        return null;
-      }
-      checkComputedLength(text.length, what);
-      // JSON.stringify with a replacer costs several times what building the string does.
-      spend(text.length * 8, what);
-      return text;
-    }
+    case "object":
+      return value === null ? null : jsonText(value, what);
     default:
       return null;
   }
+}
+
+/**
+ * The JSON text of an object, refused before it is built when it cannot fit
+ * QUERY_LIMITS.computedValue. A walk first bounds the text's length from
+ * below (it stops as soon as the bound passes the limit) and looks for
+ * bigints, which only JSON.stringify with a replacer can write: that is
+ * several times slower, so it is used only when needed.
+ */
+function jsonText(value: object, what: string): string | null {
+  const least = jsonLengthAtLeast(value, QUERY_LIMITS.computedValue, what);
+  checkComputedLength(least.length, what);
+  let text: string | undefined;
+  try {
+    text = least.bigint
+      ? JSON.stringify(value, (_key: string, v: unknown) => (typeof v === "bigint" ? v.toString() : v))
+      : JSON.stringify(value);
+  } catch {
+    return null; // a cycle, or a value whose toJSON throws
+  }
+  if (text === undefined) return null;
+  checkComputedLength(text.length, what);
+  spend(text.length * (least.bigint ? WORK_COST.jsonTextWithBigints : WORK_COST.jsonText), what);
+  return text;
+}
+
+/**
+ * A lower bound of the length of `root`'s JSON text (its strings, the keys of
+ * its objects, one character per other value), found without recursion; the
+ * walk stops once the bound passes `limit`. Counts its steps as work.
+ */
+function jsonLengthAtLeast(root: object, limit: number, what: string): { length: number; bigint: boolean } {
+  let length = 0;
+  let bigint = false;
+  let steps = 0;
+  const stack: object[] = [root];
+  const count = (v: unknown): void => {
+    switch (typeof v) {
+      case "string":
+        length += v.length + 2;
+        break;
+      case "bigint":
+        bigint = true;
+        length += 1;
+        break;
+      case "object":
+        if (v === null) length += 4;
+        else stack.push(v);
+        break;
+      case "undefined":
+      case "function":
+      case "symbol":
+        break;
+      default:
+        length += 1;
+    }
+  };
+  while (stack.length > 0 && length <= limit) {
+    const node = stack.pop() as object;
+    length += 2;
+    if (ArrayBuffer.isView(node)) {
+      // Typed arrays and buffers: at least one digit per element.
+      length += (node as unknown as { length?: number }).length ?? node.byteLength;
+      steps++;
+    } else if (Array.isArray(node)) {
+      for (let i = 0; i < node.length && length <= limit; i++) count(node[i]);
+      steps += node.length * WORK_COST.jsonElement;
+    } else if (!(node instanceof Map)) {
+      const record = node as Record<string, unknown>;
+      for (const key in record) {
+        if (!Object.hasOwn(record, key)) continue;
+        length += key.length + 3;
+        count(record[key]);
+        steps += WORK_COST.jsonKey;
+        if (length > limit) break;
+      }
+    }
+  }
+  spend(steps, what);
+  return { length, bigint };
 }
 
 /** The number of code points of a string (a lone surrogate counts as one), without building anything. */
@@ -125,8 +184,9 @@ export function compareValues(left: unknown, right: unknown): number | null {
   if (isNull(a) || isNull(b)) return null;
   if (typeof a === "number" && typeof b === "number") return a < b ? -1 : a > b ? 1 : a === b ? 0 : null;
   if (typeof a === "string" && typeof b === "string") {
-    // Comparing runs at memory speed: long strings count an eighth of their length.
-    if (a.length > LONG_STRING && b.length > LONG_STRING) spend(Math.min(a.length, b.length) >> 3, "a comparison");
+    if (a.length > LONG_STRING && b.length > LONG_STRING) {
+      spend(Math.min(a.length, b.length) / WORK_COST.comparedPerUnit, "a comparison");
+    }
     return a < b ? -1 : a > b ? 1 : 0;
   }
   if (typeof a === "boolean" && typeof b === "boolean") return Number(a) - Number(b);
@@ -154,13 +214,13 @@ function deepEqual(a: unknown, b: unknown): boolean {
   if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
   if (Array.isArray(a) || Array.isArray(b)) {
     if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
-    spend(a.length, "=");
+    spend(a.length * WORK_COST.deepEqual, "=");
     return a.every((item, i) => deepEqual(normalise(item), normalise(b[i])));
   }
   const ka = Object.keys(a);
   const kb = Object.keys(b);
   if (ka.length !== kb.length) return false;
-  spend(ka.length, "=");
+  spend(ka.length * WORK_COST.deepEqual, "=");
   const ra = a as Record<string, unknown>;
   const rb = b as Record<string, unknown>;
   return ka.every((k) => Object.hasOwn(rb, k) && deepEqual(normalise(ra[k]), normalise(rb[k])));
@@ -205,13 +265,14 @@ const ANY_ONE = -1;
  * backtracks: the pattern is cut at each `%` into fixed-length segments; the
  * first must match at the start, the last at the end, and each one between is
  * found at its leftmost place after the one before (which is optimal, since a
- * segment's length is fixed). A middle segment is found with a bit-parallel
- * scan (shift-and), so matching costs O(text x (1 + segment length / 32)).
+ * segment's length is fixed). A middle segment is found with Knuth-Morris-Pratt
+ * (O(text)), or when it holds `_` with a bit-parallel scan (shift-and,
+ * O(text x segment length / 32)).
  */
 export class LikePattern {
   /** Length of the pattern in code points, as written (escapes and wildcards included). */
   readonly length: number;
-  /** Text scanned per code unit of the text: the cost factor of the middle segments. */
+  /** Steps per code unit of the text to find the middle segments (0 when there are none). */
   readonly cost: number;
   /** No `%`: the whole text must match `first`. */
   private readonly exact: boolean;
@@ -248,8 +309,8 @@ export class LikePattern {
     this.middle = parts
       .slice(1, -1)
       .filter((p) => p.length > 0)
-      .map((p) => new SegmentSearch(p));
-    this.cost = this.middle.reduce((most, m) => Math.max(most, m.words), 0);
+      .map((p): SegmentSearch => (p.includes(ANY_ONE) ? new ShiftAndSearch(p) : new KmpSearch(p)));
+    this.cost = this.middle.reduce((most, m) => Math.max(most, m.cost), 0);
   }
 
   matches(text: string): boolean {
@@ -317,14 +378,61 @@ function matchBackward(text: string, start: number, end: number, elements: reado
   return j;
 }
 
+/** Finds a middle segment of a LIKE pattern in a text. */
+interface SegmentSearch {
+  /** Steps per code point of the text, at worst. */
+  readonly cost: number;
+  /** The offset just after the leftmost match within [from, to), or -1. */
+  find(text: string, from: number, to: number): number;
+}
+
+/**
+ * Finds a segment without `_` with the Knuth-Morris-Pratt algorithm: after a
+ * mismatch the scan goes on from the longest prefix of the segment that is
+ * also a suffix of what matched, so no code point of the text is read twice.
+ */
+class KmpSearch implements SegmentSearch {
+  readonly cost = 1;
+  private readonly elements: Int32Array;
+  /** For each prefix length i + 1, the length of its longest proper prefix that is also its suffix. */
+  private readonly fallback: Int32Array;
+
+  constructor(elements: readonly number[]) {
+    this.elements = Int32Array.from(elements);
+    const fallback = new Int32Array(elements.length);
+    let k = 0;
+    for (let i = 1; i < elements.length; i++) {
+      while (k > 0 && elements[i] !== elements[k]) k = fallback[k - 1] as number;
+      if (elements[i] === elements[k]) k++;
+      fallback[i] = k;
+    }
+    this.fallback = fallback;
+  }
+
+  find(text: string, from: number, to: number): number {
+    const { elements, fallback } = this;
+    const size = elements.length;
+    let matched = 0;
+    let i = from;
+    while (i < to) {
+      const cp = codePointAt(text, i);
+      i += cp > 0xffff ? 2 : 1;
+      while (matched > 0 && elements[matched] !== cp) matched = fallback[matched - 1] as number;
+      if (elements[matched] === cp) matched++;
+      if (matched === size) return i;
+    }
+    return -1;
+  }
+}
+
 /**
  * Finds a fixed-length segment (code points and `_`) in a text with the
  * shift-and algorithm: bit i of the state says that the segment's first i + 1
  * elements end at the current code point. The state takes ceil(length / 32)
  * 32-bit words; each code point of the text costs one step per word.
  */
-class SegmentSearch {
-  readonly words: number;
+class ShiftAndSearch implements SegmentSearch {
+  readonly cost: number;
   private readonly size: number;
   /** Per code point below 128, the offset of its mask in `masks`. */
   private readonly ascii = new Int32Array(128);
@@ -336,7 +444,7 @@ class SegmentSearch {
 
   constructor(elements: readonly number[]) {
     const words = Math.ceil(elements.length / 32);
-    this.words = words;
+    this.cost = words;
     this.size = elements.length;
     this.state = new Int32Array(words);
     const offsets = new Map<number, number>();
@@ -362,9 +470,8 @@ class SegmentSearch {
     }
   }
 
-  /** The offset just after the leftmost match within [from, to), or -1. */
   find(text: string, from: number, to: number): number {
-    const { words, masks, ascii, others } = this;
+    const { cost: words, masks, ascii, others } = this;
     const lastWord = words - 1;
     const lastBit = 1 << ((this.size - 1) % 32);
     if (words === 1) {
