@@ -392,7 +392,8 @@ interface SegmentSearch {
  * also a suffix of what matched, so no code point of the text is read twice.
  */
 class KmpSearch implements SegmentSearch {
-  readonly cost = 1;
+  /** Each code point is read once, and each fallback undoes an earlier step: two steps per code point at most. */
+  readonly cost = 2;
   private readonly elements: Int32Array;
   /** For each prefix length i + 1, the length of its longest proper prefix that is also its suffix. */
   private readonly fallback: Int32Array;
