@@ -20,7 +20,9 @@ export const QUERY_LIMITS = {
   /**
    * Deepest nesting of parentheses, function calls, CAST and unary operators
    * (`NOT NOT x`, `- - x`). The parser, the analyzer and the evaluator recurse
-   * over that nesting, so it must stay far below the stack's depth.
+   * over that nesting, so it must stay far below the stack's depth. Chains of
+   * binary operators (`a + b + c`, `x OR y OR z`) are parsed without recursion
+   * and are bounded by the token limit instead.
    */
   depth: 64,
   /** Most output columns of a projection; `_meta.*` counts as its 5 columns. */
@@ -28,9 +30,10 @@ export const QUERY_LIMITS = {
   /** Most items in one `IN (...)` list: each is compared with every record. */
   inListItems: 1_000,
   /**
-   * Longest LIKE pattern, in code points. Matching costs the text's length
-   * times the pattern's length / 32. A literal pattern is checked when the
-   * query is validated; a computed one when it is evaluated.
+   * Longest LIKE pattern, in code points. Matching costs at most the text's
+   * length times 2, or times the length / 32 of the longest segment holding
+   * `_`. A literal pattern is checked when the query is validated; a computed
+   * one when it is evaluated.
    */
   likePattern: 1_000,
   /**
@@ -42,7 +45,7 @@ export const QUERY_LIMITS = {
   /**
    * The work of evaluating one record (its filter, or its projection), in
    * units of about one code unit built or scanned: by functions and casts, by
-   * LIKE (text length x pattern words), SUBSTRING, LEN and `=` on arrays and
+   * LIKE (text length x steps per code point), SUBSTRING, LEN and `=` on arrays and
    * objects; operations slower per character count more (WORK_COST). It
    * bounds both the time one record can hold the event loop (20 to 150 ms at
    * worst, measured on a shared and loaded core of the development machine)
@@ -54,8 +57,8 @@ export const QUERY_LIMITS = {
 /**
  * Work units per code unit (or element) by kind of operation, so that a unit
  * costs about the same time whatever spends it (measured with the worst input
- * of each kind). The base, 1, is one step of LIKE's scan: one code unit for
- * each 32 pattern characters.
+ * of each kind). The base, 1, is one step of LIKE's scan: one code point of
+ * the text against one 32-character word of a segment.
  */
 export const WORK_COST = {
   /** Building a string by concatenating or slicing. */
