@@ -104,7 +104,7 @@ export class QueryLimitError extends Error {
 
 /** 1048576 -> "1 Mi": how the large limits are shown in messages. */
 function mebi(units: number): string {
-  return units % 1_048_576 === 0 ? `${units / 1_048_576} Mi` : `${units} `;
+  return units % 1_048_576 === 0 ? `${units / 1_048_576} Mi` : String(units);
 }
 
 /** Throws when a string of `length` code units, about to be built by `what`, is too large. */
@@ -135,6 +135,6 @@ export function startRecord(): void {
 export function spend(units: number, what: string): void {
   spent += units;
   if (spent > QUERY_LIMITS.recordWork) {
-    throw new QueryLimitError("recordWork", `One record needs more than ${mebi(QUERY_LIMITS.recordWork)}B of string work (${what})`);
+    throw new QueryLimitError("recordWork", `One record needs more than ${mebi(QUERY_LIMITS.recordWork)} units of string work (${what})`);
   }
 }

@@ -230,7 +230,7 @@ describe("computed values are capped", () => {
     const plan = compileQuery(`SELECT * FROM t WHERE ${Array.from({ length: 20 }, () => term).join(" + ")} > 0`, null);
     const error = limitError(() => plan.filter(record({ value: { s: "a".repeat(100_000) } })));
     expect(error?.limit).toBe("recordWork");
-    expect(error?.message).toMatch(/^One record needs more than 8 MiB of string work \((LEN|REPLACE)\)$/);
+    expect(error?.message).toMatch(/^One record needs more than 8 Mi units of string work \((LEN|REPLACE)\)$/);
   });
 
   test("long comparisons count: an IN list of long strings cannot scan gigabytes", () => {
@@ -240,7 +240,7 @@ describe("computed values are capped", () => {
     const b = `${"x".repeat(999_999)}y`;
     expect(compileQuery("SELECT * FROM t WHERE a = b", null).filter(record({ value: { a, b } }))).toBe(false);
     const error = limitError(() => plan.filter(record({ value: { a, b } })));
-    expect(error?.message).toBe("One record needs more than 8 MiB of string work (a comparison)");
+    expect(error?.message).toBe("One record needs more than 8 Mi units of string work (a comparison)");
   });
 
   test("the columns of a projection share the record's allowance", () => {
