@@ -314,8 +314,10 @@ function toLikePattern(value: unknown): LikePattern | null {
     const length = codePointLength(source);
     if (length > QUERY_LIMITS.likePattern) throw likePatternTooLong(length);
   }
-  spend(source.length, "LIKE");
-  return new LikePattern(source);
+  const like = new LikePattern(source);
+  // Compiling builds a mask of (pattern length / 32) words per distinct code point.
+  spend(like.length * Math.max(1, like.cost), "LIKE");
+  return like;
 }
 
 function compilePath(

@@ -452,18 +452,14 @@ class ShiftAndSearch implements SegmentSearch {
     for (const element of elements) {
       if (element !== ANY_ONE && !offsets.has(element)) offsets.set(element, (offsets.size + 1) * words);
     }
+    // The first mask holds the bits of `_`, which matches every code point; it
+    // is then copied into every other mask (O(distinct code points x words)).
     const masks = new Int32Array((offsets.size + 1) * words);
     elements.forEach((element, i) => {
-      const bit = 1 << (i % 32);
-      const word = Math.floor(i / 32);
-      if (element === ANY_ONE) {
-        // `_` matches every code point: set its bit in every mask.
-        for (let at = word; at < masks.length; at += words) masks[at] = (masks[at] as number) | bit;
-      } else {
-        const at = (offsets.get(element) as number) + word;
-        masks[at] = (masks[at] as number) | bit;
-      }
+      const at = (element === ANY_ONE ? 0 : (offsets.get(element) as number)) + Math.floor(i / 32);
+      masks[at] = (masks[at] as number) | (1 << (i % 32));
     });
+    for (let at = words; at < masks.length; at++) masks[at] = (masks[at] as number) | (masks[at % words] as number);
     this.masks = masks;
     for (const [cp, offset] of offsets) {
       if (cp < 128) this.ascii[cp] = offset;

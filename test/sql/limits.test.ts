@@ -157,6 +157,13 @@ describe("LIKE runs in linear time", () => {
     expect(error?.message).toBe("A LIKE pattern is longer than 1000 characters (found 1001)");
   });
 
+  test("compiling computed patterns counts: many of them on one record end the query", () => {
+    const likes = Array.from({ length: 300 }, (_, i) => `a LIKE CONCAT(p, '${i}')`).join(" OR ");
+    const plan = compileQuery(`SELECT * FROM t WHERE ${likes}`, null);
+    const p = `%${"_a".repeat(490)}%`;
+    expect(limitError(() => plan.filter(record({ value: { a: "x", p } })))?.limit).toBe("recordWork");
+  });
+
   test("a constant computed pattern over the limit fails the records, not the compilation", () => {
     const plan = compileQuery(`SELECT * FROM t WHERE a LIKE REPLACE('${"x".repeat(600)}', 'x', 'xx')`, null);
     expect(limitError(() => plan.filter(record({ value: { a: "x" } })))?.limit).toBe("likePattern");
