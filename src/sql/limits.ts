@@ -9,7 +9,7 @@
  * ends the query (the executor turns it into the query's error).
  */
 
-export const QUERY_LIMITS = {
+export const QUERY_LIMITS = Object.freeze({
   /**
    * Longest query text, in UTF-16 code units (64 KiB). Reported at the first
    * character past the limit. Longer text is never tokenized.
@@ -52,7 +52,7 @@ export const QUERY_LIMITS = {
    * and the memory of the values alive at once (at most 2 bytes per unit).
    */
   recordWork: 8_388_608,
-} as const;
+} as const);
 
 /**
  * Work units per code unit (or element) by kind of operation, so that a unit
@@ -60,7 +60,7 @@ export const QUERY_LIMITS = {
  * of each kind). The base, 1, is one step of LIKE's scan: one code point of
  * the text against one 32-character word of a segment.
  */
-export const WORK_COST = {
+export const WORK_COST = Object.freeze({
   /** Building a string by concatenating or slicing. */
   build: 1,
   /** Walking a string code point by code point (LEN, SUBSTRING). */
@@ -83,7 +83,7 @@ export const WORK_COST = {
   deepEqual: 4,
   /** Code units compared per unit when two long strings are compared (memory speed). */
   comparedPerUnit: 4,
-} as const;
+} as const);
 
 export type QueryLimit = "computedValue" | "likePattern" | "recordWork";
 
