@@ -20,9 +20,10 @@ import {
 } from "./ast.ts";
 import { describeChoices, quote, type Span, syntaxError } from "./errors.ts";
 import { describeArity, FUNCTIONS } from "./functions.ts";
+import { QUERY_LIMITS } from "./limits.ts";
 import { lookup } from "./lookup.ts";
 import { DEFAULT_SETTINGS, parseFormat, type QuerySettings, SETTING_NAMES, SETTINGS } from "./settings.ts";
-import { parseTimestamp } from "./values.ts";
+import { codePointLength, parseTimestamp } from "./values.ts";
 
 /** Field paths known for a topic's key and value; null or missing = not known. */
 export interface TopicFields {
@@ -178,7 +179,7 @@ class Analyzer {
     return { where: andAll(kept), legacyDecoders: true };
   }
 
-  /** Functions, arities, misplaced decoder names and fields against the known schema. */
+  /** Functions, arities, literal LIKE patterns, misplaced decoder names and fields against the known schema. */
   private check(expression: ExpressionNode, topic: string, known: { key: KnownFields | null; value: KnownFields | null }): void {
     walkExpression(expression, (node) => {
       switch (node.kind) {
@@ -188,6 +189,17 @@ class Analyzer {
             this.fail(node.nameLoc, `Unknown function ${quote(node.name)}`);
           } else if (node.args.length < definition.minArgs || node.args.length > definition.maxArgs) {
             this.fail(node.nameLoc, `Wrong number of arguments to ${node.name}`, `${describeArity(definition)}, found ${node.args.length}`);
+          }
+          break;
+        }
+        case "Like": {
+          // A computed pattern is checked on each record instead (QueryLimitError).
+          const pattern = node.pattern;
+          if (pattern.kind === "StringLiteral" && pattern.value.length > QUERY_LIMITS.likePattern) {
+            const length = codePointLength(pattern.value);
+            if (length > QUERY_LIMITS.likePattern) {
+              this.fail(pattern.loc, "LIKE pattern too long", `at most ${QUERY_LIMITS.likePattern} characters, found ${length}`);
+            }
           }
           break;
         }

@@ -5,10 +5,12 @@
  */
 import type { CastType, ExpressionNode, MetaField } from "./ast.ts";
 import { FUNCTIONS } from "./functions.ts";
+import { likePatternTooLong, QUERY_LIMITS, QueryLimitError, spend, startRecord } from "./limits.ts";
 import { lookup } from "./lookup.ts";
 import type { RecordView } from "./record.ts";
 import {
   and,
+  codePointLength,
   compareValues,
   equalValues,
   getField,
@@ -91,7 +93,27 @@ export function evaluateConstant(node: ExpressionNode, context: EvaluationContex
   return compileExpression(node, context)(NO_RECORD);
 }
 
+/**
+ * Compiles an expression evaluated on its own: each call of the result is one
+ * record's evaluation, with its own allowance of work (QUERY_LIMITS.recordWork).
+ */
 export function compileExpression(node: ExpressionNode, context: EvaluationContext): Evaluator {
+  const evaluate = compile(node, context);
+  return (record) => {
+    startRecord();
+    return evaluate(record);
+  };
+}
+
+/**
+ * Compiles one part of a record's evaluation (a column of a projection): the
+ * caller calls startRecord() once per record, so the parts share the allowance.
+ */
+export function compileExpressionPart(node: ExpressionNode, context: EvaluationContext): Evaluator {
+  return compile(node, context);
+}
+
+function compile(node: ExpressionNode, context: EvaluationContext): Evaluator {
   switch (node.kind) {
     case "StringLiteral":
     case "NumberLiteral":
@@ -109,7 +131,7 @@ export function compileExpression(node: ExpressionNode, context: EvaluationConte
       // The analyzer removes or rejects these; reaching here is a bug.
       throw new Error("decoder choice left in an expression");
     case "Unary": {
-      const operand = compileExpression(node.operand, context);
+      const operand = compile(node.operand, context);
       switch (node.operator) {
         case "NOT":
           return (r) => not(toLogic(operand(r)));
@@ -124,8 +146,8 @@ export function compileExpression(node: ExpressionNode, context: EvaluationConte
       break;
     }
     case "Binary": {
-      const left = compileExpression(node.left, context);
-      const right = compileExpression(node.right, context);
+      const left = compile(node.left, context);
+      const right = compile(node.right, context);
       switch (node.operator) {
         case "AND":
           // Short-circuit: a false left side decides.
@@ -163,19 +185,23 @@ export function compileExpression(node: ExpressionNode, context: EvaluationConte
       }
     }
     case "Like": {
-      const subject = compileExpression(node.subject, context);
-      const match = compileLikePattern(node.pattern, context);
+      const subject = compile(node.subject, context);
+      const pattern = compileLikePattern(node.pattern, context);
       const negated = node.negated;
       return (r) => {
         const text = likeText(subject(r));
         if (text === null) return null;
-        const result = match(r, text);
+        const like = pattern(r);
+        if (like === null) return null;
+        // Matching scans the text once per 32 code points of the longest middle segment.
+        if (like.cost > 0) spend(text.length * like.cost, "LIKE");
+        const result = like.matches(text);
         return negated ? not(result) : result;
       };
     }
     case "In": {
-      const subject = compileExpression(node.subject, context);
-      const list = node.list.map((item) => compileExpression(item, context));
+      const subject = compile(node.subject, context);
+      const list = node.list.map((item) => compile(item, context));
       const negated = node.negated;
       return (r) => {
         const value = subject(r);
@@ -194,9 +220,9 @@ export function compileExpression(node: ExpressionNode, context: EvaluationConte
       };
     }
     case "Between": {
-      const subject = compileExpression(node.subject, context);
-      const low = compileExpression(node.low, context);
-      const high = compileExpression(node.high, context);
+      const subject = compile(node.subject, context);
+      const low = compile(node.low, context);
+      const high = compile(node.high, context);
       const negated = node.negated;
       return (r) => {
         const value = subject(r);
@@ -208,14 +234,14 @@ export function compileExpression(node: ExpressionNode, context: EvaluationConte
       };
     }
     case "IsNull": {
-      const subject = compileExpression(node.subject, context);
+      const subject = compile(node.subject, context);
       const negated = node.negated;
       return (r) => isNull(subject(r)) !== negated;
     }
     case "Call": {
       const definition = lookup(FUNCTIONS, node.name);
       if (definition === undefined) throw new Error(`unknown function ${node.name} reached the evaluator`);
-      const args = node.args.map((arg) => compileExpression(arg, context));
+      const args = node.args.map((arg) => compile(arg, context));
       const now = context.now;
       return (record) =>
         definition.call(
@@ -224,7 +250,7 @@ export function compileExpression(node: ExpressionNode, context: EvaluationConte
         );
     }
     case "Cast": {
-      const inner = compileExpression(node.expression, context);
+      const inner = compile(node.expression, context);
       const convert = CASTS[node.type];
       return (r) => {
         const value = inner(r);
@@ -248,26 +274,50 @@ const ARITHMETIC: Readonly<Record<"+" | "-" | "*" | "/" | "%", (a: number, b: nu
   "%": (a, b) => (b === 0 ? null : a % b),
 };
 
-/** A literal pattern is compiled once; a computed one on each record. */
-function compileLikePattern(node: ExpressionNode, context: EvaluationContext): (record: RecordView, text: string) => boolean | null {
+/**
+ * A literal pattern is compiled once; a computed one on each record where it
+ * changes. A pattern over the limit fails the record's evaluation (the
+ * analyzer refuses a literal one before that).
+ */
+function compileLikePattern(node: ExpressionNode, context: EvaluationContext): (record: RecordView) => LikePattern | null {
   if (isConstant(node)) {
-    const pattern = likeText(evaluateConstant(node, context));
-    if (pattern === null) return () => null;
-    const compiled = new LikePattern(pattern);
-    return (_r, text) => compiled.matches(text);
-  }
-  const evaluate = compileExpression(node, context);
-  let lastSource: string | null = null;
-  let last: LikePattern | null = null;
-  return (r, text) => {
-    const pattern = likeText(evaluate(r));
-    if (pattern === null) return null;
-    if (pattern !== lastSource || last === null) {
-      lastSource = pattern;
-      last = new LikePattern(pattern);
+    let constant: LikePattern | null;
+    try {
+      constant = toLikePattern(evaluateConstant(node, context));
+    } catch (error) {
+      // A constant over a limit fails the records, like a computed one.
+      if (!(error instanceof QueryLimitError)) throw error;
+      return () => {
+        throw error;
+      };
     }
-    return last.matches(text);
+    return () => constant;
+  }
+  const evaluate = compile(node, context);
+  let lastSource: unknown = null;
+  let last: LikePattern | null = null;
+  return (r) => {
+    const source = evaluate(r);
+    if (source !== lastSource || last === null) {
+      last = toLikePattern(source);
+      lastSource = source;
+    }
+    return last;
   };
+}
+
+function toLikePattern(value: unknown): LikePattern | null {
+  const source = likeText(value);
+  if (source === null) return null;
+  // Code points are at least one code unit: a short text needs no counting.
+  if (source.length > QUERY_LIMITS.likePattern) {
+    const length = codePointLength(source);
+    if (length > QUERY_LIMITS.likePattern) throw likePatternTooLong(length);
+  }
+  const like = new LikePattern(source);
+  // Compiling builds a mask of (pattern length / 32) words per distinct code point.
+  spend(like.length * Math.max(1, like.cost), "LIKE");
+  return like;
 }
 
 function compilePath(
@@ -297,7 +347,7 @@ const INT_MAX = 2 ** 31 - 1;
  * 'true'/'false' (any case) and numbers (0 is false).
  */
 const CASTS: Readonly<Record<CastType, (value: unknown) => unknown>> = {
-  STRING: (v) => toText(v),
+  STRING: (v) => toText(v, "CAST"),
   INT: (v) => {
     const n = toNumber(v);
     if (n === null) return null;

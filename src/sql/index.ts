@@ -4,6 +4,9 @@
  *
  *   validateSql(sql, catalog?, options?) -> { isValid, line, column, message }
  *   compileQuery(sql, catalog?, options?) -> QueryPlan, or throws SqlError
+ *
+ * The plan's filter and projection throw QueryLimitError when a record's
+ * evaluation goes past a limit of QUERY_LIMITS; that ends the query.
  */
 import { analyze, type Catalog } from "./analyzer.ts";
 import { SqlError } from "./errors.ts";
@@ -44,6 +47,8 @@ export function validateSql(sql: string, catalog?: Catalog | null, options: Quer
 export type { Catalog, TopicFields } from "./analyzer.ts";
 export type * from "./ast.ts";
 export { getLocation, SqlError, syntaxError } from "./errors.ts";
+export type { QueryLimit } from "./limits.ts";
+export { QUERY_LIMITS, QueryLimitError } from "./limits.ts";
 export type { ParseOptions } from "./parser.ts";
 export { parse } from "./parser.ts";
 export type { OffsetBound, OffsetRange, PlanOptions, QueryPlan, TimeRange } from "./planner.ts";

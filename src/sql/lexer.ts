@@ -17,6 +17,7 @@
  * leaves it free to act as the LIKE escape character.
  */
 import { quote, type Span, syntaxError } from "./errors.ts";
+import { QUERY_LIMITS } from "./limits.ts";
 
 export const TokenKind = {
   EOF: "<EOF>",
@@ -56,11 +57,9 @@ export interface Token extends Span {
 }
 
 export interface LexerOptions {
-  /** Tokens beyond this count are refused (default 10 000). */
+  /** Tokens beyond this count are refused (default QUERY_LIMITS.tokens). */
   maxTokens?: number;
 }
-
-export const DEFAULT_MAX_TOKENS = 10_000;
 
 export class Lexer {
   readonly source: string;
@@ -71,7 +70,7 @@ export class Lexer {
 
   constructor(source: string, options: LexerOptions = {}) {
     this.source = source;
-    this.maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS;
+    this.maxTokens = options.maxTokens ?? QUERY_LIMITS.tokens;
     this.token = this.read(0);
   }
 

@@ -33,19 +33,18 @@ import type {
 import { CAST_TYPES, META_FIELDS } from "./ast.ts";
 import { describeChoices, type Span, syntaxError } from "./errors.ts";
 import { describeToken, Lexer, type Token, TokenKind } from "./lexer.ts";
+import { QUERY_LIMITS } from "./limits.ts";
 import { lookup } from "./lookup.ts";
 
+/** Overrides of QUERY_LIMITS for one parse (tests use smaller ones). */
 export interface ParseOptions {
-  /** Longest accepted query, in characters (default 100 000). */
+  /** Longest accepted query, in UTF-16 code units (default QUERY_LIMITS.queryLength). */
   maxQueryLength?: number;
-  /** Most tokens in a query (default 10 000). */
+  /** Most tokens in a query (default QUERY_LIMITS.tokens). */
   maxTokens?: number;
-  /** Deepest nesting of parentheses, unary operators and calls (default 200). */
+  /** Deepest nesting of parentheses, unary operators and calls (default QUERY_LIMITS.depth). */
   maxDepth?: number;
 }
-
-export const DEFAULT_MAX_QUERY_LENGTH = 100_000;
-export const DEFAULT_MAX_DEPTH = 200;
 
 /** Words that cannot be bare field, alias or topic names. */
 export const RESERVED_WORDS: ReadonlySet<string> = new Set([
@@ -107,7 +106,7 @@ export class Parser {
   private expectedAt: Token | null = null;
 
   constructor(source: string, options: ParseOptions = {}) {
-    const maxLength = options.maxQueryLength ?? DEFAULT_MAX_QUERY_LENGTH;
+    const maxLength = options.maxQueryLength ?? QUERY_LIMITS.queryLength;
     if (source.length > maxLength) {
       throw syntaxError(
         source,
@@ -117,7 +116,7 @@ export class Parser {
       );
     }
     this.source = source;
-    this.maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
+    this.maxDepth = options.maxDepth ?? QUERY_LIMITS.depth;
     this.lexer = new Lexer(source, { maxTokens: options.maxTokens });
   }
 
@@ -208,13 +207,29 @@ export class Parser {
 
   /**
    * Projection : '*' | SelectItem ( ',' SelectItem )*
+   *
+   * At most QUERY_LIMITS.projections output columns, `_meta.*` counting as 5:
+   * each column is computed and written for every record returned.
    */
   parseProjection(): ProjectionNode {
     const token = this.lexer.token;
     if (this.skip(TokenKind.STAR)) return { kind: "Star", loc: span(token) };
-    let last = this.parseSelectItem();
-    const items: SelectItemNode[] = [last];
-    while (this.skip(TokenKind.COMMA)) items.push((last = this.parseSelectItem()));
+    const items: SelectItemNode[] = [];
+    let columns = 0;
+    let last: SelectItemNode;
+    do {
+      last = this.parseSelectItem();
+      columns += last.kind === "MetaStar" ? META_FIELDS.length : 1;
+      if (columns > QUERY_LIMITS.projections) {
+        throw syntaxError(
+          this.source,
+          last.loc,
+          "Too many columns",
+          `at most ${QUERY_LIMITS.projections} columns (_meta.* counts as ${META_FIELDS.length})`,
+        );
+      }
+      items.push(last);
+    } while (this.skip(TokenKind.COMMA));
     return { kind: "ProjectionList", items, loc: { start: token.start, end: last.loc.end } };
   }
 
@@ -343,7 +358,7 @@ export class Parser {
    *   - Additive CompareOperator Additive
    *   - Additive IS NOT? NULL
    *   - Additive NOT? LIKE Additive
-   *   - Additive NOT? IN '(' Expression ( ',' Expression )* ')'
+   *   - Additive NOT? IN '(' Expression ( ',' Expression )* ')'   (at most QUERY_LIMITS.inListItems)
    *   - Additive NOT? BETWEEN Additive AND Additive
    *   - Additive
    * CompareOperator : '=' | '!=' | '<>' | '<' | '<=' | '>' | '>='
@@ -376,7 +391,14 @@ export class Parser {
     if (this.skipOperatorKeyword("IN", negated)) {
       this.expect(TokenKind.PAREN_L);
       const list = [this.parseExpression()];
-      while (this.skip(TokenKind.COMMA)) list.push(this.parseExpression());
+      while (this.skip(TokenKind.COMMA)) {
+        const item = this.parseExpression();
+        // Every item is compared with every record.
+        if (list.length === QUERY_LIMITS.inListItems) {
+          throw syntaxError(this.source, item.loc, "Too many items in the IN list", `at most ${QUERY_LIMITS.inListItems} items`);
+        }
+        list.push(item);
+      }
       const end = this.expect(TokenKind.PAREN_R).end;
       return { kind: "In", negated, subject, list, loc: { start: subject.loc.start, end } };
     }

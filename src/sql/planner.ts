@@ -9,7 +9,16 @@
  */
 import { type AnalyzedQuery, conjuncts } from "./analyzer.ts";
 import type { ComparisonOperator, ExpressionNode, FieldPathNode, MetaField, SelectItemNode } from "./ast.ts";
-import { compileExpression, type EvaluationContext, type Evaluator, evaluateConstant, isConstant, readMeta } from "./evaluator.ts";
+import {
+  compileExpression,
+  compileExpressionPart,
+  type EvaluationContext,
+  type Evaluator,
+  evaluateConstant,
+  isConstant,
+  readMeta,
+} from "./evaluator.ts";
+import { QueryLimitError, startRecord } from "./limits.ts";
 import type { RecordView } from "./record.ts";
 import type { QuerySettings } from "./settings.ts";
 import { toNumber } from "./values.ts";
@@ -138,9 +147,11 @@ function compileProjection(
     }
     const expression = item.expression;
     const name = item.alias?.value ?? defaultName(expression, source);
-    outputs.push({ name: unique(name), evaluate: compileExpression(expression, context) });
+    outputs.push({ name: unique(name), evaluate: compileExpressionPart(expression, context) });
   }
+  // The columns of one record share one allowance of work.
   const project = (record: RecordView): Record<string, unknown> => {
+    startRecord();
     const out: Record<string, unknown> = {};
     for (const { name, evaluate } of outputs) {
       const value = evaluate(record);
@@ -206,8 +217,15 @@ class PushDown {
     }
   }
 
+  /** A constant over a limit is not pushed down: the filter fails the records with that limit's error. */
   private constantNumber(node: ExpressionNode): number | null {
-    return isConstant(node) ? toNumber(evaluateConstant(node, this.context)) : null;
+    if (!isConstant(node)) return null;
+    try {
+      return toNumber(evaluateConstant(node, this.context));
+    } catch (error) {
+      if (error instanceof QueryLimitError) return null;
+      throw error;
+    }
   }
 
   /** `LAST_OFFSET()`, `LAST_OFFSET() - n` or `LAST_OFFSET() + n` as n back from the end. */

@@ -12,9 +12,13 @@ const FORMATS = "AVRO, BYTES, DOUBLE, FLOAT, INT, JSON, LONG, PROTOBUF, STRING";
 const SETTINGS = "key.format, max.idle.time, max.query.time, max.size, value.format";
 const META = "__keysize, __valuesize, offset, partition, timestamp";
 
-const longString = "x".repeat(100_000);
-const tooManyTokens = `SELECT * FROM t WHERE a IN (${Array.from({ length: 6000 }, () => "1").join(",")})`;
+const longString = "x".repeat(65_536);
+const tooManyTokens = `SELECT * FROM t WHERE ${"a = 1 OR ".repeat(2600)}a = 1`;
 const tooDeep = `SELECT ${"(".repeat(300)}1${")".repeat(300)} FROM t`;
+const manyColumns = `SELECT ${Array.from({ length: 150 }, () => "_value").join(", ")} FROM t`;
+const manyColumnsWithMeta = `SELECT ${Array.from({ length: 60 }, () => "a").join(", ")}, _meta.* FROM t`;
+const longInList = `SELECT * FROM t WHERE a IN (${Array.from({ length: 1001 }, () => "1").join(",")})`;
+const hostileLike = `SELECT * FROM t WHERE _value LIKE '%${"a".repeat(14_997)} b'`;
 
 const INVALID: Case[] = [
   // Statements and clauses
@@ -245,11 +249,17 @@ const INVALID: Case[] = [
   [
     `SELECT * FROM t WHERE a = '${longString}'`,
     1,
-    100_001,
-    "Query too long at line 1, column 100001. Expected at most 100000 characters, found 100028.",
+    65_537,
+    "Query too long at line 1, column 65537. Expected at most 65536 characters, found 65564.",
   ],
-  [tooManyTokens, 1, 10_021, "Too many tokens at line 1, column 10021. Expected at most 10000 tokens."],
-  [tooDeep, 1, 208, "Expression nested too deeply at line 1, column 208. Expected at most 200 levels of nesting."],
+  [tooManyTokens, 1, 22_511, "Too many tokens at line 1, column 22511. Expected at most 10000 tokens."],
+  [tooDeep, 1, 72, "Expression nested too deeply at line 1, column 72. Expected at most 64 levels of nesting."],
+  // Regression: 150 projections of _value made a 280 MiB answer.
+  [manyColumns, 1, 520, "Too many columns at line 1, column 520. Expected at most 64 columns (_meta.* counts as 5)."],
+  [manyColumnsWithMeta, 1, 188, "Too many columns at line 1, column 188. Expected at most 64 columns (_meta.* counts as 5)."],
+  [longInList, 1, 2029, "Too many items in the IN list at line 1, column 2029. Expected at most 1000 items."],
+  // Regression: a 15,000-character LIKE pattern on a 200 KB value blocked every request for 9.6 s.
+  [hostileLike, 1, 35, "LIKE pattern too long at line 1, column 35. Expected at most 1000 characters, found 15000."],
 ];
 
 describe("invalid queries give their exact error", () => {

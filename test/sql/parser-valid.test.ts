@@ -3,7 +3,7 @@
  * for a case are compared, each one exactly.
  */
 import { describe, expect, test } from "bun:test";
-import { compileQuery, parse, type QueryOptions, type QueryPlan, validateSql } from "../../src/sql/index.ts";
+import { compileQuery, parse, QUERY_LIMITS, type QueryOptions, type QueryPlan, validateSql } from "../../src/sql/index.ts";
 import { catalog, NOW, planData, sexpr } from "./helpers.ts";
 
 type PlanData = ReturnType<typeof planData>;
@@ -292,7 +292,8 @@ describe("expression trees", () => {
   });
 
   test("deep but allowed nesting parses", () => {
-    const sql = `SELECT * FROM t WHERE ${"(".repeat(150)}a${")".repeat(150)} = 1`;
+    // The WHERE expression is one level; each parenthesis another.
+    const sql = `SELECT * FROM t WHERE ${"(".repeat(QUERY_LIMITS.depth - 1)}a${")".repeat(QUERY_LIMITS.depth - 1)} = 1`;
     expect(validateSql(sql).isValid).toBe(true);
   });
 
