@@ -95,9 +95,9 @@ export const configSchema = z
         tokenLifetime: duration.default(8 * 3_600_000),
         /** A token unused for this long stops working. */
         idleTimeout: duration.default(30 * 60_000),
-        /** Failed logins (per account or per client address) before 429. */
+        /** Failed logins of one account from one client address before 429; an attacked account is slowed, never locked. */
         maxFailedLogins: z.number().int().positive().default(5),
-        /** Window over which failed logins are counted, and the base lock time. */
+        /** Window over which failed logins are counted. */
         failedLoginWindow: duration.default(300_000),
         /** Open SSE streams per user. */
         maxStreamsPerUser: z.number().int().positive().default(8),

@@ -15,7 +15,10 @@ export interface Database {
     /** SHA-256 of the token, hex. The token itself is never stored. */
     hash: string;
     user_name: string;
-    /** JSON array of role names granted at login. */
+    /**
+     * JSON array of the roles the user had at login: a record only. Requests read the roles from
+     * the current user record, so a change applies at the next request.
+     */
     roles: string;
     source: string;
     created_at: number;
