@@ -467,6 +467,26 @@ describe("DELETE /api/topics/{t}", () => {
     expect(again.status).toBe(404);
     await errorOf(again);
   });
+
+  test("regression: a topic deleted with 200 could still be listed right after", async () => {
+    // DeleteTopics answers once the controller has committed the deletion, before the broker's
+    // metadata drops the topic; seen in 3 of 10 tries, more often with several deletions at once.
+    // Not left to afterAll: deleting a topic that is gone again costs the client's retries.
+    const names = Array.from({ length: 8 }, () => uniqueTopic("tp-gone"));
+    for (const name of names)
+      expect((await rt.request("/api/topics", json({ topicName: name, partitions: 1, replication: 1 }))).status).toBe(201);
+    const listedAfter = await Promise.all(
+      names.map(async (name) => {
+        expect((await rt.request(`/api/topics/${name}`, { method: "DELETE", role: "write" })).status).toBe(200);
+        return (await rt.kafka.default().topics.list({ includeInternal: true })).some((t) => t.name === name);
+      }),
+    );
+    expect(listedAfter).toEqual(names.map(() => false));
+    const listed = await rt.request("/api/topics", { role: "read" });
+    expect(listed.status).toBe(200);
+    const shown = new Set(((await listed.json()) as Array<{ topicName: string }>).map((t) => t.topicName));
+    expect(names.filter((n) => shown.has(n))).toEqual([]);
+  });
 });
 
 describe("internal topics", () => {

@@ -10,6 +10,19 @@ import type { DataType } from "../metadata/types.ts";
 import { isControlTopic } from "./names.ts";
 import { readTail } from "./sample.ts";
 
+/** How long creating or deleting a topic waits for the brokers' metadata to follow. */
+const SETTLE_MS = 15_000;
+
+/** Polls `check` (a failure counts as not yet) until it holds or `ms` pass; answers whether it held. */
+async function settles(check: () => Promise<boolean>, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!(await check().catch(() => false))) {
+    if (Date.now() >= deadline) return false;
+    await Bun.sleep(50);
+  }
+  return true;
+}
+
 export interface TopicConfigEntry {
   configuration: string;
   value: string | null;
@@ -279,14 +292,9 @@ export class TopicService {
       );
       return ends.length === t.partitions && ends.every((e) => e.offset >= 0);
     };
-    const deadline = Date.now() + 15_000;
-    while (!(await ready().catch(() => false))) {
-      if (Date.now() >= deadline) {
-        // The topic exists either way: 201 is true, and a client's retry would only get 409.
-        this.deps.log.warn("created topic is not yet served by its leaders", { cluster, topic: name });
-        break;
-      }
-      await Bun.sleep(50);
+    if (!(await settles(ready, SETTLE_MS))) {
+      // The topic exists either way: 201 is true, and a client's retry would only get 409.
+      this.deps.log.warn("created topic is not yet served by its leaders", { cluster, topic: name });
     }
     await this.deps.notifications.raise({
       alertId: TOPIC_ALERTS.TOPIC_CREATED.id,
@@ -299,7 +307,16 @@ export class TopicService {
   }
 
   async delete(cluster: string, name: string, user: string): Promise<void> {
-    await this.#kafka(cluster).topics.delete(name);
+    const kafka = this.#kafka(cluster);
+    await kafka.topics.delete(name);
+    // Answer once the topic is gone from the metadata clients see. Kafka answers DeleteTopics
+    // when its controller has committed the deletion; the brokers' metadata drops the topic a
+    // moment later, and a listing in between still shows it (DELETE then GET saw it back).
+    const gone = async () => !(await kafka.topics.list({ includeInternal: true })).some((t) => t.name === name);
+    if (!(await settles(gone, SETTLE_MS))) {
+      // The deletion is committed either way: 200 is true, and a client's retry would only get 404.
+      this.deps.log.warn("deleted topic is still in the cluster's metadata", { cluster, topic: name });
+    }
     await this.deps.metadata.forget(cluster, name);
     this.deps.lag.invalidate(cluster);
     await this.deps.notifications.raise({
