@@ -53,21 +53,21 @@ const groups = Array.from({ length: GROUPS }, () => uniqueTopic("bench-grp"));
 try {
   console.log(`setup: ${TOPICS} topics x ${PARTITIONS} partitions = ${TOPICS * PARTITIONS} partitions, ${GROUPS} groups`);
   const t0 = performance.now();
-  for (const t of topics) await kafka.createTopic({ name: t, partitions: PARTITIONS, replication: 1 });
+  for (const t of topics) await kafka.topics.create({ name: t, partitions: PARTITIONS, replication: 1 });
   for (const t of topics) {
     // Wait for leaders, then 3 records per partition.
     for (let i = 0; i < 100; i++) {
-      const [d] = await kafka.describeTopics([t]);
+      const [d] = await kafka.topics.describe([t]);
       if (d!.partitionDetails.every((p) => p.leader >= 0)) break;
       await Bun.sleep(50);
     }
-    await kafka.produce(
+    await kafka.writes.produce(
       t,
       Array.from({ length: PARTITIONS * 3 }, (_, i) => ({ partition: i % PARTITIONS, value: `v${i}` })),
     );
   }
   const commit = (g: string, i: number) =>
-    kafka.alterGroupOffsets(
+    kafka.groups.alterOffsets(
       g,
       Array.from({ length: PARTITIONS }, (_, p) => ({ topic: topics[i % TOPICS]!, partition: p, offset: (i + p) % 4 })),
     );
@@ -101,12 +101,12 @@ try {
   async function naive(): Promise<{ ms: number; requests: number; lag: number }> {
     const before = kafka.requestCount();
     const s0 = performance.now();
-    const listed = await kafka.listGroups();
+    const listed = await kafka.groups.list();
     let lag = 0;
     for (const g of listed) {
-      const committed = (await kafka.fetchCommittedOffsets([g.groupId])).get(g.groupId) ?? [];
+      const committed = (await kafka.groups.committedOffsets([g.groupId])).get(g.groupId) ?? [];
       if (committed.length === 0) continue;
-      const ends = await kafka.listOffsets(
+      const ends = await kafka.offsets.list(
         committed.map((c) => ({ topic: c.topic, partition: c.partition })),
         "latest",
       );
@@ -141,8 +141,8 @@ try {
     `target: scrape < 1000 ms: ${scrapeMs < 1000 ? "met" : "MISSED"}; requests independent of groups: ${atHalf.requests === reqs ? "met" : "MISSED"}`,
   );
 } finally {
-  await kafka.deleteGroups(groups).catch(() => {});
-  for (const t of topics) await kafka.deleteTopic(t).catch(() => {});
+  await kafka.groups.delete(groups).catch(() => {});
+  for (const t of topics) await kafka.topics.delete(t).catch(() => {});
   await rt.close();
   rmSync(dataDir, { recursive: true, force: true });
   if (cluster) await cluster.stop({ graceMs: 2_000 });

@@ -88,21 +88,21 @@ const DEMO = [
 async function seed(bootstrap: string) {
   const pool = createKafkaPool([{ name: "dev", bootstrapServers: [bootstrap], clientId: "loupe-dev-seed", default: true }]);
   const kafka = pool.default();
-  const existing = new Set((await kafka.listTopics()).map((t) => t.name));
+  const existing = new Set((await kafka.topics.list()).map((t) => t.name));
   for (const t of DEMO) {
     if (existing.has(t.name)) continue;
-    await kafka.createTopic({ name: t.name, partitions: t.partitions, ...("configs" in t ? { configs: t.configs } : {}) });
+    await kafka.topics.create({ name: t.name, partitions: t.partitions, ...("configs" in t ? { configs: t.configs } : {}) });
     for (let start = 0; start < t.count; start += 500) {
       const batch = [];
       for (let i = start; i < Math.min(t.count, start + 500); i++) batch.push({ key: t.key(i), value: JSON.stringify(t.make(i)) });
-      await kafka.produce(t.name, batch);
+      await kafka.writes.produce(t.name, batch);
     }
     console.error(`created topic ${t.name} with ${t.count} records`);
   }
   // A consumer group that has read part of `orders`, so lag shows up.
-  const offsets = await kafka.partitionOffsets(["orders"]);
-  await kafka
-    .alterGroupOffsets(
+  const offsets = await kafka.offsets.bounds(["orders"]);
+  await kafka.groups
+    .alterOffsets(
       "billing-service",
       offsets.map((o) => ({ topic: o.topic, partition: o.partition, offset: Math.max(o.earliest, o.latest - 150) })),
     )
@@ -117,9 +117,9 @@ async function main() {
   let n = 100_000;
   const trickle = setInterval(() => {
     const i = n++;
-    void kafka
+    void kafka.writes
       .produce("orders", [{ key: `ord-${100000 + i}`, value: JSON.stringify(order(i)) }])
-      .then(() => kafka.produce("clickstream", [{ value: JSON.stringify(click(i)) }, { value: JSON.stringify(click(i + 1)) }]))
+      .then(() => kafka.writes.produce("clickstream", [{ value: JSON.stringify(click(i)) }, { value: JSON.stringify(click(i + 1)) }]))
       .catch((e) => console.error(`trickle: ${(e as Error).message}`));
   }, 500);
 

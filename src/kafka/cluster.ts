@@ -16,17 +16,10 @@ import { QuotaOps } from "./quotas.ts";
 import { ReadOps } from "./reads.ts";
 import { TopicOps } from "./topics.ts";
 import type {
-  AlterConfigOp,
-  BrokerInfo,
   ClusterStats,
-  CommittedOffset,
-  ConfigEntry,
   ConsumeRequest,
   CreatedTopic,
   CreateTopicRequest,
-  DeletedRecords,
-  GroupDescription,
-  GroupSummary,
   Health,
   KafkaClusterConfig,
   ListedOffset,
@@ -99,7 +92,8 @@ export class KafkaCluster {
   }
 
   // -------------------------------------------------------------------------------------------
-  // The operations by their former flat names, until every caller uses the concern properties.
+  // kept until the query path moves to the concerns: src/domains/sql, test/sql-exec and
+  // bench/sql-stream.ts still call these names.
 
   /** @deprecated use cluster.topics.list */
   listTopics(opts: { includeInternal?: boolean } = {}): Promise<TopicSummary[]> {
@@ -121,16 +115,6 @@ export class KafkaCluster {
     return this.topics.delete(name);
   }
 
-  /** @deprecated use cluster.configs.describeTopic */
-  describeTopicConfigs(name: string): Promise<ConfigEntry[]> {
-    return this.configs.describeTopic(name);
-  }
-
-  /** @deprecated use cluster.configs.alterTopic */
-  alterTopicConfigs(name: string, ops: AlterConfigOp[], opts: { validateOnly?: boolean } = {}): Promise<void> {
-    return this.configs.alterTopic(name, ops, opts);
-  }
-
   /** @deprecated use cluster.offsets.list */
   listOffsets(partitions: TopicPartitionRef[], spec: OffsetSpec): Promise<ListedOffset[]> {
     return this.offsets.list(partitions, spec);
@@ -141,53 +125,13 @@ export class KafkaCluster {
     return this.offsets.bounds(topics);
   }
 
-  /** @deprecated use cluster.offsets.deleteRecords */
-  deleteRecords(topic: string, partition: number, offset: number): Promise<DeletedRecords> {
-    return this.offsets.deleteRecords(topic, partition, offset);
-  }
-
   /** @deprecated use cluster.writes.produce */
   produce(topic: string, records: ProduceRecord[]): Promise<ProducedRecord[]> {
     return this.writes.produce(topic, records);
   }
 
-  /** @deprecated use cluster.reads.records */
-  consume(req: ConsumeRequest): AsyncIterable<RawRecord> {
-    return this.reads.records(req);
-  }
-
   /** @deprecated use cluster.reads.batches */
   consumeBatches(req: ConsumeRequest): AsyncIterable<RawRecord[]> {
     return this.reads.batches(req);
-  }
-
-  /** @deprecated use cluster.groups.list */
-  listGroups(): Promise<GroupSummary[]> {
-    return this.groups.list();
-  }
-
-  /** @deprecated use cluster.groups.describe */
-  describeGroups(ids: string[]): Promise<GroupDescription[]> {
-    return this.groups.describe(ids);
-  }
-
-  /** @deprecated use cluster.groups.committedOffsets */
-  fetchCommittedOffsets(groupIds: string[]): Promise<Map<string, CommittedOffset[]>> {
-    return this.groups.committedOffsets(groupIds);
-  }
-
-  /** @deprecated use cluster.groups.coordinators */
-  findGroupCoordinators(groupIds: string[]): Promise<Map<string, BrokerInfo>> {
-    return this.groups.coordinators(groupIds);
-  }
-
-  /** @deprecated use cluster.groups.alterOffsets */
-  alterGroupOffsets(groupId: string, offsets: Array<TopicPartitionRef & { offset: number }>): Promise<void> {
-    return this.groups.alterOffsets(groupId, offsets);
-  }
-
-  /** @deprecated use cluster.groups.delete */
-  deleteGroups(ids: string[]): Promise<void> {
-    return this.groups.delete(ids);
   }
 }

@@ -6,7 +6,8 @@
 import { AppError } from "../errors.ts";
 import { byTopic, num } from "./client.ts";
 import type { KafkaConnection } from "./connection.ts";
-import { KAFKA_INTERNAL_TOPICS, type TopicOps } from "./topics.ts";
+import { toAppError } from "./errors.ts";
+import { KAFKA_INTERNAL_TOPICS, type TopicOps, unknownTopics } from "./topics.ts";
 import type { DeletedRecords, ListedOffset, OffsetSpec, TopicPartitionRef } from "./types.ts";
 
 function offsetTimestamp(spec: OffsetSpec): bigint {
@@ -27,18 +28,24 @@ export class OffsetOps {
 
   /** One ListOffsets request per partition leader, whatever the number of partitions. */
   list(partitions: TopicPartitionRef[], spec: OffsetSpec): Promise<ListedOffset[]> {
-    return this.#conn.call("Cannot list offsets", async () => {
+    const context = "Cannot list offsets";
+    return this.#conn.call(context, async () => {
       // The client's metadata cache leaves out Kafka's internal topics, and its listOffsets
       // then throws outside any promise (the process dies). Never hand it one: they answer -1.
       const askable = partitions.filter((p) => !KAFKA_INTERNAL_TOPICS.has(p.topic));
       if (askable.length === 0) return partitions.map((r) => ({ ...r, offset: -1, timestamp: -1 }));
       const timestamp = offsetTimestamp(spec);
-      const result = await this.#conn.admin.listOffsets({
-        topics: [...byTopic(askable)].map(([name, refs]) => ({
-          name,
-          partitions: refs.map((r) => ({ partitionIndex: r.partition, timestamp })),
-        })),
-      });
+      const asked = byTopic(askable);
+      const result = await this.#conn.admin
+        .listOffsets({
+          topics: [...asked].map(([name, refs]) => ({
+            name,
+            partitions: refs.map((r) => ({ partitionIndex: r.partition, timestamp })),
+          })),
+        })
+        .catch(async (err: unknown) => {
+          throw await this.#nameUnknown(err, context, [...asked.keys()]);
+        });
       const found = new Map<string, ListedOffset>();
       for (const t of result) {
         for (const p of t.partitions) {
@@ -52,6 +59,18 @@ export class OffsetOps {
       }
       return partitions.map((r) => found.get(`${r.topic}\u0000${r.partition}`) ?? { ...r, offset: -1, timestamp: -1 });
     });
+  }
+
+  /**
+   * The error for a failed ListOffsets. When a topic is unknown, the client's error can name
+   * another of the asked topics (see unknownTopics): ask the broker which one it is.
+   */
+  async #nameUnknown(err: unknown, context: string, topics: string[]): Promise<unknown> {
+    const mapped = toAppError(err, context, this.#conn.name);
+    if (mapped.code !== "NOT_FOUND" || topics.length < 2) return mapped;
+    const missing = await unknownTopics(this.#conn, topics).catch(() => []);
+    if (missing.length === 0) return mapped;
+    return new AppError("NOT_FOUND", `${context}: Topic '${missing[0]}' does not exist.`, { details: mapped.details, cause: err });
   }
 
   /** Earliest and latest offsets of every partition of the topics. */

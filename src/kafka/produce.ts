@@ -28,8 +28,14 @@ export async function produceRecords(
   const context = `Cannot write to topic '${topic}'`;
   if (records.length === 0) return [];
   try {
-    const metadata = await producer.metadata({ topics: [topic] });
-    const partitions = metadata.topics.get(topic)?.partitionsCount ?? 0;
+    const partitionCount = async (forceUpdate: boolean) =>
+      (await producer.metadata({ topics: [topic], forceUpdate })).topics.get(topic)?.partitionsCount ?? 0;
+    let partitions = await partitionCount(false);
+    // The client keeps a topic's metadata for its metadata max age (5 s): partitions added
+    // meanwhile are not in it. Ask the broker once before refusing a record that names one.
+    if (records.some((r) => r.partition !== undefined && Number.isInteger(r.partition) && r.partition >= partitions)) {
+      partitions = await partitionCount(true);
+    }
     if (partitions === 0) throw new AppError("NOT_FOUND", `${context}: Topic '${topic}' does not exist.`);
     const counters = roundRobin.get(producer) ?? new Map<string, number>();
     roundRobin.set(producer, counters);

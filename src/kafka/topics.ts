@@ -10,6 +10,8 @@ import type { KafkaConnection, MetadataResponse } from "./connection.ts";
 import type { CreatedTopic, CreateTopicRequest, TopicDescription, TopicSummary } from "./types.ts";
 
 /** Kafka's own internal topics (the client's metadata cache does not hold them). */
+const UNKNOWN_TOPIC_OR_PARTITION = 3;
+
 export const KAFKA_INTERNAL_TOPICS: ReadonlySet<string> = new Set(["__consumer_offsets", "__transaction_state", "__share_group_state"]);
 
 function topicSummary(t: MetadataResponse["topics"][number]): TopicDescription {
@@ -29,6 +31,25 @@ function topicSummary(t: MetadataResponse["topics"][number]): TopicDescription {
       offlineReplicas: p.offlineReplicas,
     })),
   };
+}
+
+/**
+ * Which of `names` the broker does not know, asked by name. The client's own "Unknown topic"
+ * error picks the name by the missing topic's place in the broker's answer, which need not be
+ * its place in the request, so it can name a topic that exists.
+ */
+export async function unknownTopics(conn: KafkaConnection, names: string[]): Promise<string[]> {
+  let md: MetadataResponse;
+  try {
+    md = await conn.metadata(names);
+  } catch (err) {
+    // A per-topic error fails the parse; the parsed answer rides on the error.
+    const answer = (err as { response?: Partial<MetadataResponse> }).response;
+    if (!Array.isArray(answer?.topics)) throw err;
+    md = answer as MetadataResponse;
+  }
+  const unknown = new Set(md.topics.filter((t) => t.errorCode === UNKNOWN_TOPIC_OR_PARTITION).map((t) => t.name));
+  return names.filter((n) => unknown.has(n));
 }
 
 export class TopicOps {

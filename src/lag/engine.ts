@@ -106,12 +106,12 @@ export class LagEngine {
     const t0 = performance.now();
     const before = kafka.requestCount();
     const [groups, topics] = await Promise.all([
-      only ? only.map((groupId) => ({ groupId, state: "Unknown" as const, type: null, protocolType: "" })) : kafka.listGroups(),
+      only ? only.map((groupId) => ({ groupId, state: "Unknown" as const, type: null, protocolType: "" })) : kafka.groups.list(),
       // Internal topics stay out: the Kafka client's ListOffsets cannot look them up.
-      kafka.listTopics(),
+      kafka.topics.list(),
     ]);
     const partitionsOf = new Map(topics.map((t) => [t.name, t.partitions]));
-    const committed = await kafka.fetchCommittedOffsets(groups.map((g) => g.groupId));
+    const committed = await kafka.groups.committedOffsets(groups.map((g) => g.groupId));
     const refs = new Map<string, { topic: string; partition: number }>();
     for (const list of committed.values()) {
       for (const c of list) {
@@ -119,16 +119,16 @@ export class LagEngine {
         refs.set(partitionKey(c.topic, c.partition), { topic: c.topic, partition: c.partition });
       }
     }
-    let listed: Awaited<ReturnType<typeof kafka.listOffsets>>;
+    let listed: Awaited<ReturnType<typeof kafka.offsets.list>>;
     for (let attempt = 1; ; attempt++) {
       try {
-        listed = await kafka.listOffsets([...refs.values()], "latest");
+        listed = await kafka.offsets.list([...refs.values()], "latest");
         break;
       } catch (e) {
         // A topic deleted since the listing fails the whole request: leave out the topics
         // that are gone and ask again, rather than fail every caller's lag.
         if ((e as { code?: string }).code !== "NOT_FOUND" || attempt >= 3) throw e;
-        const present = new Set((await kafka.listTopics()).map((t) => t.name));
+        const present = new Set((await kafka.topics.list()).map((t) => t.name));
         for (const [key, ref] of refs) if (!present.has(ref.topic)) refs.delete(key);
       }
     }

@@ -67,11 +67,11 @@ export class OffsetSampler {
         const kafka = this.pool.get(cluster);
         for (let attempt = 1; ; attempt++) {
           // Internal topics stay out: the Kafka client's ListOffsets cannot look them up.
-          const topics = await kafka.listTopics();
+          const topics = await kafka.topics.list();
           const refs = topics.flatMap((t) => Array.from({ length: t.partitions }, (_, partition) => ({ topic: t.name, partition })));
           const t = this.now();
           try {
-            const ends = await kafka.listOffsets(refs, "latest");
+            const ends = await kafka.offsets.list(refs, "latest");
             if (!this.#stopped) this.record(cluster, t, ends);
             return;
           } catch (e) {

@@ -14,8 +14,8 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   const kafka = rt.kafka.default();
-  await kafka.deleteGroups(groups).catch(() => {});
-  for (const t of topics) await kafka.deleteTopic(t).catch(() => {});
+  await kafka.groups.delete(groups).catch(() => {});
+  for (const t of topics) await kafka.topics.delete(t).catch(() => {});
   await rt.dispose();
 });
 
@@ -25,7 +25,7 @@ async function topicWith(counts: number[], timestamp?: (p: number, i: number) =>
   const records = counts.flatMap((n, p) =>
     Array.from({ length: n }, (_, i) => ({ partition: p, value: `p${p}-${i}`, ...(timestamp ? { timestamp: timestamp(p, i) } : {}) })),
   );
-  if (records.length) await kafka.produce(name, records);
+  if (records.length) await kafka.writes.produce(name, records);
   return name;
 }
 
@@ -66,7 +66,7 @@ describe("consumer group lag", () => {
     const t = await topicWith([10, 6], (p, i) => base + p * 100 + i);
     const g = group();
     const kafka = rt.kafka.default();
-    await kafka.alterGroupOffsets(g, [
+    await kafka.groups.alterOffsets(g, [
       { topic: t, partition: 0, offset: 4 },
       { topic: t, partition: 1, offset: 6 },
     ]);
@@ -84,8 +84,8 @@ describe("consumer group lag", () => {
     expect(d.offsets[1]!.lagSeconds).toBe(0);
 
     // The group advances; new records arrive on partition 1.
-    await kafka.alterGroupOffsets(g, [{ topic: t, partition: 0, offset: 9 }]);
-    await kafka.produce(t, [
+    await kafka.groups.alterOffsets(g, [{ topic: t, partition: 0, offset: 9 }]);
+    await kafka.writes.produce(t, [
       { partition: 1, value: "x" },
       { partition: 1, value: "y" },
     ]);
@@ -168,7 +168,7 @@ describe("PUT /api/consumers/{group}/offsets", () => {
     const t = await topicWith([5, 5], (_p, i) => base + i * 1_000);
     const g = group("reset");
     const kafka = rt.kafka.default();
-    await kafka.alterGroupOffsets(g, [{ topic: t, partition: 0, offset: 3 }]);
+    await kafka.groups.alterOffsets(g, [{ topic: t, partition: 0, offset: 3 }]);
 
     let res = await put(g, { to: "earliest" });
     expect(res.status).toBe(200);
@@ -212,7 +212,7 @@ describe("PUT /api/consumers/{group}/offsets", () => {
   test("bad input is 400, unknown partitions 404, a group without offsets needs topics", async () => {
     const t = await topicWith([2]);
     const g = group("bad");
-    await rt.kafka.default().alterGroupOffsets(g, [{ topic: t, partition: 0, offset: 1 }]);
+    await rt.kafka.default().groups.alterOffsets(g, [{ topic: t, partition: 0, offset: 1 }]);
     for (const body of [
       {},
       { to: "middle" },
@@ -250,7 +250,7 @@ describe("GET and DELETE /api/consumers/{group}", () => {
     expect((await rt.request(`/api/consumers/${uniqueTopic("nobody")}`, { role: "read" })).status).toBe(404);
     const t = await topicWith([1]);
     const g = group("del");
-    await rt.kafka.default().alterGroupOffsets(g, [{ topic: t, partition: 0, offset: 0 }]);
+    await rt.kafka.default().groups.alterOffsets(g, [{ topic: t, partition: 0, offset: 0 }]);
     const res = await rt.request(`/api/consumers/${g}`, { method: "DELETE", role: "write" });
     expect(res.status).toBe(200);
     expect((await rt.request(`/api/consumers/${g}`, { role: "read" })).status).toBe(404);

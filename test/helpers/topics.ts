@@ -24,10 +24,10 @@ export async function waitForTopic(
   const want = opts.partitions;
   return waitFor(
     async () => {
-      const [t] = await kafka.describeTopics([name]);
+      const [t] = await kafka.topics.describe([name]);
       if (!t || t.partitions === 0 || (want !== undefined && t.partitions !== want)) return null;
       if (t.partitionDetails.some((p) => p.leader < 0)) return null;
-      const ends = await kafka.listOffsets(
+      const ends = await kafka.offsets.list(
         t.partitionDetails.map((p) => ({ topic: name, partition: p.partition })),
         "latest",
       );
@@ -49,7 +49,7 @@ export async function createReadyTopic(
   const name = opts.name ?? uniqueTopic(opts.prefix ?? "t");
   opts.track?.push(name);
   const partitions = opts.partitions ?? 1;
-  await kafka.createTopic({ name, partitions, replication: 1, ...(opts.configs ? { configs: opts.configs } : {}) });
+  await kafka.topics.create({ name, partitions, replication: 1, ...(opts.configs ? { configs: opts.configs } : {}) });
   await waitForTopic(kafka, name, { partitions });
   return name;
 }

@@ -26,12 +26,12 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   const kafka = rt.kafka.default();
-  for (const t of created) await kafka.deleteTopic(t).catch(() => {});
+  for (const t of created) await kafka.topics.delete(t).catch(() => {});
   await rt.dispose();
 });
 
 async function topicExists(runtime: Runtime, name: string): Promise<boolean> {
-  return (await runtime.kafka.default().listTopics()).some((t) => t.name === name);
+  return (await runtime.kafka.default().topics.list()).some((t) => t.name === name);
 }
 
 async function entries(type: string): Promise<Entry[]> {
@@ -78,8 +78,8 @@ describe("with the store full", () => {
     const name = uniqueTopic("full-dr");
     created.push(name);
     const kafka = rt.kafka.default();
-    await kafka.createTopic({ name, partitions: 1, replication: 1 });
-    await kafka.produce(name, [{ value: "a" }, { value: "b" }, { value: "c" }]);
+    await kafka.topics.create({ name, partitions: 1, replication: 1 });
+    await kafka.writes.produce(name, [{ value: "a" }, { value: "b" }, { value: "c" }]);
     const write = await rt.token("write");
     const release = fillStore(rt.store.sqlite);
     try {
@@ -89,7 +89,7 @@ describe("with the store full", () => {
     } finally {
       release();
     }
-    expect((await kafka.partitionOffsets([name]))[0]).toMatchObject({ earliest: 0, latest: 3 });
+    expect((await kafka.offsets.bounds([name]))[0]).toMatchObject({ earliest: 0, latest: 3 });
     expect((await entries("TOPIC_DATA")).some((e) => e.content.outcome === "SUCCESS" && e.content.topicName === name)).toBe(false);
   });
 
@@ -274,8 +274,8 @@ describe("the order of intent, change and outcome", () => {
     const name = uniqueTopic("dr-order");
     created.push(name);
     const kafka = rt.kafka.default();
-    await kafka.createTopic({ name, partitions: 1, replication: 1 });
-    await kafka.produce(name, [{ value: "a" }, { value: "b" }]);
+    await kafka.topics.create({ name, partitions: 1, replication: 1 });
+    await kafka.writes.produce(name, [{ value: "a" }, { value: "b" }]);
     const res = await rt.request(`/api/topics/${name}/0/1`, { method: "DELETE", role: "write" });
     expect(res.status).toBe(200);
     // The intent was stored before the answer, so an entry exists at once (PENDING or already done).

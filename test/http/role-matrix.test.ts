@@ -26,8 +26,8 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   const kafka = rt.kafka.default();
-  await kafka.deleteGroups(groups).catch(() => {});
-  for (const t of topics) await kafka.deleteTopic(t).catch(() => {});
+  await kafka.groups.delete(groups).catch(() => {});
+  for (const t of topics) await kafka.topics.delete(t).catch(() => {});
   await rt.dispose();
 });
 
@@ -37,7 +37,7 @@ async function newTopic(prefix: string): Promise<string> {
   topics.push(name);
   const res = await rt.request("/api/topics", { method: "POST", role: "admin", body: JSON.stringify({ topicName: name, partitions: 1 }) });
   expect(res.status).toBe(201);
-  await rt.kafka.default().produce(
+  await rt.kafka.default().writes.produce(
     name,
     [1, 2, 3].map((i) => ({ key: `k${i}`, value: JSON.stringify({ i }) })),
   );
@@ -48,7 +48,7 @@ async function newTopic(prefix: string): Promise<string> {
 async function newGroup(on: string): Promise<string> {
   const id = uniqueTopic("rbac-group");
   groups.push(id);
-  await rt.kafka.default().alterGroupOffsets(id, [{ topic: on, partition: 0, offset: 1 }]);
+  await rt.kafka.default().groups.alterOffsets(id, [{ topic: on, partition: 0, offset: 1 }]);
   return id;
 }
 
@@ -163,14 +163,14 @@ const PREPARE: Record<string, Prepare> = {
     return {
       path: "/api/topics",
       body: JSON.stringify({ topicName: name, partitions: 1 }),
-      check: async () => expect((await rt.kafka.default().listTopics()).some((t) => t.name === name)).toBe(true),
+      check: async () => expect((await rt.kafka.default().topics.list()).some((t) => t.name === name)).toBe(true),
     };
   },
   "DELETE /api/topics/:topicName": async (c) => {
     const name = c.allowed ? await newTopic("rbac-del") : topic;
     return {
       path: `/api/topics/${name}`,
-      check: async () => expect((await rt.kafka.default().listTopics()).some((t) => t.name === name)).toBe(false),
+      check: async () => expect((await rt.kafka.default().topics.list()).some((t) => t.name === name)).toBe(false),
     };
   },
   "PUT /api/topics/config/:topicName": async () => ({
@@ -207,7 +207,7 @@ const PREPARE: Record<string, Prepare> = {
     const id = c.allowed ? await newGroup(topic) : group;
     return {
       path: `/api/consumers/${id}`,
-      check: async () => expect((await rt.kafka.default().listGroups()).some((g) => g.groupId === id)).toBe(false),
+      check: async () => expect((await rt.kafka.default().groups.list()).some((g) => g.groupId === id)).toBe(false),
     };
   },
   "GET /api/alerts": get("/api/alerts", jsonArray),

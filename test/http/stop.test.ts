@@ -27,11 +27,11 @@ let url: string;
 beforeAll(async () => {
   topic = uniqueTopic("stop-sql");
   const kafka = pool.default();
-  await kafka.createTopic({ name: topic, partitions: 1, replication: 1 });
+  await kafka.topics.create({ name: topic, partitions: 1, replication: 1 });
   // More than the socket buffers hold: a reader that reads nothing holds the query open.
   const pad = "s".repeat(4000);
   for (let i = 0; i < 3000; i += 100)
-    await kafka.produce(
+    await kafka.writes.produce(
       topic,
       Array.from({ length: 100 }, (_, j) => ({ key: `k${i + j}`, value: JSON.stringify({ i: i + j, pad }) })),
     );
@@ -41,7 +41,7 @@ afterAll(async () => {
   proc?.kill("SIGKILL");
   await pool
     .default()
-    .deleteTopic(topic)
+    .topics.delete(topic)
     .catch(() => {});
   await pool.close();
   rmSync(dir, { recursive: true, force: true });

@@ -43,7 +43,7 @@ afterAll(async () => {
   for (const t of topics)
     await rt.kafka
       .default()
-      .deleteTopic(t)
+      .topics.delete(t)
       .catch(() => {});
   await rt.dispose();
 });
@@ -107,11 +107,11 @@ describe("revoking a token closes its streams", () => {
     const topic = uniqueTopic("revoke-sql");
     topics.push(topic);
     const kafka = rt.kafka.default();
-    await kafka.createTopic({ name: topic, partitions: 1, replication: 1 });
+    await kafka.topics.create({ name: topic, partitions: 1, replication: 1 });
     // More than the socket buffers hold: a reader that reads nothing holds the query open.
     const pad = "z".repeat(4000);
     for (let i = 0; i < 3000; i += 100)
-      await kafka.produce(
+      await kafka.writes.produce(
         topic,
         Array.from({ length: 100 }, (_, j) => ({ key: `k${i + j}`, value: JSON.stringify({ i: i + j, pad }) })),
       );

@@ -54,14 +54,14 @@ describe("topic metadata API", () => {
     for (const t of topics)
       await rt.kafka
         .default()
-        .deleteTopic(t)
+        .topics.delete(t)
         .catch(() => {});
     await rt.dispose();
   });
 
   async function topic(records: Array<{ key?: string | Uint8Array | null; value: string | Uint8Array | null }> = []): Promise<string> {
     const name = await createReadyTopic(rt.kafka.default(), { prefix: "md", partitions: 1, track: topics });
-    if (records.length) await rt.kafka.default().produce(name, records);
+    if (records.length) await rt.kafka.default().writes.produce(name, records);
     return name;
   }
   const post = (t: string, query: string, headers: Record<string, string> = {}) =>

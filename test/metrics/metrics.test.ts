@@ -37,12 +37,12 @@ describe("GET /metrics", () => {
   afterAll(async () => {
     await rt.kafka
       .default()
-      .deleteGroups(groups)
+      .groups.delete(groups)
       .catch(() => {});
     for (const t of topics)
       await rt.kafka
         .default()
-        .deleteTopic(t)
+        .topics.delete(t)
         .catch(() => {});
     await rt.dispose();
   });
@@ -53,10 +53,10 @@ describe("GET /metrics", () => {
     // An awkward but legal group id: quotes, a backslash and a line feed must be escaped.
     const g = `${uniqueTopic("m")}-"q"\\b\nnl`;
     groups.push(g);
-    await kafka.alterGroupOffsets(g, [{ topic: t, partition: 0, offset: 0 }]);
+    await kafka.groups.alterOffsets(g, [{ topic: t, partition: 0, offset: 0 }]);
     const sampler = rt.sampler;
     await sampler.sampleNow("local"); // the sampler sees the empty partition first
-    await kafka.produce(
+    await kafka.writes.produce(
       t,
       Array.from({ length: 7 }, (_, i) => ({ partition: 0, value: `v${i}` })),
     );

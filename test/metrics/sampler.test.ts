@@ -91,29 +91,33 @@ describe("sampler and lag engine on a set clock", () => {
   const topics: string[] = [];
   const groups: string[] = [];
   afterAll(async () => {
-    await kafka.deleteGroups(groups).catch(() => {});
-    for (const t of topics) await kafka.deleteTopic(t).catch(() => {});
+    await kafka.groups.delete(groups).catch(() => {});
+    for (const t of topics) await kafka.topics.delete(t).catch(() => {});
     await pool.close();
   });
 
   /**
-   * The pool's cluster, except that the first call of each method named in `stale` answers
-   * what the broker said before (a read that raced a deletion); every call is counted.
+   * The pool's cluster, except that the first call of each operation named in `stale` (as
+   * "concern.method") answers what the broker said before (a read that raced a deletion);
+   * every call is counted.
    */
-  function racingPool(stale: Partial<Record<"listTopics" | "fetchCommittedOffsets", unknown>>) {
+  function racingPool(stale: Partial<Record<"topics.list" | "groups.committedOffsets", unknown>>) {
     const calls: Record<string, number> = {};
-    const cluster = new Proxy(kafka, {
-      get(target, prop) {
-        const v = Reflect.get(target, prop, target);
-        if (typeof v !== "function") return v;
-        const name = String(prop);
-        return (...args: unknown[]) => {
-          calls[name] = (calls[name] ?? 0) + 1;
-          if (calls[name] === 1 && name in stale) return Promise.resolve(stale[name as keyof typeof stale]);
-          return v.apply(target, args);
-        };
-      },
-    });
+    const counting = <T extends object>(obj: T, prefix: string): T =>
+      new Proxy(obj, {
+        get(target, prop) {
+          const v = Reflect.get(target, prop, target);
+          const name = `${prefix}${String(prop)}`;
+          if (prefix === "" && typeof v === "object" && v !== null) return counting(v, `${name}.`);
+          if (typeof v !== "function") return v;
+          return (...args: unknown[]) => {
+            calls[name] = (calls[name] ?? 0) + 1;
+            if (calls[name] === 1 && name in stale) return Promise.resolve(stale[name as keyof typeof stale]);
+            return v.apply(target, args);
+          };
+        },
+      });
+    const cluster = counting(kafka, "");
     const racing: KafkaPool = { ...pool, get: () => cluster, default: () => cluster, names: () => ["c"] };
     return { pool: racing, calls };
   }
@@ -125,10 +129,10 @@ describe("sampler and lag engine on a set clock", () => {
     const t = await createReadyTopic(kafka, { prefix: "clock", partitions: 1, track: topics });
     const g = uniqueTopic("clock-grp");
     groups.push(g);
-    await kafka.alterGroupOffsets(g, [{ topic: t, partition: 0, offset: 0 }]);
+    await kafka.groups.alterOffsets(g, [{ topic: t, partition: 0, offset: 0 }]);
 
     await s.sampleNow("c"); // the partition is empty at t0
-    await kafka.produce(
+    await kafka.writes.produce(
       t,
       Array.from({ length: 7 }, (_, i) => ({ value: `v${i}` })),
     );
@@ -161,13 +165,13 @@ describe("sampler and lag engine on a set clock", () => {
     // to the broker, which no longer knows the topic.
     const gone = await createReadyTopic(kafka, { prefix: "gone", partitions: 2, track: topics });
     const kept = await createReadyTopic(kafka, { prefix: "kept", partitions: 1, track: topics });
-    await kafka.produce(kept, [{ value: "a" }, { value: "b" }]);
-    const staleListing = await kafka.listTopics();
-    await kafka.deleteTopic(gone);
-    const racing = racingPool({ listTopics: staleListing });
+    await kafka.writes.produce(kept, [{ value: "a" }, { value: "b" }]);
+    const staleListing = await kafka.topics.list();
+    await kafka.topics.delete(gone);
+    const racing = racingPool({ "topics.list": staleListing });
     const s = new OffsetSampler(racing.pool, { intervalMs: 0, windowMs: 600_000, now: () => 1_000 });
     await s.sampleNow("c");
-    expect(racing.calls.listTopics).toBe(2);
+    expect(racing.calls["topics.list"]).toBe(2);
     const [sample] = s.samples("c");
     expect(sample!.ends.get(`${kept}\u00000`)).toBe(2);
     expect(sample!.ends.has(`${gone}\u00000`)).toBe(false);
@@ -176,18 +180,21 @@ describe("sampler and lag engine on a set clock", () => {
   test("regression: a topic deleted while lag was read failed the whole lag snapshot", async () => {
     const gone = await createReadyTopic(kafka, { prefix: "lag-gone", partitions: 1, track: topics });
     const kept = await createReadyTopic(kafka, { prefix: "lag-kept", partitions: 1, track: topics });
-    await kafka.produce(kept, [{ value: "a" }, { value: "b" }, { value: "c" }]);
+    await kafka.writes.produce(kept, [{ value: "a" }, { value: "b" }, { value: "c" }]);
     const g = uniqueTopic("lag-race");
     groups.push(g);
-    await kafka.alterGroupOffsets(g, [
+    await kafka.groups.alterOffsets(g, [
       { topic: gone, partition: 0, offset: 0 },
       { topic: kept, partition: 0, offset: 1 },
     ]);
     // Listing and committed offsets are read before the deletion, ListOffsets after it.
-    const racing = racingPool({ listTopics: await kafka.listTopics(), fetchCommittedOffsets: await kafka.fetchCommittedOffsets([g]) });
-    await kafka.deleteTopic(gone);
+    const racing = racingPool({
+      "topics.list": await kafka.topics.list(),
+      "groups.committedOffsets": await kafka.groups.committedOffsets([g]),
+    });
+    await kafka.topics.delete(gone);
     const lag = await new LagEngine(racing.pool, null, { ttlMs: 0 }).groupLag("c", [g]);
-    expect(racing.calls.listOffsets).toBe(2);
+    expect(racing.calls["offsets.list"]).toBe(2);
     expect(lag).toEqual([{ group: g, topic: kept, partition: 0, committed: 1, end: 3, lag: 2, lagSeconds: null }]);
   });
 

@@ -14,7 +14,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   const kafka = rt.kafka.default();
-  for (const t of created) await kafka.deleteTopic(t).catch(() => {});
+  for (const t of created) await kafka.topics.delete(t).catch(() => {});
   await rt.dispose();
 });
 
@@ -59,9 +59,9 @@ describe("POST /api/topics", () => {
     );
     expect(res.status).toBe(201);
     expect(await res.text()).toBe(`Topic '${name}' created`);
-    const [t] = await rt.kafka.default().describeTopics([name]);
+    const [t] = await rt.kafka.default().topics.describe([name]);
     expect(t!.partitions).toBe(3);
-    const cfg = await rt.kafka.default().describeTopicConfigs(name);
+    const cfg = await rt.kafka.default().configs.describeTopic(name);
     expect(cfg.find((c) => c.name === "cleanup.policy")!.value).toBe("compact");
 
     const entry = (await audits("TOPIC")).find((e) => e.content.topicName === name && e.change === "ADD");
@@ -80,7 +80,7 @@ describe("POST /api/topics", () => {
     const name = uniqueTopic("tp-defaults");
     created.push(name);
     expect((await rt.request("/api/topics", json({ topicName: name }))).status).toBe(201);
-    const [t] = await rt.kafka.default().describeTopics([name]);
+    const [t] = await rt.kafka.default().topics.describe([name]);
     expect(t!.partitions).toBe(1);
     expect(t!.replicationFactor).toBe(1);
   });
@@ -126,7 +126,7 @@ describe("POST /api/topics", () => {
     const res2 = await rt.request("/api/topics", json({ topicName: b, configs: { "retention.ms": "soon" } }));
     expect(res2.status).toBe(400);
     expect((await errorOf(res2)).message).toContain("retention.ms");
-    const names = (await rt.kafka.default().listTopics()).map((t) => t.name);
+    const names = (await rt.kafka.default().topics.list()).map((t) => t.name);
     expect(names).not.toContain(a);
     expect(names).not.toContain(b);
   });
@@ -150,12 +150,12 @@ describe("GET /api/topics and /api/topics/{t}", () => {
     const kafka = rt.kafka.default();
     const base = Date.now() - 60_000;
     // 5, 3 and 0 records; the newest record has timestamp base + 7.
-    await kafka.produce(name, [
+    await kafka.writes.produce(name, [
       ...Array.from({ length: 5 }, (_, i) => ({ partition: 0, key: `k${i}`, value: JSON.stringify({ n: i }), timestamp: base + i })),
       ...Array.from({ length: 3 }, (_, i) => ({ partition: 1, key: `k${i}`, value: JSON.stringify({ n: i }), timestamp: base + 5 + i })),
     ]);
     const group = uniqueTopic("grp-topic");
-    await kafka.alterGroupOffsets(group, [
+    await kafka.groups.alterOffsets(group, [
       { topic: name, partition: 0, offset: 2 },
       { topic: name, partition: 1, offset: 3 },
     ]);
@@ -217,7 +217,7 @@ describe("GET /api/topics and /api/topics/{t}", () => {
       isControlTopic: false,
     });
     expect(list.find((x) => x.topicName === "__consumer_offsets")).toMatchObject({ isControlTopic: true });
-    await kafka.deleteGroups([group]);
+    await kafka.groups.delete([group]);
   });
 
   test("an empty topic has timestamp 0 and BYTES types, inferred", async () => {
@@ -228,7 +228,7 @@ describe("GET /api/topics and /api/topics/{t}", () => {
 
   test("stored metadata wins over inference", async () => {
     const name = await createTopic(1);
-    await rt.kafka.default().produce(name, [{ key: "a", value: "plain text" }]);
+    await rt.kafka.default().writes.produce(name, [{ key: "a", value: "plain text" }]);
     const schema = JSON.stringify({ type: "record", name: "R", fields: [{ name: "a", type: "int" }] });
     const post = await rt.request(`/api/metadata/topics/${name}?keyType=string&valueType=avro&valueSchema=${encodeURIComponent(schema)}`, {
       method: "POST",
@@ -243,7 +243,7 @@ describe("GET /api/topics and /api/topics/{t}", () => {
     const name = await createTopic(2);
     const kafka = rt.kafka.default();
     const batch = () =>
-      kafka.produce(
+      kafka.writes.produce(
         name,
         Array.from({ length: 20 }, (_, i) => ({ partition: i % 2, value: `v${i}` })),
       );
@@ -275,7 +275,7 @@ describe("GET /api/topics and /api/topics/{t}", () => {
 
   test("a 100-partition topic answers in well under a second", async () => {
     const name = await createTopic(100);
-    await rt.kafka.default().produce(
+    await rt.kafka.default().writes.produce(
       name,
       Array.from({ length: 1000 }, (_, i) => ({ partition: i % 100, value: JSON.stringify({ i }) })),
     );
@@ -305,9 +305,9 @@ async function listOffsetsRequests(name: string): Promise<{ requests: number; le
   const pool = createKafkaPool([{ name: "probe", bootstrapServers: [kafkaBootstrap()], clientId: "loupe-test", default: true }]);
   try {
     const kafka = pool.default();
-    const [t] = await kafka.describeTopics([name]);
+    const [t] = await kafka.topics.describe([name]);
     const leaders = new Set(t!.partitionDetails.map((p) => p.leader)).size;
-    const ends = await kafka.listOffsets(
+    const ends = await kafka.offsets.list(
       t!.partitionDetails.map((p) => ({ topic: name, partition: p.partition })),
       "latest",
     );
@@ -324,12 +324,12 @@ describe("topics are usable once created", () => {
     created.push(name);
     expect((await rt.request("/api/topics", json({ topicName: name, partitions: 100, replication: 1 }))).status).toBe(201);
     // Nothing waits here: the 201 itself means every partition is led and served.
-    const [t] = await rt.kafka.default().describeTopics([name]);
+    const [t] = await rt.kafka.default().topics.describe([name]);
     expect(t!.partitions).toBe(100);
     expect(t!.partitionDetails.filter((p) => p.leader < 0)).toEqual([]);
     const probe = await listOffsetsRequests(name);
     expect(probe).toEqual({ requests: probe.leaders, leaders: probe.leaders, partitions: 100 });
-    const written = await rt.kafka.default().produce(
+    const written = await rt.kafka.default().writes.produce(
       name,
       Array.from({ length: 100 }, (_, p) => ({ partition: p, value: `p${p}` })),
     );
@@ -344,7 +344,7 @@ describe("topics are usable once created", () => {
     await createPartitions(kafka, name, 3);
     const grown = await waitForTopic(kafka, name, { partitions: 3 });
     expect(grown.partitionDetails.map((p) => p.partition)).toEqual([0, 1, 2]);
-    expect((await kafka.describeTopics([name]))[0]!.partitions).toBe(3);
+    expect((await kafka.topics.describe([name]))[0]!.partitions).toBe(3);
     const probe = await listOffsetsRequests(name);
     expect(probe).toEqual({ requests: probe.leaders, leaders: probe.leaders, partitions: 3 });
     expect(((await (await rt.request(`/api/topics/${name}`, { role: "read" })).json()) as { partitions: number }).partitions).toBe(3);
@@ -365,7 +365,7 @@ describe("PUT /api/topics/config/{t}", () => {
       }),
     });
     expect(res.status).toBe(200);
-    const cfg = await rt.kafka.default().describeTopicConfigs(name);
+    const cfg = await rt.kafka.default().configs.describeTopic(name);
     expect(cfg.find((c) => c.name === "retention.ms")!.value).toBe("3600000");
     expect(cfg.find((c) => c.name === "cleanup.policy")!.value).toBe("compact");
     const entry = (await audits("TOPIC")).find((e) => e.content.topicName === name && e.change === "UPDATE");
@@ -389,7 +389,7 @@ describe("PUT /api/topics/config/{t}", () => {
     ]);
     expect(bad.status).toBe(400);
     expect((await errorOf(bad)).message).toContain("min.insync.replicas");
-    const cfg = await rt.kafka.default().describeTopicConfigs(name);
+    const cfg = await rt.kafka.default().configs.describeTopic(name);
     expect(cfg.find((c) => c.name === "retention.ms")!.value).toBe("604800000");
     for (const body of [[], [{ key: "" }], "x"]) expect((await put(body)).status).toBe(400);
     const failed = (await audits("TOPIC")).find((e) => e.content.topicName === name && e.change === "UPDATE");
@@ -410,7 +410,7 @@ describe("DELETE /api/topics/{t}/{partition}/{offset}", () => {
   test("answers at once with the COMPAT text, then audits TOPIC_DATA and notifies 4002", async () => {
     const name = await createTopic(2);
     const kafka = rt.kafka.default();
-    await kafka.produce(
+    await kafka.writes.produce(
       name,
       Array.from({ length: 10 }, (_, i) => ({ partition: 0, value: `v${i}` })),
     );
@@ -426,13 +426,13 @@ describe("DELETE /api/topics/{t}/{partition}/{offset}", () => {
     const entry = (await audits("TOPIC_DATA")).find((e) => e.content.topicName === name)!;
     expect(entry).toMatchObject({ change: "REMOVE", userId: "wanda", content: { partition: "0", offset: "4", lowWatermark: "4" } });
     expect(await eventually(async () => (await notifications(4002)).some((n) => n.labels.instance === name))).toBe(true);
-    const [p0] = await kafka.partitionOffsets([name]);
+    const [p0] = await kafka.offsets.bounds([name]);
     expect(p0).toMatchObject({ partition: 0, earliest: 4, latest: 10 });
   });
 
   test("error cases", async () => {
     const name = await createTopic(1);
-    await rt.kafka.default().produce(name, [{ value: "a" }, { value: "b" }]);
+    await rt.kafka.default().writes.produce(name, [{ value: "a" }, { value: "b" }]);
     const del = (path: string) => rt.request(path, { method: "DELETE", role: "write" });
     expect((await del(`/api/topics/${name}/-1/0`)).status).toBe(400);
     expect((await del(`/api/topics/${name}/0/-1`)).status).toBe(400);
@@ -451,7 +451,7 @@ describe("DELETE /api/topics/{t}/{partition}/{offset}", () => {
     expect(refused.find((e) => e.content.partition === "1")!.content.reason).toStartWith("NOT_FOUND: ");
     // Up to the end is allowed: everything goes.
     expect((await del(`/api/topics/${name}/0/2`)).status).toBe(200);
-    expect(await eventually(async () => (await rt.kafka.default().partitionOffsets([name]))[0]!.earliest === 2)).toBe(true);
+    expect(await eventually(async () => (await rt.kafka.default().offsets.bounds([name]))[0]!.earliest === 2)).toBe(true);
   });
 });
 
@@ -460,12 +460,32 @@ describe("DELETE /api/topics/{t}", () => {
     const name = await createTopic();
     const res = await rt.request(`/api/topics/${name}`, { method: "DELETE", role: "write" });
     expect(res.status).toBe(200);
-    expect((await rt.kafka.default().listTopics()).some((t) => t.name === name)).toBe(false);
+    expect((await rt.kafka.default().topics.list()).some((t) => t.name === name)).toBe(false);
     expect((await audits("TOPIC")).find((e) => e.content.topicName === name && e.change === "REMOVE")!.content.outcome).toBe("SUCCESS");
     expect((await notifications(4001)).some((n) => n.labels.instance === name)).toBe(true);
     const again = await rt.request(`/api/topics/${name}`, { method: "DELETE", role: "write" });
     expect(again.status).toBe(404);
     await errorOf(again);
+  });
+
+  test("regression: a topic deleted with 200 could still be listed right after", async () => {
+    // DeleteTopics answers once the controller has committed the deletion, before the broker's
+    // metadata drops the topic; seen in 3 of 10 tries, more often with several deletions at once.
+    // Not left to afterAll: deleting a topic that is gone again costs the client's retries.
+    const names = Array.from({ length: 8 }, () => uniqueTopic("tp-gone"));
+    for (const name of names)
+      expect((await rt.request("/api/topics", json({ topicName: name, partitions: 1, replication: 1 }))).status).toBe(201);
+    const listedAfter = await Promise.all(
+      names.map(async (name) => {
+        expect((await rt.request(`/api/topics/${name}`, { method: "DELETE", role: "write" })).status).toBe(200);
+        return (await rt.kafka.default().topics.list({ includeInternal: true })).some((t) => t.name === name);
+      }),
+    );
+    expect(listedAfter).toEqual(names.map(() => false));
+    const listed = await rt.request("/api/topics", { role: "read" });
+    expect(listed.status).toBe(200);
+    const shown = new Set(((await listed.json()) as Array<{ topicName: string }>).map((t) => t.topicName));
+    expect(names.filter((n) => shown.has(n))).toEqual([]);
   });
 });
 
@@ -473,13 +493,13 @@ describe("internal topics", () => {
   test("__consumer_offsets is shown as a control topic and refuses record deletion", async () => {
     const name = await createTopic(1);
     const group = uniqueTopic("grp-internal");
-    await rt.kafka.default().alterGroupOffsets(group, [{ topic: name, partition: 0, offset: 0 }]);
+    await rt.kafka.default().groups.alterOffsets(group, [{ topic: name, partition: 0, offset: 0 }]);
     const res = await rt.request("/api/topics/__consumer_offsets", { role: "read" });
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ topicName: "__consumer_offsets", isControlTopic: true, keyType: "BYTES" });
     expect((await rt.request("/api/topics/__consumer_offsets/0/0", { method: "DELETE", role: "write" })).status).toBe(400);
     expect((await rt.request("/api/metadata/topics/__consumer_offsets", { role: "read" })).status).toBe(200);
-    await rt.kafka.default().deleteGroups([group]);
+    await rt.kafka.default().groups.delete([group]);
   });
 });
 

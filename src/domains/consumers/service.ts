@@ -52,7 +52,7 @@ export class ConsumerService {
   async list(cluster: string): Promise<ConsumerGroupSummary[]> {
     const kafka = this.pool.get(cluster);
     const snapshot = await this.lag.snapshot(cluster);
-    const described = await kafka.describeGroups(snapshot.groups.map((g) => g.groupId));
+    const described = await kafka.groups.describe(snapshot.groups.map((g) => g.groupId));
     const byGroup = new Map<string, PartitionLag[]>();
     for (const p of snapshot.partitions) byGroup.set(p.group, [...(byGroup.get(p.group) ?? []), p]);
     return snapshot.groups.map((g, i) => {
@@ -73,7 +73,7 @@ export class ConsumerService {
   }
 
   async #describe(kafka: KafkaCluster, group: string): Promise<GroupDescription> {
-    const [d] = await kafka.describeGroups([group]);
+    const [d] = await kafka.groups.describe([group]);
     return d!;
   }
 
@@ -130,7 +130,7 @@ export class ConsumerService {
         const timer = setTimeout(() => abort.abort(), 3_000);
         const wanted = new Set(list.map((l) => l.partition));
         try {
-          for await (const r of kafka.consume({
+          for await (const r of kafka.reads.records({
             topic,
             partitions: list.map((l) => ({ partition: l.partition, from: l.committed, to: l.committed + 1 })),
             signal: abort.signal,
@@ -165,7 +165,7 @@ export class ConsumerService {
       );
 
     const internal = async (topics: string[]) => {
-      const described = await kafka.describeTopics(topics);
+      const described = await kafka.topics.describe(topics);
       const bad = described.filter((t) => t.internal).map((t) => t.name);
       if (bad.length) throw badRequest(`Offsets on internal topics cannot be reset: ${bad.join(", ")}`);
       return described;
@@ -174,7 +174,7 @@ export class ConsumerService {
     if ("offsets" in reset) {
       const topics = [...new Set(reset.offsets.map((o) => o.topic))];
       await internal(topics);
-      const bounds = await kafka.partitionOffsets(topics);
+      const bounds = await kafka.offsets.bounds(topics);
       const byKey = new Map(bounds.map((b) => [`${b.topic}\u0000${b.partition}`, b]));
       for (const o of reset.offsets) {
         const b = byKey.get(`${o.topic}\u0000${o.partition}`);
@@ -186,27 +186,27 @@ export class ConsumerService {
     } else {
       let topics = reset.topics;
       if (!topics?.length) {
-        const committed = (await kafka.fetchCommittedOffsets([group])).get(group) ?? [];
+        const committed = (await kafka.groups.committedOffsets([group])).get(group) ?? [];
         topics = [...new Set(committed.map((c) => c.topic))];
         if (topics.length === 0) throw badRequest(`Consumer group '${group}' has no committed offsets: name the topics to reset`);
       }
       const described = await internal(topics);
       const refs = described.flatMap((t) => t.partitionDetails.map((p) => ({ topic: t.name, partition: p.partition })));
       if ("to" in reset) {
-        target = (await kafka.listOffsets(refs, reset.to)).map((o) => ({ topic: o.topic, partition: o.partition, offset: o.offset }));
+        target = (await kafka.offsets.list(refs, reset.to)).map((o) => ({ topic: o.topic, partition: o.partition, offset: o.offset }));
       } else {
-        const [byTime, latest] = await Promise.all([kafka.listOffsets(refs, reset.timestamp), kafka.listOffsets(refs, "latest")]);
+        const [byTime, latest] = await Promise.all([kafka.offsets.list(refs, reset.timestamp), kafka.offsets.list(refs, "latest")]);
         // No record at or after the timestamp: the end of the partition.
         target = byTime.map((o, i) => ({ topic: o.topic, partition: o.partition, offset: o.offset >= 0 ? o.offset : latest[i]!.offset }));
       }
     }
-    await kafka.alterGroupOffsets(group, target);
+    await kafka.groups.alterOffsets(group, target);
     this.lag.invalidate(cluster);
     return target;
   }
 
   async delete(cluster: string, group: string): Promise<void> {
-    await this.pool.get(cluster).deleteGroups([group]);
+    await this.pool.get(cluster).groups.delete([group]);
     this.lag.invalidate(cluster);
   }
 }

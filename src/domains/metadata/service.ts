@@ -35,12 +35,12 @@ export class MetadataService {
     const stored = await this.repo.get(cluster, topic);
     if (stored) return stored;
     const kafka = this.pool.get(cluster);
-    const [described] = await kafka.describeTopics([topic]).catch((e: { code?: string }) => {
+    const [described] = await kafka.topics.describe([topic]).catch((e: { code?: string }) => {
       throw e.code === "NOT_FOUND" ? notFound(`No metadata for topic '${topic}': the topic does not exist`) : e;
     });
     // Internal topics hold Kafka's own binary records (and cannot be read by offset here).
     if (described!.internal) return { topicName: topic, keyType: "BYTES", valueType: "BYTES", inferred: true };
-    const offsets = await kafka.partitionOffsets([topic]);
+    const offsets = await kafka.offsets.bounds([topic]);
     const cached = this.#cachedGuess(cluster, topic);
     if (cached) return cached;
     const records = await readTail(
@@ -80,7 +80,7 @@ export class MetadataService {
     const valueType: DataType = parseDataType(input.valueType, "valueType");
     checkSchema(keyType, input.keySchema, "keySchema");
     checkSchema(valueType, input.valueSchema, "valueSchema");
-    await this.pool.get(cluster).describeTopics([topic]);
+    await this.pool.get(cluster).topics.describe([topic]);
     const m = {
       topicName: topic,
       keyType,

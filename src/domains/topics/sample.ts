@@ -27,7 +27,7 @@ export async function readTail(
   const timer = setTimeout(() => abort.abort(), opts.timeoutMs ?? 5_000);
   const out: RawRecord[] = [];
   try {
-    for await (const rec of kafka.consume({ topic, partitions: wanted, signal: abort.signal, maxWaitMs: 100, maxBytes: 4 << 20 }))
+    for await (const rec of kafka.reads.records({ topic, partitions: wanted, signal: abort.signal, maxWaitMs: 100, maxBytes: 4 << 20 }))
       out.push(rec);
   } catch (e) {
     // A read cut short by the timeout keeps what it has; anything else is the caller's to know.

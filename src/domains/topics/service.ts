@@ -10,6 +10,19 @@ import type { DataType } from "../metadata/types.ts";
 import { isControlTopic } from "./names.ts";
 import { readTail } from "./sample.ts";
 
+/** How long creating or deleting a topic waits for the brokers' metadata to follow. */
+const SETTLE_MS = 15_000;
+
+/** Polls `check` (a failure counts as not yet) until it holds or `ms` pass; answers whether it held. */
+async function settles(check: () => Promise<boolean>, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!(await check().catch(() => false))) {
+    if (Date.now() >= deadline) return false;
+    await Bun.sleep(50);
+  }
+  return true;
+}
+
 export interface TopicConfigEntry {
   configuration: string;
   value: string | null;
@@ -119,11 +132,11 @@ export class TopicService {
 
   async list(cluster: string): Promise<TopicListItem[]> {
     const kafka = this.#kafka(cluster);
-    const topics = await kafka.listTopics({ includeInternal: true });
+    const topics = await kafka.topics.list({ includeInternal: true });
     const refs = withOffsets(topics).flatMap((t) => Array.from({ length: t.partitions }, (_, partition) => ({ topic: t.name, partition })));
     const [earliest, latest, stored] = await Promise.all([
-      kafka.listOffsets(refs, "earliest"),
-      kafka.listOffsets(refs, "latest"),
+      kafka.offsets.list(refs, "earliest"),
+      kafka.offsets.list(refs, "latest"),
       this.deps.metadata.list(cluster),
     ]);
     const t = Date.now();
@@ -147,13 +160,13 @@ export class TopicService {
 
   async get(cluster: string, name: string): Promise<Topic> {
     const kafka = this.#kafka(cluster);
-    const [described] = await kafka.describeTopics([name]);
+    const [described] = await kafka.topics.describe([name]);
     const topic = described!;
     const refs = withOffsets([topic]).flatMap((t) => t.partitionDetails.map((p) => ({ topic: name, partition: p.partition })));
     const [earliest, latest, configs, lag] = await Promise.all([
-      kafka.listOffsets(refs, "earliest"),
-      kafka.listOffsets(refs, "latest"),
-      kafka.describeTopicConfigs(name),
+      kafka.offsets.list(refs, "earliest"),
+      kafka.offsets.list(refs, "latest"),
+      kafka.configs.describeTopic(name),
       this.deps.lag.snapshot(cluster),
     ]);
     const now = Date.now();
@@ -215,8 +228,8 @@ export class TopicService {
     const ids = [...new Set(lags.map((l) => l.group))];
     if (ids.length === 0) return [];
     const [described, coordinators] = await Promise.all([
-      kafka.describeGroups(ids),
-      kafka.findGroupCoordinators(ids).catch(() => new Map<string, { id: number; host: string; port: number }>()),
+      kafka.groups.describe(ids),
+      kafka.groups.coordinators(ids).catch(() => new Map<string, { id: number; host: string; port: number }>()),
     ]);
     const stateOf = new Map(groups.map((g) => [g.groupId, g.state]));
     return described.map((g) => {
@@ -257,7 +270,7 @@ export class TopicService {
 
   async create(cluster: string, input: CreateTopicInput, user: string): Promise<void> {
     const kafka = this.#kafka(cluster);
-    await kafka.createTopic({
+    await kafka.topics.create({
       name: input.topicName,
       ...(input.partitions !== undefined ? { partitions: input.partitions } : {}),
       ...(input.replication !== undefined ? { replication: input.replication } : {}),
@@ -270,23 +283,18 @@ export class TopicService {
     // partition is led and answers ListOffsets, as it will answer Produce.
     const name = input.topicName;
     const ready = async () => {
-      const [t] = await kafka.describeTopics([name]);
+      const [t] = await kafka.topics.describe([name]);
       if (!t || t.partitions === 0 || (input.partitions !== undefined && t.partitions !== input.partitions)) return false;
       if (t.partitionDetails.some((p) => p.leader < 0)) return false;
-      const ends = await kafka.listOffsets(
+      const ends = await kafka.offsets.list(
         t.partitionDetails.map((p) => ({ topic: name, partition: p.partition })),
         "latest",
       );
       return ends.length === t.partitions && ends.every((e) => e.offset >= 0);
     };
-    const deadline = Date.now() + 15_000;
-    while (!(await ready().catch(() => false))) {
-      if (Date.now() >= deadline) {
-        // The topic exists either way: 201 is true, and a client's retry would only get 409.
-        this.deps.log.warn("created topic is not yet served by its leaders", { cluster, topic: name });
-        break;
-      }
-      await Bun.sleep(50);
+    if (!(await settles(ready, SETTLE_MS))) {
+      // The topic exists either way: 201 is true, and a client's retry would only get 409.
+      this.deps.log.warn("created topic is not yet served by its leaders", { cluster, topic: name });
     }
     await this.deps.notifications.raise({
       alertId: TOPIC_ALERTS.TOPIC_CREATED.id,
@@ -299,7 +307,16 @@ export class TopicService {
   }
 
   async delete(cluster: string, name: string, user: string): Promise<void> {
-    await this.#kafka(cluster).deleteTopic(name);
+    const kafka = this.#kafka(cluster);
+    await kafka.topics.delete(name);
+    // Answer once the topic is gone from the metadata clients see. Kafka answers DeleteTopics
+    // when its controller has committed the deletion; the brokers' metadata drops the topic a
+    // moment later, and a listing in between still shows it (DELETE then GET saw it back).
+    const gone = async () => !(await kafka.topics.list({ includeInternal: true })).some((t) => t.name === name);
+    if (!(await settles(gone, SETTLE_MS))) {
+      // The deletion is committed either way: 200 is true, and a client's retry would only get 404.
+      this.deps.log.warn("deleted topic is still in the cluster's metadata", { cluster, topic: name });
+    }
     await this.deps.metadata.forget(cluster, name);
     this.deps.lag.invalidate(cluster);
     await this.deps.notifications.raise({
@@ -320,14 +337,14 @@ export class TopicService {
       if (keys.has(c.key)) throw badRequest(`Config '${c.key}' is given twice`);
       keys.add(c.key);
     }
-    await kafka.describeTopics([name]);
+    await kafka.topics.describe([name]);
     // Incremental alter-configs accepts any name on some brokers: check against what the topic has.
-    const known = new Set((await kafka.describeTopicConfigs(name)).map((c) => c.name));
+    const known = new Set((await kafka.configs.describeTopic(name)).map((c) => c.name));
     const unknown = configs.filter((c) => !known.has(c.key)).map((c) => c.key);
     if (unknown.length) throw badRequest(`Unknown topic config${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}`, { unknown });
     const ops = configs.map((c) => ({ key: c.key, value: c.value }));
-    await kafka.alterTopicConfigs(name, ops, { validateOnly: true });
-    await kafka.alterTopicConfigs(name, ops);
+    await kafka.configs.alterTopic(name, ops, { validateOnly: true });
+    await kafka.configs.alterTopic(name, ops);
   }
 
   /**
@@ -336,14 +353,14 @@ export class TopicService {
    */
   async deleteRecords(cluster: string, name: string, partition: number, offset: number, user: string): Promise<void> {
     const kafka = this.#kafka(cluster);
-    const [described] = await kafka.describeTopics([name]);
+    const [described] = await kafka.topics.describe([name]);
     if (described!.internal) throw badRequest(`Topic '${name}' is internal to Kafka: its records are not deleted by hand`);
     if (!(await kafka.supportsApi("DeleteRecords")))
       throw new AppError(
         "UNSUPPORTED",
         `Cannot delete records of topic '${name}': the cluster does not offer the DeleteRecords API (it needs Kafka 0.11 or later)`,
       );
-    const offsets = await kafka.partitionOffsets([name]);
+    const offsets = await kafka.offsets.bounds([name]);
     const p = offsets.find((o) => o.partition === partition);
     if (!p) throw notFound(`Topic '${name}' has no partition ${partition} (it has ${offsets.length})`);
     if (offset > p.latest)
@@ -354,7 +371,7 @@ export class TopicService {
     // cannot be) and completed when the deletion ends; a stop in between leaves it for the next
     // start to close as outcome UNKNOWN.
     const pending = await this.deps.audit.begin({ type: "TOPIC_DATA", change: "REMOVE", user, content });
-    const job = kafka.deleteRecords(name, partition, offset).then(
+    const job = kafka.offsets.deleteRecords(name, partition, offset).then(
       async (res) => {
         await pending.complete({ content: { lowWatermark: String(res.lowWatermark) } });
         await this.deps.notifications.raise({
