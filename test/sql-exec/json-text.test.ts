@@ -6,7 +6,8 @@
 import { describe, expect, test } from "bun:test";
 import { escapeJsonText, isJsonText } from "../../src/domains/sql/decoders.ts";
 import type { QueryRecord } from "../../src/domains/sql/executor.ts";
-import { RecordLines } from "../../src/domains/sql/lines.ts";
+import { RecordText } from "../../src/domains/sql/record-text.ts";
+import { RECORD_LINE } from "../../src/domains/sql/stream-answer.ts";
 
 const parses = (text: string): boolean => {
   try {
@@ -181,7 +182,7 @@ describe("isJsonText", () => {
   });
 });
 
-describe("RecordLines", () => {
+describe("RecordText with the stream's framing", () => {
   const record = (value: string, key: string | null): QueryRecord => ({
     timestamp: 17,
     partition: 2,
@@ -195,8 +196,8 @@ describe("RecordLines", () => {
   test("lines from raw JSON bytes are the lines from the text", () => {
     const values = [...VALID, `{"pad":"${"p".repeat(5000)}","q":"\\"\\\\"}`, `[\n\t"${"x".repeat(100)}\\"${"y".repeat(60)}",\r\n 1]`];
     const keys = [null, "k1", 'k"é\n', ""];
-    const fromText = new RecordLines(JSON.stringify('t"x')).build(values.map((v, i) => record(v, keys[i % keys.length]!)));
-    const raw = new RecordLines(JSON.stringify('t"x'));
+    const fromText = new RecordText(JSON.stringify('t"x'), RECORD_LINE).build(values.map((v, i) => record(v, keys[i % keys.length]!)));
+    const raw = new RecordText(JSON.stringify('t"x'), RECORD_LINE);
     for (const [i, v] of values.entries()) expect(raw.addJson(17, 2, keys[i % keys.length]!, 99, Buffer.from(v))).toBe(true);
     expect(raw.count).toBe(values.length);
     expect(text(raw.take())).toBe(text(fromText));
@@ -217,7 +218,7 @@ describe("RecordLines", () => {
   });
 
   test("a value that is not plain JSON text writes nothing", () => {
-    const lines = new RecordLines('"t"');
+    const lines = new RecordText('"t"', RECORD_LINE);
     expect(lines.addJson(1, 0, "a", 5, Buffer.from("[1]"))).toBe(true);
     for (const v of ["", "{", '"é"', "abc", '{"a":1}x']) expect(lines.addJson(1, 0, "b", 6, Buffer.from(v))).toBe(false);
     lines.add(1, 0, "c", 7, '"s"');
@@ -231,7 +232,7 @@ describe("RecordLines", () => {
   });
 
   test("grows past its buffer", () => {
-    const lines = new RecordLines('"t"');
+    const lines = new RecordText('"t"', RECORD_LINE);
     const big = `"${"z".repeat(300_000)}"`;
     for (let i = 0; i < 3; i++) expect(lines.addJson(i, 0, null, i, Buffer.from(big))).toBe(true);
     const out = text(lines.take()).split("\n\n");

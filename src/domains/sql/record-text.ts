@@ -1,20 +1,27 @@
 /**
- * The `data:1` lines of the query stream, written as UTF-8 bytes into one reused buffer, a batch
- * of records at a time: no string per line, no joined text to encode again.
+ * The records of an answer as UTF-8 JSON objects, written into one reused buffer a batch at a
+ * time: no string per record, no joined text to encode again. Each record is
  *
- *   data:1{"timestamp":..,"partition":..,"key":..,"offset":..,"topic":..,"value":"<value JSON text as a JSON string>"}
+ *   <before>{"timestamp":..,"partition":..,"key":..,"offset":..,"topic":..,"value":"<value JSON text as a JSON string>"}<after>
+ *
+ * where the framing (`before`, `after`) belongs to the answer form: the event stream's `data:1`
+ * line and its blank line, or an element of the JSON answer's array and its comma.
  *
  * A value that is plain JSON text is checked and escaped straight from the record's bytes
  * (addJson), as JSON.stringify would escape the decoded text; anything else comes as text (add).
  */
 
 import { escapeJsonText } from "./decoders.ts";
-import type { QueryRecord } from "./executor.ts";
+import type { QueryRecord, RecordSink } from "./executor.ts";
 
 type Utf8Buffer = Buffer & { utf8Write(text: string, offset: number): number };
 
-const SUFFIX_BYTES = 4; // "}\n\n after the value
-const TIMESTAMP = Buffer.from('data:1{"timestamp":');
+/** What surrounds each record of an answer form. */
+export interface RecordFraming {
+  before: string;
+  after: string;
+}
+
 const PARTITION = Buffer.from(',"partition":');
 const KEY = Buffer.from(',"key":');
 const NULL = Buffer.from("null");
@@ -46,20 +53,35 @@ function putInteger(out: Uint8Array, o: number, n: number): number {
   return o;
 }
 
-export class RecordLines {
+export class RecordText implements RecordSink {
   #buf: Utf8Buffer;
   #at = 0;
   #count = 0;
+  /** Where the record added last starts, for dropLast(); -1 when there is none to drop. */
+  #last = -1;
 
+  /** `<before>{"timestamp":` */
+  readonly #head: Uint8Array;
   /** `,"topic":<topic>,"value":"` */
   readonly #tail: Uint8Array;
+  /** `"}<after>`: the end of a record written from bytes. */
+  readonly #end: Uint8Array;
+  readonly #headText: string;
+  readonly #afterText: string;
 
-  constructor(private readonly topicJson: string) {
+  constructor(
+    private readonly topicJson: string,
+    framing: RecordFraming,
+  ) {
     this.#buf = Buffer.allocUnsafe(64 * 1024) as Utf8Buffer;
+    this.#headText = `${framing.before}{"timestamp":`;
+    this.#afterText = framing.after;
+    this.#head = Buffer.from(this.#headText);
     this.#tail = Buffer.from(`,"topic":${topicJson},"value":"`);
+    this.#end = Buffer.from(`"}${framing.after}`);
   }
 
-  /** Lines written since the last take(). */
+  /** Records written since the last take(). */
   get count(): number {
     return this.#count;
   }
@@ -69,26 +91,40 @@ export class RecordLines {
   }
 
   /**
-   * The lines written so far, each followed by its blank line. The bytes live in the one buffer
-   * this object writes into: they are valid until the next line is added, so the caller sends
-   * (or copies) them first. Reusing the buffer spares the page faults of a fresh one per batch.
+   * The records written so far, each with its framing. The bytes live in the one buffer this
+   * object writes into: they are valid until the next record is added, so the caller sends (or
+   * copies) them first. Reusing the buffer spares the page faults of a fresh one per batch.
    */
   take(): Uint8Array {
-    const lines = this.#buf.subarray(0, this.#at);
+    // A plain Uint8Array, not a Buffer: its slice() copies (a Buffer's is a view of the same bytes).
+    const records = new Uint8Array(this.#buf.buffer, this.#buf.byteOffset, this.#at);
     this.#at = 0;
     this.#count = 0;
-    return lines;
+    this.#last = -1;
+    return records;
   }
 
-  /** The lines of `records` (see take()). */
+  /** The records of `records` (see take()). */
   build(records: readonly QueryRecord[]): Uint8Array {
     for (const r of records) this.add(r.timestamp, r.partition, r.key, r.offset, r.value);
     return this.take();
   }
 
+  /** Takes back the record added last: it went past a cap of the answer. */
+  dropLast(): void {
+    if (this.#last < 0) return;
+    this.#at = this.#last;
+    this.#last = -1;
+    this.#count--;
+  }
+
   /** A record whose value is given as JSON text. */
   add(timestamp: number, partition: number, key: string | null, offset: number, valueJson: string): void {
-    this.#write(`${this.#head(timestamp, partition, key, offset)}${JSON.stringify(valueJson)}}\n\n`);
+    const start = this.#at;
+    this.#write(
+      `${this.#headText}${timestamp},"partition":${partition},"key":${key === null ? "null" : JSON.stringify(key)},"offset":${offset},"topic":${this.topicJson},"value":${JSON.stringify(valueJson)}}${this.#afterText}`,
+    );
+    this.#last = start;
     this.#count++;
   }
 
@@ -100,9 +136,11 @@ export class RecordLines {
   addJson(timestamp: number, partition: number, key: string | Uint8Array | null, offset: number, bytes: Uint8Array): boolean {
     const start = this.#at;
     // The head, then at most twice the value's bytes, and the end.
-    this.#ensure(this.#tail.length + 96 + (key === null ? 0 : key.length * 6) + bytes.byteLength * 2 + SUFFIX_BYTES);
+    this.#ensure(
+      this.#head.length + this.#tail.length + 96 + (key === null ? 0 : key.length * 6) + bytes.byteLength * 2 + this.#end.length,
+    );
     const out = this.#buf;
-    let o = put(out, start, TIMESTAMP);
+    let o = put(out, start, this.#head);
     o = putInteger(out, o, timestamp);
     o = put(out, o, PARTITION);
     o = putInteger(out, o, partition);
@@ -122,11 +160,8 @@ export class RecordLines {
       this.#at = start;
       return false;
     }
-    out[end] = 0x22;
-    out[end + 1] = 0x7d;
-    out[end + 2] = 0x0a;
-    out[end + 3] = 0x0a;
-    this.#at = end + SUFFIX_BYTES;
+    this.#at = put(out, end, this.#end);
+    this.#last = start;
     this.#count++;
     return true;
   }
@@ -144,10 +179,6 @@ export class RecordLines {
     return o + n + 2;
   }
 
-  #head(timestamp: number, partition: number, key: string | null, offset: number): string {
-    return `data:1{"timestamp":${timestamp},"partition":${partition},"key":${key === null ? "null" : JSON.stringify(key)},"offset":${offset},"topic":${this.topicJson},"value":`;
-  }
-
   #ensure(more: number): void {
     if (this.#at + more <= this.#buf.length) return;
     const grown = Buffer.allocUnsafe(Math.max(this.#buf.length * 2, this.#at + more)) as Utf8Buffer;
@@ -155,7 +186,19 @@ export class RecordLines {
     this.#buf = grown;
   }
 
+  /**
+   * Writes the text as UTF-8. Room for one byte per character (plus slack) is made first: most
+   * answers are ASCII, and room for three bytes per character would triple the buffer a large
+   * value needs. A write that may have been cut short (it filled the room to the last 3 bytes,
+   * where a character may not fit) is done again with room for the worst case.
+   */
   #write(text: string): void {
+    this.#ensure(text.length + 16);
+    const written = this.#buf.utf8Write(text, this.#at);
+    if (this.#at + written <= this.#buf.length - 4) {
+      this.#at += written;
+      return;
+    }
     this.#ensure(text.length * 3);
     this.#at += this.#buf.utf8Write(text, this.#at);
   }
