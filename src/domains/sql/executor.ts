@@ -185,7 +185,7 @@ export interface ExecuteOptions {
 /** Records between two looks at the clock: cheap enough per record, often enough per slice. */
 const SLICE_RECORDS = 64;
 /** Evaluation gives the event loop a turn once it has run this long without one. */
-const SLICE_MS = 10;
+const SLICE_MS = 5;
 /** A record this large is followed by a look at the clock, whatever the count. */
 const LARGE_RECORD_BYTES = 64 * 1024;
 /** Records waiting in the sink are handed on at least this often. */

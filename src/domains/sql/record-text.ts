@@ -22,6 +22,8 @@ export interface RecordFraming {
   after: string;
 }
 
+/** Value text from this many characters on is escaped from its bytes (see add()). */
+const ESCAPE_BYTES_FROM = 4096;
 const PARTITION = Buffer.from(',"partition":');
 const KEY = Buffer.from(',"key":');
 const NULL = Buffer.from("null");
@@ -55,6 +57,8 @@ function putInteger(out: Uint8Array, o: number, n: number): number {
 
 export class RecordText implements RecordSink {
   #buf: Utf8Buffer;
+  /** Long value text as UTF-8, before it is escaped into #buf. */
+  #scratch = Buffer.allocUnsafe(0) as Utf8Buffer;
   #at = 0;
   #count = 0;
   /** Where the record added last starts, for dropLast(); -1 when there is none to drop. */
@@ -118,8 +122,20 @@ export class RecordText implements RecordSink {
     this.#count--;
   }
 
-  /** A record whose value is given as JSON text. */
+  /**
+   * A record whose value is given as JSON text. Long ASCII text is escaped from its bytes (as
+   * addJson does): JSON.stringify of a long string costs several times more.
+   */
   add(timestamp: number, partition: number, key: string | null, offset: number, valueJson: string): void {
+    if (valueJson.length >= ESCAPE_BYTES_FROM) {
+      const n = valueJson.length;
+      if (this.#scratch.length < n + 16) this.#scratch = Buffer.allocUnsafe(n + 16) as Utf8Buffer;
+      // Fewer bytes than characters room for: a text that is not ASCII is cut short, and goes the other way.
+      // As many bytes as characters: every character is ASCII (a longer text would not fit, and
+      // stop at least 13 bytes further). addJson checks the text as it escapes it.
+      if (this.#scratch.utf8Write(valueJson, 0) === n && this.addJson(timestamp, partition, key, offset, this.#scratch.subarray(0, n)))
+        return;
+    }
     const start = this.#at;
     this.#write(
       `${this.#headText}${timestamp},"partition":${partition},"key":${key === null ? "null" : JSON.stringify(key)},"offset":${offset},"topic":${this.topicJson},"value":${JSON.stringify(valueJson)}}${this.#afterText}`,
@@ -128,18 +144,8 @@ export class RecordText implements RecordSink {
     this.#count++;
   }
 
-  /**
-   * A record whose value is the JSON text in `bytes` (ASCII, as isJsonText() checks). False, and
-   * nothing written, when the bytes are not such text: the caller decodes the record then.
-   * The key is its text, or bytes that are that text and need no escaping (isPlainText()).
-   */
-  addJson(timestamp: number, partition: number, key: string | Uint8Array | null, offset: number, bytes: Uint8Array): boolean {
-    const start = this.#at;
-    // The head, then at most twice the value's bytes, and the end.
-    this.#ensure(
-      this.#head.length + this.#tail.length + 96 + (key === null ? 0 : key.length * 6) + bytes.byteLength * 2 + this.#end.length,
-    );
-    const out = this.#buf;
+  /** `<before>{"timestamp":..,"partition":..,"key":..,"offset":..,"topic":..,"value":"` */
+  #putHead(out: Utf8Buffer, start: number, timestamp: number, partition: number, key: string | Uint8Array | null, offset: number): number {
     let o = put(out, start, this.#head);
     o = putInteger(out, o, timestamp);
     o = put(out, o, PARTITION);
@@ -154,7 +160,22 @@ export class RecordText implements RecordSink {
     }
     o = put(out, o, OFFSET);
     o = putInteger(out, o, offset);
-    o = put(out, o, this.#tail);
+    return put(out, o, this.#tail);
+  }
+
+  /**
+   * A record whose value is the JSON text in `bytes` (ASCII, as isJsonText() checks). False, and
+   * nothing written, when the bytes are not such text: the caller decodes the record then.
+   * The key is its text, or bytes that are that text and need no escaping (isPlainText()).
+   */
+  addJson(timestamp: number, partition: number, key: string | Uint8Array | null, offset: number, bytes: Uint8Array): boolean {
+    const start = this.#at;
+    // The head, then at most twice the value's bytes, and the end.
+    this.#ensure(
+      this.#head.length + this.#tail.length + 96 + (key === null ? 0 : key.length * 6) + bytes.byteLength * 2 + this.#end.length,
+    );
+    const out = this.#buf;
+    const o = this.#putHead(out, start, timestamp, partition, key, offset);
     const end = escapeJsonText(bytes, out, o);
     if (end < 0) {
       this.#at = start;

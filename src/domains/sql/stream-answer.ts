@@ -139,7 +139,7 @@ export function streamAnswer(prepared: PreparedQuery, opts: StreamAnswerOptions)
             const churn = progress.totalSizeRead + progress.size;
             if (churn - collectedAt > MEMORY_MIN_GC_BYTES && process.memoryUsage.rss() > MEMORY_SOFT_LIMIT) {
               collectedAt = churn;
-              Bun.gc(true);
+              Bun.gc(false);
             }
             if (!stopped)
               await new Promise<void>((resolve) => {
