@@ -240,3 +240,54 @@ describe("RecordText with the stream's framing", () => {
     for (let i = 0; i < 3; i++) expect(JSON.parse(out[i]!.slice(6)).value).toBe(big);
   });
 });
+
+describe("RecordText with the JSON answer's framing", () => {
+  const ELEMENT = { before: "", after: "," };
+  const text = (b: Uint8Array) => Buffer.from(b).toString("utf8");
+  const parseArray = (b: Uint8Array) => JSON.parse(`[${text(b).slice(0, -1)}]`);
+
+  test("elements of an array, whatever path wrote them", () => {
+    const t = new RecordText('"t"', ELEMENT);
+    expect(t.addJson(1, 0, "a", 5, Buffer.from('{"x":1}'))).toBe(true);
+    t.add(2, 1, null, 6, '"s"');
+    expect(parseArray(t.take())).toEqual([
+      { timestamp: 1, partition: 0, key: "a", offset: 5, topic: "t", value: '{"x":1}' },
+      { timestamp: 2, partition: 1, key: null, offset: 6, topic: "t", value: '"s"' },
+    ]);
+  });
+
+  test("long value text is written as JSON.stringify writes it: ASCII from its bytes, anything else as text", () => {
+    const values = [
+      JSON.stringify({ pad: "a".repeat(10_000), q: 'say "hi" \\ there\n' }),
+      JSON.stringify({ pad: "é".repeat(5_000), emoji: "✓😀" }),
+      JSON.stringify(["\u0001\u001f", "x".repeat(5_000)]),
+      `${JSON.stringify({ a: "b".repeat(5_000) })}\n\t`,
+    ];
+    for (const value of values) {
+      const t = new RecordText('"t"', RECORD_LINE);
+      t.add(1, 0, 'k"é', 2, value);
+      const line = text(t.take());
+      expect(line).toBe(`data:1{"timestamp":1,"partition":0,"key":"k\\"é","offset":2,"topic":"t","value":${JSON.stringify(value)}}\n\n`);
+    }
+  });
+
+  test("dropLast takes back the record added last, once", () => {
+    const t = new RecordText('"t"', ELEMENT);
+    t.add(1, 0, null, 1, "1");
+    const one = t.byteLength;
+    t.add(1, 0, null, 2, "2");
+    t.dropLast();
+    t.dropLast();
+    expect(t.count).toBe(1);
+    expect(t.byteLength).toBe(one);
+    expect(parseArray(t.take()).map((r: { offset: number }) => r.offset)).toEqual([1]);
+  });
+
+  test("the bytes taken are a plain Uint8Array: slice() copies them", () => {
+    const t = new RecordText('"t"', ELEMENT);
+    t.add(1, 0, null, 1, "1");
+    const copy = t.take().slice();
+    t.add(9, 9, null, 9, "9");
+    expect(parseArray(copy)[0].offset).toBe(1);
+  });
+});
