@@ -44,7 +44,14 @@ export function sqlRoutes(service: SqlService, streams: StreamRegistry, docs: Ap
     method: "GET",
     path: "/api/sql/data",
     query: dataQuery,
-    response: z.object({ messages: z.array(record), offsets }),
+    response: z.object({
+      messages: z.array(record),
+      offsets,
+      /** Why the query ended: MAX_SIZE when the answer reached its 32 MiB bound. */
+      stopReason: z.string(),
+      /** Settings the server lowered to its bounds (sql.maxSize, sql.maxQueryTime), with the value applied. */
+      clampedSettings: z.record(z.string(), z.number()).optional(),
+    }),
     tags: ["sql"],
   });
   docs.describe({ method: "GET", path: "/api/sql/queries", response: z.array(runningQuery), tags: ["sql"] });
