@@ -178,6 +178,7 @@ level = "warn"
 [sql]
 maxLimit = 100000000
 maxQueriesPerUser = 4
+maxSize = "1000g"
 [[kafka.clusters]]
 name = "bench"
 bootstrapServers = "${bootstrap}"

@@ -99,6 +99,9 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     registry: config.sql.schemaRegistry ? new SchemaRegistryClient({ urls: config.sql.schemaRegistry.urls }) : null,
     maxLimit: config.sql.maxLimit,
     maxQueriesPerUser: config.sql.maxQueriesPerUser,
+    maxSizeBytes: config.sql.maxSize,
+    maxQueryTimeMs: config.sql.maxQueryTime,
+    maxQueryMemoryBytes: config.sql.maxQueryMemory,
     log: logs.logger("sql"),
   });
   const counters: HttpCounters = { requests: 0, errors: 0, totalMs: 0 };

@@ -18,6 +18,18 @@ export function parseDuration(text: string): number {
   return n * factor;
 }
 
+/** Sizes in config accept bytes as a number or text like `64m`, `256mb`, `1g` (powers of 1024). */
+export const byteSize = z.union([
+  z.number().int().positive(),
+  z
+    .string()
+    .regex(/^\s*\d+\s*(b|k|kb|m|mb|g|gb)?\s*$/i, "expected a size such as 65536, 512k, 64m or 1g")
+    .transform((text) => {
+      const m = /^\s*(\d+)\s*([a-z]*)\s*$/i.exec(text)!;
+      return Number(m[1]) * 1024 ** ({ k: 1, m: 2, g: 3 }[(m[2] ?? "").charAt(0).toLowerCase()] ?? 0);
+    }),
+]);
+
 export const ROLES = ["admin", "write", "read", "nodata"] as const;
 export type Role = (typeof ROLES)[number];
 
@@ -131,6 +143,12 @@ export const configSchema = z
         maxLimit: z.number().int().positive().default(10_000),
         /** Queries one user may run at once (429 beyond). */
         maxQueriesPerUser: z.number().int().positive().default(4),
+        /** Highest max.size a query may SET (bytes read, and bytes of the answer); a larger one is lowered to it. */
+        maxSize: byteSize.default(256 * 1024 * 1024),
+        /** Highest max.query.time a query may SET; a longer one is lowered to it. */
+        maxQueryTime: duration.default(3_600_000),
+        /** Most memory one query may hold at once (its pending answer and the values at hand); beyond it the query ends with an error. */
+        maxQueryMemory: byteSize.default(64 * 1024 * 1024),
         /** Schema registry (Confluent-compatible API) for Avro records in the registry wire format. */
         schemaRegistry: z
           .object({ urls: z.array(z.string().url()).min(1) })
@@ -138,7 +156,13 @@ export const configSchema = z
           .optional(),
       })
       .strict()
-      .default({ maxLimit: 10_000, maxQueriesPerUser: 4 }),
+      .default({
+        maxLimit: 10_000,
+        maxQueriesPerUser: 4,
+        maxSize: 256 * 1024 * 1024,
+        maxQueryTime: 3_600_000,
+        maxQueryMemory: 64 * 1024 * 1024,
+      }),
     lag: z
       .object({
         /** Consumer lag figures are reused for this long by every caller (/metrics, topics, groups). */

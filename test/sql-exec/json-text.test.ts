@@ -6,7 +6,8 @@
 import { describe, expect, test } from "bun:test";
 import { escapeJsonText, isJsonText } from "../../src/domains/sql/decoders.ts";
 import type { QueryRecord } from "../../src/domains/sql/executor.ts";
-import { RecordLines } from "../../src/domains/sql/lines.ts";
+import { RecordText } from "../../src/domains/sql/record-text.ts";
+import { RECORD_LINE } from "../../src/domains/sql/stream-answer.ts";
 
 const parses = (text: string): boolean => {
   try {
@@ -181,7 +182,7 @@ describe("isJsonText", () => {
   });
 });
 
-describe("RecordLines", () => {
+describe("RecordText with the stream's framing", () => {
   const record = (value: string, key: string | null): QueryRecord => ({
     timestamp: 17,
     partition: 2,
@@ -195,8 +196,8 @@ describe("RecordLines", () => {
   test("lines from raw JSON bytes are the lines from the text", () => {
     const values = [...VALID, `{"pad":"${"p".repeat(5000)}","q":"\\"\\\\"}`, `[\n\t"${"x".repeat(100)}\\"${"y".repeat(60)}",\r\n 1]`];
     const keys = [null, "k1", 'k"é\n', ""];
-    const fromText = new RecordLines(JSON.stringify('t"x')).build(values.map((v, i) => record(v, keys[i % keys.length]!)));
-    const raw = new RecordLines(JSON.stringify('t"x'));
+    const fromText = new RecordText(JSON.stringify('t"x'), RECORD_LINE).build(values.map((v, i) => record(v, keys[i % keys.length]!)));
+    const raw = new RecordText(JSON.stringify('t"x'), RECORD_LINE);
     for (const [i, v] of values.entries()) expect(raw.addJson(17, 2, keys[i % keys.length]!, 99, Buffer.from(v))).toBe(true);
     expect(raw.count).toBe(values.length);
     expect(text(raw.take())).toBe(text(fromText));
@@ -217,7 +218,7 @@ describe("RecordLines", () => {
   });
 
   test("a value that is not plain JSON text writes nothing", () => {
-    const lines = new RecordLines('"t"');
+    const lines = new RecordText('"t"', RECORD_LINE);
     expect(lines.addJson(1, 0, "a", 5, Buffer.from("[1]"))).toBe(true);
     for (const v of ["", "{", '"é"', "abc", '{"a":1}x']) expect(lines.addJson(1, 0, "b", 6, Buffer.from(v))).toBe(false);
     lines.add(1, 0, "c", 7, '"s"');
@@ -231,11 +232,62 @@ describe("RecordLines", () => {
   });
 
   test("grows past its buffer", () => {
-    const lines = new RecordLines('"t"');
+    const lines = new RecordText('"t"', RECORD_LINE);
     const big = `"${"z".repeat(300_000)}"`;
     for (let i = 0; i < 3; i++) expect(lines.addJson(i, 0, null, i, Buffer.from(big))).toBe(true);
     const out = text(lines.take()).split("\n\n");
     expect(out.length).toBe(4);
     for (let i = 0; i < 3; i++) expect(JSON.parse(out[i]!.slice(6)).value).toBe(big);
+  });
+});
+
+describe("RecordText with the JSON answer's framing", () => {
+  const ELEMENT = { before: "", after: "," };
+  const text = (b: Uint8Array) => Buffer.from(b).toString("utf8");
+  const parseArray = (b: Uint8Array) => JSON.parse(`[${text(b).slice(0, -1)}]`);
+
+  test("elements of an array, whatever path wrote them", () => {
+    const t = new RecordText('"t"', ELEMENT);
+    expect(t.addJson(1, 0, "a", 5, Buffer.from('{"x":1}'))).toBe(true);
+    t.add(2, 1, null, 6, '"s"');
+    expect(parseArray(t.take())).toEqual([
+      { timestamp: 1, partition: 0, key: "a", offset: 5, topic: "t", value: '{"x":1}' },
+      { timestamp: 2, partition: 1, key: null, offset: 6, topic: "t", value: '"s"' },
+    ]);
+  });
+
+  test("long value text is written as JSON.stringify writes it: ASCII from its bytes, anything else as text", () => {
+    const values = [
+      JSON.stringify({ pad: "a".repeat(10_000), q: 'say "hi" \\ there\n' }),
+      JSON.stringify({ pad: "é".repeat(5_000), emoji: "✓😀" }),
+      JSON.stringify(["\u0001\u001f", "x".repeat(5_000)]),
+      `${JSON.stringify({ a: "b".repeat(5_000) })}\n\t`,
+    ];
+    for (const value of values) {
+      const t = new RecordText('"t"', RECORD_LINE);
+      t.add(1, 0, 'k"é', 2, value);
+      const line = text(t.take());
+      expect(line).toBe(`data:1{"timestamp":1,"partition":0,"key":"k\\"é","offset":2,"topic":"t","value":${JSON.stringify(value)}}\n\n`);
+    }
+  });
+
+  test("dropLast takes back the record added last, once", () => {
+    const t = new RecordText('"t"', ELEMENT);
+    t.add(1, 0, null, 1, "1");
+    const one = t.byteLength;
+    t.add(1, 0, null, 2, "2");
+    t.dropLast();
+    t.dropLast();
+    expect(t.count).toBe(1);
+    expect(t.byteLength).toBe(one);
+    expect(parseArray(t.take()).map((r: { offset: number }) => r.offset)).toEqual([1]);
+  });
+
+  test("the bytes taken are a plain Uint8Array: slice() copies them", () => {
+    const t = new RecordText('"t"', ELEMENT);
+    t.add(1, 0, null, 1, "1");
+    const copy = t.take().slice();
+    t.add(9, 9, null, 9, "9");
+    expect(parseArray(copy)[0].offset).toBe(1);
   });
 });

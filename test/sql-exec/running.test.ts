@@ -33,7 +33,7 @@ async function held(role: "read" | "write" | "admin" = "read", signal?: AbortSig
 describe("running queries", () => {
   test("listed while running, killed by DELETE: the stream ends with isStopped", async () => {
     const res = await held();
-    await Bun.sleep(100);
+    expect(await eventually(async () => f.rt.sql.queries.size === 1)).toBe(true);
     const list = (await (await f.rt.request("/api/sql/queries", { role: "read" })).json()) as Array<{
       id: string;
       sql: string;
@@ -60,7 +60,7 @@ describe("running queries", () => {
 
   test("the admin may kill anyone's query", async () => {
     const res = await held("write");
-    await Bun.sleep(100);
+    expect(await eventually(async () => f.rt.sql.queries.size === 1)).toBe(true);
     const [one] = (await (await f.rt.request("/api/sql/queries", { role: "admin" })).json()) as Array<{ id: string }>;
     expect(await (await f.rt.request(`/api/sql/queries/${one!.id}`, { method: "DELETE", role: "admin" })).json()).toBe(true);
     expect(parseStream(await res.text()).at(-1)!.body.isStopped).toBe(true);
@@ -86,7 +86,7 @@ describe("running queries", () => {
   test("at most N queries per user at once: 429 beyond, in both answer forms", async () => {
     const aborts = [new AbortController(), new AbortController()];
     const open = [await held("read", aborts[0]!.signal), await held("read", aborts[1]!.signal)];
-    await Bun.sleep(50);
+    expect(await eventually(async () => f.rt.sql.queries.size === 2)).toBe(true);
     const third = await f.rt.request(q(`SELECT * FROM \`${big}\``), { role: "read", headers: { accept: "text/event-stream" } });
     expect(third.status).toBe(429);
     expect(((await third.json()) as { code: string }).code).toBe("TOO_MANY_REQUESTS");

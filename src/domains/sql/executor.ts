@@ -10,13 +10,16 @@
  *
  * Backpressure: nothing is fetched ahead. The Kafka read is pulled record by record through
  * this iterator, so a consumer of the events that stops pulling stops the fetching.
+ *
+ * The answer's form is not its concern: records are written into a RecordSink the answer form
+ * gives (its framing, its bounds), and handed on as bytes. The event stream and the single JSON
+ * answer are adapters over these events (stream-answer.ts, json-answer.ts).
  */
 
 import type { KafkaCluster } from "../../kafka/index.ts";
 import type { FetchedBatches } from "../../kafka/types.ts";
 import { type QueryPlan, type RecordView, resolveOffsetRange } from "../../sql/index.ts";
 import { type Decoded, DecodeError, type Decoder, decodesJsonText, decodesPlainText, isPlainText } from "./decoders.ts";
-import type { RecordLines } from "./lines.ts";
 import type { Prefilter } from "./prefilter.ts";
 
 /** One record of the answer (SPEC: Query data record). */
@@ -77,11 +80,57 @@ export interface PartitionScan {
   lastFetched: number;
 }
 
+/**
+ * Where the executor writes the records of the answer, as JSON text (see record-text.ts): the
+ * answer form (event stream, single JSON object) gives its own framing, so the executor knows
+ * neither. Bytes accumulate until take().
+ */
+export interface RecordSink {
+  /**
+   * A record whose value is the JSON text in `bytes`; false, and nothing written, when the bytes
+   * are not plain JSON text (the record is then decoded and given to add()).
+   */
+  addJson(timestamp: number, partition: number, key: string | Uint8Array | null, offset: number, bytes: Uint8Array): boolean;
+  /** A record whose value is given as JSON text. */
+  add(timestamp: number, partition: number, key: string | null, offset: number, valueJson: string): void;
+  /** Takes back the record added last (it went past a cap). */
+  dropLast(): void;
+  /** Records and bytes written since the last take(). */
+  readonly count: number;
+  readonly byteLength: number;
+  /** The bytes written since the last take(); valid until the next record is added. */
+  take(): Uint8Array;
+}
+
+/**
+ * What a query tells its answer. `records`: the bytes of `count` records, valid until the next
+ * event is pulled. `end` or `error` is the last event: `error` carries what ended the query
+ * early for a reason of the query itself (a limit of the language, the memory budget); anything
+ * else a query throws is a fault, thrown.
+ */
 export type QueryEvent =
-  | { type: "records"; records: QueryRecord[] }
-  /** With ExecuteOptions.lines: the stream lines of `records` records. */
-  | { type: "lines"; bytes: Uint8Array; records: number }
-  | { type: "end"; end: QueryEnd };
+  | { type: "records"; count: number; bytes: Uint8Array }
+  | { type: "end"; end: QueryEnd }
+  | { type: "error"; error: QueryError };
+
+/** A query stopped for what it asked of the server: its answer says why (4xx, never 500). */
+export class QueryError extends Error {
+  override readonly name = "QueryError";
+  constructor(
+    message: string,
+    /** What the single JSON answer responds with. */
+    readonly status: 400 | 413,
+    /** The error as the language threw it (a QueryLimitError may carry a position). */
+    override readonly cause?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+/** True for what the language throws when a record makes evaluation exceed one of its limits. */
+export function isQueryLimitError(err: unknown): err is Error {
+  return err instanceof Error && err.name === "QueryLimitError";
+}
 
 /** Live counters of a running query, for the statistics messages. */
 export class QueryProgress {
@@ -90,6 +139,8 @@ export class QueryProgress {
   /** Raw bytes read / returned. */
   totalSizeRead = 0;
   size = 0;
+  /** Bytes of the answer handed on (records and their framing). */
+  producedBytes = 0;
   readRecords = 0;
   scans: PartitionScan[] = [];
 }
@@ -107,14 +158,42 @@ export interface ExecuteOptions {
   /** Fired by a kill: the query ends with isStopped. */
   stopSignal?: AbortSignal;
   progress?: QueryProgress;
+  /** Where the records of the answer are written. */
+  sink: RecordSink;
   /** Largest number of records per `records` event (default 512). */
   batchSize?: number;
   /**
-   * Writes the answer as event-stream lines: `lines` events instead of `records` events. Lets
-   * `SELECT *` without a WHERE pass JSON values on from their bytes, checked but not parsed.
+   * Most bytes the answer may produce, below max.size (which bounds both what is read and what
+   * is produced): the record that would pass it is not added, and the query ends with MAX_SIZE.
    */
-  lines?: RecordLines;
+  maxOutputBytes?: number;
+  /**
+   * Most bytes the query may hold at once: the batch not yet handed on, the raw value at hand
+   * and the text computed from it. Beyond it the query ends with a QueryError (default 64 MiB).
+   */
+  maxMemoryBytes?: number;
+  /** Clock of the slices (default performance.now). */
+  now?: () => number;
+  /**
+   * Told once the query has decided to stop (time, idle, kill, client), possibly while its
+   * events are not being pulled: a consumer waiting for a slow reader can pull again at once,
+   * so the query ends and lets go of its read instead of waiting for that reader.
+   */
+  onStop?: () => void;
 }
+
+/** Records between two looks at the clock: cheap enough per record, often enough per slice. */
+const SLICE_RECORDS = 64;
+/** Evaluation gives the event loop a turn once it has run this long without one. */
+const SLICE_MS = 5;
+/** A record this large is followed by a look at the clock, whatever the count. */
+const LARGE_RECORD_BYTES = 64 * 1024;
+/** Records waiting in the sink are handed on at least this often. */
+const FLUSH_MS = 200;
+export const DEFAULT_MAX_QUERY_MEMORY = 64 * 1024 * 1024;
+
+/** A macrotask: lets timers, sockets and other requests run before evaluation goes on. */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 const EMPTY = new Uint8Array(0);
 const NULL_VALUE: Decoded = { value: null, json: "null" };
@@ -211,7 +290,14 @@ export async function planReads(
   return { ranges, ends };
 }
 
-/** Runs the plan; the last event is always `end` unless the iteration is abandoned or throws. */
+/**
+ * Runs the plan; the last event is `end` or `error` unless the iteration is abandoned or a fault
+ * is thrown.
+ *
+ * Evaluation runs in slices: every SLICE_RECORDS records (or after a large one) it looks at the
+ * clock, gives the event loop a turn once a slice has run SLICE_MS, and ends the query when
+ * max.query.time has passed. A timer alone could not stop it: no timer fires while a slice runs.
+ */
 export async function* executeQuery(
   deps: ExecutorDeps,
   plan: QueryPlan,
@@ -219,12 +305,15 @@ export async function* executeQuery(
 ): AsyncGenerator<QueryEvent, void, undefined> {
   const progress = opts.progress ?? new QueryProgress();
   const batchSize = opts.batchSize ?? 512;
+  const clock = opts.now ?? (() => performance.now());
   const { settings } = plan;
   const internal = new AbortController();
   let reason: StopReason | null = null;
   const stop = (why: StopReason) => {
-    if (reason === null) reason = why;
+    if (reason !== null) return;
+    reason = why;
     internal.abort();
+    opts.onStop?.();
   };
   const onClient = () => stop("CLIENT");
   const onKill = () => stop("STOPPED");
@@ -232,7 +321,9 @@ export async function* executeQuery(
   opts.stopSignal?.addEventListener("abort", onKill, { once: true });
   if (opts.signal.aborted) onClient();
   if (opts.stopSignal?.aborted) onKill();
+  const deadline = clock() + settings.maxQueryTimeMs;
   // setTimeout fires at once beyond 2^31-1 ms (~24.8 days): clamp a longer max.query.time.
+  // The timer ends a query that waits (for Kafka, for its reader); slices check the deadline.
   const queryTimer = setTimeout(() => stop("MAX_QUERY_TIME"), Math.min(settings.maxQueryTimeMs, 2_147_483_647));
   // Idle: no record arrived from Kafka for max.idle.time. A timer per record would cost more
   // than the rest of the loop, so a ticker compares the count of records read between ticks.
@@ -273,6 +364,13 @@ export async function* executeQuery(
       stopReason: why,
     } satisfies QueryEnd;
   };
+  const sink = opts.sink;
+  /** Hands the records in the sink on; the bytes are valid until the next pull. */
+  const batchOf = (): QueryEvent => {
+    progress.producedBytes += sink.byteLength;
+    return { type: "records", count: sink.count, bytes: sink.take() };
+  };
+  let failure: QueryError | null = null;
 
   try {
     if (plan.limit === 0) {
@@ -293,25 +391,26 @@ export async function* executeQuery(
       if (f.lastOffset > s.lastFetched) s.lastFetched = f.lastOffset;
     };
     const view = new View((partition: number) => ends.get(partition) ?? 0, deps.keyDecoder);
-    const topic = plan.topic;
     const { filter, projectionIsStar, limit } = plan;
     const maxSize = settings.maxSizeBytes;
+    // What the answer produces counts against max.size too, strictly: a record that would pass
+    // the bound is taken back, so an answer never exceeds it.
+    const maxOutput = Math.min(maxSize, opts.maxOutputBytes ?? Number.POSITIVE_INFINITY);
+    const maxMemory = opts.maxMemoryBytes ?? DEFAULT_MAX_QUERY_MEMORY;
     const prefilter = deps.prefilter ?? null;
-    const lines = opts.lines ?? null;
     // Every record matches and is shown whole: JSON text need not be parsed, only checked.
-    const rawJson = lines !== null && projectionIsStar && !plan.hasFilter && decodesJsonText(deps.valueDecoder);
+    const rawJson = projectionIsStar && !plan.hasFilter && decodesJsonText(deps.valueDecoder);
     // Keys whose text is their bytes are written as they are, not decoded.
     const rawKeys = rawJson && decodesPlainText(deps.keyDecoder);
-    const pending = () => (lines === null ? batch.length : lines.count);
     let toSkip = plan.skip;
-    let batch: QueryRecord[] = [];
-    let lastYield = Date.now();
-    /** Bytes of the records matched since the last yield: large records make small batches. */
-    let pendingBytes = 0;
+    let sliceStart = clock();
+    let lastFlush = sliceStart;
+    /** Records left before the next look at the clock. */
+    let untilCheck = SLICE_RECORDS;
 
     if (toRead.length > 0 && !internal.signal.aborted) {
       const batches = deps.cluster.consumeBatches({
-        topic,
+        topic: plan.topic,
         partitions: toRead.map((r) => ({ partition: r.partition, from: r.from, to: r.to })),
         signal: internal.signal,
         onFetch,
@@ -320,12 +419,37 @@ export async function* executeQuery(
       });
       read: for await (const fetched of batches)
         for (const raw of fetched) {
+          if (--untilCheck <= 0) {
+            untilCheck = SLICE_RECORDS;
+            const now = clock();
+            if (now >= deadline) {
+              stop("MAX_QUERY_TIME");
+              break read;
+            }
+            if (sink.count > 0 && now - lastFlush > FLUSH_MS) {
+              waitingForReader = true;
+              yield batchOf();
+              waitingForReader = false;
+              lastFlush = sliceStart = clock();
+            } else if (now - sliceStart >= SLICE_MS) {
+              await nextTurn();
+              sliceStart = clock();
+            }
+            if (reason !== null) break read;
+          }
           const keyBytes = raw.key;
           const valueBytes = raw.value ?? EMPTY;
           const bytes = (keyBytes?.byteLength ?? 0) + valueBytes.byteLength;
           const { partition, offset } = raw;
           progress.readRecords++;
           progress.totalSizeRead += bytes;
+          if (bytes >= LARGE_RECORD_BYTES) {
+            untilCheck = 1;
+            if (bytes + sink.byteLength > maxMemory) {
+              failure = overBudget(maxMemory);
+              break read;
+            }
+          }
           const min = mins[partition];
           if (min === undefined || offset < min) mins[partition] = offset;
           if ((maxs[partition] ?? -1) < offset) maxs[partition] = offset;
@@ -338,7 +462,6 @@ export async function* executeQuery(
           }
 
           let matched = false;
-          let outValue = "";
           let skipped = false;
           if (rawJson && raw.value !== null && toSkip === 0) {
             try {
@@ -349,7 +472,7 @@ export async function* executeQuery(
                 key = view.keyText();
               }
               // False for anything but plain JSON text: decoded below.
-              matched = lines!.addJson(raw.timestamp, partition, key, offset, valueBytes);
+              matched = sink.addJson(raw.timestamp, partition, key, offset, valueBytes);
             } catch (err) {
               if (!(err instanceof DecodeError)) throw err;
               progress.skippedRecords++;
@@ -375,40 +498,48 @@ export async function* executeQuery(
               if (filter(view)) {
                 if (toSkip > 0) toSkip--;
                 else {
-                  matched = true;
-                  outValue = projectionIsStar
+                  const outValue = projectionIsStar
                     ? (value.json ?? JSON.stringify(value.value) ?? "null")
                     : (JSON.stringify(plan.project(view)) ?? "null");
+                  // The text is held twice while it is written (and escaped once more).
+                  if (outValue.length >= LARGE_RECORD_BYTES) {
+                    untilCheck = 1;
+                    if (bytes + 2 * outValue.length + sink.byteLength > maxMemory) {
+                      failure = overBudget(maxMemory);
+                      break read;
+                    }
+                  }
+                  sink.add(raw.timestamp, partition, view.keyText(), offset, outValue);
+                  matched = true;
                 }
               }
-              if (matched) {
-                if (lines) lines.add(raw.timestamp, partition, view.keyText(), offset, outValue);
-                else batch.push({ timestamp: raw.timestamp, partition, key: view.keyText(), offset, topic, value: outValue });
-              }
             } catch (err) {
-              if (!(err instanceof DecodeError)) throw err;
-              progress.skippedRecords++;
-              matched = false;
+              if (err instanceof DecodeError) {
+                progress.skippedRecords++;
+                matched = false;
+              } else if (err instanceof RangeError) {
+                // A string or array past what the engine can hold: the query asked too much.
+                failure = overBudget(maxMemory, err);
+                break read;
+              } else throw err;
             }
           if (matched) {
+            if (progress.producedBytes + sink.byteLength > maxOutput) {
+              sink.dropLast();
+              stop("MAX_SIZE");
+              break read;
+            }
             progress.totalRecords++;
             progress.size += bytes;
-            pendingBytes += bytes;
             if (progress.totalRecords >= limit) {
               stop("LIMIT");
               break read;
             }
-            if (pending() >= batchSize || pendingBytes >= BATCH_MAX_BYTES || Date.now() - lastYield > 200) {
-              pendingBytes = 0;
+            if (sink.count >= batchSize || sink.byteLength >= BATCH_MAX_BYTES) {
               waitingForReader = true;
-              if (lines) yield { type: "lines", records: lines.count, bytes: lines.take() };
-              else {
-                const out = batch;
-                batch = [];
-                yield { type: "records", records: out };
-              }
+              yield batchOf();
               waitingForReader = false;
-              lastYield = Date.now();
+              lastFlush = clock();
             }
           }
           if (progress.totalSizeRead >= maxSize) {
@@ -418,15 +549,23 @@ export async function* executeQuery(
           if (reason !== null) break read;
         }
     }
-    if (pending() > 0 && reason !== "CLIENT") {
-      if (lines) yield { type: "lines", records: lines.count, bytes: lines.take() };
-      else yield { type: "records", records: batch };
+    if (sink.count > 0 && reason !== "CLIENT") yield batchOf();
+    if (failure !== null) {
+      yield { type: "error", error: failure };
+      return;
     }
     // The read can also end because its signal fired (time, idle, kill): only a clean end is the topic's end.
     yield { type: "end", end: ended() };
   } catch (err) {
     if (reason !== null && isAbort(err)) {
       yield { type: "end", end: ended() };
+      return;
+    }
+    // A record made the filter, the projection or the prefilter exceed a limit of the language:
+    // what matched before it is handed on, then why the query ends.
+    if (isQueryLimitError(err)) {
+      if (sink.count > 0 && reason !== "CLIENT") yield batchOf();
+      yield { type: "error", error: new QueryError(err.message, 400, err) };
       return;
     }
     throw err;
@@ -437,6 +576,14 @@ export async function* executeQuery(
     opts.stopSignal?.removeEventListener("abort", onKill);
     internal.abort();
   }
+}
+
+function overBudget(maxMemory: number, cause?: unknown): QueryError {
+  return new QueryError(
+    `The query needs more than ${Math.round(maxMemory / 1048576)} MiB of memory at once (the server's sql.maxQueryMemory): select fewer or smaller values`,
+    413,
+    cause,
+  );
 }
 
 function isAbort(err: unknown): boolean {

@@ -4,25 +4,31 @@
  * its event iterator to an event stream or one JSON answer.
  */
 
-import { AppError } from "../../errors.ts";
 import type { KafkaPool } from "../../kafka/index.ts";
 import type { Logger } from "../../log/logger.ts";
 import type { SchemaRegistryClient } from "../../registry/client.ts";
 import { analyze } from "../../sql/analyzer.ts";
 import {
   type Catalog,
-  compileQuery,
   DATA_FORMATS,
   type DataFormat,
+  type ExpressionNode,
   parse,
   type QueryPlan,
-  SqlError,
   type ValidationResult,
   validateSql,
 } from "../../sql/index.ts";
+import { planQuery } from "../../sql/planner.ts";
 import { DecoderFactory } from "./decoders.ts";
-import { executeQuery, type PartitionScan, type QueryEnd, type QueryEvent, QueryProgress } from "./executor.ts";
-import type { RecordLines } from "./lines.ts";
+import {
+  DEFAULT_MAX_QUERY_MEMORY,
+  executeQuery,
+  type PartitionScan,
+  type QueryEnd,
+  type QueryEvent,
+  QueryProgress,
+  type RecordSink,
+} from "./executor.ts";
 import { buildPrefilter } from "./prefilter.ts";
 import { QueryRegistry, type RunningQuery } from "./queries.ts";
 
@@ -48,7 +54,35 @@ export interface SqlServiceOptions {
   /** Highest LIMIT, and the LIMIT of a query without one. */
   maxLimit: number;
   maxQueriesPerUser: number;
+  /** Highest max.size and max.query.time a query may SET (a larger one is lowered to this). */
+  maxSizeBytes?: number;
+  maxQueryTimeMs?: number;
+  /** Most bytes one query may hold at once (see ExecuteOptions.maxMemoryBytes). */
+  maxQueryMemoryBytes?: number;
   log: Logger;
+}
+
+export const DEFAULT_MAX_SIZE = 256 * 1024 * 1024;
+export const DEFAULT_MAX_QUERY_TIME = 60 * 60 * 1000;
+
+/** Settings the server lowered to its own bound, with the value that applies. */
+export interface ClampedSettings {
+  "max.size"?: number;
+  "max.query.time"?: number;
+}
+
+/**
+ * A query parsed and analysed once, with what every later stage needs: the plan, the analysed
+ * WHERE (for the prefilter) and the instant NOW() stands for (so the prefilter and the filter
+ * agree).
+ */
+export interface CompiledQuery {
+  sql: string;
+  plan: QueryPlan;
+  where: ExpressionNode | null;
+  now: number;
+  /** Present when a setting asked for more than the server allows. */
+  clamped?: ClampedSettings;
 }
 
 /** Told about every query that ends, with what it fetched (tests of push-down, metrics). */
@@ -63,10 +97,17 @@ export interface FinishedQuery extends RunningQuery {
 /** A query that compiled and holds a slot: iterate `events(signal)` once, then it releases itself. */
 export interface PreparedQuery {
   query: RunningQuery;
+  compiled: CompiledQuery;
   plan: QueryPlan;
   progress: QueryProgress;
-  /** `lines`: the answer as event-stream lines (see ExecuteOptions). */
-  events(signal: AbortSignal, opts?: { lines?: RecordLines }): AsyncGenerator<QueryEvent, void, undefined>;
+  /**
+   * The query's events; records are written into `sink`. `maxOutputBytes`: the answer form's own
+   * bound on what it produces (below max.size).
+   */
+  events(
+    signal: AbortSignal,
+    opts: { sink: RecordSink; maxOutputBytes?: number; onStop?: () => void },
+  ): AsyncGenerator<QueryEvent, void, undefined>;
   /** Gives the slot back when the events are never iterated. */
   release(): void;
 }
@@ -79,8 +120,6 @@ function format(name: string | null | undefined): DataFormat | undefined {
 export class SqlService {
   readonly queries: QueryRegistry;
   readonly #finished = new Set<(q: FinishedQuery) => void>();
-  /** NOW() of each plan, so the prefilter evaluates conditions exactly as the filter does. */
-  readonly #compiledAt = new WeakMap<QueryPlan, number>();
 
   constructor(private readonly opts: SqlServiceOptions) {
     this.queries = new QueryRegistry(opts.maxQueriesPerUser);
@@ -111,19 +150,37 @@ export class SqlService {
     return validateSql(sql, await this.catalog(cluster), { maxLimit: this.opts.maxLimit });
   }
 
-  /** Compiles against the cluster's topics; throws SqlError for an invalid query. */
-  async compile(sql: string, cluster: string): Promise<QueryPlan> {
+  /**
+   * Parses, analyses and plans the query once, against the cluster's topics; throws SqlError for
+   * an invalid query. A max.size or max.query.time beyond the server's bounds is lowered to them.
+   */
+  async compile(sql: string, cluster: string): Promise<CompiledQuery> {
+    const catalog = await this.catalog(cluster);
     const now = Date.now();
-    const plan = compileQuery(sql, await this.catalog(cluster), { maxLimit: this.opts.maxLimit, now });
-    this.#compiledAt.set(plan, now);
-    return plan;
+    const analysed = analyze(sql, parse(sql), catalog);
+    const plan = planQuery(analysed, { maxLimit: this.opts.maxLimit, now });
+    const maxSize = this.opts.maxSizeBytes ?? DEFAULT_MAX_SIZE;
+    const maxTime = this.opts.maxQueryTimeMs ?? DEFAULT_MAX_QUERY_TIME;
+    // Lowered either way; said so only when the query asked for more (a default is no request).
+    const asked = new Set(analysed.document.settings.map((s) => s.key.toLowerCase()));
+    const clamped: ClampedSettings = {};
+    if (plan.settings.maxSizeBytes > maxSize) {
+      plan.settings = { ...plan.settings, maxSizeBytes: maxSize };
+      if (asked.has("max.size")) clamped["max.size"] = maxSize;
+    }
+    if (plan.settings.maxQueryTimeMs > maxTime) {
+      plan.settings = { ...plan.settings, maxQueryTimeMs: maxTime };
+      if (asked.has("max.query.time")) clamped["max.query.time"] = maxTime;
+    }
+    return { sql, plan, where: analysed.where, now, ...(Object.keys(clamped).length > 0 ? { clamped } : {}) };
   }
 
   /**
    * Takes a query slot for the user (TOO_MANY_REQUESTS beyond the cap) and builds the decoders.
    * Nothing is read until `events` is iterated.
    */
-  async prepare(sql: string, plan: QueryPlan, cluster: string, user: string): Promise<PreparedQuery> {
+  async prepare(compiled: CompiledQuery, cluster: string, user: string): Promise<PreparedQuery> {
+    const { plan, sql } = compiled;
     const kafka = this.opts.pool.get(cluster);
     const meta = await this.opts.formats.get(cluster, plan.topic);
     const factory = new DecoderFactory({ registry: this.opts.registry });
@@ -133,10 +190,8 @@ export class SqlService {
     const keyDecoder = factory.create(keyFormat, meta?.keySchema ?? undefined, "key");
     const valueDecoder = factory.create(valueFormat, meta?.valueSchema ?? undefined, "value");
     // Only JSON (or inferred) values can be ruled out from their bytes.
-    const prefilter =
-      valueFormat === undefined || valueFormat === "JSON"
-        ? buildPrefilter(analyze(sql, parse(sql)).where, this.#compiledAt.get(plan) ?? Date.now())
-        : null;
+    const prefilter = valueFormat === undefined || valueFormat === "JSON" ? buildPrefilter(compiled.where, compiled.now) : null;
+    const maxMemoryBytes = this.opts.maxQueryMemoryBytes ?? DEFAULT_MAX_QUERY_MEMORY;
 
     const slot = this.queries.register(user, sql);
     const progress = new QueryProgress();
@@ -145,6 +200,7 @@ export class SqlService {
     const log = this.opts.log;
     return {
       query: slot.query,
+      compiled,
       plan,
       progress,
       release: () => {
@@ -160,9 +216,13 @@ export class SqlService {
             signal,
             stopSignal: slot.killSignal,
             progress,
-            ...(opts?.lines ? { lines: opts.lines } : {}),
+            sink: opts.sink,
+            maxMemoryBytes,
+            ...(opts.maxOutputBytes !== undefined ? { maxOutputBytes: opts.maxOutputBytes } : {}),
+            ...(opts.onStop ? { onStop: opts.onStop } : {}),
           })) {
             if (ev.type === "end") end = ev.end;
+            else if (ev.type === "error") error = ev.error.message;
             yield ev;
           }
         } catch (err) {
@@ -201,12 +261,4 @@ export class SqlService {
   close(): void {
     this.queries.killAll();
   }
-}
-
-/** The stream's error message (type 3) for anything a query throws. */
-export function queryErrorPayload(err: unknown): { fromLine: number; toLine: number; fromColumn: number; toColumn: number; error: string } {
-  if (err instanceof SqlError)
-    return { fromLine: err.line, toLine: err.endLine, fromColumn: err.column, toColumn: err.endColumn, error: err.message };
-  const message = err instanceof AppError ? err.message : "Internal error while running the query";
-  return { fromLine: 0, toLine: 0, fromColumn: 0, toColumn: 0, error: message };
 }

@@ -1,0 +1,160 @@
+/**
+ * The event-stream form of a query's answer (SPEC: Query data stream): the executor's events
+ * become `data:` lines. Type 1 is a record, 2 the end record, 3 an error, 4 statistics, 0 the
+ * heartbeat. Backpressure: while the response holds bytes the socket has not taken, the query is
+ * not pulled, so nothing more is fetched; statistics and heartbeats go on meanwhile (bounded).
+ */
+
+import { AppError } from "../../errors.ts";
+import { sseResponse, sseStream } from "../../http/sse.ts";
+import { SqlError } from "../../sql/index.ts";
+import { isQueryLimitError, type QueryEnd, QueryError } from "./executor.ts";
+import { type RecordFraming, RecordText } from "./record-text.ts";
+import type { ClampedSettings, PreparedQuery } from "./service.ts";
+
+/** `data:1{...}` and its blank line. */
+export const RECORD_LINE: RecordFraming = { before: "data:1", after: "\n\n" };
+
+/** Most bytes (statistics, heartbeats) that may wait for a stream reader before it is cut off; records wait for the reader instead. */
+const STREAM_BUFFER_BYTES = 4 * 1024 * 1024;
+const HEARTBEAT_MS = 5_000;
+/** Above this RSS a query collects garbage while it waits for its reader. */
+const MEMORY_SOFT_LIMIT = 160 * 1024 * 1024;
+/** At most one collection per this many bytes of query data. */
+const MEMORY_MIN_GC_BYTES = 16 * 1024 * 1024;
+/** Statistics no more often than this. */
+const MIN_STATS_MS = 100;
+
+/** `stats` as milliseconds: older clients send seconds (values below 100). */
+export function statsIntervalMs(stats: number | undefined): number | null {
+  if (stats === undefined || stats === 0) return null;
+  return Math.max(MIN_STATS_MS, stats < 100 ? stats * 1000 : stats);
+}
+
+/** The stream's error message (type 3) for anything a query throws or ends with. */
+export function queryErrorPayload(err: unknown): { fromLine: number; toLine: number; fromColumn: number; toColumn: number; error: string } {
+  // A limit of the language met while running may name where in the query it lies.
+  const at = err instanceof QueryError && err.cause instanceof SqlError ? err.cause : err;
+  if (at instanceof SqlError)
+    return {
+      fromLine: at.line,
+      toLine: at.endLine,
+      fromColumn: at.column,
+      toColumn: at.endColumn,
+      error: err instanceof Error ? err.message : at.message,
+    };
+  const message =
+    err instanceof AppError || err instanceof QueryError || isQueryLimitError(err) ? err.message : "Internal error while running the query";
+  return { fromLine: 0, toLine: 0, fromColumn: 0, toColumn: 0, error: message };
+}
+
+const errorLine = (err: unknown) => `data:3${JSON.stringify(queryErrorPayload(err))}`;
+
+/** The end record (type 2): offsets only when asked for, and any setting the server lowered. */
+export function endBody(end: QueryEnd, withOffsets: boolean, clamped?: ClampedSettings): Record<string, unknown> {
+  const { offsets, ...rest } = end;
+  return { ...rest, ...(withOffsets ? { offsets } : {}), ...(clamped ? { clampedSettings: clamped } : {}) };
+}
+
+/** A query that did not compile: one type 3 line. */
+export function streamInvalid(err: unknown, requestSignal: AbortSignal): Response {
+  return sseResponse(
+    sseStream(
+      { heartbeat: "data:0", heartbeatMs: HEARTBEAT_MS, maxBufferedBytes: 1 << 16, errorLine: () => "", requestSignal },
+      async (w) => void w.send(errorLine(err)),
+    ),
+  );
+}
+
+export interface StreamAnswerOptions {
+  /** Milliseconds between statistics messages; null: none. */
+  statsMs: number | null;
+  /** The end record carries the offsets read. */
+  withOffsets: boolean;
+  /** The response goes straight to Bun's server (see SseOptions.sinkCopies). */
+  sinkCopies: boolean;
+  requestSignal: AbortSignal;
+  /** Called once the stream is closed, however it ended. */
+  onClose(): void;
+}
+
+export function streamAnswer(prepared: PreparedQuery, opts: StreamAnswerOptions): Response {
+  const { plan, progress, compiled } = prepared;
+  const records = new RecordText(JSON.stringify(plan.topic), RECORD_LINE);
+  const body = sseStream(
+    {
+      heartbeat: "data:0",
+      heartbeatMs: HEARTBEAT_MS,
+      maxBufferedBytes: STREAM_BUFFER_BYTES,
+      errorLine,
+      // Lets the record lines be written from one reused buffer (see RecordText.take()).
+      sinkCopies: opts.sinkCopies,
+      requestSignal: opts.requestSignal,
+      onClose: () => opts.onClose(),
+    },
+    async (w) => {
+      let collectedAt = 0;
+      // Set once the query stops (time, kill): it no longer waits for its reader to end.
+      let stopped = false;
+      let wakeOnStop: (() => void) | null = null;
+      const onStop = () => {
+        stopped = true;
+        wakeOnStop?.();
+      };
+      const timer =
+        opts.statsMs === null
+          ? undefined
+          : setInterval(
+              () =>
+                w.send(
+                  `data:4${JSON.stringify({
+                    totalRecords: progress.totalRecords,
+                    recordsSkipped: progress.skippedRecords,
+                    recordsLimit: plan.limit,
+                    totalBytes: progress.size,
+                    maxSize: plan.settings.maxSizeBytes,
+                    // Both what is read and what is produced count against max.size.
+                    currentSize: Math.max(progress.totalSizeRead, progress.producedBytes),
+                  })}`,
+                ),
+              opts.statsMs,
+            );
+      try {
+        for await (const ev of prepared.events(w.signal, { sink: records, onStop })) {
+          if (w.signal.aborted) break;
+          if (ev.type === "end") {
+            w.send(`data:2${JSON.stringify(endBody(ev.end, opts.withOffsets, compiled.clamped))}`);
+            break;
+          }
+          if (ev.type === "error") {
+            w.send(errorLine(ev.error));
+            break;
+          }
+          // Backpressure: while the response still holds bytes the socket would not take, wait
+          // for the reader; the query is not pulled meanwhile, so nothing more is fetched.
+          if (w.buffered > 0) {
+            // JSC grows the heap well before it collects, and a long query makes garbage fast.
+            // Waiting for a slow reader is free time: collect then, when memory is past the
+            // soft limit. A reader that keeps up never waits, and pays nothing.
+            const churn = progress.totalSizeRead + progress.size;
+            if (churn - collectedAt > MEMORY_MIN_GC_BYTES && process.memoryUsage.rss() > MEMORY_SOFT_LIMIT) {
+              collectedAt = churn;
+              Bun.gc(false);
+            }
+            if (!stopped)
+              await new Promise<void>((resolve) => {
+                wakeOnStop = resolve;
+                void w.drained().then(resolve);
+              });
+            wakeOnStop = null;
+          }
+          if (w.signal.aborted) break;
+          w.sendBytes(ev.bytes);
+        }
+      } finally {
+        if (timer) clearInterval(timer);
+      }
+    },
+  );
+  return sseResponse(body);
+}

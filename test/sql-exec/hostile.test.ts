@@ -1,0 +1,472 @@
+/**
+ * Queries written to starve the server: large values, long LIKE patterns, nested REPLACE, many
+ * projections of the whole value. While each runs, another request is made every 20 ms: every
+ * one must be answered within 100 ms, the process may grow by at most RSS_BOUND, every answer
+ * stays within its caps, and every query ends with an end record or an explicit error (never a
+ * hang, never a 500).
+ *
+ * The LIKE and REPLACE cases need the language's own limits (linear LIKE, caps on computed
+ * values, which throw QueryLimitError): without them one record's evaluation alone runs for
+ * seconds and gigabytes, which no executor can interrupt. They run once src/sql exports
+ * QueryLimitError.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { DecoderFactory } from "../../src/domains/sql/decoders.ts";
+import { executeQuery, type QueryEvent } from "../../src/domains/sql/executor.ts";
+import { JSON_ANSWER_MAX_BYTES } from "../../src/domains/sql/json-answer.ts";
+import { RecordText } from "../../src/domains/sql/record-text.ts";
+import type { CompiledQuery } from "../../src/domains/sql/service.ts";
+import { RECORD_LINE } from "../../src/domains/sql/stream-answer.ts";
+import * as language from "../../src/sql/index.ts";
+import { q, sqlFixture } from "./helpers.ts";
+
+const languageBounded = "QueryLimitError" in language;
+
+/**
+ * How much the process may grow while a hostile query runs, over a baseline taken after a full
+ * collection (the process holds the client too, with its copy of every answer). The defects
+ * this guards against grew the process by gigabytes.
+ */
+const RSS_BOUND = 300 * 1024 * 1024;
+/** An answer to the polled request later than this (counted from when it was due) is late. */
+const MAX_LATENCY_MS = 100;
+/**
+ * Share of polls that may be late. The tests run on shared machines (two cores, load often
+ * above 10) where the OS alone delays a poll of an idle process past 100 ms now and then: a
+ * starving query makes every poll during it late, a busy machine a few.
+ */
+const LATE_SHARE = 0.05;
+/** No poll may be later than this, whatever the machine: one blocked slice of evaluation. */
+const NEVER_LATER_MS = 500;
+const POLL_MS = 20;
+
+const f = sqlFixture();
+/** A few records whose value is a 200 kB JSON object. */
+let large: string;
+/** Many records of 20 kB. */
+let many: string;
+const LARGE_VALUE = JSON.stringify({ pad: "a".repeat(200_000) });
+const MANY_VALUE = JSON.stringify({ pad: "b".repeat(20_000) });
+
+beforeAll(async () => {
+  large = await f.topic("hostile-large");
+  await f.produce(
+    large,
+    Array.from({ length: 8 }, (_, i) => ({ key: `k${i}`, value: LARGE_VALUE })),
+    1,
+  );
+  many = await f.topic("hostile-many");
+  await f.produce(
+    many,
+    Array.from({ length: 200 }, (_, i) => ({ key: `k${i}`, value: MANY_VALUE })),
+    20,
+  );
+});
+
+interface Watched {
+  /** Runs of the work. */
+  runs: number;
+  /** How late each poll was answered, from when it was due. */
+  latencies: number[];
+  rssGrowth: number;
+}
+
+/** Polls to take at least while the work runs (the work is run again until then). */
+const MIN_POLLS = 30;
+
+/**
+ * Runs `work`, again and again until MIN_POLLS polls were taken, while GET /api/auth is asked
+ * every POLL_MS: answers how late each answer came (from when it was due, so a blocked event
+ * loop counts even if the timer fired late) and how much RSS grew over the baseline. Each
+ * answer is given to `check` and let go. Between runs the test checks the answer and collects
+ * garbage itself (the collector is lazy: the garbage of several answers would add up); a poll
+ * that waited for that work of the test is not counted.
+ */
+async function watched<T>(work: () => Promise<T>, check: (result: T) => void, minPolls = MIN_POLLS): Promise<Watched> {
+  Bun.gc(true);
+  const baseline = process.memoryUsage().rss;
+  let peak = baseline;
+  const latencies: number[] = [];
+  let done = false;
+  /** When the test did its own work: polls overlapping it are not the server's delay. */
+  const own: Array<[number, number]> = [];
+  const token = await f.rt.token("read");
+  const poller = (async () => {
+    let due = performance.now();
+    while (!done) {
+      const res = await f.rt.request("/api/auth", { token });
+      await res.arrayBuffer();
+      expect(res.status).toBe(200);
+      const now = performance.now();
+      if (!own.some(([from, to]) => from < now && to > due)) latencies.push(now - due);
+      peak = Math.max(peak, process.memoryUsage().rss);
+      due = now + POLL_MS;
+      await Bun.sleep(POLL_MS);
+    }
+  })();
+  let runs = 0;
+  try {
+    for (;;) {
+      const result = await work();
+      runs++;
+      peak = Math.max(peak, process.memoryUsage().rss);
+      const from = performance.now();
+      check(result);
+      const last = latencies.length >= minPolls;
+      if (!last) Bun.gc(true);
+      own.push([from, performance.now()]);
+      if (last) break;
+    }
+  } finally {
+    done = true;
+    await poller;
+  }
+  return { runs, latencies, rssGrowth: peak - baseline };
+}
+
+interface StreamRead {
+  status: number;
+  records: number;
+  /** Bytes of the record lines (type 1), with their blank lines. */
+  recordBytes: number;
+  end?: Record<string, unknown>;
+  error?: { error: string };
+  /** Lines other than heartbeats, records and statistics (there should be none). */
+  other: string[];
+}
+
+const NEWLINE = 0x0a;
+
+/**
+ * Reads a query's event stream to its end without keeping it. The reader runs in this process,
+ * beside the server, so it must cost little: line ends are found natively, and of a record line
+ * only its first bytes are looked at. Lines hold no newline (their JSON escapes it).
+ */
+async function readStream(sql: string): Promise<StreamRead> {
+  const res = await f.rt.request(q(sql), { role: "read", headers: { accept: "text/event-stream" } });
+  const out: StreamRead = { status: res.status, records: 0, recordBytes: 0, other: [] };
+  if (res.status !== 200) {
+    await res.arrayBuffer();
+    return out;
+  }
+  // The line at hand: its length, and its bytes while they may be needed (all but records).
+  let length = 0;
+  let kept: Buffer[] = [];
+  let keeping = true;
+  const finish = () => {
+    const text = keeping ? Buffer.concat(kept).toString("utf8") : "";
+    if (!keeping) {
+      out.records++;
+      out.recordBytes += length + 2;
+    } else if (text.startsWith("data:2")) out.end = JSON.parse(text.slice(6));
+    else if (text.startsWith("data:3")) out.error = JSON.parse(text.slice(6));
+    else if (text !== "data:0" && !text.startsWith("data:4")) out.other.push(text.slice(0, 200));
+    length = 0;
+    kept = [];
+    keeping = true;
+  };
+  const reader = res.body!.getReader();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    const buf = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+    let at = 0;
+    while (at < buf.length) {
+      const nl = buf.indexOf(NEWLINE, at);
+      const end = nl < 0 ? buf.length : nl;
+      if (end > at) {
+        if (keeping) {
+          kept.push(Buffer.from(buf.subarray(at, end)));
+          // A record line is only counted: its bytes are let go once its type is known.
+          if (length + end - at >= 6 && Buffer.concat(kept).subarray(0, 6).toString() === "data:1") {
+            keeping = false;
+            kept = [];
+          }
+        }
+        length += end - at;
+      }
+      if (nl < 0) break;
+      if (length > 0) finish();
+      at = nl + 1;
+    }
+  }
+  if (length > 0) finish();
+  return out;
+}
+
+interface JsonRead {
+  status: number;
+  bytes: Uint8Array;
+}
+
+/** The JSON answer's bytes: parsed after the watch (parsing 32 MiB here would block the poller). */
+async function readJson(sql: string): Promise<JsonRead> {
+  const res = await f.rt.request(q(sql), { role: "read", headers: { accept: "application/json" } });
+  return { status: res.status, bytes: new Uint8Array(await res.arrayBuffer()) };
+}
+
+function expectResponsive(w: Watched): void {
+  expect(w.latencies.length).toBeGreaterThan(0);
+  const late = w.latencies.filter((ms) => ms > MAX_LATENCY_MS);
+  expect(late.length).toBeLessThanOrEqual(Math.floor(w.latencies.length * LATE_SHARE));
+  expect(Math.max(...w.latencies)).toBeLessThan(NEVER_LATER_MS);
+  expect(w.rssGrowth).toBeLessThan(RSS_BOUND);
+}
+
+/** A stream that ended within max.size of produced bytes, or with an explicit error. */
+function expectStreamEnded(s: StreamRead, maxSize: number): void {
+  expect(s.status).toBe(200);
+  expect(s.other).toEqual([]);
+  expect(s.end !== undefined || s.error !== undefined).toBe(true);
+  if (s.error) expect(s.error.error).not.toContain("Internal error");
+  expect(s.recordBytes).toBeLessThanOrEqual(maxSize);
+}
+
+/** A JSON answer within its cap, or a 4xx with a message (never a 500); answers its body. */
+function expectJsonEnded(j: JsonRead): Record<string, unknown> {
+  expect(j.bytes.byteLength).toBeLessThanOrEqual(JSON_ANSWER_MAX_BYTES);
+  const body = JSON.parse(new TextDecoder().decode(j.bytes)) as Record<string, unknown>;
+  if (j.status === 200) expect(typeof body.stopReason).toBe("string");
+  else {
+    expect(j.status).toBeGreaterThanOrEqual(400);
+    expect(j.status).toBeLessThan(500);
+    expect(typeof body.message).toBe("string");
+  }
+  return body;
+}
+
+const projections = (n: number) => Array.from({ length: n }, (_, i) => `_value AS v${i}`).join(", ");
+
+describe("hostile queries leave the server responsive", () => {
+  test("regression: 150 projections of _value produced a 280 MiB JSON answer past the 32 MiB cap (64 projections, many records)", async () => {
+    const w = await watched(
+      () => readJson(`SET max.size = 256m; SELECT ${projections(64)} FROM \`${many}\``),
+      (r) => {
+        const body = expectJsonEnded(r);
+        // Past the language's cap on projections an error is as good as a bounded answer.
+        if (r.status === 200) expect(body.stopReason).toBe("MAX_SIZE");
+      },
+    );
+    expectResponsive(w);
+  }, 60_000);
+
+  test("regression: projections of a large value produced more than max.size in the stream form", async () => {
+    const w = await watched(
+      () => readStream(`SET max.size = 64m; SELECT ${projections(64)} FROM \`${many}\``),
+      (r) => {
+        expectStreamEnded(r, 64 * 1024 * 1024);
+        if (r.end) expect(r.end.stopReason).toBe("MAX_SIZE");
+      },
+    );
+    expectResponsive(w);
+  }, 60_000);
+
+  // One such record is 12.8 MB of answer, built by one synchronous JSON.stringify: no executor can
+  // slice inside it. Its bounds are the language's (64 projections) and the memory budget; what
+  // the executor guarantees is that the query ends within the caps and memory stays bounded.
+  test("64 projections of a 200 kB value: every answer within its caps, memory bounded", async () => {
+    const sql = `SELECT ${projections(64)} FROM \`${large}\``;
+    const s = await watched(
+      () => readStream(sql),
+      (r) => expectStreamEnded(r, 20 * 1024 * 1024),
+      0,
+    );
+    expect(s.rssGrowth).toBeLessThan(RSS_BOUND);
+    const j = await watched(
+      () => readJson(sql),
+      (r) => void expectJsonEnded(r),
+      0,
+    );
+    expect(j.rssGrowth).toBeLessThan(RSS_BOUND);
+  }, 60_000);
+
+  test.skipIf(!languageBounded)(
+    "regression: a LIKE with a long pattern on a 200 kB value blocked every request for seconds",
+    async () => {
+      const sql = `SELECT _meta.offset FROM \`${large}\` WHERE pad LIKE '%${"a".repeat(5_000)} b'`;
+      expectResponsive(
+        await watched(
+          () => readStream(sql),
+          (r) => expectStreamEnded(r, 20 * 1024 * 1024),
+        ),
+      );
+      expectResponsive(
+        await watched(
+          () => readJson(sql),
+          (r) => void expectJsonEnded(r),
+        ),
+      );
+    },
+    60_000,
+  );
+
+  test.skipIf(!languageBounded)(
+    "regression: eight nested REPLACE grew the process by gigabytes",
+    async () => {
+      let expr = "pad";
+      for (let i = 0; i < 8; i++) expr = `REPLACE(${expr}, 'a', 'aaaa')`;
+      const sql = `SELECT ${expr} AS r FROM \`${large}\``;
+      expectResponsive(
+        await watched(
+          () => readStream(sql),
+          (r) => expectStreamEnded(r, 20 * 1024 * 1024),
+        ),
+      );
+      expectResponsive(
+        await watched(
+          () => readJson(sql),
+          (r) => void expectJsonEnded(r),
+        ),
+      );
+    },
+    60_000,
+  );
+});
+
+describe("limits of the language met while running", () => {
+  /** Makes the projection of queries naming `marker` throw what the language throws at a limit. */
+  function throwingProjection(marker: string): () => void {
+    const sql = f.rt.sql;
+    const compile = sql.compile.bind(sql);
+    sql.compile = async (text: string, cluster: string): Promise<CompiledQuery> => {
+      const compiled = await compile(text, cluster);
+      if (!text.includes(marker)) return compiled;
+      let calls = 0;
+      const project = compiled.plan.project;
+      compiled.plan = {
+        ...compiled.plan,
+        project: (r) => {
+          if (++calls === 3)
+            throw Object.assign(new Error("A computed value is longer than 1048576 characters"), { name: "QueryLimitError" });
+          return project(r);
+        },
+      };
+      return compiled;
+    };
+    return () => {
+      sql.compile = compile;
+    };
+  }
+
+  test("a QueryLimitError while compiling is a type 3 line, and a 400 with the validation object in the JSON form", async () => {
+    const sql = f.rt.sql;
+    const compile = sql.compile.bind(sql);
+    sql.compile = async () => {
+      throw Object.assign(new Error("A query may select at most 64 columns"), { name: "QueryLimitError" });
+    };
+    try {
+      const query = `SELECT pad FROM \`${many}\``;
+      const s = await readStream(query);
+      expect(s.status).toBe(200);
+      expect(s.records).toBe(0);
+      expect(s.error?.error).toBe("A query may select at most 64 columns");
+      const j = await readJson(query);
+      expect(j.status).toBe(400);
+      expect(expectJsonEnded(j)).toMatchObject({ isValid: false, error_code: 400, message: "A query may select at most 64 columns" });
+    } finally {
+      sql.compile = compile;
+    }
+  });
+
+  test("a QueryLimitError ends the stream with its message after the records before it, and is a 400 in the JSON form", async () => {
+    const restore = throwingProjection("limit_marker");
+    try {
+      const sql = `SELECT pad AS limit_marker FROM \`${many}\``;
+      const s = await readStream(sql);
+      expect(s.status).toBe(200);
+      expect(s.records).toBe(2);
+      expect(s.end).toBeUndefined();
+      expect(s.error?.error).toBe("A computed value is longer than 1048576 characters");
+      const j = await readJson(sql);
+      expect(j.status).toBe(400);
+      expect(expectJsonEnded(j)).toMatchObject({
+        isValid: false,
+        error_code: 400,
+        message: "A computed value is longer than 1048576 characters",
+      });
+      expect(f.rt.sql.queries.size).toBe(0);
+    } finally {
+      restore();
+    }
+  });
+});
+
+describe("max.query.time", () => {
+  test("regression: a timer alone could not end a query whose evaluation never yields: the slices check the deadline", async () => {
+    // The query may run for an hour by its timer; after the fifth record the slices' clock says
+    // the hour is over. Records of 80 kB of answer each are followed by a look at the clock.
+    const compiled = await f.rt.sql.compile(`SET max.query.time = 1h; SELECT ${projections(4)} FROM \`${many}\``, "local");
+    let now = 0;
+    const sink = new RecordText('"t"', RECORD_LINE);
+    const add = sink.add.bind(sink);
+    let added = 0;
+    sink.add = (...args) => {
+      add(...args);
+      if (++added === 5) now += 3_600_000;
+    };
+    const factory = new DecoderFactory({ registry: null });
+    const events: QueryEvent["type"][] = [];
+    let end: Record<string, unknown> | undefined;
+    for await (const ev of executeQuery(
+      {
+        cluster: f.rt.kafka.default(),
+        keyDecoder: factory.create(undefined, undefined, "key"),
+        valueDecoder: factory.create(undefined, undefined, "value"),
+      },
+      compiled.plan,
+      { signal: new AbortController().signal, sink, now: () => now },
+    )) {
+      events.push(ev.type);
+      if (ev.type === "end") end = { ...ev.end };
+    }
+    expect(events.at(-1)).toBe("end");
+    expect(end).toMatchObject({ stopReason: "MAX_QUERY_TIME", isTimeRemaining: false, totalRecords: 5 });
+    expect(f.rt.kafka.default().openReads()).toBe(0);
+  });
+
+  test("a query of large values stops at its max.query.time though each record is slow", async () => {
+    const t0 = performance.now();
+    const s = await readStream(`SET max.query.time = 200ms; SET max.size = 256m; SELECT ${projections(64)} FROM \`${many}\``);
+    expect(s.end).toMatchObject({ stopReason: "MAX_QUERY_TIME" });
+    expect(performance.now() - t0).toBeLessThan(5_000);
+  });
+});
+
+describe("memory budget", () => {
+  const g = sqlFixture({ sql: { maxQueryMemory: "2m" } });
+  let topic: string;
+  beforeAll(async () => {
+    topic = await g.topic("budget");
+    await g.produce(
+      topic,
+      Array.from({ length: 4 }, () => ({ value: MANY_VALUE })),
+    );
+  });
+  afterAll(() => {});
+
+  test("regression: a query could hold any amount of memory; past sql.maxQueryMemory it ends with an explicit error", async () => {
+    const sql = `SELECT ${projections(64)} FROM \`${topic}\``;
+    const res = await g.rt.request(q(sql), { role: "read", headers: { accept: "text/event-stream" } });
+    const text = await res.text();
+    expect(res.status).toBe(200);
+    const error = text.split("\n\n").find((l) => l.startsWith("data:3"));
+    expect(error).toBeDefined();
+    expect(JSON.parse(error!.slice(6)).error).toContain("sql.maxQueryMemory");
+    expect(text).not.toContain("data:2");
+
+    const j = await g.rt.request(q(sql), { role: "read", headers: { accept: "application/json" } });
+    expect(j.status).toBe(413);
+    expect(((await j.json()) as { message: string }).message).toContain("sql.maxQueryMemory");
+    expect(g.rt.sql.queries.size).toBe(0);
+  });
+
+  test("a query within the budget runs as before", async () => {
+    const res = await g.rt.request(q(`SELECT ${projections(4)} FROM \`${topic}\``), {
+      role: "read",
+      headers: { accept: "text/event-stream" },
+    });
+    const text = await res.text();
+    expect(text.split("\n\n").filter((l) => l.startsWith("data:1"))).toHaveLength(4);
+    expect(text).toContain('"stopReason":"END"');
+  });
+});
