@@ -139,7 +139,7 @@ describe("stop reasons", () => {
       headers: { accept: "text/event-stream" },
     });
     // Nothing is read: the query ends on its own (slot and Kafka read released), not when read.
-    expect(await eventually(async () => f.rt.sql.queries.size === 0 && f.rt.kafka.default().openReads() === 0, 10_000)).toBe(true);
+    expect(await eventually(async () => f.rt.sql.queries.size === 0 && f.rt.kafka.default().stats().openReads === 0, 10_000)).toBe(true);
     expect(performance.now() - t0).toBeGreaterThanOrEqual(790);
     const lines = parseStream(await res.text());
     expect(lines.at(-1)!.body).toMatchObject({ isTimeRemaining: false, stopReason: "MAX_QUERY_TIME" });
