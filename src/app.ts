@@ -200,7 +200,7 @@ export function assertRoutesCovered(app: Hono<AppEnv>, rules: Map<string, Access
  * the app serves: a declared route no group serves, or a route served under a declaration
  * the table does not list, fails start-up. Test-only routes are the exception.
  */
-function assertTableServed(served: readonly AccessRule[], testOnly: readonly AccessRule[]): void {
+export function assertTableServed(served: readonly AccessRule[], testOnly: readonly AccessRule[]): void {
   const servedSet = new Set(served);
   const unserved = ACCESS_RULES.filter((r) => !servedSet.has(r));
   const table = new Set(ACCESS_RULES);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createApp } from "../../src/app.ts";
+import { assertTableServed, createApp } from "../../src/app.ts";
 import { ROLES, type Role } from "../../src/config/schema.ts";
 import { type AccessRule, LEVEL_ROLES, ruleKey } from "../../src/http/access.ts";
 import { ACCESS_RULES } from "../../src/routes.ts";
@@ -343,5 +343,14 @@ describe("role matrix", () => {
         extraRoutes: (group) => group.get("/api/not-in-the-table", (c) => c.text("x")),
       }),
     ).toThrow("Routes without an access rule: GET /api/not-in-the-table");
+  });
+
+  test("the access table and the served routes cannot differ", () => {
+    // A declared route that no group serves.
+    expect(() => assertTableServed(ACCESS_RULES.slice(1), [])).toThrow("Routes in the access table that nothing serves: POST /api/login");
+    // A route served under a declaration the table does not list (even one with the same path).
+    expect(() => assertTableServed([...ACCESS_RULES, { ...ACCESS_RULES[0]!, level: "nodata" }], [])).toThrow(
+      "Routes served but missing from the access table (src/routes.ts): POST /api/login",
+    );
   });
 });
