@@ -1,6 +1,6 @@
 import { createRoute, OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
 import type { Context, Handler, MiddlewareHandler, Next } from "hono";
-import type { z } from "zod";
+import { z } from "zod";
 import { AppError } from "../errors.ts";
 import { type AccessRule, type Level, rolesText } from "./access.ts";
 import type { AppEnv } from "./context.ts";
@@ -50,6 +50,16 @@ export function defineRoute<
   B extends z.ZodType | undefined = undefined,
 >(spec: RouteSpec<P, Q, B>): ApiRoute<P, Q, B> {
   const { params, query, body } = spec.request ?? {};
+  // The path's parameters and the params schema name the same fields, or the route is not declared.
+  const inPath = spec.path
+    .split("/")
+    .filter((s) => s.startsWith("{") && s.endsWith("}"))
+    .map((s) => s.slice(1, -1));
+  const inSchema = params instanceof z.ZodObject ? Object.keys(params.shape) : [];
+  if (inPath.join() !== inSchema.join())
+    throw new Error(
+      `${spec.method} ${spec.path}: path parameters (${inPath.join(", ")}) differ from its params schema (${inSchema.join(", ")})`,
+    );
   const config = createRoute({
     method: spec.method.toLowerCase() as Lowercase<AccessRule["method"]>,
     path: spec.path,

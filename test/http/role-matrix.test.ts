@@ -3,6 +3,7 @@ import { z } from "zod";
 import { assertTableServed, createApp } from "../../src/app.ts";
 import { ROLES, type Role } from "../../src/config/schema.ts";
 import { type AccessRule, LEVEL_ROLES, ruleKey } from "../../src/http/access.ts";
+import { defineRoute } from "../../src/http/route.ts";
 import { ACCESS_RULES, ROUTES } from "../../src/routes.ts";
 import { uniqueTopic } from "../cluster/cluster.ts";
 import { ROLE_USERS, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
@@ -369,6 +370,14 @@ describe("role matrix", () => {
         extraRoutes: (group) => group.get("/api/not-in-the-table", (c) => c.text("x")),
       }),
     ).toThrow("Routes without an access rule: GET /api/not-in-the-table");
+  });
+
+  test("a route whose path and params schema name different parameters cannot be declared", () => {
+    const declare = (path: string, params?: z.ZodObject) =>
+      defineRoute({ method: "GET", path, level: "nodata", summary: "t", tags: ["test"], request: params ? { params } : {}, responses: {} });
+    expect(() => declare("/api/x/{a}", z.object({ b: z.string() }))).toThrow("path parameters (a) differ from its params schema (b)");
+    expect(() => declare("/api/x/{a}")).toThrow("path parameters (a) differ from its params schema ()");
+    expect(declare("/api/x/{a}/{b}", z.object({ a: z.string(), b: z.string() })).access.path).toBe("/api/x/:a/:b");
   });
 
   test("the access table and the served routes cannot differ", () => {
