@@ -1,11 +1,12 @@
 /**
- * Prints the role table (from src/http/access.ts) as Markdown, or with --write puts it
+ * Prints the role table (the access rules of the route declarations, src/routes.ts) as Markdown, or with --write puts it
  * into README.md between the role-table markers. A test checks the README is current.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROLES } from "../src/config/schema.ts";
-import { ACCESS_RULES, LEVEL_ROLES } from "../src/http/access.ts";
+import { LEVEL_ROLES } from "../src/http/access.ts";
+import { ACCESS_RULES } from "../src/routes.ts";
 
 export const BEGIN = "<!-- role-table:begin -->";
 export const END = "<!-- role-table:end -->";

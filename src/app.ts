@@ -1,4 +1,5 @@
-import { Hono } from "hono";
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context, Hono, Next } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { compress } from "hono/compress";
 import type { Config } from "./config/schema.ts";
@@ -22,17 +23,19 @@ import type { SqlService } from "./domains/sql/service.ts";
 import { topicRoutes } from "./domains/topics/routes.ts";
 import type { TopicService } from "./domains/topics/service.ts";
 import { AppError } from "./errors.ts";
-import { ACCESS_RULES, type AccessRule, indexRules, patternRegex, ruleKey } from "./http/access.ts";
+import { type AccessRule, indexRules, LEGACY_RULES, ruleKey } from "./http/access.ts";
 import type { AppEnv } from "./http/context.ts";
 import { errorBody } from "./http/errors.ts";
 import { securityHeaders } from "./http/headers.ts";
 import { accessLog, authorize, type HttpCounters, requestId } from "./http/middleware.ts";
-import { ApiDocs, openApiDocument } from "./http/openapi.ts";
+import { ApiDocs, openApiDocument, openApiRoute } from "./http/openapi.ts";
+import { guarded, RouteGroup } from "./http/route.ts";
 import type { StreamRegistry } from "./http/sse.ts";
 import type { KafkaPool } from "./kafka/index.ts";
 import type { LagEngine } from "./lag/engine.ts";
 import type { LogHub } from "./log/logger.ts";
-import { uiRoutes } from "./ui/routes.ts";
+import { ACCESS_RULES } from "./routes.ts";
+import { uiApi, uiRoutes } from "./ui/routes.ts";
 import { VERSION } from "./version.ts";
 
 /**
@@ -58,20 +61,33 @@ export interface AppDeps {
   lag: LagEngine;
   counters: HttpCounters;
   startedAt: number;
-  /** Test overrides only: replaces the access table (tests of the middleware itself). */
-  rules?: AccessRule[];
-  /** Test overrides only: extra routes mounted under /api (tests of the middleware itself). */
-  extraApi?: (app: Hono<AppEnv>) => void;
+  /**
+   * Test overrides only: extra routes (tests of the middleware itself), declared with
+   * `defineRoute` and served through `handle` like every other route.
+   */
+  extraRoutes?: (group: RouteGroup) => void;
 }
+
+/** The methods routes are declared with, for the Allow header of a 405. */
+const METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH"] as const;
 
 /** Builds the whole HTTP app from its dependencies. No globals: tests build their own. */
 export function createApp(deps: AppDeps): Hono<AppEnv> {
-  const rulesList = deps.rules ?? ACCESS_RULES;
-  const rules = indexRules(rulesList);
   const log = deps.logs.logger("http");
   const counters = deps.counters;
-  const docs = new ApiDocs();
-  const app = new Hono<AppEnv>();
+  const app = new OpenAPIHono<AppEnv>();
+
+  // x-service-cluster picks one of the configured clusters for an /api route; the default
+  // otherwise. Checked after the access check, inside the audited part.
+  const selectCluster = async (rule: AccessRule, c: Context<AppEnv>, next: Next) => {
+    if (rule.path.startsWith("/api/")) {
+      const name = c.req.header("x-service-cluster");
+      if (name !== undefined && !deps.clusters.names().includes(name)) throw new AppError("NOT_FOUND", `Unknown cluster '${name}'`);
+      c.set("cluster", name ?? deps.clusters.defaultName());
+    }
+    await next();
+  };
+  const guard = authorize({ auth: deps.auth, audit: deps.audit, afterChecks: selectCluster });
 
   app.use("*", requestId());
   app.use("*", securityHeaders());
@@ -89,56 +105,59 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.use("*", async (c, next) => {
     c.set("session", undefined);
     c.set("auditContent", undefined);
-    await next();
-  });
-  app.use("*", authorize({ rules, auth: deps.auth, audit: deps.audit }));
-  app.use("/api/*", async (c, next) => {
-    // x-service-cluster picks one of the configured clusters; the default otherwise.
-    const name = c.req.header("x-service-cluster");
-    if (name !== undefined && !deps.clusters.names().includes(name)) throw new AppError("NOT_FOUND", `Unknown cluster '${name}'`);
-    c.set("cluster", name ?? deps.clusters.defaultName());
+    c.set("rule", undefined);
+    c.set("guard", guard);
     await next();
   });
 
-  const api = new Hono<AppEnv>();
-  api.route("/", authRoutes(deps.auth, docs));
-  api.route(
-    "/",
-    healthRoutes(
-      {
-        probe: deps.clusters,
-        storeCheck: async () => void deps.store.sqlite.query("SELECT 1").get(),
-        version: VERSION,
-        startedAt: deps.startedAt,
-      },
-      docs,
-    ),
+  /** The rules of every route served, from the groups that handle them. */
+  const served: AccessRule[] = [];
+  const mount = (group: RouteGroup) => {
+    app.route("/", group);
+    served.push(...group.rules);
+  };
+
+  mount(authRoutes(deps.auth));
+  mount(
+    healthRoutes({
+      probe: deps.clusters,
+      storeCheck: async () => void deps.store.sqlite.query("SELECT 1").get(),
+      version: VERSION,
+      startedAt: deps.startedAt,
+    }),
   );
-  api.route("/", auditRoutes(deps.audit, deps.streams, docs));
-  api.route("/", sqlRoutes(deps.sql, deps.streams, docs));
-  api.route("/", logRoutes(deps.logs, docs));
+  const service = new RouteGroup();
+  const legacyDocs = new ApiDocs();
   let openapi: Record<string, unknown> | undefined;
-  api.get("/openapi.json", (c) => c.json((openapi ??= openApiDocument(rulesList, docs, VERSION))));
-  deps.extraApi?.(api);
-  api.route("/", topicRoutes(deps.topics, docs));
-  api.route("/", metadataRoutes(deps.metadata, docs));
-  api.route("/", consumerRoutes(deps.consumers, docs));
-  api.route("/", alertRoutes(deps.notifications, docs));
-  app.route(
-    "/",
-    metricsRoutes({ pool: deps.kafka, lag: deps.lag, counters, openStreams: () => deps.streams.total, startedAt: deps.startedAt }, docs),
-  );
-  app.route("/api", api);
-  app.route("/", uiRoutes());
+  service.handle(openApiRoute, (c) => c.json((openapi ??= openApiDocument(app, { rules: LEGACY_RULES, docs: legacyDocs }, VERSION))));
+  mount(service);
+  mount(auditRoutes(deps.audit, deps.streams));
+  mount(logRoutes(deps.logs));
+  // TRANSITIONAL (see LEGACY_RULES): the SQL routes are guarded by a route-level middleware
+  // per rule, registered before their handlers so it runs first.
+  for (const rule of LEGACY_RULES) app.on(rule.method, rule.path, guarded(rule));
+  app.route("/api", sqlRoutes(deps.sql, deps.streams, legacyDocs));
+  served.push(...LEGACY_RULES);
+  const extra = new RouteGroup();
+  deps.extraRoutes?.(extra);
+  mount(extra);
+  mount(topicRoutes(deps.topics));
+  mount(metadataRoutes(deps.metadata));
+  mount(consumerRoutes(deps.consumers));
+  mount(alertRoutes(deps.notifications));
+  mount(metricsRoutes({ pool: deps.kafka, lag: deps.lag, counters, openStreams: () => deps.streams.total, startedAt: deps.startedAt }));
+  mount(uiRoutes());
 
-  const patterns = rulesList.map((r) => ({ rule: r, re: patternRegex(r.path) }));
   app.notFound((c) => {
     const path = c.req.path;
-    // The path exists with other methods: 405 with Allow.
-    const methods = patterns.filter((p) => p.rule.path !== "/*" && p.re.test(path)).map((p) => p.rule.method);
+    // The path exists with other methods: 405 with Allow. Hono's own router says which (the
+    // UI's catch-all answers any GET and does not count).
+    const methods = METHODS.filter((m) =>
+      app.router.match(m, path)[0].some(([[, route]]) => route.method !== "ALL" && route.path !== uiApi.assets.access.path),
+    );
     if (methods.length) {
       const err = new AppError("METHOD_NOT_ALLOWED", `${c.req.method} is not allowed on ${path}`, {
-        headers: { Allow: [...new Set(methods)].join(", ") },
+        headers: { Allow: methods.join(", ") },
       });
       return respondError(c, err);
     }
@@ -152,7 +171,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     return respondError(c, new AppError("INTERNAL", "Internal server error"));
   });
 
-  assertRoutesCovered(app, rules);
+  assertRoutesCovered(app, indexRules(served));
+  assertTableServed(served, extra.rules);
   return app;
 }
 
@@ -163,11 +183,29 @@ function respondError(c: import("hono").Context<AppEnv>, err: AppError): Respons
   return res;
 }
 
-/** Every registered handler must have an access rule: a route missing from the table fails start-up. */
+/**
+ * Every registered handler must have an access rule: a route registered without its
+ * declaration (a plain `app.get`) fails start-up.
+ */
 export function assertRoutesCovered(app: Hono<AppEnv>, rules: Map<string, AccessRule>): void {
   const missing = app.routes
     .filter((r) => r.method !== "ALL")
     .map((r) => ruleKey(r.method, r.path))
     .filter((key) => !rules.has(key));
   if (missing.length) throw new Error(`Routes without an access rule: ${[...new Set(missing)].join(", ")}`);
+}
+
+/**
+ * The access table (src/routes.ts, which the README and the role matrix read) is exactly what
+ * the app serves: a declared route no group serves, or a route served under a declaration
+ * the table does not list, fails start-up. Test-only routes are the exception.
+ */
+export function assertTableServed(served: readonly AccessRule[], testOnly: readonly AccessRule[]): void {
+  const servedSet = new Set(served);
+  const unserved = ACCESS_RULES.filter((r) => !servedSet.has(r));
+  const table = new Set(ACCESS_RULES);
+  const unlisted = served.filter((r) => !table.has(r) && !testOnly.includes(r));
+  const keys = (rules: readonly AccessRule[]) => rules.map((r) => ruleKey(r.method, r.path)).join(", ");
+  if (unserved.length) throw new Error(`Routes in the access table that nothing serves: ${keys(unserved)}`);
+  if (unlisted.length) throw new Error(`Routes served but missing from the access table (src/routes.ts): ${keys(unlisted)}`);
 }

@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import type { Session } from "../domains/auth/service.ts";
 import type { AccessRule } from "./access.ts";
+import type { Guard } from "./route.ts";
 
 /** Values middleware puts on the request context. */
 export interface AppVariables {
@@ -8,7 +9,10 @@ export interface AppVariables {
   /** The cluster an /api request acts on: `x-service-cluster`, else the default. */
   cluster: string;
   session: Session | undefined;
+  /** The rule of the route being served, set by its guard. */
   rule: AccessRule | undefined;
+  /** The app's access check, which every declared route runs first (see `guarded`). */
+  guard: Guard | undefined;
   /** Extra audit content a handler adds for the automatic audit entry. */
   auditContent: Record<string, unknown> | undefined;
 }

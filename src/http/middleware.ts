@@ -1,11 +1,11 @@
-import type { Context, MiddlewareHandler } from "hono";
-import { matchedRoutes } from "hono/route";
+import type { Context, MiddlewareHandler, Next } from "hono";
 import type { AuditService } from "../domains/audit/service.ts";
 import type { AuthService } from "../domains/auth/service.ts";
 import { AppError } from "../errors.ts";
 import type { Logger } from "../log/logger.ts";
-import { type AccessRule, LEVEL_ROLES, ruleKey } from "./access.ts";
+import { type AccessRule, LEVEL_ROLES } from "./access.ts";
 import type { AppEnv } from "./context.ts";
+import type { Guard } from "./route.ts";
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -53,42 +53,6 @@ export function requestToken(c: Context): string | undefined {
   return undefined;
 }
 
-/** Path parameters of `pattern` in `path`; middleware run before Hono fills c.req.param(). */
-function paramsOf(pattern: string, path: string): Record<string, string> {
-  const names: string[] = [];
-  const re = new RegExp(
-    "^" +
-      pattern
-        .replace(/:([A-Za-z0-9_]+)/g, (_m, n: string) => {
-          names.push(n);
-          return "([^/]+)";
-        })
-        .replace(/\*$/, ".*") +
-      "/?$",
-  );
-  const m = re.exec(path);
-  const out: Record<string, string> = {};
-  names.forEach((n, i) => {
-    const v = m?.[i + 1];
-    if (v !== undefined) out[n] = safeDecode(v);
-  });
-  return out;
-}
-
-function safeDecode(v: string): string {
-  try {
-    return decodeURIComponent(v);
-  } catch {
-    return v;
-  }
-}
-
-/** The route that will answer this request: the first matched handler (middleware are `ALL`). */
-function answeringRoute(c: Context): { method: string; path: string } | undefined {
-  const method = c.req.method === "HEAD" ? "GET" : c.req.method;
-  return matchedRoutes(c).find((r) => r.method === method);
-}
-
 /**
  * What the caller sent (query parameters and a JSON object body), for the intent of an audited
  * change: if Loupe stops before the handler names what it acted on, the entry still tells what
@@ -111,8 +75,10 @@ async function requestFields(c: Context): Promise<Record<string, unknown>> {
 const reasonOf = (e: unknown) => (e instanceof AppError ? `${e.code}: ${e.message}` : "INTERNAL: unexpected error");
 
 /**
- * Authentication, the role check and the audit entry, driven by one access rule per
- * route. Runs before any handler. Requests that match no route fall through to 404/405.
+ * Authentication, the role check and the audit entry, driven by the access rule of the route
+ * being served. Runs as the first route-level middleware of every route (see `guarded` in
+ * route.ts), before validation and the handler; `afterChecks` runs after the checks (the app's
+ * cluster selection), inside the audited part.
  *
  * Every denial is audited (as the route's type and change, or ACCESS DENY for a route that
  * changes nothing) and still answers 403 when the entry cannot be stored. An audited change
@@ -121,28 +87,32 @@ const reasonOf = (e: unknown) => (e instanceof AppError ? `${e.code}: ${e.messag
  * the entry is completed with the outcome.
  */
 export const authorize =
-  (deps: { rules: Map<string, AccessRule>; auth: AuthService; audit: AuditService }): MiddlewareHandler<AppEnv> =>
-  async (c, next) => {
-    const route = answeringRoute(c);
-    if (!route) return next();
-    const rule = deps.rules.get(ruleKey(route.method, route.path));
-    if (!rule) throw new AppError("INTERNAL", `No access rule for ${route.method} ${route.path}`);
+  (deps: {
+    auth: AuthService;
+    audit: AuditService;
+    afterChecks?: (rule: AccessRule, c: Context<AppEnv>, next: Next) => Promise<void>;
+  }): Guard =>
+  async (rule, c, next) => {
     c.set("rule", rule);
-    if (rule.level === "public") return next();
+    const proceed = () => (deps.afterChecks ? deps.afterChecks(rule, c, next) : next());
+    if (rule.level === "public") {
+      await proceed();
+      return;
+    }
 
     const token = requestToken(c);
     const session = token ? await deps.auth.authenticate(token) : undefined;
     if (!session) throw new AppError("UNAUTHORIZED", token ? "Token is invalid or expired" : "Authentication required");
     c.set("session", session);
     const user = session.user.name;
-    // The path as sent, decoded once by paramsOf: c.req.path is partly decoded already, and
-    // decoding twice would turn a group named "a%41" into "aA".
-    const rawPath = new URL(c.req.url).pathname;
-    const params = paramsOf(route.path, rawPath);
+    // Hono's path parameters of this route, decoded once (a group named "a%41" stays "a%41").
+    const params = c.req.param() as Record<string, string>;
 
     const allowed = LEVEL_ROLES[rule.level];
     if (!session.user.roles.some((r) => allowed.includes(r))) {
       const failure = "FORBIDDEN: role does not allow this action";
+      // The path as sent: c.req.path is partly decoded already.
+      const rawPath = new URL(c.req.url).pathname;
       // record() logs a failure to store and never throws: the answer stays 403.
       await deps.audit.record(
         rule.audit
@@ -151,7 +121,10 @@ export const authorize =
       );
       throw new AppError("FORBIDDEN", `Role ${session.user.roles.join(",")} may not ${rule.method} ${rule.path}`);
     }
-    if (!rule.audit) return next();
+    if (!rule.audit) {
+      await proceed();
+      return;
+    }
 
     // Throws UNAVAILABLE when the intent cannot be stored: the handler never runs.
     const pending = await deps.audit.begin({
@@ -163,7 +136,7 @@ export const authorize =
     });
     let failure: string | undefined;
     try {
-      await next();
+      await proceed();
       // Hono turns thrown errors into responses before we see them; read the outcome from the status.
       if (c.error) failure = reasonOf(c.error);
       else if (c.res.status >= 400) failure = `HTTP ${c.res.status}`;

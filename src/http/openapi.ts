@@ -1,10 +1,13 @@
+import { createRoute, type OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
 import { z } from "zod";
-import { type AccessRule, LEVEL_ROLES } from "./access.ts";
+import type { AccessRule } from "./access.ts";
+import type { AppEnv } from "./context.ts";
+import { defineRoute, json } from "./route.ts";
 
 /**
- * Request and answer schemas of each route, for the OpenAPI document. Routes
- * describe themselves with `describe()` next to their handler, using the same zod
- * schemas that validate their input, so the document cannot drift from the code.
+ * TRANSITIONAL (with `LEGACY_RULES` in access.ts): documentation of the routes not yet
+ * declared with `defineRoute` (the SQL routes), given next to their handlers with
+ * `describe()`. Declared routes document themselves.
  */
 export interface RouteDoc {
   method: string;
@@ -25,70 +28,77 @@ export class ApiDocs {
   }
 }
 
-const jsonSchema = (s: z.ZodType) => z.toJSONSchema(s, { target: "draft-2020-12", unrepresentable: "any", io: "input" });
-
 const errorSchema = {
-  type: "object",
+  type: "object" as const,
   required: ["error_code", "message", "code", "requestId"],
   properties: {
-    error_code: { type: "integer", description: "HTTP status" },
-    message: { type: "string" },
-    code: { type: "string", description: "Stable error code, SCREAMING_SNAKE" },
-    requestId: { type: "string" },
+    error_code: { type: "integer" as const, description: "HTTP status" },
+    message: { type: "string" as const },
+    code: { type: "string" as const, description: "Stable error code, SCREAMING_SNAKE" },
+    requestId: { type: "string" as const },
     details: {},
   },
 };
 
-export function openApiDocument(rules: AccessRule[], docs: ApiDocs, version: string): Record<string, unknown> {
-  const byKey = new Map(docs.routes.map((d) => [`${d.method} ${d.path}`, d]));
-  const paths: Record<string, Record<string, unknown>> = {};
-  for (const rule of rules) {
-    if (!rule.path.startsWith("/api") && rule.path !== "/metrics") continue;
-    const doc = byKey.get(`${rule.method} ${rule.path}`);
-    const oaPath = rule.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
-    const params: unknown[] = [...rule.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => ({
-      name: m[1],
-      in: "path",
-      required: true,
-      schema: { type: "string" },
-    }));
-    if (doc?.query) {
-      const qs = jsonSchema(doc.query) as { properties?: Record<string, unknown>; required?: string[] };
-      for (const [name, schema] of Object.entries(qs.properties ?? {}))
-        params.push({ name, in: "query", required: qs.required?.includes(name) ?? false, schema });
-    }
-    const roles = rule.level === "public" ? "none (public)" : LEVEL_ROLES[rule.level].join(", ");
-    const op: Record<string, unknown> = {
-      summary: rule.summary,
-      description: `Roles: ${roles}.${rule.audit ? ` Audited as ${rule.audit.type} ${rule.audit.change}.` : ""}`,
-      tags: doc?.tags ?? [rule.path.split("/")[2] ?? "ui"],
-      parameters: params,
-      responses: {
-        [String(doc?.status ?? 200)]: {
-          description: "Success",
-          ...(doc?.response
-            ? { content: { [doc.responseType ?? "application/json"]: { schema: jsonSchema(doc.response) } } }
-            : doc?.responseType
-              ? { content: { [doc.responseType]: { schema: { type: "string" } } } }
-              : {}),
-        },
-        default: { description: "Error", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } },
-      },
-    };
-    if (rule.level !== "public") op.security = [{ token: [] }, { bearer: [] }];
-    if (doc?.body) op.requestBody = { required: true, content: { [doc.bodyType ?? "application/json"]: { schema: jsonSchema(doc.body) } } };
-    (paths[oaPath] ??= {})[rule.method.toLowerCase()] = op;
-  }
-  return {
+export const openApiRoute = defineRoute({
+  method: "GET",
+  path: "/api/openapi.json",
+  level: "public",
+  summary: "OpenAPI 3.1 document of this API",
+  tags: ["service"],
+  responses: { 200: json(z.record(z.string(), z.unknown()), "The OpenAPI 3.1 document") },
+});
+
+/** A legacy rule and its `describe()` documentation, as the route a declaration would make. */
+function legacyRoute(rule: AccessRule, doc: RouteDoc | undefined): RouteConfig {
+  // Path parameters are named in the OpenAPI form of the path; the legacy table has the router's.
+  const names = rule.path
+    .split("/")
+    .filter((s) => s.startsWith(":"))
+    .map((s) => s.slice(1));
+  const declared = defineRoute({
+    method: rule.method,
+    path: rule.path
+      .split("/")
+      .map((s) => (s.startsWith(":") ? `{${s.slice(1)}}` : s))
+      .join("/"),
+    level: rule.level,
+    summary: rule.summary,
+    ...(rule.audit ? { audit: rule.audit } : {}),
+    tags: doc?.tags ?? [rule.path.split("/")[2] ?? "api"],
+    request: {
+      ...(names.length ? { params: z.object(Object.fromEntries(names.map((n) => [n, z.string()]))) } : {}),
+      ...(doc?.query ? { query: doc.query } : {}),
+    },
+    responses: {
+      [doc?.status ?? 200]: doc?.response
+        ? { description: "Success", content: { [doc.responseType ?? "application/json"]: { schema: doc.response } } }
+        : doc?.responseType
+          ? { description: "Success", content: { [doc.responseType]: { schema: { type: "string" as const } } } }
+          : { description: "Success" },
+    },
+  });
+  const body = doc?.body ? { body: { required: true, content: { [doc.bodyType ?? "application/json"]: { schema: doc.body } } } } : {};
+  return createRoute({ ...declared.doc, request: { ...declared.doc.request, ...body } });
+}
+
+/**
+ * The OpenAPI 3.1 document of every API route: the declarations the app's route groups
+ * registered (merged when mounted), plus the legacy routes.
+ */
+export function openApiDocument(
+  app: OpenAPIHono<AppEnv>,
+  legacy: { rules: readonly AccessRule[]; docs: ApiDocs },
+  version: string,
+): Record<string, unknown> {
+  const registry = app.openAPIRegistry;
+  const docs = new Map(legacy.docs.routes.map((d) => [`${d.method} ${d.path}`, d]));
+  for (const rule of legacy.rules) registry.registerPath(legacyRoute(rule, docs.get(`${rule.method} ${rule.path}`)));
+  registry.registerComponent("schemas", "Error", errorSchema);
+  registry.registerComponent("securitySchemes", "token", { type: "apiKey", in: "header", name: "x-service-token" });
+  registry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer" });
+  return app.getOpenAPI31Document({
     openapi: "3.1.0",
     info: { title: "Loupe API", version, description: "Management and access layer over Apache Kafka." },
-    paths,
-    components: {
-      schemas: { Error: errorSchema },
-      securitySchemes: {
-        token: { type: "apiKey", in: "header", name: "x-service-token" },
-        bearer: { type: "http", scheme: "bearer" },
-      },
-    },
-  };
+  }) as unknown as Record<string, unknown>;
 }

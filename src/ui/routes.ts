@@ -1,5 +1,4 @@
-import { Hono } from "hono";
-import type { AppEnv } from "../http/context.ts";
+import { defineRoute, RouteGroup, text } from "../http/route.ts";
 import { ASSETS } from "./manifest.gen.ts";
 
 const TYPES: Record<string, string> = {
@@ -22,12 +21,43 @@ function serve(path: string, cache: string): Response {
   });
 }
 
+const page = (description: string) => ({ 200: text(description, "text/html") });
+
+export const uiApi = {
+  docs: defineRoute({
+    method: "GET",
+    path: "/api/docs",
+    level: "public",
+    summary: "API reference page",
+    tags: ["service"],
+    responses: page("The reference page, reading /api/openapi.json"),
+  }),
+  index: defineRoute({
+    method: "GET",
+    path: "/",
+    level: "public",
+    summary: "Web UI",
+    tags: ["ui"],
+    responses: page("The UI"),
+    hidden: true,
+  }),
+  assets: defineRoute({
+    method: "GET",
+    path: "/*",
+    level: "public",
+    summary: "Web UI assets and client-side routes",
+    tags: ["ui"],
+    responses: page("A file of the UI, or the UI for a client-side route"),
+    hidden: true,
+  }),
+};
+
 /** The web UI: files embedded from assets/, and index.html for any other non-API path (client-side routes). */
 export function uiRoutes() {
-  const app = new Hono<AppEnv>();
-  app.get("/api/docs", () => serve("/api-docs.html", "no-cache"));
-  app.get("/", () => serve("/index.html", "no-cache"));
-  app.get("/*", (c) => {
+  const app = new RouteGroup();
+  app.handle(uiApi.docs, () => serve("/api-docs.html", "no-cache"));
+  app.handle(uiApi.index, () => serve("/index.html", "no-cache"));
+  app.handle(uiApi.assets, (c) => {
     const path = c.req.path;
     if (path === "/api" || path.startsWith("/api/") || path === "/metrics") return c.notFound();
     if (ASSETS.has(path) && path !== "/index.html") return serve(path, "public, max-age=300");

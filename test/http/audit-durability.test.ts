@@ -7,10 +7,11 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { z } from "zod";
 import { parseConfig } from "../../src/config/load.ts";
 import { UNKNOWN_REASON } from "../../src/domains/audit/service.ts";
 import { hashToken } from "../../src/domains/auth/service.ts";
-import { ACCESS_RULES } from "../../src/http/access.ts";
+import { defineRoute, text } from "../../src/http/route.ts";
 import { buildRuntime, type Runtime } from "../../src/runtime.ts";
 import { uniqueTopic } from "../cluster/cluster.ts";
 import { fillStore } from "../helpers/full-store.ts";
@@ -18,6 +19,18 @@ import { bootstrap, errorOf, MemorySink, type TestRuntime, testRuntime } from ".
 import { eventually } from "../kafka/helpers.ts";
 
 type Entry = { type: string; change: string; userId: string; timestamp: number; content: Record<string, string> };
+
+/** A test-only audited change, to fill the store between its intent and its completion. */
+const fill = defineRoute({
+  method: "POST",
+  path: "/api/test/fill/{name}",
+  level: "write",
+  summary: "t",
+  audit: { type: "ACL", change: "ADD" },
+  tags: ["test"],
+  request: { params: z.object({ name: z.string() }) },
+  responses: { 201: text("made") },
+});
 
 const created: string[] = [];
 let rt: TestRuntime;
@@ -214,13 +227,9 @@ describe("a stop between the change and its entry", () => {
     let release: (() => void) | undefined;
     const first = await openAt(dataDir, {
       app: {
-        rules: [
-          ...ACCESS_RULES,
-          { method: "POST", path: "/api/test/fill/:name", level: "write", summary: "t", audit: { type: "ACL", change: "ADD" } },
-        ],
         // The store fills up while the change is being made: the intent is stored, the completion is not.
-        extraApi: (api) =>
-          api.post("/test/fill/:name", (c) => {
+        extraRoutes: (group) =>
+          group.handle(fill, (c) => {
             release = fillStore(first.runtime.store.sqlite);
             // What the change acted on makes the completed entry larger than its intent: no room.
             c.set("auditContent", { note: "n".repeat(600) });

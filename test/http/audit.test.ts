@@ -1,8 +1,21 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { z } from "zod";
 import { sanitizeContent } from "../../src/domains/audit/service.ts";
 import { AppError } from "../../src/errors.ts";
-import { ACCESS_RULES } from "../../src/http/access.ts";
+import { defineRoute, json } from "../../src/http/route.ts";
+import { ACCESS_RULES } from "../../src/routes.ts";
 import { errorOf, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
+
+const things = defineRoute({
+  method: "POST",
+  path: "/api/test/things/{name}",
+  level: "write",
+  summary: "t",
+  audit: { type: "TOPIC", change: "ADD" },
+  tags: ["test"],
+  request: { params: z.object({ name: z.string() }) },
+  responses: { 201: json(z.object({ ok: z.boolean() })) },
+});
 
 let rt: TestRuntime;
 beforeAll(async () => {
@@ -10,13 +23,9 @@ beforeAll(async () => {
     {},
     {
       app: {
-        // Two audited routes to exercise the access-rule-driven audit on success and failure.
-        rules: [
-          ...ACCESS_RULES,
-          { method: "POST", path: "/api/test/things/:name", level: "write", summary: "t", audit: { type: "TOPIC", change: "ADD" } },
-        ],
-        extraApi: (api) =>
-          api.post("/test/things/:name", async (c) => {
+        // An audited route to exercise the access-rule-driven audit on success and failure.
+        extraRoutes: (group) =>
+          group.handle(things, async (c) => {
             const body = (await c.req.json()) as Record<string, unknown>;
             c.set("auditContent", body);
             if (c.req.param("name") === "fail") throw new AppError("CONFLICT", "Thing 'fail' already exists");

@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createApp } from "../../src/app.ts";
+import { z } from "zod";
+import { assertTableServed, createApp } from "../../src/app.ts";
 import { ROLES, type Role } from "../../src/config/schema.ts";
-import { ACCESS_RULES, type AccessRule, LEVEL_ROLES, ruleKey } from "../../src/http/access.ts";
+import { type AccessRule, LEVEL_ROLES, ruleKey } from "../../src/http/access.ts";
+import { defineRoute } from "../../src/http/route.ts";
+import { ACCESS_RULES, ROUTES } from "../../src/routes.ts";
 import { uniqueTopic } from "../cluster/cluster.ts";
 import { ROLE_USERS, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 
@@ -273,6 +276,27 @@ const routes = () => {
   return list;
 };
 
+const declared = new Map(ROUTES.map((r) => [ruleKey(r.access.method, r.access.path), r]));
+
+/**
+ * How a 2xx answer differs from the route's declaration: its content type is not declared for
+ * that status, or its JSON does not parse with the declared schema. The documentation and the
+ * handler cannot drift apart unnoticed. Undefined when they agree (or the route is legacy).
+ */
+async function undocumented(key: string, res: Response): Promise<string | undefined> {
+  const route = declared.get(key);
+  if (!route) return undefined;
+  const answer = route.doc.responses[res.status] as { content?: Record<string, { schema: unknown }> } | undefined;
+  if (!answer) return `status ${res.status} is not declared`;
+  const type = (res.headers.get("content-type") ?? "").split(";")[0]!.trim();
+  const media = Object.keys(answer.content ?? {}).find((m) => m.split(";")[0]!.trim() === type);
+  if (!media) return `content type ${type} is not declared`;
+  const schema = answer.content![media]!.schema;
+  if (!(schema instanceof z.ZodType)) return undefined;
+  const parsed = schema.safeParse(await res.json());
+  return parsed.success ? undefined : parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+}
+
 const rules = new Map(ACCESS_RULES.map((r) => [ruleKey(r.method, r.path), r]));
 
 describe("role matrix", () => {
@@ -314,10 +338,14 @@ describe("role matrix", () => {
         const res = await call(rule, req, req.token ?? token);
         if (allowed) {
           if (res.status < 200 || res.status > 299) failures.push(`${role}: ${res.status} ${(await res.text()).slice(0, 300)}, want 2xx`);
-          else if (req.check)
-            await req.check(res).catch((e: Error) => {
-              failures.push(`${role}: ${res.status} but ${e.message}`);
-            });
+          else {
+            const drift = await undocumented(key, res.clone() as Response);
+            if (drift) failures.push(`${role}: ${res.status} answer differs from its declaration: ${drift}`);
+            if (req.check)
+              await req.check(res).catch((e: Error) => {
+                failures.push(`${role}: ${res.status} but ${e.message}`);
+              });
+          }
         } else {
           await res.arrayBuffer();
           if (res.status !== 403) failures.push(`${role}: ${res.status}, want 403`);
@@ -334,13 +362,30 @@ describe("role matrix", () => {
     });
   }
 
-  test("a route missing from the table stops start-up", () => {
+  test("a route registered without its declaration stops start-up", () => {
     expect(() =>
       createApp({
         ...rt,
         clusters: { names: () => ["local"], defaultName: () => "local", health: async () => ({ connected: true }) },
-        extraApi: (api) => api.get("/not-in-the-table", (c) => c.text("x")),
+        extraRoutes: (group) => group.get("/api/not-in-the-table", (c) => c.text("x")),
       }),
     ).toThrow("Routes without an access rule: GET /api/not-in-the-table");
+  });
+
+  test("a route whose path and params schema name different parameters cannot be declared", () => {
+    const declare = (path: string, params?: z.ZodObject) =>
+      defineRoute({ method: "GET", path, level: "nodata", summary: "t", tags: ["test"], request: params ? { params } : {}, responses: {} });
+    expect(() => declare("/api/x/{a}", z.object({ b: z.string() }))).toThrow("path parameters (a) differ from its params schema (b)");
+    expect(() => declare("/api/x/{a}")).toThrow("path parameters (a) differ from its params schema ()");
+    expect(declare("/api/x/{a}/{b}", z.object({ a: z.string(), b: z.string() })).access.path).toBe("/api/x/:a/:b");
+  });
+
+  test("the access table and the served routes cannot differ", () => {
+    // A declared route that no group serves.
+    expect(() => assertTableServed(ACCESS_RULES.slice(1), [])).toThrow("Routes in the access table that nothing serves: POST /api/login");
+    // A route served under a declaration the table does not list (even one with the same path).
+    expect(() => assertTableServed([...ACCESS_RULES, { ...ACCESS_RULES[0]!, level: "nodata" }], [])).toThrow(
+      "Routes served but missing from the access table (src/routes.ts): POST /api/login",
+    );
   });
 });

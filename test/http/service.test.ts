@@ -49,6 +49,27 @@ describe("service endpoints", () => {
     expect(doc.paths["/api/audit"].get.parameters.map((p: any) => p.name)).toContain("limit");
   });
 
+  test("the OpenAPI document carries each declared route's schemas, roles and audit", async () => {
+    const doc = (await (await rt.app.request("/api/openapi.json")).json()) as any;
+    const records = doc.paths["/api/topics/{topicName}/{partition}/{offset}"].delete;
+    expect(records.parameters.map((p: any) => `${p.in}:${p.name}`)).toEqual(["path:topicName", "path:partition", "path:offset"]);
+    const create = doc.paths["/api/topics"].post;
+    expect(create.description).toBe("Roles: admin, write. Audited as TOPIC ADD.");
+    expect(create.requestBody.content["application/json"].schema.required).toEqual(["topicName"]);
+    expect(Object.keys(create.responses)).toEqual(["201", "default"]);
+    const topic = doc.paths["/api/topics/{topicName}"].get.responses["200"].content["application/json"].schema;
+    expect(topic.properties.consumers.type).toBe("array");
+    // Every route of the access table but the UI's own pages is in the document, and nothing else.
+    const { ACCESS_RULES } = await import("../../src/routes.ts");
+    const documented = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.keys(ops as object).map((m) => `${m.toUpperCase()} ${path}`),
+    );
+    const expected = ACCESS_RULES.filter((r) => r.path.startsWith("/api/") || r.path === "/metrics").map(
+      (r) => `${r.method} ${r.path.replace(/:(\w+)/g, "{$1}")}`,
+    );
+    expect(documented.sort()).toEqual(expected.sort());
+  });
+
   test("the API reference page is served from the binary, no CDN", async () => {
     const res = await rt.app.request("/api/docs");
     expect(res.status).toBe(200);

@@ -1,8 +1,5 @@
-import { Hono } from "hono";
 import { z } from "zod";
-import type { AppEnv } from "../../http/context.ts";
-import type { ApiDocs } from "../../http/openapi.ts";
-import { queryParams } from "../../http/validate.ts";
+import { defineRoute, json, RouteGroup } from "../../http/route.ts";
 import type { NotificationService } from "./notifications.ts";
 
 const listQuery = z
@@ -21,9 +18,20 @@ const notification = z.object({
   generatorURL: z.string(),
 });
 
-export function alertRoutes(notifications: NotificationService, docs: ApiDocs) {
-  const app = new Hono<AppEnv>();
-  docs.describe({ method: "GET", path: "/api/alerts", query: listQuery, response: z.array(notification), tags: ["alerts"] });
-  app.get("/alerts", async (c) => c.json(await notifications.list(queryParams(c, listQuery))));
+export const alertApi = {
+  list: defineRoute({
+    method: "GET",
+    path: "/api/alerts",
+    level: "nodata",
+    summary: "Alert notifications, newest first",
+    tags: ["alerts"],
+    request: { query: listQuery },
+    responses: { 200: json(z.array(notification)) },
+  }),
+};
+
+export function alertRoutes(notifications: NotificationService) {
+  const app = new RouteGroup();
+  app.handle(alertApi.list, async (c) => c.json(await notifications.list(c.req.valid("query"))));
   return app;
 }

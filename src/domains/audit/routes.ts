@@ -1,9 +1,6 @@
-import { Hono } from "hono";
 import { z } from "zod";
-import type { AppEnv } from "../../http/context.ts";
-import type { ApiDocs } from "../../http/openapi.ts";
+import { defineRoute, eventStream, json, RouteGroup } from "../../http/route.ts";
 import { type StreamRegistry, sseResponse, sseStream } from "../../http/sse.ts";
-import { queryParams } from "../../http/validate.ts";
 import type { AuditService } from "./service.ts";
 import { AUDIT_TYPES, type AuditEntry } from "./types.ts";
 
@@ -29,14 +26,32 @@ const entry = z.object({
   content: z.record(z.string(), z.string()),
 });
 
-export function auditRoutes(audit: AuditService, streams: StreamRegistry, docs: ApiDocs) {
-  const app = new Hono<AppEnv>();
-  docs.describe({ method: "GET", path: "/api/audit", query: auditQuery, response: z.array(entry), tags: ["audit"] });
-  docs.describe({ method: "GET", path: "/api/sse/audit", responseType: "text/event-stream", tags: ["audit"] });
+export const auditApi = {
+  list: defineRoute({
+    method: "GET",
+    path: "/api/audit",
+    level: "admin",
+    summary: "Audit entries, newest first",
+    tags: ["audit"],
+    request: { query: auditQuery },
+    responses: { 200: json(z.array(entry)) },
+  }),
+  stream: defineRoute({
+    method: "GET",
+    path: "/api/sse/audit",
+    level: "admin",
+    summary: "Live audit entries (event stream)",
+    tags: ["audit"],
+    responses: { 200: eventStream("`data:<entry JSON>` lines, `:` heartbeats") },
+  }),
+};
 
-  app.get("/audit", async (c) => c.json(await audit.list(queryParams(c, auditQuery))));
+export function auditRoutes(audit: AuditService, streams: StreamRegistry) {
+  const app = new RouteGroup();
 
-  app.get("/sse/audit", (c) => {
+  app.handle(auditApi.list, async (c) => c.json(await audit.list(c.req.valid("query"))));
+
+  app.handle(auditApi.stream, (c) => {
     const release = streams.acquire(c.get("session")!.user.name, c);
     c.env?.server?.timeout(c.req.raw, 0);
     const stream = sseStream(

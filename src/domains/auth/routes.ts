@@ -1,10 +1,8 @@
-import { Hono } from "hono";
 import { z } from "zod";
 import { AppError } from "../../errors.ts";
 import type { AppEnv } from "../../http/context.ts";
 import { requestToken } from "../../http/middleware.ts";
-import type { ApiDocs } from "../../http/openapi.ts";
-import { jsonBody } from "../../http/validate.ts";
+import { defineRoute, json, RouteGroup } from "../../http/route.ts";
 import type { AuthService, Session } from "./service.ts";
 
 export const loginBody = z.object({
@@ -39,22 +37,65 @@ function clientAddress(c: import("hono").Context<AppEnv>): string {
   }
 }
 
-export function authRoutes(auth: AuthService, docs: ApiDocs) {
-  const app = new Hono<AppEnv>();
-  docs.describe({ method: "POST", path: "/api/login", body: loginBody, response: loginAnswer, tags: ["auth"] });
-  docs.describe({ method: "GET", path: "/api/auth", response: sessionAnswer, tags: ["auth"] });
-  docs.describe({ method: "GET", path: "/api/logout", query: z.object({ token: z.string().optional() }), tags: ["auth"] });
-  docs.describe({ method: "POST", path: "/api/logout", tags: ["auth"] });
+const tags = ["auth"];
+const logoutAnswer = json(z.object({ success: z.boolean() }), "Whether the token was revoked");
+/** What a logout accepts besides the header: see the handler. */
+const logoutQuery = z.object({ token: z.string().optional() });
 
-  app.post("/login", async (c) => {
-    const body = await jsonBody(c, loginBody);
+export const authApi = {
+  login: defineRoute({
+    method: "POST",
+    path: "/api/login",
+    level: "public",
+    summary: "Log in and receive a token",
+    tags,
+    request: { body: loginBody },
+    responses: {
+      200: {
+        description: "The session as JSON when Accept names application/json only, else the bare token as text/plain",
+        content: { "application/json": { schema: loginAnswer }, "text/plain": { schema: { type: "string" } } },
+      },
+    },
+  }),
+  session: defineRoute({
+    method: "GET",
+    path: "/api/auth",
+    level: "nodata",
+    summary: "The current session",
+    tags,
+    responses: { 200: json(sessionAnswer) },
+  }),
+  logoutGet: defineRoute({
+    method: "GET",
+    path: "/api/logout",
+    level: "public",
+    summary: "Revoke the presented token",
+    tags,
+    request: { query: logoutQuery },
+    responses: { 200: logoutAnswer },
+  }),
+  logoutPost: defineRoute({
+    method: "POST",
+    path: "/api/logout",
+    level: "public",
+    summary: "Revoke the presented token",
+    tags,
+    responses: { 200: logoutAnswer },
+  }),
+};
+
+export function authRoutes(auth: AuthService) {
+  const app = new RouteGroup();
+
+  app.handle(authApi.login, async (c) => {
+    const body = c.req.valid("json");
     const { token, session } = await auth.login(body.user, body.password, clientAddress(c));
     const accept = c.req.header("accept") ?? "";
     if (/text\/plain/i.test(accept) && !/application\/json/i.test(accept)) return c.text(token);
     return c.json({ success: true, token, user: session.user, schemaRegistryDelete: canDeleteSchemas(session) });
   });
 
-  app.get("/auth", (c) => {
+  app.handle(authApi.session, (c) => {
     const session = c.get("session")!;
     return c.json({
       token: requestToken(c)!,
@@ -77,7 +118,7 @@ export function authRoutes(auth: AuthService, docs: ApiDocs) {
     const revoked = await auth.logout(token);
     return c.json({ success: revoked });
   };
-  app.get("/logout", logout);
-  app.post("/logout", logout);
+  app.handle(authApi.logoutGet, logout);
+  app.handle(authApi.logoutPost, logout);
   return app;
 }

@@ -1,9 +1,6 @@
-import { Hono } from "hono";
 import { z } from "zod";
-import type { AppEnv } from "../../http/context.ts";
 import { clusterOf } from "../../http/context.ts";
-import type { ApiDocs } from "../../http/openapi.ts";
-import { jsonBody, pathParams } from "../../http/validate.ts";
+import { defineRoute, json, RouteGroup, text } from "../../http/route.ts";
 import { partitionLag } from "../shared/schemas.ts";
 import { topicName } from "../topics/names.ts";
 import type { ConsumerService } from "./service.ts";
@@ -61,31 +58,65 @@ const detail = z.object({
 });
 const resetAnswer = z.object({ group: z.string(), offsets: z.array(partitionRef.extend({ offset: z.number() })) });
 
-export function consumerRoutes(service: ConsumerService, docs: ApiDocs) {
-  const app = new Hono<AppEnv>();
-  const tags = ["consumer groups"];
-  docs.describe({ method: "GET", path: "/api/consumers", response: z.array(summary), tags });
-  docs.describe({ method: "GET", path: "/api/consumers/:group", response: detail, tags });
-  docs.describe({ method: "PUT", path: "/api/consumers/:group/offsets", body: offsetResetBody, response: resetAnswer, tags });
-  docs.describe({ method: "DELETE", path: "/api/consumers/:group", responseType: "text/plain", tags });
+const tags = ["consumer groups"];
 
-  app.get("/consumers", async (c) => c.json(await service.list(clusterOf(c))));
+export const consumerApi = {
+  list: defineRoute({
+    method: "GET",
+    path: "/api/consumers",
+    level: "read",
+    summary: "Consumer groups with state, members, topics and lag",
+    tags,
+    responses: { 200: json(z.array(summary)) },
+  }),
+  get: defineRoute({
+    method: "GET",
+    path: "/api/consumers/{group}",
+    level: "read",
+    summary: "One consumer group: members, offsets and lag",
+    tags,
+    request: { params: groupParam },
+    responses: { 200: json(detail) },
+  }),
+  resetOffsets: defineRoute({
+    method: "PUT",
+    path: "/api/consumers/{group}/offsets",
+    level: "write",
+    summary: "Reset a group's offsets (empty groups only)",
+    audit: { type: "CONSUMER_GROUP", change: "UPDATE" },
+    tags,
+    request: { params: groupParam, body: offsetResetBody },
+    responses: { 200: json(resetAnswer) },
+  }),
+  delete: defineRoute({
+    method: "DELETE",
+    path: "/api/consumers/{group}",
+    level: "write",
+    summary: "Delete a consumer group",
+    audit: { type: "CONSUMER_GROUP", change: "REMOVE" },
+    tags,
+    request: { params: groupParam },
+    responses: { 200: text("`Consumer group '<id>' deleted`") },
+  }),
+};
 
-  app.get("/consumers/:group", async (c) => {
-    const { group } = pathParams(c, groupParam);
-    return c.json(await service.get(clusterOf(c), group));
-  });
+export function consumerRoutes(service: ConsumerService) {
+  const app = new RouteGroup();
 
-  app.put("/consumers/:group/offsets", async (c) => {
-    const { group } = pathParams(c, groupParam);
-    const body = await jsonBody(c, offsetResetBody);
+  app.handle(consumerApi.list, async (c) => c.json(await service.list(clusterOf(c))));
+
+  app.handle(consumerApi.get, async (c) => c.json(await service.get(clusterOf(c), c.req.valid("param").group)));
+
+  app.handle(consumerApi.resetOffsets, async (c) => {
+    const { group } = c.req.valid("param");
+    const body = c.req.valid("json");
     c.set("auditContent", { reset: body });
     const offsets = await service.resetOffsets(clusterOf(c), group, body);
     return c.json({ group, offsets });
   });
 
-  app.delete("/consumers/:group", async (c) => {
-    const { group } = pathParams(c, groupParam);
+  app.handle(consumerApi.delete, async (c) => {
+    const { group } = c.req.valid("param");
     await service.delete(clusterOf(c), group);
     return c.text(`Consumer group '${group}' deleted`);
   });

@@ -1,7 +1,5 @@
-import { Hono } from "hono";
 import { z } from "zod";
-import type { AppEnv } from "../../http/context.ts";
-import type { ApiDocs } from "../../http/openapi.ts";
+import { defineRoute, json, RouteGroup } from "../../http/route.ts";
 import type { ClusterProbe } from "./service.ts";
 
 const answer = z.object({
@@ -21,13 +19,20 @@ const answer = z.object({
   ),
 });
 
-export function healthRoutes(
-  deps: { probe: ClusterProbe; storeCheck: () => Promise<void>; version: string; startedAt: number },
-  docs: ApiDocs,
-) {
-  const app = new Hono<AppEnv>();
-  docs.describe({ method: "GET", path: "/api/health", response: answer, tags: ["service"] });
-  app.get("/health", async (c) => {
+export const healthApi = {
+  health: defineRoute({
+    method: "GET",
+    path: "/api/health",
+    level: "public",
+    summary: "Store and cluster connection status",
+    tags: ["service"],
+    responses: { 200: json(answer), 503: json(answer, "The store is down") },
+  }),
+};
+
+export function healthRoutes(deps: { probe: ClusterProbe; storeCheck: () => Promise<void>; version: string; startedAt: number }) {
+  const app = new RouteGroup();
+  app.handle(healthApi.health, async (c) => {
     let store: { status: "UP" | "DOWN"; error?: string } = { status: "UP" };
     try {
       await deps.storeCheck();

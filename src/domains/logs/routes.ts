@@ -1,7 +1,5 @@
-import { Hono } from "hono";
 import { z } from "zod";
-import type { AppEnv } from "../../http/context.ts";
-import type { ApiDocs } from "../../http/openapi.ts";
+import { defineRoute, json, RouteGroup } from "../../http/route.ts";
 import type { LogHub } from "../../log/logger.ts";
 
 const logLine = z.object({
@@ -14,11 +12,21 @@ const logLine = z.object({
   level: z.string(),
 });
 
-export function logRoutes(hub: LogHub, docs: ApiDocs) {
-  const app = new Hono<AppEnv>();
-  docs.describe({ method: "GET", path: "/api/logs/INFO", response: z.array(logLine), tags: ["logs"] });
-  docs.describe({ method: "GET", path: "/api/logs/METRICS", response: z.array(logLine), tags: ["logs"] });
-  app.get("/logs/INFO", (c) => c.json(hub.recent("INFO")));
-  app.get("/logs/METRICS", (c) => c.json(hub.recent("METRICS")));
+const lines = (level: "INFO" | "METRICS") =>
+  defineRoute({
+    method: "GET",
+    path: `/api/logs/${level}`,
+    level: "admin",
+    summary: `Latest 512 ${level} log lines`,
+    tags: ["logs"],
+    responses: { 200: json(z.array(logLine)) },
+  });
+
+export const logApi = { info: lines("INFO"), metrics: lines("METRICS") };
+
+export function logRoutes(hub: LogHub) {
+  const app = new RouteGroup();
+  app.handle(logApi.info, (c) => c.json(hub.recent("INFO")));
+  app.handle(logApi.metrics, (c) => c.json(hub.recent("METRICS")));
   return app;
 }

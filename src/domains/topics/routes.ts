@@ -1,9 +1,6 @@
-import { Hono } from "hono";
 import { z } from "zod";
-import type { AppEnv } from "../../http/context.ts";
 import { clusterOf, userOf } from "../../http/context.ts";
-import type { ApiDocs } from "../../http/openapi.ts";
-import { jsonBody, pathParams } from "../../http/validate.ts";
+import { defineRoute, json, RouteGroup, text } from "../../http/route.ts";
 import { DATA_TYPES } from "../metadata/types.ts";
 import { partitionLag } from "../shared/schemas.ts";
 import { topicName } from "./names.ts";
@@ -100,54 +97,107 @@ export function deleteRecordsMessage(topic: string, partition: number, offset: n
   );
 }
 
-export function topicRoutes(service: TopicService, docs: ApiDocs) {
-  const app = new Hono<AppEnv>();
-  const tags = ["topics"];
-  docs.describe({ method: "GET", path: "/api/topics", response: z.array(listItem), tags });
-  docs.describe({ method: "GET", path: "/api/topics/:topicName", response: topicShape, tags });
-  docs.describe({ method: "POST", path: "/api/topics", body: createTopicBody, status: 201, responseType: "text/plain", tags });
-  docs.describe({ method: "DELETE", path: "/api/topics/:topicName", responseType: "text/plain", tags });
-  docs.describe({ method: "PUT", path: "/api/topics/config/:topicName", body: topicConfigBody, responseType: "text/plain", tags });
-  docs.describe({ method: "DELETE", path: "/api/topics/:topicName/:partition/:offset", responseType: "text/plain", tags });
+const tags = ["topics"];
 
-  app.get("/topics", async (c) => c.json(await service.list(clusterOf(c))));
+export const topicApi = {
+  list: defineRoute({
+    method: "GET",
+    path: "/api/topics",
+    level: "nodata",
+    summary: "Topics with partitions, sizes and rates",
+    tags,
+    responses: { 200: json(z.array(listItem)) },
+  }),
+  get: defineRoute({
+    method: "GET",
+    path: "/api/topics/{topicName}",
+    level: "nodata",
+    summary: "One topic: partitions, offsets, configs, consumers and lag",
+    tags,
+    request: { params: topicParam },
+    responses: { 200: json(topicShape) },
+  }),
+  create: defineRoute({
+    method: "POST",
+    path: "/api/topics",
+    level: "write",
+    summary: "Create a topic",
+    audit: { type: "TOPIC", change: "ADD" },
+    tags,
+    request: { body: createTopicBody },
+    responses: { 201: text("`Topic '<name>' created`") },
+  }),
+  delete: defineRoute({
+    method: "DELETE",
+    path: "/api/topics/{topicName}",
+    level: "write",
+    summary: "Delete a topic",
+    audit: { type: "TOPIC", change: "REMOVE" },
+    tags,
+    request: { params: topicParam },
+    responses: { 200: text("`Topic '<name>' deleted`") },
+  }),
+  alterConfigs: defineRoute({
+    method: "PUT",
+    path: "/api/topics/config/{topicName}",
+    level: "write",
+    summary: "Change topic configs (validated first)",
+    audit: { type: "TOPIC", change: "UPDATE" },
+    tags,
+    request: { params: topicParam, body: topicConfigBody },
+    responses: { 200: text("`Topic '<name>' configuration updated`") },
+  }),
+  // Audited by the service (TOPIC_DATA REMOVE): intent before answering, completed when the
+  // background deletion ends; a refused request is audited by the handler's onRefused.
+  deleteRecords: defineRoute({
+    method: "DELETE",
+    path: "/api/topics/{topicName}/{partition}/{offset}",
+    level: "write",
+    summary: "Delete records up to an offset",
+    tags,
+    request: { params: deleteRecordsParams },
+    responses: { 200: text("`Records from topic '<t>' and partition '<p>' up to offset '<o>', are being deleted. ...`") },
+  }),
+};
 
-  app.get("/topics/:topicName", async (c) => {
-    const { topicName: t } = pathParams(c, topicParam);
-    return c.json(await service.get(clusterOf(c), t));
-  });
+export function topicRoutes(service: TopicService) {
+  const app = new RouteGroup();
 
-  app.post("/topics", async (c) => {
-    const body = await jsonBody(c, createTopicBody);
+  app.handle(topicApi.list, async (c) => c.json(await service.list(clusterOf(c))));
+
+  app.handle(topicApi.get, async (c) => c.json(await service.get(clusterOf(c), c.req.valid("param").topicName)));
+
+  app.handle(topicApi.create, async (c) => {
+    const body = c.req.valid("json");
     c.set("auditContent", { topicName: body.topicName, partitions: body.partitions, replication: body.replication, configs: body.configs });
     await service.create(clusterOf(c), body, userOf(c));
     return c.text(`Topic '${body.topicName}' created`, 201);
   });
 
-  app.delete("/topics/:topicName", async (c) => {
-    const { topicName: t } = pathParams(c, topicParam);
+  app.handle(topicApi.delete, async (c) => {
+    const { topicName: t } = c.req.valid("param");
     await service.delete(clusterOf(c), t, userOf(c));
     return c.text(`Topic '${t}' deleted`);
   });
 
-  app.put("/topics/config/:topicName", async (c) => {
-    const { topicName: t } = pathParams(c, topicParam);
-    const body = await jsonBody(c, topicConfigBody);
+  app.handle(topicApi.alterConfigs, async (c) => {
+    const { topicName: t } = c.req.valid("param");
+    const body = c.req.valid("json");
     c.set("auditContent", { configs: Object.fromEntries(body.configs.map((x) => [x.key, x.value])) });
     await service.alterConfigs(clusterOf(c), t, body.configs);
     return c.text(`Topic '${t}' configuration updated`);
   });
 
-  app.delete("/topics/:topicName/:partition/:offset", async (c) => {
-    try {
-      const p = pathParams(c, deleteRecordsParams);
+  app.handle(
+    topicApi.deleteRecords,
+    async (c) => {
+      const p = c.req.valid("param");
       await service.deleteRecords(clusterOf(c), p.topicName, p.partition, p.offset, userOf(c));
       return c.text(deleteRecordsMessage(p.topicName, p.partition, p.offset));
-    } catch (e) {
-      // The outcome of a started deletion is audited when it ends; a refused request here.
-      await service.auditRefusedDeletion(c.req.param(), userOf(c), e);
-      throw e;
-    }
-  });
+    },
+    // The outcome of a started deletion is audited when it ends; a refused request (malformed
+    // parameters included) here.
+    { onRefused: (c, e) => service.auditRefusedDeletion(c.req.param(), userOf(c), e) },
+  );
   return app;
 }

@@ -1,0 +1,47 @@
+import { alertApi } from "./domains/alerts/routes.ts";
+import { auditApi } from "./domains/audit/routes.ts";
+import { authApi } from "./domains/auth/routes.ts";
+import { consumerApi } from "./domains/consumers/routes.ts";
+import { healthApi } from "./domains/health/routes.ts";
+import { logApi } from "./domains/logs/routes.ts";
+import { metadataApi } from "./domains/metadata/routes.ts";
+import { metricsApi } from "./domains/metrics/routes.ts";
+import { topicApi } from "./domains/topics/routes.ts";
+import { type AccessRule, indexRules, LEGACY_RULES } from "./http/access.ts";
+import { openApiRoute } from "./http/openapi.ts";
+import type { AnyRoute } from "./http/route.ts";
+import { uiApi } from "./ui/routes.ts";
+
+/**
+ * Every route the app serves, in the order of the README's role table. Each entry is the
+ * route's one declaration (next to its handler); nothing here is written twice. The app
+ * fails to start when it serves a route missing here or misses a route listed here.
+ */
+export const ROUTES: readonly AnyRoute[] = [
+  ...Object.values(authApi),
+  ...Object.values(healthApi),
+  openApiRoute,
+  uiApi.docs,
+  ...Object.values(auditApi),
+  ...Object.values(logApi),
+  ...Object.values(topicApi),
+  ...Object.values(metadataApi),
+  ...Object.values(consumerApi),
+  ...Object.values(alertApi),
+  ...Object.values(metricsApi),
+  uiApi.index,
+  uiApi.assets,
+];
+
+/**
+ * The access table: every route's rule, read from the declarations (the SQL routes' from the
+ * transitional list) in the order above. What the README role table and the role matrix show.
+ */
+export const ACCESS_RULES: readonly AccessRule[] = (() => {
+  const declared = ROUTES.map((r) => r.access);
+  // The SQL routes sit after the logs, where the table always listed them.
+  const at = declared.findIndex((r) => r.path.startsWith("/api/topics"));
+  const rules = [...declared.slice(0, at), ...LEGACY_RULES, ...declared.slice(at)];
+  indexRules(rules);
+  return rules;
+})();
