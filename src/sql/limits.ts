@@ -52,6 +52,13 @@ export const QUERY_LIMITS = Object.freeze({
    * and the memory of the values alive at once (at most 2 bytes per unit).
    */
   recordWork: 8_388_608,
+  /**
+   * Largest JSON text of one projected record, in UTF-16 code units (4 MiB of them). Columns
+   * may each hold a value up to computedValue, and a projection may name one large value many
+   * times: the record's text is bounded before it is built, since building it is one
+   * synchronous step that holds the event loop. `SELECT *` passes values on as they are.
+   */
+  projectedRecord: 4_194_304,
 } as const);
 
 /**
@@ -85,7 +92,7 @@ export const WORK_COST = Object.freeze({
   comparedPerUnit: 4,
 } as const);
 
-export type QueryLimit = "computedValue" | "likePattern" | "recordWork";
+export type QueryLimit = "computedValue" | "likePattern" | "recordWork" | "projectedRecord";
 
 /**
  * A record's evaluation went past a limit of QUERY_LIMITS. It ends the query:

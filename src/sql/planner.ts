@@ -21,7 +21,7 @@ import {
 import { QueryLimitError, startRecord } from "./limits.ts";
 import type { RecordView } from "./record.ts";
 import type { QuerySettings } from "./settings.ts";
-import { toNumber } from "./values.ts";
+import { recordText, toNumber } from "./values.ts";
 
 /**
  * One end of an offset range, inclusive. `absolute` is an offset; `fromEnd`
@@ -58,6 +58,8 @@ export interface QueryPlan {
   filter: (record: RecordView) => boolean;
   /** The output value of a record: the value itself for `*`, else an object. */
   project: (record: RecordView) => unknown;
+  /** The projected record's JSON text, bounded by QUERY_LIMITS.projectedRecord (QueryLimitError beyond). */
+  projectText: (record: RecordView) => string;
   projectionIsStar: boolean;
   /** Output field names in order, or null for `*`. */
   columns: string[] | null;
@@ -110,6 +112,7 @@ export function planQuery(query: AnalyzedQuery, options: PlanOptions = {}): Quer
     timeRange: pushDown.time,
     filter,
     project,
+    projectText: (record) => recordText(project(record)),
     projectionIsStar: projection.kind === "Star",
     columns,
     hasFilter: where !== null,

@@ -22,7 +22,7 @@
  *   record passes the filter only when the condition is exactly true.
  */
 
-import { checkComputedLength, QUERY_LIMITS, spend, WORK_COST } from "./limits.ts";
+import { checkComputedLength, QUERY_LIMITS, QueryLimitError, spend, WORK_COST } from "./limits.ts";
 
 export type Logic = boolean | null;
 
@@ -92,6 +92,34 @@ function jsonText(value: object, what: string): string | null {
   checkComputedLength(text.length, what);
   spend(text.length * (least.bigint ? WORK_COST.jsonTextWithBigints : WORK_COST.jsonText), what);
   return text;
+}
+
+/**
+ * The JSON text of a projected record, refused before it is built when it cannot fit
+ * QUERY_LIMITS.projectedRecord (see there). Values that JSON cannot write give "null".
+ */
+export function recordText(value: unknown): string {
+  if (typeof value !== "object" || value === null) return JSON.stringify(value) ?? "null";
+  const least = jsonLengthAtLeast(value, QUERY_LIMITS.projectedRecord, "projected record");
+  if (least.length > QUERY_LIMITS.projectedRecord) throw projectedRecordTooLarge();
+  let text: string | undefined;
+  try {
+    text = least.bigint
+      ? JSON.stringify(value, (_key: string, v: unknown) => (typeof v === "bigint" ? v.toString() : v))
+      : JSON.stringify(value);
+  } catch {
+    return "null";
+  }
+  if (text === undefined) return "null";
+  if (text.length > QUERY_LIMITS.projectedRecord) throw projectedRecordTooLarge();
+  return text;
+}
+
+function projectedRecordTooLarge(): QueryLimitError {
+  return new QueryLimitError(
+    "projectedRecord",
+    `A projected record is larger than ${QUERY_LIMITS.projectedRecord / 1_048_576} MiB of JSON text: select fewer or smaller columns`,
+  );
 }
 
 /**

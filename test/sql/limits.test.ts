@@ -322,3 +322,22 @@ describe("the query text is bounded", () => {
     expect(validateSql(`SELECT * FROM t WHERE a = '${filler}'`).isValid).toBe(true);
   });
 });
+
+describe("projected records", () => {
+  test("regression: 64 projections of one 200 kB value made a 12.8 MB record; its text is refused before it is built", () => {
+    const plan = compileQuery(`SELECT ${Array.from({ length: 64 }, (_, i) => `_value AS c${i}`).join(", ")} FROM t`, null);
+    const rec = record({ value: "a".repeat(200_000) });
+    const t0 = performance.now();
+    const error = limitError(() => plan.projectText(rec));
+    expect(error?.limit).toBe("projectedRecord");
+    expect(error?.message).toContain("4 MiB");
+    // The refusal reads string lengths only: no text is built (a bound, not a benchmark).
+    expect(performance.now() - t0).toBeLessThan(100);
+  });
+
+  test("a projected record within the bound is the JSON text of its columns", () => {
+    const plan = compileQuery("SELECT _value AS v, _meta.offset AS o FROM t", null);
+    expect(plan.projectText(record({ value: { a: [1, "x"] }, offset: 7 }))).toBe('{"v":{"a":[1,"x"]},"o":7}');
+    expect(QUERY_LIMITS.projectedRecord as number).toBe(4 * 1024 * 1024);
+  });
+});
