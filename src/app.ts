@@ -167,6 +167,14 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.onError((err, c) => {
     if (err instanceof AppError) return respondError(c, err);
     const requestId = c.get("requestId") ?? "unknown";
+    if (isStoreFull(err)) {
+      // Nothing was acknowledged: a full disk is the operator's to fix, and the client may retry.
+      log.error("the store is full", { requestId, method: c.req.method, path: c.req.path }, err);
+      return respondError(
+        c,
+        new AppError("UNAVAILABLE", "Loupe's store is full: the request was not carried out", { headers: { "Retry-After": "30" } }),
+      );
+    }
     log.error("unhandled error", { requestId, method: c.req.method, path: c.req.path }, err);
     return respondError(c, new AppError("INTERNAL", "Internal server error"));
   });
@@ -174,6 +182,12 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   assertRoutesCovered(app, indexRules(served));
   assertTableServed(served, extra.rules);
   return app;
+}
+
+/** SQLite's "database or disk is full" (SQLITE_FULL), from any write of the store. */
+function isStoreFull(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === "SQLITE_FULL" || (err instanceof Error && /database or disk is full/i.test(err.message));
 }
 
 function respondError(c: import("hono").Context<AppEnv>, err: AppError): Response {

@@ -128,7 +128,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
   };
   const app = createApp(parts);
 
-  const timers = startHousekeeping(config, { audit, auth, logs, counters, streams, kafka });
+  const timers = await startHousekeeping(config, { audit, auth, logs, counters, streams, kafka });
   sampler.start();
   return {
     ...parts,
@@ -149,11 +149,14 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
   };
 }
 
-/** Hourly retention of audit entries and tokens, and the periodic METRICS log line. */
-function startHousekeeping(
+/**
+ * Hourly retention of audit entries and tokens, and the periodic METRICS log line. The first
+ * retention pass is done before Loupe serves, so no request races it.
+ */
+async function startHousekeeping(
   config: Config,
   d: { audit: AuditService; auth: AuthService; logs: LogHub; counters: HttpCounters; streams: StreamRegistry; kafka: KafkaPool },
-): ReturnType<typeof setInterval>[] {
+): Promise<ReturnType<typeof setInterval>[]> {
   const timers: ReturnType<typeof setInterval>[] = [];
   const housekeeping = async () => {
     try {
@@ -163,8 +166,8 @@ function startHousekeeping(
       d.logs.logger("housekeeping").warn("housekeeping failed", {}, e);
     }
   };
+  await housekeeping();
   timers.push(setInterval(housekeeping, 3_600_000));
-  void housekeeping();
   const metricsLog = d.logs.logger("metrics");
   let lastRequests = 0;
   timers.push(

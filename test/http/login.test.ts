@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { fillStore } from "../helpers/full-store.ts";
 import { errorOf, ROLE_USERS, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 
 let rt: TestRuntime;
@@ -201,6 +202,31 @@ describe("first start with no users", () => {
       expect(again).toEqual({ created: false });
     } finally {
       await fresh.dispose();
+    }
+  });
+});
+
+describe("a full store", () => {
+  test("regression: a login on a full store answered 500; it is 503 with Retry-After, and works again once there is room", async () => {
+    const full = await testRuntime();
+    try {
+      const lift = fillStore(full.store.sqlite);
+      const user = ROLE_USERS.read;
+      const refused = await full.app.request("/api/login", {
+        method: "POST",
+        body: JSON.stringify({ user: user.name, password: user.password }),
+      });
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get("retry-after")).toBe("30");
+      expect((await errorOf(refused)).code).toBe("UNAVAILABLE");
+      lift();
+      const ok = await full.app.request("/api/login", {
+        method: "POST",
+        body: JSON.stringify({ user: user.name, password: user.password }),
+      });
+      expect(ok.status).toBe(200);
+    } finally {
+      await full.dispose();
     }
   });
 });
