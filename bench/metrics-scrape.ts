@@ -18,7 +18,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseConfig } from "../src/config/load.ts";
-import { buildRuntime } from "../src/runtime.ts";
+import { buildRuntime } from "../src/compose.ts";
 import { startCluster, uniqueTopic } from "../test/cluster/cluster.ts";
 
 function arg(name: string, def: number): number {

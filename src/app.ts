@@ -39,7 +39,7 @@ import { uiApi, uiRoutes } from "./ui/routes.ts";
 import { VERSION } from "./version.ts";
 
 /**
- * Everything the HTTP app serves, built by the composition root (src/runtime.ts). Every route
+ * Everything the HTTP app serves, built by the composition root (src/compose.ts). Every route
  * group is always mounted: no feature is optional, so the access table, the OpenAPI document
  * and the role matrix always see the same routes.
  */

@@ -7,7 +7,7 @@ import { ConfigError, loadConfig } from "./config/load.ts";
 import { SchemaTooNewError } from "./db/index.ts";
 import { hashPassword } from "./domains/auth/service.ts";
 import { AppError } from "./errors.ts";
-import { buildRuntime } from "./runtime.ts";
+import { buildRuntime } from "./compose.ts";
 import { VERSION } from "./version.ts";
 
 const USAGE = `loupe ${VERSION}

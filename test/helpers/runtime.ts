@@ -6,7 +6,7 @@ import { parseConfig } from "../../src/config/load.ts";
 import type { Role } from "../../src/config/schema.ts";
 import type { AuthOptions } from "../../src/domains/auth/service.ts";
 import type { LogSink } from "../../src/log/logger.ts";
-import { buildRuntime, type Runtime } from "../../src/runtime.ts";
+import { buildRuntime, type Runtime } from "../../src/compose.ts";
 
 export const ROLE_USERS: Record<Role, { name: string; password: string }> = {
   admin: { name: "alice", password: "alice-pw-1" },

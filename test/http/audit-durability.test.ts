@@ -12,7 +12,7 @@ import { parseConfig } from "../../src/config/load.ts";
 import { UNKNOWN_REASON } from "../../src/domains/audit/service.ts";
 import { hashToken } from "../../src/domains/auth/service.ts";
 import { defineRoute, text } from "../../src/http/route.ts";
-import { buildRuntime, type Runtime } from "../../src/runtime.ts";
+import { buildRuntime, type Runtime } from "../../src/compose.ts";
 import { uniqueTopic } from "../cluster/cluster.ts";
 import { fillStore } from "../helpers/full-store.ts";
 import { bootstrap, errorOf, MemorySink, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
