@@ -17,8 +17,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseConfig } from "../src/config/load.ts";
 import { buildRuntime } from "../src/compose.ts";
+import { parseConfig } from "../src/config/load.ts";
 import { startCluster, uniqueTopic } from "../test/cluster/cluster.ts";
 
 function arg(name: string, def: number): number {

@@ -1,13 +1,13 @@
 #!/usr/bin/env bun
 /**
- * The only wiring point: config -> store -> clients -> services -> app -> Bun.serve,
- * and the command line of the `loupe` executable.
+ * The command line of the `loupe` executable: it loads the config, has the composition root
+ * (compose.ts) build Loupe, serves it with Bun.serve, and handles the process's signals.
  */
+import { buildRuntime } from "./compose.ts";
 import { ConfigError, loadConfig } from "./config/load.ts";
 import { SchemaTooNewError } from "./db/index.ts";
 import { hashPassword } from "./domains/auth/service.ts";
 import { AppError } from "./errors.ts";
-import { buildRuntime } from "./compose.ts";
 import { VERSION } from "./version.ts";
 
 const USAGE = `loupe ${VERSION}

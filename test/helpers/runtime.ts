@@ -2,11 +2,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AppDeps } from "../../src/app.ts";
+import { buildRuntime, type Runtime } from "../../src/compose.ts";
 import { parseConfig } from "../../src/config/load.ts";
 import type { Role } from "../../src/config/schema.ts";
 import type { AuthOptions } from "../../src/domains/auth/service.ts";
 import type { LogSink } from "../../src/log/logger.ts";
-import { buildRuntime, type Runtime } from "../../src/compose.ts";
 
 export const ROLE_USERS: Record<Role, { name: string; password: string }> = {
   admin: { name: "alice", password: "alice-pw-1" },
