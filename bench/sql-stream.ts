@@ -8,7 +8,7 @@
  * For each record size it fills a 6-partition topic once (reused by later runs: the name holds
  * the size and count) and measures, one after another:
  *   (a) the Kafka client in this process, no decoding: Fetch answers decoded by the client's own
- *       record parser (KafkaCluster.consumeBatches with recordDecoder "client")
+ *       record parser (cluster.reads.batches with recordDecoder "client")
  *   (a') the same read through Loupe's record decoder (src/kafka/record-set.ts), which the
  *       server uses: the reference for Loupe's own overhead
  *   (b) `kcat -C -e` on the same topic: the physical reference (skipped, and said so, when kcat
@@ -78,18 +78,18 @@ function value(i: number, size: number): string {
 
 async function fill(size: number): Promise<string> {
   const topic = `bench-sql-${size}b-${RECORDS}`;
-  const existing = await kafka.listTopics();
+  const existing = await kafka.topics.list();
   if (existing.some((t) => t.name === topic)) {
-    const offsets = await kafka.partitionOffsets([topic]);
+    const offsets = await kafka.offsets.bounds([topic]);
     const total = offsets.reduce((n, o) => n + o.latest - o.earliest, 0);
     if (total === RECORDS) {
       log(`${topic}: reusing ${total} records`);
       return topic;
     }
-    await kafka.deleteTopic(topic);
+    await kafka.topics.delete(topic);
     await Bun.sleep(1000);
   }
-  await kafka.createTopic({ name: topic, partitions: PARTITIONS, replication: 1 });
+  await kafka.topics.create({ name: topic, partitions: PARTITIONS, replication: 1 });
   // Big requests, one batch per partition under the broker's 1 MB message limit, several in flight.
   const perPartition = Math.max(1, Math.floor(900_000 / (size + 40)));
   const perRequest = perPartition * PARTITIONS;
@@ -102,7 +102,7 @@ async function fill(size: number): Promise<string> {
       next += n;
       const records = new Array(n);
       for (let j = 0; j < n; j++) records[j] = { key: `k${start + j}`, value: value(start + j, size), partition: j % PARTITIONS };
-      await kafka.produce(topic, records);
+      await kafka.writes.produce(topic, records);
     }
   };
   await Promise.all([worker(), worker(), worker()]);
@@ -117,13 +117,13 @@ async function rawConsume(
   topic: string,
   recordDecoder: "client" | "loupe",
 ): Promise<{ records: number; bytes: number; seconds: number }> {
-  const offsets = await cluster.partitionOffsets([topic]);
+  const offsets = await cluster.offsets.bounds([topic]);
   const t0 = performance.now();
   let records = 0;
   let bytes = 0;
   const partitions = offsets.map((o) => ({ partition: o.partition, from: o.earliest, to: o.latest }));
   // Loupe's decoder reads into a reused buffer, as the server does; the client's cannot.
-  for await (const batch of cluster.consumeBatches({ topic, partitions, recordDecoder, reuseBuffers: recordDecoder === "loupe" })) {
+  for await (const batch of cluster.reads.batches({ topic, partitions, recordDecoder, reuseBuffers: recordDecoder === "loupe" })) {
     for (const r of batch) {
       records++;
       bytes += (r.key?.byteLength ?? 0) + (r.value?.byteLength ?? 0);

@@ -23,13 +23,13 @@ import type { SqlService } from "./domains/sql/service.ts";
 import { topicRoutes } from "./domains/topics/routes.ts";
 import type { TopicService } from "./domains/topics/service.ts";
 import { AppError } from "./errors.ts";
-import { type AccessRule, indexRules, LEGACY_RULES, ruleKey } from "./http/access.ts";
+import { type AccessRule, indexRules, ruleKey } from "./http/access.ts";
 import type { AppEnv } from "./http/context.ts";
 import { errorBody } from "./http/errors.ts";
 import { securityHeaders } from "./http/headers.ts";
 import { accessLog, authorize, type HttpCounters, requestId } from "./http/middleware.ts";
-import { ApiDocs, openApiDocument, openApiRoute } from "./http/openapi.ts";
-import { guarded, RouteGroup } from "./http/route.ts";
+import { openApiDocument, openApiRoute } from "./http/openapi.ts";
+import { RouteGroup } from "./http/route.ts";
 import type { StreamRegistry } from "./http/sse.ts";
 import type { KafkaPool } from "./kafka/index.ts";
 import type { LagEngine } from "./lag/engine.ts";
@@ -127,17 +127,12 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     }),
   );
   const service = new RouteGroup();
-  const legacyDocs = new ApiDocs();
   let openapi: Record<string, unknown> | undefined;
-  service.handle(openApiRoute, (c) => c.json((openapi ??= openApiDocument(app, { rules: LEGACY_RULES, docs: legacyDocs }, VERSION))));
+  service.handle(openApiRoute, (c) => c.json((openapi ??= openApiDocument(app, VERSION))));
   mount(service);
   mount(auditRoutes(deps.audit, deps.streams));
   mount(logRoutes(deps.logs));
-  // TRANSITIONAL (see LEGACY_RULES): the SQL routes are guarded by a route-level middleware
-  // per rule, registered before their handlers so it runs first.
-  for (const rule of LEGACY_RULES) app.on(rule.method, rule.path, guarded(rule));
-  app.route("/api", sqlRoutes(deps.sql, deps.streams, legacyDocs));
-  served.push(...LEGACY_RULES);
+  mount(sqlRoutes(deps.sql, deps.streams));
   const extra = new RouteGroup();
   deps.extraRoutes?.(extra);
   mount(extra);

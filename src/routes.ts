@@ -6,8 +6,9 @@ import { healthApi } from "./domains/health/routes.ts";
 import { logApi } from "./domains/logs/routes.ts";
 import { metadataApi } from "./domains/metadata/routes.ts";
 import { metricsApi } from "./domains/metrics/routes.ts";
+import { sqlApi } from "./domains/sql/routes.ts";
 import { topicApi } from "./domains/topics/routes.ts";
-import { type AccessRule, indexRules, LEGACY_RULES } from "./http/access.ts";
+import { type AccessRule, indexRules } from "./http/access.ts";
 import { openApiRoute } from "./http/openapi.ts";
 import type { AnyRoute } from "./http/route.ts";
 import { uiApi } from "./ui/routes.ts";
@@ -24,6 +25,7 @@ export const ROUTES: readonly AnyRoute[] = [
   uiApi.docs,
   ...Object.values(auditApi),
   ...Object.values(logApi),
+  ...Object.values(sqlApi),
   ...Object.values(topicApi),
   ...Object.values(metadataApi),
   ...Object.values(consumerApi),
@@ -34,14 +36,8 @@ export const ROUTES: readonly AnyRoute[] = [
 ];
 
 /**
- * The access table: every route's rule, read from the declarations (the SQL routes' from the
- * transitional list) in the order above. What the README role table and the role matrix show.
+ * The access table: every route's rule, read from the declarations in the order above. What
+ * the README role table and the role matrix show.
  */
-export const ACCESS_RULES: readonly AccessRule[] = (() => {
-  const declared = ROUTES.map((r) => r.access);
-  // The SQL routes sit after the logs, where the table always listed them.
-  const at = declared.findIndex((r) => r.path.startsWith("/api/topics"));
-  const rules = [...declared.slice(0, at), ...LEGACY_RULES, ...declared.slice(at)];
-  indexRules(rules);
-  return rules;
-})();
+export const ACCESS_RULES: readonly AccessRule[] = ROUTES.map((r) => r.access);
+indexRules(ACCESS_RULES);

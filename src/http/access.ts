@@ -36,21 +36,6 @@ export interface AccessRule {
   audit?: { type: AuditType; change: AuditChange };
 }
 
-/**
- * TRANSITIONAL: the one place where access rules are still written apart from their routes.
- * The SQL routes (src/domains/sql/routes.ts) are not declared with `defineRoute` yet: their
- * rules stay in this list, their documentation comes from `ApiDocs.describe`, and the app
- * guards them with a route-level middleware per rule (see createApp). Everything else is
- * declared once with `defineRoute`. Delete this list when the SQL routes are declared.
- */
-export const LEGACY_RULES: readonly AccessRule[] = [
-  // validating reveals no records; running and stopping queries reads them
-  { method: "GET", path: "/api/sql/validation", level: "nodata", summary: "Validate a query (always 200 with the result)" },
-  { method: "GET", path: "/api/sql/data", level: "read", summary: "Run a query: event stream, or one JSON answer" },
-  { method: "GET", path: "/api/sql/queries", level: "read", summary: "Running queries (all for admin, else your own)" },
-  { method: "DELETE", path: "/api/sql/queries/:id", level: "read", summary: "Stop a running query (your own; admin any)" },
-];
-
 export function rolesFor(level: Level): readonly Role[] | "public" {
   return level === "public" ? "public" : LEVEL_ROLES[level];
 }

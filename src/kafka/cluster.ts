@@ -15,22 +15,7 @@ import { WriteOps } from "./produce.ts";
 import { QuotaOps } from "./quotas.ts";
 import { ReadOps } from "./reads.ts";
 import { TopicOps } from "./topics.ts";
-import type {
-  ClusterStats,
-  ConsumeRequest,
-  CreatedTopic,
-  CreateTopicRequest,
-  Health,
-  KafkaClusterConfig,
-  ListedOffset,
-  OffsetSpec,
-  ProducedRecord,
-  ProduceRecord,
-  RawRecord,
-  TopicDescription,
-  TopicPartitionRef,
-  TopicSummary,
-} from "./types.ts";
+import type { ClusterStats, Health, KafkaClusterConfig } from "./types.ts";
 
 export class KafkaCluster {
   readonly name: string;
@@ -89,49 +74,5 @@ export class KafkaCluster {
 
   close(): Promise<void> {
     return this.#conn.close();
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // kept until the query path moves to the concerns: src/domains/sql, test/sql-exec and
-  // bench/sql-stream.ts still call these names.
-
-  /** @deprecated use cluster.topics.list */
-  listTopics(opts: { includeInternal?: boolean } = {}): Promise<TopicSummary[]> {
-    return this.topics.list(opts);
-  }
-
-  /** @deprecated use cluster.topics.describe */
-  describeTopics(names: string[]): Promise<TopicDescription[]> {
-    return this.topics.describe(names);
-  }
-
-  /** @deprecated use cluster.topics.create */
-  createTopic(req: CreateTopicRequest): Promise<CreatedTopic> {
-    return this.topics.create(req);
-  }
-
-  /** @deprecated use cluster.topics.delete */
-  deleteTopic(name: string): Promise<void> {
-    return this.topics.delete(name);
-  }
-
-  /** @deprecated use cluster.offsets.list */
-  listOffsets(partitions: TopicPartitionRef[], spec: OffsetSpec): Promise<ListedOffset[]> {
-    return this.offsets.list(partitions, spec);
-  }
-
-  /** @deprecated use cluster.offsets.bounds */
-  partitionOffsets(topics: string[]): Promise<Array<TopicPartitionRef & { earliest: number; latest: number }>> {
-    return this.offsets.bounds(topics);
-  }
-
-  /** @deprecated use cluster.writes.produce */
-  produce(topic: string, records: ProduceRecord[]): Promise<ProducedRecord[]> {
-    return this.writes.produce(topic, records);
-  }
-
-  /** @deprecated use cluster.reads.batches */
-  consumeBatches(req: ConsumeRequest): AsyncIterable<RawRecord[]> {
-    return this.reads.batches(req);
   }
 }

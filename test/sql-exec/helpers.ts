@@ -26,18 +26,18 @@ export function sqlFixture(raw: Record<string, unknown> = {}): Fixture {
   });
   afterAll(async () => {
     const kafka = f.rt.kafka.default();
-    for (const t of created) await kafka.deleteTopic(t).catch(() => {});
+    for (const t of created) await kafka.topics.delete(t).catch(() => {});
     await f.rt.dispose();
   });
   f.topic = async (prefix, partitions = 1) => {
     const name = uniqueTopic(`sqlx-${prefix}`);
-    await f.rt.kafka.default().createTopic({ name, partitions, replication: 1 });
+    await f.rt.kafka.default().topics.create({ name, partitions, replication: 1 });
     created.push(name);
     return name;
   };
   f.produce = async (topic, records, chunk = 10) => {
     const kafka = f.rt.kafka.default();
-    for (let i = 0; i < records.length; i += chunk) await kafka.produce(topic, records.slice(i, i + chunk));
+    for (let i = 0; i < records.length; i += chunk) await kafka.writes.produce(topic, records.slice(i, i + chunk));
   };
   return f;
 }

@@ -22,7 +22,7 @@ beforeAll(async () => {
     for (let p = 0; p < PARTITIONS; p++)
       for (let j = i; j < i + BATCH; j++)
         records.push({ partition: p, key: `${p}-${j}`, value: JSON.stringify({ p, i: j }), timestamp: T0 + j * 1000 });
-    await f.rt.kafka.default().produce(topic, records);
+    await f.rt.kafka.default().writes.produce(topic, records);
   }
 });
 

@@ -3,6 +3,8 @@
  * both answer forms (event stream and one JSON object).
  */
 import { beforeAll, describe, expect, test } from "bun:test";
+import type { z } from "zod";
+import { sqlApi } from "../../src/domains/sql/routes.ts";
 import { json, parseStream, q, sqlFixture, stream } from "./helpers.ts";
 
 const f = sqlFixture();
@@ -176,6 +178,27 @@ describe("answer forms", () => {
     const res = await f.rt.request("/api/sql/data", { role: "read" });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { message: string }).message).toContain("sql");
+  });
+
+  test("both answer forms and the invalid-query object are what the route declares and documents", async () => {
+    const declared = (status: number, type: string) =>
+      (sqlApi.data.doc.responses[status] as { content: Record<string, { schema: z.ZodType }> }).content[type]!.schema;
+    const answer = await json(f.rt, `SELECT name FROM \`${topic}\` LIMIT 2`);
+    expect(declared(200, "application/json").parse(answer.body)).toEqual(answer.body);
+    const invalid = await json(f.rt, `SELECT * FRM \`${topic}\``);
+    expect(declared(400, "application/json").parse(invalid.body)).toEqual(invalid.body);
+
+    const doc = (await (await f.rt.app.request("/api/openapi.json")).json()) as {
+      paths: Record<
+        string,
+        Record<string, { responses: Record<string, { content: Record<string, { schema: { required?: string[] } }> }> }>
+      >;
+    };
+    const responses = doc.paths["/api/sql/data"]!.get!.responses;
+    expect(Object.keys(responses["200"]!.content).sort()).toEqual(["application/json", "text/event-stream"]);
+    expect(responses["200"]!.content["application/json"]!.schema.required).toEqual(["messages", "offsets", "stopReason"]);
+    expect(responses["400"]!.content["application/json"]!.schema.required).toContain("isValid");
+    expect(Object.keys(doc.paths["/api/sql/queries/{id}"]!)).toEqual(["delete"]);
   });
 
   test("parseStream helper sees every line", () => {

@@ -258,11 +258,11 @@ export async function planReads(
   cluster: KafkaCluster,
   plan: QueryPlan,
 ): Promise<{ ranges: Array<{ partition: number; from: number; to: number }>; ends: Map<number, number> }> {
-  const [topic] = await cluster.describeTopics([plan.topic]);
+  const [topic] = await cluster.topics.describe([plan.topic]);
   const all = topic!.partitionDetails.map((p) => p.partition);
   const wanted = plan.partitions === null ? all : plan.partitions.filter((p) => all.includes(p));
   const refs = all.map((partition) => ({ topic: plan.topic, partition }));
-  const [earliest, latest] = await Promise.all([cluster.listOffsets(refs, "earliest"), cluster.listOffsets(refs, "latest")]);
+  const [earliest, latest] = await Promise.all([cluster.offsets.list(refs, "earliest"), cluster.offsets.list(refs, "latest")]);
   const ends = new Map(latest.map((o) => [o.partition, o.offset]));
   const starts = new Map(earliest.map((o) => [o.partition, o.offset]));
   const ranges = wanted.map((partition) => ({
@@ -275,8 +275,8 @@ export async function planReads(
   if (wantedRefs.length > 0 && (fromMs !== undefined || toMs !== undefined)) {
     // The first offset whose timestamp is >= t; -1 when every record is older.
     const [after, before] = await Promise.all([
-      fromMs === undefined ? null : cluster.listOffsets(wantedRefs, Math.max(0, fromMs)),
-      toMs === undefined || toMs + 1 < 0 ? null : cluster.listOffsets(wantedRefs, toMs + 1),
+      fromMs === undefined ? null : cluster.offsets.list(wantedRefs, Math.max(0, fromMs)),
+      toMs === undefined || toMs + 1 < 0 ? null : cluster.offsets.list(wantedRefs, toMs + 1),
     ]);
     for (const r of ranges) {
       const a = after?.find((o) => o.partition === r.partition);
@@ -409,7 +409,7 @@ export async function* executeQuery(
     let untilCheck = SLICE_RECORDS;
 
     if (toRead.length > 0 && !internal.signal.aborted) {
-      const batches = deps.cluster.consumeBatches({
+      const batches = deps.cluster.reads.batches({
         topic: plan.topic,
         partitions: toRead.map((r) => ({ partition: r.partition, from: r.from, to: r.to })),
         signal: internal.signal,

@@ -1,9 +1,8 @@
-import { type Context, Hono } from "hono";
+import type { Context } from "hono";
 import { z } from "zod";
-import type { AppEnv } from "../../http/context.ts";
-import type { ApiDocs } from "../../http/openapi.ts";
+import { type AppEnv, clusterOf } from "../../http/context.ts";
+import { defineRoute, json, RouteGroup } from "../../http/route.ts";
 import type { StreamRegistry } from "../../http/sse.ts";
-import { pathParams, queryParams } from "../../http/validate.ts";
 import { SqlError } from "../../sql/index.ts";
 import { isQueryLimitError } from "./executor.ts";
 import { jsonAnswer, jsonInvalid } from "./json-answer.ts";
@@ -33,39 +32,83 @@ const record = z.object({
   value: z.string(),
 });
 const offsets = z.array(z.object({ partition: z.number(), min: z.number(), max: z.number() }));
+const jsonAnswerBody = z.object({
+  messages: z.array(record),
+  offsets,
+  /** Why the query ended: MAX_SIZE when the answer reached its 32 MiB bound. */
+  stopReason: z.string(),
+  /** Settings the server lowered to its bounds (sql.maxSize, sql.maxQueryTime), with the value applied. */
+  clampedSettings: z.record(z.string(), z.number()).optional(),
+});
+/** The validation object of an invalid query, with the fields of every error body (see json-answer.ts). */
+const invalidQuery = validationResult.extend({
+  isValid: z.literal(false),
+  error_code: z.literal(400),
+  code: z.literal("VALIDATION_FAILED"),
+  requestId: z.string(),
+});
 const runningQuery = z.object({ id: z.string(), sql: z.string(), user: z.string(), ts: z.number() });
+
+export const sqlApi = {
+  // Validating reveals no records; running and stopping queries reads them.
+  validation: defineRoute({
+    method: "GET",
+    path: "/api/sql/validation",
+    level: "nodata",
+    summary: "Validate a query (always 200 with the result)",
+    tags: ["sql"],
+    request: { query: validationQuery },
+    responses: { 200: json(validationResult, "The validation result, valid or not") },
+  }),
+  data: defineRoute({
+    method: "GET",
+    path: "/api/sql/data",
+    level: "read",
+    summary: "Run a query: event stream, or one JSON answer",
+    tags: ["sql"],
+    request: { query: dataQuery },
+    responses: {
+      200: {
+        description:
+          "With `Accept: text/event-stream`: `data:<type><JSON>` lines (1 record, 2 end, 3 error, 4 statistics, `data:0` heartbeats), an invalid query being one type 3 line. Otherwise one JSON object.",
+        content: {
+          "text/event-stream": { schema: { type: "string" as const } },
+          "application/json": { schema: jsonAnswerBody },
+        },
+      },
+      400: json(invalidQuery, "The query is invalid (JSON form): the validation object and the error body's fields"),
+    },
+  }),
+  queries: defineRoute({
+    method: "GET",
+    path: "/api/sql/queries",
+    level: "read",
+    summary: "Running queries (all for admin, else your own)",
+    tags: ["sql"],
+    responses: { 200: json(z.array(runningQuery)) },
+  }),
+  stop: defineRoute({
+    method: "DELETE",
+    path: "/api/sql/queries/{id}",
+    level: "read",
+    summary: "Stop a running query (your own; admin any)",
+    tags: ["sql"],
+    request: { params: z.object({ id: z.string().min(1).max(128) }) },
+    responses: { 200: json(z.boolean(), "Whether a query was stopped") },
+  }),
+};
 
 const wantsStream = (c: Context<AppEnv>) => (c.req.header("accept") ?? "").toLowerCase().includes("text/event-stream");
 
-export function sqlRoutes(service: SqlService, streams: StreamRegistry, docs: ApiDocs) {
-  const app = new Hono<AppEnv>();
-  docs.describe({ method: "GET", path: "/api/sql/validation", query: validationQuery, response: validationResult, tags: ["sql"] });
-  docs.describe({
-    method: "GET",
-    path: "/api/sql/data",
-    query: dataQuery,
-    response: z.object({
-      messages: z.array(record),
-      offsets,
-      /** Why the query ended: MAX_SIZE when the answer reached its 32 MiB bound. */
-      stopReason: z.string(),
-      /** Settings the server lowered to its bounds (sql.maxSize, sql.maxQueryTime), with the value applied. */
-      clampedSettings: z.record(z.string(), z.number()).optional(),
-    }),
-    tags: ["sql"],
-  });
-  docs.describe({ method: "GET", path: "/api/sql/queries", response: z.array(runningQuery), tags: ["sql"] });
-  docs.describe({ method: "DELETE", path: "/api/sql/queries/:id", response: z.boolean(), tags: ["sql"] });
+export function sqlRoutes(service: SqlService, streams: StreamRegistry) {
+  const app = new RouteGroup();
 
-  app.get("/sql/validation", async (c) => {
-    const { sql } = queryParams(c, validationQuery);
-    return c.json(await service.validate(sql, c.get("cluster")));
-  });
+  app.handle(sqlApi.validation, async (c) => c.json(await service.validate(c.req.valid("query").sql, clusterOf(c))));
 
-  app.get("/sql/data", async (c) => {
-    const params = queryParams(c, dataQuery);
+  app.handle(sqlApi.data, async (c) => {
+    const params = c.req.valid("query");
     const session = c.get("session")!;
-    const cluster = c.get("cluster");
+    const cluster = clusterOf(c);
     const stream = wantsStream(c);
     let compiled: CompiledQuery;
     try {
@@ -96,15 +139,14 @@ export function sqlRoutes(service: SqlService, streams: StreamRegistry, docs: Ap
     });
   });
 
-  app.get("/sql/queries", (c) => {
+  app.handle(sqlApi.queries, (c) => {
     const session = c.get("session")!;
     return c.json(service.queries.list(session.user.name, session.user.roles.includes("admin")));
   });
 
-  app.delete("/sql/queries/:id", (c) => {
-    const { id } = pathParams(c, z.object({ id: z.string().min(1).max(128) }));
+  app.handle(sqlApi.stop, (c) => {
     const session = c.get("session")!;
-    return c.json(service.queries.kill(id, session.user.name, session.user.roles.includes("admin")));
+    return c.json(service.queries.kill(c.req.valid("param").id, session.user.name, session.user.roles.includes("admin")));
   });
 
   return app;

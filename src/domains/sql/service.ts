@@ -138,7 +138,7 @@ export class SqlService {
   /** The cluster's topic names as a catalog; null when the cluster cannot be asked (no topic check then). */
   async catalog(cluster: string): Promise<Catalog | null> {
     try {
-      const topics = new Set((await this.opts.pool.get(cluster).listTopics({ includeInternal: true })).map((t) => t.name));
+      const topics = new Set((await this.opts.pool.get(cluster).topics.list({ includeInternal: true })).map((t) => t.name));
       return { topicExists: (name) => topics.has(name) };
     } catch (err) {
       this.opts.log.warn("topics unavailable for query validation", { cluster }, err);
