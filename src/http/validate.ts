@@ -33,11 +33,3 @@ export async function jsonBody<S extends z.ZodType>(c: Context, schema: S): Prom
   }
   return parseWith(schema, value, "request body");
 }
-
-export function queryParams<S extends z.ZodType>(c: Context, schema: S): z.infer<S> {
-  return parseWith(schema, c.req.query(), "query parameters");
-}
-
-export function pathParams<S extends z.ZodType>(c: Context, schema: S): z.infer<S> {
-  return parseWith(schema, c.req.param(), "path parameters");
-}

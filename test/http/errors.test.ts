@@ -42,7 +42,7 @@ describe("error bodies", () => {
     expect(anon.status).toBe(404);
   });
 
-  // Which methods a path has comes from Hono's router itself, parameters and legacy routes included.
+  // Which methods a path has comes from Hono's router itself, parameters included.
   test.each([
     { method: "DELETE", path: "/api/audit", allow: "GET" },
     { method: "POST", path: "/api/consumers/some%20group", allow: "GET, DELETE" },

@@ -281,7 +281,7 @@ const declared = new Map(ROUTES.map((r) => [ruleKey(r.access.method, r.access.pa
 /**
  * How a 2xx answer differs from the route's declaration: its content type is not declared for
  * that status, or its JSON does not parse with the declared schema. The documentation and the
- * handler cannot drift apart unnoticed. Undefined when they agree (or the route is legacy).
+ * handler cannot drift apart unnoticed. Undefined when they agree.
  */
 async function undocumented(key: string, res: Response): Promise<string | undefined> {
   const route = declared.get(key);
