@@ -80,14 +80,7 @@ export function toText(value: unknown, what = "text of an object"): string | nul
 function jsonText(value: object, what: string): string | null {
   const least = jsonLengthAtLeast(value, QUERY_LIMITS.computedValue, what);
   checkComputedLength(least.length, what);
-  let text: string | undefined;
-  try {
-    text = least.bigint
-      ? JSON.stringify(value, (_key: string, v: unknown) => (typeof v === "bigint" ? v.toString() : v))
-      : JSON.stringify(value);
-  } catch {
-    return null; // a cycle, or a value whose toJSON throws
-  }
+  const text = stringify(value, least.bigint);
   if (text === undefined) return null;
   checkComputedLength(text.length, what);
   spend(text.length * (least.bigint ? WORK_COST.jsonTextWithBigints : WORK_COST.jsonText), what);
@@ -102,17 +95,21 @@ export function recordText(value: unknown): string {
   if (typeof value !== "object" || value === null) return JSON.stringify(value) ?? "null";
   const least = jsonLengthAtLeast(value, QUERY_LIMITS.projectedRecord, "projected record");
   if (least.length > QUERY_LIMITS.projectedRecord) throw projectedRecordTooLarge();
-  let text: string | undefined;
-  try {
-    text = least.bigint
-      ? JSON.stringify(value, (_key: string, v: unknown) => (typeof v === "bigint" ? v.toString() : v))
-      : JSON.stringify(value);
-  } catch {
-    return "null";
-  }
+  const text = stringify(value, least.bigint);
   if (text === undefined) return "null";
   if (text.length > QUERY_LIMITS.projectedRecord) throw projectedRecordTooLarge();
   return text;
+}
+
+/** JSON text, with bigints as digits when there are any; undefined for a cycle or a throwing toJSON. */
+function stringify(value: object, bigints: boolean): string | undefined {
+  try {
+    return bigints
+      ? JSON.stringify(value, (_key: string, v: unknown) => (typeof v === "bigint" ? v.toString() : v))
+      : JSON.stringify(value);
+  } catch {
+    return undefined;
+  }
 }
 
 function projectedRecordTooLarge(): QueryLimitError {
