@@ -175,9 +175,9 @@ describe("audit", () => {
       expect(res.status).toBe(200);
       expect(res.headers.get("content-type")).toContain("text/event-stream");
       const reader = res.body!.getReader();
-      await Bun.sleep(50);
+      // The first heartbeat comes once the stream has subscribed to new entries.
+      let text = new TextDecoder().decode((await reader.read()).value);
       await rt.audit.record({ type: "SCHEMA", change: "ADD", user: "alice", content: { subject: "s1-value", password: "zzz" } });
-      let text = "";
       const deadline = Date.now() + 5000;
       while (!text.includes("s1-value") && Date.now() < deadline) text += new TextDecoder().decode((await reader.read()).value);
       const line = text.split("\n").find((l) => l.startsWith("data:{"))!;

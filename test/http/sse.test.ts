@@ -89,11 +89,21 @@ describe("SSE helper", () => {
   });
 
   test("sends heartbeats and a final line on success and on error", async () => {
+    // The record goes out once the client has read two heartbeats (every 50 ms).
+    let heartbeatsSeen!: () => void;
+    const twoHeartbeats = new Promise<void>((resolve) => (heartbeatsSeen = resolve));
     const ok = serveStream(async (w) => {
-      await Bun.sleep(180);
+      await twoHeartbeats;
       w.send(`data:1{"a":1}`);
     });
-    const text = await (await fetch(ok.url)).text();
+    const reader = (await fetch(ok.url)).body!.getReader();
+    let text = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += new TextDecoder().decode(value);
+      if (text.split("\n").filter((l) => l === "data:0").length >= 2) heartbeatsSeen();
+    }
     const lines = text.split("\n").filter(Boolean);
     expect(lines.filter((l) => l === "data:0").length).toBeGreaterThanOrEqual(2);
     expect(lines.at(-2)).toBe(`data:1{"a":1}`);
