@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { kafkaBootstrap, uniqueTopic } from "../cluster/cluster.ts";
+import { eventually } from "../helpers/wait.ts";
 import { testPool } from "../kafka/helpers.ts";
 import { StreamReader } from "./stream-reader.ts";
 
@@ -88,16 +89,6 @@ async function loginToken(): Promise<string> {
   const login = await fetch(new URL("/api/login", url), { method: "POST", body: JSON.stringify({ user: "admin", password: PASSWORD }) });
   expect(login.status).toBe(200);
   return ((await login.json()) as { token: string }).token;
-}
-
-/** Polls `check` until it holds, within the deadline. */
-async function eventually(check: () => Promise<boolean>, ms = 5_000): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (await check()) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return check();
 }
 
 test("SIGHUP re-reads the config file's users; an invalid file keeps them", async () => {

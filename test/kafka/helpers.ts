@@ -6,6 +6,7 @@
 import { afterAll } from "bun:test";
 import { createKafkaPool, type KafkaCluster, type KafkaPool } from "../../src/kafka/index.ts";
 import { kafkaBootstrap, uniqueTopic } from "../cluster/cluster.ts";
+import { eventually as waitUntil } from "../helpers/wait.ts";
 
 export { type GroupMember, type GroupMemberOptions, joinGroup } from "./group-member.ts";
 export { createPartitions, deleteGroupOffsets, describeBrokerConfigs, describeCluster } from "./test-only.ts";
@@ -58,14 +59,9 @@ export async function rejection(p: Promise<unknown>): Promise<{ code: string; st
   throw new Error("expected the call to fail, it succeeded");
 }
 
-/** Polls `check` until it answers true or `ms` pass; answers the last result. */
-export async function eventually(check: () => Promise<boolean>, ms = 5_000): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    if (await check()) return true;
-    if (Date.now() > deadline) return false;
-    await Bun.sleep(50);
-  }
+/** Polls `check` until it answers true or `ms` pass (test/helpers/wait.ts); answers the last result. */
+export function eventually(check: () => Promise<boolean>, ms = 5_000): Promise<boolean> {
+  return waitUntil(check, { timeoutMs: ms });
 }
 
 /**
