@@ -2,6 +2,7 @@
  * The single-JSON-object form of a query's answer (SPEC: the earlier form of GET /api/sql/data):
  *
  *   {"messages":[<record>,...],"offsets":[{partition,min,max},...],"stopReason":"END",
+ *    "skippedPartitions":[{partition,reason}],"warnings":[...],   (only when partitions were left out)
  *    "clampedSettings":{...}}   (the last only when the server lowered a setting)
  *
  * The whole answer is held in memory until the query ends, so what it produces is bounded:
