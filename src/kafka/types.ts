@@ -6,6 +6,8 @@
  * practice, and numbers serialise to JSON as they are.
  */
 
+import type { AppError } from "../errors.ts";
+
 export interface KafkaClusterConfig {
   name: string;
   bootstrapServers: string[];
@@ -247,6 +249,43 @@ export interface ConsumeRequest {
    * (and its page faults) per fetched partition. Only for consumeBatches.
    */
   reuseBuffers?: boolean;
+  /**
+   * Date.now() until which a lost broker or leader is retried, with backoff (100 ms doubling to
+   * 2 s): a broker that restarts is read on from where the read was. Past it the read fails
+   * with an error naming the broker and partitions. Without it, a few quick retries.
+   */
+  retryUntil?: number;
+  /**
+   * Told when the read starts retrying after a failure (with what failed), and with null once it
+   * reads again. Only on errors: nothing per record.
+   */
+  onOutage?(outage: ReadOutage | null): void;
+  /**
+   * Told of each partition the read leaves out because it has no leader (after a short grace)
+   * while other partitions of the topic have one. Without it, such a partition is retried like a
+   * lost broker: a read never leaves a partition out silently.
+   */
+  onSkip?(skipped: SkippedPartition): void;
+}
+
+/** A partition a read left out, and why. */
+export interface SkippedPartition {
+  partition: number;
+  reason: string;
+}
+
+/** A read that cannot reach what it reads and is retrying. */
+export interface ReadOutage {
+  /** Date.now() of the first failure in a row. */
+  since: number;
+  /** What fails, e.g. "Kafka broker 127.0.0.1:9092 unreachable" or "partition 2 has no leader". */
+  what: string;
+  /** The partitions waiting for it. */
+  partitions: number[];
+  /** The last error's reason. */
+  reason: string;
+  /** The error the read fails with when it gives up now. */
+  toError(): AppError;
 }
 
 export interface FetchedBatches {

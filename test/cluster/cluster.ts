@@ -48,6 +48,12 @@ export interface ServiceProcess {
   env: Record<string, string>;
   version: string;
   startMs: number;
+  /** The command that runs it, for restartService (same directory, ports and data). */
+  command?: string[];
+  /** The owner its watchdog watches; a restarted service gets a watchdog for it again. */
+  ownerPid?: number;
+  /** Kafka's node id (1 for the first broker, which is also the controller). */
+  nodeId?: number;
 }
 
 export interface StartContext {
@@ -60,6 +66,11 @@ export interface StartContext {
   /** Extra JVM options, appended last (e.g. from LOUPE_CLUSTER_JVM_OPTS). */
   jvmOpts?: string[];
   timeoutMs?: number;
+  /**
+   * Kafka only: start a broker-only node with this id that joins the cluster of `join` (the
+   * first broker, whose controller it uses) instead of a fresh single-node cluster.
+   */
+  join?: { node: ServiceProcess; nodeId: number };
 }
 
 export interface ServiceDef {
@@ -264,6 +275,37 @@ export function killServiceSync(proc: ServiceProcess): void {
   rmSync(proc.runDir, { recursive: true, force: true });
 }
 
+/**
+ * SIGKILL, as a crash: no shutdown, the data directory kept (its watchdog, which would remove
+ * it, goes first). restartService brings it back on the same ports and data.
+ */
+export async function killService(proc: ServiceProcess): Promise<void> {
+  if (proc.watchdogPid) signalGroup(proc.watchdogPid, "SIGKILL");
+  proc.watchdogPid = undefined;
+  signalGroup(proc.pid, "SIGKILL");
+  const deadline = Date.now() + 10_000;
+  while (isAlive(proc.pid) && Date.now() < deadline) await Bun.sleep(20);
+  if (isAlive(proc.pid)) throw new Error(`${proc.name} (pid ${proc.pid}) survived SIGKILL`);
+}
+
+/**
+ * Starts a killed (or stopped with keepDir) Kafka service again with the same command, ports
+ * and data directory; updates `proc` in place (new pid and watchdog), so whoever stops it
+ * later stops the new process.
+ */
+export async function restartService(proc: ServiceProcess, opts: { timeoutMs?: number } = {}): Promise<ServiceProcess> {
+  if (proc.name !== "kafka" || !proc.command) throw new Error(`${proc.name} cannot be restarted (no command recorded)`);
+  if (isAlive(proc.pid)) throw new Error(`${proc.name} (pid ${proc.pid}) is still running`);
+  const t0 = performance.now();
+  const logFrom = existsSync(proc.logFile) ? readFileSync(proc.logFile).length : 0;
+  proc.pid = spawnDetached(proc.command, proc.runDir, proc.logFile);
+  if (proc.ownerPid) proc.watchdogPid = spawnWatchdog(proc.ownerPid, proc.pid, proc.runDir);
+  // The same ports: one may still be held briefly by the killed process's sockets.
+  await waitUntil(proc, () => kafkaStarted(proc, logFrom), opts.timeoutMs ?? 60_000, `Kafka ${proc.version} (restart)`);
+  proc.startMs = Math.round(performance.now() - t0);
+  return proc;
+}
+
 export function tail(text: string, lines: number): string {
   return text.split("\n").slice(-lines).join("\n");
 }
@@ -310,12 +352,14 @@ function kafkaClusterId(): string {
   }
 }
 
-function brokerProperties(dataDir: string, port: number, controllerPort: number): string {
+function brokerProperties(dataDir: string, port: number, controllerPort: number, nodeId = 1): string {
+  // Node 1 is broker and controller; further nodes are brokers that use its controller.
+  const controller = nodeId === 1;
   const props: Record<string, string | number | boolean> = {
-    "process.roles": "broker,controller",
-    "node.id": 1,
+    "process.roles": controller ? "broker,controller" : "broker",
+    "node.id": nodeId,
     "controller.quorum.bootstrap.servers": `127.0.0.1:${controllerPort}`,
-    listeners: `PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}`,
+    listeners: controller ? `PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}` : `PLAINTEXT://127.0.0.1:${port}`,
     "advertised.listeners": `PLAINTEXT://127.0.0.1:${port}`,
     "controller.listener.names": "CONTROLLER",
     "inter.broker.listener.name": "PLAINTEXT",
@@ -405,6 +449,19 @@ export function kafkaApiVersionsProbe(host: string, port: number, timeoutMs = 20
   });
 }
 
+/** The cluster id a node was formatted with (its meta.properties). */
+function kafkaClusterIdOf(node: ServiceProcess): string {
+  const meta = readFileSync(join(node.runDir, "data", "meta.properties"), "utf8");
+  const id = /^cluster\.id=(.+)$/m.exec(meta)?.[1]?.trim();
+  if (!id) throw new Error(`no cluster.id in ${node.runDir}/data/meta.properties`);
+  return id;
+}
+
+/** Started: the log says so past `logFrom` (a restart appends to the same log), and it answers. */
+async function kafkaStarted(proc: ServiceProcess, logFrom: number): Promise<boolean> {
+  return readFileSync(proc.logFile).subarray(logFrom).includes("Kafka Server started") && (await kafkaService.probe(proc));
+}
+
 export const kafkaService: ServiceDef = {
   name: "kafka",
   envKeys: ["KAFKA_BOOTSTRAP"],
@@ -415,18 +472,22 @@ export const kafkaService: ServiceDef = {
   async start(ctx) {
     const t0 = performance.now();
     const libs = await fetchKafka();
-    const [port, controllerPort] = [await freePort(), await freePort()];
+    const nodeId = ctx.join?.nodeId ?? 1;
+    const port = await freePort();
+    const controllerPort = ctx.join ? ctx.join.node.ports.controller! : await freePort();
     const dataDir = join(ctx.runDir, "data");
     const propsFile = join(ctx.runDir, "server.properties");
     const log4jFile = join(ctx.runDir, "log4j2.properties");
     const logFile = join(ctx.runDir, "kafka.log");
     mkdirSync(dataDir, { recursive: true });
-    writeFileSync(propsFile, brokerProperties(dataDir, port, controllerPort));
+    writeFileSync(propsFile, brokerProperties(dataDir, port, controllerPort, nodeId));
     writeFileSync(log4jFile, KAFKA_LOG4J);
     const classpath = `${libs}/*`;
     const jvm = [javaBin(), ...BASE_JVM_OPTS, `-Dlog4j2.configurationFile=${log4jFile}`];
 
-    // Formats the single-node KRaft quorum (a dynamic quorum of one voter: --standalone).
+    // Formats the single-node KRaft quorum (a dynamic quorum of one voter: --standalone); a
+    // joining broker formats with the cluster id of the node it joins.
+    const clusterId = ctx.join ? kafkaClusterIdOf(ctx.join.node) : kafkaClusterId();
     const format = spawnSync(
       jvm[0]!,
       [
@@ -439,8 +500,8 @@ export const kafkaService: ServiceDef = {
         "--config",
         propsFile,
         "--cluster-id",
-        kafkaClusterId(),
-        "--standalone",
+        clusterId,
+        ...(ctx.join ? [] : ["--standalone"]),
         "--ignore-formatted",
       ],
       { encoding: "utf8", cwd: ctx.runDir },
@@ -449,11 +510,8 @@ export const kafkaService: ServiceDef = {
       throw new Error(`kafka-storage format failed (exit ${format.status}):\n${tail(`${format.stdout}\n${format.stderr}`, 30)}`);
     }
 
-    const pid = spawnDetached(
-      [...jvm, "-Xms64m", "-Xmx512m", ...(ctx.jvmOpts ?? []), "-cp", classpath, "kafka.Kafka", propsFile],
-      ctx.runDir,
-      logFile,
-    );
+    const command = [...jvm, "-Xms64m", "-Xmx512m", ...(ctx.jvmOpts ?? []), "-cp", classpath, "kafka.Kafka", propsFile];
+    const pid = spawnDetached(command, ctx.runDir, logFile);
     const proc: ServiceProcess = {
       name: "kafka",
       pid,
@@ -463,14 +521,12 @@ export const kafkaService: ServiceDef = {
       env: { KAFKA_BOOTSTRAP: `127.0.0.1:${port}` },
       version: versions().kafka,
       startMs: 0,
+      command,
+      nodeId,
+      ...(ctx.ownerPid ? { ownerPid: ctx.ownerPid } : {}),
     };
     if (ctx.ownerPid) proc.watchdogPid = spawnWatchdog(ctx.ownerPid, pid, ctx.runDir);
-    await waitUntil(
-      proc,
-      async () => readFileSync(logFile, "utf8").includes("Kafka Server started") && (await kafkaService.probe(proc)),
-      ctx.timeoutMs ?? 60_000,
-      `Kafka ${proc.version}`,
-    );
+    await waitUntil(proc, () => kafkaStarted(proc, 0), ctx.timeoutMs ?? 60_000, `Kafka ${proc.version}`);
     proc.startMs = Math.round(performance.now() - t0);
     return proc;
   },
@@ -560,6 +616,8 @@ export function serviceByName(name: string): ServiceDef {
 
 export interface Cluster {
   services: ServiceProcess[];
+  /** Every Kafka node, node 1 (broker and controller) first; more with `kafkaBrokers`. */
+  brokers: ServiceProcess[];
   /** Union of the services' environments: KAFKA_BOOTSTRAP, SCHEMA_REGISTRY_URL, ... */
   env: Record<string, string>;
   stop(opts?: { graceMs?: number }): Promise<void>;
@@ -573,6 +631,8 @@ export interface StartClusterOptions {
   baseDir?: string;
   ownerPid?: number;
   jvmOpts?: string[];
+  /** Kafka nodes (default 1): nodes 2.. are brokers that use node 1's controller. */
+  kafkaBrokers?: number;
 }
 
 /**
@@ -625,6 +685,20 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
       for (const p of started) Object.assign(env, p.env);
       pending = pending.filter((d) => !wave.includes(d));
     }
+    const first = started.find((p) => p.name === "kafka");
+    for (let nodeId = 2; first && nodeId <= (opts.kafkaBrokers ?? 1); nodeId++) {
+      const runDir = join(base, `kafka-${nodeId}`);
+      mkdirSync(runDir, { recursive: true });
+      started.push(
+        await kafkaService.start({
+          env: { ...env },
+          runDir,
+          ownerPid: opts.ownerPid,
+          jvmOpts: opts.jvmOpts ?? jvmOptsFromEnv(),
+          join: { node: first, nodeId },
+        }),
+      );
+    }
   } catch (err) {
     // A temp directory goes; a given one (the CLI's) keeps the logs of what failed.
     await stop({ graceMs: 0, keepDir: !ownsBase });
@@ -636,7 +710,8 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
     for (const p of started) killServiceSync(p);
     if (ownsBase) rmSync(base, { recursive: true, force: true });
   };
-  return { services: ordered, env, stop, killSync };
+  const brokers = started.filter((p) => p.name === "kafka");
+  return { services: ordered, brokers, env, stop, killSync };
 }
 
 /** A topic name no other test (or earlier run) uses: prefix, time, randomness. */

@@ -16,8 +16,9 @@
  * answer are adapters over these events (stream-answer.ts, json-answer.ts).
  */
 
+import { AppError } from "../../errors.ts";
 import type { KafkaCluster } from "../../kafka/index.ts";
-import type { FetchedBatches } from "../../kafka/types.ts";
+import type { FetchedBatches, ListedOffset, OffsetSpec, ReadOutage, SkippedPartition, TopicPartitionRef } from "../../kafka/types.ts";
 import { type QueryPlan, type RecordView, resolveOffsetRange } from "../../sql/index.ts";
 import { type Decoded, DecodeError, type Decoder, decodesJsonText, decodesPlainText, isPlainText } from "./decoders.ts";
 import type { Prefilter } from "./prefilter.ts";
@@ -64,6 +65,10 @@ export interface QueryEnd {
   /** Bytes (raw key + value) of every record read, matching or not. */
   totalSizeRead: number;
   stopReason: StopReason;
+  /** Partitions left out because they had no leader (present only when there are some). */
+  skippedPartitions?: SkippedPartition[];
+  /** What the UI shows beside the answer, e.g. "partition 3 has no leader: skipped". */
+  warnings?: string[];
 }
 
 /** What a read fetched from the broker, per partition: proof of push-down. */
@@ -143,6 +148,15 @@ export class QueryProgress {
   producedBytes = 0;
   readRecords = 0;
   scans: PartitionScan[] = [];
+  /** Partitions the read left out (no leader while others had one). */
+  skippedPartitions: SkippedPartition[] = [];
+  /** Set while the read retries a broker or cluster it lost; null while it reads. */
+  outage: ReadOutage | null = null;
+}
+
+/** The warning the answer carries for a partition left out. */
+export function skippedWarning(s: SkippedPartition): string {
+  return s.reason === "no leader" ? `partition ${s.partition} has no leader: skipped` : `partition ${s.partition} skipped: ${s.reason}`;
 }
 
 export interface ExecutorDeps {
@@ -257,12 +271,33 @@ class View implements RecordView {
 export async function planReads(
   cluster: KafkaCluster,
   plan: QueryPlan,
-): Promise<{ ranges: Array<{ partition: number; from: number; to: number }>; ends: Map<number, number> }> {
-  const [topic] = await cluster.topics.describe([plan.topic]);
-  const all = topic!.partitionDetails.map((p) => p.partition);
-  const wanted = plan.partitions === null ? all : plan.partitions.filter((p) => all.includes(p));
-  const refs = all.map((partition) => ({ topic: plan.topic, partition }));
-  const [earliest, latest] = await Promise.all([cluster.offsets.list(refs, "earliest"), cluster.offsets.list(refs, "latest")]);
+  signal?: AbortSignal,
+): Promise<{ ranges: Array<{ partition: number; from: number; to: number }>; ends: Map<number, number>; skipped: SkippedPartition[] }> {
+  let all: number[];
+  let offline: number[] = [];
+  let listOffsets = (refs: TopicPartitionRef[], spec: OffsetSpec): Promise<ListedOffset[]> => cluster.offsets.list(refs, spec);
+  try {
+    const [topic] = await cluster.topics.describe([plan.topic]);
+    all = topic!.partitionDetails.map((p) => p.partition);
+  } catch (err) {
+    if (!isUnavailable(err)) throw err;
+    // One partition without a leader fails the description, and every call of the client over
+    // the topic: plan around it with requests that answer for the others.
+    ({ all, offline } = await partitionsAround(cluster, plan.topic, signal));
+    listOffsets = async (refs, spec) => {
+      const found = await cluster.reads.offsetsOf(
+        plan.topic,
+        refs.map((r) => r.partition),
+        spec,
+      );
+      return refs.map((r) => ({ ...r, offset: found.get(r.partition) ?? -1, timestamp: -1 }));
+    };
+  }
+  const asked = plan.partitions === null ? all : plan.partitions.filter((p) => all.includes(p));
+  const skipped = asked.filter((p) => offline.includes(p)).map((partition) => ({ partition, reason: "no leader" }));
+  const wanted = asked.filter((p) => !offline.includes(p));
+  const refs = all.filter((p) => !offline.includes(p)).map((partition) => ({ topic: plan.topic, partition }));
+  const [earliest, latest] = await Promise.all([listOffsets(refs, "earliest"), listOffsets(refs, "latest")]);
   const ends = new Map(latest.map((o) => [o.partition, o.offset]));
   const starts = new Map(earliest.map((o) => [o.partition, o.offset]));
   const ranges = wanted.map((partition) => ({
@@ -275,8 +310,8 @@ export async function planReads(
   if (wantedRefs.length > 0 && (fromMs !== undefined || toMs !== undefined)) {
     // The first offset whose timestamp is >= t; -1 when every record is older.
     const [after, before] = await Promise.all([
-      fromMs === undefined ? null : cluster.offsets.list(wantedRefs, Math.max(0, fromMs)),
-      toMs === undefined || toMs + 1 < 0 ? null : cluster.offsets.list(wantedRefs, toMs + 1),
+      fromMs === undefined ? null : listOffsets(wantedRefs, Math.max(0, fromMs)),
+      toMs === undefined || toMs + 1 < 0 ? null : listOffsets(wantedRefs, toMs + 1),
     ]);
     for (const r of ranges) {
       const a = after?.find((o) => o.partition === r.partition);
@@ -287,8 +322,32 @@ export async function planReads(
     }
     if (toMs !== undefined && toMs < 0) for (const r of ranges) r.to = r.from;
   }
-  return { ranges, ends };
+  return { ranges, ends, skipped };
 }
+
+/** Rounds (with backoff, some 1.5 s) a partition may lack a leader before it is left out. */
+const OFFLINE_GRACE_ROUNDS = 4;
+
+const isUnavailable = (err: unknown) => err instanceof AppError && (err.code === "UNAVAILABLE" || err.code === "GATEWAY_TIMEOUT");
+
+/**
+ * The topic's partitions and those offline: without a leader through a short grace while others
+ * have one. When none has a leader the cluster is not readable at all: UNAVAILABLE, retried.
+ */
+async function partitionsAround(cluster: KafkaCluster, topic: string, signal?: AbortSignal): Promise<{ all: number[]; offline: number[] }> {
+  for (let round = 1; ; round++) {
+    const leaders = await cluster.reads.leaders(topic);
+    const all = leaders.map((_, p) => p);
+    const offline = all.filter((p) => (leaders[p] ?? -1) < 0);
+    if (offline.length === 0) return { all, offline };
+    if (offline.length === all.length) throw new AppError("UNAVAILABLE", `no partition of topic '${topic}' has a leader`);
+    if (round > OFFLINE_GRACE_ROUNDS) return { all, offline };
+    await abortable(Bun.sleep(100 * 2 ** (round - 1)), signal ?? new AbortController().signal);
+  }
+}
+
+/** Backoff of a query waiting for its cluster: doubles from 100 ms to 2 s. */
+const retryDelay = (failures: number) => Math.min(2_000, 100 * 2 ** (failures - 1));
 
 /**
  * Runs the plan; the last event is `end` or `error` unless the iteration is abandoned or a fault
@@ -334,7 +393,8 @@ export async function* executeQuery(
   const idleTicker = setInterval(
     () => {
       const now = Date.now();
-      if (waitingForReader || progress.readRecords !== seenAtTick) {
+      // While the read retries a lost broker, max.query.time bounds the wait, not max.idle.time.
+      if (waitingForReader || progress.outage !== null || progress.readRecords !== seenAtTick) {
         seenAtTick = progress.readRecords;
         idleSince = now;
       } else if (now - idleSince >= settings.maxIdleTimeMs) stop("MAX_IDLE_TIME");
@@ -362,7 +422,16 @@ export async function* executeQuery(
       recordsLimit: plan.limit,
       totalSizeRead: progress.totalSizeRead,
       stopReason: why,
+      // A topic end with partitions left out says so: never a short read that looks whole.
+      ...(progress.skippedPartitions.length > 0
+        ? { skippedPartitions: progress.skippedPartitions, warnings: progress.skippedPartitions.map(skippedWarning) }
+        : {}),
     } satisfies QueryEnd;
+  };
+  /** The end, unless max.query.time ran out while the read was retrying a lost broker: then the error that names it. */
+  const endOrOutage = (): QueryEvent => {
+    if (reason === "MAX_QUERY_TIME" && progress.outage !== null) throw progress.outage.toError();
+    return { type: "end", end: ended() };
   };
   const sink = opts.sink;
   /** Hands the records in the sink on; the bytes are valid until the next pull. */
@@ -378,7 +447,22 @@ export async function* executeQuery(
       yield { type: "end", end: ended() };
       return;
     }
-    const { ranges, ends } = await abortable(planReads(deps.cluster, plan), internal.signal);
+    // A cluster that cannot be reached is waited for as long as the query may run.
+    const retryUntil = Date.now() + Math.max(0, deadline - clock());
+    let planned: Awaited<ReturnType<typeof planReads>> | null = null;
+    for (let failures = 1; planned === null; failures++) {
+      try {
+        planned = await abortable(planReads(deps.cluster, plan, internal.signal), internal.signal);
+      } catch (err) {
+        if (internal.signal.aborted || !isUnavailable(err)) throw err;
+        progress.outage = planningOutage(deps.cluster.name, plan.topic, progress.outage?.since ?? Date.now(), err as AppError);
+        if (Date.now() >= retryUntil) throw progress.outage.toError();
+        await abortable(Bun.sleep(Math.min(retryDelay(failures), retryUntil - Date.now())), internal.signal);
+      }
+    }
+    progress.outage = null;
+    const { ranges, ends } = planned;
+    progress.skippedPartitions.push(...planned.skipped);
     const toRead = ranges.filter((r) => r.from < r.to);
     progress.scans = toRead.map((r) => ({ ...r, fetches: 0, fetchedRecords: 0, firstFetched: -1, lastFetched: -1 }));
     const scanOf = new Map(progress.scans.map((s) => [s.partition, s]));
@@ -416,6 +500,12 @@ export async function* executeQuery(
         onFetch,
         // Each fetched batch is written out or decoded before the next is pulled.
         reuseBuffers: true,
+        // A broker that restarts is waited for as long as the query may run.
+        retryUntil,
+        onOutage: (o) => {
+          progress.outage = o;
+        },
+        onSkip: (skipped) => void progress.skippedPartitions.push(skipped),
       });
       read: for await (const fetched of batches)
         for (const raw of fetched) {
@@ -553,10 +643,10 @@ export async function* executeQuery(
       return;
     }
     // The read can also end because its signal fired (time, idle, kill): only a clean end is the topic's end.
-    yield { type: "end", end: ended() };
+    yield endOrOutage();
   } catch (err) {
     if (reason !== null && isAbort(err)) {
-      yield { type: "end", end: ended() };
+      yield endOrOutage();
       return;
     }
     // A record made the filter, the projection or the prefilter exceed a limit of the language:
@@ -574,6 +664,27 @@ export async function* executeQuery(
     opts.stopSignal?.removeEventListener("abort", onKill);
     internal.abort();
   }
+}
+
+/** The cluster could not be asked for the topic's offsets: the outage, and the error once the query gives up. */
+function planningOutage(cluster: string, topic: string, since: number, err: AppError): ReadOutage {
+  return {
+    since,
+    what: `Kafka cluster '${cluster}' unreachable`,
+    partitions: [],
+    reason: err.message,
+    toError: () => {
+      const secs = Math.max(1, Math.round((Date.now() - since) / 1000));
+      return new AppError(
+        "UNAVAILABLE",
+        `Cannot read topic '${topic}': Kafka cluster '${cluster}' unreachable for ${secs} s before the read began (${err.message})`,
+        {
+          details: { cluster, retriable: true, unavailableMs: Date.now() - since },
+          cause: err,
+        },
+      );
+    },
+  };
 }
 
 function overBudget(maxMemory: number, cause?: unknown): QueryError {

@@ -2,6 +2,7 @@
  * The single-JSON-object form of a query's answer (SPEC: the earlier form of GET /api/sql/data):
  *
  *   {"messages":[<record>,...],"offsets":[{partition,min,max},...],"stopReason":"END",
+ *    "skippedPartitions":[{partition,reason}],"warnings":[...],   (only when partitions were left out)
  *    "clampedSettings":{...}}   (the last only when the server lowered a setting)
  *
  * The whole answer is held in memory until the query ends, so what it produces is bounded:
@@ -64,7 +65,11 @@ export async function jsonAnswer(c: Context<AppEnv>, prepared: PreparedQuery): P
   const last = parts.at(-1)!;
   if (last !== HEAD) parts[parts.length - 1] = last.subarray(0, last.byteLength - 1);
   const { clamped } = prepared.compiled;
-  const tail = `],"offsets":${JSON.stringify(end?.offsets ?? [])},"stopReason":${JSON.stringify(end?.stopReason ?? "CLIENT")}${
+  // Partitions left out (no leader) are named, and the warning the UI shows.
+  const skipped = end?.skippedPartitions
+    ? `,"skippedPartitions":${JSON.stringify(end.skippedPartitions)},"warnings":${JSON.stringify(end.warnings ?? [])}`
+    : "";
+  const tail = `],"offsets":${JSON.stringify(end?.offsets ?? [])},"stopReason":${JSON.stringify(end?.stopReason ?? "CLIENT")}${skipped}${
     clamped ? `,"clampedSettings":${JSON.stringify(clamped)}` : ""
   }}`;
   parts.push(Buffer.from(tail));

@@ -39,6 +39,10 @@ const jsonAnswerBody = z.object({
   stopReason: z.string(),
   /** Settings the server lowered to its bounds (sql.maxSize, sql.maxQueryTime), with the value applied. */
   clampedSettings: z.record(z.string(), z.number()).optional(),
+  /** Partitions left out because they had no leader (the rest was read); absent when none was. */
+  skippedPartitions: z.array(z.object({ partition: z.number(), reason: z.string() })).optional(),
+  /** What a person should be told about the answer, e.g. "partition 3 has no leader: skipped". */
+  warnings: z.array(z.string()).optional(),
 });
 /** The validation object of an invalid query, with the fields of every error body (see json-answer.ts). */
 const invalidQuery = validationResult.extend({

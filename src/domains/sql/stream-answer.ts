@@ -8,7 +8,7 @@
 import { AppError } from "../../errors.ts";
 import { sseResponse, sseStream } from "../../http/sse.ts";
 import { SqlError } from "../../sql/index.ts";
-import { isQueryLimitError, type QueryEnd, QueryError } from "./executor.ts";
+import { isQueryLimitError, type QueryEnd, QueryError, skippedWarning } from "./executor.ts";
 import { type RecordFraming, RecordText } from "./record-text.ts";
 import type { ClampedSettings, PreparedQuery } from "./service.ts";
 
@@ -115,6 +115,11 @@ export function streamAnswer(prepared: PreparedQuery, opts: StreamAnswerOptions)
                     maxSize: plan.settings.maxSizeBytes,
                     // Both what is read and what is produced count against max.size.
                     currentSize: Math.max(progress.totalSizeRead, progress.producedBytes),
+                    // Partitions left out, and a broker the read is waiting for: what the UI warns of.
+                    ...(progress.skippedPartitions.length > 0
+                      ? { skippedPartitions: progress.skippedPartitions, warnings: progress.skippedPartitions.map(skippedWarning) }
+                      : {}),
+                    ...(progress.outage ? { retrying: progress.outage.toError().message } : {}),
                   })}`,
                 ),
               opts.statsMs,
