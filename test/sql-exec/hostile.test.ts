@@ -29,11 +29,12 @@ const RSS_BOUND = 300 * 1024 * 1024;
 /** An answer to the polled request later than this (counted from when it was due) is late. */
 const MAX_LATENCY_MS = 100;
 /**
- * Share of polls that may be late. The tests run on shared machines (two cores, load often
- * above 10) where the OS alone delays a poll of an idle process past 100 ms now and then: a
- * starving query makes every poll during it late, a busy machine a few.
+ * Share of polls that may be late. The poller, the server and the test's own reader share one
+ * event loop here, and two cores with the broker: a poll of an idle process is late past
+ * 100 ms now and then (a fresh CI run saw 2 or 3 of 30). A starving query makes every poll
+ * during it late; the bound below on the latest poll catches one long blocked slice.
  */
-const LATE_SHARE = 0.05;
+const LATE_SHARE = 0.1;
 /** No poll may be later than this, whatever the machine: one blocked slice of evaluation. */
 const NEVER_LATER_MS = 500;
 const POLL_MS = 20;
@@ -70,7 +71,7 @@ interface Watched {
 }
 
 /** Polls to take at least while the work runs (the work is run again until then). */
-const MIN_POLLS = 30;
+const MIN_POLLS = 60;
 
 /**
  * Runs `work`, again and again until MIN_POLLS polls were taken, while GET /api/auth is asked

@@ -155,7 +155,7 @@ describe("stop reasons", () => {
 describe("statistics", () => {
   test("a type 4 message every `stats` ms while the query runs", async () => {
     const t0 = performance.now();
-    const res = await f.rt.request(q(`SET max.query.time = 1100ms; SELECT * FROM \`${big}\``, { stats: "200" }), {
+    const res = await f.rt.request(q(`SET max.query.time = 2000ms; SELECT * FROM \`${big}\``, { stats: "200" }), {
       role: "read",
       headers: { accept: "text/event-stream" },
     });
@@ -164,8 +164,11 @@ describe("statistics", () => {
     const ranMs = performance.now() - t0;
     const lines = parseStream(await res.text());
     const stats = lines.filter((l) => l.type === 4);
-    // One per 200 ms of the query's run; timers on a busy machine may fire late, never early.
-    expect(stats.length).toBeGreaterThanOrEqual(3);
+    // One per 200 ms of the query's run. Timers on a busy machine fire late, never early: at
+    // least one per 400 ms. The query usually runs until its max.query.time, held by a reader
+    // that does not read; when the client's buffers take the whole topic it ends sooner
+    // (regression: a fixed count of 3 failed then).
+    expect(stats.length).toBeGreaterThanOrEqual(Math.max(1, Math.floor(ranMs / 400)));
     expect(stats.length).toBeLessThanOrEqual(Math.ceil(ranMs / 200));
     expect(Object.keys(stats[0]!.body).sort()).toEqual([
       "currentSize",
