@@ -65,13 +65,22 @@ export function eventually(check: () => Promise<boolean>, ms = 5_000): Promise<b
 }
 
 /**
- * Waits until the client sees `partitions` partitions of `topic`, each with a leader: the
- * controller answers CreateTopics before the brokers' metadata shows the new partitions.
+ * Waits until the client sees `partitions` partitions of `topic`, each with a leader that
+ * serves it (answers ListOffsets): the controller answers CreateTopics before the brokers'
+ * metadata shows the new partitions, and the metadata shows a leader before it has opened the
+ * partition's log (regression: a raw Fetch right after met NOT_LEADER_OR_FOLLOWER).
  */
 export async function waitForLeaders(kafka: KafkaCluster, topic: string, partitions: number, ms = 10_000): Promise<void> {
   const led = async () => {
     const [t] = await kafka.topics.describe([topic]).catch(() => []);
-    return t !== undefined && t.partitions === partitions && t.partitionDetails.every((p) => p.leader >= 0);
+    if (t === undefined || t.partitions !== partitions || t.partitionDetails.some((p) => p.leader < 0)) return false;
+    const ends = await kafka.offsets
+      .list(
+        t.partitionDetails.map((p) => ({ topic, partition: p.partition })),
+        "latest",
+      )
+      .catch(() => []);
+    return ends.length === partitions && ends.every((e) => e.offset >= 0);
   };
   if (!(await eventually(led, ms)))
     throw new Error(`topic '${topic}': not every one of its ${partitions} partitions has a leader after ${ms} ms`);
