@@ -18,6 +18,7 @@ import { RecordText } from "../../src/domains/sql/record-text.ts";
 import type { CompiledQuery } from "../../src/domains/sql/service.ts";
 import { RECORD_LINE } from "../../src/domains/sql/stream-answer.ts";
 import { QueryLimitError } from "../../src/sql/index.ts";
+import { epochNow, type MachineLag, startMachineLag } from "../helpers/machine-lag.ts";
 import { q, sqlFixture } from "./helpers.ts";
 
 /**
@@ -36,11 +37,18 @@ const MAX_LATENCY_MS = 100;
  * blocked every request for seconds): the median and the latest poll are bounded too.
  */
 const LATE_SHARE = 0.25;
-/** No poll may be later than this, whatever the machine. */
+/**
+ * No poll may be later than this, beyond what the machine itself took: a probe in another
+ * process measures how late the machine ran its timer over the same time, and that much is
+ * allowed on top (a fresh CI run on a machine loaded by other work saw a poll 1.75 s late). On a
+ * quiet machine the allowance is a few milliseconds, and a query blocking the server for seconds
+ * fails.
+ */
 const NEVER_LATER_MS = 1_000;
 const POLL_MS = 20;
 
 const f = sqlFixture();
+let machine: MachineLag;
 /** A few records whose value is a 200 kB JSON object. */
 let large: string;
 /** Many records of 20 kB. */
@@ -49,6 +57,7 @@ const LARGE_VALUE = JSON.stringify({ pad: "a".repeat(200_000) });
 const MANY_VALUE = JSON.stringify({ pad: "b".repeat(20_000) });
 
 beforeAll(async () => {
+  machine = await startMachineLag();
   large = await f.topic("hostile-large");
   await f.produce(
     large,
@@ -63,12 +72,16 @@ beforeAll(async () => {
   );
 });
 
+afterAll(() => machine.stop());
+
 interface Watched {
   /** Runs of the work. */
   runs: number;
   /** How late each poll was answered, from when it was due. */
   latencies: number[];
   rssGrowth: number;
+  /** How late the machine ran another process's timer while the work ran (see NEVER_LATER_MS). */
+  machineLag: number;
 }
 
 /** Polls to take at least while the work runs (the work is run again until then). */
@@ -84,6 +97,7 @@ const MIN_POLLS = 60;
  */
 async function watched<T>(work: () => Promise<T>, check: (result: T) => void, minPolls = MIN_POLLS): Promise<Watched> {
   Bun.gc(true);
+  const startedAt = epochNow();
   const baseline = process.memoryUsage().rss;
   let peak = baseline;
   const latencies: number[] = [];
@@ -130,7 +144,7 @@ async function watched<T>(work: () => Promise<T>, check: (result: T) => void, mi
     done = true;
     await poller;
   }
-  return { runs, latencies, rssGrowth: peak - baseline };
+  return { runs, latencies, rssGrowth: peak - baseline, machineLag: machine.worstBetween(startedAt, epochNow()) };
 }
 
 interface StreamRead {
@@ -237,7 +251,7 @@ function expectResponsive(w: Watched): void {
   expect(sorted[Math.floor(sorted.length / 2)]!).toBeLessThan(MAX_LATENCY_MS);
   const late = w.latencies.filter((ms) => ms > MAX_LATENCY_MS);
   expect(late.length).toBeLessThanOrEqual(Math.floor(w.latencies.length * LATE_SHARE));
-  expect(sorted.at(-1)!).toBeLessThan(NEVER_LATER_MS);
+  expect(sorted.at(-1)!).toBeLessThan(NEVER_LATER_MS + w.machineLag);
   expect(w.rssGrowth).toBeLessThan(RSS_BOUND);
 }
 

@@ -1,0 +1,77 @@
+/**
+ * How late the machine itself runs a timer, measured in a separate process: the reference a
+ * responsiveness test compares the server against. On a quiet machine the probe's timer is a
+ * few milliseconds late at most, so a server that blocks for a second still fails; on a machine
+ * loaded by other work, the probe is late too, and a test may allow the server what the machine
+ * took from both.
+ */
+import type { Subprocess } from "bun";
+
+const PROBE = `
+const TICK = 10;
+let due = performance.timeOrigin + performance.now() + TICK;
+const tick = () => {
+  const now = performance.timeOrigin + performance.now();
+  const late = now - due;
+  if (late >= 20) process.stdout.write(now.toFixed(1) + " " + late.toFixed(1) + "\\n");
+  due = now + TICK;
+  setTimeout(tick, TICK);
+};
+setTimeout(tick, TICK);
+process.stdout.write("ready\\n");
+`;
+
+export interface MachineLag {
+  /** The latest any probe tick came that was due within [from, to] (epoch ms), 0 when none was late. */
+  worstBetween(from: number, to: number): number;
+  stop(): Promise<void>;
+}
+
+/** The current time on the clock the probe reports in: epoch milliseconds with fractions. */
+export const epochNow = () => performance.timeOrigin + performance.now();
+
+export async function startMachineLag(): Promise<MachineLag> {
+  const child: Subprocess<"ignore", "pipe", "inherit"> = Bun.spawn([process.execPath, "-e", PROBE], {
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  /** [when the tick ran, how late it was]. */
+  const late: Array<[number, number]> = [];
+  let ready!: () => void;
+  const started = new Promise<void>((resolve) => {
+    ready = resolve;
+  });
+  const reading = (async () => {
+    const decoder = new TextDecoder();
+    let rest = "";
+    for await (const chunk of child.stdout) {
+      rest += decoder.decode(chunk, { stream: true });
+      let nl = rest.indexOf("\n");
+      while (nl >= 0) {
+        const line = rest.slice(0, nl);
+        rest = rest.slice(nl + 1);
+        if (line === "ready") ready();
+        else {
+          const [at, by] = line.split(" ").map(Number);
+          if (at !== undefined && by !== undefined) late.push([at, by]);
+        }
+        nl = rest.indexOf("\n");
+      }
+    }
+  })();
+  await Promise.race([started, child.exited.then(() => Promise.reject(new Error("the lag probe exited")))]);
+  return {
+    worstBetween(from, to) {
+      let worst = 0;
+      // A tick that ran at `at`, `by` late, was due at `at - by`.
+      for (const [at, by] of late) if (at - by <= to && at >= from) worst = Math.max(worst, by);
+      return worst;
+    },
+    async stop() {
+      child.kill();
+      await child.exited;
+      await reading;
+    },
+  };
+}
