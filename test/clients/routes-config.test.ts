@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { LICENSE, publicUrl } from "../../src/domains/server-info/service.ts";
 import { VERSION } from "../../src/version.ts";
 import { type TestRuntime, testRuntime } from "../helpers/runtime.ts";
-import { type GoType, goDecodeProblems } from "./go-decode.ts";
+import { type GoType, goDecodeProblems } from "./routes-decode.ts";
 
 /** `{url, jmx}` entries (CLIENTS.md 5.1). */
 const urls: GoType = { array: { url: "string", jmx: "string" } };

@@ -5,7 +5,7 @@ import type { ProfileRepo } from "./repo.ts";
 export const STANDARD_PROPERTIES = ["topics", "schemas", "transformers"] as const;
 
 /** A user's profile: each property's values, in the order they were added. */
-export type Profile = Record<string, string[]>;
+export type Profile = Record<(typeof STANDARD_PROPERTIES)[number], string[]> & Record<string, string[]>;
 
 export interface ProfileLimits {
   /** Values one user may keep, over all properties. */
@@ -25,7 +25,7 @@ export class ProfileService {
   ) {}
 
   async get(user: string): Promise<Profile> {
-    const profile: Profile = Object.fromEntries(STANDARD_PROPERTIES.map((p) => [p, [] as string[]]));
+    const profile: Profile = { topics: [], schemas: [], transformers: [] };
     for (const row of await this.repo.list(user)) (profile[row.property] ??= []).push(row.value);
     return profile;
   }
