@@ -255,6 +255,19 @@ describe("changing broker configs", () => {
   });
 });
 
+test("a refused change names what was asked, with values that may be secrets masked", async () => {
+  const secret = "-----BEGIN PRIVATE KEY-----refused-secret-77";
+  const body = JSON.stringify({ "no.such.config": "1", "listener.name.x.ssl.keystore.key": secret, "log.cleaner.threads": 0 });
+  const res = await send("PUT", brokerPath(), { body });
+  expect(res.status).toBe(400);
+  const [entry] = await auditEntries("BROKER_CONFIG");
+  expect(entry!.content).toMatchObject({
+    outcome: "FAILURE",
+    configs: '{"no.such.config":"1","listener.name.x.ssl.keystore.key":"********"}',
+  });
+  expect(JSON.stringify(entry)).not.toContain("refused-secret-77");
+});
+
 describe("typed config values", () => {
   const entry = (type: ConfigEntry["type"], value: string | null, extra: Partial<ConfigEntry> = {}): ConfigEntry => ({
     name: "x",

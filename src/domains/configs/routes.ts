@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { AppEnv } from "../../http/context.ts";
 import { clusterOf } from "../../http/context.ts";
 import { type AnyRoute, defineRoute, json, RouteGroup, text } from "../../http/route.ts";
-import { type BrokerConfigBody, type KafkaConfigService, MAX_CONFIG_KEYS, targetName } from "./service.ts";
+import { type BrokerConfigBody, type KafkaConfigService, MAX_CONFIG_KEYS, requestedChange, targetName } from "./service.ts";
 
 const configName = z.string().min(1).max(255);
 const brokerParams = z.object({
@@ -114,14 +114,17 @@ export function configsRoutes(service: KafkaConfigService) {
   app.handle(configsApi.clusterDefaults, (c) => answer(c, null));
   app.handle(configsApi.broker, (c) => answer(c, c.req.valid("param").brokerId));
 
-  // The audit entry names the checked change (secrets masked) before it is made.
+  // The audit entry names the change before it is made: as requested (values that may be
+  // secrets masked) until it is checked, then with the broker's own secret flags.
   const update = async (c: Context<AppEnv>, brokerId: number | null, body: BrokerConfigBody) => {
+    c.set("auditContent", auditOf(brokerId, requestedChange(body)));
     const plan = await service.planUpdate(clusterOf(c), brokerId, body);
     c.set("auditContent", auditOf(brokerId, plan.configs));
     await service.apply(clusterOf(c), plan);
     return c.text(`Configuration of ${targetName(brokerId)} updated`);
   };
   const remove = async (c: Context<AppEnv>, brokerId: number | null, keys: string[]) => {
+    c.set("auditContent", auditOf(brokerId, requestedChange(keys)));
     const plan = await service.planRemoval(clusterOf(c), brokerId, keys);
     c.set("auditContent", auditOf(brokerId, plan.configs));
     await service.apply(clusterOf(c), plan);

@@ -125,6 +125,26 @@ export class KafkaConfigService {
   }
 }
 
+/**
+ * Names of configs whose values are secrets (Kafka's PASSWORD configs: `*.password`,
+ * `ssl.keystore.key`, `sasl.jaas.config`, ...), for a change refused before the broker said
+ * which configs are secret.
+ */
+const SECRET_NAME = /password|secret|credential|jaas|(^|\.)key$/i;
+
+/**
+ * A requested change as the audit entry names it when it is refused before it is checked:
+ * every name, with values that may be secrets masked.
+ */
+export function requestedChange(body: BrokerConfigBody | string[]): Record<string, string> {
+  if (Array.isArray(body)) return Object.fromEntries(body.map((k) => [k, "(removed)"]));
+  return Object.fromEntries(
+    Object.entries(body)
+      .filter(([, v]) => !isUnset(v))
+      .map(([k, v]) => [k, SECRET_NAME.test(k) ? "********" : String(v)]),
+  );
+}
+
 const list = (keys: string[]) => keys.map((k) => `'${k}'`).join(", ");
 
 function masked(entry: ConfigEntry, value: string): string {
