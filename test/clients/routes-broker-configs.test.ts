@@ -232,6 +232,13 @@ describe("changing broker configs", () => {
     ["an array", "PUT", JSON.stringify(["log.cleaner.threads"]), "VALIDATION_FAILED", "Invalid request body"],
     ["a nested value", "PUT", JSON.stringify({ "log.cleaner.threads": { n: 2 } }), "VALIDATION_FAILED", "Invalid request body"],
     ["text that is not JSON", "PUT", "log.cleaner.threads=2", "INVALID_JSON", "not valid JSON"],
+    [
+      "more than 100 configs at once",
+      "PUT",
+      JSON.stringify(Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`no.such.config.${i}`, "1"]))),
+      "VALIDATION_FAILED",
+      "at most 100 configs at once",
+    ],
     ["an object instead of names", "DELETE", JSON.stringify({ "log.cleaner.threads": 2 }), "VALIDATION_FAILED", "Invalid request body"],
     ["no names", "DELETE", "[]", "VALIDATION_FAILED", "name at least one config"],
     ["an unknown name", "DELETE", JSON.stringify(["no.such.config"]), "BAD_REQUEST", "unknown broker config 'no.such.config'"],
