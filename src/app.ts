@@ -10,6 +10,8 @@ import { auditRoutes } from "./domains/audit/routes.ts";
 import type { AuditService } from "./domains/audit/service.ts";
 import { authRoutes } from "./domains/auth/routes.ts";
 import type { AuthService } from "./domains/auth/service.ts";
+import { configsRoutes } from "./domains/configs/routes.ts";
+import type { KafkaConfigService } from "./domains/configs/service.ts";
 import { consumerRoutes } from "./domains/consumers/routes.ts";
 import type { ConsumerService } from "./domains/consumers/service.ts";
 import { healthRoutes } from "./domains/health/routes.ts";
@@ -18,6 +20,10 @@ import { logRoutes } from "./domains/logs/routes.ts";
 import { metadataRoutes } from "./domains/metadata/routes.ts";
 import type { MetadataService } from "./domains/metadata/service.ts";
 import { metricsRoutes } from "./domains/metrics/routes.ts";
+import { profileRoutes } from "./domains/profile/routes.ts";
+import type { ProfileService } from "./domains/profile/service.ts";
+import { serverInfoRoutes } from "./domains/server-info/routes.ts";
+import type { ServerInfoService } from "./domains/server-info/service.ts";
 import { sqlRoutes } from "./domains/sql/routes.ts";
 import type { SqlService } from "./domains/sql/service.ts";
 import { topicRoutes } from "./domains/topics/routes.ts";
@@ -56,6 +62,10 @@ export interface AppDeps {
   metadata: MetadataService;
   consumers: ConsumerService;
   notifications: NotificationService;
+  /** What the clients read beyond the SPEC: `/api/config`, `/api/license`, favourites, broker configs. */
+  serverInfo: ServerInfoService;
+  profiles: ProfileService;
+  kafkaConfigs: KafkaConfigService;
   /** The /metrics figures: the lag engine over the pool, HTTP counters and uptime. */
   kafka: KafkaPool;
   lag: LagEngine;
@@ -141,6 +151,9 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   mount(consumerRoutes(deps.consumers));
   mount(alertRoutes(deps.notifications));
   mount(metricsRoutes({ pool: deps.kafka, lag: deps.lag, counters, openStreams: () => deps.streams.total, startedAt: deps.startedAt }));
+  mount(serverInfoRoutes(deps.serverInfo));
+  mount(profileRoutes(deps.profiles));
+  mount(configsRoutes(deps.kafkaConfigs));
   mount(uiRoutes());
 
   app.notFound((c) => {

@@ -10,10 +10,14 @@ import { openStore } from "./db/index.ts";
 import { NotificationService } from "./domains/alerts/notifications.ts";
 import { AuditService } from "./domains/audit/service.ts";
 import { type AuthOptions, AuthService } from "./domains/auth/service.ts";
+import { KafkaConfigService } from "./domains/configs/service.ts";
 import { ConsumerService } from "./domains/consumers/service.ts";
 import { type ClusterProbe, kafkaProbe } from "./domains/health/service.ts";
 import { MetadataRepo } from "./domains/metadata/repo.ts";
 import { MetadataService } from "./domains/metadata/service.ts";
+import { ProfileRepo } from "./domains/profile/repo.ts";
+import { ProfileService } from "./domains/profile/service.ts";
+import { ServerInfoService } from "./domains/server-info/service.ts";
 import { SqlService } from "./domains/sql/service.ts";
 import { storeTopicFormats } from "./domains/sql/topic-formats.ts";
 import { TopicService } from "./domains/topics/service.ts";
@@ -25,6 +29,7 @@ import { LagEngine } from "./lag/engine.ts";
 import { OffsetSampler } from "./lag/sampler.ts";
 import { LogHub, type LogSink } from "./log/logger.ts";
 import { SchemaRegistryClient } from "./registry/client.ts";
+import { VERSION } from "./version.ts";
 
 /** Everything a running Loupe holds. It is also what the HTTP app is built from (AppDeps). */
 export interface Runtime extends AppDeps {
@@ -120,6 +125,9 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     metadata,
     consumers,
     notifications,
+    serverInfo: new ServerInfoService(config, VERSION),
+    profiles: new ProfileService(new ProfileRepo(store.db)),
+    kafkaConfigs: new KafkaConfigService(kafka),
     kafka,
     lag,
     counters,

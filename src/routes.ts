@@ -1,11 +1,14 @@
 import { alertApi } from "./domains/alerts/routes.ts";
 import { auditApi } from "./domains/audit/routes.ts";
 import { authApi } from "./domains/auth/routes.ts";
+import { configsApi } from "./domains/configs/routes.ts";
 import { consumerApi } from "./domains/consumers/routes.ts";
 import { healthApi } from "./domains/health/routes.ts";
 import { logApi } from "./domains/logs/routes.ts";
 import { metadataApi } from "./domains/metadata/routes.ts";
 import { metricsApi } from "./domains/metrics/routes.ts";
+import { profileApi } from "./domains/profile/routes.ts";
+import { serverInfoApi } from "./domains/server-info/routes.ts";
 import { sqlApi } from "./domains/sql/routes.ts";
 import { topicApi } from "./domains/topics/routes.ts";
 import { type AccessRule, indexRules } from "./http/access.ts";
@@ -31,6 +34,9 @@ export const ROUTES: readonly AnyRoute[] = [
   ...Object.values(consumerApi),
   ...Object.values(alertApi),
   ...Object.values(metricsApi),
+  ...Object.values(serverInfoApi),
+  ...Object.values(profileApi),
+  ...Object.values(configsApi),
   uiApi.index,
   uiApi.assets,
 ];

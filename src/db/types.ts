@@ -61,4 +61,11 @@ export interface Database {
     ends_at: number | null;
     generator_url: string;
   };
+  user_profile: {
+    user_name: string;
+    /** topics, schemas, transformers, or any name a client uses. */
+    property: string;
+    value: string;
+    created_at: number;
+  };
 }

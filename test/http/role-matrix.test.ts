@@ -7,6 +7,7 @@ import { defineRoute } from "../../src/http/route.ts";
 import { ACCESS_RULES, ROUTES } from "../../src/routes.ts";
 import { uniqueTopic } from "../cluster/cluster.ts";
 import { ROLE_USERS, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
+import { describeCluster } from "../kafka/test-only.ts";
 
 /**
  * Walks every route of the access table, without a token and as each role, against a real
@@ -214,10 +215,53 @@ const PREPARE: Record<string, Prepare> = {
     };
   },
   "GET /api/alerts": get("/api/alerts", jsonArray),
+  "GET /api/config": get("/api/config", async (res) =>
+    expect(((await res.json()) as Record<string, unknown>)["lenses.sql.execution.mode"]).toBe("IN_PROC"),
+  ),
+  "GET /api/license": get("/api/license", async (res) => expect(await res.json()).toMatchObject({ isRespected: true })),
+  "GET /api/user/profile": get("/api/user/profile", async (res) => expect(await res.json()).toMatchObject({ topics: [] })),
+  "PUT /api/user/profile/:property/:value": async () => ({
+    path: `/api/user/profile/topics/${topic}`,
+    check: async (res) => expect(((await res.json()) as { topics: string[] }).topics).toContain(topic),
+  }),
+  "DELETE /api/user/profile/:property/:value": async () => ({
+    path: `/api/user/profile/topics/${topic}`,
+    check: async (res) => expect(((await res.json()) as { topics: string[] }).topics).not.toContain(topic),
+  }),
+  "GET /api/configs/default/topics/keys": get("/api/configs/default/topics/keys", async (res) =>
+    expect(await res.json()).toContain("cleanup.policy"),
+  ),
+  // Broker changes set compression.type to "producer", its default, and remove it again: other
+  // tests on the same broker see no difference.
+  "GET /api/configs/brokers": get("/api/configs/brokers"),
+  "PUT /api/configs/brokers": async (c) => brokerChange(c, null),
+  "DELETE /api/configs/brokers": async () => ({ path: "/api/configs/brokers", body: JSON.stringify(["compression.type"]) }),
+  "GET /api/configs/brokers/:brokerId": async () => ({
+    path: `/api/configs/brokers/${await brokerId()}`,
+    check: async (res) => expect(Number.isInteger(((await res.json()) as Record<string, unknown>)["log.cleaner.threads"])).toBe(true),
+  }),
+  "PUT /api/configs/brokers/:brokerId": async (c) => brokerChange(c, await brokerId()),
+  "DELETE /api/configs/brokers/:brokerId": async () => ({
+    path: `/api/configs/brokers/${await brokerId()}`,
+    body: JSON.stringify(["compression.type"]),
+  }),
   "GET /metrics": get("/metrics", async (res) => expect(await res.text()).toContain("# TYPE")),
   "GET /": get("/", async (res) => expect(await res.text()).toContain("<title>Loupe</title>")),
   "GET /*": get("/topics/some-page", async (res) => expect(await res.text()).toContain("<title>Loupe</title>")),
 };
+
+const brokerId = async () => (await describeCluster(rt.kafka.default())).brokers[0]!.id;
+
+/** Sets compression.type to its default the way the Go client sends it; removed again after. */
+async function brokerChange(c: Caller, id: number | null): Promise<Prepared> {
+  return {
+    path: id === null ? "/api/configs/brokers" : `/api/configs/brokers/${id}`,
+    body: JSON.stringify({ "log.cleaner.threads": 0, "compression.type": "producer", "advertised.port": 0 }),
+    cleanup: async () => {
+      if (c.allowed) await rt.kafka.default().configs.alterBroker(id, [{ key: "compression.type", value: null }]);
+    },
+  };
+}
 
 async function logout(c: Caller): Promise<Prepared> {
   // Without a token there is nothing to revoke: that call answers 400 (see expectedStatus).

@@ -1,13 +1,12 @@
 /**
- * Kafka operations only the tests need (Loupe itself never adds partitions, reads broker
- * configs, deletes a group's offsets or joins a group). Each call opens its own connection to
+ * Kafka operations only the tests need (Loupe itself never adds partitions, deletes a group's
+ * offsets or joins a group), and a broker's configs read over a connection of their own. Each call opens its own connection to
  * the cluster and closes it again, so these add nothing to what the cluster under test keeps.
  */
 
-import { ConfigResourceTypes } from "@platformatic/kafka";
 import { byTopic } from "../../src/kafka/client.ts";
 import type { KafkaCluster } from "../../src/kafka/cluster.ts";
-import { describeConfigs } from "../../src/kafka/configs.ts";
+import { ConfigOps } from "../../src/kafka/configs.ts";
 import { KafkaConnection } from "../../src/kafka/connection.ts";
 import type { ClusterDescription, ConfigEntry, TopicPartitionRef } from "../../src/kafka/types.ts";
 
@@ -39,9 +38,7 @@ export function createPartitions(kafka: KafkaCluster, topic: string, count: numb
 }
 
 export function describeBrokerConfigs(kafka: KafkaCluster, brokerId: number): Promise<ConfigEntry[]> {
-  return withConnection(kafka, `Cannot describe the configs of broker ${brokerId}`, (conn) =>
-    describeConfigs(conn.admin, ConfigResourceTypes.BROKER, String(brokerId)),
-  );
+  return withConnection(kafka, `Cannot describe the configs of broker ${brokerId}`, (conn) => new ConfigOps(conn).describeBroker(brokerId));
 }
 
 export function deleteGroupOffsets(kafka: KafkaCluster, groupId: string, partitions: TopicPartitionRef[]): Promise<void> {

@@ -2,6 +2,7 @@ import type { Kysely } from "kysely";
 import * as m0001 from "./0001-initial.ts";
 import * as m0002 from "./0002-topics.ts";
 import * as m0003 from "./0003-audit-outcome.ts";
+import * as m0004 from "./0004-user-profiles.ts";
 
 export interface Migration {
   version: number;
@@ -17,4 +18,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 1, ...m0001 },
   { version: 2, ...m0002 },
   { version: 3, ...m0003 },
+  { version: 4, ...m0004 },
 ];

@@ -1,0 +1,19 @@
+import type { Kysely } from "kysely";
+
+export const name = "user-profiles";
+
+/**
+ * Each user's favourites (topics, schemas, transformers, or any property a client names),
+ * one row per value. Keyed by user name, not tied to the `users` table: users may come from
+ * the config file, which the store does not hold.
+ */
+export async function up(db: Kysely<any>): Promise<void> {
+  await db.schema
+    .createTable("user_profile")
+    .addColumn("user_name", "text", (c) => c.notNull())
+    .addColumn("property", "text", (c) => c.notNull())
+    .addColumn("value", "text", (c) => c.notNull())
+    .addColumn("created_at", "integer", (c) => c.notNull())
+    .addPrimaryKeyConstraint("user_profile_pk", ["user_name", "property", "value"])
+    .execute();
+}
