@@ -262,3 +262,34 @@ export function serve(app: {
 
 /** What the Go client sends on every call (GO c `Do`). */
 export const GO_HEADERS = { "User-Agent": "Go-http-client/1.1", "Accept-Encoding": "gzip" } as const;
+
+/**
+ * The JSON payloads of an alert or audit stream as the Go client reads it (GO c `GetAlertsLive`):
+ * lines split on `\n`; a line under 6 bytes (its newline counted) is skipped; a longer line that
+ * does not start with `data` aborts the stream (thrown here); a payload under 2 bytes is skipped.
+ */
+export function goStreamPayloads(text: string): unknown[] {
+  const out: unknown[] = [];
+  const lines = text.split("\n");
+  lines.pop(); // the part after the last newline is not a line yet
+  for (const line of lines) {
+    if (Buffer.byteLength(line) + 1 < 6) continue;
+    if (!line.startsWith("data")) throw new Error(`the Go client aborts the stream on the line ${JSON.stringify(line)}`);
+    const payload = line.slice(5);
+    if (Buffer.byteLength(payload) < 2) continue;
+    out.push(JSON.parse(payload));
+  }
+  return out;
+}
+
+/**
+ * The Python client's SSE library ends an event only at a blank line: every event must be one
+ * line followed by a blank line. Heartbeats are exactly `:`.
+ */
+export function assertOneLineEvents(text: string): void {
+  const complete = text.slice(0, text.lastIndexOf("\n\n") + 2);
+  for (const event of complete.split("\n\n").slice(0, -1)) {
+    expect(event).not.toContain("\n");
+    expect(event === ":" || event.startsWith("data:")).toBe(true);
+  }
+}
