@@ -88,6 +88,13 @@ describe("topic creation", () => {
     expect(cfg.find((c) => c.name === "unclean.leader.election.enable")!.value).toBe("false");
   });
 
+  test('regression: the Go client\'s `"configs": null` (no configs given) was a 400', async () => {
+    const name = uniqueTopic("wire-go-null");
+    created.push(name);
+    const res = await go("POST", "/api/topics", { topicName: name, replication: 1, partitions: 1, configs: null });
+    expect(await textAnswer(asResponse(res), 201)).toBe(`Topic '${name}' created`);
+  });
+
   test("the Python client's string values and Accept text/plain: exactly 201; an existing topic is 409 with the COMPAT body", async () => {
     const name = uniqueTopic("wire-py");
     created.push(name);

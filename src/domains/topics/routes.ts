@@ -14,7 +14,11 @@ export const createTopicBody = z.object({
   topicName,
   partitions: z.number().int().min(1).max(100_000).optional(),
   replication: z.number().int().min(1).max(32_767).optional(),
-  configs: z.record(configKey, configValue).optional(),
+  /** The Go client sends `"configs": null` when it has none (a nil map). */
+  configs: z
+    .record(configKey, configValue)
+    .nullish()
+    .transform((v) => v ?? undefined),
 });
 
 /**
