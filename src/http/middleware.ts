@@ -44,13 +44,26 @@ export const accessLog =
     });
   };
 
-/** The token of a request: `x-service-token` or `Authorization: Bearer`. Never from the query string. */
+/**
+ * A token header value without one pair of surrounding double quotes: a client that kept a
+ * JSON-quoted login answer sends the token back quoted.
+ */
+export function unquoteToken(value: string): string {
+  const v = value.trim();
+  return v.length >= 2 && v.startsWith('"') && v.endsWith('"') ? v.slice(1, -1).trim() : v;
+}
+
+/**
+ * The token of a request: `x-service-token`, else `Authorization: Bearer`. Never from the query
+ * string. Any other Authorization scheme (a Kerberos client adds `Negotiate ...` to every
+ * request) is not a token and is ignored, so it neither replaces nor spoils the token header.
+ */
 export function requestToken(c: Context): string | undefined {
   const header = c.req.header("x-service-token");
-  if (header) return header.trim();
-  const auth = c.req.header("authorization");
-  if (auth && /^bearer\s+/i.test(auth)) return auth.replace(/^bearer\s+/i, "").trim();
-  return undefined;
+  const token = header === undefined ? "" : unquoteToken(header);
+  if (token) return token;
+  const bearer = /^bearer\s+(.+)$/i.exec(c.req.header("authorization")?.trim() ?? "");
+  return (bearer && unquoteToken(bearer[1]!)) || undefined;
 }
 
 /**

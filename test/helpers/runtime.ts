@@ -93,6 +93,7 @@ export async function testRuntime(
       if (cached) return cached;
       const res = await rt.app.request("/api/login", {
         method: "POST",
+        headers: { accept: "application/json" },
         body: JSON.stringify({ user: ROLE_USERS[role].name, password: ROLE_USERS[role].password }),
       });
       if (res.status !== 200) throw new Error(`login as ${role} failed: ${res.status} ${await res.text()}`);

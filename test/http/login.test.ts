@@ -31,8 +31,11 @@ const login = (body: unknown, headers: Record<string, string> = {}, address?: st
 const attempt = (user: string, password: string, address: string) => login({ user, password }, {}, address);
 
 describe("POST /api/login", () => {
-  test("answers the session object by default", async () => {
-    const res = await login({ user: "alice", password: ROLE_USERS.admin.password }, { "content-type": "application/json" });
+  test("answers the session object when Accept names application/json", async () => {
+    const res = await login(
+      { user: "alice", password: ROLE_USERS.admin.password },
+      { "content-type": "application/json", accept: "application/json" },
+    );
     expect(res.status).toBe(200);
     const body = (await res.json()) as Record<string, any>;
     expect(body.success).toBe(true);
@@ -60,7 +63,10 @@ describe("POST /api/login", () => {
   });
 
   test("parses the body as JSON whatever the content type", async () => {
-    const res = await login({ user: "wanda", password: ROLE_USERS.write.password }, { "content-type": "text/plain" });
+    const res = await login(
+      { user: "wanda", password: ROLE_USERS.write.password },
+      { "content-type": "text/plain", accept: "application/json" },
+    );
     expect(res.status).toBe(200);
     expect(((await res.json()) as any).user.roles).toEqual(["write"]);
   });

@@ -66,7 +66,7 @@ async function freshToken(role: Role): Promise<string> {
     method: "POST",
     body: JSON.stringify({ user: ROLE_USERS[role].name, password: ROLE_USERS[role].password }),
   });
-  return ((await res.json()) as { token: string }).token;
+  return res.text();
 }
 
 /** The caller of one call: a role and its token, or no token at all. */
@@ -107,11 +107,11 @@ const PREPARE: Record<string, Prepare> = {
   "POST /api/login": async (c) => ({
     path: "/api/login",
     body: JSON.stringify({ user: ROLE_USERS[c.role ?? "nodata"].name, password: ROLE_USERS[c.role ?? "nodata"].password }),
-    check: async (res) => expect(((await res.json()) as { token: string }).token.length).toBeGreaterThan(10),
+    check: async (res) => expect((await res.text()).length).toBeGreaterThan(10),
   }),
   "GET /api/auth": async (c) => ({
     path: "/api/auth",
-    check: async (res) => expect(((await res.json()) as { user: { name: string } }).user.name).toBe(ROLE_USERS[c.role!].name),
+    check: async (res) => expect(((await res.json()) as { user: string }).user).toBe(ROLE_USERS[c.role!].name),
   }),
   // Logout revokes the token it is given: a fresh one per call, which stops working after.
   "GET /api/logout": async (c) => logout(c),

@@ -164,7 +164,7 @@ describe("GET /api/topics and /api/topics/{t}", () => {
     expect(res.status).toBe(200);
     const t = (await res.json()) as Record<string, unknown> & {
       config: Array<{ configuration: string; value: string; defaultValue: string; documentation: string }>;
-      consumers: Array<Record<string, unknown> & { consumers: Array<Record<string, unknown>> }>;
+      consumers: Array<Record<string, unknown>>;
     };
     expect(t).toMatchObject({
       topicName: name,
@@ -196,13 +196,17 @@ describe("GET /api/topics and /api/topics/{t}", () => {
     expect(t.consumers).toEqual([
       {
         id: group,
-        coordinator: { id: broker.id, host: broker.host, port: broker.port },
-        state: "Empty",
+        coordinator: { id: broker.id, host: broker.host, port: broker.port, rack: null },
         active: false,
+        state: "NoActiveMembers",
+        kafkaState: "Empty",
+        consumers: [],
+        consumersCount: 0,
+        topicPartitionsCount: 2,
         lag: 3,
         minLag: 0,
         maxLag: 3,
-        consumers: [
+        partitions: [
           { topic: name, partition: 0, currentOffset: 2, logEndOffset: 5, lag: 3, consumerId: null, clientId: null, host: null },
           { topic: name, partition: 1, currentOffset: 3, logEndOffset: 3, lag: 0, consumerId: null, clientId: null, host: null },
         ],
@@ -441,17 +445,24 @@ describe("DELETE /api/topics/{t}/{partition}/{offset}", () => {
     expect((await del(`/api/topics/${name}/0/abc`)).status).toBe(400);
     expect((await del(`/api/topics/${uniqueTopic("missing")}/0/1`)).status).toBe(404);
     expect((await del(`/api/topics/${name}/1/1`)).status).toBe(404);
-    const beyond = await del(`/api/topics/${name}/0/3`);
-    expect(beyond.status).toBe(400);
-    expect((await errorOf(beyond)).message).toContain("beyond the end");
     expect((await rt.request(`/api/topics/${name}/0/1`, { method: "DELETE", role: "read" })).status).toBe(403);
     const refused = (await audits("TOPIC_DATA")).filter((e) => e.content.topicName === name);
-    expect(refused.length).toBe(7); // five malformed, the unknown partition, the offset beyond the end
+    expect(refused.length).toBe(6); // five malformed, the unknown partition
     expect(refused.every((e) => e.content.outcome === "FAILURE" && e.change === "REMOVE")).toBe(true);
     expect(refused.find((e) => e.content.partition === "1")!.content.reason).toStartWith("NOT_FOUND: ");
-    // Up to the end is allowed: everything goes.
-    expect((await del(`/api/topics/${name}/0/2`)).status).toBe(200);
+  });
+
+  test("an offset past the end deletes every record there is, and answers as usual", async () => {
+    const name = await createTopic(1);
+    await rt.kafka.default().writes.produce(name, [{ value: "a" }, { value: "b" }]);
+    const res = await rt.request(`/api/topics/${name}/0/10`, { method: "DELETE", role: "write" });
+    expect(res.status).toBe(200);
+    expect((await res.text()).split(",")[0]).toBe(`Records from topic '${name}' and partition '0' up to offset '10'`);
     expect(await eventually(async () => (await rt.kafka.default().offsets.bounds([name]))[0]!.earliest === 2)).toBe(true);
+    const entry = await waitFor(async () =>
+      (await audits("TOPIC_DATA")).find((e) => e.content.topicName === name && e.content.outcome === "SUCCESS"),
+    );
+    expect(entry.content).toMatchObject({ offset: "10", endOffset: "2", lowWatermark: "2" });
   });
 });
 

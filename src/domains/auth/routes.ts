@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { AppError } from "../../errors.ts";
 import type { AppEnv } from "../../http/context.ts";
-import { requestToken } from "../../http/middleware.ts";
+import { requestToken, unquoteToken } from "../../http/middleware.ts";
 import { defineRoute, json, RouteGroup } from "../../http/route.ts";
 import type { AuthService, Session } from "./service.ts";
 
@@ -17,9 +17,14 @@ const userShape = z.object({
   roles: z.array(z.string()),
 });
 const loginAnswer = z.object({ success: z.boolean(), token: z.string(), user: userShape, schemaRegistryDelete: z.boolean() });
+/**
+ * `user` is the user's NAME: the clients compare it with a name and decode it as a string (an
+ * object breaks the Go client's decoding); the user record is under `userInfo`.
+ */
 const sessionAnswer = z.object({
   token: z.string(),
-  user: userShape,
+  user: z.string(),
+  userInfo: userShape,
   roles: z.array(z.string()),
   schemaRegistryDelete: z.boolean(),
   expiresAt: z.number(),
@@ -52,7 +57,8 @@ export const authApi = {
     request: { body: loginBody },
     responses: {
       200: {
-        description: "The session as JSON when Accept names application/json only, else the bare token as text/plain",
+        description:
+          "The session as JSON when Accept names application/json; otherwise (no Accept, `*/*`, text/plain) the bare token, unquoted, as text/plain",
         content: { "application/json": { schema: loginAnswer }, "text/plain": { schema: { type: "string" } } },
       },
     },
@@ -90,8 +96,9 @@ export function authRoutes(auth: AuthService) {
   app.handle(authApi.login, async (c) => {
     const body = c.req.valid("json");
     const { token, session } = await auth.login(body.user, body.password, clientAddress(c));
-    const accept = c.req.header("accept") ?? "";
-    if (/text\/plain/i.test(accept) && !/application\/json/i.test(accept)) return c.text(token);
+    // The clients use the whole body as their token and none asks for JSON (the Go client sends
+    // no Accept at all): the object only for those that name application/json.
+    if (!/application\/json/i.test(c.req.header("accept") ?? "")) return c.text(token);
     return c.json({ success: true, token, user: session.user, schemaRegistryDelete: canDeleteSchemas(session) });
   });
 
@@ -99,7 +106,8 @@ export function authRoutes(auth: AuthService) {
     const session = c.get("session")!;
     return c.json({
       token: requestToken(c)!,
-      user: session.user,
+      user: session.user.name,
+      userInfo: session.user,
       roles: session.user.roles,
       schemaRegistryDelete: canDeleteSchemas(session),
       expiresAt: session.expiresAt,
@@ -111,7 +119,8 @@ export function authRoutes(auth: AuthService) {
   // and Referer headers) must not log anyone out.
   const logout = async (c: import("hono").Context<AppEnv>) => {
     const token = requestToken(c);
-    const queryToken = c.req.query("token");
+    const given = c.req.query("token");
+    const queryToken = given === undefined ? undefined : unquoteToken(given);
     if (queryToken !== undefined && queryToken !== token)
       throw new AppError("BAD_REQUEST", "?token= is accepted only with the same token in the x-service-token header");
     if (!token) throw new AppError("BAD_REQUEST", "No token to revoke");

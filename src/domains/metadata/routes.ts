@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { z } from "zod";
+import { AppError, badRequest } from "../../errors.ts";
 import type { AppEnv } from "../../http/context.ts";
 import { clusterOf, userOf } from "../../http/context.ts";
 import { defineRoute, json, RouteGroup, text } from "../../http/route.ts";
@@ -9,7 +10,11 @@ import { DATA_TYPES } from "./types.ts";
 
 const topicParam = z.object({ topicName });
 
-/** Types are checked by the service (case-insensitive, with the list of allowed values in the error). */
+/**
+ * Types are checked by the service (case-insensitive, with the list of allowed values in the
+ * error). Unknown parameters are refused by the handler (see `schemasOfQuery`), which also reads
+ * the Go client's malformed schema parameters.
+ */
 export const metadataQuery = z
   .object({
     keyType: z
@@ -25,7 +30,45 @@ export const metadataQuery = z
     keySchema: z.string().max(1_000_000).optional(),
     valueSchema: z.string().max(1_000_000).optional(),
   })
-  .strict();
+  .loose();
+
+const SCHEMA_PARAMS = ["keySchema", "valueSchema"] as const;
+const MAX_SCHEMA = 1_000_000;
+
+/** Percent-decoded when it is percent-encoded; the raw text when decoding fails (raw JSON with a `%`). */
+function decodeLenient(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * The schemas of a metadata request. The Go client appends them to the query without encoding
+ * them, and writes the value schema with no `=` (`&valueSchema{"type":"record",...}`): such a
+ * part is read as the schema it carries. Any other parameter than the four is refused, as before.
+ */
+export function schemasOfQuery(url: string, parsed: Record<string, unknown>): { keySchema?: string; valueSchema?: string } {
+  const known = new Set<string>(["keyType", "valueType", ...SCHEMA_PARAMS]);
+  const out: { keySchema?: string; valueSchema?: string } = {};
+  const rawQuery = url.includes("?") ? url.slice(url.indexOf("?") + 1).split("#")[0]! : "";
+  for (const part of rawQuery.split("&")) {
+    const name = SCHEMA_PARAMS.find((p) => part.startsWith(p) && part[p.length] !== "=" && part.length > p.length);
+    if (!name) continue;
+    const schema = decodeLenient(part.slice(name.length));
+    if (schema.length > MAX_SCHEMA) throw badRequest(`Invalid ${name}: longer than ${MAX_SCHEMA} characters`);
+    out[name] = schema;
+  }
+  for (const key of Object.keys(parsed)) {
+    if (known.has(key) || SCHEMA_PARAMS.some((p) => key.startsWith(p))) continue;
+    throw new AppError("VALIDATION_FAILED", `Invalid query parameters: ${key}: unknown parameter`, {
+      details: { errors: [{ field: key, message: "unknown parameter" }] },
+    });
+  }
+  for (const name of SCHEMA_PARAMS) if (typeof parsed[name] === "string") out[name] ??= parsed[name] as string;
+  return out;
+}
 
 const metadata = z.object({
   topicName: z.string(),
@@ -35,6 +78,8 @@ const metadata = z.object({
   valueSchema: z.string().optional(),
   inferred: z.boolean(),
 });
+/** The list holds stored metadata only, every field a string (clients decode them as strings). */
+const storedMetadata = metadata.omit({ inferred: true });
 
 const tags = ["topic metadata"];
 const removal = (path: string) =>
@@ -56,7 +101,7 @@ export const metadataApi = {
     level: "nodata",
     summary: "Stored key and value types of topics",
     tags,
-    responses: { 200: json(z.array(metadata)) },
+    responses: { 200: json(z.array(storedMetadata)) },
   }),
   get: defineRoute({
     method: "GET",
@@ -71,7 +116,7 @@ export const metadataApi = {
     method: "POST",
     path: "/api/metadata/topics/{topicName}",
     level: "write",
-    summary: "Set key and value types of a topic",
+    summary: "Set key and value types of a topic (no body: all in the query)",
     audit: { type: "TOPIC_METADATA", change: "UPDATE" },
     tags,
     request: { params: topicParam, query: metadataQuery },
@@ -85,15 +130,16 @@ export const metadataApi = {
 export function metadataRoutes(service: MetadataService) {
   const app = new RouteGroup();
 
-  app.handle(metadataApi.list, async (c) => c.json(await service.list(clusterOf(c))));
+  app.handle(metadataApi.list, async (c) => c.json((await service.list(clusterOf(c))).map(({ inferred: _, ...stored }) => stored)));
 
   app.handle(metadataApi.get, async (c) => c.json(await service.get(clusterOf(c), c.req.valid("param").topicName)));
 
   app.handle(metadataApi.set, async (c) => {
     const { topicName: t } = c.req.valid("param");
     const q = c.req.valid("query");
+    const schemas = schemasOfQuery(c.req.url, q);
     c.set("auditContent", { keyType: q.keyType, valueType: q.valueType });
-    return c.json(await service.set(clusterOf(c), t, q, userOf(c)));
+    return c.json(await service.set(clusterOf(c), t, { keyType: q.keyType, valueType: q.valueType, ...schemas }, userOf(c)));
   });
 
   const remove = async (c: Context<AppEnv>, t: string) => {

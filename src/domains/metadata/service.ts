@@ -69,6 +69,11 @@ export class MetadataService {
     return value;
   }
 
+  /** The types last guessed for a topic, while still fresh; the topic list reads no records itself. */
+  lastGuess(cluster: string, topic: string): TopicMetadata | undefined {
+    return this.#cachedGuess(cluster, topic);
+  }
+
   #cachedGuess(cluster: string, topic: string): TopicMetadata | undefined {
     const hit = this.#inferred.get(`${cluster}\u0000${topic}`);
     return hit && Date.now() - hit.at < INFERRED_TTL_MS ? hit.value : undefined;

@@ -14,14 +14,23 @@ export const createTopicBody = z.object({
   topicName,
   partitions: z.number().int().min(1).max(100_000).optional(),
   replication: z.number().int().min(1).max(32_767).optional(),
-  configs: z.record(configKey, configValue).optional(),
+  /** The Go client sends `"configs": null` when it has none (a nil map). */
+  configs: z
+    .record(configKey, configValue)
+    .nullish()
+    .transform((v) => v ?? undefined),
 });
 
+/**
+ * A `null` entry in the list is skipped (a client may build the list with holes); a `null` value
+ * resets the key to its default.
+ */
 export const topicConfigBody = z.object({
   configs: z
-    .array(z.object({ key: configKey, value: z.union([configValue, z.null()]) }))
-    .min(1, "at least one config is needed")
-    .max(1_000),
+    .array(z.union([z.object({ key: configKey, value: z.union([configValue, z.null()]) }), z.null()]))
+    .max(1_000)
+    .transform((list) => list.filter((x) => x !== null))
+    .refine((list) => list.length > 0, "at least one config is needed"),
 });
 
 const topicParam = z.object({ topicName });
@@ -34,6 +43,9 @@ const nonNegative = (what: string) =>
     .refine(Number.isSafeInteger, `${what} is too large`);
 const deleteRecordsParams = z.object({ topicName, partition: nonNegative("partition"), offset: nonNegative("offset") });
 
+/** Counts, offsets, rates and times are integers: the Go client decodes them as int64. */
+const int = () => z.number().int();
+
 const topicShape = z.object({
   topicName: z.string(),
   keyType: z.enum(DATA_TYPES),
@@ -41,13 +53,13 @@ const topicShape = z.object({
   keySchema: z.string().nullable(),
   valueSchema: z.string().nullable(),
   inferred: z.boolean(),
-  partitions: z.number(),
-  replication: z.number(),
+  partitions: int(),
+  replication: int(),
   isControlTopic: z.boolean(),
   isMarkedForDeletion: z.boolean(),
-  messagesPerSecond: z.number(),
-  totalMessages: z.number(),
-  timestamp: z.number(),
+  messagesPerSecond: int().describe("whole messages per second"),
+  totalMessages: int(),
+  timestamp: int().describe("epoch ms of the newest record; 0 when empty"),
   config: z.array(
     z.object({
       configuration: z.string(),
@@ -59,13 +71,17 @@ const topicShape = z.object({
   consumers: z.array(
     z.object({
       id: z.string(),
-      coordinator: z.object({ id: z.number(), host: z.string(), port: z.number() }).nullable(),
-      state: z.string(),
+      coordinator: z.object({ id: int(), host: z.string(), port: int(), rack: z.string().nullable() }).nullable(),
       active: z.boolean(),
-      lag: z.number(),
-      minLag: z.number(),
-      maxLag: z.number(),
-      consumers: z.array(
+      state: z.enum(["Unknown", "Stable", "Rebalancing", "Dead", "NoActiveMembers", "ExistsNot", "CoordinatorNotFound"]),
+      kafkaState: z.string().describe("Kafka's name of the state"),
+      consumers: z.array(z.string()).describe("ids of the members reading the topic"),
+      consumersCount: int(),
+      topicPartitionsCount: int(),
+      lag: int(),
+      minLag: int(),
+      maxLag: int(),
+      partitions: z.array(
         partitionLag.extend({
           consumerId: z.string().nullable(),
           clientId: z.string().nullable(),
@@ -74,19 +90,20 @@ const topicShape = z.object({
       ),
     }),
   ),
-  messagesPerPartition: z.array(z.object({ partition: z.number(), messages: z.number(), begin: z.number(), end: z.number() })),
+  messagesPerPartition: z.array(z.object({ partition: int(), messages: int(), begin: int(), end: int() })),
 });
 
 const listItem = z.object({
   topicName: z.string(),
-  partitions: z.number(),
-  replication: z.number(),
+  partitions: int(),
+  replication: int(),
   isControlTopic: z.boolean(),
   isMarkedForDeletion: z.boolean(),
-  keyType: z.enum(DATA_TYPES).nullable(),
-  valueType: z.enum(DATA_TYPES).nullable(),
-  totalMessages: z.number(),
-  messagesPerSecond: z.number(),
+  keyType: z.enum(DATA_TYPES),
+  valueType: z.enum(DATA_TYPES),
+  inferred: z.boolean(),
+  totalMessages: int(),
+  messagesPerSecond: int().describe("whole messages per second"),
 });
 
 /** The COMPAT.md text; clients compare the part before the first comma. */

@@ -1,5 +1,5 @@
 import { AppError, badRequest, notFound } from "../../errors.ts";
-import type { KafkaCluster, KafkaPool } from "../../kafka/index.ts";
+import type { BrokerInfo, KafkaCluster, KafkaPool } from "../../kafka/index.ts";
 import type { LagEngine, PartitionLag } from "../../lag/engine.ts";
 import type { OffsetSampler } from "../../lag/sampler.ts";
 import type { Logger } from "../../log/logger.ts";
@@ -49,16 +49,42 @@ export interface TopicConsumerPartition {
   host: string | null;
 }
 
+/** The states the clients know a group by (the Go client decodes these names). */
+export type ClientGroupState = "Unknown" | "Stable" | "Rebalancing" | "Dead" | "NoActiveMembers" | "ExistsNot" | "CoordinatorNotFound";
+
+/** Kafka's group states in the clients' names; a state Kafka adds later is Unknown. */
+const CLIENT_STATES: Record<string, ClientGroupState> = {
+  Stable: "Stable",
+  PreparingRebalance: "Rebalancing",
+  CompletingRebalance: "Rebalancing",
+  Assigning: "Rebalancing",
+  Reconciling: "Rebalancing",
+  Empty: "NoActiveMembers",
+  Dead: "Dead",
+};
+
+/**
+ * One group reading the topic, in the shape the clients decode (COMPAT.md, CLIENTS.md 5.3):
+ * `consumers` holds the ids of the members reading the topic, as strings (member objects make
+ * the Go client fail on the whole topic); what each partition's reader is and how far behind
+ * it is lies under `partitions`.
+ */
 export interface TopicConsumerGroup {
   id: string;
   /** The group's coordinator broker; null when it cannot be found (a group being removed). */
-  coordinator: { id: number; host: string; port: number } | null;
-  state: string;
+  coordinator: { id: number; host: string; port: number; rack: string | null } | null;
   active: boolean;
+  state: ClientGroupState;
+  /** Kafka's own name of the state (`Empty`, `PreparingRebalance`, ...). */
+  kafkaState: string;
+  consumers: string[];
+  consumersCount: number;
+  /** Partitions of this topic the group has committed offsets for. */
+  topicPartitionsCount: number;
   lag: number;
   minLag: number;
   maxLag: number;
-  consumers: TopicConsumerPartition[];
+  partitions: TopicConsumerPartition[];
 }
 
 /** The SPEC's topic resource. */
@@ -88,9 +114,13 @@ export interface TopicListItem {
   replication: number;
   isControlTopic: boolean;
   isMarkedForDeletion: boolean;
-  keyType: DataType | null;
-  valueType: DataType | null;
+  /** Stored types, else the latest guess from records, else BYTES ("uninterpreted"): never null. */
+  keyType: DataType;
+  valueType: DataType;
+  /** False only when the types are stored metadata. */
+  inferred: boolean;
   totalMessages: number;
+  /** Whole messages per second: clients decode an integer (a fraction breaks the Go client's list). */
   messagesPerSecond: number;
 }
 
@@ -145,17 +175,22 @@ export class TopicService {
       totals.set(r.topic, (totals.get(r.topic) ?? 0) + Math.max(0, latest[i]!.offset - earliest[i]!.offset));
     this.deps.sampler.record(cluster, t, latest);
     const meta = new Map(stored.map((m) => [m.topicName, m]));
-    return topics.map((tp) => ({
-      topicName: tp.name,
-      partitions: tp.partitions,
-      replication: tp.replicationFactor,
-      isControlTopic: isControlTopic(tp.name, tp.internal),
-      isMarkedForDeletion: false,
-      keyType: meta.get(tp.name)?.keyType ?? null,
-      valueType: meta.get(tp.name)?.valueType ?? null,
-      totalMessages: totals.get(tp.name) ?? 0,
-      messagesPerSecond: this.deps.sampler.rate(cluster, tp.name),
-    }));
+    return topics.map((tp) => {
+      // The list reads no records: a topic without stored types shows the last guess made for it.
+      const types = meta.get(tp.name) ?? this.deps.metadata.lastGuess(cluster, tp.name);
+      return {
+        topicName: tp.name,
+        partitions: tp.partitions,
+        replication: tp.replicationFactor,
+        isControlTopic: isControlTopic(tp.name, tp.internal),
+        isMarkedForDeletion: false,
+        keyType: types?.keyType ?? "BYTES",
+        valueType: types?.valueType ?? "BYTES",
+        inferred: types?.inferred ?? true,
+        totalMessages: totals.get(tp.name) ?? 0,
+        messagesPerSecond: Math.round(this.deps.sampler.rate(cluster, tp.name)),
+      };
+    });
   }
 
   async get(cluster: string, name: string): Promise<Topic> {
@@ -204,7 +239,7 @@ export class TopicService {
       isControlTopic: isControlTopic(name, topic.internal),
       // KRaft removes a deleted topic from metadata at once; a listed topic is not being deleted.
       isMarkedForDeletion: false,
-      messagesPerSecond: this.deps.sampler.rate(cluster, name, { t: now, ends: latest }),
+      messagesPerSecond: Math.round(this.deps.sampler.rate(cluster, name, { t: now, ends: latest })),
       totalMessages: perPartition.reduce((s, p) => s + p.messages, 0),
       timestamp: records.reduce((m, r) => Math.max(m, r.timestamp), 0),
       config: configs.map((c) => ({
@@ -229,16 +264,20 @@ export class TopicService {
     if (ids.length === 0) return [];
     const [described, coordinators] = await Promise.all([
       kafka.groups.describe(ids),
-      kafka.groups.coordinators(ids).catch(() => new Map<string, { id: number; host: string; port: number }>()),
+      kafka.groups.coordinators(ids).catch(() => new Map<string, BrokerInfo>()),
     ]);
     const stateOf = new Map(groups.map((g) => [g.groupId, g.state]));
-    return described.map((g) => {
+    return described.map((g): TopicConsumerGroup => {
       const owner = new Map<number, { consumerId: string; clientId: string; host: string }>();
+      const readers = new Set<string>();
       for (const m of g.members) {
         for (const a of m.assignments)
-          if (a.topic === topic) owner.set(a.partition, { consumerId: m.memberId, clientId: m.clientId, host: m.host });
+          if (a.topic === topic) {
+            owner.set(a.partition, { consumerId: m.memberId, clientId: m.clientId, host: m.host });
+            readers.add(m.memberId);
+          }
       }
-      const consumers = lags
+      const partitions = lags
         .filter((l) => l.group === g.groupId)
         .map((l) => {
           const o = owner.get(l.partition);
@@ -253,17 +292,23 @@ export class TopicService {
             host: o?.host ?? null,
           };
         });
-      const lagsOnly = consumers.map((c) => c.lag);
+      const lagsOnly = partitions.map((c) => c.lag);
       const co = coordinators.get(g.groupId);
+      const kafkaState = g.state === "Dead" ? (stateOf.get(g.groupId) ?? "Dead") : g.state;
+      const members = [...readers];
       return {
         id: g.groupId,
-        coordinator: co ? { id: co.id, host: co.host, port: co.port } : null,
-        state: g.state === "Dead" ? (stateOf.get(g.groupId) ?? "Dead") : g.state,
+        coordinator: co ? { id: co.id, host: co.host, port: co.port, rack: co.rack } : null,
         active: g.members.length > 0,
+        state: co ? (CLIENT_STATES[kafkaState] ?? "Unknown") : "CoordinatorNotFound",
+        kafkaState,
+        consumers: members,
+        consumersCount: members.length,
+        topicPartitionsCount: partitions.length,
         lag: lagsOnly.reduce((s, x) => s + x, 0),
-        minLag: Math.min(...lagsOnly),
-        maxLag: Math.max(...lagsOnly),
-        consumers,
+        minLag: lagsOnly.length ? Math.min(...lagsOnly) : 0,
+        maxLag: lagsOnly.length ? Math.max(...lagsOnly) : 0,
+        partitions,
       };
     });
   }
@@ -363,15 +408,22 @@ export class TopicService {
     const offsets = await kafka.offsets.bounds([name]);
     const p = offsets.find((o) => o.partition === partition);
     if (!p) throw notFound(`Topic '${name}' has no partition ${partition} (it has ${offsets.length})`);
-    if (offset > p.latest)
-      throw badRequest(`Offset ${offset} is beyond the end of partition ${partition} of topic '${name}' (end offset ${p.latest})`);
+    // "Up to offset o" deletes every record below o. Past the end, that is every record there
+    // is: Kafka would refuse the offset itself (OFFSET_OUT_OF_RANGE), so the deletion goes up to
+    // the end. Clients send offsets past the end and expect the usual answer.
+    const upTo = Math.min(offset, p.latest);
 
-    const content = { topicName: name, partition: String(partition), offset: String(offset) };
+    const content = {
+      topicName: name,
+      partition: String(partition),
+      offset: String(offset),
+      ...(upTo !== offset ? { endOffset: String(upTo) } : {}),
+    };
     // The intent is stored before the deletion starts (UNAVAILABLE, and nothing deleted, when it
     // cannot be) and completed when the deletion ends; a stop in between leaves it for the next
     // start to close as outcome UNKNOWN.
     const pending = await this.deps.audit.begin({ type: "TOPIC_DATA", change: "REMOVE", user, content });
-    const job = kafka.offsets.deleteRecords(name, partition, offset).then(
+    const job = kafka.offsets.deleteRecords(name, partition, upTo).then(
       async (res) => {
         await pending.complete({ content: { lowWatermark: String(res.lowWatermark) } });
         await this.deps.notifications.raise({
