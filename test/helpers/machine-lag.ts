@@ -22,13 +22,13 @@ process.stdout.write("ready\\n");
 `;
 
 export interface MachineLag {
-  /** The latest any probe tick came that was due within [from, to] (epoch ms), 0 when none was late. */
+  /**
+   * How late the latest probe tick came among those due before `to` that ran after `from`, 0 when
+   * none was late. Times are epoch milliseconds with fractions (`performance.timeOrigin + performance.now()`).
+   */
   worstBetween(from: number, to: number): number;
   stop(): Promise<void>;
 }
-
-/** The current time on the clock the probe reports in: epoch milliseconds with fractions. */
-export const epochNow = () => performance.timeOrigin + performance.now();
 
 export async function startMachineLag(): Promise<MachineLag> {
   const child: Subprocess<"ignore", "pipe", "inherit"> = Bun.spawn([process.execPath, "-e", PROBE], {
