@@ -63,8 +63,8 @@ export function columnName(column: { target: "key" | "value"; path: string[] }):
   return (column.target === "key" ? ["_key", ...column.path] : column.path).join(".");
 }
 
-/** True when the statement, after its SETs, starts with INSERT (it may still be invalid). */
-export function isInsertStatement(sql: string): boolean {
+/** Where the statement's INSERT keyword is, after its SETs; null when it is no INSERT. */
+export function insertKeyword(sql: string): Span | null {
   try {
     const lexer = new Lexer(sql);
     const word = () => (lexer.token.kind === TokenKind.NAME ? lexer.token.value.toUpperCase() : "");
@@ -72,10 +72,15 @@ export function isInsertStatement(sql: string): boolean {
       while (lexer.token.kind !== TokenKind.SEMICOLON && lexer.token.kind !== TokenKind.EOF) lexer.advance();
       lexer.advance();
     }
-    return word() === "INSERT";
+    return word() === "INSERT" ? { start: lexer.token.start, end: lexer.token.end } : null;
   } catch {
-    return false;
+    return null;
   }
+}
+
+/** True when the statement, after its SETs, starts with INSERT (it may still be invalid). */
+export function isInsertStatement(sql: string): boolean {
+  return insertKeyword(sql) !== null;
 }
 
 /** Parses and checks an INSERT; throws SqlError when it is not valid. */
