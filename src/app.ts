@@ -142,7 +142,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   mount(extra);
   mount(topicRoutes(deps.topics));
   mount(metadataRoutes(deps.metadata));
-  mount(jdbcRoutes({ inserts: deps.inserts, metadata: deps.metadata, pool: deps.kafka, log: deps.logs.logger("jdbc") }));
+  mount(jdbcRoutes({ inserts: deps.inserts, metadata: deps.metadata, audit: deps.audit, pool: deps.kafka, log: deps.logs.logger("jdbc") }));
   mount(consumerRoutes(deps.consumers));
   mount(alertRoutes(deps.notifications));
   mount(metricsRoutes({ pool: deps.kafka, lag: deps.lag, counters, openStreams: () => deps.streams.total, startedAt: deps.startedAt }));

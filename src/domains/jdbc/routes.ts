@@ -1,11 +1,12 @@
 import { z } from "zod";
 import { AppError } from "../../errors.ts";
-import { clusterOf } from "../../http/context.ts";
+import { clusterOf, userOf } from "../../http/context.ts";
 import { defineRoute, json, RouteGroup } from "../../http/route.ts";
 import type { KafkaPool } from "../../kafka/index.ts";
 import type { Logger } from "../../log/logger.ts";
 import { SqlError } from "../../sql/index.ts";
 import { INSERT_LIMITS } from "../../sql/insert.ts";
+import type { AuditService } from "../audit/service.ts";
 import type { InsertService } from "../insert/service.ts";
 import type { MetadataService } from "../metadata/service.ts";
 import { preparedInfo } from "./insert.ts";
@@ -53,11 +54,12 @@ export const jdbcApi = {
     tags,
     responses: { 200: json(z.array(table)) },
   }),
+  // Audited by the handler (TOPIC_DATA INSERT, intent first): the automatic audit reads the
+  // body as text, and the raw bytes are needed to tell ISO-8859-1 from UTF-8.
   insert: defineRoute({
     method: "POST",
     path: "/api/jdbc/insert",
     level: "write",
-    audit: { type: "TOPIC_DATA", change: "INSERT" },
     summary:
       "Run an INSERT statement sent as the text/plain body (ISO-8859-1 unless a charset says otherwise); answers once every record is acknowledged",
     tags,
@@ -119,7 +121,7 @@ function statementText(bytes: ArrayBuffer, contentType: string | undefined): str
   }
 }
 
-export function jdbcRoutes(deps: { inserts: InsertService; metadata: MetadataService; pool: KafkaPool; log: Logger }) {
+export function jdbcRoutes(deps: { inserts: InsertService; metadata: MetadataService; audit: AuditService; pool: KafkaPool; log: Logger }) {
   const app = new RouteGroup();
   const { inserts } = deps;
 
@@ -127,20 +129,24 @@ export function jdbcRoutes(deps: { inserts: InsertService; metadata: MetadataSer
 
   app.handle(jdbcApi.insert, async (c) => {
     const sql = statementText(await c.req.arrayBuffer(), c.req.header("content-type")).trim();
-    if (sql === "") throw new AppError("BAD_REQUEST", "The body holds no statement: send `INSERT INTO <topic> (...) VALUES (...)` as text");
-    c.set("auditContent", { sql });
+    // An audit entry keeps the start of a long statement (up to 1 MiB of rows).
+    const shown = sql.length > 2_000 ? `${sql.slice(0, 2_000)}...` : sql;
+    // The intent is stored before anything is checked or written (UNAVAILABLE, and nothing
+    // written, when it cannot be), and completed with the outcome.
+    const pending = await deps.audit.begin({ type: "TOPIC_DATA", change: "INSERT", user: userOf(c), request: { sql: shown } });
     try {
-      const result = await inserts.execute(sql, clusterOf(c));
-      c.set("auditContent", {
-        topic: result.topic,
-        records: String(result.records),
-        keyType: result.keyType,
-        valueType: result.valueType,
-        sql,
+      if (sql === "")
+        throw new AppError("BAD_REQUEST", "The body holds no statement: send `INSERT INTO <topic> (...) VALUES (...)` as text");
+      const result = await inserts.execute(sql, clusterOf(c)).catch((err: unknown) => {
+        throw err instanceof SqlError ? sqlFailure(err) : err;
       });
-      return c.json({ topic: result.topic, records: result.records, keyType: result.keyType, valueType: result.valueType });
+      const answer = { topic: result.topic, records: result.records, keyType: result.keyType, valueType: result.valueType };
+      await pending.complete({ content: { ...answer, records: String(result.records), sql: shown } });
+      return c.json(answer);
     } catch (err) {
-      throw err instanceof SqlError ? sqlFailure(err) : err;
+      const reason = err instanceof AppError ? `${err.code}: ${err.message}` : "INTERNAL: unexpected error";
+      await pending.complete({ content: { sql: shown }, failure: reason });
+      throw err;
     }
   });
 
