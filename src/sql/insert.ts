@@ -18,6 +18,12 @@ import { type ParseOptions, parseInsert } from "./parser.ts";
 export const INSERT_LIMITS = Object.freeze({
   /** Most rows one statement writes: every row is encoded in memory before any is sent. */
   rows: 1_000,
+  /**
+   * Longest statement (1 MiB, the request body bound) and most tokens: rows of literals are
+   * long, and a query's 64 KiB and 10,000 tokens would stop an insert far below 1,000 rows.
+   */
+  textLength: 1_048_576,
+  tokens: 100_000,
 });
 
 /** The encoders an INSERT may choose; PROTOBUF needs descriptors Loupe does not hold. */
@@ -85,7 +91,8 @@ export function isInsertStatement(sql: string): boolean {
 
 /** Parses and checks an INSERT; throws SqlError when it is not valid. */
 export function compileInsert(sql: string, catalog?: Catalog | null, options: InsertOptions = {}): InsertPlan {
-  return analyzeInsert(sql, parseInsert(sql, options), catalog ?? null, options.prepared === true);
+  const limits = { maxQueryLength: INSERT_LIMITS.textLength, maxTokens: INSERT_LIMITS.tokens, ...options };
+  return analyzeInsert(sql, parseInsert(sql, limits), catalog ?? null, options.prepared === true);
 }
 
 export function analyzeInsert(source: string, document: InsertDocumentNode, catalog: Catalog | null, prepared = false): InsertPlan {

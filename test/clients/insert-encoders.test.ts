@@ -420,6 +420,21 @@ describe("where INSERT is run, and who may run it", () => {
     for (const e of [failed!, done!]) for (const v of Object.values(e.content)) expect(typeof v).toBe("string");
   });
 
+  test("1,000 rows of 600 bytes each: all written in statement order (more than one Produce request of 512 KiB); 1,001 rows are refused", async () => {
+    const t = await topic("many");
+    const text = "x".repeat(600);
+    const rows = (n: number) => Array.from({ length: n }, (_, i) => `('k${i}', ${i}, '${text}')`).join(",\n");
+    const res = await insert(`SET _ktype='STRING'; INSERT INTO \`${t}\` (_key, i, text) VALUES ${rows(1000)}`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ records: 1000 });
+    const records = await raw(t);
+    expect(records.map((r) => JSON.parse(utf8(r.value)!).i)).toEqual(Array.from({ length: 1000 }, (_, i) => i));
+    const tooMany = await insert(`SET _ktype='STRING'; INSERT INTO \`${t}\` (_key, i, text) VALUES ${rows(1001).replaceAll(text, "y")}`);
+    expect(tooMany.status).toBe(400);
+    expect((await errorOf(tooMany)).message).toBe(`Too many rows at line 1001, column 1. Expected at most 1000 rows in one INSERT.`);
+    expect(await endOffset(t)).toBe(1000);
+  });
+
   test("an empty body is a 400", async () => {
     const res = await insert("  ");
     expect(res.status).toBe(400);

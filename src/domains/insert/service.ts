@@ -106,13 +106,20 @@ export class InsertService {
   async encoding(cluster: string, topic: string, chosen: { key?: InsertFormat; value?: InsertFormat } = {}): Promise<TopicEncoding> {
     const meta = await this.opts.formats.get(cluster, topic);
     const side = async (s: Side): Promise<SideFormat> => {
-      const stored = insertFormat(s === "key" ? meta?.keyType : meta?.valueType, `The ${s} type in the metadata of topic '${topic}'`);
+      // A stored type the statement overrides is not looked at (it may be one INSERT cannot write).
+      const stored = chosen[s]
+        ? undefined
+        : insertFormat(s === "key" ? meta?.keyType : meta?.valueType, `The ${s} type in the metadata of topic '${topic}'`);
       const storedSchema = (s === "key" ? meta?.keySchema : meta?.valueSchema) ?? undefined;
-      const registered = this.opts.registry ? await latestSchema(this.opts.registry, subjectOf(topic, s)) : null;
-      const explicit = chosen[s];
+      const explicit = chosen[s] ?? stored;
+      // The registry is asked only when its answer matters: AVRO, or no type named anywhere.
+      const registered =
+        this.opts.registry && (explicit === undefined || explicit === "AVRO")
+          ? await latestSchema(this.opts.registry, subjectOf(topic, s))
+          : null;
       let format: InsertFormat;
       let source: SideFormat["source"];
-      if (explicit) [format, source] = [explicit, "statement"];
+      if (chosen[s]) [format, source] = [chosen[s], "statement"];
       else if (stored) [format, source] = [stored, "metadata"];
       else if (registered && registered.schemaType.toUpperCase() === "AVRO") [format, source] = ["AVRO", "registry"];
       else [format, source] = [s === "key" ? "STRING" : "JSON", "default"];
