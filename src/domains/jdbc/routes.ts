@@ -61,7 +61,7 @@ export const jdbcApi = {
     path: "/api/jdbc/insert",
     level: "write",
     summary:
-      "Run an INSERT statement sent as the text/plain body (ISO-8859-1 unless a charset says otherwise); answers once every record is acknowledged",
+      "Run an INSERT statement sent as the text/plain body (ISO-8859-1 unless a charset says otherwise); answers once every record is acknowledged. Audited as TOPIC_DATA INSERT by the handler.",
     tags,
     responses: { 200: json(insertAnswer, "The records were written") },
   }),
