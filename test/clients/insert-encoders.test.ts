@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import avro from "avsc";
 import type { Role } from "../../src/config/schema.ts";
+import { encoderFor, parseAvroSchema, toAvro } from "../../src/domains/insert/encoders.ts";
 import { readTail } from "../../src/domains/topics/sample.ts";
 import type { RawRecord } from "../../src/kafka/index.ts";
 import { schemaRegistryUrl } from "../cluster/cluster.ts";
@@ -344,6 +345,38 @@ describe("AVRO through the schema registry", () => {
   });
 });
 
+describe("Avro values: unions, maps, arrays", () => {
+  const type = parseAvroSchema(
+    JSON.stringify({
+      type: "record",
+      name: "R",
+      fields: [
+        { name: "a", type: ["int", "long"] },
+        { name: "b", type: ["null", "string", "double"], default: null },
+        { name: "m", type: { type: "map", values: "int" } },
+        { name: "arr", type: { type: "array", items: "string" } },
+      ],
+    }),
+  );
+
+  test("an ambiguous union is written in its first branch that fits; the others as the value itself", () => {
+    const encode = encoderFor("AVRO", { type, id: 7, text: "" });
+    const bytes = encode({ a: 5, b: 2.5, m: { x: 1 }, arr: ["q"] }, "_value")!;
+    expect([...bytes.subarray(0, 5)]).toEqual([0, 0, 0, 0, 7]);
+    const back = type.fromBuffer(bytes.subarray(5)) as { a: { int: number }; b: number; m: object; arr: string[] };
+    expect([back.a.int, back.b, back.m, back.arr]).toEqual([5, 2.5, { x: 1 }, ["q"]]);
+  });
+
+  test.each([
+    [{ a: "x", m: {}, arr: [] }, `a: string "x" does not fit the schema's union of int, long`],
+    [{ a: 1, m: { k: "no" }, arr: [] }, `m.k: string "no" does not fit the schema's int`],
+    [{ a: 1, m: {}, arr: ["s", 2] }, "arr[1]: number 2 does not fit the schema's string"],
+    [{ a: 1, b: true, m: {}, arr: [] }, "b: boolean true does not fit the schema's union of null, string, double"],
+  ])("a value that does not fit names its path: %#", (value, message) => {
+    expect(() => toAvro(type, value, "_value")).toThrow(message);
+  });
+});
+
 describe("where INSERT is run, and who may run it", () => {
   test("the validation route accepts INSERT and reports errors at their positions", async () => {
     const t = await topic("valid");
@@ -399,6 +432,13 @@ describe("where INSERT is run, and who may run it", () => {
     for (const role of ["read", "nodata"] as const) {
       const res = await insert(`INSERT INTO \`${t}\` (a) VALUES (1)`, role);
       expect(res.status).toBe(403);
+      const who = role === "read" ? "reed" : "nora";
+      const [entry] = (await (await rt.request(`/api/audit?user=${who}&limit=1`, { role: "admin" })).json()) as Array<{
+        type: string;
+        change: string;
+        content: Record<string, string>;
+      }>;
+      expect(entry).toMatchObject({ type: "ACCESS", change: "DENY", content: { path: "/api/jdbc/insert", outcome: "FAILURE" } });
     }
     expect(await endOffset(t)).toBe(0);
   });
