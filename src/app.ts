@@ -16,6 +16,8 @@ import { consumerRoutes } from "./domains/consumers/routes.ts";
 import type { ConsumerService } from "./domains/consumers/service.ts";
 import { healthRoutes } from "./domains/health/routes.ts";
 import type { ClusterProbe } from "./domains/health/service.ts";
+import type { InsertService } from "./domains/insert/service.ts";
+import { jdbcRoutes } from "./domains/jdbc/routes.ts";
 import { logRoutes } from "./domains/logs/routes.ts";
 import { metadataRoutes } from "./domains/metadata/routes.ts";
 import type { MetadataService } from "./domains/metadata/service.ts";
@@ -58,6 +60,8 @@ export interface AppDeps {
   clusters: ClusterProbe;
   streams: StreamRegistry;
   sql: SqlService;
+  /** INSERT statements and the JDBC driver's inserts. */
+  inserts: InsertService;
   topics: TopicService;
   metadata: MetadataService;
   consumers: ConsumerService;
@@ -148,6 +152,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   mount(extra);
   mount(topicRoutes(deps.topics));
   mount(metadataRoutes(deps.metadata));
+  mount(jdbcRoutes({ inserts: deps.inserts, metadata: deps.metadata, audit: deps.audit, pool: deps.kafka, log: deps.logs.logger("jdbc") }));
   mount(consumerRoutes(deps.consumers));
   mount(alertRoutes(deps.notifications));
   mount(metricsRoutes({ pool: deps.kafka, lag: deps.lag, counters, openStreams: () => deps.streams.total, startedAt: deps.startedAt }));

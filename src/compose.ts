@@ -13,6 +13,7 @@ import { type AuthOptions, AuthService } from "./domains/auth/service.ts";
 import { KafkaConfigService } from "./domains/configs/service.ts";
 import { ConsumerService } from "./domains/consumers/service.ts";
 import { type ClusterProbe, kafkaProbe } from "./domains/health/service.ts";
+import { InsertService } from "./domains/insert/service.ts";
 import { MetadataRepo } from "./domains/metadata/repo.ts";
 import { MetadataService } from "./domains/metadata/service.ts";
 import { ProfileRepo } from "./domains/profile/repo.ts";
@@ -98,10 +99,13 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
   const metadata = new MetadataService(new MetadataRepo(store.db), kafka);
   const topics = new TopicService({ pool: kafka, lag, sampler, metadata, audit, notifications, log: logs.logger("topics") });
   const consumers = new ConsumerService(kafka, lag);
+  const registry = config.sql.schemaRegistry ? new SchemaRegistryClient({ urls: config.sql.schemaRegistry.urls }) : null;
+  const inserts = new InsertService({ pool: kafka, formats: storeTopicFormats(store.sqlite), registry, log: logs.logger("insert") });
   const sql = new SqlService({
     pool: kafka,
     formats: storeTopicFormats(store.sqlite),
-    registry: config.sql.schemaRegistry ? new SchemaRegistryClient({ urls: config.sql.schemaRegistry.urls }) : null,
+    registry,
+    validateInsert: (statement, cluster) => inserts.validate(statement, cluster),
     maxLimit: config.sql.maxLimit,
     maxQueriesPerUser: config.sql.maxQueriesPerUser,
     maxSizeBytes: config.sql.maxSize,
@@ -121,6 +125,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     clusters,
     streams,
     sql,
+    inserts,
     topics,
     metadata,
     consumers,

@@ -4,6 +4,7 @@ import { authApi } from "./domains/auth/routes.ts";
 import { configsApi } from "./domains/configs/routes.ts";
 import { consumerApi } from "./domains/consumers/routes.ts";
 import { healthApi } from "./domains/health/routes.ts";
+import { jdbcApi } from "./domains/jdbc/routes.ts";
 import { logApi } from "./domains/logs/routes.ts";
 import { metadataApi } from "./domains/metadata/routes.ts";
 import { metricsApi } from "./domains/metrics/routes.ts";
@@ -31,6 +32,7 @@ export const ROUTES: readonly AnyRoute[] = [
   ...Object.values(sqlApi),
   ...Object.values(topicApi),
   ...Object.values(metadataApi),
+  ...Object.values(jdbcApi),
   ...Object.values(consumerApi),
   ...Object.values(alertApi),
   ...Object.values(metricsApi),

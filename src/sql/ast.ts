@@ -273,3 +273,44 @@ export function walkExpression(node: ExpressionNode, visit: (node: ExpressionNod
   visit(node);
   for (const child of childExpressions(node)) walkExpression(child, visit);
 }
+
+/** SetStatement* InsertStatement: the statement that writes records (see insert.ts). */
+export interface InsertDocumentNode extends Node {
+  kind: "InsertDocument";
+  settings: SetStatementNode[];
+  insert: InsertNode;
+}
+
+export interface InsertNode extends Node {
+  kind: "Insert";
+  topic: TopicNode;
+  columns: InsertColumnNode[];
+  rows: InsertRowNode[];
+}
+
+/**
+ * A column of an INSERT: `_key`, `_key.a`, `_value`, `_value.a` or a bare `a.b`, which is a
+ * field of the value. `segments` are the names after the root (none for a whole `_key`).
+ */
+export interface InsertColumnNode extends Node {
+  kind: "InsertColumn";
+  target: "key" | "value";
+  /** Whether `_key`/`_value` was written. */
+  rooted: boolean;
+  segments: { name: string; loc: Span }[];
+}
+
+export interface InsertRowNode extends Node {
+  kind: "InsertRow";
+  values: InsertValueNode[];
+}
+
+/**
+ * A literal of a VALUES row, or a `?` placeholder of a prepared statement. `text` keeps what
+ * was written (a number's digits, with its sign), so that a LONG keeps all 64 bits.
+ */
+export interface InsertValueNode extends Node {
+  kind: "InsertValue";
+  type: "string" | "number" | "boolean" | "null" | "placeholder";
+  text: string;
+}

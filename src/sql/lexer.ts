@@ -11,7 +11,7 @@
  *   String       : "'" ( any character but "'" or a line break | "''" )* "'"
  *                | '"' ( any character but '"' or a line break | '""' )* '"'
  *   Number       : [0-9]+ ( "." [0-9]+ )? ( [eE] [+-]? [0-9]+ )?
- *   Punctuator   : ( ) [ ] , . * ; = != <> < <= > >= + - / %
+ *   Punctuator   : ( ) [ ] , . * ; = != <> < <= > >= + - / % ?
  *
  * Strings have no backslash escapes: a backslash is an ordinary character, which
  * leaves it free to act as the LIKE escape character.
@@ -44,6 +44,8 @@ export const TokenKind = {
   MINUS: "-",
   SLASH: "/",
   PERCENT: "%",
+  /** A placeholder of a prepared INSERT; no other statement accepts it. */
+  QUESTION: "?",
 } as const;
 
 export type TokenKind = (typeof TokenKind)[keyof typeof TokenKind];
@@ -157,6 +159,8 @@ function readToken(source: string, position: number): Token {
       return punct(TokenKind.SLASH, 1); // / ("/*" was skipped as a comment)
     case 37:
       return punct(TokenKind.PERCENT, 1); // %
+    case 63:
+      return punct(TokenKind.QUESTION, 1); // ?
     case 33: // !
       if (next === 61) return punct(TokenKind.NOT_EQUALS, 2);
       break;

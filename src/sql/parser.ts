@@ -18,6 +18,11 @@ import type {
   ExpressionItemNode,
   ExpressionNode,
   FieldPathNode,
+  InsertColumnNode,
+  InsertDocumentNode,
+  InsertNode,
+  InsertRowNode,
+  InsertValueNode,
   LimitNode,
   MetaField,
   NameNode,
@@ -80,6 +85,11 @@ export function parse(source: string, options: ParseOptions = {}): DocumentNode 
   return new Parser(source, options).parseDocument();
 }
 
+/** Parses `SET ...; INSERT INTO ...`; `parse` keeps to queries. */
+export function parseInsert(source: string, options: ParseOptions = {}): InsertDocumentNode {
+  return new Parser(source, options).parseInsertDocument();
+}
+
 /** Rank of a choice in "Expected" lists: words, then punctuation, then descriptions, then end of input. */
 function choiceRank(choice: string): number {
   if (choice === "end of input") return 3;
@@ -134,6 +144,118 @@ export class Parser {
     this.skip(TokenKind.SEMICOLON);
     this.expect(TokenKind.EOF);
     return { kind: "Document", settings, select, loc: { start, end: select.loc.end } };
+  }
+
+  /**
+   * InsertDocument : SetStatement* InsertStatement ';'? <EOF>
+   */
+  parseInsertDocument(): InsertDocumentNode {
+    const start = this.lexer.token.start;
+    const settings: SetStatementNode[] = [];
+    while (this.peekKeyword("SET")) settings.push(this.parseSetStatement());
+    if (!this.peekKeyword("INSERT")) throw this.unexpected();
+    const insert = this.parseInsertStatement();
+    this.skip(TokenKind.SEMICOLON);
+    this.expect(TokenKind.EOF);
+    return { kind: "InsertDocument", settings, insert, loc: { start, end: insert.loc.end } };
+  }
+
+  /**
+   * InsertStatement : INSERT INTO Topic '(' InsertColumn ( ',' InsertColumn )* ')' VALUES InsertRow ( ',' InsertRow )*
+   */
+  parseInsertStatement(): InsertNode {
+    const start = this.expectKeyword("INSERT").start;
+    this.expectKeyword("INTO");
+    const topic = this.parseTopic();
+    this.expect(TokenKind.PAREN_L);
+    const columns = [this.parseInsertColumn()];
+    while (this.skip(TokenKind.COMMA)) columns.push(this.parseInsertColumn());
+    this.expect(TokenKind.PAREN_R);
+    this.expectKeyword("VALUES");
+    const rows = [this.parseInsertRow()];
+    while (this.skip(TokenKind.COMMA)) rows.push(this.parseInsertRow());
+    return { kind: "Insert", topic, columns, rows, loc: { start, end: rows[rows.length - 1]!.loc.end } };
+  }
+
+  /**
+   * InsertColumn : ColumnName ( '.' ColumnName )*
+   * ColumnName : Name | QuotedName
+   *
+   * An unquoted `_key` or `_value` first names the key or the whole value; anything else is a
+   * field of the value. Reserved words are accepted: a column list holds names only.
+   */
+  parseInsertColumn(): InsertColumnNode {
+    const first = this.lexer.token;
+    if (first.kind !== TokenKind.NAME && first.kind !== TokenKind.QUOTED_NAME) {
+      this.note("a column name");
+      throw this.unexpected();
+    }
+    this.lexer.advance();
+    const root = first.kind === TokenKind.NAME ? first.value.toLowerCase() : "";
+    const rooted = root === "_key" || root === "_value";
+    const segments: InsertColumnNode["segments"] = rooted ? [] : [{ name: first.value, loc: span(first) }];
+    let end = first.end;
+    while (this.skip(TokenKind.DOT)) {
+      const name = this.lexer.token;
+      if (name.kind !== TokenKind.NAME && name.kind !== TokenKind.QUOTED_NAME) {
+        this.note("a field name");
+        throw this.unexpected();
+      }
+      this.lexer.advance();
+      segments.push({ name: name.value, loc: span(name) });
+      end = name.end;
+    }
+    return { kind: "InsertColumn", target: root === "_key" ? "key" : "value", rooted, segments, loc: { start: first.start, end } };
+  }
+
+  /**
+   * InsertRow : '(' InsertValue ( ',' InsertValue )* ')'
+   */
+  parseInsertRow(): InsertRowNode {
+    const start = this.expect(TokenKind.PAREN_L).start;
+    const values = [this.parseInsertValue()];
+    while (this.skip(TokenKind.COMMA)) values.push(this.parseInsertValue());
+    const end = this.expect(TokenKind.PAREN_R).end;
+    return { kind: "InsertRow", values, loc: { start, end } };
+  }
+
+  /**
+   * InsertValue : String | ( '-' | '+' )? Number | TRUE | FALSE | NULL | '?'
+   */
+  parseInsertValue(): InsertValueNode {
+    const token = this.lexer.token;
+    const value = (type: InsertValueNode["type"], text: string, end = token.end): InsertValueNode => {
+      this.lexer.advance();
+      return { kind: "InsertValue", type, text, loc: { start: token.start, end } };
+    };
+    switch (token.kind) {
+      case TokenKind.STRING:
+        return value("string", token.value);
+      case TokenKind.NUMBER:
+        return value("number", token.value);
+      case TokenKind.QUESTION:
+        return value("placeholder", "?");
+      case TokenKind.MINUS:
+      case TokenKind.PLUS: {
+        const number = this.lexer.lookahead(token);
+        if (number.kind === TokenKind.NUMBER) {
+          this.lexer.advance();
+          return value("number", (token.kind === TokenKind.MINUS ? "-" : "") + number.value, number.end);
+        }
+        this.lexer.advance();
+        this.note("a number");
+        throw this.unexpected();
+      }
+      case TokenKind.NAME: {
+        const word = token.value.toUpperCase();
+        if (word === "TRUE" || word === "FALSE") return value("boolean", word.toLowerCase());
+        if (word === "NULL") return value("null", "null");
+        break;
+      }
+    }
+    this.note("a literal value");
+    this.note("'?'");
+    throw this.unexpected();
   }
 
   /**

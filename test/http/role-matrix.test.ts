@@ -22,10 +22,13 @@ const groups: string[] = [];
 /** A topic with records, stored metadata may come and go on it; and a group with committed offsets on it. */
 let topic: string;
 let group: string;
+/** A topic the insert routes write to, so the shared topic keeps its three records. */
+let insertTopic: string;
 
 beforeAll(async () => {
   rt = await testRuntime({ lag: { cacheTtl: 0 } });
   topic = await newTopic("rbac");
+  insertTopic = await newTopic("rbac-ins");
   group = await newGroup(topic);
 });
 afterAll(async () => {
@@ -199,6 +202,24 @@ const PREPARE: Record<string, Prepare> = {
     if (c.allowed) await storeMetadata(topic);
     return { path: `/api/system/topics/metadata/${topic}` };
   },
+  "GET /api/jdbc/metadata/table": get("/api/jdbc/metadata/table", async (res) =>
+    expect((await res.json()) as Array<{ name: string }>).toContainEqual(expect.objectContaining({ name: topic, valueType: "JSON" })),
+  ),
+  "POST /api/jdbc/insert": async () => ({
+    path: "/api/jdbc/insert",
+    body: `SET _ktype='STRING'; INSERT INTO \`${insertTopic}\` (_key, i) VALUES ('k9', 9)`,
+    headers: { "content-type": "text/plain" },
+    check: async (res) => expect(await res.json()).toMatchObject({ topic: insertTopic, records: 1 }),
+  }),
+  "GET /api/jdbc/insert/prepared": async () => ({
+    path: `/api/jdbc/insert/prepared?${new URLSearchParams({ sql: `INSERT INTO \`${insertTopic}\` (_key, i) VALUES (?, ?)` })}`,
+    check: async (res) => expect(((await res.json()) as { info: { topic: string } }).info.topic).toBe(insertTopic),
+  }),
+  "POST /api/jdbc/insert/prepared/:topic": async () => ({
+    path: `/api/jdbc/insert/prepared/${insertTopic}?kt=STRING&vt=JSON`,
+    body: JSON.stringify([{ key: "k8", value: { i: 8 } }]),
+    check: async (res) => expect(await res.json()).toMatchObject({ topic: insertTopic, records: 1 }),
+  }),
   "GET /api/consumers": get("/api/consumers", async (res) =>
     expect((await res.json()) as Array<{ id: string }>).toContainEqual(expect.objectContaining({ id: group })),
   ),

@@ -18,6 +18,7 @@ import {
   type ValidationResult,
   validateSql,
 } from "../../sql/index.ts";
+import { isInsertStatement } from "../../sql/insert.ts";
 import { planQuery } from "../../sql/planner.ts";
 import { DecoderFactory } from "./decoders.ts";
 import {
@@ -29,6 +30,7 @@ import {
   QueryProgress,
   type RecordSink,
 } from "./executor.ts";
+import { insertNotHere } from "./insert-statement.ts";
 import { buildPrefilter } from "./prefilter.ts";
 import { QueryRegistry, type RunningQuery } from "./queries.ts";
 
@@ -60,6 +62,8 @@ export interface SqlServiceOptions {
   /** Most bytes one query may hold at once (see ExecuteOptions.maxMemoryBytes). */
   maxQueryMemoryBytes?: number;
   log: Logger;
+  /** Validates an INSERT statement (the write path owns its checks); without it INSERT is not valid here. */
+  validateInsert?: (sql: string, cluster: string) => Promise<ValidationResult>;
 }
 
 export const DEFAULT_MAX_SIZE = 256 * 1024 * 1024;
@@ -147,6 +151,7 @@ export class SqlService {
   }
 
   async validate(sql: string, cluster: string): Promise<ValidationResult> {
+    if (this.opts.validateInsert && isInsertStatement(sql)) return this.opts.validateInsert(sql, cluster);
     return validateSql(sql, await this.catalog(cluster), { maxLimit: this.opts.maxLimit });
   }
 
@@ -155,6 +160,7 @@ export class SqlService {
    * an invalid query. A max.size or max.query.time beyond the server's bounds is lowered to them.
    */
   async compile(sql: string, cluster: string): Promise<CompiledQuery> {
+    if (isInsertStatement(sql)) throw insertNotHere(sql);
     const catalog = await this.catalog(cluster);
     const now = Date.now();
     const analysed = analyze(sql, parse(sql), catalog);

@@ -1,0 +1,37 @@
+/**
+ * What the write path asks the schema registry: the subjects it holds, and the latest schema of
+ * a topic's key or value subject (`<topic>-key`, `<topic>-value`, the Confluent default naming).
+ * Through the registry client's `request`, so failover between its URLs applies.
+ */
+import { AppError } from "../../errors.ts";
+import type { SchemaRegistryClient } from "../../registry/client.ts";
+
+export interface LatestSchema {
+  id: number;
+  schema: string;
+  schemaType: string;
+}
+
+export const subjectOf = (topic: string, side: "key" | "value") => `${topic}-${side}`;
+
+/** The latest schema registered under the subject; null when the registry has no such subject. */
+export async function latestSchema(registry: SchemaRegistryClient, subject: string): Promise<LatestSchema | null> {
+  const res = await registry.request(`/subjects/${encodeURIComponent(subject)}/versions/latest`);
+  if (res.status === 404) {
+    await res.body?.cancel().catch(() => {});
+    return null;
+  }
+  if (!res.ok) throw new AppError("BAD_GATEWAY", `Schema registry answered ${res.status} for subject '${subject}'`);
+  const body = (await res.json()) as { id?: unknown; schema?: unknown; schemaType?: unknown };
+  if (typeof body.id !== "number" || typeof body.schema !== "string")
+    throw new AppError("BAD_GATEWAY", `Schema registry answer for subject '${subject}' has no id or schema`);
+  return { id: body.id, schema: body.schema, schemaType: typeof body.schemaType === "string" ? body.schemaType : "AVRO" };
+}
+
+/** Every subject of the registry. */
+export async function listSubjects(registry: SchemaRegistryClient): Promise<Set<string>> {
+  const res = await registry.request("/subjects");
+  if (!res.ok) throw new AppError("BAD_GATEWAY", `Schema registry answered ${res.status} for its subjects`);
+  const body = (await res.json()) as unknown;
+  return new Set(Array.isArray(body) ? body.filter((s): s is string => typeof s === "string") : []);
+}

@@ -1,0 +1,82 @@
+/**
+ * The JDBC driver's table listing: every topic (Kafka's own included) with the types its key
+ * and value are written in, and the Avro schema text the driver builds its columns from.
+ * The types are those an INSERT without SET would use (see insert/service.ts), so what the
+ * driver lists is what its inserts write.
+ */
+import type { KafkaPool } from "../../kafka/index.ts";
+import type { Logger } from "../../log/logger.ts";
+import type { InsertService } from "../insert/service.ts";
+import { latestSchema, listSubjects, subjectOf } from "../insert/subjects.ts";
+import type { MetadataService } from "../metadata/service.ts";
+
+/** One table as the driver decodes it: the two types are required non-null strings. */
+export interface JdbcTable {
+  name: string;
+  keyType: string;
+  valueType: string;
+  keySchema?: string;
+  valueSchema?: string;
+}
+
+/** Registry lookups at once while listing: one per topic with a subject. */
+const CONCURRENCY = 8;
+
+export async function listTables(
+  deps: { pool: KafkaPool; metadata: MetadataService; inserts: InsertService; log: Logger },
+  cluster: string,
+): Promise<JdbcTable[]> {
+  const topics = await deps.pool.get(cluster).topics.list({ includeInternal: true });
+  const stored = new Map((await deps.metadata.list(cluster)).map((m) => [m.topicName, m]));
+  const registry = deps.inserts.registry;
+  let subjects = new Set<string>();
+  if (registry) {
+    try {
+      subjects = await listSubjects(registry);
+    } catch (err) {
+      // The listing stays useful without schemas; the driver then sees the types only.
+      deps.log.warn("schema registry subjects unavailable for the JDBC table listing", { cluster }, err);
+    }
+  }
+  const schemaOf = async (topic: string, side: "key" | "value"): Promise<string | undefined> => {
+    if (!registry || !subjects.has(subjectOf(topic, side))) return undefined;
+    try {
+      const s = await latestSchema(registry, subjectOf(topic, side));
+      return s && s.schemaType.toUpperCase() === "AVRO" ? s.schema : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+
+  const sorted = [...topics].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const out: JdbcTable[] = new Array(sorted.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < sorted.length) {
+      const i = next++;
+      const topic = sorted[i]!;
+      const meta = stored.get(topic.name);
+      const [keySchema, valueSchema] = await Promise.all([schemaOf(topic.name, "key"), schemaOf(topic.name, "value")]);
+      const type = (side: "key" | "value", registered: string | undefined): string => {
+        const kept = side === "key" ? meta?.keyType : meta?.valueType;
+        if (kept) return kept;
+        if (topic.internal) return "BYTES";
+        if (registered) return "AVRO";
+        return side === "key" ? "STRING" : "JSON";
+      };
+      const keyType = type("key", keySchema);
+      const valueType = type("value", valueSchema);
+      const keyText = keySchema ?? (keyType === "AVRO" ? meta?.keySchema : undefined);
+      const valueText = valueSchema ?? (valueType === "AVRO" ? meta?.valueSchema : undefined);
+      out[i] = {
+        name: topic.name,
+        keyType,
+        valueType,
+        ...(keyText ? { keySchema: keyText } : {}),
+        ...(valueText ? { valueSchema: valueText } : {}),
+      };
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, sorted.length) }, worker));
+  return out;
+}
