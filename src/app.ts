@@ -14,12 +14,15 @@ import { consumerRoutes } from "./domains/consumers/routes.ts";
 import type { ConsumerService } from "./domains/consumers/service.ts";
 import { healthRoutes } from "./domains/health/routes.ts";
 import type { ClusterProbe } from "./domains/health/service.ts";
+import { jdbcSelectRoutes } from "./domains/jdbc/select-routes.ts";
+import { liveRoutes } from "./domains/live/routes.ts";
 import { logRoutes } from "./domains/logs/routes.ts";
 import { metadataRoutes } from "./domains/metadata/routes.ts";
 import type { MetadataService } from "./domains/metadata/service.ts";
 import { metricsRoutes } from "./domains/metrics/routes.ts";
 import { sqlRoutes } from "./domains/sql/routes.ts";
 import type { SqlService } from "./domains/sql/service.ts";
+import { storeTopicFormats } from "./domains/sql/topic-formats.ts";
 import { topicRoutes } from "./domains/topics/routes.ts";
 import type { TopicService } from "./domains/topics/service.ts";
 import { AppError } from "./errors.ts";
@@ -133,6 +136,15 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   mount(auditRoutes(deps.audit, deps.streams));
   mount(logRoutes(deps.logs));
   mount(sqlRoutes(deps.sql, deps.streams));
+  mount(liveRoutes({ ...deps, kafka: deps.kafka, log: deps.logs.logger("live") }));
+  mount(
+    jdbcSelectRoutes({
+      sql: deps.sql,
+      formats: storeTopicFormats(deps.store.sqlite),
+      streams: deps.streams,
+      log: deps.logs.logger("jdbc"),
+    }),
+  );
   const extra = new RouteGroup();
   deps.extraRoutes?.(extra);
   mount(extra);
