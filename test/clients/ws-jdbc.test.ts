@@ -121,6 +121,35 @@ describe("JDBC select websocket", () => {
     expect(got.schema!.fields.map((f) => f.name)).toEqual(["id", "amount"]);
   });
 
+  test("for SELECT *, the columns and their types come from the topic's stored Avro schema", async () => {
+    const t = await createReadyTopic(rt.kafka.default(), { prefix: "jdbc-avro", partitions: 1, track: topics });
+    const schema = JSON.stringify({
+      type: "record",
+      name: "Payment",
+      fields: [
+        { name: "id", type: "string" },
+        { name: "amount", type: "double" },
+        { name: "count", type: "int" },
+        { name: "note", type: ["null", "string"] },
+        { name: "card", type: { type: "record", name: "Card", fields: [{ name: "id", type: "long" }] } },
+      ],
+    });
+    const stored = await rt.request(`/api/metadata/topics/${t}?keyType=STRING&valueType=AVRO&valueSchema=${encodeURIComponent(schema)}`, {
+      method: "POST",
+      role: "write",
+    });
+    expect(stored.status).toBe(200);
+    const got = decode(await select(`SELECT * FROM \`${t}\``));
+    expect(got).toMatchObject({ schemaFirst: true, ended: true, error: null, rows: [] });
+    expect(got.schema!.fields).toEqual([
+      { name: "id", type: "string" },
+      { name: "amount", type: "double" },
+      { name: "count", type: "int" },
+      { name: "note", type: ["null", "string"] },
+      { name: "card", type: "string" },
+    ]);
+  });
+
   test("a query bounded by its time ends with 3", async () => {
     const t = await paymentsTopic();
     // 1 ms: the time runs out while the read is planned, and the answer still ends with 3.

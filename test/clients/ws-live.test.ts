@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Subscription } from "../../src/domains/live/subscription.ts";
+import type { Socket } from "../../src/http/websocket.ts";
 import { uniqueTopic } from "../cluster/cluster.ts";
 import { ROLE_USERS, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 import { createReadyTopic } from "../helpers/topics.ts";
@@ -250,6 +252,15 @@ describe("live websocket", () => {
     expect(c.records()).toEqual([]);
   });
 
+  test("a correlationId beyond 2^53 is echoed with every digit", async () => {
+    const c = await connect();
+    c.ws.send('{"type":"UNSUBSCRIBE","correlationId":9223372036854775807,"content":"{\\"topics\\":[]}","authToken":""}');
+    const raw = await c.ws.next();
+    expect(raw).toContain('"correlationId":9223372036854775807');
+    // No token on this connection: the answer is an ERROR, as a string.
+    expect(JSON.parse(raw)).toMatchObject({ type: "ERROR", content: expect.any(String) });
+  });
+
   test("a request that is no websocket handshake gets 426", async () => {
     const res = await rt.request("/api/kafka/ws/x");
     expect(res.status).toBe(426);
@@ -266,5 +277,71 @@ describe("live websocket", () => {
   test("the handshake itself needs no token", async () => {
     const ws = await WsClient.open(rt.url, "/api/kafka/ws/anyone");
     ws.close();
+  });
+});
+
+describe("live subscription backpressure", () => {
+  /** A socket whose client stops reading until `resume()`: it is always behind while paused. */
+  function slowSocket() {
+    const frames: string[] = [];
+    let paused = true;
+    let wake: (() => void) | null = null;
+    const socket: Socket = {
+      send: (text) => {
+        frames.push(text);
+        return true;
+      },
+      wouldBlock: () => paused,
+      drained: () => (paused ? new Promise<void>((resolve) => (wake = resolve)) : Promise.resolve()),
+      closed: false,
+      close: () => {},
+    };
+    return {
+      socket,
+      frames,
+      resume() {
+        paused = false;
+        wake?.();
+      },
+    };
+  }
+
+  test("a client that stops reading stops the read: nothing more is fetched until its socket drains", async () => {
+    const t = await topic();
+    const kafka = rt.kafka.default();
+    const slow = slowSocket();
+    const sub = new Subscription({
+      sql: rt.sql,
+      compiled: await rt.sql.compile(`SELECT * FROM \`${t}\``, rt.sql.defaultCluster()),
+      cluster: rt.sql.defaultCluster(),
+      user: "backpressure",
+      correlationId: "1",
+      socket: slow.socket,
+      answered: Promise.resolve(),
+      onEnded: () => {},
+    });
+    await sub.start();
+    // A reader that keeps up, on the same topic: once it has everything, the slow one had every chance to read it too.
+    const fast = await connect();
+    fast.request("SUBSCRIBE", 1, { sqls: [`SELECT * FROM \`${t}\``] }, await rt.token("read"));
+    expect((await fast.reply(1)).type).toBe("SUCCESS");
+
+    const total = 3000;
+    const value = "x".repeat(1000);
+    for (let i = 0; i < total; i += 500)
+      await kafka.writes.produce(
+        t,
+        Array.from({ length: 500 }, (_, j) => ({ key: `k${i + j}`, value })),
+      );
+    await fast.waitForRecords(total, 30_000);
+    // The slow subscription sent one frame and waits: it read no further than that frame's fetch.
+    expect(slow.frames.length).toBe(1);
+    const heldBack = sub.progress!.readRecords;
+    expect(heldBack).toBeLessThan(total);
+
+    slow.resume();
+    const received = () => slow.frames.reduce((n, f) => n + (JSON.parse(f) as { content: unknown[] }).content.length, 0);
+    await waitFor(() => received() === total, { timeoutMs: 30_000, what: "every record once the client reads again" });
+    sub.stop();
   });
 });

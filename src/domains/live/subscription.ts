@@ -9,7 +9,7 @@
  */
 
 import type { Socket } from "../../http/websocket.ts";
-import { followPlan } from "../sql/executor.ts";
+import { followPlan, type QueryProgress } from "../sql/executor.ts";
 import { type RecordFraming, RecordText } from "../sql/record-text.ts";
 import type { CompiledQuery, PreparedQuery, SqlService } from "../sql/service.ts";
 import { frame, textFrame } from "./frames.ts";
@@ -85,6 +85,11 @@ export class Subscription {
   stop(): void {
     this.#stopped = true;
     this.#abort.abort();
+  }
+
+  /** What the query has read and sent so far; null before it started. */
+  get progress(): QueryProgress | null {
+    return this.#prepared?.progress ?? null;
   }
 
   get correlationId(): string {
