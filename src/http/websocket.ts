@@ -28,7 +28,10 @@ export interface Socket {
   send(text: string): boolean;
   /** True while more than SOCKET_HIGH_WATER_BYTES wait for the client. */
   wouldBlock(): boolean;
-  /** Resolves once no more than SOCKET_HIGH_WATER_BYTES wait for the client (or the socket closed). */
+  /**
+   * Resolves at once when no more than SOCKET_HIGH_WATER_BYTES wait for the client (or the socket
+   * is closed), else when the socket next drains: wait in a loop while wouldBlock() holds.
+   */
   drained(): Promise<void>;
   readonly closed: boolean;
   close(code?: number, reason?: string): void;
@@ -121,9 +124,8 @@ export const websocket: WebSocketHandler<BunWebSocketData> = {
   open: (ws) => honoWebsocket.open(ws),
   message: (ws, message) => honoWebsocket.message(ws, typeof message === "string" ? message : message.toString("utf8")),
   close: (ws, code, reason) => honoWebsocket.close(ws, code, reason),
-  drain: (ws) => {
-    if (ws.getBufferedAmount() <= SOCKET_HIGH_WATER_BYTES) wake(ws);
-  },
+  // Producers look at wouldBlock() again when woken, and wait again while it holds.
+  drain: (ws) => wake(ws),
   maxPayloadLength: MAX_CLIENT_FRAME_BYTES,
   // Bun pings idle sockets and closes those that stop answering.
   idleTimeout: 120,

@@ -212,6 +212,7 @@ describe("live websocket", () => {
       ["invalid token", 16, () => c.request("PUBLISH", 16, { topic: t, key: "k", value: "v" }, "not-a-token"), "ERROR"],
       ["read may not publish", 17, () => c.request("PUBLISH", 17, { topic: t, key: "k", value: "v" }, readToken), "ERROR"],
       ["nodata may not read records", 18, () => c.request("SUBSCRIBE", 18, { sqls: [`SELECT * FROM \`${t}\``] }, nodataToken), "ERROR"],
+      ["read may not commit", 20, () => c.request("COMMIT", 20, { commits: [{ topic: t, partition: 0, offset: 0 }] }, readToken), "ERROR"],
       [
         "publish to a missing topic",
         19,
@@ -250,6 +251,21 @@ describe("live websocket", () => {
     other.request("PUBLISH", 1, { topic: t, key: "k2", value: "v2" }, await rt.token("write"));
     expect((await other.reply(1)).type).toBe("SUCCESS");
     expect(c.records()).toEqual([]);
+  });
+
+  test("closing the socket ends its subscriptions and gives their query slots back", async () => {
+    const t = await topic();
+    const c = await connect();
+    const token = await login(c, "read");
+    const streams = rt.streams.total;
+    c.request("SUBSCRIBE", 2, { sqls: [`SELECT * FROM \`${t}\``, `SELECT * FROM \`${t}\` WHERE _key = 'a'`] }, token);
+    expect((await c.reply(2)).type).toBe("SUCCESS");
+    const running = () => rt.sql.queries.list(ROLE_USERS.read.name, false).length;
+    expect(running()).toBe(2);
+    expect(rt.streams.total).toBe(streams + 2);
+    c.close();
+    await waitFor(() => running() === 0, { what: "the subscriptions' queries to end" });
+    expect(rt.streams.total).toBe(streams);
   });
 
   test("a correlationId beyond 2^53 is echoed with every digit", async () => {

@@ -186,7 +186,7 @@ export async function runJdbcSelect(
   let prepared: PreparedQuery | null = null;
   const send = async (text: string) => {
     if (!socket.send(text)) return false;
-    if (socket.wouldBlock()) await socket.drained();
+    while (socket.wouldBlock()) await socket.drained();
     return !socket.closed;
   };
   try {

@@ -54,6 +54,8 @@ export interface SubscriptionOptions {
 export class Subscription {
   readonly topic: string;
   readonly #abort = new AbortController();
+  /** Resolves at stop(): a subscription waiting for a slow client lets go of its query at once. */
+  readonly #stopping = new Promise<void>((resolve) => this.#abort.signal.addEventListener("abort", () => resolve(), { once: true }));
   #prepared: PreparedQuery | null = null;
   #stopped = false;
 
@@ -113,7 +115,7 @@ export class Subscription {
           await this.opts.answered;
           if (this.#stopped) break;
           if (!socket.send(frame("KAFKAMSG", correlationId, `[${elements}]`))) break;
-          if (socket.wouldBlock()) await socket.drained();
+          while (socket.wouldBlock() && !this.#stopped) await Promise.race([socket.drained(), this.#stopping]);
           if (this.#stopped || socket.closed) break;
         } else if (ev.type === "error") why = ev.error.message;
         else if (!this.#stopped) why = `the subscription to '${this.topic}' ended (${ev.end.stopReason})`;
