@@ -361,3 +361,26 @@ describe("live subscription backpressure", () => {
     sub.stop();
   });
 });
+
+describe("live subscription lifetime", () => {
+  test("a subscription ends with an ERROR when its token expires", async () => {
+    let now = Date.now();
+    const own = await testRuntime({}, { auth: { now: () => now } });
+    try {
+      const t = await createReadyTopic(own.kafka.default(), { prefix: "ws-expiry", partitions: 1, track: topics });
+      const c = await LiveClient.open(own.url, "expiry");
+      open.push(c);
+      const token = await login(c, "read");
+      c.request("SUBSCRIBE", 2, { sqls: [`SELECT * FROM \`${t}\``] }, token);
+      expect((await c.reply(2)).type).toBe("SUCCESS");
+      // Past the token's lifetime (8 h by default): the next check of open subscriptions ends it.
+      now += 8 * 3_600_000 + 1;
+      const ended = await c.reply(2);
+      expect(ended.type).toBe("ERROR");
+      expect(ended.content as string).toContain("expired");
+      await waitFor(() => own.sql.queries.list(ROLE_USERS.read.name, false).length === 0, { what: "the query to end" });
+    } finally {
+      await own.dispose();
+    }
+  });
+});
