@@ -136,15 +136,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   mount(auditRoutes(deps.audit, deps.streams));
   mount(logRoutes(deps.logs));
   mount(sqlRoutes(deps.sql, deps.streams));
-  mount(liveRoutes({ ...deps, kafka: deps.kafka, log: deps.logs.logger("live") }));
-  mount(
-    jdbcSelectRoutes({
-      sql: deps.sql,
-      formats: storeTopicFormats(deps.store.sqlite),
-      streams: deps.streams,
-      log: deps.logs.logger("jdbc"),
-    }),
-  );
+  mount(liveRoutes({ ...deps, log: deps.logs.logger("live") }));
+  mount(jdbcSelectRoutes({ ...deps, formats: storeTopicFormats(deps.store.sqlite), log: deps.logs.logger("jdbc") }));
   const extra = new RouteGroup();
   deps.extraRoutes?.(extra);
   mount(extra);

@@ -72,7 +72,6 @@ class Refusal extends Error {
 interface Held {
   sub: Subscription;
   tokenHash: string;
-  user: string;
   release: () => void;
 }
 
@@ -298,7 +297,7 @@ export class LiveConnection {
             this.#deps.log.info("live subscription ended", { clientId: this.info.clientId, topic: sub.topic, reason });
           },
         });
-        const held: Held = { sub, tokenHash: session.tokenHash, user: session.user.name, release };
+        const held: Held = { sub, tokenHash: session.tokenHash, release };
         started.push(held);
         await withTimeout(sub.start(), START_TIMEOUT_MS, `Reading topic '${sub.topic}' did not start within ${START_TIMEOUT_MS / 1000} s`);
       }

@@ -8,8 +8,9 @@
  * the client.
  */
 
+import { AppError } from "../../errors.ts";
 import type { Socket } from "../../http/websocket.ts";
-import { followPlan, type QueryProgress } from "../sql/executor.ts";
+import { followPlan, QueryError, type QueryProgress } from "../sql/executor.ts";
 import { type RecordFraming, RecordText } from "../sql/record-text.ts";
 import type { CompiledQuery, PreparedQuery, SqlService } from "../sql/service.ts";
 import { frame, textFrame } from "./frames.ts";
@@ -121,7 +122,8 @@ export class Subscription {
         else if (!this.#stopped) why = `the subscription to '${this.topic}' ended (${ev.end.stopReason})`;
       }
     } catch (err) {
-      if (!this.#stopped) why = err instanceof Error ? err.message : String(err);
+      // Kafka's and the query's errors say what went wrong; anything else is not the client's to read.
+      if (!this.#stopped) why = err instanceof AppError || err instanceof QueryError ? err.message : `Reading topic '${this.topic}' failed`;
       throw err;
     } finally {
       prepared.release();
