@@ -23,7 +23,7 @@ export class WsClient {
     const url = new URL(path, base);
     url.protocol = "ws:";
     // Bun's WebSocket takes handshake headers, as the Java and Go clients send them.
-    const ws = new WebSocket(url.href, { headers } as unknown as string[]);
+    const ws = new WebSocket(url.href, { headers });
     const client = new WsClient(ws);
     return new Promise((resolve, reject) => {
       ws.addEventListener("open", () => resolve(client), { once: true });
