@@ -8,6 +8,7 @@ import { ConfigError, loadConfig } from "./config/load.ts";
 import { SchemaTooNewError } from "./db/index.ts";
 import { hashPassword } from "./domains/auth/service.ts";
 import { AppError } from "./errors.ts";
+import { websocket } from "./http/websocket.ts";
 import { VERSION } from "./version.ts";
 
 const USAGE = `loupe ${VERSION}
@@ -52,6 +53,7 @@ async function serve(args: string[]): Promise<void> {
     idleTimeout: 30,
     maxRequestBodySize: config.server.bodyLimit + 1024,
     fetch: (req, srv) => rt.app.fetch(req, { server: srv }),
+    websocket,
   });
   log.info("listening", { url: server.url.toString(), version: VERSION });
   // A fault in a client library's callback must not take every user's session down with it.

@@ -5,6 +5,8 @@ import { configsApi } from "./domains/configs/routes.ts";
 import { consumerApi } from "./domains/consumers/routes.ts";
 import { healthApi } from "./domains/health/routes.ts";
 import { jdbcApi } from "./domains/jdbc/routes.ts";
+import { jdbcSelectApi } from "./domains/jdbc/select-routes.ts";
+import { liveApi } from "./domains/live/routes.ts";
 import { logApi } from "./domains/logs/routes.ts";
 import { metadataApi } from "./domains/metadata/routes.ts";
 import { metricsApi } from "./domains/metrics/routes.ts";
@@ -30,6 +32,8 @@ export const ROUTES: readonly AnyRoute[] = [
   ...Object.values(auditApi),
   ...Object.values(logApi),
   ...Object.values(sqlApi),
+  ...Object.values(liveApi),
+  ...Object.values(jdbcSelectApi),
   ...Object.values(topicApi),
   ...Object.values(metadataApi),
   ...Object.values(jdbcApi),

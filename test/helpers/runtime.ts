@@ -6,6 +6,7 @@ import { buildRuntime, type Runtime } from "../../src/compose.ts";
 import { parseConfig } from "../../src/config/load.ts";
 import type { Role } from "../../src/config/schema.ts";
 import type { AuthOptions } from "../../src/domains/auth/service.ts";
+import { websocket } from "../../src/http/websocket.ts";
 import type { LogSink } from "../../src/log/logger.ts";
 
 export const ROLE_USERS: Record<Role, { name: string; password: string }> = {
@@ -44,6 +45,8 @@ export class MemorySink implements LogSink {
 export interface TestRuntime extends Runtime {
   dataDir: string;
   sink: MemorySink;
+  /** Where the test server listens (websocket tests connect here). */
+  url: URL;
   /** Logs in and returns the token of the user holding `role`. */
   token(role: Role): Promise<string>;
   request(path: string, init?: RequestInit & { role?: Role; token?: string }): Promise<Response>;
@@ -84,10 +87,17 @@ export async function testRuntime(
   const tokens = new Map<Role, string>();
   // request() goes through a real HTTP server, wired as src/main.ts wires it: responses reach the
   // client as they reach real clients (streams through Bun's HTTP writer, not read in-process).
-  const server = Bun.serve({ hostname: "127.0.0.1", port: 0, idleTimeout: 30, fetch: (req, srv) => rt.app.fetch(req, { server: srv }) });
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    idleTimeout: 30,
+    fetch: (req, srv) => rt.app.fetch(req, { server: srv }),
+    websocket,
+  });
   const t: TestRuntime = Object.assign(rt, {
     dataDir,
     sink,
+    url: server.url,
     async token(role: Role) {
       const cached = tokens.get(role);
       if (cached) return cached;

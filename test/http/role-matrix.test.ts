@@ -88,6 +88,8 @@ interface Prepared {
   token?: string;
   /** An event stream: only its first line is read. */
   stream?: boolean;
+  /** A websocket: the handshake is made, and 101 is its success. */
+  upgrade?: boolean;
   /** Checks the answer of an allowed call beyond its 2xx. */
   check?(res: Response): Promise<void>;
   /** Runs after the call (closes what the preparation opened). */
@@ -138,6 +140,11 @@ const PREPARE: Record<string, Prepare> = {
     check: async (res) => expect(((await res.json()) as { messages: unknown[] }).messages.length).toBe(2),
   }),
   "GET /api/sql/queries": get("/api/sql/queries", jsonArray),
+  "GET /api/kafka/ws/:clientId": async () => ({ path: "/api/kafka/ws/rbac-client", upgrade: true }),
+  "GET /api/ws/jdbc/data": async () => ({
+    path: `/api/ws/jdbc/data?${new URLSearchParams({ sql: `SELECT * FROM \`${topic}\` LIMIT 1` })}`,
+    upgrade: true,
+  }),
   // A query of the caller's own, started in-process and left unread so that it keeps running
   // (its stream starts when read); stopping it answers true and removes it from the list.
   "DELETE /api/sql/queries/:id": async (c) => {
@@ -298,11 +305,29 @@ async function logout(c: Caller): Promise<Prepared> {
   };
 }
 
+const WS_HANDSHAKE = {
+  upgrade: "websocket",
+  connection: "Upgrade",
+  "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
+  "sec-websocket-version": "13",
+};
+/** Success: a 2xx, or a websocket's 101. */
+const succeeded = (req: Prepared, status: number) => (status >= 200 && status <= 299) || (req.upgrade === true && status === 101);
+
 /** A call's answer: the status, and the body read (only the first line of a stream). */
 async function call(rule: AccessRule, req: Prepared, token: string | undefined): Promise<Response> {
   const headers = new Headers(req.headers);
   if (token) headers.set("x-service-token", token);
   const init: RequestInit = { method: rule.method, headers, ...(req.body !== undefined ? { body: req.body } : {}) };
+  if (req.upgrade) {
+    for (const [k, v] of Object.entries(WS_HANDSHAKE)) headers.set(k, v);
+    const abort = new AbortController();
+    const res = await rt.request(req.path, { ...init, signal: abort.signal });
+    if (res.status !== 101) return res;
+    // The socket is not used: closed, and the handshake's answer kept.
+    abort.abort();
+    return new Response(null, { status: 101, headers: res.headers });
+  }
   if (!req.stream) return rt.request(req.path, init);
   const abort = new AbortController();
   const res = await rt.request(req.path, { ...init, signal: abort.signal });
@@ -353,6 +378,7 @@ async function undocumented(key: string, res: Response): Promise<string | undefi
   if (!route) return undefined;
   const answer = route.doc.responses[res.status] as { content?: Record<string, { schema: unknown }> } | undefined;
   if (!answer) return `status ${res.status} is not declared`;
+  if (res.status === 101) return answer.content ? "a websocket's 101 declares content" : undefined;
   const type = (res.headers.get("content-type") ?? "").split(";")[0]!.trim();
   const media = Object.keys(answer.content ?? {}).find((m) => m.split(";")[0]!.trim() === type);
   if (!media) return `content type ${type} is not declared`;
@@ -390,7 +416,7 @@ describe("role matrix", () => {
         const res = await call(rule, req, undefined);
         const body = await res.text();
         const want = rule.level !== "public" ? 401 : rule.path.endsWith("/logout") ? 400 : undefined;
-        if (want !== undefined ? res.status !== want : res.status < 200 || res.status > 299)
+        if (want !== undefined ? res.status !== want : !succeeded(req, res.status))
           failures.push(`no token: ${res.status} ${body.slice(0, 200)}`);
         await req.cleanup?.();
       }
@@ -402,7 +428,7 @@ describe("role matrix", () => {
         const since = Date.now();
         const res = await call(rule, req, req.token ?? token);
         if (allowed) {
-          if (res.status < 200 || res.status > 299) failures.push(`${role}: ${res.status} ${(await res.text()).slice(0, 300)}, want 2xx`);
+          if (!succeeded(req, res.status)) failures.push(`${role}: ${res.status} ${(await res.text()).slice(0, 300)}, want 2xx`);
           else {
             const drift = await undocumented(key, res.clone() as Response);
             if (drift) failures.push(`${role}: ${res.status} answer differs from its declaration: ${drift}`);

@@ -159,6 +159,32 @@ export function skippedWarning(s: SkippedPartition): string {
   return s.reason === "no leader" ? `partition ${s.partition} has no leader: skipped` : `partition ${s.partition} skipped: ${s.reason}`;
 }
 
+/**
+ * Plans of continuous queries (live subscriptions): each partition is read from its end offset
+ * at the start on, new records as they come, and the query ends only when it is aborted or
+ * killed. Records are handed on after every fetch, so a quiet topic's few records are not held
+ * back waiting for a full batch. Marked on the plan, which the query service hands through
+ * unchanged, so the executor's other callers and options are untouched.
+ */
+const following = new WeakMap<QueryPlan, FollowHooks>();
+
+export interface FollowHooks {
+  /** Told once the end offsets are known: records written from then on are read. */
+  onReading?(): void;
+}
+
+/** The plan as a continuous query: no limit, size, time or idle bound ends it (see `following`). */
+export function followPlan(plan: QueryPlan, hooks: FollowHooks = {}): QueryPlan {
+  const unbounded = Number.MAX_SAFE_INTEGER;
+  const followed: QueryPlan = {
+    ...plan,
+    limit: unbounded,
+    settings: { ...plan.settings, maxSizeBytes: unbounded, maxQueryTimeMs: unbounded, maxIdleTimeMs: unbounded },
+  };
+  following.set(followed, hooks);
+  return followed;
+}
+
 export interface ExecutorDeps {
   cluster: KafkaCluster;
   keyDecoder: Decoder;
@@ -463,7 +489,10 @@ export async function* executeQuery(
     progress.outage = null;
     const { ranges, ends } = planned;
     progress.skippedPartitions.push(...planned.skipped);
-    const toRead = ranges.filter((r) => r.from < r.to);
+    const toRead = following.has(plan)
+      ? ranges.map((r) => ({ partition: r.partition, from: ends.get(r.partition) ?? r.from, to: Number.MAX_SAFE_INTEGER }))
+      : ranges.filter((r) => r.from < r.to);
+    following.get(plan)?.onReading?.();
     progress.scans = toRead.map((r) => ({ ...r, fetches: 0, fetchedRecords: 0, firstFetched: -1, lastFetched: -1 }));
     const scanOf = new Map(progress.scans.map((s) => [s.partition, s]));
     const onFetch = (f: FetchedBatches) => {
@@ -497,6 +526,7 @@ export async function* executeQuery(
         topic: plan.topic,
         partitions: toRead.map((r) => ({ partition: r.partition, from: r.from, to: r.to })),
         signal: internal.signal,
+        follow: following.has(plan),
         onFetch,
         // Each fetched batch is written out or decoded before the next is pulled.
         reuseBuffers: true,
@@ -507,7 +537,7 @@ export async function* executeQuery(
         },
         onSkip: (skipped) => void progress.skippedPartitions.push(skipped),
       });
-      read: for await (const fetched of batches)
+      read: for await (const fetched of batches) {
         for (const raw of fetched) {
           if (--untilCheck <= 0) {
             untilCheck = SLICE_RECORDS;
@@ -636,6 +666,13 @@ export async function* executeQuery(
           }
           if (reason !== null) break read;
         }
+        if (following.has(plan) && sink.count > 0) {
+          waitingForReader = true;
+          yield batchOf();
+          waitingForReader = false;
+          lastFlush = clock();
+        }
+      }
     }
     if (sink.count > 0 && reason !== "CLIENT") yield batchOf();
     if (failure !== null) {

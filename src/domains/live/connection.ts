@@ -1,0 +1,377 @@
+/**
+ * One connection of the live websocket: its requests, each answered by exactly one frame that
+ * echoes its correlationId, and its subscriptions.
+ *
+ * Requests are handled one at a time, in the order they came: the Go CLI waits for each answer,
+ * and the Python client opens a connection per request; none pipelines. Nothing is sent before
+ * the first answer (the Python client takes the first frame it receives as the answer), and a
+ * subscription's records go out only after its SUBSCRIBE was answered.
+ *
+ * Access is checked per request, with the token of the request (`authToken`), else the one of
+ * the handshake, else the one this connection's LOGIN got: a token from any connection works on
+ * any other. The rules are those of the HTTP routes doing the same: SUBSCRIBE reads records
+ * (read, as `/api/sql/data`), PUBLISH writes them (write, audited TOPIC_DATA INSERT), COMMIT
+ * moves a consumer group's offsets (write, audited CONSUMER_GROUP UPDATE, as an offset reset).
+ * A denial is audited as the HTTP guard audits it.
+ */
+
+import type { Role } from "../../config/schema.ts";
+import { AppError } from "../../errors.ts";
+import { LEVEL_ROLES, type Level } from "../../http/access.ts";
+import type { StreamRegistry } from "../../http/sse.ts";
+import type { Socket } from "../../http/websocket.ts";
+import type { KafkaPool } from "../../kafka/index.ts";
+import type { Logger } from "../../log/logger.ts";
+import { SqlError } from "../../sql/index.ts";
+import type { AuditService } from "../audit/service.ts";
+import type { AuditChange, AuditType } from "../audit/types.ts";
+import type { AuthService, Session } from "../auth/service.ts";
+import { isQueryLimitError } from "../sql/executor.ts";
+import type { CompiledQuery, SqlService } from "../sql/service.ts";
+import { type Content, isInvalid, parseRequest, type Request, textFrame } from "./frames.ts";
+import { Subscription } from "./subscription.ts";
+
+/** Most subscriptions one connection may hold at once. */
+export const MAX_SUBSCRIPTIONS_PER_CONNECTION = 16;
+/** How long a SUBSCRIBE waits for its queries to start reading before it answers ERROR. */
+const START_TIMEOUT_MS = 30_000;
+/** How often the tokens and roles behind open subscriptions are checked again. */
+const SWEEP_MS = 1_000;
+
+export interface LiveDeps {
+  auth: AuthService;
+  audit: AuditService;
+  sql: SqlService;
+  kafka: KafkaPool;
+  streams: StreamRegistry;
+  log: Logger;
+}
+
+/** Where a connection is and who opened it, from its handshake. */
+export interface ConnectionInfo {
+  clientId: string;
+  cluster: string;
+  /** The peer's address, for login throttling. */
+  address: string;
+  /** The route's path as written in the access table, for ACCESS DENY entries. */
+  path: string;
+  /** A token sent with the handshake (`x-service-token` or Bearer), used when a request has none. */
+  handshakeToken?: string;
+}
+
+/** An error answer: INVALIDREQUEST for what the request got wrong, ERROR for the rest. */
+class Refusal extends Error {
+  constructor(
+    readonly kind: "ERROR" | "INVALIDREQUEST",
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+interface Held {
+  sub: Subscription;
+  tokenHash: string;
+  release: () => void;
+}
+
+/**
+ * What every connection shares: the revocation news of the auth service (one listener for all
+ * connections) and the periodic check of open subscriptions' tokens and roles.
+ */
+export class LiveHub {
+  readonly #connections = new Set<LiveConnection>();
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #sweeping = false;
+
+  constructor(readonly deps: LiveDeps) {
+    deps.auth.onRevoke((hash, reason) => {
+      if (hash) for (const c of this.#connections) c.revoke(hash, reason);
+      else void this.sweep();
+    });
+  }
+
+  connect(socket: Socket, info: ConnectionInfo): LiveConnection {
+    return new LiveConnection(this, socket, info);
+  }
+
+  /** Called by a connection when it starts or stops holding subscriptions. */
+  track(conn: LiveConnection, holding: boolean): void {
+    if (holding) this.#connections.add(conn);
+    else this.#connections.delete(conn);
+    if (this.#connections.size > 0 && !this.#timer) {
+      this.#timer = setInterval(() => void this.sweep(), SWEEP_MS);
+      this.#timer.unref?.();
+    } else if (this.#connections.size === 0 && this.#timer) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+    }
+  }
+
+  /** Ends the subscriptions whose token no longer works or whose user may no longer read. */
+  async sweep(): Promise<void> {
+    if (this.#sweeping) return;
+    this.#sweeping = true;
+    try {
+      const checks = new Map<string, Promise<Session | string>>();
+      for (const conn of [...this.#connections])
+        for (const hash of conn.tokenHashes()) {
+          let check = checks.get(hash);
+          if (!check) {
+            check = this.deps.auth.checkToken(hash).catch(() => "token could not be checked");
+            checks.set(hash, check);
+          }
+          const session = await check;
+          if (typeof session === "string") conn.revoke(hash, session);
+          else if (!allows("read", session.user.roles)) conn.revoke(hash, "Your role no longer allows this subscription");
+        }
+    } finally {
+      this.#sweeping = false;
+    }
+  }
+}
+
+const allows = (level: Exclude<Level, "public">, roles: readonly Role[]) => roles.some((r) => LEVEL_ROLES[level].includes(r));
+
+export class LiveConnection {
+  readonly #subs = new Map<Subscription, Held>();
+  /** The token this connection's LOGIN got. */
+  #loginToken: string | undefined;
+  /** Requests are handled in order: each waits for the one before it. */
+  #queue: Promise<void> = Promise.resolve();
+  #closed = false;
+  /** Runs once the answer being sent is out (a SUBSCRIBE's records wait for it). */
+  #afterAnswer: (() => void) | null = null;
+
+  constructor(
+    private readonly hub: LiveHub,
+    private readonly socket: Socket,
+    private readonly info: ConnectionInfo,
+  ) {}
+
+  get #deps(): LiveDeps {
+    return this.hub.deps;
+  }
+
+  message(text: string): void {
+    this.#queue = this.#queue.then(() => this.#handle(text)).catch((err) => this.#deps.log.error("live request failed", {}, err));
+  }
+
+  close(): void {
+    this.#closed = true;
+    for (const held of [...this.#subs.values()]) this.#drop(held);
+  }
+
+  tokenHashes(): Set<string> {
+    return new Set([...this.#subs.values()].map((h) => h.tokenHash));
+  }
+
+  /** Ends the subscriptions made with a token that stopped working; each gets an ERROR saying why. */
+  revoke(tokenHash: string, reason: string): void {
+    for (const held of [...this.#subs.values()]) {
+      if (held.tokenHash !== tokenHash || held.sub.stopped) continue;
+      this.#drop(held);
+      this.socket.send(textFrame("ERROR", held.sub.correlationId, `The subscription to '${held.sub.topic}' ended: ${reason}`));
+    }
+  }
+
+  #drop(held: Held): void {
+    held.sub.stop();
+    held.release();
+    this.#subs.delete(held.sub);
+    if (this.#subs.size === 0) this.hub.track(this, false);
+  }
+
+  async #handle(text: string): Promise<void> {
+    if (this.#closed) return;
+    const req = parseRequest(text);
+    if (isInvalid(req)) {
+      this.socket.send(textFrame("INVALIDREQUEST", req.correlationId, req.message));
+      return;
+    }
+    let answer: string;
+    try {
+      answer = await this.#answer(req);
+    } catch (err) {
+      answer =
+        err instanceof Refusal
+          ? textFrame(err.kind, req.correlationId, err.message)
+          : textFrame("ERROR", req.correlationId, err instanceof AppError ? err.message : "Internal error");
+      if (!(err instanceof Refusal) && !(err instanceof AppError)) this.#deps.log.error("live request failed", { type: req.type }, err);
+    }
+    this.socket.send(answer);
+    const after = this.#afterAnswer;
+    this.#afterAnswer = null;
+    after?.();
+  }
+
+  /** The answer frame of a request (SUCCESS); throws for an ERROR or INVALIDREQUEST. */
+  async #answer(req: Request): Promise<string> {
+    switch (req.type) {
+      case "LOGIN": {
+        const { token } = await this.#deps.auth.login(req.content.user, req.content.password, this.info.address);
+        this.#loginToken = token;
+        return textFrame("SUCCESS", req.correlationId, token);
+      }
+      case "SUBSCRIBE":
+        return this.#subscribe(req.correlationId, await this.#session(req, "read"), req.content);
+      case "UNSUBSCRIBE": {
+        await this.#session(req, "public");
+        const topics = new Set(req.content.topics);
+        for (const held of [...this.#subs.values()]) if (topics.has(held.sub.topic)) this.#drop(held);
+        return textFrame("SUCCESS", req.correlationId, [...topics].join(","));
+      }
+      case "PUBLISH":
+        return this.#publish(req.correlationId, await this.#session(req, "write", { type: "TOPIC_DATA", change: "INSERT" }), req.content);
+      case "COMMIT":
+        return this.#commit(
+          req.correlationId,
+          await this.#session(req, "write", { type: "CONSUMER_GROUP", change: "UPDATE" }),
+          req.content,
+        );
+    }
+  }
+
+  /** The session of the request's token, checked against `level`; a denial is audited. */
+  async #session(req: Request, level: Level, audit?: { type: AuditType; change: AuditChange }): Promise<Session> {
+    const token = req.authToken || this.info.handshakeToken || this.#loginToken;
+    if (!token) throw new Refusal("ERROR", "Authentication required: LOGIN first, or send authToken");
+    const session = await this.#deps.auth.authenticate(token);
+    if (!session) throw new Refusal("ERROR", "Token is invalid or expired");
+    if (level === "public" || allows(level, session.user.roles)) return session;
+    const user = session.user.name;
+    const failure = "FORBIDDEN: role does not allow this action";
+    await this.#deps.audit.record(
+      audit
+        ? { type: audit.type, change: audit.change, user, content: this.#target(req), failure }
+        : {
+            type: "ACCESS",
+            change: "DENY",
+            user,
+            content: { clientId: this.info.clientId, method: req.type, path: this.info.path },
+            failure,
+          },
+    );
+    throw new Refusal("ERROR", `Role ${session.user.roles.join(",")} may not ${req.type}`);
+  }
+
+  /** What a request acts on, for its audit entry. */
+  #target(req: Request): Record<string, unknown> {
+    if (req.type === "PUBLISH") return { topic: req.content.topic };
+    if (req.type === "COMMIT")
+      return { groupId: this.info.clientId, topics: [...new Set(req.content.commits.map((c) => c.topic))].join(",") };
+    return {};
+  }
+
+  async #subscribe(correlationId: string, session: Session, content: Content<"SUBSCRIBE">): Promise<string> {
+    const { sql, streams } = this.#deps;
+    if (this.#subs.size + content.sqls.length > MAX_SUBSCRIPTIONS_PER_CONNECTION)
+      throw new Refusal("ERROR", `At most ${MAX_SUBSCRIPTIONS_PER_CONNECTION} subscriptions per connection (${this.#subs.size} open)`);
+    const compiled: CompiledQuery[] = [];
+    for (const text of content.sqls) {
+      try {
+        compiled.push(await sql.compile(text, this.info.cluster));
+      } catch (err) {
+        if (err instanceof SqlError || isQueryLimitError(err)) throw new Refusal("INVALIDREQUEST", err.message);
+        throw err;
+      }
+    }
+
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    const started: Held[] = [];
+    try {
+      for (const c of compiled) {
+        const release = streams.acquire(session.user.name);
+        const sub = new Subscription({
+          sql,
+          compiled: c,
+          cluster: this.info.cluster,
+          user: session.user.name,
+          correlationId,
+          socket: this.socket,
+          answered,
+          onEnded: (reason) => {
+            const held = this.#subs.get(sub);
+            if (held) this.#drop(held);
+            this.#deps.log.info("live subscription ended", { clientId: this.info.clientId, topic: sub.topic, reason });
+          },
+        });
+        const held: Held = { sub, tokenHash: session.tokenHash, release };
+        started.push(held);
+        await withTimeout(sub.start(), START_TIMEOUT_MS, `Reading topic '${sub.topic}' did not start within ${START_TIMEOUT_MS / 1000} s`);
+      }
+    } catch (err) {
+      for (const held of started) {
+        held.sub.stop();
+        held.release();
+      }
+      answer();
+      throw err;
+    }
+    if (this.#closed) {
+      for (const held of started) {
+        held.sub.stop();
+        held.release();
+      }
+      answer();
+      throw new Refusal("ERROR", "The connection closed");
+    }
+    for (const held of started) this.#subs.set(held.sub, held);
+    this.hub.track(this, true);
+    // Records wait for this answer: it goes out before the first KAFKAMSG.
+    this.#afterAnswer = answer;
+    return textFrame("SUCCESS", correlationId, [...new Set(started.map((h) => h.sub.topic))].join(","));
+  }
+
+  async #publish(correlationId: string, session: Session, content: Content<"PUBLISH">): Promise<string> {
+    const { audit, kafka } = this.#deps;
+    const pending = await audit.begin({
+      type: "TOPIC_DATA",
+      change: "INSERT",
+      user: session.user.name,
+      content: { topic: content.topic },
+      request: { clientId: this.info.clientId, records: 1 },
+    });
+    try {
+      const [written] = await kafka
+        .get(this.info.cluster)
+        .writes.produce(content.topic, [{ key: content.key ?? null, value: content.value ?? null }]);
+      await pending.complete({ content: { topic: content.topic, records: 1, partition: written?.partition, offset: written?.offset } });
+      return textFrame("SUCCESS", correlationId, "OK");
+    } catch (err) {
+      await pending.complete({ failure: err instanceof AppError ? `${err.code}: ${err.message}` : "INTERNAL: unexpected error" });
+      throw err;
+    }
+  }
+
+  async #commit(correlationId: string, session: Session, content: Content<"COMMIT">): Promise<string> {
+    const { audit, kafka } = this.#deps;
+    const groupId = this.info.clientId;
+    const offsets = content.commits.map((c) => ({ topic: c.topic, partition: c.partition, offset: c.offset }));
+    const described = offsets.map((o) => `${o.topic}:${o.partition}@${o.offset}`).join(",");
+    const pending = await audit.begin({
+      type: "CONSUMER_GROUP",
+      change: "UPDATE",
+      user: session.user.name,
+      content: { groupId },
+      request: { commit: described },
+    });
+    try {
+      await kafka.get(this.info.cluster).groups.alterOffsets(groupId, offsets);
+      await pending.complete({ content: { groupId, commit: described } });
+      return textFrame("SUCCESS", correlationId, "OK");
+    } catch (err) {
+      await pending.complete({ failure: err instanceof AppError ? `${err.code}: ${err.message}` : "INTERNAL: unexpected error" });
+      throw err;
+    }
+  }
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Refusal("ERROR", message)), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
