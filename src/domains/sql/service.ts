@@ -19,6 +19,7 @@ import {
   validateSql,
 } from "../../sql/index.ts";
 import { planQuery } from "../../sql/planner.ts";
+import { canonicalSetting, unquoteSettingNames } from "../../sql/settings.ts";
 import { DecoderFactory } from "./decoders.ts";
 import {
   DEFAULT_MAX_QUERY_MEMORY,
@@ -147,7 +148,7 @@ export class SqlService {
   }
 
   async validate(sql: string, cluster: string): Promise<ValidationResult> {
-    return validateSql(sql, await this.catalog(cluster), { maxLimit: this.opts.maxLimit });
+    return validateSql(unquoteSettingNames(sql), await this.catalog(cluster), { maxLimit: this.opts.maxLimit });
   }
 
   /**
@@ -157,12 +158,14 @@ export class SqlService {
   async compile(sql: string, cluster: string): Promise<CompiledQuery> {
     const catalog = await this.catalog(cluster);
     const now = Date.now();
-    const analysed = analyze(sql, parse(sql), catalog);
+    // Backquoted setting names (`max.time`) as the parser reads them; offsets unchanged.
+    const source = unquoteSettingNames(sql);
+    const analysed = analyze(source, parse(source), catalog);
     const plan = planQuery(analysed, { maxLimit: this.opts.maxLimit, now });
     const maxSize = this.opts.maxSizeBytes ?? DEFAULT_MAX_SIZE;
     const maxTime = this.opts.maxQueryTimeMs ?? DEFAULT_MAX_QUERY_TIME;
     // Lowered either way; said so only when the query asked for more (a default is no request).
-    const asked = new Set(analysed.document.settings.map((s) => s.key.toLowerCase()));
+    const asked = new Set(analysed.document.settings.map((s) => canonicalSetting(s.key)));
     const clamped: ClampedSettings = {};
     if (plan.settings.maxSizeBytes > maxSize) {
       plan.settings = { ...plan.settings, maxSizeBytes: maxSize };
