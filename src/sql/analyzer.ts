@@ -2,7 +2,7 @@
  * Semantic checks of a parsed query, against what the caller knows of the
  * cluster (the catalog). It also settles what the old dialect left implicit:
  * `_ktype = 'X'` / `_vtype = 'X'` conditions choose decoders and leave the
- * filter, and string literals compared with `_meta.timestamp` become epoch
+ * filter, `_sample = N AND _sampleWindow = M` asks for sampling and leaves it too, and string literals compared with `_meta.timestamp` become epoch
  * milliseconds.
  *
  * Every problem found is collected; the one that starts first in the text is
@@ -22,7 +22,7 @@ import { describeChoices, quote, type Span, syntaxError } from "./errors.ts";
 import { describeArity, FUNCTIONS } from "./functions.ts";
 import { QUERY_LIMITS } from "./limits.ts";
 import { lookup } from "./lookup.ts";
-import { DEFAULT_SETTINGS, parseFormat, type QuerySettings, SETTING_NAMES, SETTINGS } from "./settings.ts";
+import { canonicalSetting, DEFAULT_SETTINGS, parseFormat, type QuerySettings, SETTING_NAMES, SETTINGS } from "./settings.ts";
 import { codePointLength, parseTimestamp } from "./values.ts";
 
 /** Field paths known for a topic's key and value; null or missing = not known. */
@@ -58,7 +58,21 @@ export interface AnalyzedQuery {
   where: ExpressionNode | null;
   /** Whether WHERE held `_ktype`/`_vtype` conditions. */
   legacyDecoders: boolean;
+  /** Sampling asked for with `_sample`/`_sampleWindow`; null when none was. */
+  sample: SampleHint | null;
 }
+
+/**
+ * `_sample = N AND _sampleWindow = M` in WHERE: at most N matching records per window of M
+ * milliseconds of wall-clock time while the query runs (the older clients' live views ask for
+ * this). `_sample` alone uses windows of DEFAULT_SAMPLE_WINDOW_MS.
+ */
+export interface SampleHint {
+  records: number;
+  windowMs: number;
+}
+
+export const DEFAULT_SAMPLE_WINDOW_MS = 1000;
 
 export function analyze(source: string, document: DocumentNode, catalog?: Catalog | null): AnalyzedQuery {
   return new Analyzer(source, catalog ?? null).run(document);
@@ -84,7 +98,8 @@ class Analyzer {
     const settings: QuerySettings = { ...DEFAULT_SETTINGS };
 
     // Decoders chosen in WHERE first, so that SET statements override them.
-    const { where: filtered, legacyDecoders } = this.extractDecoderChoices(select.where, settings);
+    const { where: withHints, legacyDecoders } = this.extractDecoderChoices(select.where, settings);
+    const { where: filtered, sample } = this.extractSampleHints(withHints);
     this.applySettings(document, settings);
 
     const topic = select.from.name;
@@ -127,6 +142,7 @@ class Analyzer {
       settings,
       where,
       legacyDecoders,
+      sample,
     };
   }
 
@@ -137,7 +153,7 @@ class Analyzer {
   private applySettings(document: DocumentNode, settings: QuerySettings): void {
     for (const statement of document.settings) {
       const key = statement.key.toLowerCase();
-      const definition = lookup(SETTINGS, key);
+      const definition = lookup(SETTINGS, canonicalSetting(key));
       if (definition === undefined) {
         this.fail(statement.keyLoc, `Unknown setting ${quote(statement.key)}`, describeChoices(SETTING_NAMES));
       } else if (!definition.apply(settings, statement.value.text)) {
@@ -179,6 +195,46 @@ class Analyzer {
     return { where: andAll(kept), legacyDecoders: true };
   }
 
+  /**
+   * `_sample = N` and `_sampleWindow = M` joined by AND at the top of WHERE are the sampling hint
+   * and leave the filter; each at most once, with whole numbers from 1, and no window without
+   * `_sample`. Anywhere else these names are an error (reported by `check`).
+   */
+  private extractSampleHints(where: ExpressionNode | null): { where: ExpressionNode | null; sample: SampleHint | null } {
+    if (where === null) return { where, sample: null };
+    const kept: ExpressionNode[] = [];
+    const found: Partial<Record<SampleHintName, { value: number; at: Span }>> = {};
+    let removed = false;
+    for (const conjunct of conjuncts(where)) {
+      const hint = sampleHint(conjunct);
+      if (hint === null) {
+        kept.push(conjunct);
+        continue;
+      }
+      removed = true;
+      if (found[hint.name] !== undefined) {
+        this.fail(hint.at, `Duplicate ${hint.name}`, `${hint.name} at most once`);
+        continue;
+      }
+      const value = positiveInteger(hint.value);
+      if (value === null) {
+        const text = this.source.slice(hint.value.loc.start, hint.value.loc.end);
+        this.fail(hint.value.loc, `Invalid value ${quote(text)} for ${hint.name}`, SAMPLE_EXPECTED[hint.name]);
+        continue;
+      }
+      found[hint.name] = { value, at: hint.at };
+    }
+    if (!removed) return { where, sample: null };
+    const records = found._sample;
+    const window = found._sampleWindow;
+    if (records === undefined) {
+      if (window !== undefined)
+        this.fail(window.at, "_sampleWindow without _sample", "_sample = <records> AND _sampleWindow = <milliseconds>");
+      return { where: andAll(kept), sample: null };
+    }
+    return { where: andAll(kept), sample: { records: records.value, windowMs: window?.value ?? DEFAULT_SAMPLE_WINDOW_MS } };
+  }
+
   /** Functions, arities, literal LIKE patterns, misplaced decoder names and fields against the known schema. */
   private check(expression: ExpressionNode, topic: string, known: { key: KnownFields | null; value: KnownFields | null }): void {
     walkExpression(expression, (node) => {
@@ -209,6 +265,11 @@ class Analyzer {
           break;
         }
         case "FieldPath": {
+          const hint = sampleHintName(node);
+          if (hint !== null) {
+            this.fail(node.loc, `Misplaced ${hint}`, `${hint} = <number> only as a condition joined by AND at the top of WHERE`);
+            break;
+          }
           const fields = known[node.source];
           if (fields !== null) this.checkPath(node, fields, topic);
           break;
@@ -314,6 +375,38 @@ function decoderChoice(node: ExpressionNode): { side: "key" | "value"; text: str
   if (decoder === null || decoder.kind !== "DecoderType") return null;
   const text = formatText(other);
   return text === null ? null : { side: decoder.side, text, loc: other.loc };
+}
+
+type SampleHintName = "_sample" | "_sampleWindow";
+
+const SAMPLE_EXPECTED: Readonly<Record<SampleHintName, string>> = {
+  _sample: "a whole number of records from 1",
+  _sampleWindow: "a whole number of milliseconds from 1",
+};
+
+/** `_sample` or `_sampleWindow` (any case, bare, not below `_value`) as the hint's name; else null. */
+function sampleHintName(node: ExpressionNode): SampleHintName | null {
+  if (node.kind !== "FieldPath" || node.rooted || node.segments.length !== 1) return null;
+  const only = node.segments[0]!;
+  if (only.kind !== "Field") return null;
+  const lower = only.name.toLowerCase();
+  return lower === "_sample" ? "_sample" : lower === "_samplewindow" ? "_sampleWindow" : null;
+}
+
+/** `_sample = 2` (either way round) as {name, value, at}, `at` being where the name is. */
+function sampleHint(node: ExpressionNode): { name: SampleHintName; value: ExpressionNode; at: Span } | null {
+  if (node.kind !== "Binary" || node.operator !== "=") return null;
+  const left = sampleHintName(node.left);
+  if (left !== null) return { name: left, value: node.right, at: node.left.loc };
+  const right = sampleHintName(node.right);
+  return right === null ? null : { name: right, value: node.left, at: node.right.loc };
+}
+
+/** A whole number from 1 written as a number or a string of digits; else null. */
+function positiveInteger(node: ExpressionNode): number | null {
+  const value =
+    node.kind === "NumberLiteral" ? node.value : node.kind === "StringLiteral" && /^[0-9]+$/.test(node.value) ? Number(node.value) : NaN;
+  return Number.isSafeInteger(value) && value >= 1 ? value : null;
 }
 
 function formatText(node: ExpressionNode): string | null {

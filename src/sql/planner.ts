@@ -7,7 +7,7 @@
  * AND at the top of WHERE; the filter always applies the whole condition, so a
  * record fetched by a loose range is still tested exactly.
  */
-import { type AnalyzedQuery, conjuncts } from "./analyzer.ts";
+import { type AnalyzedQuery, conjuncts, type SampleHint } from "./analyzer.ts";
 import type { ComparisonOperator, ExpressionNode, FieldPathNode, MetaField, SelectItemNode } from "./ast.ts";
 import {
   compileExpression,
@@ -63,8 +63,10 @@ export interface QueryPlan {
   projectionIsStar: boolean;
   /** Output field names in order, or null for `*`. */
   columns: string[] | null;
-  /** False when there is no condition left (no WHERE, or only decoder choices). */
+  /** False when there is no condition left (no WHERE, or only decoder choices and hints). */
   hasFilter: boolean;
+  /** `_sample`/`_sampleWindow`: at most `records` matching records per `windowMs`; null: all. */
+  sample: SampleHint | null;
 }
 
 export interface PlanOptions {
@@ -116,6 +118,7 @@ export function planQuery(query: AnalyzedQuery, options: PlanOptions = {}): Quer
     projectionIsStar: projection.kind === "Star",
     columns,
     hasFilter: where !== null,
+    sample: query.sample,
   };
 }
 

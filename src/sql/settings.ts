@@ -5,12 +5,18 @@
  *                   (k, m, g are powers of 1024; kb, mb, gb and b are accepted)
  *   max.query.time  how long the query may run: 60000 (ms), 60000ms, 30s, 5m, 1h
  *   max.idle.time   how long to wait without new records before ending
+ *   max.zero.polls  max.idle.time counted in empty polls of ZERO_POLL_MS (1 s) each: 20 = 20 s
  *   key.format      decoder for the key:   AVRO BYTES DOUBLE FLOAT INT JSON LONG PROTOBUF STRING
  *   value.format    decoder for the value: same choices
+ *   autocreate      true or false; accepted for the SQL of older clients, no effect on a query
  *
- * Keys and format names are case-insensitive; values may be quoted or bare.
- * When a key is set twice the last statement wins.
+ * The names older clients write are aliases (SETTING_ALIASES): max.time = max.query.time,
+ * max.bytes = max.size, _ktype = key.format, _vtype = value.format.
+ *
+ * Keys and format names are case-insensitive; values may be quoted or bare; a key may be
+ * backquoted (`max.time`, see unquoteSettingNames). When a key is set twice the last statement wins.
  */
+import { Lexer, TokenKind } from "./lexer.ts";
 import { lookup } from "./lookup.ts";
 
 export const DATA_FORMATS = ["AVRO", "BYTES", "DOUBLE", "FLOAT", "INT", "JSON", "LONG", "PROTOBUF", "STRING"] as const;
@@ -22,7 +28,16 @@ export interface QuerySettings {
   maxIdleTimeMs: number;
   keyFormat?: DataFormat;
   valueFormat?: DataFormat;
+  /** `SET autocreate`: kept for statements that create what they write to; a query ignores it. */
+  autoCreate?: boolean;
 }
+
+/**
+ * How long one empty poll of `max.zero.polls` stands for. The older product ended a query after
+ * that many polls in a row brought nothing; Loupe waits for records by time (max.idle.time), so a
+ * count of polls becomes that many seconds.
+ */
+export const ZERO_POLL_MS = 1000;
 
 export const DEFAULT_SETTINGS: Readonly<QuerySettings> = {
   maxSizeBytes: 20 * 1024 * 1024,
@@ -83,7 +98,30 @@ export function parseFormat(text: string): DataFormat | null {
 
 const FORMAT_CHOICES = `one of: ${DATA_FORMATS.join(", ")}`;
 
+/** Other names of settings, as older clients write them: alias -> the setting's name. */
+export const SETTING_ALIASES: Readonly<Record<string, string>> = {
+  _ktype: "key.format",
+  _vtype: "value.format",
+  "max.bytes": "max.size",
+  "max.time": "max.query.time",
+};
+
+/** The setting a key (any case, alias or not) names: lower case, aliases resolved. */
+export function canonicalSetting(key: string): string {
+  const lower = key.toLowerCase();
+  return lookup(SETTING_ALIASES, lower) ?? lower;
+}
+
 export const SETTINGS: Readonly<Record<string, SettingDefinition>> = {
+  autocreate: {
+    expected: "true or false",
+    apply(settings, text) {
+      const flag = text.trim().toLowerCase();
+      if (flag !== "true" && flag !== "false") return false;
+      settings.autoCreate = flag === "true";
+      return true;
+    },
+  },
   "key.format": {
     expected: FORMAT_CHOICES,
     apply(settings, text) {
@@ -111,6 +149,15 @@ export const SETTINGS: Readonly<Record<string, SettingDefinition>> = {
       return true;
     },
   },
+  "max.zero.polls": {
+    expected: "a positive whole number of polls (1 s each), such as 20",
+    apply(settings, text) {
+      const polls = /^\s*[0-9]{1,9}\s*$/.test(text) ? Number(text) : 0;
+      if (polls < 1) return false;
+      settings.maxIdleTimeMs = polls * ZERO_POLL_MS;
+      return true;
+    },
+  },
   "max.size": {
     expected: "a size such as 1048576, 500k, 1m or 2g",
     apply(settings, text) {
@@ -132,3 +179,36 @@ export const SETTINGS: Readonly<Record<string, SettingDefinition>> = {
 };
 
 export const SETTING_NAMES: readonly string[] = Object.keys(SETTINGS).sort();
+
+const SETTING_NAME = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
+
+/**
+ * The query with each backquoted setting name after SET (`` SET `max.time` = 5000; ``) written
+ * bare, its backquotes made spaces: every offset stays where it was, so positions in messages
+ * still point into the text the client sent. Only a name that would be valid bare is unquoted;
+ * anything else (and text the lexer rejects) is left for the parser to report.
+ */
+export function unquoteSettingNames(source: string): string {
+  if (!source.includes("`")) return source;
+  let out = source;
+  try {
+    const lexer = new Lexer(source);
+    let previous = lexer.token;
+    while (previous.kind !== TokenKind.EOF) {
+      const token = lexer.advance();
+      if (
+        token.kind === TokenKind.QUOTED_NAME &&
+        previous.kind === TokenKind.NAME &&
+        previous.value.toUpperCase() === "SET" &&
+        SETTING_NAME.test(token.value) &&
+        token.end - token.start === token.value.length + 2
+      ) {
+        out = `${out.slice(0, token.start)} ${token.value} ${out.slice(token.end)}`;
+      }
+      previous = token;
+    }
+  } catch {
+    return out;
+  }
+  return out;
+}

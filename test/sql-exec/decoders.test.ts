@@ -105,7 +105,7 @@ describe("AVRO through the schema registry", () => {
     await f.produce(t, [{ value: wire(987654, userType.toBuffer(users[0])) }, { value: wire(id, userType.toBuffer(users[1])) }]);
     const s = await stream(f.rt, `SET value.format = AVRO; SELECT name FROM \`${t}\``);
     expect(values(s)).toEqual([{ name: "bob" }]);
-    expect(s.end).toMatchObject({ totalRecords: 1, skippedRecords: 1 });
+    expect(s.end).toMatchObject({ totalRecords: 2, skippedRecords: 1, returnedRecords: 1, undecodableRecords: 1 });
   });
 
   test("the registry client fetches a schema once and caches it", async () => {
@@ -154,7 +154,7 @@ describe("formats chosen with SET", () => {
       ["7", "-42"],
       ["8", "2000000000"],
     ]);
-    expect(s.end).toMatchObject({ totalRecords: 2, skippedRecords: 1 });
+    expect(s.end).toMatchObject({ totalRecords: 3, skippedRecords: 1, returnedRecords: 2, undecodableRecords: 1 });
     const filtered = await stream(f.rt, `SET value.format = INT; SELECT _value FROM \`${topic}\` WHERE _value < 0`);
     expect(values(filtered)).toEqual([{ _value: -42 }]);
   });
@@ -187,7 +187,7 @@ describe("formats chosen with SET", () => {
     ]);
     const s = await stream(f.rt, `SET value.format = JSON; SELECT ok FROM \`${t}\``, { params: { stats: "100" } });
     expect(values(s).sort((a, b) => a.ok - b.ok)).toEqual([{ ok: 1 }, { ok: 2 }]);
-    expect(s.end).toMatchObject({ totalRecords: 2, skippedRecords: 3, isTopicEnd: true });
+    expect(s.end).toMatchObject({ totalRecords: 5, skippedRecords: 3, returnedRecords: 2, undecodableRecords: 3, isTopicEnd: true });
   });
 
   test("PROTOBUF is refused with a clear error", async () => {

@@ -43,6 +43,8 @@ describe("end record", () => {
       totalRecords: 100,
       isTopicEnd: true,
       skippedRecords: 0,
+      returnedRecords: 100,
+      undecodableRecords: 0,
       recordsLimit: 10_000,
       totalSizeRead: bytes,
       stopReason: "END",
@@ -102,7 +104,7 @@ describe("stop reasons", () => {
   test("LIMIT skip, n passes over matching records first", async () => {
     const s = await stream(f.rt, `SELECT i FROM ${T()} WHERE _meta.partition = 0 LIMIT 5, 3`);
     expect(s.records.map((r: { value: string }) => JSON.parse(r.value).i)).toEqual([10, 12, 14]);
-    expect(s.end).toMatchObject({ totalRecords: 3, recordsLimit: 3, stopReason: "LIMIT" });
+    expect(s.end).toMatchObject({ totalRecords: 8, skippedRecords: 5, returnedRecords: 3, recordsLimit: 3, stopReason: "LIMIT" });
   });
 
   test("LIMIT 0 answers nothing and reads nothing", async () => {

@@ -72,6 +72,7 @@ describe("stream lines from raw JSON bytes", () => {
     const all = await stream(f.rt, `SELECT * FROM \`${topic}\``);
     const some = await stream(f.rt, `SELECT * FROM \`${topic}\` LIMIT 2, 3`);
     expect(some.records).toEqual(all.records.slice(2, 5));
-    expect(some.end).toMatchObject({ totalRecords: 3, stopReason: "LIMIT" });
+    // Records read count the two passed over; those returned do not.
+    expect(some.end).toMatchObject({ totalRecords: 5, skippedRecords: 2, returnedRecords: 3, stopReason: "LIMIT" });
   });
 });

@@ -9,7 +9,7 @@ import { catalog } from "./helpers.ts";
 type Case = [sql: string, line: number, column: number, message: string];
 
 const FORMATS = "AVRO, BYTES, DOUBLE, FLOAT, INT, JSON, LONG, PROTOBUF, STRING";
-const SETTINGS = "key.format, max.idle.time, max.query.time, max.size, value.format";
+const SETTINGS = "autocreate, key.format, max.idle.time, max.query.time, max.size, max.zero.polls, value.format";
 const META = "__keysize, __valuesize, offset, partition, timestamp";
 
 const longString = "x".repeat(65_536);

@@ -11,6 +11,9 @@
  *   LONG    8 bytes, big-endian two's complement (LongSerializer); beyond 2^53 as a string
  *   FLOAT   4 bytes, IEEE 754 big-endian (FloatSerializer)
  *   DOUBLE  8 bytes, IEEE 754 big-endian (DoubleSerializer)
+ *
+ * AVRO, FLOAT and DOUBLE values are written with their types (avro-text.ts): a double 0 is `0.0`,
+ * a decimal keeps its scale.
  *   BYTES   any bytes, shown as base64
  *
  * Without a format (no topic metadata, no SET), each record is inferred on its own: registry wire
@@ -26,6 +29,7 @@ import avro from "avsc";
 import { AppError } from "../../errors.ts";
 import type { SchemaRegistryClient } from "../../registry/client.ts";
 import type { DataFormat } from "../../sql/index.ts";
+import { avroText, avroToJson, avroTypeOptions, javaDouble, javaFloat } from "./avro-text.ts";
 
 export class DecodeError extends Error {
   override readonly name = "DecodeError";
@@ -350,20 +354,9 @@ function decodeLong(bytes: Uint8Array): Decoded {
   return { value: safe ? Number(n) : n.toString() };
 }
 
-/** Avro values as JSON values: bytes and fixed as base64, longs beyond 2^53 stay numbers (avsc). */
-function avroToJson(value: unknown): unknown {
-  if (value === null || typeof value !== "object") return value;
-  if (Buffer.isBuffer(value)) return value.toString("base64");
-  if (Array.isArray(value)) return value.map(avroToJson);
-  if (value instanceof Map) return Object.fromEntries([...value].map(([k, v]) => [k, avroToJson(v)]));
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = avroToJson(v);
-  return out;
-}
-
 function avroType(schemaText: string, what: string): avro.Type {
   try {
-    return avro.Type.forSchema(JSON.parse(schemaText), { wrapUnions: "auto" });
+    return avro.Type.forSchema(JSON.parse(schemaText), avroTypeOptions());
   } catch (err) {
     throw new AppError("BAD_REQUEST", `${what} is not a valid Avro schema: ${(err as Error).message}`);
   }
@@ -372,7 +365,14 @@ function avroType(schemaText: string, what: string): avro.Type {
 function readAvro(type: avro.Type, bytes: Uint8Array, start: number): Decoded {
   try {
     const buf = Buffer.from(bytes.buffer, bytes.byteOffset + start, bytes.byteLength - start);
-    return { value: avroToJson(type.fromBuffer(buf)) };
+    const decoded: unknown = type.fromBuffer(buf);
+    // The typed text is written only for records the answer shows (see avro-text.ts).
+    return {
+      value: avroToJson(decoded),
+      get json() {
+        return avroText(type, decoded);
+      },
+    };
   } catch (err) {
     throw new DecodeError(`not valid Avro: ${(err as Error).message}`);
   }
@@ -462,9 +462,15 @@ export class DecoderFactory {
       case "LONG":
         return decodeLong;
       case "FLOAT":
-        return (b) => ({ value: fixed(b, 4, "FLOAT").getFloat32(0) });
+        return (b) => {
+          const value = fixed(b, 4, "FLOAT").getFloat32(0);
+          return { value, json: javaFloat(value) };
+        };
       case "DOUBLE":
-        return (b) => ({ value: fixed(b, 8, "DOUBLE").getFloat64(0) });
+        return (b) => {
+          const value = fixed(b, 8, "DOUBLE").getFloat64(0);
+          return { value, json: javaDouble(value) };
+        };
       case "AVRO":
         return this.#avroDecoder(schema === undefined ? null : avroType(schema, `The ${what} schema of the topic metadata`), what);
       case "PROTOBUF":

@@ -55,12 +55,16 @@ export interface QueryEnd {
   offsets: PartitionOffsets[];
   /** True when the query was killed (DELETE /api/sql/queries/{id}). */
   isStopped: boolean;
-  /** Records returned. */
+  /** Records read from Kafka, matching or not (what the older clients call totalRecords). */
   totalRecords: number;
   /** True when every selected partition was read to its end offset of the snapshot. */
   isTopicEnd: boolean;
-  /** Records that could not be decoded. */
+  /** Records read but not returned: not matching, not decodable, passed over by LIMIT or sampling. */
   skippedRecords: number;
+  /** Records returned. */
+  returnedRecords: number;
+  /** Records that could not be decoded (counted in skippedRecords too). */
+  undecodableRecords: number;
   recordsLimit: number;
   /** Bytes (raw key + value) of every record read, matching or not. */
   totalSizeRead: number;
@@ -139,7 +143,9 @@ export function isQueryLimitError(err: unknown): err is Error {
 
 /** Live counters of a running query, for the statistics messages. */
 export class QueryProgress {
+  /** Records returned (the end record's returnedRecords). */
   totalRecords = 0;
+  /** Records that could not be decoded (the end record's undecodableRecords). */
   skippedRecords = 0;
   /** Raw bytes read / returned. */
   totalSizeRead = 0;
@@ -442,9 +448,11 @@ export async function* executeQuery(
       isTimeRemaining: why !== "MAX_QUERY_TIME",
       offsets,
       isStopped: why === "STOPPED",
-      totalRecords: progress.totalRecords,
+      totalRecords: progress.readRecords,
       isTopicEnd: why === "END",
-      skippedRecords: progress.skippedRecords,
+      skippedRecords: progress.readRecords - progress.totalRecords,
+      returnedRecords: progress.totalRecords,
+      undecodableRecords: progress.skippedRecords,
       recordsLimit: plan.limit,
       totalSizeRead: progress.totalSizeRead,
       stopReason: why,
@@ -516,6 +524,9 @@ export async function* executeQuery(
     // Keys whose text is their bytes are written as they are, not decoded.
     const rawKeys = rawJson && decodesPlainText(deps.keyDecoder);
     let toSkip = plan.skip;
+    const sample = plan.sample;
+    let sampleWindowStart = Number.NEGATIVE_INFINITY;
+    let sampledInWindow = 0;
     let sliceStart = clock();
     let lastFlush = sliceStart;
     /** Records left before the next look at the clock. */
@@ -641,6 +652,19 @@ export async function* executeQuery(
                 break read;
               } else throw err;
             }
+          // Sampling (`_sample`/`_sampleWindow`): past its count in the current window of the
+          // clock, a matching record is taken back and counts as skipped.
+          if (matched && sample !== null) {
+            const now = clock();
+            if (now - sampleWindowStart >= sample.windowMs) {
+              sampleWindowStart = now;
+              sampledInWindow = 0;
+            }
+            if (sampledInWindow >= sample.records) {
+              sink.dropLast();
+              matched = false;
+            } else sampledInWindow++;
+          }
           if (matched) {
             if (progress.producedBytes + sink.byteLength > maxOutput) {
               sink.dropLast();

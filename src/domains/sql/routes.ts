@@ -7,7 +7,7 @@ import { SqlError } from "../../sql/index.ts";
 import { isQueryLimitError } from "./executor.ts";
 import { jsonAnswer, jsonInvalid } from "./json-answer.ts";
 import type { CompiledQuery, SqlService } from "./service.ts";
-import { statsIntervalMs, streamAnswer, streamInvalid } from "./stream-answer.ts";
+import { sendsStatsInSeconds, statsIntervalMs, streamAnswer, streamInvalid } from "./stream-answer.ts";
 
 export const validationQuery = z.object({ sql: z.string({ error: "the query parameter sql is required" }) });
 
@@ -17,7 +17,7 @@ const flag = z
 
 export const dataQuery = z.object({
   sql: z.string({ error: "the query parameter sql is required" }).min(1, "the query is empty"),
-  /** Milliseconds between statistics messages; below 100 it is seconds (older clients). 0: none. */
+  /** Milliseconds between statistics messages; seconds below 100 or from the Go client (see statsIntervalMs). 0: none. */
   stats: z.coerce.number().int().min(0).max(86_400_000).optional(),
   offsets: flag.optional(),
 });
@@ -51,7 +51,7 @@ const invalidQuery = validationResult.extend({
   code: z.literal("VALIDATION_FAILED"),
   requestId: z.string(),
 });
-const runningQuery = z.object({ id: z.string(), sql: z.string(), user: z.string(), ts: z.number() });
+const runningQuery = z.object({ id: z.number().int(), sql: z.string(), user: z.string(), ts: z.number().int() });
 
 export const sqlApi = {
   // Validating reveals no records; running and stopping queries reads them.
@@ -95,7 +95,7 @@ export const sqlApi = {
     method: "DELETE",
     path: "/api/sql/queries/{id}",
     level: "read",
-    summary: "Stop a running query (your own; admin any)",
+    summary: "Stop a running query (your own; admin any); an id that is not an integer names no query: false",
     tags: ["sql"],
     request: { params: z.object({ id: z.string().min(1).max(128) }) },
     responses: { 200: json(z.boolean(), "Whether a query was stopped") },
@@ -135,7 +135,7 @@ export function sqlRoutes(service: SqlService, streams: StreamRegistry) {
     }
     c.env?.server?.timeout(c.req.raw, 0);
     return streamAnswer(prepared, {
-      statsMs: statsIntervalMs(params.stats),
+      statsMs: statsIntervalMs(params.stats, sendsStatsInSeconds(c.req.header("accept"))),
       withOffsets: params.offsets === true,
       sinkCopies: c.env?.server !== undefined,
       requestSignal: c.req.raw.signal,

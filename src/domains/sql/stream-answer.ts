@@ -25,10 +25,45 @@ const MEMORY_MIN_GC_BYTES = 16 * 1024 * 1024;
 /** Statistics no more often than this. */
 const MIN_STATS_MS = 100;
 
-/** `stats` as milliseconds: older clients send seconds (values below 100). */
-export function statsIntervalMs(stats: number | undefined): number | null {
+/**
+ * `stats` as milliseconds. SPEC.md says milliseconds, but the Go client sends whole seconds of
+ * any size (`--stats=2m` sends 120, `1h` 3600) and older clients seconds too. Rule: seconds when
+ * the request is the Go client's (`seconds`, see sendsStatsInSeconds) or the value is below 100
+ * (no one asks for statistics more often than every 100 ms); milliseconds otherwise.
+ */
+export function statsIntervalMs(stats: number | undefined, seconds = false): number | null {
   if (stats === undefined || stats === 0) return null;
-  return Math.max(MIN_STATS_MS, stats < 100 ? stats * 1000 : stats);
+  return Math.max(MIN_STATS_MS, seconds || stats < 100 ? stats * 1000 : stats);
+}
+
+/**
+ * True for the Go client: it asks the data stream for the schema registry's media type beside
+ * `text/event-stream` (a second Accept header), which nothing else asks of this route.
+ */
+export function sendsStatsInSeconds(accept: string | undefined): boolean {
+  return accept?.toLowerCase().includes("application/vnd.schemaregistry") === true;
+}
+
+/**
+ * The statistics message (type 4) with the meanings the older clients give its fields: records
+ * and bytes read from Kafka so far, records read but not returned, and the bytes of the records
+ * returned (`currentSize`) against the bound of max.size (`maxSize`).
+ */
+export function statsBody(prepared: Pick<PreparedQuery, "plan" | "progress">): Record<string, unknown> {
+  const { plan, progress } = prepared;
+  return {
+    totalRecords: progress.readRecords,
+    recordsSkipped: progress.readRecords - progress.totalRecords,
+    recordsLimit: plan.limit,
+    totalBytes: progress.totalSizeRead,
+    maxSize: plan.settings.maxSizeBytes,
+    currentSize: progress.size,
+    // Partitions left out, and a broker the read is waiting for: what the UI warns of.
+    ...(progress.skippedPartitions.length > 0
+      ? { skippedPartitions: progress.skippedPartitions, warnings: progress.skippedPartitions.map(skippedWarning) }
+      : {}),
+    ...(progress.outage ? { retrying: progress.outage.toError().message } : {}),
+  };
 }
 
 /** The stream's error message (type 3) for anything a query throws or ends with. */
@@ -102,28 +137,7 @@ export function streamAnswer(prepared: PreparedQuery, opts: StreamAnswerOptions)
         wakeOnStop?.();
       };
       const timer =
-        opts.statsMs === null
-          ? undefined
-          : setInterval(
-              () =>
-                w.send(
-                  `data:4${JSON.stringify({
-                    totalRecords: progress.totalRecords,
-                    recordsSkipped: progress.skippedRecords,
-                    recordsLimit: plan.limit,
-                    totalBytes: progress.size,
-                    maxSize: plan.settings.maxSizeBytes,
-                    // Both what is read and what is produced count against max.size.
-                    currentSize: Math.max(progress.totalSizeRead, progress.producedBytes),
-                    // Partitions left out, and a broker the read is waiting for: what the UI warns of.
-                    ...(progress.skippedPartitions.length > 0
-                      ? { skippedPartitions: progress.skippedPartitions, warnings: progress.skippedPartitions.map(skippedWarning) }
-                      : {}),
-                    ...(progress.outage ? { retrying: progress.outage.toError().message } : {}),
-                  })}`,
-                ),
-              opts.statsMs,
-            );
+        opts.statsMs === null ? undefined : setInterval(() => w.send(`data:4${JSON.stringify(statsBody(prepared))}`), opts.statsMs);
       try {
         for await (const ev of prepared.events(w.signal, { sink: records, onStop })) {
           if (w.signal.aborted) break;
