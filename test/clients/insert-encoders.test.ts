@@ -12,6 +12,7 @@ import { encoderFor, parseAvroSchema, toAvro } from "../../src/domains/insert/en
 import { readTail } from "../../src/domains/topics/sample.ts";
 import type { RawRecord } from "../../src/kafka/index.ts";
 import { schemaRegistryUrl } from "../cluster/cluster.ts";
+import { registerSchema } from "../helpers/registry.ts";
 import { errorOf, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 import { createReadyTopic } from "../helpers/topics.ts";
 
@@ -61,16 +62,6 @@ async function select(sql: string): Promise<Array<{ key: string | null; value: s
   const body = (await res.json()) as { messages: Array<{ key: string | null; value: string; partition: number; offset: number }> };
   expect(res.status).toBe(200);
   return body.messages;
-}
-
-async function register(subject: string, schema: object): Promise<number> {
-  const res = await fetch(`${schemaRegistryUrl()}/subjects/${encodeURIComponent(subject)}/versions`, {
-    method: "POST",
-    headers: { "content-type": "application/vnd.schemaregistry.v1+json" },
-    body: JSON.stringify({ schema: JSON.stringify(schema) }),
-  });
-  if (!res.ok) throw new Error(`register ${subject}: ${res.status} ${await res.text()}`);
-  return ((await res.json()) as { id: number }).id;
 }
 
 /** The newest audit entries of the write user of type TOPIC_DATA. */
@@ -253,7 +244,7 @@ describe("AVRO through the schema registry", () => {
 
   beforeAll(async () => {
     t = await topic("avro");
-    id = await register(`${t}-value`, schema);
+    id = await registerSchema(`${t}-value`, schema);
   });
 
   test("the topic's latest value schema: magic byte, schema id, Avro binary; defaults filled", async () => {

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import avro from "avsc";
 import { sendsStatsInSeconds, statsIntervalMs } from "../../src/domains/sql/stream-answer.ts";
-import { schemaRegistryUrl } from "../cluster/cluster.ts";
+import { confluentWire, registerSchema } from "../helpers/registry.ts";
 import { eventually } from "../kafka/helpers.ts";
 import { jsonRecords, sqlFixture } from "../sql-exec/helpers.ts";
 import { END_INTEGERS, goLines, pythonEvents, RECORD_INTEGERS, rawGet, STATS_INTEGERS, strictIntegers } from "./sql-wire.ts";
@@ -50,22 +50,6 @@ const tripTexts = [
   '{"vendor_id":"VTS","tip_amount":1.5,"fare":12.0,"total":0.000000000000000001,"surcharge":null,"price":2.50}',
 ];
 
-async function register(subject: string, schema: object): Promise<number> {
-  const res = await fetch(`${schemaRegistryUrl()}/subjects/${encodeURIComponent(subject)}/versions`, {
-    method: "POST",
-    headers: { "content-type": "application/vnd.schemaregistry.v1+json" },
-    body: JSON.stringify({ schema: JSON.stringify(schema) }),
-  });
-  if (!res.ok) throw new Error(`register ${subject}: ${res.status} ${await res.text()}`);
-  return ((await res.json()) as { id: number }).id;
-}
-
-function wire(id: number, bytes: Buffer): Buffer {
-  const head = Buffer.alloc(5);
-  head.writeInt32BE(id, 1);
-  return Buffer.concat([head, bytes]);
-}
-
 /** A server of the app of its own, for requests written byte for byte (see rawGet). */
 let server: ReturnType<typeof Bun.serve>;
 afterAll(() => server?.stop(true));
@@ -78,10 +62,10 @@ const BIG_RECORDS = 4000;
 beforeAll(async () => {
   server = Bun.serve({ hostname: "127.0.0.1", port: 0, idleTimeout: 30, fetch: (req, srv) => f.rt.app.fetch(req, { server: srv }) });
   taxi = await f.topic("clients-taxi", 1);
-  const id = await register(`${taxi}-value`, tripSchema);
+  const id = await registerSchema(`${taxi}-value`, tripSchema);
   await f.produce(
     taxi,
-    trips.map((t, i) => ({ key: `trip-${i}`, value: wire(id, tripWriter.toBuffer(t)) })),
+    trips.map((t, i) => ({ key: `trip-${i}`, value: confluentWire(id, tripWriter.toBuffer(t)) })),
   );
   small = await f.topic("clients-small", 1);
   await f.produce(

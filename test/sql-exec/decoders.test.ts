@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import avro from "avsc";
 import { SchemaRegistryClient } from "../../src/registry/client.ts";
 import { schemaRegistryUrl } from "../cluster/cluster.ts";
+import { confluentWire, registerSchema } from "../helpers/registry.ts";
 import { sqlFixture, stream } from "./helpers.ts";
 
 const f = sqlFixture();
@@ -24,24 +25,6 @@ const userSchema = {
   ],
 };
 const userType = avro.Type.forSchema(userSchema as avro.Schema);
-
-async function register(subject: string, schema: object): Promise<number> {
-  const res = await fetch(`${schemaRegistryUrl()}/subjects/${encodeURIComponent(subject)}/versions`, {
-    method: "POST",
-    headers: { "content-type": "application/vnd.schemaregistry.v1+json" },
-    body: JSON.stringify({ schema: JSON.stringify(schema) }),
-  });
-  if (!res.ok) throw new Error(`register ${subject}: ${res.status} ${await res.text()}`);
-  return ((await res.json()) as { id: number }).id;
-}
-
-/** Magic byte 0, the schema id as a big-endian int32, then the Avro binary. */
-function wire(id: number, bytes: Buffer): Buffer {
-  const head = Buffer.alloc(5);
-  head.writeUInt8(0, 0);
-  head.writeInt32BE(id, 1);
-  return Buffer.concat([head, bytes]);
-}
 
 const int32 = (n: number) => {
   const b = Buffer.alloc(4);
@@ -77,10 +60,10 @@ describe("AVRO through the schema registry", () => {
 
   beforeAll(async () => {
     topic = await f.topic("avro", 1);
-    id = await register(`${topic}-value`, userSchema);
+    id = await registerSchema(`${topic}-value`, userSchema);
     await f.produce(
       topic,
-      users.map((u) => ({ key: `u${u.id}`, value: wire(id, userType.toBuffer(u)) })),
+      users.map((u) => ({ key: `u${u.id}`, value: confluentWire(id, userType.toBuffer(u)) })),
     );
   });
 
@@ -102,7 +85,10 @@ describe("AVRO through the schema registry", () => {
 
   test("a schema id the registry does not know: skipped and counted under AVRO", async () => {
     const t = await f.topic("avro-unknown", 1);
-    await f.produce(t, [{ value: wire(987654, userType.toBuffer(users[0])) }, { value: wire(id, userType.toBuffer(users[1])) }]);
+    await f.produce(t, [
+      { value: confluentWire(987654, userType.toBuffer(users[0])) },
+      { value: confluentWire(id, userType.toBuffer(users[1])) },
+    ]);
     const s = await stream(f.rt, `SET value.format = AVRO; SELECT name FROM \`${t}\``);
     expect(values(s)).toEqual([{ name: "bob" }]);
     expect(s.end).toMatchObject({ totalRecords: 2, skippedRecords: 1, returnedRecords: 1, undecodableRecords: 1 });
