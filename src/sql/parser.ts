@@ -260,10 +260,21 @@ export class Parser {
 
   /**
    * SetStatement : SET SettingName '=' SettingValue ';'
-   * SettingName : Name ( '.' Name )*
+   * SettingName : Name ( '.' Name )* | QuotedName
+   *
+   * A backquoted name is the whole dotted name (`` SET `max.time` = 5000; ``, as the older
+   * clients write it); what it holds is checked like any setting name.
    */
   parseSetStatement(): SetStatementNode {
     const start = this.expectKeyword("SET").start;
+    if (this.lexer.token.kind === TokenKind.QUOTED_NAME) {
+      const quoted = this.lexer.token;
+      this.lexer.advance();
+      this.expect(TokenKind.EQUALS);
+      const value = this.parseSettingValue();
+      const end = this.expect(TokenKind.SEMICOLON).end;
+      return { kind: "SetStatement", key: quoted.value, keyLoc: span(quoted), value, loc: { start, end } };
+    }
     const first = this.expect(TokenKind.NAME, "a setting name");
     let key = first.value;
     let keyEnd = first.end;

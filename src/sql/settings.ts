@@ -14,9 +14,8 @@
  * max.bytes = max.size, _ktype = key.format, _vtype = value.format.
  *
  * Keys and format names are case-insensitive; values may be quoted or bare; a key may be
- * backquoted (`max.time`, see unquoteSettingNames). When a key is set twice the last statement wins.
+ * backquoted (`max.time`). When a key is set twice the last statement wins.
  */
-import { Lexer, TokenKind } from "./lexer.ts";
 import { lookup } from "./lookup.ts";
 
 export const DATA_FORMATS = ["AVRO", "BYTES", "DOUBLE", "FLOAT", "INT", "JSON", "LONG", "PROTOBUF", "STRING"] as const;
@@ -179,36 +178,3 @@ export const SETTINGS: Readonly<Record<string, SettingDefinition>> = {
 };
 
 export const SETTING_NAMES: readonly string[] = Object.keys(SETTINGS).sort();
-
-const SETTING_NAME = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
-
-/**
- * The query with each backquoted setting name after SET (`` SET `max.time` = 5000; ``) written
- * bare, its backquotes made spaces: every offset stays where it was, so positions in messages
- * still point into the text the client sent. Only a name that would be valid bare is unquoted;
- * anything else (and text the lexer rejects) is left for the parser to report.
- */
-export function unquoteSettingNames(source: string): string {
-  if (!source.includes("`")) return source;
-  let out = source;
-  try {
-    const lexer = new Lexer(source);
-    let previous = lexer.token;
-    while (previous.kind !== TokenKind.EOF) {
-      const token = lexer.advance();
-      if (
-        token.kind === TokenKind.QUOTED_NAME &&
-        previous.kind === TokenKind.NAME &&
-        previous.value.toUpperCase() === "SET" &&
-        SETTING_NAME.test(token.value) &&
-        token.end - token.start === token.value.length + 2
-      ) {
-        out = `${out.slice(0, token.start)} ${token.value} ${out.slice(token.end)}`;
-      }
-      previous = token;
-    }
-  } catch {
-    return out;
-  }
-  return out;
-}

@@ -4,11 +4,10 @@
  */
 import { describe, expect, test } from "bun:test";
 import { compileQuery, DEFAULT_SETTINGS, type QuerySettings, validateSql } from "../../src/sql/index.ts";
-import { unquoteSettingNames } from "../../src/sql/settings.ts";
 
 /** As the service reads a query: backquoted setting names first. */
-const plan = (sql: string) => compileQuery(unquoteSettingNames(sql));
-const validate = (sql: string) => validateSql(unquoteSettingNames(sql));
+const plan = (sql: string) => compileQuery(sql);
+const validate = (sql: string) => validateSql(sql);
 
 describe("settings under the clients' names", () => {
   test.each<[string, Partial<QuerySettings>]>([
@@ -25,11 +24,9 @@ describe("settings under the clients' names", () => {
     expect(plan(sql).settings).toEqual({ ...DEFAULT_SETTINGS, ...settings });
   });
 
-  test("backquotes inside strings and names elsewhere are left alone, offsets unchanged", () => {
-    const sql = "SET `max.time` = 5; SELECT `a`.`b` FROM `t` WHERE x = '`max.time`'";
-    const unquoted = unquoteSettingNames(sql);
-    expect(unquoted).toBe("SET  max.time  = 5; SELECT `a`.`b` FROM `t` WHERE x = '`max.time`'");
-    expect(unquoted.length).toBe(sql.length);
+  test("a backquoted setting name is read whole; one that is no setting is an error at its position", () => {
+    expect(plan("SET `max.time` = 5; SELECT `a`.`b` FROM `t` WHERE x = '`max.time`'").settings.maxQueryTimeMs).toBe(5);
+    expect(validate("SET `max.nothing` = 5; SELECT * FROM t")).toMatchObject({ isValid: false, line: 1, column: 5 });
   });
 });
 

@@ -20,7 +20,7 @@ import {
 } from "../../sql/index.ts";
 import { isInsertStatement } from "../../sql/insert.ts";
 import { planQuery } from "../../sql/planner.ts";
-import { canonicalSetting, unquoteSettingNames } from "../../sql/settings.ts";
+import { canonicalSetting } from "../../sql/settings.ts";
 import { DecoderFactory } from "./decoders.ts";
 import {
   DEFAULT_MAX_QUERY_MEMORY,
@@ -153,7 +153,7 @@ export class SqlService {
 
   async validate(sql: string, cluster: string): Promise<ValidationResult> {
     if (this.opts.validateInsert && isInsertStatement(sql)) return this.opts.validateInsert(sql, cluster);
-    return validateSql(unquoteSettingNames(sql), await this.catalog(cluster), { maxLimit: this.opts.maxLimit });
+    return validateSql(sql, await this.catalog(cluster), { maxLimit: this.opts.maxLimit });
   }
 
   /**
@@ -164,9 +164,7 @@ export class SqlService {
     if (isInsertStatement(sql)) throw insertNotHere(sql);
     const catalog = await this.catalog(cluster);
     const now = Date.now();
-    // Backquoted setting names (`max.time`) as the parser reads them; offsets unchanged.
-    const source = unquoteSettingNames(sql);
-    const analysed = analyze(source, parse(source), catalog);
+    const analysed = analyze(sql, parse(sql), catalog);
     const plan = planQuery(analysed, { maxLimit: this.opts.maxLimit, now });
     const maxSize = this.opts.maxSizeBytes ?? DEFAULT_MAX_SIZE;
     const maxTime = this.opts.maxQueryTimeMs ?? DEFAULT_MAX_QUERY_TIME;
