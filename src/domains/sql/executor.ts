@@ -169,25 +169,19 @@ export function skippedWarning(s: SkippedPartition): string {
  * Plans of continuous queries (live subscriptions): each partition is read from its end offset
  * at the start on, new records as they come, and the query ends only when it is aborted or
  * killed. Records are handed on after every fetch, so a quiet topic's few records are not held
- * back waiting for a full batch. Marked on the plan, which the query service hands through
- * unchanged, so the executor's other callers and options are untouched.
+ * back waiting for a full batch.
  */
-const following = new WeakMap<QueryPlan, FollowHooks>();
+export type FollowHooks = NonNullable<QueryPlan["follow"]>;
 
-export interface FollowHooks {
-  /** Told once the end offsets are known: records written from then on are read. */
-  onReading?(): void;
-}
-
-/** The plan as a continuous query: no limit, size, time or idle bound ends it (see `following`). */
+/** The plan as a continuous query: no limit, size, time or idle bound ends it (see FollowHooks). */
 export function followPlan(plan: QueryPlan, hooks: FollowHooks = {}): QueryPlan {
   const unbounded = Number.MAX_SAFE_INTEGER;
   const followed: QueryPlan = {
     ...plan,
     limit: unbounded,
     settings: { ...plan.settings, maxSizeBytes: unbounded, maxQueryTimeMs: unbounded, maxIdleTimeMs: unbounded },
+    follow: hooks,
   };
-  following.set(followed, hooks);
   return followed;
 }
 
@@ -497,10 +491,11 @@ export async function* executeQuery(
     progress.outage = null;
     const { ranges, ends } = planned;
     progress.skippedPartitions.push(...planned.skipped);
-    const toRead = following.has(plan)
-      ? ranges.map((r) => ({ partition: r.partition, from: ends.get(r.partition) ?? r.from, to: Number.MAX_SAFE_INTEGER }))
-      : ranges.filter((r) => r.from < r.to);
-    following.get(plan)?.onReading?.();
+    const toRead =
+      plan.follow !== undefined
+        ? ranges.map((r) => ({ partition: r.partition, from: ends.get(r.partition) ?? r.from, to: Number.MAX_SAFE_INTEGER }))
+        : ranges.filter((r) => r.from < r.to);
+    plan.follow?.onReading?.();
     progress.scans = toRead.map((r) => ({ ...r, fetches: 0, fetchedRecords: 0, firstFetched: -1, lastFetched: -1 }));
     const scanOf = new Map(progress.scans.map((s) => [s.partition, s]));
     const onFetch = (f: FetchedBatches) => {
@@ -537,7 +532,7 @@ export async function* executeQuery(
         topic: plan.topic,
         partitions: toRead.map((r) => ({ partition: r.partition, from: r.from, to: r.to })),
         signal: internal.signal,
-        follow: following.has(plan),
+        follow: plan.follow !== undefined,
         onFetch,
         // Each fetched batch is written out or decoded before the next is pulled.
         reuseBuffers: true,
@@ -690,7 +685,7 @@ export async function* executeQuery(
           }
           if (reason !== null) break read;
         }
-        if (following.has(plan) && sink.count > 0) {
+        if (plan.follow !== undefined && sink.count > 0) {
           waitingForReader = true;
           yield batchOf();
           waitingForReader = false;
