@@ -21,7 +21,7 @@ import {
 import { QueryLimitError, startRecord } from "./limits.ts";
 import type { RecordView } from "./record.ts";
 import type { QuerySettings } from "./settings.ts";
-import { recordText, toNumber } from "./values.ts";
+import { recordText, toNumber, typedRecordText } from "./values.ts";
 
 /**
  * One end of an offset range, inclusive. `absolute` is an offset; `fromEnd`
@@ -40,6 +40,12 @@ export interface TimeRange {
   fromMs?: number;
   toMs?: number;
 }
+
+/**
+ * The value's JSON text at a path of field names, written with the type the decoder read it as
+ * (an Avro double as `0.0`, a decimal with its scale); undefined when it has none for the path.
+ */
+export type TypedValueText = (path: readonly string[]) => string | undefined;
 
 export interface QueryPlan {
   topic: string;
@@ -64,8 +70,12 @@ export interface QueryPlan {
   filter: (record: RecordView) => boolean;
   /** The output value of a record: the value itself for `*`, else an object. */
   project: (record: RecordView) => unknown;
-  /** The projected record's JSON text, bounded by QUERY_LIMITS.projectedRecord (QueryLimitError beyond). */
-  projectText: (record: RecordView) => string;
+  /**
+   * The projected record's JSON text, bounded by QUERY_LIMITS.projectedRecord (QueryLimitError
+   * beyond). With `typedAt`, a column that is a plain path into the value is written as the
+   * decoder's typed text of that path when it has one (TypedValueText).
+   */
+  projectText: (record: RecordView, typedAt?: TypedValueText) => string;
   projectionIsStar: boolean;
   /** Output field names in order, or null for `*`. */
   columns: string[] | null;
@@ -102,11 +112,24 @@ export function planQuery(query: AnalyzedQuery, options: PlanOptions = {}): Quer
 
   const projection = query.select.projection;
   let project: (record: RecordView) => unknown = (record) => record.value;
+  let projectText = (record: RecordView, _typedAt?: TypedValueText) => recordText(project(record));
   let columns: string[] | null = null;
   if (projection.kind === "ProjectionList") {
     const compiled = compileProjection(projection.items, context, query.source);
     project = compiled.project;
     columns = compiled.columns;
+    const { valuePaths } = compiled;
+    const names = compiled.columns;
+    if (valuePaths.some((p) => p !== null)) {
+      projectText = (record, typedAt) => {
+        const values = compiled.project(record);
+        if (typedAt === undefined) return recordText(values);
+        return typedRecordText(names, values, (i) => {
+          const path = valuePaths[i];
+          return path === null || path === undefined ? undefined : typedAt(path);
+        });
+      };
+    }
   }
 
   return {
@@ -120,7 +143,7 @@ export function planQuery(query: AnalyzedQuery, options: PlanOptions = {}): Quer
     timeRange: pushDown.time,
     filter,
     project,
-    projectText: (record) => recordText(project(record)),
+    projectText,
     projectionIsStar: projection.kind === "Star",
     columns,
     hasFilter: where !== null,
@@ -141,7 +164,12 @@ function compileProjection(
   items: SelectItemNode[],
   context: EvaluationContext,
   source: string,
-): { project: (record: RecordView) => unknown; columns: string[] } {
+): {
+  project: (record: RecordView) => Record<string, unknown>;
+  columns: string[];
+  /** Per column, the field names of a plain path into the value (`a.b`, `_value`), else null. */
+  valuePaths: (readonly string[] | null)[];
+} {
   const used = new Set<string>();
   const unique = (name: string): string => {
     let candidate = name;
@@ -149,17 +177,17 @@ function compileProjection(
     used.add(candidate);
     return candidate;
   };
-  const outputs: { name: string; evaluate: Evaluator }[] = [];
+  const outputs: { name: string; evaluate: Evaluator; valuePath: readonly string[] | null }[] = [];
   for (const item of items) {
     if (item.kind === "MetaStar") {
       for (const field of META_ORDER) {
-        outputs.push({ name: unique(field), evaluate: (r) => readMeta(field, r) });
+        outputs.push({ name: unique(field), evaluate: (r) => readMeta(field, r), valuePath: null });
       }
       continue;
     }
     const expression = item.expression;
     const name = item.alias?.value ?? defaultName(expression, source);
-    outputs.push({ name: unique(name), evaluate: compileExpressionPart(expression, context) });
+    outputs.push({ name: unique(name), evaluate: compileExpressionPart(expression, context), valuePath: valuePathOf(expression) });
   }
   // The columns of one record share one allowance of work.
   const project = (record: RecordView): Record<string, unknown> => {
@@ -172,7 +200,18 @@ function compileProjection(
     }
     return out;
   };
-  return { project, columns: outputs.map((o) => o.name) };
+  return { project, columns: outputs.map((o) => o.name), valuePaths: outputs.map((o) => o.valuePath) };
+}
+
+/** The field names of a path into the value made of field names only, else null. */
+function valuePathOf(expression: ExpressionNode): readonly string[] | null {
+  if (expression.kind !== "FieldPath" || expression.source !== "value") return null;
+  const names: string[] = [];
+  for (const s of expression.segments) {
+    if (s.kind !== "Field") return null;
+    names.push(s.name);
+  }
+  return names;
 }
 
 const META_ORDER: readonly MetaField[] = ["partition", "offset", "timestamp", "__keysize", "__valuesize"];

@@ -112,6 +112,28 @@ function stringify(value: object, bigints: boolean): string | undefined {
   }
 }
 
+/**
+ * The JSON text of a projected record whose columns may be written from their source's types:
+ * `typed(i)` is column i's text when the decoder knows its type (an Avro double as `0.0`, a
+ * decimal with its scale), else undefined and the value is written as recordText() would.
+ * Bounded like recordText().
+ */
+export function typedRecordText(
+  columns: readonly string[],
+  values: Record<string, unknown>,
+  typed: (column: number) => string | undefined,
+): string {
+  let text = "{";
+  for (let i = 0; i < columns.length; i++) {
+    const name = columns[i]!;
+    const value = values[name];
+    const piece = typed(i) ?? (typeof value === "bigint" ? value.toString() : recordText(value));
+    text += `${i === 0 ? "" : ","}${JSON.stringify(name)}:${piece}`;
+    if (text.length > QUERY_LIMITS.projectedRecord) throw projectedRecordTooLarge();
+  }
+  return `${text}}`;
+}
+
 function projectedRecordTooLarge(): QueryLimitError {
   return new QueryLimitError(
     "projectedRecord",

@@ -149,6 +149,18 @@ describe("lenses-python", () => {
     expect(records[0]!.key).toBe("trip-0");
   });
 
+  test("regression: a projected Avro double was written 0; a column that is a path into the value keeps its type, a computed one is a number", async () => {
+    const s = await pythonQuery(
+      `SELECT fare, tip_amount, total AS t, price, surcharge, tip_amount + 1 AS plus, _value.vendor_id FROM \`${taxi}\``,
+    );
+    expect(s.events.filter((e) => e.type === 3)).toEqual([]);
+    const values = s.events.filter((e) => e.type === 1).map((e) => JSON.parse(e.json).value as string);
+    expect(values).toEqual([
+      '{"fare":0.1,"tip_amount":0.0,"t":4935.000000000000000000,"price":-1.23,"surcharge":1.0,"plus":1,"vendor_id":"CMT"}',
+      '{"fare":12.0,"tip_amount":1.5,"t":0.000000000000000001,"price":2.50,"surcharge":null,"plus":2.5,"vendor_id":"VTS"}',
+    ]);
+  });
+
   test("the sample hints with a filter on an Avro topic, and several SETs with backquoted names", async () => {
     const s = await pythonQuery(
       `SET \`max.time\`=5000; SET \`max.zero.polls\` = 20; SET max.bytes = 1m;\nSELECT * FROM \`${taxi}\` WHERE tip_amount >= 0 AND _sample=2 AND _sampleWindow=200`,

@@ -133,6 +133,36 @@ export function avroText(type: avro.Type, value: unknown): string {
   return writerOf(type)(value);
 }
 
+/**
+ * The typed JSON text of the part of `value` (decoded by `type`) at a path of field names, the
+ * way a query's path reads it from avroToJson()'s value: records by field, maps by key, unions
+ * that are a value or null through the branch holding it. Undefined where the path leaves the
+ * schema or meets a wrapped union; the caller writes the plain value then.
+ */
+export function avroTextAt(type: avro.Type, value: unknown, path: readonly string[]): string | undefined {
+  let t = type;
+  let v = value;
+  for (const name of path) {
+    if (t.typeName === "union:unwrapped") {
+      if (v === null || v === undefined) return undefined;
+      const others = (t as avro.types.UnwrappedUnionType).types.filter((b) => b.typeName !== "null");
+      const branch = others.length === 1 ? others[0] : others.find((b) => b.isValid(v));
+      if (branch === undefined) return undefined;
+      t = branch;
+    }
+    if (v === null || typeof v !== "object") return undefined;
+    if (t.typeName === "record" || t.typeName === "error") {
+      const field = (t as avro.types.RecordType).field(name);
+      if (field === undefined) return undefined;
+      t = field.type;
+    } else if (t.typeName === "map") t = (t as avro.types.MapType).valuesType;
+    else return undefined;
+    if (!Object.hasOwn(v, name)) return undefined;
+    v = (v as Record<string, unknown>)[name];
+  }
+  return avroText(t, v);
+}
+
 /** Built once per type; a named type that contains itself refers to its writer through the cache. */
 function writerOf(type: avro.Type): Writer {
   const known = writers.get(type);

@@ -29,7 +29,8 @@ import avro from "avsc";
 import { AppError } from "../../errors.ts";
 import type { SchemaRegistryClient } from "../../registry/client.ts";
 import type { DataFormat } from "../../sql/index.ts";
-import { avroText, avroToJson, avroTypeOptions, javaDouble, javaFloat } from "./avro-text.ts";
+import type { TypedValueText } from "../../sql/planner.ts";
+import { avroText, avroTextAt, avroToJson, avroTypeOptions, javaDouble, javaFloat } from "./avro-text.ts";
 
 export class DecodeError extends Error {
   override readonly name = "DecodeError";
@@ -40,6 +41,8 @@ export interface Decoded {
   value: unknown;
   /** Valid JSON text of `value` (the payload itself for JSON), so `SELECT *` need not re-serialise. */
   json?: string;
+  /** The typed text of a path into the value, for a decoder that knows its types (see TypedValueText). */
+  typedAt?: TypedValueText;
 }
 
 export type Decoder = (bytes: Uint8Array) => Decoded | Promise<Decoded>;
@@ -372,6 +375,7 @@ function readAvro(type: avro.Type, bytes: Uint8Array, start: number): Decoded {
       get json() {
         return avroText(type, decoded);
       },
+      typedAt: (path) => avroTextAt(type, decoded, path),
     };
   } catch (err) {
     throw new DecodeError(`not valid Avro: ${(err as Error).message}`);
@@ -464,12 +468,14 @@ export class DecoderFactory {
       case "FLOAT":
         return (b) => {
           const value = fixed(b, 4, "FLOAT").getFloat32(0);
-          return { value, json: javaFloat(value) };
+          const json = javaFloat(value);
+          return { value, json, typedAt: (path) => (path.length === 0 ? json : undefined) };
         };
       case "DOUBLE":
         return (b) => {
           const value = fixed(b, 8, "DOUBLE").getFloat64(0);
-          return { value, json: javaDouble(value) };
+          const json = javaDouble(value);
+          return { value, json, typedAt: (path) => (path.length === 0 ? json : undefined) };
         };
       case "AVRO":
         return this.#avroDecoder(schema === undefined ? null : avroType(schema, `The ${what} schema of the topic metadata`), what);

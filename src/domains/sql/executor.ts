@@ -624,7 +624,9 @@ export async function* executeQuery(
               if (filter(view)) {
                 if (toSkip > 0) toSkip--;
                 else {
-                  const outValue = projectionIsStar ? (value.json ?? JSON.stringify(value.value) ?? "null") : plan.projectText(view);
+                  const outValue = projectionIsStar
+                    ? (value.json ?? JSON.stringify(value.value) ?? "null")
+                    : plan.projectText(view, value.typedAt);
                   // The text is held twice while it is written (and escaped once more).
                   if (outValue.length >= LARGE_RECORD_BYTES) {
                     untilCheck = 1;
