@@ -29,6 +29,8 @@ if (wanted.length > 0) {
   const t0 = performance.now();
   const cluster = await startCluster({ services: wanted, ownerPid: process.pid });
   Object.assign(process.env, cluster.env);
+  // Tests may rely on what this run's own broker is configured with (its rack, for one).
+  if (wanted.includes("kafka")) process.env.LOUPE_TEST_OWN_KAFKA = "1";
   const summary = cluster.services.map((s) => `${s.name} ${s.version} (${s.startMs} ms)`).join(", ");
   console.error(`[test/setup] started ${summary} in ${Math.round(performance.now() - t0)} ms: ${JSON.stringify(cluster.env)}`);
 

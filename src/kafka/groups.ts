@@ -84,13 +84,20 @@ export class GroupOps {
     });
   }
 
-  /** The coordinator broker of each group, from one batched FindCoordinator request. */
+  /**
+   * The coordinator broker of each group, from one batched FindCoordinator request; its rack from
+   * the cluster metadata (FindCoordinator names none), asked at the same time.
+   */
   coordinators(groupIds: string[]): Promise<Map<string, BrokerInfo>> {
     return this.#conn.call("Cannot find group coordinators", async () => {
       const out = new Map<string, BrokerInfo>();
       if (groupIds.length === 0) return out;
-      const found = await this.#conn.admin.findCoordinator({ keyType: FindCoordinatorKeyTypes.GROUP, keys: groupIds });
-      for (const c of found) out.set(c.key, { id: c.nodeId, host: c.host, port: c.port, rack: null });
+      const [found, md] = await Promise.all([
+        this.#conn.admin.findCoordinator({ keyType: FindCoordinatorKeyTypes.GROUP, keys: groupIds }),
+        this.#conn.metadata([]),
+      ]);
+      const racks = new Map(md.brokers.map((b) => [b.nodeId, b.rack ?? null]));
+      for (const c of found) out.set(c.key, { id: c.nodeId, host: c.host, port: c.port, rack: racks.get(c.nodeId) ?? null });
       return out;
     });
   }

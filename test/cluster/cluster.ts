@@ -365,6 +365,8 @@ function brokerProperties(dataDir: string, port: number, controllerPort: number,
     "inter.broker.listener.name": "PLAINTEXT",
     "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
     "log.dirs": dataDir,
+    // A rack per node, so what Loupe reports of racks (a group coordinator's) is seen non-null.
+    "broker.rack": `rack-${nodeId}`,
     // An authorizer, so ACL admin requests work; everyone connects as User:ANONYMOUS, a super
     // user, so no ACL a test creates can lock the tests out.
     "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
