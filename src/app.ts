@@ -159,7 +159,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   mount(metadataRoutes(deps.metadata));
   mount(jdbcRoutes({ inserts: deps.inserts, metadata: deps.metadata, audit: deps.audit, pool: deps.kafka, log: deps.logs.logger("jdbc") }));
   mount(consumerRoutes(deps.consumers));
-  mount(alertRoutes(deps.notifications));
+  mount(alertRoutes(deps.notifications, deps.streams));
   mount(metricsRoutes({ pool: deps.kafka, lag: deps.lag, counters, openStreams: () => deps.streams.total, startedAt: deps.startedAt }));
   mount(serverInfoRoutes(deps.serverInfo));
   mount(profileRoutes(deps.profiles));

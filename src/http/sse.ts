@@ -408,3 +408,40 @@ export function sseStream(opts: SseOptions, producer: (w: SseWriter) => Promise<
 export function sseResponse(stream: ReadableStream<Uint8Array>, headers: Record<string, string> = {}): Response {
   return new Response(stream, { status: 200, headers: { ...SSE_HEADERS, ...headers } });
 }
+
+/**
+ * The answer of a live feed (`/api/sse/audit`, `/api/sse/alerts`): one `data:<JSON>` line per
+ * event the feed emits while the client stays, framed as the Go client reads these streams
+ * (CLIENTS.md 3): heartbeats are a bare `:` (a line of 6 bytes or more that is not data would
+ * end its reading), and the stream's last line is `data:` when it is closed from this side.
+ * Counts against the user's open streams like every stream.
+ */
+export function feedResponse<T>(
+  c: Context<AppEnv>,
+  streams: StreamRegistry,
+  subscribe: (listener: (event: T) => void) => () => void,
+  heartbeatMs: number,
+): Response {
+  const release = streams.acquire(c.get("session")!.user.name, c);
+  c.env?.server?.timeout(c.req.raw, 0);
+  const stream = sseStream(
+    {
+      heartbeat: ":",
+      heartbeatMs,
+      maxBufferedBytes: 1 << 20,
+      errorLine: () => "data:",
+      endLine: "data:",
+      requestSignal: c.req.raw.signal,
+      onClose: release,
+    },
+    (w) =>
+      new Promise<void>((resolve) => {
+        const unsubscribe = subscribe((event) => w.send(`data:${JSON.stringify(event)}`));
+        w.signal.addEventListener("abort", () => {
+          unsubscribe();
+          resolve();
+        });
+      }),
+  );
+  return sseResponse(stream);
+}

@@ -114,6 +114,42 @@ describe("audit", () => {
   });
 });
 
+describe("alert stream", () => {
+  test("/api/sse/alerts: `data:<notification>` lines without a type digit, a blank line after each, `:` heartbeats, `data:` last", async () => {
+    const login = await rt.app.request("/api/login", {
+      method: "POST",
+      body: JSON.stringify({ user: ROLE_USERS.nodata.name, password: ROLE_USERS.nodata.password }),
+    });
+    const token = await login.text();
+    const res = await fetch(new URL("/api/sse/alerts", server.url), {
+      headers: {
+        ...GO_HEADERS,
+        "x-service-token": token,
+        "Content-Type": "application/json",
+        Accept: "application/json, text/event-stream",
+      },
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toStartWith("text/event-stream");
+    const stream = new StreamReader(res);
+    try {
+      // Creating a topic raises a notification (TOPIC_CREATED).
+      const name = await createTopic({});
+      expect(await stream.until((t) => t.includes(`Topic '${name}' has been created`) && t.endsWith("\n\n"))).toBe(true);
+      const notes = goStreamPayloads(stream.text).map((p) =>
+        decode(object({ alertId: int, labels: record(str), annotations: record(str), startsAt: str, generatorURL: str }), p),
+      );
+      expect(notes.some((n) => n.annotations.summary?.includes(name))).toBe(true);
+      expect((await rt.request("/api/logout", { method: "POST", token })).status).toBe(200);
+      expect(await stream.end()).toBe(true);
+      assertOneLineEvents(stream.text);
+      expect(stream.text.endsWith("data:\n\n")).toBe(true);
+    } finally {
+      stream.cancel();
+    }
+  });
+});
+
 describe("logs and alerts", () => {
   test.each(["INFO", "METRICS"])("GET /api/logs/%s decodes as the Go client's log lines", async (level) => {
     const lines = await jsonAnswer(asResponse(await goGet(`/api/logs/${level}`, "admin")), 200, array(logLine));

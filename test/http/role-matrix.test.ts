@@ -128,6 +128,11 @@ const PREPARE: Record<string, Prepare> = {
   "GET /api/docs": get("/api/docs", async (res) => expect(await res.text()).toContain("Loupe API reference")),
   "GET /api/audit": get("/api/audit", jsonArray),
   "GET /api/sse/audit": async () => ({ path: "/api/sse/audit", stream: true, headers: { accept: "application/json, text/event-stream" } }),
+  "GET /api/sse/alerts": async () => ({
+    path: "/api/sse/alerts",
+    stream: true,
+    headers: { accept: "application/json, text/event-stream" },
+  }),
   "GET /api/logs/INFO": get("/api/logs/INFO", jsonArray),
   "GET /api/logs/METRICS": get("/api/logs/METRICS", jsonArray),
   "GET /api/sql/validation": async () => ({

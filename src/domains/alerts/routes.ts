@@ -1,6 +1,10 @@
 import { z } from "zod";
-import { defineRoute, json, RouteGroup } from "../../http/route.ts";
+import { defineRoute, eventStream, json, RouteGroup } from "../../http/route.ts";
+import { feedResponse, type StreamRegistry } from "../../http/sse.ts";
 import type { NotificationService } from "./notifications.ts";
+
+/** COMPAT.md: the alert stream's heartbeat comes every 10 s. */
+const ALERT_HEARTBEAT_MS = 10_000;
 
 const listQuery = z
   .object({
@@ -28,10 +32,19 @@ export const alertApi = {
     request: { query: listQuery },
     responses: { 200: json(z.array(notification)) },
   }),
+  stream: defineRoute({
+    method: "GET",
+    path: "/api/sse/alerts",
+    level: "nodata",
+    summary: "Live alert notifications (event stream)",
+    tags: ["alerts"],
+    responses: { 200: eventStream("`data:<notification JSON>` lines (no type digit), `:` heartbeats every 10 s") },
+  }),
 };
 
-export function alertRoutes(notifications: NotificationService) {
+export function alertRoutes(notifications: NotificationService, streams: StreamRegistry) {
   const app = new RouteGroup();
   app.handle(alertApi.list, async (c) => c.json(await notifications.list(c.req.valid("query"))));
+  app.handle(alertApi.stream, (c) => feedResponse(c, streams, (send) => notifications.subscribe(send), ALERT_HEARTBEAT_MS));
   return app;
 }

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineRoute, eventStream, json, RouteGroup } from "../../http/route.ts";
-import { type StreamRegistry, sseResponse, sseStream } from "../../http/sse.ts";
+import { feedResponse, type StreamRegistry } from "../../http/sse.ts";
 import type { AuditService } from "./service.ts";
 import { AUDIT_TYPES, type AuditEntry } from "./types.ts";
 
@@ -51,31 +51,8 @@ export function auditRoutes(audit: AuditService, streams: StreamRegistry) {
 
   app.handle(auditApi.list, async (c) => c.json(await audit.list(c.req.valid("query"))));
 
-  app.handle(auditApi.stream, (c) => {
-    const release = streams.acquire(c.get("session")!.user.name, c);
-    c.env?.server?.timeout(c.req.raw, 0);
-    const stream = sseStream(
-      {
-        heartbeat: ":",
-        heartbeatMs: 5_000,
-        maxBufferedBytes: 1 << 20,
-        errorLine: () => "data:",
-        endLine: "data:",
-        requestSignal: c.req.raw.signal,
-        onClose: release,
-      },
-      // Completed entries only: an intent (PENDING) is not streamed, since a line cannot be
-      // updated later and a change would show twice.
-      (w) =>
-        new Promise<void>((resolve) => {
-          const unsubscribe = audit.subscribe((e: AuditEntry) => w.send(`data:${JSON.stringify(e)}`));
-          w.signal.addEventListener("abort", () => {
-            unsubscribe();
-            resolve();
-          });
-        }),
-    );
-    return sseResponse(stream);
-  });
+  // Completed entries only: an intent (PENDING) is not streamed, since a line cannot be updated
+  // later and a change would show twice.
+  app.handle(auditApi.stream, (c) => feedResponse(c, streams, (send: (e: AuditEntry) => void) => audit.subscribe(send), 5_000));
   return app;
 }
