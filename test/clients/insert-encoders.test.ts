@@ -23,9 +23,7 @@ beforeAll(async () => {
   rt = await testRuntime({ sql: { schemaRegistry: { urls: [schemaRegistryUrl()] } } });
 });
 afterAll(async () => {
-  const kafka = rt.kafka.default();
-  for (const t of created) await kafka.topics.delete(t).catch(() => {});
-  await rt.dispose();
+  await rt.dispose({ topics: created });
 });
 
 const topic = (prefix: string) => createReadyTopic(rt.kafka.default(), { prefix: `ins-${prefix}`, track: created });

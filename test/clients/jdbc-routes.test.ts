@@ -58,10 +58,7 @@ beforeAll(async () => {
   await kafka.groups.alterOffsets(group, [{ topic: plain, partition: 0, offset: 0 }]);
 });
 afterAll(async () => {
-  const kafka = rt.kafka.default();
-  await kafka.groups.delete([group]).catch(() => {});
-  for (const t of created) await kafka.topics.delete(t).catch(() => {});
-  await rt.dispose();
+  await rt.dispose({ topics: created, groups: [group] });
 });
 
 /** java.net.URLEncoder.encode(s, "UTF-8"): what the driver's `escape` does to a statement. */

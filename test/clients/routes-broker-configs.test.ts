@@ -33,8 +33,7 @@ afterAll(async () => {
   // Other tests share the broker: leave its settings as they were.
   const kafka = rt.kafka.default();
   await kafka.configs.alterBroker(brokerId, [{ key: "log.cleaner.threads", value: cleanerThreadsBefore }]).catch(() => {});
-  for (const t of topics) await kafka.topics.delete(t).catch(() => {});
-  await rt.dispose();
+  await rt.dispose({ topics });
 });
 
 /** As the Go client sends it: the token, gzip accepted, JSON bodies with their Content-Type. */

@@ -21,11 +21,8 @@ beforeAll(async () => {
   topic = await createReadyTopic(rt.kafka.default(), { prefix: "wire-st", partitions: 1, track: created });
 });
 afterAll(async () => {
-  const kafka = rt.kafka.default();
-  await kafka.groups.delete(groups).catch(() => {});
-  for (const t of created) await kafka.topics.delete(t).catch(() => {});
   server.stop(true);
-  await rt.dispose();
+  await rt.dispose({ topics: created, groups });
 });
 
 const as = async (

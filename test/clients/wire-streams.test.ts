@@ -32,13 +32,8 @@ beforeAll(async () => {
   server = serve(rt.app);
 });
 afterAll(async () => {
-  for (const t of created)
-    await rt.kafka
-      .default()
-      .topics.delete(t)
-      .catch(() => {});
   server.stop(true);
-  await rt.dispose();
+  await rt.dispose({ topics: created });
 });
 
 /** GO `AuditEntry`: content is a map of string to string. */

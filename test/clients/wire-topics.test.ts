@@ -39,11 +39,8 @@ beforeAll(async () => {
   for (const role of ["write", "read", "nodata"] as const) tokens[role] = await rt.token(role);
 });
 afterAll(async () => {
-  const kafka = rt.kafka.default();
-  await kafka.groups.delete(groups).catch(() => {});
-  for (const t of created) await kafka.topics.delete(t).catch(() => {});
   server.stop(true);
-  await rt.dispose();
+  await rt.dispose({ topics: created, groups });
 });
 
 /** A request of the Go client (GO c `Do`): its headers, JSON bodies, the token of `role`. */

@@ -16,12 +16,7 @@ beforeAll(async () => {
   rt = await testRuntime();
 });
 afterAll(async () => {
-  for (const t of topics)
-    await rt.kafka
-      .default()
-      .topics.delete(t)
-      .catch(() => {});
-  await rt.dispose();
+  await rt.dispose({ topics });
 });
 
 interface AvroRecord {

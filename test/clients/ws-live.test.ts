@@ -23,10 +23,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   for (const c of open) c.close();
-  const kafka = rt.kafka.default();
-  await kafka.groups.delete(groups).catch(() => {});
-  for (const t of topics) await kafka.topics.delete(t).catch(() => {});
-  await rt.dispose();
+  await rt.dispose({ topics, groups });
 });
 
 async function connect(clientId: string = crypto.randomUUID(), headers: Record<string, string> = {}): Promise<LiveClient> {

@@ -13,10 +13,7 @@ beforeAll(async () => {
   rt = await testRuntime({ lag: { cacheTtl: 0, sampleInterval: 0 } });
 });
 afterAll(async () => {
-  const kafka = rt.kafka.default();
-  await kafka.groups.delete(groups).catch(() => {});
-  for (const t of topics) await kafka.topics.delete(t).catch(() => {});
-  await rt.dispose();
+  await rt.dispose({ topics, groups });
 });
 
 async function topicWith(counts: number[], timestamp?: (p: number, i: number) => number): Promise<string> {

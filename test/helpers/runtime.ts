@@ -50,7 +50,11 @@ export interface TestRuntime extends Runtime {
   /** Logs in and returns the token of the user holding `role`. */
   token(role: Role): Promise<string>;
   request(path: string, init?: RequestInit & { role?: Role; token?: string }): Promise<Response>;
-  dispose(): Promise<void>;
+  /**
+   * Stops the server and the runtime and removes its data. `made`: what the test file made on
+   * the default cluster, deleted first (groups, then topics; a failure there is ignored).
+   */
+  dispose(made?: { topics?: Iterable<string>; groups?: string[] }): Promise<void>;
 }
 
 /**
@@ -118,7 +122,10 @@ export async function testRuntime(
       if (init.body !== undefined && !headers.has("content-type")) headers.set("content-type", "application/json");
       return fetch(new URL(path, server.url), { redirect: "manual", ...init, headers });
     },
-    async dispose() {
+    async dispose(made: { topics?: Iterable<string>; groups?: string[] } = {}) {
+      const kafka = rt.kafka.default();
+      if (made.groups?.length) await kafka.groups.delete(made.groups).catch(() => {});
+      for (const topic of made.topics ?? []) await kafka.topics.delete(topic).catch(() => {});
       server.stop(true);
       await rt.close();
       rmSync(dataDir, { recursive: true, force: true });

@@ -38,9 +38,7 @@ beforeAll(async () => {
   rt = await testRuntime();
 });
 afterAll(async () => {
-  const kafka = rt.kafka.default();
-  for (const t of created) await kafka.topics.delete(t).catch(() => {});
-  await rt.dispose();
+  await rt.dispose({ topics: created });
 });
 
 async function topicExists(runtime: Runtime, name: string): Promise<boolean> {

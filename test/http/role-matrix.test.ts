@@ -32,10 +32,7 @@ beforeAll(async () => {
   group = await newGroup(topic);
 });
 afterAll(async () => {
-  const kafka = rt.kafka.default();
-  await kafka.groups.delete(groups).catch(() => {});
-  for (const t of topics) await kafka.topics.delete(t).catch(() => {});
-  await rt.dispose();
+  await rt.dispose({ topics, groups });
 });
 
 /** A topic with three JSON records, created through the API so that it has leaders when it answers. */

@@ -40,12 +40,7 @@ beforeAll(async () => {
   rt = await testRuntime({ auth: { tokenLifetime: "1h" } }, { auth: { now: () => clock } });
 });
 afterAll(async () => {
-  for (const t of topics)
-    await rt.kafka
-      .default()
-      .topics.delete(t)
-      .catch(() => {});
-  await rt.dispose();
+  await rt.dispose({ topics });
 });
 
 describe("revoking a token closes its streams", () => {

@@ -51,12 +51,7 @@ describe("topic metadata API", () => {
     });
   });
   afterAll(async () => {
-    for (const t of topics)
-      await rt.kafka
-        .default()
-        .topics.delete(t)
-        .catch(() => {});
-    await rt.dispose();
+    await rt.dispose({ topics });
   });
 
   async function topic(records: Array<{ key?: string | Uint8Array | null; value: string | Uint8Array | null }> = []): Promise<string> {

@@ -35,16 +35,7 @@ describe("GET /metrics", () => {
     rt = await testRuntime({ lag: { cacheTtl: 0, sampleInterval: 0 } });
   });
   afterAll(async () => {
-    await rt.kafka
-      .default()
-      .groups.delete(groups)
-      .catch(() => {});
-    for (const t of topics)
-      await rt.kafka
-        .default()
-        .topics.delete(t)
-        .catch(() => {});
-    await rt.dispose();
+    await rt.dispose({ topics, groups });
   });
 
   test("answers without a token, in the text format, with lag series, lag seconds and Loupe's own figures", async () => {

@@ -13,9 +13,7 @@ beforeAll(async () => {
   rt = await testRuntime({ lag: { cacheTtl: 0, sampleInterval: 250 } });
 });
 afterAll(async () => {
-  const kafka = rt.kafka.default();
-  for (const t of created) await kafka.topics.delete(t).catch(() => {});
-  await rt.dispose();
+  await rt.dispose({ topics: created });
 });
 
 const json = (body: unknown) => ({ method: "POST", body: JSON.stringify(body), role: "write" as const });
