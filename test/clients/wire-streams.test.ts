@@ -63,6 +63,22 @@ async function createTopic(configs: Record<string, unknown>): Promise<string> {
   return name;
 }
 
+/**
+ * Opens a live feed as the Go client does, with a token of its own (the tests revoke it to see
+ * the stream's last line).
+ */
+async function goFeed(path: string, role: "admin" | "nodata"): Promise<{ token: string; res: Response }> {
+  const login = await rt.app.request("/api/login", {
+    method: "POST",
+    body: JSON.stringify({ user: ROLE_USERS[role].name, password: ROLE_USERS[role].password }),
+  });
+  const token = await login.text();
+  const res = await fetch(new URL(path, server.url), {
+    headers: { ...GO_HEADERS, "x-service-token": token, "Content-Type": "application/json", Accept: "application/json, text/event-stream" },
+  });
+  return { token, res };
+}
+
 describe("audit", () => {
   test("GET /api/audit: every content value a string, timestamps integers, even for numbers and lists in the request", async () => {
     const name = await createTopic({ "retention.ms": 3_600_000, "unclean.leader.election.enable": false });
@@ -73,20 +89,7 @@ describe("audit", () => {
   });
 
   test("/api/sse/audit: `:` heartbeats, one `data:` line per entry and a blank line after it, nothing the Go client aborts on", async () => {
-    // A token of its own: it is revoked at the end.
-    const login = await rt.app.request("/api/login", {
-      method: "POST",
-      body: JSON.stringify({ user: ROLE_USERS.admin.name, password: ROLE_USERS.admin.password }),
-    });
-    const token = await login.text();
-    const res = await fetch(new URL("/api/sse/audit", server.url), {
-      headers: {
-        ...GO_HEADERS,
-        "x-service-token": token,
-        "Content-Type": "application/json",
-        Accept: "application/json, text/event-stream",
-      },
-    });
+    const { token, res } = await goFeed("/api/sse/audit", "admin");
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toStartWith("text/event-stream");
     expect(res.headers.get("content-encoding")).toBeNull();
@@ -111,19 +114,7 @@ describe("audit", () => {
 
 describe("alert stream", () => {
   test("/api/sse/alerts: `data:<notification>` lines without a type digit, a blank line after each, `:` heartbeats, `data:` last", async () => {
-    const login = await rt.app.request("/api/login", {
-      method: "POST",
-      body: JSON.stringify({ user: ROLE_USERS.nodata.name, password: ROLE_USERS.nodata.password }),
-    });
-    const token = await login.text();
-    const res = await fetch(new URL("/api/sse/alerts", server.url), {
-      headers: {
-        ...GO_HEADERS,
-        "x-service-token": token,
-        "Content-Type": "application/json",
-        Accept: "application/json, text/event-stream",
-      },
-    });
+    const { token, res } = await goFeed("/api/sse/alerts", "nodata");
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toStartWith("text/event-stream");
     const stream = new StreamReader(res);
