@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { schemaRegistryUrl } from "../cluster/cluster.ts";
+import { registerSchema } from "../helpers/registry.ts";
 import { type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 import { createReadyTopic } from "../helpers/topics.ts";
 import { WsClient } from "./ws-client.ts";
@@ -13,7 +15,7 @@ let rt: TestRuntime;
 const topics: string[] = [];
 
 beforeAll(async () => {
-  rt = await testRuntime();
+  rt = await testRuntime({ sql: { schemaRegistry: { urls: [schemaRegistryUrl()] } } });
 });
 afterAll(async () => {
   await rt.dispose({ topics });
@@ -142,6 +144,39 @@ describe("JDBC select websocket", () => {
       { name: "count", type: "int" },
       { name: "note", type: ["null", "string"] },
       { name: "card", type: "string" },
+    ]);
+  });
+
+  test("Avro records (registry wire format) come as flat rows of typed values, a nested record as its JSON text", async () => {
+    const t = await createReadyTopic(rt.kafka.default(), { prefix: "jdbc-avro-rows", partitions: 1, track: topics });
+    await registerSchema(`${t}-value`, {
+      type: "record",
+      name: "Trip",
+      fields: [
+        { name: "id", type: "string" },
+        { name: "amount", type: "double" },
+        { name: "count", type: "int" },
+        { name: "paid", type: "boolean" },
+        { name: "card", type: { type: "record", name: "Card", fields: [{ name: "last4", type: "string" }] } },
+      ],
+    });
+    // Written as the driver inserts: text/plain, ISO-8859-1, its SET prefix.
+    const inserted = await rt.request("/api/jdbc/insert", {
+      method: "POST",
+      role: "write",
+      headers: { "content-type": "text/plain" },
+      body: Buffer.from(
+        `SET _ktype='STRING'; SET _vtype='AVRO'; INSERT INTO \`${t}\` (_key, id, amount, count, paid, card.last4) VALUES ('k1', 'a', 0.0, 1, true, '4242'), ('k2', 'b', 2.5, 2, false, '0005')`,
+        "latin1",
+      ),
+    });
+    expect(inserted.status).toBe(200);
+    const got = decode(await select(`SELECT * FROM \`${t}\``));
+    expect(got).toMatchObject({ schemaFirst: true, ended: true, error: null });
+    expect(got.schema!.fields.map((f) => f.name)).toEqual(["id", "amount", "count", "paid", "card"]);
+    expect(got.rows.map((r) => JSON.parse(r))).toEqual([
+      { id: "a", amount: 0, count: 1, paid: true, card: '{"last4":"4242"}' },
+      { id: "b", amount: 2.5, count: 2, paid: false, card: '{"last4":"0005"}' },
     ]);
   });
 
