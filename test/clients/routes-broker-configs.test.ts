@@ -6,10 +6,10 @@ import { uniqueTopic } from "../cluster/cluster.ts";
 import { errorOf, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 import { waitFor } from "../helpers/wait.ts";
 import { describeCluster } from "../kafka/test-only.ts";
-import { goDecodeProblems } from "./routes-decode.ts";
+import { decode, goStruct, int, str } from "./strict.ts";
 
 /** The Go client's BrokerConfig (CLIENTS.md 5.2). */
-const GO_BROKER_CONFIG = { "log.cleaner.threads": "int", "compression.type": "string", "advertised.port": "int" } as const;
+const GO_BROKER_CONFIG = goStruct({ "log.cleaner.threads": int, "compression.type": str, "advertised.port": int });
 
 /** What the Go CLI sends on `PUT`: every key, the unset ones as zero values. */
 const goBody = (set: Partial<{ "log.cleaner.threads": number; "compression.type": string; "advertised.port": number }>) =>
@@ -53,7 +53,7 @@ async function readConfigs(path: string): Promise<{ body: Record<string, unknown
   expect(res.headers.get("content-type")).toContain("application/json");
   const text = await res.text();
   const body = JSON.parse(text) as Record<string, unknown>;
-  expect(goDecodeProblems(body, GO_BROKER_CONFIG)).toEqual([]);
+  decode(GO_BROKER_CONFIG, body);
   for (const [k, v] of Object.entries(body))
     expect({ k, type: typeof v }).toMatchObject({ k, type: expect.stringMatching(/^(string|number|boolean)$/) });
   return { body, text };

@@ -2,30 +2,30 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { LICENSE, publicUrl } from "../../src/domains/server-info/service.ts";
 import { VERSION } from "../../src/version.ts";
 import { type TestRuntime, testRuntime } from "../helpers/runtime.ts";
-import { type GoType, goDecodeProblems } from "./routes-decode.ts";
+import { array, bool, decode, goStruct, int, str } from "./strict.ts";
 
 /** `{url, jmx}` entries (CLIENTS.md 5.1). */
-const urls: GoType = { array: { url: "string", jmx: "string" } };
+const urls = array(goStruct({ url: str, jmx: str }));
 
 /** The Go client's BoxConfig, key by key, as CLIENTS.md 5.1 lists it. */
-const BOX_CONFIG: Record<string, GoType> = {
-  "lenses.sql.execution.mode": "string",
-  "lenses.connect.clusters": { array: { name: "string", urls, statuses: "string", configs: "string", offsets: "string" } },
-  "lenses.version": "string",
-  "lenses.ip": "string",
-  "lenses.kafka.brokers": "string",
-  "lenses.license.file": "string",
-  "lenses.root.path": "string",
-  "lenses.security.mode": "string",
-  "lenses.zookeeper.chroot": "string",
-  "lenses.port": "int",
-  "lenses.jmx.port": "int",
+const BOX_CONFIG = goStruct({
+  "lenses.sql.execution.mode": str,
+  "lenses.connect.clusters": array(goStruct({ name: str, urls, statuses: str, configs: str, offsets: str })),
+  "lenses.version": str,
+  "lenses.ip": str,
+  "lenses.kafka.brokers": str,
+  "lenses.license.file": str,
+  "lenses.root.path": str,
+  "lenses.security.mode": str,
+  "lenses.zookeeper.chroot": str,
+  "lenses.port": int,
+  "lenses.jmx.port": int,
   "lenses.schema.registry.urls": urls,
   "lenses.zookeeper.hosts": urls,
-  "lenses.kubernetes.config.file": "string",
-  "lenses.kubernetes.image.name": "string",
-  "lenses.kubernetes.image.tag": "string",
-  "lenses.kubernetes.service.account": "string",
+  "lenses.kubernetes.config.file": str,
+  "lenses.kubernetes.image.name": str,
+  "lenses.kubernetes.image.tag": str,
+  "lenses.kubernetes.service.account": str,
   ...Object.fromEntries(
     [
       "alerts.settings",
@@ -39,14 +39,14 @@ const BOX_CONFIG: Record<string, GoType> = {
       "metrics",
       "processors",
       "profiles",
-    ].map((k) => [`lenses.topics.${k}`, "string" as GoType]),
+    ].map((k) => [`lenses.topics.${k}`, str]),
   ),
-};
+});
 
 /** The Go client's GetConnectClusters reads the same array with `url` a string. */
-const CONNECT_CLUSTERS: Record<string, GoType> = {
-  "lenses.connect.clusters": { array: { name: "string", url: "string", statuses: "string", config: "string", offsets: "string" } },
-};
+const CONNECT_CLUSTERS = goStruct({
+  "lenses.connect.clusters": array(goStruct({ name: str, url: str, statuses: str, config: str, offsets: str })),
+});
 
 // Secrets a config may hold: none may reach /api/config.
 const SASL_PASSWORD = "sasl-pw-do-not-show-71";
@@ -90,8 +90,8 @@ describe("GET /api/config", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toContain("application/json");
     const body = JSON.parse(text) as Record<string, unknown>;
-    expect(goDecodeProblems(body, BOX_CONFIG)).toEqual([]);
-    expect(goDecodeProblems(body, CONNECT_CLUSTERS)).toEqual([]);
+    decode(BOX_CONFIG, body);
+    decode(CONNECT_CLUSTERS, body);
     expect(body["lenses.sql.execution.mode"]).toBe("IN_PROC");
     expect(body["lenses.version"]).toBe(VERSION);
     // The port Loupe really listens on (the test server's), an integer.
@@ -150,9 +150,7 @@ describe("GET /api/license", () => {
     const res = await rt.request("/api/license", { role: "nodata", headers: { "accept-encoding": "gzip" } });
     expect(res.status).toBe(200);
     const body = (await res.json()) as Record<string, unknown>;
-    expect(
-      goDecodeProblems(body, { clientId: "string", isRespected: "bool", maxBrokers: "int", maxMessages: "int", expiry: "int" }),
-    ).toEqual([]);
+    decode(goStruct({ clientId: str, isRespected: bool, maxBrokers: int, maxMessages: int, expiry: int }), body);
     expect(Object.keys(body).sort()).toEqual(["clientId", "expiry", "isRespected", "maxBrokers", "maxMessages"]);
     expect(body).toEqual({ ...LICENSE });
     expect(body.isRespected).toBe(true);

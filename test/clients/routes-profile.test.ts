@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ProfileRepo } from "../../src/domains/profile/repo.ts";
 import { ProfileService } from "../../src/domains/profile/service.ts";
 import { errorOf, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
-import { goDecodeProblems } from "./routes-decode.ts";
+import { array, decode, goStruct, str } from "./strict.ts";
 
 let rt: TestRuntime;
 beforeAll(async () => {
@@ -28,7 +28,7 @@ async function profileOf(res: Response): Promise<Record<string, string[]>> {
   expect(res.status).toBe(200);
   expect(res.headers.get("content-type")).toContain("application/json");
   const body = (await res.json()) as Record<string, string[]>;
-  expect(goDecodeProblems(body, { topics: "string[]", schemas: "string[]", transformers: "string[]" })).toEqual([]);
+  decode(goStruct({ topics: array(str), schemas: array(str), transformers: array(str) }), body);
   for (const [k, v] of Object.entries(body))
     expect({ k, ok: Array.isArray(v) && v.every((x) => typeof x === "string") }).toEqual({ k, ok: true });
   return body;
