@@ -4,8 +4,6 @@
  * real broker with a clock the test advances, so the windows are exact.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
-import { DecoderFactory } from "../../src/domains/sql/decoders.ts";
-import { executeQuery } from "../../src/domains/sql/executor.ts";
 import { RecordText } from "../../src/domains/sql/record-text.ts";
 import { RECORD_LINE } from "../../src/domains/sql/stream-answer.ts";
 import { jsonRecords, parseStream, sqlFixture } from "../sql-exec/helpers.ts";
@@ -23,7 +21,6 @@ beforeAll(async () => {
 
 /** Runs the query; each record written to the answer moves the clock on by `stepMs`. */
 async function run(sql: string, stepMs: number) {
-  const compiled = await f.rt.sql.compile(sql, "local");
   let now = 0;
   const sink = new RecordText('"t"', RECORD_LINE);
   const add = sink.add.bind(sink);
@@ -36,21 +33,7 @@ async function run(sql: string, stepMs: number) {
     now += stepMs;
     return addJson(...args);
   };
-  const factory = new DecoderFactory({ registry: null });
-  let text = "";
-  let end: Record<string, unknown> | undefined;
-  for await (const ev of executeQuery(
-    {
-      cluster: f.rt.kafka.default(),
-      keyDecoder: factory.create(undefined, undefined, "key"),
-      valueDecoder: factory.create(undefined, undefined, "value"),
-    },
-    compiled.plan,
-    { signal: new AbortController().signal, sink, now: () => now },
-  )) {
-    if (ev.type === "records") text += new TextDecoder().decode(ev.bytes);
-    else if (ev.type === "end") end = { ...ev.end };
-  }
+  const { text, end } = await f.execute(sql, sink, () => now);
   const values = parseStream(text).map((l) => JSON.parse(l.body.value).i as number);
   return { values, end: end! };
 }

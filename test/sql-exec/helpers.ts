@@ -6,6 +6,9 @@
 
 import { afterAll, beforeAll } from "bun:test";
 import type { Role } from "../../src/config/schema.ts";
+import { DecoderFactory } from "../../src/domains/sql/decoders.ts";
+import { executeQuery, type QueryEvent } from "../../src/domains/sql/executor.ts";
+import type { RecordText } from "../../src/domains/sql/record-text.ts";
 import type { FinishedQuery } from "../../src/domains/sql/service.ts";
 import type { ProduceRecord } from "../../src/kafka/index.ts";
 import { schemaRegistryUrl, uniqueTopic } from "../cluster/cluster.ts";
@@ -16,6 +19,16 @@ export interface Fixture {
   topic(prefix: string, partitions?: number): Promise<string>;
   /** Produces in requests of `chunk` records, so each partition gets batches of at most that many. */
   produce(topic: string, records: ProduceRecord[], chunk?: number): Promise<void>;
+  /**
+   * Runs `sql` through the executor itself, on the test broker with the default decoders,
+   * writing to `sink` and reading time from `now` (a clock the test moves): the events' types in
+   * order, the answer's text and the end record.
+   */
+  execute(
+    sql: string,
+    sink: RecordText,
+    now: () => number,
+  ): Promise<{ types: QueryEvent["type"][]; text: string; end?: Record<string, unknown> }>;
 }
 
 export function sqlFixture(raw: Record<string, unknown> = {}): Fixture {
@@ -25,9 +38,7 @@ export function sqlFixture(raw: Record<string, unknown> = {}): Fixture {
     f.rt = await testRuntime({ sql: { schemaRegistry: { urls: [schemaRegistryUrl()] }, ...(raw.sql as object) }, ...raw });
   });
   afterAll(async () => {
-    const kafka = f.rt.kafka.default();
-    for (const t of created) await kafka.topics.delete(t).catch(() => {});
-    await f.rt.dispose();
+    await f.rt.dispose({ topics: created });
   });
   f.topic = async (prefix, partitions = 1) => {
     const name = uniqueTopic(`sqlx-${prefix}`);
@@ -38,6 +49,22 @@ export function sqlFixture(raw: Record<string, unknown> = {}): Fixture {
   f.produce = async (topic, records, chunk = 10) => {
     const kafka = f.rt.kafka.default();
     for (let i = 0; i < records.length; i += chunk) await kafka.writes.produce(topic, records.slice(i, i + chunk));
+  };
+  f.execute = async (sql, sink, now) => {
+    const compiled = await f.rt.sql.compile(sql, "local");
+    const factory = new DecoderFactory({ registry: null });
+    const deps = {
+      cluster: f.rt.kafka.default(),
+      keyDecoder: factory.create(undefined, undefined, "key"),
+      valueDecoder: factory.create(undefined, undefined, "value"),
+    };
+    const out: { types: QueryEvent["type"][]; text: string; end?: Record<string, unknown> } = { types: [], text: "" };
+    for await (const ev of executeQuery(deps, compiled.plan, { signal: new AbortController().signal, sink, now })) {
+      out.types.push(ev.type);
+      if (ev.type === "records") out.text += new TextDecoder().decode(ev.bytes);
+      else if (ev.type === "end") out.end = { ...ev.end };
+    }
+    return out;
   };
   return f;
 }

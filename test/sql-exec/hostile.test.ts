@@ -11,8 +11,6 @@
  * QueryLimitError.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { DecoderFactory } from "../../src/domains/sql/decoders.ts";
-import { executeQuery, type QueryEvent } from "../../src/domains/sql/executor.ts";
 import { JSON_ANSWER_MAX_BYTES } from "../../src/domains/sql/json-answer.ts";
 import { RecordText } from "../../src/domains/sql/record-text.ts";
 import type { CompiledQuery } from "../../src/domains/sql/service.ts";
@@ -414,7 +412,6 @@ describe("max.query.time", () => {
   test("regression: a timer alone could not end a query whose evaluation never yields: the slices check the deadline", async () => {
     // The query may run for an hour by its timer; after the fifth record the slices' clock says
     // the hour is over. Records of 80 kB of answer each are followed by a look at the clock.
-    const compiled = await f.rt.sql.compile(`SET max.query.time = 1h; SELECT ${projections(4)} FROM \`${many}\``, "local");
     let now = 0;
     const sink = new RecordText('"t"', RECORD_LINE);
     const add = sink.add.bind(sink);
@@ -423,21 +420,7 @@ describe("max.query.time", () => {
       add(...args);
       if (++added === 5) now += 3_600_000;
     };
-    const factory = new DecoderFactory({ registry: null });
-    const events: QueryEvent["type"][] = [];
-    let end: Record<string, unknown> | undefined;
-    for await (const ev of executeQuery(
-      {
-        cluster: f.rt.kafka.default(),
-        keyDecoder: factory.create(undefined, undefined, "key"),
-        valueDecoder: factory.create(undefined, undefined, "value"),
-      },
-      compiled.plan,
-      { signal: new AbortController().signal, sink, now: () => now },
-    )) {
-      events.push(ev.type);
-      if (ev.type === "end") end = { ...ev.end };
-    }
+    const { types: events, end } = await f.execute(`SET max.query.time = 1h; SELECT ${projections(4)} FROM \`${many}\``, sink, () => now);
     expect(events.at(-1)).toBe("end");
     expect(end).toMatchObject({ stopReason: "MAX_QUERY_TIME", isTimeRemaining: false, totalRecords: 5 });
     expect(f.rt.kafka.default().stats().openReads).toBe(0);
