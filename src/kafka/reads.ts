@@ -19,7 +19,7 @@ import type { KafkaConnection, MetadataResponse } from "./connection.ts";
 import { kafkaErrorName, toAppError } from "./errors.ts";
 import { negotiatedFetch, type RecordBytes, rawFetch } from "./raw-fetch.ts";
 import { type AbortedTransaction, decodeRecordSet, type ReadCursor, skipPast } from "./record-set.ts";
-import type { ConsumeRequest, FetchedBatches, RawRecord, ReadOutage } from "./types.ts";
+import { type ConsumeRequest, FETCH_MAX_WAIT_MS, type FetchedBatches, type RawRecord, type ReadOutage } from "./types.ts";
 
 /** Batch attribute bit 3: the timestamps are the broker's append time, not the producer's. */
 const LOG_APPEND_TIME = 1 << 3;
@@ -292,7 +292,7 @@ export async function* consumeBatches(deps: ConsumeDeps, req: ConsumeRequest): A
 
     const maxBytes = req.maxBytes ?? 4 * 1024 * 1024;
     const partitionMaxBytes = Math.min(maxBytes, 1024 * 1024);
-    const maxWaitTime = req.maxWaitMs ?? 500;
+    const maxWaitTime = req.maxWaitMs ?? FETCH_MAX_WAIT_MS;
     /** The leaders must be asked again before the next round (after a failure). */
     let stale = false;
 
@@ -311,6 +311,7 @@ export async function* consumeBatches(deps: ConsumeDeps, req: ConsumeRequest): A
           const leader = leaders.leader[c.partition] ?? -1;
           byLeader.set(leader, [...(byLeader.get(leader) ?? []), c]);
         }
+        req.onFetching?.(Date.now());
         settled.push(
           ...(await abortable(
             Promise.allSettled(
@@ -369,6 +370,8 @@ export async function* consumeBatches(deps: ConsumeDeps, req: ConsumeRequest): A
         stale = true;
         await backoff(err);
         continue;
+      } finally {
+        req.onFetching?.(null);
       }
 
       // What did arrive is read first: a broker that failed does not hold up the others.

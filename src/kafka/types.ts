@@ -221,6 +221,9 @@ export interface ConsumeRange {
   to?: number;
 }
 
+/** How long one Fetch waits at most for new data at a partition's end, by default (ms). */
+export const FETCH_MAX_WAIT_MS = 500;
+
 export interface ConsumeRequest {
   topic: string;
   partitions: ConsumeRange[];
@@ -230,7 +233,7 @@ export interface ConsumeRequest {
   maxBytes?: number;
   /** Wait for new records at the end of a partition instead of ending (tailing). */
   follow?: boolean;
-  /** Longest wait of one fetch for new data, in ms (default 500). */
+  /** Longest wait of one fetch for new data, in ms (default FETCH_MAX_WAIT_MS). */
   maxWaitMs?: number;
   /**
    * Told what each Fetch answer carried for a partition, before its records are yielded: the
@@ -238,6 +241,11 @@ export interface ConsumeRequest {
    * caller prove how much a read fetched (query push-down), not only what it yielded.
    */
   onFetch?(fetched: FetchedBatches): void;
+  /**
+   * Told Date.now() when a round of Fetch requests is sent and null once it is answered (or
+   * failed): a round out longer than its max wait is a slow broker, not a quiet topic.
+   */
+  onFetching?(since: number | null): void;
   /**
    * What decodes the fetched record batches: Loupe's own decoder (the default, with brokers
    * that speak Fetch v13 or later) or the Kafka client's, which older brokers get anyway.

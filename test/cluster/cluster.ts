@@ -289,6 +289,18 @@ export async function killService(proc: ServiceProcess): Promise<void> {
 }
 
 /**
+ * Freezes a service (SIGSTOP): its sockets stay open and nothing answers, as with a broker
+ * stalled by a long pause. thawService (SIGCONT) lets it go on where it was.
+ */
+export function freezeService(proc: ServiceProcess): void {
+  signalGroup(proc.pid, "SIGSTOP");
+}
+
+export function thawService(proc: ServiceProcess): void {
+  signalGroup(proc.pid, "SIGCONT");
+}
+
+/**
  * Starts a killed (or stopped with keepDir) Kafka service again with the same command, ports
  * and data directory; updates `proc` in place (new pid and watchdog), so whoever stops it
  * later stops the new process.

@@ -35,8 +35,11 @@ describe("the single JSON answer", () => {
     expect(body.clampedSettings).toEqual({ "max.size": 64 * 1024 * 1024 });
 
     const streamed = await stream(f.rt, sql);
-    expect(streamed.records.length).toBe(count);
+    // How it ended first: a short answer then says why (status, error line or stop reason).
+    expect(streamed.res.status).toBe(200);
+    expect(streamed.error).toBeUndefined();
     expect(streamed.end).toMatchObject({ stopReason: "END", clampedSettings: { "max.size": 64 * 1024 * 1024 } });
+    expect(streamed.records.length).toBe(count);
   }, 60_000);
 
   test("a small answer ends with END and names no clamped setting", async () => {

@@ -6,7 +6,7 @@
  * and named as skipped).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type Cluster, isAlive, killService, restartService, startCluster } from "../cluster/cluster.ts";
+import { type Cluster, freezeService, isAlive, killService, restartService, startCluster, thawService } from "../cluster/cluster.ts";
 import { type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 import { eventually, waitForLeaders } from "../kafka/helpers.ts";
 import { parseStream, q, type StreamLine, untilRecord } from "./helpers.ts";
@@ -48,6 +48,14 @@ function readOn(reader: { read(): Promise<{ value?: Uint8Array; done?: boolean }
 }
 
 const recordsOf = (lines: StreamLine[]) => lines.filter((l) => l.type === 1).map((l) => l.body);
+
+/** The last `n` statistics lines of a stream all count the same records: the query has waited that long for any. */
+function waitedFor(text: string, n: number): boolean {
+  const stats = parseStream(text).filter((l) => l.type === 4);
+  if (stats.length < n) return false;
+  const last = stats.slice(-n).map((l) => l.body.totalRecords);
+  return last.every((t) => t === last[0]);
+}
 
 describe("a broker that restarts or dies mid-query", () => {
   let cluster: Cluster | undefined;
@@ -105,6 +113,57 @@ describe("a broker that restarts or dies mid-query", () => {
     expect(end.body.skippedPartitions).toBeUndefined();
     expect(end.body.offsets).toEqual([0, 1, 2].map((partition) => ({ partition, min: 0, max: RECORDS / 3 - 1 })));
   }, 120_000);
+
+  test("regression: a broker slow to answer a fetch ended the query as idle; a fetch out past its max wait is not idle time", async () => {
+    const kafka = cluster!.brokers[0]!;
+    const res = await rt!.request(q(`SET max.size = 100m; SET max.idle.time = 1s; SELECT * FROM \`${topic}\``, { stats: "100" }), {
+      role: "read",
+      headers: { accept: "text/event-stream" },
+    });
+    const reader = res.body!.getReader();
+    const first = await untilRecord(reader);
+    // Backpressure holds the query mid-read; then the broker stops answering and the reader reads on.
+    freezeService(kafka);
+    const { state, finished } = readOn(reader, first);
+    try {
+      // No record for 3 s, three times max.idle.time, by the query's own statistics (every 100 ms).
+      expect(await eventually(async () => state.done || waitedFor(state.text, 30), 30_000)).toBe(true);
+      // Still waiting (on failure: how it ended instead).
+      expect(state.done ? parseStream(state.text).at(-1)?.body : "waiting").toBe("waiting");
+    } finally {
+      thawService(kafka);
+    }
+    await finished;
+    const lines = parseStream(state.text);
+    expect(lines.filter((l) => l.type === 3)).toEqual([]);
+    expect(lines.at(-1)!.body).toMatchObject({ isTopicEnd: true, stopReason: "END", totalRecords: RECORDS });
+    expect(recordsOf(lines)).toHaveLength(RECORDS);
+  }, 60_000);
+
+  test("regression: a broker slow to answer before the read began ended the query as idle with no record; planning is not idle time", async () => {
+    const kafka = cluster!.brokers[0]!;
+    freezeService(kafka);
+    let read: ReturnType<typeof readOn> | undefined;
+    try {
+      const res = await rt!.request(q(`SET max.size = 100m; SET max.idle.time = 1s; SELECT * FROM \`${topic}\``, { stats: "100" }), {
+        role: "read",
+        headers: { accept: "text/event-stream" },
+      });
+      read = readOn(res.body!.getReader(), "");
+      const { state } = read;
+      expect(await eventually(async () => state.done || waitedFor(state.text, 30), 30_000)).toBe(true);
+      // Still waiting (on failure: how it ended instead).
+      expect(state.done ? parseStream(state.text).at(-1)?.body : "waiting").toBe("waiting");
+    } finally {
+      thawService(kafka);
+    }
+    await read.finished;
+    const text = read.state.text;
+    const lines = parseStream(text);
+    expect(lines.filter((l) => l.type === 3)).toEqual([]);
+    expect(lines.at(-1)!.body).toMatchObject({ isTopicEnd: true, stopReason: "END", totalRecords: RECORDS });
+    expect(recordsOf(lines)).toHaveLength(RECORDS);
+  }, 60_000);
 
   test("a broker killed for good: an explicit error (type 3) once max.query.time is up, no end record", async () => {
     const kafka = cluster!.brokers[0]!;

@@ -18,7 +18,15 @@
 
 import { AppError } from "../../errors.ts";
 import type { KafkaCluster } from "../../kafka/index.ts";
-import type { FetchedBatches, ListedOffset, OffsetSpec, ReadOutage, SkippedPartition, TopicPartitionRef } from "../../kafka/types.ts";
+import {
+  FETCH_MAX_WAIT_MS,
+  type FetchedBatches,
+  type ListedOffset,
+  type OffsetSpec,
+  type ReadOutage,
+  type SkippedPartition,
+  type TopicPartitionRef,
+} from "../../kafka/types.ts";
 import { type QueryPlan, type RecordView, resolveOffsetRange } from "../../sql/index.ts";
 import { type Decoded, DecodeError, type Decoder, decodesJsonText, decodesPlainText, isPlainText } from "./decoders.ts";
 import type { Prefilter } from "./prefilter.ts";
@@ -235,6 +243,8 @@ export const DEFAULT_MAX_QUERY_MEMORY = 64 * 1024 * 1024;
 /** A macrotask: lets timers, sockets and other requests run before evaluation goes on. */
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/** How much longer than its max wait a round of fetches may take before its broker counts as slow, not idle. */
+const SLOW_FETCH_GRACE_MS = 250;
 const EMPTY = new Uint8Array(0);
 const NULL_VALUE: Decoded = { value: null, json: "null" };
 
@@ -412,15 +422,21 @@ export async function* executeQuery(
   const queryTimer = setTimeout(() => stop("MAX_QUERY_TIME"), Math.min(settings.maxQueryTimeMs, 2_147_483_647));
   // Idle: no record arrived from Kafka for max.idle.time. A timer per record would cost more
   // than the rest of the loop, so a ticker compares the count of records read between ticks.
-  // Time spent waiting for the reader of the events (backpressure) is not idle time.
+  // Only waiting on a topic that has nothing to give is idle: not planning the read, not
+  // waiting for the reader of the events (backpressure), not a broker slow to answer (a round
+  // of fetches out longer than its max wait), not a lost broker retried (max.query.time bounds
+  // those). Regression: a loaded broker that took seconds to answer the first fetch ended the
+  // query as idle with no record read.
   let waitingForReader = false;
+  let reading = false;
+  let fetchingSince: number | null = null;
   let idleSince = Date.now();
   let seenAtTick = -1;
   const idleTicker = setInterval(
     () => {
       const now = Date.now();
-      // While the read retries a lost broker, max.query.time bounds the wait, not max.idle.time.
-      if (waitingForReader || progress.outage !== null || progress.readRecords !== seenAtTick) {
+      const slowFetch = fetchingSince !== null && now - fetchingSince > FETCH_MAX_WAIT_MS + SLOW_FETCH_GRACE_MS;
+      if (!reading || waitingForReader || slowFetch || progress.outage !== null || progress.readRecords !== seenAtTick) {
         seenAtTick = progress.readRecords;
         idleSince = now;
       } else if (now - idleSince >= settings.maxIdleTimeMs) stop("MAX_IDLE_TIME");
@@ -528,12 +544,16 @@ export async function* executeQuery(
     let untilCheck = SLICE_RECORDS;
 
     if (toRead.length > 0 && !internal.signal.aborted) {
+      reading = true;
       const batches = deps.cluster.reads.batches({
         topic: plan.topic,
         partitions: toRead.map((r) => ({ partition: r.partition, from: r.from, to: r.to })),
         signal: internal.signal,
         follow: plan.follow !== undefined,
         onFetch,
+        onFetching: (since) => {
+          fetchingSince = since;
+        },
         // Each fetched batch is written out or decoded before the next is pulled.
         reuseBuffers: true,
         // A broker that restarts is waited for as long as the query may run.
