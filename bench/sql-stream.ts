@@ -25,14 +25,12 @@
  * bytes as they arrive, without decoding or copying them, and decodes only the last line.
  */
 
-import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { spawnSync } from "node:child_process";
+import { resolve } from "node:path";
 import { createKafkaPool, type KafkaCluster } from "../src/kafka/index.ts";
-import { freePort, startCluster } from "../test/cluster/cluster.ts";
+import { startCluster } from "../test/cluster/cluster.ts";
+import { startServerProcess } from "../test/helpers/server-process.ts";
 
-const ROOT = resolve(import.meta.dir, "..");
 const PARTITIONS = 6;
 
 function arg(name: string, fallback: string): string {
@@ -165,66 +163,21 @@ interface Server {
 }
 
 async function startLoupe(): Promise<Server> {
-  const dir = mkdtempSync(join(tmpdir(), "loupe-bench-"));
-  const port = await freePort();
-  const hash = await Bun.password.hash("bench-pw", "argon2id");
-  writeFileSync(
-    join(dir, "loupe.toml"),
-    `dataDir = "${dir}/data"
-[server]
-port = ${port}
-[log]
-level = "warn"
-[sql]
-maxLimit = 100000000
-maxQueriesPerUser = 4
-maxSize = "1000g"
-[[kafka.clusters]]
-name = "bench"
-bootstrapServers = "${bootstrap}"
-default = true
-[[users]]
-name = "bench"
-passwordHash = "${hash}"
-roles = ["read"]
-`,
-  );
   const prof = SERVER_PROF ? ["--cpu-prof-md", `--cpu-prof-dir=${resolve(SERVER_PROF)}`] : [];
-  const child = spawn(process.execPath, [...prof, join(ROOT, "src/main.ts"), "serve", "--config", join(dir, "loupe.toml")], {
-    stdio: ["ignore", "ignore", "inherit"],
-    env: { ...process.env, LOUPE_KAFKA_BOOTSTRAP: "" },
-  });
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    try {
-      if ((await fetch(`${url}/api/health`)).ok) break;
-    } catch {
-      /* not up yet */
-    }
-    if (i > 200) throw new Error("Loupe did not start");
-    await Bun.sleep(50);
-  }
-  const login = await fetch(`${url}/api/login`, {
-    method: "POST",
-    headers: { accept: "text/plain" },
-    body: JSON.stringify({ user: "bench", password: "bench-pw" }),
-  });
-  const token = await login.text();
-  const status = (field: string) => {
-    const m = new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${child.pid}/status`, "utf8"));
-    return m ? Number(m[1]) : 0;
-  };
-  return {
-    url,
-    pid: child.pid!,
-    token,
-    rssKb: () => status("VmRSS"),
-    peakRssKb: () => status("VmHWM"),
-    stop: async () => {
-      child.kill("SIGTERM");
-      await new Promise((r) => child.once("exit", r));
-      rmSync(dir, { recursive: true, force: true });
+  const server = await startServerProcess(
+    {
+      sql: { maxLimit: 100_000_000, maxQueriesPerUser: 4, maxSize: "1000g" },
+      kafka: { clusters: [{ name: "bench", bootstrapServers: bootstrap, default: true }] },
     },
+    prof,
+  );
+  return {
+    url: server.url,
+    pid: server.pid,
+    token: await server.token("read"),
+    rssKb: () => server.rss() / 1024,
+    peakRssKb: () => server.peakRss() / 1024,
+    stop: server.stop,
   };
 }
 

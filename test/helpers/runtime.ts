@@ -17,7 +17,7 @@ export const ROLE_USERS: Record<Role, { name: string; password: string }> = {
 };
 
 let hashes: Promise<Record<Role, string>> | undefined;
-function roleHashes() {
+export function roleHashes(): Promise<Record<Role, string>> {
   return (hashes ??= (async () => {
     const out = {} as Record<Role, string>;
     for (const [role, u] of Object.entries(ROLE_USERS)) out[role as Role] = await Bun.password.hash(u.password, "argon2id");

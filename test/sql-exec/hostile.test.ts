@@ -1,7 +1,7 @@
 /**
  * Queries written to starve the server: large values, long LIKE patterns, nested REPLACE, many
  * projections of the whole value. While each runs, another request is made every 20 ms: every
- * one must be answered within 100 ms, the process may grow by at most RSS_BOUND, every answer
+ * one must be answered within 100 ms, the server may grow by at most RSS_BOUND, every answer
  * stays within its caps, and every query ends with an end record or an explicit error (never a
  * hang, never a 500).
  *
@@ -17,22 +17,21 @@ import type { CompiledQuery } from "../../src/domains/sql/service.ts";
 import { RECORD_LINE } from "../../src/domains/sql/stream-answer.ts";
 import { QueryLimitError } from "../../src/sql/index.ts";
 import { type MachineLag, startMachineLag } from "../helpers/machine-lag.ts";
+import { epochNow, type Poller, type ServerProcess, startServerProcess } from "../helpers/server-process.ts";
 import { q, sqlFixture } from "./helpers.ts";
 
 /**
- * How much the process may grow while a hostile query runs, over a baseline taken after a full
- * collection (the process holds the client too, with its copy of every answer). The defects
- * this guards against grew the process by gigabytes.
+ * How much the server may grow while a hostile query runs, over what it held when the watch
+ * began. The defects this guards against grew the process by gigabytes.
  */
 const RSS_BOUND = 300 * 1024 * 1024;
 /** An answer to the polled request later than this (counted from when it was due) is late. */
 const MAX_LATENCY_MS = 100;
 /**
- * Share of polls that may be late. The poller, the server and the test's own reader share one
- * event loop here, and two cores with the broker; one record's evaluation is synchronous and
- * may take tens of milliseconds within the language's work allowance. Fresh CI runs saw 2 of
- * 30 and 9 of 60 polls late. A starving query makes every poll during it late (the defects
- * blocked every request for seconds): the median and the latest poll are bounded too.
+ * Share of polls that may be late. One record's evaluation is synchronous and may take tens of
+ * milliseconds within the language's work allowance, on two cores shared with the broker. A
+ * starving query makes every poll during it late (the defects blocked every request for
+ * seconds): the median and the latest poll are bounded too.
  */
 const LATE_SHARE = 0.25;
 /**
@@ -41,12 +40,19 @@ const LATE_SHARE = 0.25;
  * over the same time, and that is taken off (fresh CI runs on a machine loaded by other work saw
  * a poll 1.75 s late, and 22 of 78 late). On a quiet machine the probe is a few milliseconds late
  * at most, so a query blocking the server for seconds still fails.
+ *
+ * The server runs in a process of its own, and a poller in another (test/helpers/server-process.ts):
+ * regression: with both in the test process, a collection of its heap (every earlier test file
+ * of the run, and the copies of the answers read) counted as the server's delay, and fresh CI
+ * runs saw polls 1.4 to 1.75 s late on a quiet machine.
  */
 const NEVER_LATER_MS = 1_000;
 const POLL_MS = 20;
 
 const f = sqlFixture();
 let machine: MachineLag;
+let server: ServerProcess;
+let poller: Poller;
 /** A few records whose value is a 200 kB JSON object. */
 let large: string;
 /** Many records of 20 kB. */
@@ -68,9 +74,15 @@ beforeAll(async () => {
     Array.from({ length: 200 }, (_, i) => ({ key: `k${i}`, value: MANY_VALUE })),
     20,
   );
-});
+  server = await startServerProcess();
+  poller = await server.poll("read", POLL_MS);
+}, 60_000);
 
-afterAll(() => machine.stop());
+afterAll(async () => {
+  await poller?.stop();
+  await server?.stop();
+  await machine.stop();
+});
 
 interface Watched {
   /** Runs of the work. */
@@ -87,64 +99,33 @@ interface Watched {
 const MIN_POLLS = 60;
 
 /**
- * Runs `work`, again and again until MIN_POLLS polls were taken, while GET /api/auth is asked
- * every POLL_MS: answers how late each answer came (from when it was due, so a blocked event
- * loop counts even if the timer fired late) and how much RSS grew over the baseline. Each
- * answer is given to `check` and let go. Between runs the test checks the answer and collects
- * garbage itself (the collector is lazy: the garbage of several answers would add up); a poll
- * that waited for that work of the test is not counted.
+ * Runs `work`, again and again until MIN_POLLS polls were answered, while the poller asks the
+ * server GET /api/auth every POLL_MS: answers how late each answer came (from when it was due, so
+ * a blocked event loop counts even if the poller's timer fired late) and how much the server's
+ * RSS grew over what it held at the start. Each result is given to `check`.
  */
 async function watched<T>(work: () => Promise<T>, check: (result: T) => void, minPolls = MIN_POLLS): Promise<Watched> {
-  Bun.gc(true);
-  const baseline = process.memoryUsage().rss;
-  let peak = baseline;
-  const latencies: number[] = [];
-  let done = false;
-  /** Resolved at the poller's next measured answer. */
-  const waiting: Array<() => void> = [];
-  const nextPoll = () => new Promise<void>((resolve) => waiting.push(resolve));
-  /** When the test did its own work: polls overlapping it are not the server's delay. */
-  const own: Array<[number, number]> = [];
-  const token = await f.rt.token("read");
-  const poller = (async () => {
-    let due = performance.now();
-    while (!done) {
-      const res = await f.rt.request("/api/auth", { token });
-      await res.arrayBuffer();
-      expect(res.status).toBe(200);
-      const now = performance.now();
-      if (!own.some(([from, to]) => from < now && to > due)) {
-        const since = performance.timeOrigin;
-        latencies.push(Math.max(0, now - due - machine.worstBetween(since + due, since + now)));
-        for (const resolve of waiting.splice(0)) resolve();
-      }
-      peak = Math.max(peak, process.memoryUsage().rss);
-      due = now + POLL_MS;
-      await Bun.sleep(POLL_MS);
-    }
-  })();
+  const from = epochNow();
+  const baseline = server.rss();
   let runs = 0;
-  try {
-    for (;;) {
-      const result = await work();
-      runs++;
-      peak = Math.max(peak, process.memoryUsage().rss);
-      const from = performance.now();
-      check(result);
-      const last = latencies.length >= minPolls;
-      if (!last) Bun.gc(true);
-      own.push([from, performance.now()]);
-      if (last) break;
-      // Work that ends at once (a refused query) would otherwise overlap every poll with the
-      // test's own collection: let the poller measure one answer between runs.
-      await nextPoll();
-    }
-  } finally {
-    done = true;
-    await poller;
+  for (;;) {
+    check(await work());
+    runs++;
+    if (poller.between(from, epochNow()).length >= minPolls) break;
+    // Work that ends at once (a refused query): let a poll be answered between runs.
+    await poller.answeredSince(epochNow());
   }
-  return { runs, latencies, rssGrowth: peak - baseline };
+  const polls = poller.between(from, epochNow());
+  expect(polls.filter((p) => p.status !== 200)).toEqual([]);
+  return {
+    runs,
+    latencies: polls.map((p) => Math.max(0, p.answered - p.due - machine.worstBetween(p.due, p.answered))),
+    rssGrowth: Math.max(baseline, ...polls.map((p) => p.rss)) - baseline,
+  };
 }
+
+/** Where a reader sends its query: the server process, or the test's own runtime (whose internals a test may change). */
+type Target = Pick<ServerProcess, "request">;
 
 interface StreamRead {
   status: number;
@@ -164,8 +145,8 @@ const NEWLINE = 0x0a;
  * beside the server, so it must cost little: line ends are found natively, and of a record line
  * only its first bytes are looked at. Lines hold no newline (their JSON escapes it).
  */
-async function readStream(sql: string): Promise<StreamRead> {
-  const res = await f.rt.request(q(sql), { role: "read", headers: { accept: "text/event-stream" } });
+async function readStream(sql: string, target: Target = server): Promise<StreamRead> {
+  const res = await target.request(q(sql), { role: "read", headers: { accept: "text/event-stream" } });
   const out: StreamRead = { status: res.status, records: 0, recordBytes: 0, other: [] };
   if (res.status !== 200) {
     await res.arrayBuffer();
@@ -222,8 +203,8 @@ interface JsonRead {
 }
 
 /** The JSON answer's bytes: parsed after the watch (parsing 32 MiB here would block the poller). */
-async function readJson(sql: string): Promise<JsonRead> {
-  const res = await f.rt.request(q(sql), { role: "read", headers: { accept: "application/json" } });
+async function readJson(sql: string, target: Target = server): Promise<JsonRead> {
+  const res = await target.request(q(sql), { role: "read", headers: { accept: "application/json" } });
   return { status: res.status, bytes: new Uint8Array(await res.arrayBuffer()) };
 }
 
@@ -373,11 +354,11 @@ describe("limits of the language met while running", () => {
     };
     try {
       const query = `SELECT pad FROM \`${many}\``;
-      const s = await readStream(query);
+      const s = await readStream(query, f.rt);
       expect(s.status).toBe(200);
       expect(s.records).toBe(0);
       expect(s.error?.error).toBe("A query may select at most 64 columns");
-      const j = await readJson(query);
+      const j = await readJson(query, f.rt);
       expect(j.status).toBe(400);
       expect(expectJsonEnded(j)).toMatchObject({ isValid: false, error_code: 400, message: "A query may select at most 64 columns" });
     } finally {
@@ -389,12 +370,12 @@ describe("limits of the language met while running", () => {
     const restore = throwingProjection("limit_marker");
     try {
       const sql = `SELECT pad AS limit_marker FROM \`${many}\``;
-      const s = await readStream(sql);
+      const s = await readStream(sql, f.rt);
       expect(s.status).toBe(200);
       expect(s.records).toBe(2);
       expect(s.end).toBeUndefined();
       expect(s.error?.error).toBe("A computed value is longer than 1048576 characters");
-      const j = await readJson(sql);
+      const j = await readJson(sql, f.rt);
       expect(j.status).toBe(400);
       expect(expectJsonEnded(j)).toMatchObject({
         isValid: false,
