@@ -1,12 +1,14 @@
 /**
  * Compiles the single executable `dist/loupe`: the server, its migrations (imported
- * statically) and the UI assets (embedded through src/ui/manifest.gen.ts).
+ * statically), the UI assets (embedded through src/ui/manifest.gen.ts) and the UI bundle
+ * (ui/, built first into dist/ui and embedded through src/ui/embedded.ts).
  * Usage: bun build.ts [--outfile PATH] [--target bun-linux-x64|bun-linux-arm64]
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { BunPlugin } from "bun";
 import { manifestSource } from "./scripts/gen-assets.ts";
+import { buildUi } from "./src/ui/bundle.ts";
 
 const root = import.meta.dir;
 const args = process.argv.slice(2);
@@ -39,12 +41,29 @@ const embedWasm: BunPlugin = {
 };
 
 const started = performance.now();
+
+// The UI first: its files in dist/ui, then src/ui/embedded.ts as one file import per file.
+const uiDir = join(root, "dist/ui");
+const uiFiles = [...(await buildUi(uiDir)).keys()];
+const embedUi: BunPlugin = {
+  name: "embed-ui-bundle",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]src[\\/]ui[\\/]embedded\.ts$/ }, () => {
+      const imports = uiFiles.map(
+        (p, i) => `import u${i} from ${JSON.stringify(join(uiDir, p.slice("/ui/".length)))} with { type: "file" };`,
+      );
+      const entries = uiFiles.map((p, i) => `[${JSON.stringify(p)}, u${i}]`).join(", ");
+      return { contents: `${imports.join("\n")}\nexport const EMBEDDED_UI = new Map([${entries}]);\n`, loader: "ts" };
+    });
+  },
+};
+
 const result = await Bun.build({
   entrypoints: [join(root, "src/main.ts")],
   compile: { outfile, target },
   minify: true,
   sourcemap: "linked",
-  plugins: [embedWasm],
+  plugins: [embedWasm, embedUi],
 });
 if (!result.success) {
   for (const log of result.logs) console.error(log);

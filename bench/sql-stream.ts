@@ -169,7 +169,7 @@ async function startLoupe(): Promise<Server> {
       sql: { maxLimit: 100_000_000, maxQueriesPerUser: 4, maxSize: "1000g" },
       kafka: { clusters: [{ name: "bench", bootstrapServers: bootstrap, default: true }] },
     },
-    prof,
+    { bunArgs: prof },
   );
   return {
     url: server.url,

@@ -2,15 +2,11 @@
 import a0 from "../../assets/api-docs.css" with { type: "file" };
 import a1 from "../../assets/api-docs.html" with { type: "file" };
 import a2 from "../../assets/api-docs.js" with { type: "file" };
-import a3 from "../../assets/app.css" with { type: "file" };
-import a4 from "../../assets/app.js" with { type: "file" };
-import a5 from "../../assets/index.html" with { type: "file" };
+import a3 from "../../assets/index.html" with { type: "file" };
 
 export const ASSETS: ReadonlyMap<string, string> = new Map([
   ["/api-docs.css", a0],
   ["/api-docs.html", a1],
   ["/api-docs.js", a2],
-  ["/app.css", a3],
-  ["/app.js", a4],
-  ["/index.html", a5],
+  ["/index.html", a3],
 ]);

@@ -1,4 +1,5 @@
 import { defineRoute, RouteGroup, text } from "../http/route.ts";
+import { uiBundle } from "./bundle.ts";
 import { ASSETS } from "./manifest.gen.ts";
 
 const TYPES: Record<string, string> = {
@@ -57,10 +58,17 @@ export function uiRoutes() {
   const app = new RouteGroup();
   app.handle(uiApi.docs, () => serve("/api-docs.html", "no-cache"));
   app.handle(uiApi.index, () => serve("/index.html", "no-cache"));
-  app.handle(uiApi.assets, (c) => {
+  app.handle(uiApi.assets, async (c) => {
     const path = c.req.path;
     if (path === "/api" || path.startsWith("/api/") || path === "/metrics") return c.notFound();
     if (ASSETS.has(path) && path !== "/index.html") return serve(path, "public, max-age=300");
+    if (path.startsWith("/ui/")) {
+      const file = (await uiBundle()).get(path);
+      if (!file) return c.notFound();
+      return new Response(file, {
+        headers: { "content-type": typeOf(path), "cache-control": "no-cache", "x-content-type-options": "nosniff" },
+      });
+    }
     // A missing file with an extension is a 404, not the page: broken links should look broken.
     if (/\.[a-z0-9]{1,8}$/i.test(path)) return c.notFound();
     return serve("/index.html", "no-cache");

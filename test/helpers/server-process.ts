@@ -69,11 +69,18 @@ function procStatus(pid: number, field: "VmRSS" | "VmHWM"): number {
   return m ? Number(m[1]) * 1024 : 0;
 }
 
+export interface ServerProcessOptions {
+  /** Arguments to bun before the script (e.g. a profiler's). */
+  bunArgs?: string[];
+  /** A compiled executable (`bun build.ts --outfile ...`) to run instead of src/main.ts. */
+  executable?: string;
+}
+
 /**
  * Starts Loupe on a free port and a fresh data directory, against the test broker; `config` is
- * merged over those settings. `bunArgs` go to bun before the script (e.g. a profiler's).
+ * merged over those settings.
  */
-export async function startServerProcess(config: Record<string, unknown> = {}, bunArgs: string[] = []): Promise<ServerProcess> {
+export async function startServerProcess(config: Record<string, unknown> = {}, opts: ServerProcessOptions = {}): Promise<ServerProcess> {
   const dir = mkdtempSync(join(tmpdir(), "loupe-server-"));
   const port = await freePort();
   const hashes = await roleHashes();
@@ -94,7 +101,8 @@ export async function startServerProcess(config: Record<string, unknown> = {}, b
   );
   // Only the file configures it: no LOUPE_* variable of the test's environment.
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("LOUPE_")));
-  const child = Bun.spawn([process.execPath, ...bunArgs, join(ROOT, "src/main.ts"), "serve", "--config", file], {
+  const program = opts.executable ? [opts.executable] : [process.execPath, ...(opts.bunArgs ?? []), join(ROOT, "src/main.ts")];
+  const child = Bun.spawn([...program, "serve", "--config", file], {
     stdin: "ignore",
     stdout: "ignore",
     stderr: "inherit",

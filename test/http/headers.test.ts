@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { SECURITY_HEADERS } from "../../src/http/headers.ts";
+import { uiBundle } from "../../src/ui/bundle.ts";
 import { ASSETS } from "../../src/ui/manifest.gen.ts";
 import { type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 
@@ -37,7 +38,8 @@ describe("security headers", () => {
   }> = [
     { what: "UI page", path: "/", status: 200 },
     { what: "UI client-side route", path: "/topics/some-page", status: 200 },
-    { what: "UI asset", path: "/app.js", status: 200 },
+    { what: "UI asset", path: "/ui/main.js", status: 200 },
+    { what: "UI stylesheet", path: "/ui/main.css", status: 200 },
     { what: "API reference page", path: "/api/docs", status: 200 },
     { what: "API reference script", path: "/api-docs.js", status: 200 },
     { what: "missing asset", path: "/nope.png", status: 404 },
@@ -75,7 +77,8 @@ describe("security headers", () => {
     await res.body?.cancel().catch(() => {});
   });
 
-  test("the UI works under the policy: no inline script, style or event handler in any page", () => {
+  test("the UI works under the policy: no inline script, style or event handler in any page", async () => {
+    const bundle = await uiBundle();
     const pages = [...ASSETS.keys()].filter((p) => p.endsWith(".html"));
     expect(pages.length).toBeGreaterThanOrEqual(2);
     for (const page of pages) {
@@ -90,12 +93,20 @@ describe("security headers", () => {
       expect(`${page}: ${/\son[a-z]+\s*=/i.test(html)}`).toBe(`${page}: false`);
       expect(`${page}: ${/(src|href)="(https?:)?\/\//i.test(html)}`).toBe(`${page}: false`);
       // Every file a page loads is one Loupe serves.
-      for (const [, ref] of html.matchAll(/(?:src|href)="(\/[^"]*)"/g)) if (!ref!.startsWith("/api/")) expect(ASSETS.has(ref!)).toBe(true);
+      for (const [, ref] of html.matchAll(/(?:src|href)="(\/[^"]*)"/g))
+        if (!ref!.startsWith("/api/")) expect(`${ref}: ${ASSETS.has(ref!) || bundle.has(ref!)}`).toBe(`${ref}: true`);
     }
-    // Scripts build markup with classes, never inline styles or handlers.
-    for (const file of [...ASSETS.keys()].filter((p) => p.endsWith(".js"))) {
-      const js = readFileSync(join(import.meta.dir, "../../assets", file), "utf8");
+    // Scripts build markup with classes, never inline styles or handlers, and never eval.
+    const scripts: Array<[string, string]> = [
+      ...[...ASSETS.keys()]
+        .filter((p) => p.endsWith(".js"))
+        .map((file): [string, string] => [file, readFileSync(join(import.meta.dir, "../../assets", file), "utf8")]),
+      ...(await Promise.all(
+        [...bundle].filter(([p]) => p.endsWith(".js")).map(async ([p, b]): Promise<[string, string]> => [p, await b.text()]),
+      )),
+    ];
+    expect(scripts.map(([file]) => file)).toContain("/ui/main.js");
+    for (const [file, js] of scripts)
       expect(`${file}: ${/\sstyle\s*=|\son[a-z]+\s*=\s*["']|\beval\(|new Function\(/.test(js)}`).toBe(`${file}: false`);
-    }
   });
 });

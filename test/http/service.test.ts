@@ -85,9 +85,15 @@ describe("service endpoints", () => {
     expect(await index.text()).toContain("<title>Loupe</title>");
     const deep = await rt.app.request("/topics/some-topic");
     expect(await deep.text()).toContain("<title>Loupe</title>");
-    const css = await rt.app.request("/app.css");
+    // The React bundle, built from ui/ (in memory from source, embedded in the executable).
+    const css = await rt.app.request("/ui/main.css");
     expect(css.headers.get("content-type")).toContain("text/css");
+    const js = await rt.app.request("/ui/main.js");
+    expect(js.headers.get("content-type")).toContain("text/javascript");
+    // (Not toContain: a failure would print the whole bundle.)
+    expect((await js.text()).includes("Sign in")).toBe(true);
     expect((await rt.app.request("/missing.js")).status).toBe(404);
+    expect((await rt.app.request("/ui/missing.js")).status).toBe(404);
   });
 
   test("the embedded asset manifest is current", () => {

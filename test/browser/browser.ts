@@ -1,0 +1,82 @@
+/**
+ * Browser tests: Debian's Chromium (/usr/bin/chromium, installed by .ci/run) driven by
+ * playwright-core, against the compiled executable (`bun build.ts`) on the real test broker.
+ * A test that cannot start Chromium fails; it never passes quietly. A failing test saves a
+ * screenshot under test-results/.
+ */
+import { mkdirSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+
+const ROOT = resolve(import.meta.dir, "../..");
+export const CHROMIUM = process.env.LOUPE_TEST_CHROMIUM ?? "/usr/bin/chromium";
+const RESULTS = join(ROOT, "test-results");
+
+let built: Promise<string> | null = null;
+
+/** The executable, built once per test run from this tree (UI bundle included). */
+export function compiledLoupe(): Promise<string> {
+  built ??= (async () => {
+    const out = join(mkdtempSync(join(tmpdir(), "loupe-bin-")), "loupe");
+    const proc = Bun.spawn([process.execPath, join(ROOT, "build.ts"), "--outfile", out], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+    const [code, stdout, stderr] = await Promise.all([proc.exited, new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
+    if (code !== 0) throw new Error(`bun build.ts failed (${code}):\n${stdout}\n${stderr}`);
+    return out;
+  })();
+  return built;
+}
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    // The machine's network is closed: no background connections, no component updates.
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+}
+
+/** Runs `body` on a fresh page; on failure saves a screenshot named after `name`, then rethrows. */
+export async function withPage(
+  browser: Browser,
+  name: string,
+  body: (page: Page, context: BrowserContext) => Promise<void>,
+  options: Parameters<Browser["newContext"]>[0] = {},
+): Promise<void> {
+  const context = await browser.newContext(options);
+  const page = await context.newPage();
+  try {
+    await body(page, context);
+  } catch (err) {
+    mkdirSync(RESULTS, { recursive: true });
+    const file = join(RESULTS, `${name.replace(/[^a-z0-9]+/gi, "-").toLowerCase()}.png`);
+    await page.screenshot({ path: file, fullPage: true }).catch(() => {});
+    throw Object.assign(err instanceof Error ? err : new Error(String(err)), { screenshot: file });
+  } finally {
+    await context.close();
+  }
+}
+
+const AXE = readFileSync(join(ROOT, "node_modules/axe-core/axe.min.js"), "utf8");
+
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: Array<{ target: unknown[] }>;
+}
+
+/** axe-core's serious and critical violations on the page as it is now. */
+export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
+  // Evaluated through the DevTools protocol: the page's Content-Security-Policy stays on.
+  await page.evaluate(AXE);
+  const violations = (await page.evaluate("axe.run(document).then((r) => r.violations)")) as AxeViolation[];
+  return violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+}

@@ -1,0 +1,17 @@
+import { LoginPage } from "./pages/Login.tsx";
+import { loginPathFor, navigate, useLocation } from "./router.ts";
+import { hasToken } from "./session.ts";
+import { Shell } from "./Shell.tsx";
+import { useEffect } from "react";
+
+/** Any page opened without a session shows the login form, then continues to the page asked for. */
+export function App() {
+  const location = useLocation();
+  const signedIn = hasToken();
+  const onLogin = location === "/login" || location.startsWith("/login?");
+  useEffect(() => {
+    if (!signedIn && !onLogin) navigate(loginPathFor(location), { replace: true });
+  }, [signedIn, onLogin, location]);
+  if (!signedIn || onLogin) return <LoginPage location={location} />;
+  return <Shell location={location} />;
+}

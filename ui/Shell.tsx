@@ -1,0 +1,120 @@
+import { type ReactNode, useEffect, useState } from "react";
+import { clusterOf, withCluster } from "./cluster.ts";
+import { OverviewPage, type Health } from "./pages/Overview.tsx";
+import { navigate } from "./router.ts";
+import { api, logout, type SessionUser, whoAmI } from "./session.ts";
+import { currentTheme, toggleTheme } from "./theme.ts";
+
+const NAV: Array<{ path: string; label: string }> = [
+  { path: "/", label: "Overview" },
+  { path: "/topics", label: "Topics" },
+  { path: "/sql", label: "SQL" },
+  { path: "/consumers", label: "Consumer groups" },
+  { path: "/audit", label: "Audit" },
+  { path: "/logs", label: "Logs" },
+];
+
+function pathOnly(location: string): string {
+  const i = location.indexOf("?");
+  return i < 0 ? location : location.slice(0, i);
+}
+
+function Link({ to, children, current }: { to: string; children: ReactNode; current?: boolean }) {
+  return (
+    <a
+      href={to}
+      aria-current={current ? "page" : undefined}
+      onClick={(e) => {
+        if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+        e.preventDefault();
+        navigate(to);
+      }}
+    >
+      {children}
+    </a>
+  );
+}
+
+/** The signed-in frame: cluster picker, navigation, user and roles, theme, logout; the page in the middle. */
+export function Shell({ location }: { location: string }) {
+  const [user, setUser] = useState<SessionUser | null>(null);
+  const [health, setHealth] = useState<Health | null>(null);
+  const [theme, setTheme] = useState(currentTheme());
+  const path = pathOnly(location);
+  const cluster = clusterOf(location);
+
+  useEffect(() => {
+    whoAmI().then(setUser, () => {});
+    api<Health>("/api/health").then(setHealth, () => {});
+  }, []);
+
+  const clusters = health?.clusters ?? [];
+  const active = cluster ?? clusters.find((c) => c.default)?.name ?? null;
+  const current = NAV.find((n) => (n.path === "/" ? path === "/" : path === n.path || path.startsWith(`${n.path}/`)));
+
+  return (
+    <div className="shell">
+      <header className="topbar">
+        <span className="brand">Loupe</span>
+        <label className="cluster-picker">
+          <span>Cluster</span>
+          <select
+            value={active ?? ""}
+            onChange={(e) => navigate(withCluster(path, e.target.value))}
+            disabled={clusters.length < 2}
+          >
+            {clusters.map((c) => (
+              <option key={c.name} value={c.name}>
+                {c.name}
+                {c.status === "DOWN" ? " (down)" : ""}
+              </option>
+            ))}
+          </select>
+        </label>
+        <span className="spacer" />
+        {user && (
+          <span className="who" data-testid="who">
+            <strong>{user.name}</strong> <span className="muted">{user.roles.join(", ")}</span>
+          </span>
+        )}
+        <button type="button" className="ghost" onClick={() => setTheme(toggleTheme())} aria-label={`Switch to ${theme === "dark" ? "light" : "dark"} theme`}>
+          {theme === "dark" ? "Light" : "Dark"}
+        </button>
+        <button
+          type="button"
+          className="ghost"
+          onClick={async () => {
+            await logout();
+            navigate("/login", { replace: true });
+          }}
+        >
+          Log out
+        </button>
+      </header>
+      <nav className="sidebar" aria-label="Main">
+        <ul>
+          {NAV.map((n) => (
+            <li key={n.path}>
+              <Link to={withCluster(n.path, cluster)} current={n === current}>
+                {n.label}
+              </Link>
+            </li>
+          ))}
+          <li>
+            <a href="/api/docs">API</a>
+          </li>
+        </ul>
+      </nav>
+      <main className="content">
+        {path === "/" ? (
+          <OverviewPage health={health} />
+        ) : (
+          <section>
+            <h1>{current?.label ?? "Not found"}</h1>
+            <p className="muted">{current ? "This page is coming in a later release of the UI." : `No page at ${path}.`}</p>
+          </section>
+        )}
+      </main>
+    </div>
+  );
+}

@@ -1,0 +1,41 @@
+/**
+ * Client-side paths (`/login`, `/`, `/topics`, `/topics/{name}`, `/sql`, `/consumers`,
+ * `/consumers/{group}`, `/audit`, `/logs`): the URL is the state, so every page is a link.
+ * A tiny router over the History API: no library for what a hook and an event do.
+ */
+import { useSyncExternalStore } from "react";
+
+const listeners = new Set<() => void>();
+const notify = () => {
+  for (const l of listeners) l();
+};
+window.addEventListener("popstate", notify);
+
+function subscribe(listener: () => void): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+const current = () => window.location.pathname + window.location.search;
+
+/** The path and query string shown now; re-renders on navigation. */
+export function useLocation(): string {
+  return useSyncExternalStore(subscribe, current);
+}
+
+export function navigate(to: string, opts: { replace?: boolean } = {}): void {
+  if (to === current()) return;
+  if (opts.replace) window.history.replaceState(null, "", to);
+  else window.history.pushState(null, "", to);
+  notify();
+}
+
+/** Where the login page goes after signing in: the page asked for, never another site. */
+export function nextPath(search: string): string {
+  const next = new URLSearchParams(search).get("next");
+  return next?.startsWith("/") && !next.startsWith("//") && !next.startsWith("/login") ? next : "/";
+}
+
+export function loginPathFor(location: string): string {
+  return location === "/" || location.startsWith("/login") ? "/login" : `/login?next=${encodeURIComponent(location)}`;
+}

@@ -1,0 +1,85 @@
+/**
+ * The signed-in session: its token lives in memory and in sessionStorage (one tab, gone when
+ * it closes), never in a URL. Every API call goes through `api`, which sends the token and, on
+ * a 401, forgets the session and returns to the login page, then back to the same page.
+ */
+import { clusterOf } from "./cluster.ts";
+import { loginPathFor, navigate } from "./router.ts";
+
+const KEY = "loupe.token";
+
+export interface SessionUser {
+  name: string;
+  roles: string[];
+}
+
+let token: string | null = sessionStorage.getItem(KEY);
+
+export const hasToken = () => token !== null;
+
+export function setToken(value: string | null): void {
+  token = value;
+  if (value === null) sessionStorage.removeItem(KEY);
+  else sessionStorage.setItem(KEY, value);
+}
+
+/** An error answer of the API (COMPAT's body), with its message to show where the user acted. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+async function messageOf(res: Response): Promise<string> {
+  try {
+    const body = (await res.json()) as { message?: unknown };
+    if (typeof body.message === "string") return body.message;
+  } catch {
+    /* not JSON */
+  }
+  return `${res.status} ${res.statusText}`;
+}
+
+export async function api<T>(path: string, init: RequestInit = {}): Promise<T> {
+  const headers = new Headers(init.headers);
+  headers.set("accept", "application/json");
+  if (token) headers.set("authorization", `Bearer ${token}`);
+  const cluster = clusterOf(window.location.search);
+  if (cluster) headers.set("x-service-cluster", cluster);
+  if (init.body !== undefined && !headers.has("content-type")) headers.set("content-type", "application/json");
+  const res = await fetch(path, { ...init, headers });
+  if (res.status === 401 && token !== null) {
+    setToken(null);
+    navigate(loginPathFor(window.location.pathname + window.location.search), { replace: true });
+  }
+  if (!res.ok) throw new ApiError(res.status, await messageOf(res));
+  return (await res.json()) as T;
+}
+
+export async function login(user: string, password: string): Promise<void> {
+  const res = await fetch("/api/login", {
+    method: "POST",
+    headers: { accept: "application/json", "content-type": "application/json" },
+    body: JSON.stringify({ user, password }),
+  });
+  // The API says only UNAUTHORIZED (the clients compare that word): say what it means.
+  if (res.status === 401) throw new ApiError(401, "Wrong user name or password.");
+  if (!res.ok) throw new ApiError(res.status, await messageOf(res));
+  setToken(((await res.json()) as { token: string }).token);
+}
+
+export async function logout(): Promise<void> {
+  try {
+    if (token) await api("/api/logout", { method: "POST" });
+  } finally {
+    setToken(null);
+  }
+}
+
+export async function whoAmI(): Promise<SessionUser> {
+  const s = await api<{ user: string; roles: string[] }>("/api/auth");
+  return { name: s.user, roles: s.roles };
+}
