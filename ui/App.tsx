@@ -1,8 +1,8 @@
+import { useEffect } from "react";
 import { LoginPage } from "./pages/Login.tsx";
 import { loginPathFor, navigate, useLocation } from "./router.ts";
-import { hasToken } from "./session.ts";
 import { Shell } from "./Shell.tsx";
-import { useEffect } from "react";
+import { hasToken } from "./session.ts";
 
 /** Any page opened without a session shows the login form, then continues to the page asked for. */
 export function App() {

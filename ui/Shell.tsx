@@ -1,6 +1,7 @@
 import { type ReactNode, useEffect, useState } from "react";
 import { clusterOf, withCluster } from "./cluster.ts";
-import { OverviewPage, type Health } from "./pages/Overview.tsx";
+import { type Health, OverviewPage } from "./pages/Overview.tsx";
+import { TopicsPage } from "./pages/Topics.tsx";
 import { navigate } from "./router.ts";
 import { api, logout, type SessionUser, whoAmI } from "./session.ts";
 import { currentTheme, toggleTheme } from "./theme.ts";
@@ -58,11 +59,7 @@ export function Shell({ location }: { location: string }) {
         <span className="brand">Loupe</span>
         <label className="cluster-picker">
           <span>Cluster</span>
-          <select
-            value={active ?? ""}
-            onChange={(e) => navigate(withCluster(path, e.target.value))}
-            disabled={clusters.length < 2}
-          >
+          <select value={active ?? ""} onChange={(e) => navigate(withCluster(path, e.target.value))} disabled={clusters.length < 2}>
             {clusters.map((c) => (
               <option key={c.name} value={c.name}>
                 {c.name}
@@ -77,7 +74,12 @@ export function Shell({ location }: { location: string }) {
             <strong>{user.name}</strong> <span className="muted">{user.roles.join(", ")}</span>
           </span>
         )}
-        <button type="button" className="ghost" onClick={() => setTheme(toggleTheme())} aria-label={`Switch to ${theme === "dark" ? "light" : "dark"} theme`}>
+        <button
+          type="button"
+          className="ghost"
+          onClick={() => setTheme(toggleTheme())}
+          aria-label={`Switch to ${theme === "dark" ? "light" : "dark"} theme`}
+        >
           {theme === "dark" ? "Light" : "Dark"}
         </button>
         <button
@@ -108,6 +110,8 @@ export function Shell({ location }: { location: string }) {
       <main className="content">
         {path === "/" ? (
           <OverviewPage health={health} />
+        ) : path === "/topics" ? (
+          <TopicsPage location={location} />
         ) : (
           <section>
             <h1>{current?.label ?? "Not found"}</h1>

@@ -28,7 +28,7 @@ export function LoginPage({ location }: { location: string }) {
         <h1 id="login-title">Loupe</h1>
         <p className="muted">Sign in to your Kafka cluster.</p>
         <label htmlFor="login-user">User name</label>
-        <input id="login-user" name="user" autoComplete="username" required autoFocus />
+        <input id="login-user" name="user" autoComplete="username" required />
         <label htmlFor="login-password">Password</label>
         <input id="login-password" name="password" type="password" autoComplete="current-password" required />
         {error && (

@@ -1,0 +1,175 @@
+import { useQuery } from "@tanstack/react-query";
+import { useVirtualizer } from "@tanstack/react-virtual";
+import { useMemo, useRef } from "react";
+import { clusterOf, withCluster } from "../cluster.ts";
+import { navigate } from "../router.ts";
+import { api } from "../session.ts";
+
+export interface TopicItem {
+  topicName: string;
+  partitions: number;
+  replication: number;
+  isControlTopic: boolean;
+  keyType: string;
+  valueType: string;
+  totalMessages: number;
+  messagesPerSecond: number;
+}
+
+type SortKey = "name" | "partitions" | "messages" | "rate";
+const COLUMNS: Array<{ key: SortKey | null; label: string; numeric?: boolean }> = [
+  { key: "name", label: "Name" },
+  { key: "partitions", label: "Partitions", numeric: true },
+  { key: null, label: "Replicas", numeric: true },
+  { key: "messages", label: "Messages", numeric: true },
+  { key: "rate", label: "Messages/s", numeric: true },
+  { key: null, label: "Key / value" },
+];
+const ROW_HEIGHT = 36;
+const number = new Intl.NumberFormat("en-US");
+
+const compare: Record<SortKey, (a: TopicItem, b: TopicItem) => number> = {
+  name: (a, b) => a.topicName.localeCompare(b.topicName),
+  partitions: (a, b) => a.partitions - b.partitions,
+  messages: (a, b) => a.totalMessages - b.totalMessages,
+  rate: (a, b) => a.messagesPerSecond - b.messagesPerSecond,
+};
+
+/** The page's state, all in the URL: `q` (search), `sort`, `dir`, `internal`, `cluster`. */
+function viewOf(location: string) {
+  const params = new URLSearchParams(location.includes("?") ? location.slice(location.indexOf("?")) : "");
+  const sort = (["name", "partitions", "messages", "rate"] as const).find((k) => k === params.get("sort")) ?? "name";
+  return { params, q: params.get("q") ?? "", sort, desc: params.get("dir") === "desc", internal: params.get("internal") === "1" };
+}
+
+/** Topics: searched as you type, sorted by a column, internal topics hidden unless asked; rows virtualized. */
+export function TopicsPage({ location }: { location: string }) {
+  const cluster = clusterOf(location);
+  const view = viewOf(location);
+  const topics = useQuery({ queryKey: ["topics", cluster], queryFn: () => api<TopicItem[]>("/api/topics") });
+
+  const set = (changes: Record<string, string | null>) => {
+    const params = new URLSearchParams(view.params);
+    for (const [k, v] of Object.entries(changes))
+      if (v === null || v === "") params.delete(k);
+      else params.set(k, v);
+    const query = params.toString();
+    navigate(`/topics${query ? `?${query}` : ""}`, { replace: true });
+  };
+
+  const rows = useMemo(() => {
+    const needle = view.q.toLowerCase();
+    const all = topics.data ?? [];
+    const shown = all.filter((t) => (view.internal || !t.isControlTopic) && (needle === "" || t.topicName.toLowerCase().includes(needle)));
+    const by = compare[view.sort];
+    shown.sort((a, b) => (view.desc ? -by(a, b) : by(a, b)) || a.topicName.localeCompare(b.topicName));
+    return shown;
+  }, [topics.data, view.q, view.sort, view.desc, view.internal]);
+  const hiddenInternal = (topics.data ?? []).filter((t) => t.isControlTopic).length;
+
+  const scroller = useRef<HTMLDivElement>(null);
+  const virtual = useVirtualizer({
+    count: rows.length,
+    getScrollElement: () => scroller.current,
+    estimateSize: () => ROW_HEIGHT,
+    overscan: 10,
+  });
+
+  return (
+    <section className="page">
+      <h1>Topics</h1>
+      <div className="toolbar">
+        <label className="search">
+          <span>Search</span>
+          <input type="search" value={view.q} onChange={(e) => set({ q: e.target.value })} placeholder="Topic name" />
+        </label>
+        <label className="check">
+          <input type="checkbox" checked={view.internal} onChange={(e) => set({ internal: e.target.checked ? "1" : null })} />
+          <span>Show internal topics</span>
+        </label>
+        <span className="muted" aria-live="polite" data-testid="topic-count">
+          {topics.data
+            ? `${number.format(rows.length)} of ${number.format(topics.data.length)} topics${!view.internal && hiddenInternal > 0 ? ` (${hiddenInternal} internal hidden)` : ""}`
+            : ""}
+        </span>
+      </div>
+      {topics.error && (
+        <p className="error" role="alert">
+          {topics.error.message}
+        </p>
+      )}
+      {topics.isPending && <p className="muted">Loading topics…</p>}
+      {topics.data && rows.length === 0 && (
+        <p className="muted">
+          {topics.data.length === 0 ? "No topics yet: create one through the API or your Kafka tools." : "No topic matches the search."}
+        </p>
+      )}
+      <div className="grid-scroll" ref={scroller}>
+        <table className="grid" aria-label="Topics" aria-rowcount={rows.length + 1}>
+          <thead>
+            <tr className="grid-row topics-cols" aria-rowindex={1}>
+              {COLUMNS.map((c) => {
+                const sorted = c.key !== null && c.key === view.sort;
+                return (
+                  <th
+                    key={c.label}
+                    scope="col"
+                    className={c.numeric ? "num" : undefined}
+                    aria-sort={sorted ? (view.desc ? "descending" : "ascending") : undefined}
+                  >
+                    {c.key === null ? (
+                      c.label
+                    ) : (
+                      <button
+                        type="button"
+                        className="sort"
+                        onClick={() => set({ sort: c.key, dir: sorted && !view.desc ? "desc" : null })}
+                      >
+                        {c.label}
+                        {sorted ? (view.desc ? " ▼" : " ▲") : ""}
+                      </button>
+                    )}
+                  </th>
+                );
+              })}
+            </tr>
+          </thead>
+          <tbody ref={(el) => el?.style.setProperty("height", `${virtual.getTotalSize()}px`)}>
+            {virtual.getVirtualItems().map((item) => {
+              const t = rows[item.index]!;
+              const href = withCluster(`/topics/${encodeURIComponent(t.topicName)}`, cluster);
+              return (
+                <tr
+                  key={t.topicName}
+                  aria-rowindex={item.index + 2}
+                  className="grid-row topics-cols"
+                  ref={(el) => el?.style.setProperty("transform", `translateY(${item.start}px)`)}
+                >
+                  <td>
+                    <a
+                      href={href}
+                      onClick={(e) => {
+                        if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+                        e.preventDefault();
+                        navigate(href);
+                      }}
+                    >
+                      {t.topicName}
+                    </a>
+                  </td>
+                  <td className="num">{t.partitions}</td>
+                  <td className="num">{t.replication}</td>
+                  <td className="num">{number.format(t.totalMessages)}</td>
+                  <td className="num">{number.format(t.messagesPerSecond)}</td>
+                  <td>
+                    {t.keyType} / {t.valueType}
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </div>
+    </section>
+  );
+}
