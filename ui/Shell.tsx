@@ -1,6 +1,8 @@
-import { type ReactNode, useEffect, useState } from "react";
+import { useEffect, useState } from "react";
 import { clusterOf, withCluster } from "./cluster.ts";
+import { Link } from "./components.tsx";
 import { type Health, OverviewPage } from "./pages/Overview.tsx";
+import { TopicDetailPage } from "./pages/TopicDetail.tsx";
 import { TopicsPage } from "./pages/Topics.tsx";
 import { navigate } from "./router.ts";
 import { api, logout, type SessionUser, whoAmI } from "./session.ts";
@@ -18,22 +20,6 @@ const NAV: Array<{ path: string; label: string }> = [
 function pathOnly(location: string): string {
   const i = location.indexOf("?");
   return i < 0 ? location : location.slice(0, i);
-}
-
-function Link({ to, children, current }: { to: string; children: ReactNode; current?: boolean }) {
-  return (
-    <a
-      href={to}
-      aria-current={current ? "page" : undefined}
-      onClick={(e) => {
-        if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
-        e.preventDefault();
-        navigate(to);
-      }}
-    >
-      {children}
-    </a>
-  );
 }
 
 /** The signed-in frame: cluster picker, navigation, user and roles, theme, logout; the page in the middle. */
@@ -112,6 +98,8 @@ export function Shell({ location }: { location: string }) {
           <OverviewPage health={health} />
         ) : path === "/topics" ? (
           <TopicsPage location={location} />
+        ) : path.startsWith("/topics/") && path.length > "/topics/".length ? (
+          <TopicDetailPage name={decodeURIComponent(path.slice("/topics/".length))} location={location} />
         ) : (
           <section>
             <h1>{current?.label ?? "Not found"}</h1>

@@ -12,13 +12,19 @@ import { compiledLoupe, launchChromium, seriousViolations, withPage } from "./br
 const RUN = `ui${Date.now().toString(36)}`;
 const TOPICS = Array.from({ length: 40 }, (_, i) => ({ topicName: `${RUN}-t${String(i).padStart(2, "0")}`, partitions: (i % 3) + 1 }));
 const INTERNAL = `__${RUN}-internal`;
+/** A topic with records in two partitions and one config set. */
+const DETAIL = `${RUN}-detail`;
 
 let server: ServerProcess;
 let browser: Browser;
 
 beforeAll(async () => {
   server = await startServerProcess({}, { executable: await compiledLoupe() });
-  for (const t of [...TOPICS, { topicName: INTERNAL, partitions: 1 }]) {
+  for (const t of [
+    ...TOPICS,
+    { topicName: INTERNAL, partitions: 1 },
+    { topicName: DETAIL, partitions: 2, configs: { "retention.ms": "3600000" } },
+  ]) {
     const res = await server.request("/api/topics", {
       method: "POST",
       role: "admin",
@@ -27,11 +33,19 @@ beforeAll(async () => {
     });
     if (res.status !== 201) throw new Error(`creating ${t.topicName}: ${res.status} ${await res.text()}`);
   }
+  // Five records, through the API as the JDBC driver writes them (keys pick the partitions).
+  const insert = await server.request("/api/jdbc/insert", {
+    method: "POST",
+    role: "write",
+    headers: { "content-type": "text/plain" },
+    body: `INSERT INTO \`${DETAIL}\` (_key, n) VALUES ('a', 1), ('b', 2), ('c', 3), ('d', 4), ('e', 5)`,
+  });
+  if (insert.status !== 200) throw new Error(`insert: ${insert.status} ${await insert.text()}`);
   browser = await launchChromium();
 }, 120_000);
 
 afterAll(async () => {
-  for (const t of [...TOPICS.map((x) => x.topicName), INTERNAL])
+  for (const t of [...TOPICS.map((x) => x.topicName), INTERNAL, DETAIL])
     await server?.request(`/api/topics/${t}`, { method: "DELETE", role: "admin" }).catch(() => {});
   await browser?.close();
   await server?.stop();
@@ -61,7 +75,7 @@ describe("the topics page", () => {
       browser,
       "topics search sort",
       async (page) => {
-        await signedIn(page, `/topics?q=${RUN}`);
+        await signedIn(page, `/topics?q=${RUN}-t`);
         const count = page.getByTestId("topic-count");
         await count.getByText(/^40 of \d+ topics/).waitFor();
         // Virtualized: only the rows in view (and a few beyond) are in the page.
@@ -102,6 +116,40 @@ describe("the topics page", () => {
       },
       { viewport: { width: 1100, height: 700 } },
     );
+  }, 60_000);
+
+  test("a topic's page: its figures, partitions with offsets, and its configs with overrides marked", async () => {
+    await withPage(browser, "topic detail", async (page) => {
+      await signedIn(page, `/topics/${DETAIL}`);
+      await page.getByRole("heading", { name: `Topic ${DETAIL}` }).waitFor();
+      const partitions = page.getByRole("table", { name: "Partitions" });
+      await partitions.waitFor();
+      const rows = await partitions
+        .locator("tbody tr")
+        .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent)));
+      expect(rows.map((r) => r[0])).toEqual(["0", "1"]);
+      // Every record is counted in one partition or the other, from offset 0.
+      expect(rows.reduce((n, r) => n + Number(r[3]), 0)).toBe(5);
+      expect(rows.every((r) => r[1] === "0" && r[2] === r[3])).toBe(true);
+      expect(await page.getByText("No consumer group reads this topic.").count()).toBe(1);
+      const retention = page.getByRole("table", { name: "Configuration" }).getByRole("row", { name: /^retention\.ms/ });
+      expect(await retention.locator("td").nth(1).innerText()).toBe("3600000set");
+      // What is set on the topic comes first.
+      const firstConfig = page.getByRole("table", { name: "Configuration" }).locator("tbody tr").first().locator("td").first();
+      expect(await firstConfig.innerText()).toBe("retention.ms");
+      const cleanup = page.getByRole("table", { name: "Configuration" }).getByRole("row", { name: /^cleanup\.policy/ });
+      expect(await cleanup.locator(".badge").count()).toBe(0);
+      expect(await seriousViolations(page)).toEqual([]);
+    });
+  }, 60_000);
+
+  test("a topic that does not exist: its page says so", async () => {
+    await withPage(browser, "topic missing", async (page) => {
+      await signedIn(page, `/topics/${RUN}-nope`);
+      const alert = page.getByRole("alert");
+      await alert.waitFor();
+      expect(await alert.innerText()).toContain(`${RUN}-nope`);
+    });
   }, 60_000);
 
   test("a topic's name links to its page, keeping the cluster", async () => {

@@ -1,4 +1,5 @@
 import { useEffect, useState } from "react";
+import { Tile } from "../components.tsx";
 import { api } from "../session.ts";
 
 export interface Health {
@@ -56,14 +57,5 @@ export function OverviewPage({ health }: { health: Health | null }) {
         </tbody>
       </table>
     </section>
-  );
-}
-
-function Tile({ label, value }: { label: string; value: string }) {
-  return (
-    <div className="tile">
-      <span className="muted">{label}</span>
-      <strong>{value}</strong>
-    </div>
   );
 }

@@ -2,6 +2,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useMemo, useRef } from "react";
 import { clusterOf, withCluster } from "../cluster.ts";
+import { Link } from "../components.tsx";
 import { navigate } from "../router.ts";
 import { api } from "../session.ts";
 
@@ -146,16 +147,7 @@ export function TopicsPage({ location }: { location: string }) {
                   ref={(el) => el?.style.setProperty("transform", `translateY(${item.start}px)`)}
                 >
                   <td>
-                    <a
-                      href={href}
-                      onClick={(e) => {
-                        if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
-                        e.preventDefault();
-                        navigate(href);
-                      }}
-                    >
-                      {t.topicName}
-                    </a>
+                    <Link to={href}>{t.topicName}</Link>
                   </td>
                   <td className="num">{t.partitions}</td>
                   <td className="num">{t.replication}</td>
