@@ -1,6 +1,8 @@
 import { useEffect, useState } from "react";
 import { clusterOf, withCluster } from "./cluster.ts";
 import { Link } from "./components.tsx";
+import { ConsumerGroupPage } from "./pages/ConsumerGroup.tsx";
+import { ConsumersPage } from "./pages/Consumers.tsx";
 import { type Health, OverviewPage } from "./pages/Overview.tsx";
 import { TopicDetailPage } from "./pages/TopicDetail.tsx";
 import { TopicsPage } from "./pages/Topics.tsx";
@@ -100,6 +102,14 @@ export function Shell({ location }: { location: string }) {
           <TopicsPage location={location} />
         ) : path.startsWith("/topics/") && path.length > "/topics/".length ? (
           <TopicDetailPage name={decodeURIComponent(path.slice("/topics/".length))} location={location} />
+        ) : path === "/consumers" ? (
+          <ConsumersPage location={location} />
+        ) : path.startsWith("/consumers/") && path.length > "/consumers/".length ? (
+          <ConsumerGroupPage
+            id={decodeURIComponent(path.slice("/consumers/".length))}
+            location={location}
+            canWrite={user?.roles.some((r) => r === "admin" || r === "write") ?? false}
+          />
         ) : (
           <section>
             <h1>{current?.label ?? "Not found"}</h1>
