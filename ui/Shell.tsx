@@ -1,6 +1,7 @@
 import { useEffect, useState } from "react";
 import { clusterOf, withCluster } from "./cluster.ts";
 import { Link } from "./components.tsx";
+import { AuditPage } from "./pages/Audit.tsx";
 import { ConsumerGroupPage } from "./pages/ConsumerGroup.tsx";
 import { ConsumersPage } from "./pages/Consumers.tsx";
 import { type Health, OverviewPage } from "./pages/Overview.tsx";
@@ -83,7 +84,7 @@ export function Shell({ location }: { location: string }) {
       </header>
       <nav className="sidebar" aria-label="Main">
         <ul>
-          {NAV.map((n) => (
+          {NAV.filter((n) => n.path !== "/audit" || user?.roles.includes("admin")).map((n) => (
             <li key={n.path}>
               <Link to={withCluster(n.path, cluster)} current={n === current}>
                 {n.label}
@@ -102,6 +103,8 @@ export function Shell({ location }: { location: string }) {
           <TopicsPage location={location} />
         ) : path.startsWith("/topics/") && path.length > "/topics/".length ? (
           <TopicDetailPage name={decodeURIComponent(path.slice("/topics/".length))} location={location} />
+        ) : path === "/audit" ? (
+          <AuditPage location={location} />
         ) : path === "/consumers" ? (
           <ConsumersPage location={location} />
         ) : path.startsWith("/consumers/") && path.length > "/consumers/".length ? (

@@ -43,12 +43,17 @@ async function messageOf(res: Response): Promise<string> {
   return `${res.status} ${res.statusText}`;
 }
 
-export async function api<T>(path: string, init: RequestInit = {}): Promise<T> {
-  const headers = new Headers(init.headers);
-  headers.set("accept", "application/json");
+/** The session's token and the cluster shown, as request headers. */
+export function authHeaders(cluster: string | null, init?: HeadersInit): Headers {
+  const headers = new Headers(init);
   if (token) headers.set("authorization", `Bearer ${token}`);
-  const cluster = clusterOf(window.location.search);
   if (cluster) headers.set("x-service-cluster", cluster);
+  return headers;
+}
+
+export async function api<T>(path: string, init: RequestInit = {}): Promise<T> {
+  const headers = authHeaders(clusterOf(window.location.search), init.headers);
+  headers.set("accept", "application/json");
   if (init.body !== undefined && !headers.has("content-type")) headers.set("content-type", "application/json");
   const res = await fetch(path, { ...init, headers });
   if (res.status === 401 && token !== null) {
