@@ -40,6 +40,7 @@ export function Shell({ location }: { location: string }) {
 
   const clusters = health?.clusters ?? [];
   const active = cluster ?? clusters.find((c) => c.default)?.name ?? null;
+  const canWrite = user?.roles.some((r) => r === "admin" || r === "write") ?? false;
   const current = NAV.find((n) => (n.path === "/" ? path === "/" : path === n.path || path.startsWith(`${n.path}/`)));
 
   return (
@@ -100,19 +101,15 @@ export function Shell({ location }: { location: string }) {
         {path === "/" ? (
           <OverviewPage health={health} />
         ) : path === "/topics" ? (
-          <TopicsPage location={location} />
+          <TopicsPage location={location} canWrite={canWrite} />
         ) : path.startsWith("/topics/") && path.length > "/topics/".length ? (
-          <TopicDetailPage name={decodeURIComponent(path.slice("/topics/".length))} location={location} />
+          <TopicDetailPage name={decodeURIComponent(path.slice("/topics/".length))} location={location} canWrite={canWrite} />
         ) : path === "/audit" ? (
           <AuditPage location={location} />
         ) : path === "/consumers" ? (
           <ConsumersPage location={location} />
         ) : path.startsWith("/consumers/") && path.length > "/consumers/".length ? (
-          <ConsumerGroupPage
-            id={decodeURIComponent(path.slice("/consumers/".length))}
-            location={location}
-            canWrite={user?.roles.some((r) => r === "admin" || r === "write") ?? false}
-          />
+          <ConsumerGroupPage id={decodeURIComponent(path.slice("/consumers/".length))} location={location} canWrite={canWrite} />
         ) : (
           <section>
             <h1>{current?.label ?? "Not found"}</h1>

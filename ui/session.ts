@@ -61,7 +61,8 @@ export async function api<T>(path: string, init: RequestInit = {}): Promise<T> {
     navigate(loginPathFor(window.location.pathname + window.location.search), { replace: true });
   }
   if (!res.ok) throw new ApiError(res.status, await messageOf(res));
-  return (await res.json()) as T;
+  // Some answers are a sentence (topic created or deleted): the text then.
+  return ((res.headers.get("content-type") ?? "").includes("json") ? await res.json() : await res.text()) as T;
 }
 
 export async function login(user: string, password: string): Promise<void> {

@@ -12,6 +12,8 @@ import { compiledLoupe, launchChromium, seriousViolations, withPage } from "./br
 const RUN = `ui${Date.now().toString(36)}`;
 const TOPICS = Array.from({ length: 40 }, (_, i) => ({ topicName: `${RUN}-t${String(i).padStart(2, "0")}`, partitions: (i % 3) + 1 }));
 const INTERNAL = `__${RUN}-internal`;
+/** Made through the create dialog, then deleted through the delete dialog. */
+const MADE = `${RUN}-made`;
 /** A topic with records in two partitions and one config set. */
 const DETAIL = `${RUN}-detail`;
 
@@ -45,16 +47,16 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  for (const t of [...TOPICS.map((x) => x.topicName), INTERNAL, DETAIL])
+  for (const t of [...TOPICS.map((x) => x.topicName), INTERNAL, DETAIL, MADE])
     await server?.request(`/api/topics/${t}`, { method: "DELETE", role: "admin" }).catch(() => {});
   await browser?.close();
   await server?.stop();
 });
 
-async function signedIn(page: Page, path: string): Promise<void> {
+async function signedIn(page: Page, path: string, role: keyof typeof ROLE_USERS = "read"): Promise<void> {
   await page.goto(`${server.url}${path}`);
-  await page.getByLabel("User name").fill(ROLE_USERS.read.name);
-  await page.getByLabel("Password").fill(ROLE_USERS.read.password);
+  await page.getByLabel("User name").fill(ROLE_USERS[role].name);
+  await page.getByLabel("Password").fill(ROLE_USERS[role].password);
   await page.getByLabel("Password").press("Enter");
 }
 
@@ -140,6 +142,55 @@ describe("the topics page", () => {
       const cleanup = page.getByRole("table", { name: "Configuration" }).getByRole("row", { name: /^cleanup\.policy/ });
       expect(await cleanup.locator(".badge").count()).toBe(0);
       expect(await seriousViolations(page)).toEqual([]);
+    });
+  }, 60_000);
+
+  test("create through the dialog (the API's refusal said in it), then delete by typing the name", async () => {
+    await withPage(browser, "topic create delete", async (page) => {
+      await signedIn(page, "/topics", "write");
+      await page.getByRole("button", { name: "Create topic…" }).click();
+      const create = page.getByRole("dialog", { name: "Create a topic" });
+      await create.getByLabel("Name").fill("not a name!");
+      await create.getByRole("button", { name: "Create" }).click();
+      const refusal = create.getByRole("alert");
+      await refusal.waitFor();
+      expect(await refusal.innerText()).toContain("a topic name may only contain letters, digits");
+      expect(await seriousViolations(page)).toEqual([]);
+
+      await create.getByLabel("Name").fill(MADE);
+      await create.getByLabel(/^Partitions/).fill("2");
+      await create.getByLabel("Configuration").selectOption("compacted");
+      await create.getByRole("button", { name: "Create" }).click();
+      // On to the new topic's page.
+      await page.waitForURL(`${server.url}/topics/${MADE}`);
+      const partitions = page.getByRole("table", { name: "Partitions" });
+      await partitions.waitFor();
+      expect(await partitions.locator("tbody tr").count()).toBe(2);
+      const policy = page.getByRole("table", { name: "Configuration" }).getByRole("row", { name: /^cleanup\.policy/ });
+      expect(await policy.locator("td").nth(1).innerText()).toBe("compactset");
+
+      await page.getByRole("button", { name: "Delete topic…" }).click();
+      const remove = page.getByRole("dialog", { name: `Delete ${MADE}` });
+      const confirm = remove.getByRole("button", { name: "Delete topic" });
+      expect(await confirm.isDisabled()).toBe(true);
+      await remove.getByLabel("Type the topic's name to confirm").fill(MADE.slice(0, -1));
+      expect(await confirm.isDisabled()).toBe(true);
+      await remove.getByLabel("Type the topic's name to confirm").fill(MADE);
+      await confirm.click();
+      await page.waitForURL(`${server.url}/topics`);
+      const gone = await server.request(`/api/topics/${MADE}`, { role: "read" });
+      expect(gone.status).toBe(404);
+    });
+  }, 60_000);
+
+  test("a read user is offered neither create nor delete", async () => {
+    await withPage(browser, "topics read user", async (page) => {
+      await signedIn(page, `/topics?q=${DETAIL}`);
+      await page.getByRole("link", { name: DETAIL }).waitFor();
+      expect(await page.getByRole("button", { name: /Create topic/ }).count()).toBe(0);
+      await page.getByRole("link", { name: DETAIL }).click();
+      await page.getByRole("table", { name: "Partitions" }).waitFor();
+      expect(await page.getByRole("button", { name: /Delete topic/ }).count()).toBe(0);
     });
   }, 60_000);
 

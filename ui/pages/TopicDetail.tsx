@@ -1,7 +1,9 @@
 import { useQuery } from "@tanstack/react-query";
+import { useRef } from "react";
 import { clusterOf } from "../cluster.ts";
 import { Tile } from "../components.tsx";
 import { api } from "../session.ts";
+import { DeleteTopicDialog } from "./TopicDialogs.tsx";
 
 interface TopicDetail {
   topicName: string;
@@ -27,13 +29,14 @@ function overridesFirst(config: TopicDetail["config"]): TopicDetail["config"] {
 }
 
 /** One topic: its figures, partitions with offsets, consumer groups with lag, and configs (overrides marked). */
-export function TopicDetailPage({ name, location }: { name: string; location: string }) {
+export function TopicDetailPage({ name, location, canWrite }: { name: string; location: string; canWrite: boolean }) {
   const cluster = clusterOf(location);
   const topic = useQuery({
     queryKey: ["topic", cluster, name],
     queryFn: () => api<TopicDetail>(`/api/topics/${encodeURIComponent(name)}`),
   });
   const t = topic.data;
+  const deleteDialog = useRef<HTMLDialogElement>(null);
   return (
     <section className="page">
       <h1>
@@ -54,6 +57,14 @@ export function TopicDetailPage({ name, location }: { name: string; location: st
             <Tile label="Messages/s" value={number.format(t.messagesPerSecond)} />
             <Tile label="Key / value" value={`${t.keyType} / ${t.valueType}${t.inferred ? " (inferred)" : ""}`} text />
           </div>
+
+          {canWrite && (
+            <div className="toolbar actions">
+              <button type="button" className="danger" onClick={() => deleteDialog.current?.showModal()}>
+                Delete topic…
+              </button>
+            </div>
+          )}
 
           <h2>Partitions</h2>
           <table aria-label="Partitions">
@@ -142,6 +153,7 @@ export function TopicDetailPage({ name, location }: { name: string; location: st
               })}
             </tbody>
           </table>
+          {canWrite && <DeleteTopicDialog dialog={deleteDialog} cluster={cluster} name={name} />}
         </>
       )}
     </section>

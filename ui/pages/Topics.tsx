@@ -5,6 +5,7 @@ import { clusterOf, withCluster } from "../cluster.ts";
 import { Link } from "../components.tsx";
 import { navigate } from "../router.ts";
 import { api } from "../session.ts";
+import { CreateTopicDialog } from "./TopicDialogs.tsx";
 
 export interface TopicItem {
   topicName: string;
@@ -44,7 +45,7 @@ function viewOf(location: string) {
 }
 
 /** Topics: searched as you type, sorted by a column, internal topics hidden unless asked; rows virtualized. */
-export function TopicsPage({ location }: { location: string }) {
+export function TopicsPage({ location, canWrite }: { location: string; canWrite: boolean }) {
   const cluster = clusterOf(location);
   const view = viewOf(location);
   const topics = useQuery({ queryKey: ["topics", cluster], queryFn: () => api<TopicItem[]>("/api/topics") });
@@ -69,6 +70,7 @@ export function TopicsPage({ location }: { location: string }) {
   const hiddenInternal = (topics.data ?? []).filter((t) => t.isControlTopic).length;
 
   const scroller = useRef<HTMLDivElement>(null);
+  const createDialog = useRef<HTMLDialogElement>(null);
   const virtual = useVirtualizer({
     count: rows.length,
     getScrollElement: () => scroller.current,
@@ -88,6 +90,11 @@ export function TopicsPage({ location }: { location: string }) {
           <input type="checkbox" checked={view.internal} onChange={(e) => set({ internal: e.target.checked ? "1" : null })} />
           <span>Show internal topics</span>
         </label>
+        {canWrite && (
+          <button type="button" onClick={() => createDialog.current?.showModal()}>
+            Create topic…
+          </button>
+        )}
         <span className="muted" aria-live="polite" data-testid="topic-count">
           {topics.data
             ? `${number.format(rows.length)} of ${number.format(topics.data.length)} topics${!view.internal && hiddenInternal > 0 ? ` (${hiddenInternal} internal hidden)` : ""}`
@@ -162,6 +169,7 @@ export function TopicsPage({ location }: { location: string }) {
           </tbody>
         </table>
       </div>
+      {canWrite && <CreateTopicDialog dialog={createDialog} cluster={cluster} />}
     </section>
   );
 }
