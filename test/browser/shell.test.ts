@@ -100,6 +100,24 @@ describe("login and the shell", () => {
     );
   }, 60_000);
 
+  test("a 401 anywhere (the token revoked elsewhere) returns to the login form, then to the same page", async () => {
+    await withPage(browser, "revoked token", async (page) => {
+      await page.goto(`${server.url}/consumers?q=some`);
+      await signIn(page, "read");
+      await page.waitForURL(`${server.url}/consumers?q=some`);
+      await page.getByRole("heading", { name: "Consumer groups" }).waitFor();
+      // The token is revoked outside this page; the next call the page makes is a 401.
+      const token = await page.evaluate(() => sessionStorage.getItem("loupe.token"));
+      const out = await fetch(`${server.url}/api/logout`, { method: "POST", headers: { authorization: `Bearer ${token}` } });
+      expect(out.status).toBe(200);
+      await page.getByRole("link", { name: "Topics" }).click();
+      await page.waitForURL(/\/login\?next=%2Ftopics/);
+      await signIn(page, "read");
+      await page.waitForURL(`${server.url}/topics`);
+      await page.getByRole("heading", { name: "Topics" }).waitFor();
+    });
+  }, 60_000);
+
   test("axe-core: no serious or critical violation on the login page and the overview, in both themes", async () => {
     for (const colorScheme of ["light", "dark"] as const)
       await withPage(
