@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import { ROLE_USERS } from "../helpers/runtime.ts";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.ts";
-import { compiledLoupe, launchChromium, seriousViolations, withPage } from "./browser.ts";
+import { compiledLoupe, launchChromium, openAs, seriousViolations, withPage } from "./browser.ts";
 
 const TOPIC = `ui${Date.now().toString(36)}-audited`;
 
@@ -25,12 +25,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-async function signedIn(page: Page, path: string, role: keyof typeof ROLE_USERS): Promise<void> {
-  await page.goto(`${server.url}${path}`);
-  await page.getByLabel("User name").fill(ROLE_USERS[role].name);
-  await page.getByLabel("Password").fill(ROLE_USERS[role].password);
-  await page.getByLabel("Password").press("Enter");
-}
+const signedIn = (page: Page, path: string, role: keyof typeof ROLE_USERS) => openAs(page, `${server.url}${path}`, role);
 
 describe("the audit page", () => {
   test("a change made while the page is open appears at the top, live; the type filter narrows it", async () => {

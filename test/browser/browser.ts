@@ -8,6 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { ROLE_USERS } from "../helpers/runtime.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
 export const CHROMIUM = process.env.LOUPE_TEST_CHROMIUM ?? "/usr/bin/chromium";
@@ -79,4 +80,17 @@ export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
   await page.evaluate(AXE);
   const violations = (await page.evaluate("axe.run(document).then((r) => r.violations)")) as AxeViolation[];
   return violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+}
+
+/** Fills the login form the page shows as the user holding `role`, and submits it with Enter. */
+export async function signIn(page: Page, role: keyof typeof ROLE_USERS): Promise<void> {
+  await page.getByLabel("User name").fill(ROLE_USERS[role].name);
+  await page.getByLabel("Password").fill(ROLE_USERS[role].password);
+  await page.getByLabel("Password").press("Enter");
+}
+
+/** Opens `url` with no session (the login form shows) and signs in: the page asked for follows. */
+export async function openAs(page: Page, url: string, role: keyof typeof ROLE_USERS): Promise<void> {
+  await page.goto(url);
+  await signIn(page, role);
 }

@@ -6,10 +6,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import type { KafkaPool } from "../../src/kafka/index.ts";
-import { ROLE_USERS } from "../helpers/runtime.ts";
+import type { ROLE_USERS } from "../helpers/runtime.ts";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.ts";
 import { testPool } from "../kafka/helpers.ts";
-import { compiledLoupe, launchChromium, seriousViolations, withPage } from "./browser.ts";
+import { compiledLoupe, launchChromium, openAs, seriousViolations, withPage } from "./browser.ts";
 
 const RUN = `ui${Date.now().toString(36)}`;
 const TOPIC = `${RUN}-orders`;
@@ -55,12 +55,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-async function signedIn(page: Page, path: string, role: keyof typeof ROLE_USERS): Promise<void> {
-  await page.goto(`${server.url}${path}`);
-  await page.getByLabel("User name").fill(ROLE_USERS[role].name);
-  await page.getByLabel("Password").fill(ROLE_USERS[role].password);
-  await page.getByLabel("Password").press("Enter");
-}
+const signedIn = (page: Page, path: string, role: keyof typeof ROLE_USERS) => openAs(page, `${server.url}${path}`, role);
 
 const lagCells = (page: Page) =>
   page

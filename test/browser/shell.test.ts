@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import { ROLE_USERS } from "../helpers/runtime.ts";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.ts";
-import { compiledLoupe, launchChromium, seriousViolations, withPage } from "./browser.ts";
+import { compiledLoupe, launchChromium, seriousViolations, signIn, withPage } from "./browser.ts";
 
 let server: ServerProcess;
 let browser: Browser;
@@ -31,12 +31,6 @@ function cspViolations(page: Page): string[] {
     if (/Content Security Policy/i.test(m.text())) seen.push(m.text());
   });
   return seen;
-}
-
-async function signIn(page: Page, role: keyof typeof ROLE_USERS): Promise<void> {
-  await page.getByLabel("User name").fill(ROLE_USERS[role].name);
-  await page.getByLabel("Password").fill(ROLE_USERS[role].password);
-  await page.getByLabel("Password").press("Enter");
 }
 
 describe("login and the shell", () => {

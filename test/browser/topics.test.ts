@@ -5,9 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
-import { ROLE_USERS } from "../helpers/runtime.ts";
+import type { ROLE_USERS } from "../helpers/runtime.ts";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.ts";
-import { compiledLoupe, launchChromium, seriousViolations, withPage } from "./browser.ts";
+import { compiledLoupe, launchChromium, openAs, seriousViolations, withPage } from "./browser.ts";
 
 const RUN = `ui${Date.now().toString(36)}`;
 const TOPICS = Array.from({ length: 40 }, (_, i) => ({ topicName: `${RUN}-t${String(i).padStart(2, "0")}`, partitions: (i % 3) + 1 }));
@@ -53,12 +53,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-async function signedIn(page: Page, path: string, role: keyof typeof ROLE_USERS = "read"): Promise<void> {
-  await page.goto(`${server.url}${path}`);
-  await page.getByLabel("User name").fill(ROLE_USERS[role].name);
-  await page.getByLabel("Password").fill(ROLE_USERS[role].password);
-  await page.getByLabel("Password").press("Enter");
-}
+const signedIn = (page: Page, path: string, role: keyof typeof ROLE_USERS = "read") => openAs(page, `${server.url}${path}`, role);
 
 /** The topic names and partition counts of the rows in the page, top to bottom. */
 async function shownRows(page: Page): Promise<Array<{ name: string; partitions: number }>> {
