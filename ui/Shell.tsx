@@ -5,6 +5,7 @@ import { AuditPage } from "./pages/Audit.tsx";
 import { ConsumerGroupPage } from "./pages/ConsumerGroup.tsx";
 import { ConsumersPage } from "./pages/Consumers.tsx";
 import { type Health, OverviewPage } from "./pages/Overview.tsx";
+import { SqlPage } from "./pages/Sql.tsx";
 import { TopicDetailPage } from "./pages/TopicDetail.tsx";
 import { TopicsPage } from "./pages/Topics.tsx";
 import { navigate } from "./router.ts";
@@ -104,6 +105,8 @@ export function Shell({ location }: { location: string }) {
           <TopicsPage location={location} canWrite={canWrite} />
         ) : path.startsWith("/topics/") && path.length > "/topics/".length ? (
           <TopicDetailPage name={decodeURIComponent(path.slice("/topics/".length))} location={location} canWrite={canWrite} />
+        ) : path === "/sql" ? (
+          <SqlPage location={location} />
         ) : path === "/audit" ? (
           <AuditPage location={location} />
         ) : path === "/consumers" ? (

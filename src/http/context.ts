@@ -15,6 +15,8 @@ export interface AppVariables {
   guard: Guard | undefined;
   /** Extra audit content a handler adds for the automatic audit entry. */
   auditContent: Record<string, unknown> | undefined;
+  /** A UI page's nonce for the style elements its editor injects (see contentSecurityPolicy). */
+  styleNonce: string | undefined;
 }
 
 export type AppEnv = { Variables: AppVariables; Bindings: { server?: import("bun").Server<unknown> } };

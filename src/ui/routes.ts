@@ -1,3 +1,5 @@
+import type { Context } from "hono";
+import type { AppEnv } from "../http/context.ts";
 import { defineRoute, RouteGroup, text } from "../http/route.ts";
 import { uiBundle } from "./bundle.ts";
 import { ASSETS } from "./manifest.gen.ts";
@@ -23,6 +25,23 @@ function serve(path: string, cache: string): Response {
 }
 
 const page = (description: string) => ({ 200: text(description, "text/html") });
+
+const NONCE_META = '<meta name="loupe-style-nonce" content="">';
+let indexHtml: Promise<string> | null = null;
+
+/**
+ * The UI's page, with a fresh nonce for the style elements its editor injects: in the page
+ * (a meta element the app reads) and in this answer's Content-Security-Policy.
+ */
+async function uiPage(c: Context<AppEnv>): Promise<Response> {
+  indexHtml ??= Bun.file(ASSETS.get("/index.html")!).text();
+  const nonce = Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("base64");
+  c.set("styleNonce", nonce);
+  const html = (await indexHtml).replace(NONCE_META, `<meta name="loupe-style-nonce" content="${nonce}">`);
+  return new Response(html, {
+    headers: { "content-type": typeOf("/index.html"), "cache-control": "no-store", "x-content-type-options": "nosniff" },
+  });
+}
 
 export const uiApi = {
   docs: defineRoute({
@@ -57,7 +76,7 @@ export const uiApi = {
 export function uiRoutes() {
   const app = new RouteGroup();
   app.handle(uiApi.docs, () => serve("/api-docs.html", "no-cache"));
-  app.handle(uiApi.index, () => serve("/index.html", "no-cache"));
+  app.handle(uiApi.index, (c) => uiPage(c));
   app.handle(uiApi.assets, async (c) => {
     const path = c.req.path;
     if (path === "/api" || path.startsWith("/api/") || path === "/metrics") return c.notFound();
@@ -71,7 +90,7 @@ export function uiRoutes() {
     }
     // A missing file with an extension is a 404, not the page: broken links should look broken.
     if (/\.[a-z0-9]{1,8}$/i.test(path)) return c.notFound();
-    return serve("/index.html", "no-cache");
+    return uiPage(c);
   });
   return app;
 }

@@ -12,9 +12,18 @@ beforeAll(async () => {
 });
 afterAll(() => rt.dispose());
 
-function expectSecurityHeaders(res: Response, what: string): void {
-  for (const [name, value] of Object.entries(SECURITY_HEADERS))
-    expect(`${what}: ${name}=${res.headers.get(name)}`).toBe(`${what}: ${name}=${value}`);
+/** The UI's page: its policy adds a fresh nonce for style elements (the SQL editor's), nothing else. */
+const UI_PAGES = new Set(["/", "/topics/some-page"]);
+
+function expectSecurityHeaders(res: Response, what: string, path = ""): void {
+  for (const [name, value] of Object.entries(SECURITY_HEADERS)) {
+    const got = res.headers.get(name);
+    if (name === "Content-Security-Policy" && UI_PAGES.has(path)) {
+      expect(got).toMatch(new RegExp(`^${value.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}; style-src 'self' 'nonce-[A-Za-z0-9+/]{22}=='$`));
+      continue;
+    }
+    expect(`${what}: ${name}=${got}`).toBe(`${what}: ${name}=${value}`);
+  }
 }
 
 describe("security headers", () => {
@@ -60,7 +69,7 @@ describe("security headers", () => {
       const res = await rt.request(c.path, c.init);
       await res.arrayBuffer();
       expect(res.status).toBe(c.status);
-      expectSecurityHeaders(res, c.what);
+      expectSecurityHeaders(res, c.what, c.path);
     });
 
   test("an event stream has them too", async () => {
@@ -75,6 +84,21 @@ describe("security headers", () => {
     expectSecurityHeaders(res, "audit stream");
     ac.abort();
     await res.body?.cancel().catch(() => {});
+  });
+
+  test("each UI page gets a nonce of its own, in its policy and in the page", async () => {
+    const nonces = await Promise.all(
+      [1, 2].map(async () => {
+        const res = await rt.request("/sql");
+        const html = await res.text();
+        const inPolicy = /'nonce-([^']+)'/.exec(res.headers.get("Content-Security-Policy") ?? "")?.[1];
+        const inPage = /<meta name="loupe-style-nonce" content="([^"]+)">/.exec(html)?.[1];
+        expect(inPolicy).toBeDefined();
+        expect(inPage).toBe(inPolicy!);
+        return inPolicy;
+      }),
+    );
+    expect(nonces[0]).not.toBe(nonces[1]);
   });
 
   test("the UI works under the policy: no inline script, style or event handler in any page", async () => {
