@@ -7,10 +7,13 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import type { ROLE_USERS } from "../helpers/runtime.ts";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.ts";
+import { eventually } from "../kafka/helpers.ts";
 import { compiledLoupe, launchChromium, openAs, seriousViolations, withPage } from "./browser.ts";
 
 const TOPIC = `ui${Date.now().toString(36)}-trips`;
 const RECORDS = 300;
+/** 8 MB of records: more than the server's stream buffer and the sockets hold, so a slow reader holds the query. */
+const BIG = `${TOPIC}-big`;
 
 let server: ServerProcess;
 let browser: Browser;
@@ -32,11 +35,29 @@ beforeAll(async () => {
     body: `INSERT INTO \`${TOPIC}\` (_key, n, city) VALUES ${rows}`,
   });
   if (insert.status !== 200) throw new Error(`insert: ${insert.status} ${await insert.text()}`);
+  const big = await server.request("/api/topics", {
+    method: "POST",
+    role: "admin",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ topicName: BIG, partitions: 1, replication: 1 }),
+  });
+  if (big.status !== 201) throw new Error(`create: ${big.status} ${await big.text()}`);
+  const pad = "p".repeat(1000);
+  for (let batch = 0; batch < 8; batch++) {
+    const values = Array.from({ length: 1000 }, (_, i) => `('k${batch * 1000 + i}', '${pad}')`).join(", ");
+    const res = await server.request("/api/jdbc/insert", {
+      method: "POST",
+      role: "write",
+      headers: { "content-type": "text/plain" },
+      body: `INSERT INTO \`${BIG}\` (_key, pad) VALUES ${values}`,
+    });
+    if (res.status !== 200) throw new Error(`insert: ${res.status} ${await res.text()}`);
+  }
   browser = await launchChromium();
 }, 120_000);
 
 afterAll(async () => {
-  await server?.request(`/api/topics/${TOPIC}`, { method: "DELETE", role: "admin" }).catch(() => {});
+  for (const t of [TOPIC, BIG]) await server?.request(`/api/topics/${t}`, { method: "DELETE", role: "admin" }).catch(() => {});
   await browser?.close();
   await server?.stop();
 });
@@ -86,6 +107,30 @@ describe("the SQL workbench", () => {
       // CodeMirror's style elements carry the page's nonce: no violation of the policy.
       expect(csp).toEqual([]);
       expect(await seriousViolations(page)).toEqual([]);
+    });
+  }, 60_000);
+
+  test("Stop ends the query on the server: it is gone from /api/sql/queries", async () => {
+    await withPage(browser, "sql stop", async (page, context) => {
+      // A slow network: the browser reads the 8 MB answer at 100 kB/s, so the query runs on.
+      const cdp = await context.newCDPSession(page);
+      await signedIn(page, `/sql?q=${encodeURIComponent(`SELECT * FROM \`${BIG}\``)}`, "read");
+      await page.getByRole("textbox", { name: "SQL query" }).waitFor();
+      await cdp.send("Network.enable");
+      await cdp.send("Network.emulateNetworkConditions", { offline: false, latency: 0, downloadThroughput: 100_000, uploadThroughput: -1 });
+      const running = async () => (await (await server.request("/api/sql/queries", { role: "read" })).json()) as Array<{ sql: string }>;
+      await page.getByRole("button", { name: "Run" }).click();
+      await page
+        .getByTestId("run-status")
+        .getByText(/^Running… [1-9]/)
+        .waitFor();
+      expect((await running()).map((q) => q.sql)).toEqual([`SELECT * FROM \`${BIG}\``]);
+      await page.getByRole("button", { name: "Stop" }).click();
+      await page
+        .getByTestId("run-status")
+        .getByText(/^Stopped after /)
+        .waitFor();
+      expect(await eventually(async () => (await running()).length === 0, 10_000)).toBe(true);
     });
   }, 60_000);
 
