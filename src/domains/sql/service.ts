@@ -35,6 +35,9 @@ import { insertNotHere } from "./insert-statement.ts";
 import { buildPrefilter } from "./prefilter.ts";
 import { QueryRegistry, type RunningQuery } from "./queries.ts";
 
+/** How long a query waits for the topic list its validation checks names against. */
+export const CATALOG_WAIT_MS = 5_000;
+
 /** Key and value formats of a topic as its metadata records them (set by the topic metadata API). */
 export interface TopicFormat {
   keyType?: string | null;
@@ -140,14 +143,32 @@ export class SqlService {
     return () => void this.#finished.delete(listener);
   }
 
-  /** The cluster's topic names as a catalog; null when the cluster cannot be asked (no topic check then). */
+  /**
+   * The cluster's topic names as a catalog; null when the cluster cannot be asked, or does not
+   * answer within CATALOG_WAIT_MS (no topic check then: the read itself waits for the cluster,
+   * within max.query.time). Regression: a broker that did not answer held every query's start
+   * for the client's whole request timeout (30 s) before the read even began.
+   */
   async catalog(cluster: string): Promise<Catalog | null> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
     try {
-      const topics = new Set((await this.opts.pool.get(cluster).topics.list({ includeInternal: true })).map((t) => t.name));
-      return { topicExists: (name) => topics.has(name) };
+      const listed = this.opts.pool.get(cluster).topics.list({ includeInternal: true });
+      const late = new Promise<null>((resolve) => {
+        timer = setTimeout(() => resolve(null), CATALOG_WAIT_MS);
+      });
+      const topics = await Promise.race([listed, late]);
+      if (topics === null) {
+        listed.catch(() => {});
+        this.opts.log.warn("topics not listed in time for query validation", { cluster, waitedMs: CATALOG_WAIT_MS });
+        return null;
+      }
+      const names = new Set(topics.map((t) => t.name));
+      return { topicExists: (name) => names.has(name) };
     } catch (err) {
       this.opts.log.warn("topics unavailable for query validation", { cluster }, err);
       return null;
+    } finally {
+      clearTimeout(timer);
     }
   }
 
