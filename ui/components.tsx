@@ -27,3 +27,40 @@ export function Tile({ label, value, text }: { label: string; value: string; tex
     </div>
   );
 }
+
+/** The end of a dialog's form: the API's refusal where the user acted, then submit and Cancel. */
+export function DialogFooter({
+  error,
+  label,
+  busyLabel,
+  busy,
+  disabled = false,
+  danger = false,
+  onCancel,
+}: {
+  error: Error | null;
+  label: string;
+  busyLabel: string;
+  busy: boolean;
+  disabled?: boolean;
+  danger?: boolean;
+  onCancel: () => void;
+}) {
+  return (
+    <>
+      {error && (
+        <p className="error" role="alert">
+          {error.message}
+        </p>
+      )}
+      <div className="toolbar dialog-buttons">
+        <button type="submit" className={danger ? "danger" : undefined} disabled={disabled || busy}>
+          {busy ? busyLabel : label}
+        </button>
+        <button type="button" className="ghost" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </>
+  );
+}

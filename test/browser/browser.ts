@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { ROLE_USERS } from "../helpers/runtime.ts";
+import type { ServerProcess } from "../helpers/server-process.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
 export const CHROMIUM = process.env.LOUPE_TEST_CHROMIUM ?? "/usr/bin/chromium";
@@ -93,4 +94,31 @@ export async function signIn(page: Page, role: keyof typeof ROLE_USERS): Promise
 export async function openAs(page: Page, url: string, role: keyof typeof ROLE_USERS): Promise<void> {
   await page.goto(url);
   await signIn(page, role);
+}
+
+/** Creates a topic through the server's API as admin (replication 1); throws with the answer when refused. */
+export async function createTopic(
+  server: ServerProcess,
+  topicName: string,
+  partitions: number,
+  configs?: Record<string, string>,
+): Promise<void> {
+  const res = await server.request("/api/topics", {
+    method: "POST",
+    role: "admin",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ topicName, partitions, replication: 1, ...(configs ? { configs } : {}) }),
+  });
+  if (res.status !== 201) throw new Error(`creating ${topicName}: ${res.status} ${await res.text()}`);
+}
+
+/** Writes records through the JDBC insert route as the write user, as the driver sends them. */
+export async function insert(server: ServerProcess, sql: string): Promise<void> {
+  const res = await server.request("/api/jdbc/insert", {
+    method: "POST",
+    role: "write",
+    headers: { "content-type": "text/plain" },
+    body: sql,
+  });
+  if (res.status !== 200) throw new Error(`insert: ${res.status} ${await res.text()}`);
 }

@@ -9,7 +9,7 @@ import type { KafkaPool } from "../../src/kafka/index.ts";
 import type { ROLE_USERS } from "../helpers/runtime.ts";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.ts";
 import { testPool } from "../kafka/helpers.ts";
-import { compiledLoupe, launchChromium, openAs, seriousViolations, withPage } from "./browser.ts";
+import { compiledLoupe, createTopic, insert, launchChromium, openAs, seriousViolations, withPage } from "./browser.ts";
 
 const RUN = `ui${Date.now().toString(36)}`;
 const TOPIC = `${RUN}-orders`;
@@ -21,20 +21,8 @@ let pool: KafkaPool;
 
 beforeAll(async () => {
   server = await startServerProcess({}, { executable: await compiledLoupe() });
-  const created = await server.request("/api/topics", {
-    method: "POST",
-    role: "admin",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ topicName: TOPIC, partitions: 2, replication: 1 }),
-  });
-  if (created.status !== 201) throw new Error(`create: ${created.status} ${await created.text()}`);
-  const insert = await server.request("/api/jdbc/insert", {
-    method: "POST",
-    role: "write",
-    headers: { "content-type": "text/plain" },
-    body: `INSERT INTO \`${TOPIC}\` (_key, n) VALUES ('a', 1), ('b', 2), ('c', 3), ('d', 4), ('e', 5), ('f', 6)`,
-  });
-  if (insert.status !== 200) throw new Error(`insert: ${insert.status} ${await insert.text()}`);
+  await createTopic(server, TOPIC, 2);
+  await insert(server, `INSERT INTO \`${TOPIC}\` (_key, n) VALUES ('a', 1), ('b', 2), ('c', 3), ('d', 4), ('e', 5), ('f', 6)`);
   // An empty group (no member) that has read nothing yet: all six records are its lag.
   pool = testPool();
   await pool.default().groups.alterOffsets(GROUP, [

@@ -8,7 +8,7 @@ import type { Browser, Page } from "playwright-core";
 import type { ROLE_USERS } from "../helpers/runtime.ts";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.ts";
 import { eventually } from "../kafka/helpers.ts";
-import { compiledLoupe, launchChromium, openAs, seriousViolations, withPage } from "./browser.ts";
+import { compiledLoupe, createTopic, insert, launchChromium, openAs, seriousViolations, withPage } from "./browser.ts";
 
 const TOPIC = `ui${Date.now().toString(36)}-trips`;
 const RECORDS = 300;
@@ -20,38 +20,14 @@ let browser: Browser;
 
 beforeAll(async () => {
   server = await startServerProcess({}, { executable: await compiledLoupe() });
-  const created = await server.request("/api/topics", {
-    method: "POST",
-    role: "admin",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ topicName: TOPIC, partitions: 1, replication: 1 }),
-  });
-  if (created.status !== 201) throw new Error(`create: ${created.status} ${await created.text()}`);
+  await createTopic(server, TOPIC, 1);
   const rows = Array.from({ length: RECORDS }, (_, i) => `('k${i}', ${i}, 'city-${i % 7}')`).join(", ");
-  const insert = await server.request("/api/jdbc/insert", {
-    method: "POST",
-    role: "write",
-    headers: { "content-type": "text/plain" },
-    body: `INSERT INTO \`${TOPIC}\` (_key, n, city) VALUES ${rows}`,
-  });
-  if (insert.status !== 200) throw new Error(`insert: ${insert.status} ${await insert.text()}`);
-  const big = await server.request("/api/topics", {
-    method: "POST",
-    role: "admin",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ topicName: BIG, partitions: 1, replication: 1 }),
-  });
-  if (big.status !== 201) throw new Error(`create: ${big.status} ${await big.text()}`);
+  await insert(server, `INSERT INTO \`${TOPIC}\` (_key, n, city) VALUES ${rows}`);
+  await createTopic(server, BIG, 1);
   const pad = "p".repeat(1000);
   for (let batch = 0; batch < 8; batch++) {
     const values = Array.from({ length: 1000 }, (_, i) => `('k${batch * 1000 + i}', '${pad}')`).join(", ");
-    const res = await server.request("/api/jdbc/insert", {
-      method: "POST",
-      role: "write",
-      headers: { "content-type": "text/plain" },
-      body: `INSERT INTO \`${BIG}\` (_key, pad) VALUES ${values}`,
-    });
-    if (res.status !== 200) throw new Error(`insert: ${res.status} ${await res.text()}`);
+    await insert(server, `INSERT INTO \`${BIG}\` (_key, pad) VALUES ${values}`);
   }
   browser = await launchChromium();
 }, 120_000);

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import type { ROLE_USERS } from "../helpers/runtime.ts";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.ts";
-import { compiledLoupe, launchChromium, openAs, seriousViolations, withPage } from "./browser.ts";
+import { compiledLoupe, createTopic, insert, launchChromium, openAs, seriousViolations, withPage } from "./browser.ts";
 
 const RUN = `ui${Date.now().toString(36)}`;
 const TOPICS = Array.from({ length: 40 }, (_, i) => ({ topicName: `${RUN}-t${String(i).padStart(2, "0")}`, partitions: (i % 3) + 1 }));
@@ -27,22 +27,10 @@ beforeAll(async () => {
     { topicName: INTERNAL, partitions: 1 },
     { topicName: DETAIL, partitions: 2, configs: { "retention.ms": "3600000" } },
   ]) {
-    const res = await server.request("/api/topics", {
-      method: "POST",
-      role: "admin",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ ...t, replication: 1 }),
-    });
-    if (res.status !== 201) throw new Error(`creating ${t.topicName}: ${res.status} ${await res.text()}`);
+    await createTopic(server, t.topicName, t.partitions, "configs" in t ? t.configs : undefined);
   }
   // Five records, through the API as the JDBC driver writes them (keys pick the partitions).
-  const insert = await server.request("/api/jdbc/insert", {
-    method: "POST",
-    role: "write",
-    headers: { "content-type": "text/plain" },
-    body: `INSERT INTO \`${DETAIL}\` (_key, n) VALUES ('a', 1), ('b', 2), ('c', 3), ('d', 4), ('e', 5)`,
-  });
-  if (insert.status !== 200) throw new Error(`insert: ${insert.status} ${await insert.text()}`);
+  await insert(server, `INSERT INTO \`${DETAIL}\` (_key, n) VALUES ('a', 1), ('b', 2), ('c', 3), ('d', 4), ('e', 5)`);
   browser = await launchChromium();
 }, 120_000);
 

@@ -5,7 +5,7 @@
  * loaded by other work, the probe is late too, and a test may allow the server what the machine
  * took from both.
  */
-import type { Subprocess } from "bun";
+import { startReporter } from "./reporter.ts";
 
 const PROBE = `
 const TICK = 10;
@@ -31,36 +31,12 @@ export interface MachineLag {
 }
 
 export async function startMachineLag(): Promise<MachineLag> {
-  const child: Subprocess<"ignore", "pipe", "inherit"> = Bun.spawn([process.execPath, "-e", PROBE], {
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "inherit",
-  });
   /** [when the tick ran, how late it was]. */
   const late: Array<[number, number]> = [];
-  let ready!: () => void;
-  const started = new Promise<void>((resolve) => {
-    ready = resolve;
+  const probe = await startReporter(PROBE, [], (line) => {
+    const [at, by] = line.split(" ").map(Number);
+    if (at !== undefined && by !== undefined) late.push([at, by]);
   });
-  const reading = (async () => {
-    const decoder = new TextDecoder();
-    let rest = "";
-    for await (const chunk of child.stdout) {
-      rest += decoder.decode(chunk, { stream: true });
-      let nl = rest.indexOf("\n");
-      while (nl >= 0) {
-        const line = rest.slice(0, nl);
-        rest = rest.slice(nl + 1);
-        if (line === "ready") ready();
-        else {
-          const [at, by] = line.split(" ").map(Number);
-          if (at !== undefined && by !== undefined) late.push([at, by]);
-        }
-        nl = rest.indexOf("\n");
-      }
-    }
-  })();
-  await Promise.race([started, child.exited.then(() => Promise.reject(new Error("the lag probe exited")))]);
   return {
     worstBetween(from, to) {
       let worst = 0;
@@ -68,10 +44,6 @@ export async function startMachineLag(): Promise<MachineLag> {
       for (const [at, by] of late) if (at - by <= to && at >= from) worst = Math.max(worst, by);
       return worst;
     },
-    async stop() {
-      child.kill();
-      await child.exited;
-      await reading;
-    },
+    stop: () => probe.stop(),
   };
 }

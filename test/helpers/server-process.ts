@@ -11,9 +11,9 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import type { Subprocess } from "bun";
 import type { Role } from "../../src/config/schema.ts";
 import { freePort } from "../cluster/cluster.ts";
+import { startReporter } from "./reporter.ts";
 import { bootstrap, ROLE_USERS, roleHashes } from "./runtime.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
@@ -175,42 +175,21 @@ for (;;) {
 `;
 
 async function startPoller(url: string, token: string, pid: number, everyMs: number): Promise<Poller> {
-  const child: Subprocess<"ignore", "pipe", "inherit"> = Bun.spawn(
-    [process.execPath, "-e", POLLER, url, token, String(pid), String(everyMs)],
-    { stdin: "ignore", stdout: "pipe", stderr: "inherit" },
-  );
   const polls: Poll[] = [];
   /** The poller ended (stopped, or failed: its error went to stderr). */
   let exited = false;
   let waiting: Array<{ from: number; resolve: () => void }> = [];
-  let ready!: () => void;
-  const started = new Promise<void>((resolve) => {
-    ready = resolve;
+  const poller = await startReporter(POLLER, [url, token, String(pid), String(everyMs)], (line) => {
+    const [due, answered, status, rss] = line.split(" ").map(Number) as [number, number, number, number];
+    polls.push({ due, answered, status, rss });
+    const met = waiting.filter((w) => due >= w.from);
+    waiting = waiting.filter((w) => due < w.from);
+    for (const w of met) w.resolve();
   });
-  const reading = (async () => {
-    const decoder = new TextDecoder();
-    let rest = "";
-    for await (const chunk of child.stdout) {
-      rest += decoder.decode(chunk, { stream: true });
-      for (let nl = rest.indexOf("\n"); nl >= 0; nl = rest.indexOf("\n")) {
-        const line = rest.slice(0, nl);
-        rest = rest.slice(nl + 1);
-        if (line === "ready") {
-          ready();
-          continue;
-        }
-        const [due, answered, status, rss] = line.split(" ").map(Number) as [number, number, number, number];
-        polls.push({ due, answered, status, rss });
-        const met = waiting.filter((w) => due >= w.from);
-        waiting = waiting.filter((w) => due < w.from);
-        for (const w of met) w.resolve();
-      }
-    }
+  void poller.done.then(() => {
     exited = true;
     for (const w of waiting.splice(0)) w.resolve();
-  })();
-  await Promise.race([started, reading]);
-  if (exited) throw new Error("the poller did not start (see its error above)");
+  });
   return {
     between: (from, to) => polls.filter((p) => p.due >= from && p.answered <= to),
     async answeredSince(from) {
@@ -220,10 +199,6 @@ async function startPoller(url: string, token: string, pid: number, everyMs: num
         });
       if (exited) throw new Error("the poller ended (see its error above)");
     },
-    async stop() {
-      child.kill();
-      await child.exited;
-      await reading;
-    },
+    stop: () => poller.stop(),
   };
 }

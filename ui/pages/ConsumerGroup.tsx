@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, type RefObject, useRef, useState } from "react";
 import { clusterOf } from "../cluster.ts";
-import { Tile } from "../components.tsx";
+import { DialogFooter, Tile } from "../components.tsx";
 import { api } from "../session.ts";
 
 interface GroupDetail {
@@ -186,19 +186,13 @@ function ResetDialog({
             </label>
           ))}
         </fieldset>
-        {reset.error && (
-          <p className="error" role="alert">
-            {reset.error.message}
-          </p>
-        )}
-        <div className="toolbar">
-          <button type="submit" disabled={reset.isPending}>
-            {reset.isPending ? "Resetting…" : "Reset offsets"}
-          </button>
-          <button type="button" className="ghost" onClick={() => dialog.current?.close()}>
-            Cancel
-          </button>
-        </div>
+        <DialogFooter
+          error={reset.error}
+          label="Reset offsets"
+          busyLabel="Resetting…"
+          busy={reset.isPending}
+          onCancel={() => dialog.current?.close()}
+        />
       </form>
     </dialog>
   );

@@ -1,6 +1,7 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, type RefObject, useState } from "react";
 import { withCluster } from "../cluster.ts";
+import { DialogFooter } from "../components.tsx";
 import { navigate } from "../router.ts";
 import { api } from "../session.ts";
 
@@ -62,19 +63,13 @@ export function CreateTopicDialog({ dialog, cluster }: { dialog: RefObject<HTMLD
             ))}
           </select>
         </label>
-        {create.error && (
-          <p className="error" role="alert">
-            {create.error.message}
-          </p>
-        )}
-        <div className="toolbar dialog-buttons">
-          <button type="submit" disabled={create.isPending}>
-            {create.isPending ? "Creating…" : "Create"}
-          </button>
-          <button type="button" className="ghost" onClick={() => dialog.current?.close()}>
-            Cancel
-          </button>
-        </div>
+        <DialogFooter
+          error={create.error}
+          label="Create"
+          busyLabel="Creating…"
+          busy={create.isPending}
+          onCancel={() => dialog.current?.close()}
+        />
       </form>
     </dialog>
   );
@@ -122,19 +117,15 @@ export function DeleteTopicDialog({
           <span>Type the topic's name to confirm</span>
           <input value={typed} onChange={(e) => setTyped(e.target.value)} autoComplete="off" />
         </label>
-        {remove.error && (
-          <p className="error" role="alert">
-            {remove.error.message}
-          </p>
-        )}
-        <div className="toolbar dialog-buttons">
-          <button type="submit" className="danger" disabled={typed !== name || remove.isPending}>
-            {remove.isPending ? "Deleting…" : "Delete topic"}
-          </button>
-          <button type="button" className="ghost" onClick={() => dialog.current?.close()}>
-            Cancel
-          </button>
-        </div>
+        <DialogFooter
+          error={remove.error}
+          label="Delete topic"
+          busyLabel="Deleting…"
+          busy={remove.isPending}
+          disabled={typed !== name}
+          danger
+          onCancel={() => dialog.current?.close()}
+        />
       </form>
     </dialog>
   );
