@@ -33,6 +33,28 @@ describe("end-offset history", () => {
     expect(s.rate("c", "t")).toBe(30);
   });
 
+  test("rates of many topics, names sharing prefixes, and a topic first read between full samples", () => {
+    const s = sampler();
+    const names = Array.from({ length: 2_000 }, (_, i) => `t${i}`);
+    s.record(
+      "c",
+      0,
+      names.flatMap((n, i) => ends(n, i, 0)),
+    );
+    s.record(
+      "c",
+      10_000,
+      names.flatMap((n, i) => ends(n, i + 10 * i, 10)),
+    );
+    // t1 and t10, t100, t1000 share a prefix: each counts its own partitions only.
+    expect([s.rate("c", "t1"), s.rate("c", "t10"), s.rate("c", "t100"), s.rate("c", "t1999")]).toEqual([2, 11, 101, 2_000]);
+    // A topic first read by a GET between full samples: its rate runs from that reading.
+    s.record("c", 10_200, ends("late", 5));
+    expect(s.rate("c", "late")).toBe(0);
+    s.record("c", 20_000, [...names.flatMap((n, i) => ends(n, i + 10 * i, 10)), ...ends("late", 25)]);
+    expect(s.rate("c", "late")).toBe(2.041); // 20 records over 9.8 s
+  });
+
   test("rate is 0 with a single point", () => {
     const s = sampler();
     s.record("c", 0, ends("t", 10));
