@@ -21,6 +21,8 @@ import { ProfileService } from "./domains/profile/service.ts";
 import { ServerInfoService } from "./domains/server-info/service.ts";
 import { SqlService } from "./domains/sql/service.ts";
 import { storeTopicFormats } from "./domains/sql/topic-formats.ts";
+import { SqlLibraryRepo } from "./domains/sql-library/repo.ts";
+import { SqlLibraryService } from "./domains/sql-library/service.ts";
 import { TopicService } from "./domains/topics/service.ts";
 import type { AppEnv } from "./http/context.ts";
 import type { HttpCounters } from "./http/middleware.ts";
@@ -125,6 +127,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     clusters,
     streams,
     sql,
+    sqlLibrary: new SqlLibraryService(new SqlLibraryRepo(store.db), logs.logger("sql")),
     inserts,
     topics,
     metadata,

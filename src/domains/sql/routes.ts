@@ -104,7 +104,8 @@ export const sqlApi = {
 
 const wantsStream = (c: Context<AppEnv>) => (c.req.header("accept") ?? "").toLowerCase().includes("text/event-stream");
 
-export function sqlRoutes(service: SqlService, streams: StreamRegistry) {
+/** `onRun`: told of every run (before it compiles), for the user's query history; must not throw or wait. */
+export function sqlRoutes(service: SqlService, streams: StreamRegistry, onRun?: (user: string, cluster: string, sql: string) => void) {
   const app = new RouteGroup();
 
   app.handle(sqlApi.validation, async (c) => c.json(await service.validate(c.req.valid("query").sql, clusterOf(c))));
@@ -113,6 +114,7 @@ export function sqlRoutes(service: SqlService, streams: StreamRegistry) {
     const params = c.req.valid("query");
     const session = c.get("session")!;
     const cluster = clusterOf(c);
+    onRun?.(session.user.name, cluster, params.sql);
     const stream = wantsStream(c);
     let compiled: CompiledQuery;
     try {

@@ -1,0 +1,114 @@
+import type { Db } from "../../db/index.ts";
+
+export interface HistoryRow {
+  id: number;
+  cluster: string;
+  text: string;
+  ranAt: number;
+}
+
+export interface SavedRow {
+  name: string;
+  text: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** Each user's query history and saved queries in the store. */
+export class SqlLibraryRepo {
+  constructor(private readonly db: Db) {}
+
+  /**
+   * Adds a run to the user's history and drops the oldest beyond `keep`. A run of the same text
+   * on the same cluster as the newest entry only moves that entry's time: running a query again
+   * and again leaves one line. One transaction, so concurrent runs cannot exceed `keep`.
+   */
+  async addRun(user: string, cluster: string, text: string, at: number, keep: number): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const last = await trx
+        .selectFrom("sql_history")
+        .select(["id", "cluster", "text"])
+        .where("user_name", "=", user)
+        .orderBy("id", "desc")
+        .limit(1)
+        .executeTakeFirst();
+      if (last && last.text === text && last.cluster === cluster) {
+        await trx.updateTable("sql_history").set({ ran_at: at }).where("id", "=", last.id).execute();
+        return;
+      }
+      await trx.insertInto("sql_history").values({ user_name: user, cluster, text, ran_at: at }).execute();
+      const oldestKept = await trx
+        .selectFrom("sql_history")
+        .select("id")
+        .where("user_name", "=", user)
+        .orderBy("id", "desc")
+        .offset(keep - 1)
+        .limit(1)
+        .executeTakeFirst();
+      if (oldestKept) await trx.deleteFrom("sql_history").where("user_name", "=", user).where("id", "<", oldestKept.id).execute();
+    });
+  }
+
+  /** Newest first. */
+  async history(user: string, limit: number): Promise<HistoryRow[]> {
+    const rows = await this.db
+      .selectFrom("sql_history")
+      .select(["id", "cluster", "text", "ran_at"])
+      .where("user_name", "=", user)
+      .orderBy("id", "desc")
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ id: r.id, cluster: r.cluster, text: r.text, ranAt: r.ran_at }));
+  }
+
+  /** The number of entries removed. */
+  async clearHistory(user: string): Promise<number> {
+    const res = await this.db.deleteFrom("sql_history").where("user_name", "=", user).executeTakeFirst();
+    return Number(res.numDeletedRows);
+  }
+
+  /** By name. */
+  async saved(user: string): Promise<SavedRow[]> {
+    const rows = await this.db
+      .selectFrom("sql_saved")
+      .select(["name", "text", "created_at", "updated_at"])
+      .where("user_name", "=", user)
+      .orderBy("name")
+      .execute();
+    return rows.map((r) => ({ name: r.name, text: r.text, createdAt: r.created_at, updatedAt: r.updated_at }));
+  }
+
+  /**
+   * Creates or replaces the user's query of that name. Counting and writing in one transaction,
+   * so concurrent saves cannot take the user past `max`. Null when the user holds `max` already
+   * and the name is new; else the row and whether it replaced one.
+   */
+  async save(user: string, name: string, text: string, at: number, max: number): Promise<{ row: SavedRow; replaced: boolean } | null> {
+    return this.db.transaction().execute(async (trx) => {
+      const existing = await trx
+        .selectFrom("sql_saved")
+        .select("created_at")
+        .where("user_name", "=", user)
+        .where("name", "=", name)
+        .executeTakeFirst();
+      if (existing) {
+        await trx.updateTable("sql_saved").set({ text, updated_at: at }).where("user_name", "=", user).where("name", "=", name).execute();
+        return { row: { name, text, createdAt: existing.created_at, updatedAt: at }, replaced: true };
+      }
+      const count = await trx
+        .selectFrom("sql_saved")
+        .select((eb) => eb.fn.countAll<number>().as("n"))
+        .where("user_name", "=", user)
+        .executeTakeFirstOrThrow();
+      if (Number(count.n) >= max) return null;
+      await trx.insertInto("sql_saved").values({ user_name: user, name, text, created_at: at, updated_at: at }).execute();
+      return { row: { name, text, createdAt: at, updatedAt: at }, replaced: false };
+    });
+  }
+
+  /** Whether there was one to remove. */
+  async removeSaved(user: string, name: string): Promise<boolean> {
+    const res = await this.db.deleteFrom("sql_saved").where("user_name", "=", user).where("name", "=", name).executeTakeFirst();
+    return Number(res.numDeletedRows) > 0;
+  }
+}

@@ -1,0 +1,61 @@
+import { AppError } from "../../errors.ts";
+import type { Logger } from "../../log/logger.ts";
+import type { HistoryRow, SavedRow, SqlLibraryRepo } from "./repo.ts";
+
+export interface SqlLibraryLimits {
+  /** History entries kept per user; older ones are dropped. */
+  historyPerUser: number;
+  /** Saved queries one user may hold. */
+  savedPerUser: number;
+}
+
+export const DEFAULT_LIBRARY_LIMITS: SqlLibraryLimits = { historyPerUser: 200, savedPerUser: 500 };
+
+/**
+ * Each user's own queries: what they ran (recorded by the server, so every client's runs are
+ * kept) and what they saved under a name. A user only ever reads and changes their own.
+ */
+export class SqlLibraryService {
+  constructor(
+    private readonly repo: SqlLibraryRepo,
+    private readonly log: Logger,
+    private readonly limits: SqlLibraryLimits = DEFAULT_LIBRARY_LIMITS,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /**
+   * Records a run in the user's history. Never throws and never holds the query up: the query
+   * matters more than its history line, so a failure to store is logged and the run goes on.
+   */
+  recordRun(user: string, cluster: string, text: string): Promise<void> {
+    return this.repo.addRun(user, cluster, text, this.now(), this.limits.historyPerUser).catch((e) => {
+      this.log.warn("query history entry could not be stored", { user, cluster }, e);
+    });
+  }
+
+  history(user: string, limit: number): Promise<HistoryRow[]> {
+    return this.repo.history(user, Math.min(limit, this.limits.historyPerUser));
+  }
+
+  clearHistory(user: string): Promise<number> {
+    return this.repo.clearHistory(user);
+  }
+
+  saved(user: string): Promise<SavedRow[]> {
+    return this.repo.saved(user);
+  }
+
+  async save(user: string, name: string, text: string): Promise<{ row: SavedRow; replaced: boolean }> {
+    const result = await this.repo.save(user, name, text, this.now(), this.limits.savedPerUser);
+    if (!result)
+      throw new AppError(
+        "BAD_REQUEST",
+        `'${user}' has ${this.limits.savedPerUser} saved queries, the most one user may keep: delete some before saving more`,
+      );
+    return result;
+  }
+
+  async remove(user: string, name: string): Promise<void> {
+    if (!(await this.repo.removeSaved(user, name))) throw new AppError("NOT_FOUND", `You have no saved query named '${name}'`);
+  }
+}
