@@ -1,18 +1,5 @@
 import type { Db } from "../../db/index.ts";
-
-export interface HistoryRow {
-  id: number;
-  cluster: string;
-  text: string;
-  ranAt: number;
-}
-
-export interface SavedRow {
-  name: string;
-  text: string;
-  createdAt: number;
-  updatedAt: number;
-}
+import type { HistoryEntry, SavedQuery } from "./types.ts";
 
 /** Each user's query history and saved queries in the store. */
 export class SqlLibraryRepo {
@@ -50,7 +37,7 @@ export class SqlLibraryRepo {
   }
 
   /** Newest first. */
-  async history(user: string, limit: number): Promise<HistoryRow[]> {
+  async history(user: string, limit: number): Promise<HistoryEntry[]> {
     const rows = await this.db
       .selectFrom("sql_history")
       .select(["id", "cluster", "text", "ran_at"])
@@ -68,7 +55,7 @@ export class SqlLibraryRepo {
   }
 
   /** By name. */
-  async saved(user: string): Promise<SavedRow[]> {
+  async saved(user: string): Promise<SavedQuery[]> {
     const rows = await this.db
       .selectFrom("sql_saved")
       .select(["name", "text", "created_at", "updated_at"])
@@ -83,7 +70,7 @@ export class SqlLibraryRepo {
    * so concurrent saves cannot take the user past `max`. Null when the user holds `max` already
    * and the name is new; else the row and whether it replaced one.
    */
-  async save(user: string, name: string, text: string, at: number, max: number): Promise<{ row: SavedRow; replaced: boolean } | null> {
+  async save(user: string, name: string, text: string, at: number, max: number): Promise<{ row: SavedQuery; replaced: boolean } | null> {
     return this.db.transaction().execute(async (trx) => {
       const existing = await trx
         .selectFrom("sql_saved")

@@ -1,6 +1,7 @@
 import { AppError } from "../../errors.ts";
 import type { Logger } from "../../log/logger.ts";
-import type { HistoryRow, SavedRow, SqlLibraryRepo } from "./repo.ts";
+import type { SqlLibraryRepo } from "./repo.ts";
+import type { HistoryEntry, SavedQuery } from "./types.ts";
 
 export interface SqlLibraryLimits {
   /** History entries kept per user; older ones are dropped. */
@@ -33,7 +34,7 @@ export class SqlLibraryService {
     });
   }
 
-  history(user: string, limit: number): Promise<HistoryRow[]> {
+  history(user: string, limit: number): Promise<HistoryEntry[]> {
     return this.repo.history(user, Math.min(limit, this.limits.historyPerUser));
   }
 
@@ -41,11 +42,11 @@ export class SqlLibraryService {
     return this.repo.clearHistory(user);
   }
 
-  saved(user: string): Promise<SavedRow[]> {
+  saved(user: string): Promise<SavedQuery[]> {
     return this.repo.saved(user);
   }
 
-  async save(user: string, name: string, text: string): Promise<{ row: SavedRow; replaced: boolean }> {
+  async save(user: string, name: string, text: string): Promise<{ row: SavedQuery; replaced: boolean }> {
     const result = await this.repo.save(user, name, text, this.now(), this.limits.savedPerUser);
     if (!result)
       throw new AppError(
