@@ -153,7 +153,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   mount(service);
   mount(auditRoutes(deps.audit, deps.streams));
   mount(logRoutes(deps.logs));
-  mount(sqlRoutes(deps.sql, deps.streams, (user, cluster, text) => void deps.sqlLibrary.recordRun(user, cluster, text)));
+  mount(sqlRoutes(deps.sql, deps.streams, (user, cluster, text, stop) => void deps.sqlLibrary.recordRun(user, cluster, text, stop)));
   mount(sqlLibraryRoutes(deps.sqlLibrary));
   mount(liveRoutes({ ...deps, log: deps.logs.logger("live") }));
   mount(jdbcSelectRoutes({ ...deps, formats: storeTopicFormats(deps.store.sqlite), log: deps.logs.logger("jdbc") }));

@@ -115,6 +115,8 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     maxQueryMemoryBytes: config.sql.maxQueryMemory,
     log: logs.logger("sql"),
   });
+  const sqlLibrary = new SqlLibraryService(new SqlLibraryRepo(store.db), logs.logger("sql"));
+  sqlLibrary.completeRunsOf(sql);
   const counters: HttpCounters = { requests: 0, errors: 0, totalMs: 0 };
   const clusters = kafkaProbe(kafka, config);
 
@@ -127,7 +129,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     clusters,
     streams,
     sql,
-    sqlLibrary: new SqlLibraryService(new SqlLibraryRepo(store.db), logs.logger("sql")),
+    sqlLibrary,
     inserts,
     topics,
     metadata,

@@ -74,6 +74,8 @@ export interface Database {
     cluster: string;
     text: string;
     ran_at: number;
+    rows: number | null;
+    stop_reason: string | null;
   };
   sql_saved: {
     user_name: string;

@@ -66,7 +66,8 @@ describe("the query library", () => {
 
       await page.getByRole("button", { name: "Run" }).click();
       await page.getByTestId("run-status").getByText("2 rows (END)").waitFor();
-      await history.getByRole("button", { name: ran }).waitFor();
+      // The line says how the run ended, once it has.
+      await history.getByRole("button", { name: ran }).getByText("2 rows (END)").waitFor();
 
       // Save the editor's current text (not the one run) under a name.
       await typeQuery(page, kept);

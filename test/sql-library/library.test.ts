@@ -24,7 +24,7 @@ beforeAll(async () => {
 });
 afterAll(() => rt.dispose({ topics: [topic] }));
 
-type Entry = { id: number; cluster: string; text: string; ranAt: number };
+type Entry = { id: number; cluster: string; text: string; ranAt: number; rows: number | null; stopReason: string | null };
 type Saved = { name: string; text: string; createdAt: number; updatedAt: number };
 
 const run = (sql: string, role: "read" | "write" = "read") =>
@@ -51,11 +51,15 @@ describe("query history", () => {
       expect(res.status).toBe(200);
       expect(((await res.json()) as { messages: unknown[] }).messages.length).toBeGreaterThan(0);
     }
+    // Each line is completed with how its run ended once it has.
     const entries = await waitFor(async () => {
       const h = await history("read");
-      return h.length === 2 && h;
+      return h.length === 2 && h.every((e) => e.stopReason !== null) && h;
     });
-    expect(entries.map((e) => e.text)).toEqual([second, first]);
+    expect(entries.map((e) => [e.text, e.rows, e.stopReason])).toEqual([
+      [second, 2, "END"],
+      [first, 1, "LIMIT"],
+    ]);
     expect(entries[0]!.cluster).toBe("local");
     expect(entries[0]!.ranAt).toBeGreaterThanOrEqual(entries[1]!.ranAt);
     expect((await history("write")).map((e) => e.text)).not.toContain(first);
@@ -65,7 +69,11 @@ describe("query history", () => {
   test("an invalid query run is kept too, so its text is not lost", async () => {
     const bad = `SELECT * FROM \`${topic}\` WHERE`;
     expect((await run(bad)).status).toBe(400);
-    await waitFor(async () => (await history("read"))[0]?.text === bad);
+    const [entry] = await waitFor(async () => {
+      const h = await history("read");
+      return h[0]?.text === bad && h;
+    });
+    expect(entry).toMatchObject({ rows: null, stopReason: "INVALID" });
   });
 
   test("running the newest entry again moves its time instead of adding a line", async () => {

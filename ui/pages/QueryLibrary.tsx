@@ -22,6 +22,13 @@ function when(ms: number): string {
   return d.toDateString() === new Date().toDateString() ? d.toLocaleTimeString() : d.toLocaleString();
 }
 
+/** How a run ended, as the run status says it: "2 rows (END)", "invalid"; nothing while it runs. */
+function outcome(e: HistoryEntry): string | null {
+  if (e.stopReason === "INVALID") return "invalid";
+  if (e.rows !== null) return `${e.rows.toLocaleString("en-US")} ${e.rows === 1 ? "row" : "rows"} (${e.stopReason})`;
+  return e.stopReason;
+}
+
 /** The query on one line, for the list; the whole text is in the entry's title. */
 const oneLine = (text: string) => text.replace(/\s+/g, " ").trim();
 
@@ -236,9 +243,7 @@ function HistoryList({
           <li key={e.id}>
             <button type="button" className="library-entry" title={e.text} onClick={() => onOpen(e.text)}>
               <code>{oneLine(e.text)}</code>
-              <span className="muted">
-                {when(e.ranAt)} · {e.cluster}
-              </span>
+              <span className="muted">{[outcome(e), when(e.ranAt), e.cluster].filter(Boolean).join(" · ")}</span>
             </button>
           </li>
         ))}

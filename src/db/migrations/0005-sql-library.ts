@@ -14,6 +14,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn("cluster", "text", (c) => c.notNull())
     .addColumn("text", "text", (c) => c.notNull())
     .addColumn("ran_at", "integer", (c) => c.notNull())
+    // Filled in when the run ends; null while it runs (or when its end was not seen).
+    .addColumn("rows", "integer")
+    .addColumn("stop_reason", "text")
     .execute();
   await db.schema.createIndex("sql_history_user").on("sql_history").columns(["user_name", "id"]).execute();
   await db.schema

@@ -6,11 +6,11 @@ export class SqlLibraryRepo {
   constructor(private readonly db: Db) {}
 
   /**
-   * Adds a run to the user's history and drops the oldest beyond `keep`. A run of the same text
+   * Adds a run to the user's history (`stopReason` for a run that ended at once: INVALID) and drops the oldest beyond `keep`. A run of the same text
    * on the same cluster as the newest entry only moves that entry's time: running a query again
    * and again leaves one line. One transaction, so concurrent runs cannot exceed `keep`.
    */
-  async addRun(user: string, cluster: string, text: string, at: number, keep: number): Promise<void> {
+  async addRun(user: string, cluster: string, text: string, at: number, keep: number, stopReason: string | null = null): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       const last = await trx
         .selectFrom("sql_history")
@@ -20,10 +20,10 @@ export class SqlLibraryRepo {
         .limit(1)
         .executeTakeFirst();
       if (last && last.text === text && last.cluster === cluster) {
-        await trx.updateTable("sql_history").set({ ran_at: at }).where("id", "=", last.id).execute();
+        await trx.updateTable("sql_history").set({ ran_at: at, rows: null, stop_reason: stopReason }).where("id", "=", last.id).execute();
         return;
       }
-      await trx.insertInto("sql_history").values({ user_name: user, cluster, text, ran_at: at }).execute();
+      await trx.insertInto("sql_history").values({ user_name: user, cluster, text, ran_at: at, stop_reason: stopReason }).execute();
       const oldestKept = await trx
         .selectFrom("sql_history")
         .select("id")
@@ -36,16 +36,33 @@ export class SqlLibraryRepo {
     });
   }
 
+  /**
+   * Completes the user's newest entry with how its run ended, when it is that run (same text and
+   * cluster, not completed yet). Only the newest: a user's earlier runs have ended or been
+   * replaced in the view by then, and matching older lines could complete the wrong one.
+   */
+  async finishRun(user: string, cluster: string, text: string, rows: number | null, stopReason: string): Promise<void> {
+    const last = await this.db
+      .selectFrom("sql_history")
+      .select(["id", "cluster", "text", "stop_reason"])
+      .where("user_name", "=", user)
+      .orderBy("id", "desc")
+      .limit(1)
+      .executeTakeFirst();
+    if (!last || last.text !== text || last.cluster !== cluster || last.stop_reason !== null) return;
+    await this.db.updateTable("sql_history").set({ rows, stop_reason: stopReason }).where("id", "=", last.id).execute();
+  }
+
   /** Newest first. */
   async history(user: string, limit: number): Promise<HistoryEntry[]> {
     const rows = await this.db
       .selectFrom("sql_history")
-      .select(["id", "cluster", "text", "ran_at"])
+      .select(["id", "cluster", "text", "ran_at", "rows", "stop_reason"])
       .where("user_name", "=", user)
       .orderBy("id", "desc")
       .limit(limit)
       .execute();
-    return rows.map((r) => ({ id: r.id, cluster: r.cluster, text: r.text, ranAt: r.ran_at }));
+    return rows.map((r) => ({ id: r.id, cluster: r.cluster, text: r.text, ranAt: r.ran_at, rows: r.rows, stopReason: r.stop_reason }));
   }
 
   /** The number of entries removed. */

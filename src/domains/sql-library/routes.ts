@@ -22,7 +22,14 @@ const historyQuery = z.object({
   limit: z.coerce.number().int().min(1).max(1000).default(200).describe("Most entries answered (at most 200 are kept)"),
 });
 
-const historyEntry = z.object({ id: z.number().int(), cluster: z.string(), text: z.string(), ranAt: z.number().int() });
+const historyEntry = z.object({
+  id: z.number().int(),
+  cluster: z.string(),
+  text: z.string(),
+  ranAt: z.number().int(),
+  rows: z.number().int().nullable().describe("Records returned, once the run ended"),
+  stopReason: z.string().nullable().describe("Why the run ended (END, LIMIT, STOPPED, CLIENT, ERROR, INVALID...); null while it runs"),
+});
 const savedQuery = z.object({ name: z.string(), text: z.string(), createdAt: z.number().int(), updatedAt: z.number().int() });
 
 const tags = ["sql"];

@@ -1,5 +1,6 @@
 import { AppError } from "../../errors.ts";
 import type { Logger } from "../../log/logger.ts";
+import type { SqlService } from "../sql/service.ts";
 import type { SqlLibraryRepo } from "./repo.ts";
 import type { HistoryEntry, SavedQuery } from "./types.ts";
 
@@ -28,9 +29,24 @@ export class SqlLibraryService {
    * Records a run in the user's history. Never throws and never holds the query up: the query
    * matters more than its history line, so a failure to store is logged and the run goes on.
    */
-  recordRun(user: string, cluster: string, text: string): Promise<void> {
-    return this.repo.addRun(user, cluster, text, this.now(), this.limits.historyPerUser).catch((e) => {
+  recordRun(user: string, cluster: string, text: string, stopReason?: string): Promise<void> {
+    return this.repo.addRun(user, cluster, text, this.now(), this.limits.historyPerUser, stopReason ?? null).catch((e) => {
       this.log.warn("query history entry could not be stored", { user, cluster }, e);
+    });
+  }
+
+  /** Completes the history lines of runs as they end, with the rows returned and why they stopped. */
+  completeRunsOf(queries: Pick<SqlService, "onFinished">): () => void {
+    return queries.onFinished((q) => {
+      const stop = q.end?.stopReason ?? (q.error ? "ERROR" : "CLIENT");
+      void this.recordEnd(q.user, q.cluster, q.sql, q.end?.returnedRecords ?? null, stop);
+    });
+  }
+
+  /** Like recordRun, never throws: completes the history line of a run that ended. */
+  recordEnd(user: string, cluster: string, text: string, rows: number | null, stopReason: string): Promise<void> {
+    return this.repo.finishRun(user, cluster, text, rows, stopReason).catch((e) => {
+      this.log.warn("query history entry could not be completed", { user, cluster }, e);
     });
   }
 

@@ -7,6 +7,10 @@ export interface HistoryEntry {
   text: string;
   /** When it was last run, epoch ms. */
   ranAt: number;
+  /** Records the run returned, once it ended; null while it runs or when it never started reading. */
+  rows: number | null;
+  /** Why it ended (END, LIMIT, STOPPED, CLIENT, ERROR...), once it did; INVALID for a query that did not compile. */
+  stopReason: string | null;
 }
 
 export interface SavedQuery {

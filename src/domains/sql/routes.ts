@@ -104,8 +104,12 @@ export const sqlApi = {
 
 const wantsStream = (c: Context<AppEnv>) => (c.req.header("accept") ?? "").toLowerCase().includes("text/event-stream");
 
-/** `onRun`: told of every run (before it compiles), for the user's query history; must not throw or wait. */
-export function sqlRoutes(service: SqlService, streams: StreamRegistry, onRun?: (user: string, cluster: string, sql: string) => void) {
+/** `onRun`: told of every run (`INVALID` when it does not compile), for the user's query history; must not throw or wait. */
+export function sqlRoutes(
+  service: SqlService,
+  streams: StreamRegistry,
+  onRun?: (user: string, cluster: string, sql: string, stopReason?: string) => void,
+) {
   const app = new RouteGroup();
 
   app.handle(sqlApi.validation, async (c) => c.json(await service.validate(c.req.valid("query").sql, clusterOf(c))));
@@ -114,7 +118,6 @@ export function sqlRoutes(service: SqlService, streams: StreamRegistry, onRun?: 
     const params = c.req.valid("query");
     const session = c.get("session")!;
     const cluster = clusterOf(c);
-    onRun?.(session.user.name, cluster, params.sql);
     const stream = wantsStream(c);
     let compiled: CompiledQuery;
     try {
@@ -122,9 +125,11 @@ export function sqlRoutes(service: SqlService, streams: StreamRegistry, onRun?: 
     } catch (err) {
       // A query the language rejects (including one past its limits) is the client's error.
       if (!(err instanceof SqlError) && !isQueryLimitError(err)) throw err;
+      onRun?.(session.user.name, cluster, params.sql, "INVALID");
       if (!stream) return jsonInvalid(c, err);
       return streamInvalid(err, c.req.raw.signal);
     }
+    onRun?.(session.user.name, cluster, params.sql);
     const prepared = await service.prepare(compiled, cluster, session.user.name);
     if (!stream) return jsonAnswer(c, prepared);
 
