@@ -7,6 +7,8 @@ import "../styles/library.css";
 
 const HISTORY_KEY = ["sql-history"];
 const SAVED_KEY = ["sql-saved"];
+/** How long after a run its unfinished line is polled for its end: the server's default longest query time. */
+const UNFINISHED_POLL_MS = 60 * 60_000;
 /** Whether the panel was left open or closed, across visits. */
 const OPEN_KEY = "loupe.library.open";
 
@@ -61,7 +63,15 @@ export function QueryLibrary({
   const [status, setStatus] = useState("");
   const tabs = useRef<Record<Tab, HTMLButtonElement | null>>({ history: null, saved: null });
 
-  const history = useQuery({ queryKey: HISTORY_KEY, queryFn: () => api<HistoryEntry[]>("/api/sql/history?limit=200") });
+  const history = useQuery({
+    queryKey: HISTORY_KEY,
+    queryFn: () => api<HistoryEntry[]>("/api/sql/history?limit=200"),
+    // The server completes a line just after its run ends: read again until the newest one says how.
+    refetchInterval: (q) => {
+      const newest = q.state.data?.[0];
+      return newest && newest.stopReason === null && Date.now() - newest.ranAt < UNFINISHED_POLL_MS ? 2_000 : false;
+    },
+  });
   const saved = useQuery({ queryKey: SAVED_KEY, queryFn: () => api<SavedQuery[]>("/api/sql/saved") });
 
   // A run started or ended: its history line is on the server by now (it is written when the run arrives).

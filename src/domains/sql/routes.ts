@@ -104,7 +104,7 @@ export const sqlApi = {
 
 const wantsStream = (c: Context<AppEnv>) => (c.req.header("accept") ?? "").toLowerCase().includes("text/event-stream");
 
-/** `onRun`: told of every run (`INVALID` when it does not compile), for the user's query history; must not throw or wait. */
+/** `onRun`: told of every run that starts (`INVALID` when it does not compile), for the user's query history; must not throw or wait. */
 export function sqlRoutes(
   service: SqlService,
   streams: StreamRegistry,
@@ -129,8 +129,8 @@ export function sqlRoutes(
       if (!stream) return jsonInvalid(c, err);
       return streamInvalid(err, c.req.raw.signal);
     }
-    onRun?.(session.user.name, cluster, params.sql);
     const prepared = await service.prepare(compiled, cluster, session.user.name);
+    onRun?.(session.user.name, cluster, params.sql);
     if (!stream) return jsonAnswer(c, prepared);
 
     let release: () => void;
