@@ -31,6 +31,8 @@ import type { ServerInfoService } from "./domains/server-info/service.ts";
 import { sqlRoutes } from "./domains/sql/routes.ts";
 import type { SqlService } from "./domains/sql/service.ts";
 import { storeTopicFormats } from "./domains/sql/topic-formats.ts";
+import { sqlLibraryRoutes } from "./domains/sql-library/routes.ts";
+import type { SqlLibraryService } from "./domains/sql-library/service.ts";
 import { topicRoutes } from "./domains/topics/routes.ts";
 import type { TopicService } from "./domains/topics/service.ts";
 import { AppError } from "./errors.ts";
@@ -63,6 +65,8 @@ export interface AppDeps {
   clusters: ClusterProbe;
   streams: StreamRegistry;
   sql: SqlService;
+  /** Each user's query history and saved queries. */
+  sqlLibrary: SqlLibraryService;
   /** INSERT statements and the JDBC driver's inserts. */
   inserts: InsertService;
   topics: TopicService;
@@ -149,7 +153,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   mount(service);
   mount(auditRoutes(deps.audit, deps.streams));
   mount(logRoutes(deps.logs));
-  mount(sqlRoutes(deps.sql, deps.streams));
+  mount(sqlRoutes(deps.sql, deps.streams, (user, cluster, text, stop) => void deps.sqlLibrary.recordRun(user, cluster, text, stop)));
+  mount(sqlLibraryRoutes(deps.sqlLibrary));
   mount(liveRoutes({ ...deps, log: deps.logs.logger("live") }));
   mount(jdbcSelectRoutes({ ...deps, formats: storeTopicFormats(deps.store.sqlite), log: deps.logs.logger("jdbc") }));
   const extra = new RouteGroup();

@@ -21,6 +21,8 @@ import { ProfileService } from "./domains/profile/service.ts";
 import { ServerInfoService } from "./domains/server-info/service.ts";
 import { SqlService } from "./domains/sql/service.ts";
 import { storeTopicFormats } from "./domains/sql/topic-formats.ts";
+import { SqlLibraryRepo } from "./domains/sql-library/repo.ts";
+import { SqlLibraryService } from "./domains/sql-library/service.ts";
 import { TopicService } from "./domains/topics/service.ts";
 import type { AppEnv } from "./http/context.ts";
 import type { HttpCounters } from "./http/middleware.ts";
@@ -113,6 +115,8 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     maxQueryMemoryBytes: config.sql.maxQueryMemory,
     log: logs.logger("sql"),
   });
+  const sqlLibrary = new SqlLibraryService(new SqlLibraryRepo(store.db), logs.logger("sql"));
+  sqlLibrary.completeRunsOf(sql);
   const counters: HttpCounters = { requests: 0, errors: 0, totalMs: 0 };
   const clusters = kafkaProbe(kafka, config);
 
@@ -125,6 +129,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     clusters,
     streams,
     sql,
+    sqlLibrary,
     inserts,
     topics,
     metadata,

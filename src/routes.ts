@@ -13,6 +13,7 @@ import { metricsApi } from "./domains/metrics/routes.ts";
 import { profileApi } from "./domains/profile/routes.ts";
 import { serverInfoApi } from "./domains/server-info/routes.ts";
 import { sqlApi } from "./domains/sql/routes.ts";
+import { sqlLibraryApi } from "./domains/sql-library/routes.ts";
 import { topicApi } from "./domains/topics/routes.ts";
 import { type AccessRule, indexRules } from "./http/access.ts";
 import { openApiRoute } from "./http/openapi.ts";
@@ -32,6 +33,7 @@ export const ROUTES: readonly AnyRoute[] = [
   ...Object.values(auditApi),
   ...Object.values(logApi),
   ...Object.values(sqlApi),
+  ...Object.values(sqlLibraryApi),
   ...Object.values(liveApi),
   ...Object.values(jdbcSelectApi),
   ...Object.values(topicApi),

@@ -68,4 +68,20 @@ export interface Database {
     value: string;
     created_at: number;
   };
+  sql_history: {
+    id: Generated<number>;
+    user_name: string;
+    cluster: string;
+    text: string;
+    ran_at: number;
+    rows: number | null;
+    stop_reason: string | null;
+  };
+  sql_saved: {
+    user_name: string;
+    name: string;
+    text: string;
+    created_at: number;
+    updated_at: number;
+  };
 }

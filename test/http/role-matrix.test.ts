@@ -142,6 +142,20 @@ const PREPARE: Record<string, Prepare> = {
     check: async (res) => expect(((await res.json()) as { messages: unknown[] }).messages.length).toBe(2),
   }),
   "GET /api/sql/queries": get("/api/sql/queries", jsonArray),
+  "GET /api/sql/history": get("/api/sql/history", jsonArray),
+  "DELETE /api/sql/history": get("/api/sql/history", async (res) =>
+    expect(await res.json()).toMatchObject({ removed: expect.any(Number) }),
+  ),
+  "GET /api/sql/saved": get("/api/sql/saved", jsonArray),
+  "PUT /api/sql/saved/:name": async () => ({
+    path: "/api/sql/saved/rbac%20query",
+    body: JSON.stringify({ text: `SELECT * FROM \`${topic}\`` }),
+  }),
+  "DELETE /api/sql/saved/:name": async (c) => {
+    if (c.allowed && c.token)
+      await rt.request("/api/sql/saved/rbac%20gone", { method: "PUT", token: c.token, body: JSON.stringify({ text: "SELECT 1" }) });
+    return { path: "/api/sql/saved/rbac%20gone" };
+  },
   "GET /api/kafka/ws/:clientId": async () => ({ path: "/api/kafka/ws/rbac-client", upgrade: true }),
   "GET /api/ws/jdbc/data": async () => ({
     path: `/api/ws/jdbc/data?${new URLSearchParams({ sql: `SELECT * FROM \`${topic}\` LIMIT 1` })}`,

@@ -7,6 +7,7 @@ import { useVirtualizer } from "@tanstack/react-virtual";
 import { useEffect, useRef, useState } from "react";
 import { navigate } from "../router.ts";
 import { runQuery, type StreamedRecord } from "../stream.ts";
+import { putInEditor, QueryLibrary } from "./QueryLibrary.tsx";
 
 /** Rows kept for the table; beyond, rows are counted, not kept (the page's memory stays bounded). */
 export const ROW_CAP = 100_000;
@@ -188,6 +189,11 @@ export function SqlPage({ location }: { location: string }) {
           {stats && state.phase === "running" && `, ${Number(stats.totalRecords ?? 0).toLocaleString("en-US")} read`}
         </span>
       </div>
+      <QueryLibrary
+        onOpen={(t) => putInEditor(view.current, t)}
+        currentText={() => view.current?.state.doc.toString() ?? ""}
+        version={state}
+      />
       {state.phase === "failed" && (
         <p className="error" role="alert">
           {state.message}

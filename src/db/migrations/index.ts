@@ -3,6 +3,7 @@ import * as m0001 from "./0001-initial.ts";
 import * as m0002 from "./0002-topics.ts";
 import * as m0003 from "./0003-audit-outcome.ts";
 import * as m0004 from "./0004-user-profiles.ts";
+import * as m0005 from "./0005-sql-library.ts";
 
 export interface Migration {
   version: number;
@@ -19,4 +20,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 2, ...m0002 },
   { version: 3, ...m0003 },
   { version: 4, ...m0004 },
+  { version: 5, ...m0005 },
 ];

@@ -12,6 +12,9 @@ export const AUDIT_TYPES = [
   // Beyond the SPEC's list: stored key/value types of a topic, and consumer group changes.
   "TOPIC_METADATA",
   "CONSUMER_GROUP",
+  // Beyond the SPEC's list: a user's saved SQL queries and the clearing of their query history.
+  "SAVED_QUERY",
+  "QUERY_HISTORY",
   // Beyond the SPEC's list: a request refused by the role check on a route that changes nothing.
   "ACCESS",
 ] as const;

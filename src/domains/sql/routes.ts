@@ -104,7 +104,12 @@ export const sqlApi = {
 
 const wantsStream = (c: Context<AppEnv>) => (c.req.header("accept") ?? "").toLowerCase().includes("text/event-stream");
 
-export function sqlRoutes(service: SqlService, streams: StreamRegistry) {
+/** `onRun`: told of every run that starts (`INVALID` when it does not compile), for the user's query history; must not throw or wait. */
+export function sqlRoutes(
+  service: SqlService,
+  streams: StreamRegistry,
+  onRun?: (user: string, cluster: string, sql: string, stopReason?: string) => void,
+) {
   const app = new RouteGroup();
 
   app.handle(sqlApi.validation, async (c) => c.json(await service.validate(c.req.valid("query").sql, clusterOf(c))));
@@ -120,10 +125,12 @@ export function sqlRoutes(service: SqlService, streams: StreamRegistry) {
     } catch (err) {
       // A query the language rejects (including one past its limits) is the client's error.
       if (!(err instanceof SqlError) && !isQueryLimitError(err)) throw err;
+      onRun?.(session.user.name, cluster, params.sql, "INVALID");
       if (!stream) return jsonInvalid(c, err);
       return streamInvalid(err, c.req.raw.signal);
     }
     const prepared = await service.prepare(compiled, cluster, session.user.name);
+    onRun?.(session.user.name, cluster, params.sql);
     if (!stream) return jsonAnswer(c, prepared);
 
     let release: () => void;
