@@ -207,6 +207,9 @@ function ResetDialog({
                       Partition
                     </th>
                     <th scope="col" className="num">
+                      End
+                    </th>
+                    <th scope="col" className="num">
                       Offset
                     </th>
                   </tr>
@@ -216,6 +219,7 @@ function ResetDialog({
                     <tr key={`${o.topic}/${o.partition}`}>
                       <td>{o.topic}</td>
                       <td className="num">{o.partition}</td>
+                      <td className="num">{number.format(o.logEndOffset)}</td>
                       <td className="num">
                         <input
                           type="number"
