@@ -2,8 +2,9 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, type RefObject, useRef, useState } from "react";
 import { clusterOf } from "../cluster.ts";
 import { DialogFooter, Tile } from "../components.tsx";
+import { navigate } from "../router.ts";
 import { api } from "../session.ts";
-import { LagChart } from "./LagChart.tsx";
+import { LAG_WINDOWS, LagChart, type LagWindow } from "./LagChart.tsx";
 
 interface GroupDetail {
   id: string;
@@ -37,6 +38,15 @@ const number = new Intl.NumberFormat("en-US");
  */
 export function ConsumerGroupPage({ id, location, canWrite }: { id: string; location: string; canWrite: boolean }) {
   const cluster = clusterOf(location);
+  const params = new URLSearchParams(location.includes("?") ? location.slice(location.indexOf("?")) : "");
+  const lagWindow = LAG_WINDOWS.find((w) => w.value === params.get("window"))?.value ?? LAG_WINDOWS[0].value;
+  const setWindow = (w: LagWindow) => {
+    const next = new URLSearchParams(params);
+    if (w === LAG_WINDOWS[0].value) next.delete("window");
+    else next.set("window", w);
+    const query = next.toString();
+    navigate(`/consumers/${encodeURIComponent(id)}${query ? `?${query}` : ""}`, { replace: true });
+  };
   const key = ["group", cluster, id];
   const group = useQuery({ queryKey: key, queryFn: () => api<GroupDetail>(`/api/consumers/${encodeURIComponent(id)}`) });
   const g = group.data;
@@ -69,7 +79,7 @@ export function ConsumerGroupPage({ id, location, canWrite }: { id: string; loca
             </div>
           )}
 
-          <LagChart group={id} cluster={cluster} />
+          <LagChart group={id} cluster={cluster} window={lagWindow} onWindow={setWindow} />
 
           <h2>Offsets and lag</h2>
           <table aria-label="Offsets and lag">

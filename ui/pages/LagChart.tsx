@@ -13,6 +13,13 @@ export interface LagHistory {
 }
 
 const HEIGHT = 240;
+/** The windows offered, as the API's `window` parameter; the first is the default. */
+export const LAG_WINDOWS = [
+  { value: "1h", label: "last hour" },
+  { value: "15m", label: "last 15 minutes" },
+  { value: "5m", label: "last 5 minutes" },
+] as const;
+export type LagWindow = (typeof LAG_WINDOWS)[number]["value"];
 const number = new Intl.NumberFormat("en-US");
 
 /** The theme's colours, read from the CSS variables at the time the chart is drawn. */
@@ -66,10 +73,21 @@ function options(width: number): uPlot.Options {
  * from GET /api/consumers/{group}/lag-history, read again at the sampler's pace. uPlot styles
  * its elements through the CSSOM, which the page's Content-Security-Policy allows.
  */
-export function LagChart({ group, cluster }: { group: string; cluster: string | null }) {
+export function LagChart({
+  group,
+  cluster,
+  window: span,
+  onWindow,
+}: {
+  group: string;
+  cluster: string | null;
+  window: LagWindow;
+  onWindow: (w: LagWindow) => void;
+}) {
   const history = useQuery({
-    queryKey: ["lag-history", cluster, group],
-    queryFn: () => api<LagHistory>(`/api/consumers/${encodeURIComponent(group)}/lag-history`),
+    queryKey: ["lag-history", cluster, group, span],
+    queryFn: () => api<LagHistory>(`/api/consumers/${encodeURIComponent(group)}/lag-history?window=${span}`),
+    placeholderData: (previous) => previous,
     refetchInterval: (q) => Math.min(Math.max(q.state.data?.intervalMs ?? 15_000, 2_000), 30_000),
   });
   const box = useRef<HTMLDivElement>(null);
@@ -109,12 +127,22 @@ export function LagChart({ group, cluster }: { group: string; cluster: string | 
   return (
     <figure className="lag-chart" aria-labelledby="lag-chart-caption" data-points={points.length}>
       <figcaption id="lag-chart-caption">
-        <span>Lag over the last {history.data ? Math.round(history.data.windowMs / 60_000) : 60} minutes</span>
+        <span>Lag over the {LAG_WINDOWS.find((w) => w.value === span)?.label}</span>
         <span className="lag-chart-keys" aria-hidden="true">
           <span className="lag-key lag-key-records">records</span>
           <span className="lag-key lag-key-seconds">seconds</span>
         </span>
         <span className="muted">{summary}</span>
+        <label className="lag-window">
+          <span>Window</span>
+          <select value={span} onChange={(e) => onWindow(e.target.value as LagWindow)}>
+            {LAG_WINDOWS.map((w) => (
+              <option key={w.value} value={w.value}>
+                {w.label}
+              </option>
+            ))}
+          </select>
+        </label>
       </figcaption>
       {history.error && (
         <p className="error" role="alert">
