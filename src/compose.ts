@@ -29,6 +29,7 @@ import type { HttpCounters } from "./http/middleware.ts";
 import { StreamRegistry } from "./http/sse.ts";
 import { createKafkaPool, type KafkaPool } from "./kafka/index.ts";
 import { LagEngine } from "./lag/engine.ts";
+import { LagHistory } from "./lag/history.ts";
 import { OffsetSampler } from "./lag/sampler.ts";
 import { LogHub, type LogSink } from "./log/logger.ts";
 import { SchemaRegistryClient } from "./registry/client.ts";
@@ -100,7 +101,8 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
   const notifications = new NotificationService(store.db, logs.logger("alerts"));
   const metadata = new MetadataService(new MetadataRepo(store.db), kafka);
   const topics = new TopicService({ pool: kafka, lag, sampler, metadata, audit, notifications, log: logs.logger("topics") });
-  const consumers = new ConsumerService(kafka, lag);
+  const lagHistory = new LagHistory(kafka, sampler, {}, logs.logger("sampler"));
+  const consumers = new ConsumerService(kafka, lag, lagHistory, config.lag.sampleInterval);
   const registry = config.sql.schemaRegistry ? new SchemaRegistryClient({ urls: config.sql.schemaRegistry.urls }) : null;
   const inserts = new InsertService({ pool: kafka, formats: storeTopicFormats(store.sqlite), registry, log: logs.logger("insert") });
   const sql = new SqlService({

@@ -10,6 +10,7 @@ import { AclOps } from "./acls.ts";
 import { ConfigOps } from "./configs.ts";
 import { KafkaConnection } from "./connection.ts";
 import { GroupOps } from "./groups.ts";
+import { LogDirOps } from "./log-dirs.ts";
 import { OffsetOps } from "./offsets.ts";
 import { WriteOps } from "./produce.ts";
 import { QuotaOps } from "./quotas.ts";
@@ -28,6 +29,7 @@ export class KafkaCluster {
   readonly writes: WriteOps;
   readonly acls: AclOps;
   readonly quotas: QuotaOps;
+  readonly logDirs: LogDirOps;
   readonly #conn: KafkaConnection;
 
   constructor(config: KafkaClusterConfig) {
@@ -43,6 +45,7 @@ export class KafkaCluster {
     this.writes = new WriteOps(conn);
     this.acls = new AclOps(conn);
     this.quotas = new QuotaOps(conn);
+    this.logDirs = new LogDirOps(conn);
   }
 
   // -------------------------------------------------------------------------------------------

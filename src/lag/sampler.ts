@@ -48,6 +48,7 @@ export class OffsetSampler {
   #timer: ReturnType<typeof setInterval> | null = null;
   #running = new Map<string, Promise<void>>();
   #stopped = false;
+  readonly #listeners: Array<(cluster: string, sample: Sample) => Promise<void>> = [];
   /**
    * The clock samples are stamped with (epoch ms). Rates and lag seconds are differences of
    * its readings, so a test that sets it moves time instead of waiting for it to pass.
@@ -94,7 +95,11 @@ export class OffsetSampler {
           const t = this.now();
           try {
             const ends = await kafka.offsets.list(refs, "latest");
-            if (!this.#stopped) this.record(cluster, t, ends);
+            if (this.#stopped) return;
+            this.record(cluster, t, ends);
+            const sample = this.samples(cluster).at(-1);
+            // Awaited so that a tick is over when its readers are (a test ticks, then reads).
+            if (sample) await Promise.allSettled(this.#listeners.map((l) => l(cluster, sample)));
             return;
           } catch (e) {
             // A topic deleted between the listing and ListOffsets fails the whole request: list
@@ -111,6 +116,14 @@ export class OffsetSampler {
     })();
     this.#running.set(cluster, p);
     return p;
+  }
+
+  /**
+   * Called after each full sample (every partition of the cluster), not after the partial ones
+   * callers add through record(): the lag history reads committed offsets at the same tick.
+   */
+  onSample(listener: (cluster: string, sample: Sample) => Promise<void>): void {
+    this.#listeners.push(listener);
   }
 
   /** Adds a sample; also used by callers that read end offsets anyway (GET topic). */

@@ -1,31 +1,40 @@
 /**
  * Consumer groups in a real browser: the list with lag, a group's offsets and lag per
- * partition, and the offset reset of an empty group through the dialog (write role); a read
- * user is not offered the reset.
+ * partition, its lag chart filled by the sampler, and the offset reset of an empty group
+ * through the dialog (latest, explicit offsets, a time; write role); a read user is not
+ * offered the reset. axe-core on the list and the group page in both themes.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import type { KafkaPool } from "../../src/kafka/index.ts";
 import type { ROLE_USERS } from "../helpers/runtime.ts";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.ts";
+import { waitFor } from "../helpers/wait.ts";
 import { testPool } from "../kafka/helpers.ts";
 import { compiledLoupe, createTopic, insert, launchChromium, openAs, seriousViolations, withPage } from "./browser.ts";
 
 const RUN = `ui${Date.now().toString(36)}`;
 const TOPIC = `${RUN}-orders`;
 const GROUP = `${RUN}-billing`;
+/** A second empty group, lagging on both partitions, for the chart and the other resets. */
+const CHARTED = `${RUN}-audit`;
 
 let server: ServerProcess;
 let browser: Browser;
 let pool: KafkaPool;
 
 beforeAll(async () => {
-  server = await startServerProcess({}, { executable: await compiledLoupe() });
+  // The sampler ticks every second, so the chart has points within the test's patience.
+  server = await startServerProcess({ lag: { sampleInterval: "1s" } }, { executable: await compiledLoupe() });
   await createTopic(server, TOPIC, 2);
   await insert(server, `INSERT INTO \`${TOPIC}\` (_key, n) VALUES ('a', 1), ('b', 2), ('c', 3), ('d', 4), ('e', 5), ('f', 6)`);
   // An empty group (no member) that has read nothing yet: all six records are its lag.
   pool = testPool();
   await pool.default().groups.alterOffsets(GROUP, [
+    { topic: TOPIC, partition: 0, offset: 0 },
+    { topic: TOPIC, partition: 1, offset: 0 },
+  ]);
+  await pool.default().groups.alterOffsets(CHARTED, [
     { topic: TOPIC, partition: 0, offset: 0 },
     { topic: TOPIC, partition: 1, offset: 0 },
   ]);
@@ -35,7 +44,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await pool
     ?.default()
-    .groups.delete([GROUP])
+    .groups.delete([GROUP, CHARTED])
     .catch(() => {});
   await server?.request(`/api/topics/${TOPIC}`, { method: "DELETE", role: "admin" }).catch(() => {});
   await pool?.close();
@@ -44,6 +53,26 @@ afterAll(async () => {
 });
 
 const signedIn = (page: Page, path: string, role: keyof typeof ROLE_USERS) => openAs(page, `${server.url}${path}`, role);
+
+type Detail = { lag: number; offsets: Array<{ topic: string; partition: number; currentOffset: number; logEndOffset: number }> };
+const detail = async (group: string) => (await (await server.request(`/api/consumers/${group}`, { role: "read" })).json()) as Detail;
+
+/**
+ * Polls an expression in the page until it is true, with a deadline. Evaluated through the
+ * DevTools protocol each time: Playwright's own in-page polling evaluates strings, which the
+ * page's Content-Security-Policy refuses (no 'unsafe-eval').
+ */
+const until = (page: Page, expression: string, timeoutMs = 20_000) =>
+  waitFor(async () => (await page.evaluate(expression)) === true, { timeoutMs, intervalMs: 100, what: expression });
+
+/** Errors the browser reports for the page's Content-Security-Policy. */
+function cspErrors(page: Page): string[] {
+  const seen: string[] = [];
+  page.on("console", (m) => {
+    if (m.type() === "error" && /Content.Security.Policy/i.test(m.text())) seen.push(m.text());
+  });
+  return seen;
+}
 
 const lagCells = (page: Page) =>
   page
@@ -88,5 +117,95 @@ describe("consumer groups", () => {
       await page.getByRole("table", { name: "Offsets and lag" }).waitFor();
       expect(await page.getByRole("button", { name: /Reset offsets/ }).count()).toBe(0);
     });
+  }, 60_000);
+
+  test("the group page draws its lag history with uPlot once the sampler has ticked, with no CSP error", async () => {
+    await withPage(browser, "group chart", async (page) => {
+      const csp = cspErrors(page);
+      await signedIn(page, `/consumers/${CHARTED}`, "read");
+      const chart = page.getByRole("figure", { name: /Lag over the last/ });
+      await chart.waitFor();
+      // At least two points: the line needs two samples (one a second); polled, not slept.
+      await until(page, `Number(document.querySelector("figure.lag-chart")?.dataset.points) >= 2`);
+      await chart.locator(".uplot canvas").waitFor();
+      const box = await chart.locator(".uplot canvas").boundingBox();
+      expect(box!.width).toBeGreaterThan(200);
+      expect(await chart.locator("figcaption").innerText()).toContain("latest lag 6 records");
+      // The chart follows its container's width.
+      await page.setViewportSize({ width: 900, height: 800 });
+      await until(
+        page,
+        `(() => { const f = document.querySelector("figure.lag-chart"); const c = f?.querySelector(".uplot"); return f && c && Math.abs(c.getBoundingClientRect().width - f.querySelector(".lag-chart-plot").getBoundingClientRect().width) < 2; })() === true`,
+      );
+      // A shorter window, kept in the URL; the chart reads the history again for it.
+      await chart.getByLabel("Window").selectOption("5m");
+      await page.waitForURL(/window=5m/);
+      await chart.getByText("Lag over the last 5 minutes").waitFor();
+      await until(page, `Number(document.querySelector("figure.lag-chart")?.dataset.points) >= 2`);
+      expect(csp).toEqual([]);
+    });
+  }, 60_000);
+
+  test("reset to explicit offsets, then to a time, through the dialog", async () => {
+    await withPage(browser, "group reset explicit and time", async (page) => {
+      await signedIn(page, `/consumers/${CHARTED}`, "write");
+      await page.getByRole("table", { name: "Offsets and lag" }).waitFor();
+      const { offsets } = await detail(CHARTED);
+      const byPartition = new Map(offsets.map((o) => [o.partition, o]));
+
+      await page.getByRole("button", { name: "Reset offsets…" }).click();
+      let dialog = page.getByRole("dialog", { name: `Reset the offsets of ${CHARTED}` });
+      await dialog.getByLabel("offsets I give per partition").check();
+      const p0 = dialog.getByLabel(`New offset of ${TOPIC} partition 0`);
+      const p1 = dialog.getByLabel(`New offset of ${TOPIC} partition 1`);
+      expect(await seriousViolations(page)).toEqual([]);
+      await p0.fill(String(byPartition.get(0)!.logEndOffset));
+      await p1.fill("1");
+      await dialog.getByRole("button", { name: "Reset offsets" }).click();
+      await dialog.waitFor({ state: "hidden" });
+      let after = await detail(CHARTED);
+      expect(after.offsets.map((o) => [o.partition, o.currentOffset])).toEqual([
+        [0, byPartition.get(0)!.logEndOffset],
+        [1, 1],
+      ]);
+      await until(
+        page,
+        `document.querySelector("table[aria-label='Offsets and lag'] tbody td:nth-child(3)")?.textContent === "${byPartition.get(0)!.logEndOffset}"`,
+      );
+
+      // An offset outside the log: the API's refusal is said in the dialog.
+      await page.getByRole("button", { name: "Reset offsets…" }).click();
+      dialog = page.getByRole("dialog", { name: `Reset the offsets of ${CHARTED}` });
+      await dialog.getByLabel("offsets I give per partition").check();
+      await dialog.getByLabel(`New offset of ${TOPIC} partition 1`).fill("999");
+      await dialog.getByRole("button", { name: "Reset offsets" }).click();
+      await dialog.getByText(/outside/).waitFor();
+
+      // A time before every record: back to the first record of each partition.
+      await dialog.getByLabel("the first record at or after a time").check();
+      await dialog.getByLabel("Time (local)").fill("2001-02-03T04:05:06");
+      await dialog.getByRole("button", { name: "Reset offsets" }).click();
+      await dialog.waitFor({ state: "hidden" });
+      after = await detail(CHARTED);
+      expect(after.offsets.map((o) => o.currentOffset)).toEqual([0, 0]);
+      expect(after.lag).toBe(6);
+    });
+  }, 60_000);
+
+  test("axe-core: no serious or critical violation on the list and the group page (with its chart), in both themes", async () => {
+    for (const colorScheme of ["light", "dark"] as const)
+      await withPage(
+        browser,
+        `consumers axe ${colorScheme}`,
+        async (page) => {
+          await signedIn(page, `/consumers?q=${RUN}`, "write");
+          await page.getByRole("link", { name: CHARTED }).waitFor();
+          expect(await seriousViolations(page)).toEqual([]);
+          await page.getByRole("link", { name: CHARTED }).click();
+          await until(page, `Number(document.querySelector("figure.lag-chart")?.dataset.points) >= 1`);
+          expect(await seriousViolations(page)).toEqual([]);
+        },
+        { colorScheme },
+      );
   }, 60_000);
 });

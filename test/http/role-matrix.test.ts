@@ -250,6 +250,10 @@ const PREPARE: Record<string, Prepare> = {
     path: `/api/consumers/${group}`,
     check: async (res) => expect(await res.json()).toMatchObject({ id: group, members: [] }),
   }),
+  "GET /api/consumers/:group/lag-history": async () => ({
+    path: `/api/consumers/${group}/lag-history`,
+    check: async (res) => expect(await res.json()).toMatchObject({ group, points: expect.any(Array) }),
+  }),
   "PUT /api/consumers/:group/offsets": async () => ({ path: `/api/consumers/${group}/offsets`, body: JSON.stringify({ to: "earliest" }) }),
   "DELETE /api/consumers/:group": async (c) => {
     const id = c.allowed ? await newGroup(topic) : group;

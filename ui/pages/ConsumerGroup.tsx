@@ -2,7 +2,9 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, type RefObject, useRef, useState } from "react";
 import { clusterOf } from "../cluster.ts";
 import { DialogFooter, Tile } from "../components.tsx";
+import { navigate } from "../router.ts";
 import { api } from "../session.ts";
+import { LAG_WINDOWS, LagChart, type LagWindow } from "./LagChart.tsx";
 
 interface GroupDetail {
   id: string;
@@ -20,13 +22,31 @@ interface GroupDetail {
   lag: number;
 }
 
-type ResetTo = "earliest" | "latest" | "timestamp";
+type ResetTo = "earliest" | "latest" | "timestamp" | "explicit";
+const RESET_CHOICES: Array<{ value: ResetTo; label: string }> = [
+  { value: "earliest", label: "the earliest offset" },
+  { value: "latest", label: "the latest offset" },
+  { value: "timestamp", label: "the first record at or after a time" },
+  { value: "explicit", label: "offsets I give per partition" },
+];
 
 const number = new Intl.NumberFormat("en-US");
 
-/** One group: members, per-partition offsets and lag (also in seconds), and the offset reset for empty groups. */
+/**
+ * One group: its lag over time, members, per-partition offsets and lag (also in seconds), and
+ * the offset reset for empty groups.
+ */
 export function ConsumerGroupPage({ id, location, canWrite }: { id: string; location: string; canWrite: boolean }) {
   const cluster = clusterOf(location);
+  const params = new URLSearchParams(location.includes("?") ? location.slice(location.indexOf("?")) : "");
+  const lagWindow = LAG_WINDOWS.find((w) => w.value === params.get("window"))?.value ?? LAG_WINDOWS[0].value;
+  const setWindow = (w: LagWindow) => {
+    const next = new URLSearchParams(params);
+    if (w === LAG_WINDOWS[0].value) next.delete("window");
+    else next.set("window", w);
+    const query = next.toString();
+    navigate(`/consumers/${encodeURIComponent(id)}${query ? `?${query}` : ""}`, { replace: true });
+  };
   const key = ["group", cluster, id];
   const group = useQuery({ queryKey: key, queryFn: () => api<GroupDetail>(`/api/consumers/${encodeURIComponent(id)}`) });
   const g = group.data;
@@ -58,6 +78,8 @@ export function ConsumerGroupPage({ id, location, canWrite }: { id: string; loca
               {!empty && <span className="muted">Offsets can be reset when the group has no active member.</span>}
             </div>
           )}
+
+          <LagChart group={id} cluster={cluster} window={lagWindow} onWindow={setWindow} />
 
           <h2>Offsets and lag</h2>
           <table aria-label="Offsets and lag">
@@ -120,7 +142,7 @@ export function ConsumerGroupPage({ id, location, canWrite }: { id: string; loca
               </tbody>
             </table>
           )}
-          {canWrite && <ResetDialog dialog={dialog} group={id} topics={[...new Set(g.offsets.map((o) => o.topic))]} queryKey={key} />}
+          {canWrite && <ResetDialog dialog={dialog} group={id} offsets={g.offsets} queryKey={key} />}
         </>
       )}
     </section>
@@ -130,20 +152,22 @@ export function ConsumerGroupPage({ id, location, canWrite }: { id: string; loca
 function ResetDialog({
   dialog,
   group,
-  topics,
+  offsets,
   queryKey,
 }: {
   dialog: RefObject<HTMLDialogElement | null>;
   group: string;
-  topics: string[];
+  offsets: GroupDetail["offsets"];
   queryKey: unknown[];
 }) {
+  const topics = [...new Set(offsets.map((o) => o.topic))];
   const [to, setTo] = useState<ResetTo>("earliest");
   const client = useQueryClient();
   const reset = useMutation({
     mutationFn: (body: object) => api(`/api/consumers/${encodeURIComponent(group)}/offsets`, { method: "PUT", body: JSON.stringify(body) }),
     onSuccess: async () => {
       await client.invalidateQueries({ queryKey });
+      await client.invalidateQueries({ queryKey: ["lag-history"] });
       dialog.current?.close();
     },
   });
@@ -156,6 +180,13 @@ function ResetDialog({
       const at = Date.parse(String(form.get("at") ?? ""));
       if (Number.isNaN(at)) return;
       reset.mutate({ timestamp: at, ...scope });
+    } else if (to === "explicit") {
+      const wanted = new Set(chosen);
+      reset.mutate({
+        offsets: offsets
+          .filter((o) => wanted.has(o.topic))
+          .map((o) => ({ topic: o.topic, partition: o.partition, offset: Number(form.get(`offset:${o.topic}:${o.partition}`)) })),
+      });
     } else reset.mutate({ to, ...scope });
   }
   return (
@@ -164,10 +195,10 @@ function ResetDialog({
         <h2 id="reset-title">Reset the offsets of {group}</h2>
         <fieldset>
           <legend>Move the committed offsets to</legend>
-          {(["earliest", "latest", "timestamp"] as const).map((v) => (
-            <label key={v} className="check">
-              <input type="radio" name="to" value={v} checked={to === v} onChange={() => setTo(v)} />
-              <span>{v === "timestamp" ? "the first record at or after a time" : `the ${v} offset`}</span>
+          {RESET_CHOICES.map((c) => (
+            <label key={c.value} className="check">
+              <input type="radio" name="to" value={c.value} checked={to === c.value} onChange={() => setTo(c.value)} />
+              <span>{c.label}</span>
             </label>
           ))}
           {to === "timestamp" && (
@@ -175,6 +206,46 @@ function ResetDialog({
               <span>Time (local)</span>
               <input type="datetime-local" name="at" step="1" required />
             </label>
+          )}
+          {to === "explicit" && (
+            <div className="offset-inputs">
+              <table aria-label="New offsets">
+                <thead>
+                  <tr>
+                    <th scope="col">Topic</th>
+                    <th scope="col" className="num">
+                      Partition
+                    </th>
+                    <th scope="col" className="num">
+                      End
+                    </th>
+                    <th scope="col" className="num">
+                      Offset
+                    </th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {offsets.map((o) => (
+                    <tr key={`${o.topic}/${o.partition}`}>
+                      <td>{o.topic}</td>
+                      <td className="num">{o.partition}</td>
+                      <td className="num">{number.format(o.logEndOffset)}</td>
+                      <td className="num">
+                        <input
+                          type="number"
+                          name={`offset:${o.topic}:${o.partition}`}
+                          aria-label={`New offset of ${o.topic} partition ${o.partition}`}
+                          min={0}
+                          step={1}
+                          required
+                          defaultValue={o.currentOffset}
+                        />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
           )}
         </fieldset>
         <fieldset>

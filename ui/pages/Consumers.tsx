@@ -1,4 +1,7 @@
 import { useQuery } from "@tanstack/react-query";
+import { useVirtualizer } from "@tanstack/react-virtual";
+import { useMemo, useRef } from "react";
+import "../styles/consumers.css";
 import { clusterOf, withCluster } from "../cluster.ts";
 import { Link } from "../components.tsx";
 import { navigate } from "../router.ts";
@@ -12,25 +15,67 @@ interface GroupSummary {
   lag: number;
 }
 
+type SortKey = "lag" | "name" | "state" | "members";
+const SORTS: readonly SortKey[] = ["lag", "name", "state", "members"];
+const COLUMNS: Array<{ key: SortKey | null; label: string; numeric?: boolean }> = [
+  { key: "name", label: "Group" },
+  { key: "state", label: "State" },
+  { key: "members", label: "Members", numeric: true },
+  { key: null, label: "Topics" },
+  { key: "lag", label: "Lag", numeric: true },
+];
+const ROW_HEIGHT = 36;
 const number = new Intl.NumberFormat("en-US");
 
-/** Consumer groups: searched by name (`?q=` in the URL), the most lagging first. */
+/** Natural order of each column: the most lagging and the most populated first, names A to Z. */
+const compare: Record<SortKey, (a: GroupSummary, b: GroupSummary) => number> = {
+  lag: (a, b) => b.lag - a.lag,
+  name: (a, b) => a.id.localeCompare(b.id),
+  state: (a, b) => a.state.localeCompare(b.state),
+  members: (a, b) => b.members - a.members,
+};
+
+/** The page's state, all in the URL: `q` (search), `sort`, `dir` (`rev`: the other way), `cluster`. */
+function viewOf(location: string) {
+  const params = new URLSearchParams(location.includes("?") ? location.slice(location.indexOf("?")) : "");
+  const sort = SORTS.find((k) => k === params.get("sort")) ?? "lag";
+  return { params, q: params.get("q") ?? "", sort, reversed: params.get("dir") === "rev" };
+}
+
+/** Consumer groups: searched by name as you type, sorted by a column (the most lagging first); rows virtualized. */
 export function ConsumersPage({ location }: { location: string }) {
   const cluster = clusterOf(location);
-  const params = new URLSearchParams(location.includes("?") ? location.slice(location.indexOf("?")) : "");
-  const q = params.get("q") ?? "";
-  const groups = useQuery({ queryKey: ["groups", cluster], queryFn: () => api<GroupSummary[]>("/api/consumers") });
-  const shown = (groups.data ?? [])
-    .filter((g) => q === "" || g.id.toLowerCase().includes(q.toLowerCase()))
-    .sort((a, b) => b.lag - a.lag || a.id.localeCompare(b.id));
+  const view = viewOf(location);
+  const groups = useQuery({
+    queryKey: ["groups", cluster],
+    queryFn: () => api<GroupSummary[]>("/api/consumers"),
+    refetchInterval: 30_000,
+  });
 
-  const search = (value: string) => {
-    const next = new URLSearchParams(params);
-    if (value) next.set("q", value);
-    else next.delete("q");
-    const query = next.toString();
+  const set = (changes: Record<string, string | null>) => {
+    const params = new URLSearchParams(view.params);
+    for (const [k, v] of Object.entries(changes))
+      if (v === null || v === "") params.delete(k);
+      else params.set(k, v);
+    const query = params.toString();
     navigate(`/consumers${query ? `?${query}` : ""}`, { replace: true });
   };
+
+  const rows = useMemo(() => {
+    const needle = view.q.toLowerCase();
+    const shown = (groups.data ?? []).filter((g) => needle === "" || g.id.toLowerCase().includes(needle));
+    const by = compare[view.sort];
+    shown.sort((a, b) => (view.reversed ? -by(a, b) : by(a, b)) || a.id.localeCompare(b.id));
+    return shown;
+  }, [groups.data, view.q, view.sort, view.reversed]);
+
+  const scroller = useRef<HTMLDivElement>(null);
+  const virtual = useVirtualizer({
+    count: rows.length,
+    getScrollElement: () => scroller.current,
+    estimateSize: () => ROW_HEIGHT,
+    overscan: 10,
+  });
 
   return (
     <section className="page">
@@ -38,10 +83,10 @@ export function ConsumersPage({ location }: { location: string }) {
       <div className="toolbar">
         <label className="search">
           <span>Search</span>
-          <input type="search" value={q} onChange={(e) => search(e.target.value)} placeholder="Group id" />
+          <input type="search" value={view.q} onChange={(e) => set({ q: e.target.value })} placeholder="Group id" />
         </label>
         <span className="muted" aria-live="polite" data-testid="group-count">
-          {groups.data ? `${number.format(shown.length)} of ${number.format(groups.data.length)} groups` : ""}
+          {groups.data ? `${number.format(rows.length)} of ${number.format(groups.data.length)} groups` : ""}
         </span>
       </div>
       {groups.error && (
@@ -50,40 +95,69 @@ export function ConsumersPage({ location }: { location: string }) {
         </p>
       )}
       {groups.isPending && <p className="muted">Loading consumer groups…</p>}
-      {groups.data && shown.length === 0 && (
+      {groups.data && rows.length === 0 && (
         <p className="muted">
-          {groups.data.length === 0 ? "No consumer group has committed offsets on this cluster yet." : "No group matches the search."}
+          {groups.data.length === 0
+            ? "No consumer group has committed offsets on this cluster yet: groups appear here once a consumer commits."
+            : "No group matches the search: try part of its id."}
         </p>
       )}
-      {shown.length > 0 && (
-        <table aria-label="Consumer groups">
-          <thead>
-            <tr>
-              <th scope="col">Group</th>
-              <th scope="col">State</th>
-              <th scope="col" className="num">
-                Members
-              </th>
-              <th scope="col">Topics</th>
-              <th scope="col" className="num">
-                Lag
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {shown.map((g) => (
-              <tr key={g.id}>
-                <td>
-                  <Link to={withCluster(`/consumers/${encodeURIComponent(g.id)}`, cluster)}>{g.id}</Link>
-                </td>
-                <td>{g.state}</td>
-                <td className="num">{g.members}</td>
-                <td>{g.topics.join(", ")}</td>
-                <td className="num">{number.format(g.lag)}</td>
+      {rows.length > 0 && (
+        <div className="grid-scroll" ref={scroller}>
+          <table className="grid" aria-label="Consumer groups" aria-rowcount={rows.length + 1}>
+            <thead>
+              <tr className="grid-row groups-cols" aria-rowindex={1}>
+                {COLUMNS.map((c) => {
+                  const sorted = c.key !== null && c.key === view.sort;
+                  // Shown as the arrow of the actual order: lag and members run high to low by default.
+                  const descending = sorted && (c.key === "lag" || c.key === "members") !== view.reversed;
+                  return (
+                    <th
+                      key={c.label}
+                      scope="col"
+                      className={c.numeric ? "num" : undefined}
+                      aria-sort={sorted ? (descending ? "descending" : "ascending") : undefined}
+                    >
+                      {c.key === null ? (
+                        c.label
+                      ) : (
+                        <button
+                          type="button"
+                          className="sort"
+                          onClick={() => set({ sort: c.key === "lag" ? null : c.key, dir: sorted && !view.reversed ? "rev" : null })}
+                        >
+                          {c.label}
+                          {sorted ? (descending ? " ▼" : " ▲") : ""}
+                        </button>
+                      )}
+                    </th>
+                  );
+                })}
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody ref={(el) => el?.style.setProperty("height", `${virtual.getTotalSize()}px`)}>
+              {virtual.getVirtualItems().map((item) => {
+                const g = rows[item.index]!;
+                return (
+                  <tr
+                    key={g.id}
+                    aria-rowindex={item.index + 2}
+                    className="grid-row groups-cols"
+                    ref={(el) => el?.style.setProperty("transform", `translateY(${item.start}px)`)}
+                  >
+                    <td>
+                      <Link to={withCluster(`/consumers/${encodeURIComponent(g.id)}`, cluster)}>{g.id}</Link>
+                    </td>
+                    <td>{g.state}</td>
+                    <td className="num">{g.members}</td>
+                    <td title={g.topics.join(", ")}>{g.topics.join(", ")}</td>
+                    <td className="num">{number.format(g.lag)}</td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
       )}
     </section>
   );

@@ -5,6 +5,7 @@ import { clusterOf, withCluster } from "../cluster.ts";
 import { Link } from "../components.tsx";
 import { navigate } from "../router.ts";
 import { api } from "../session.ts";
+import "../styles/topic-list.css";
 import { CreateTopicDialog } from "./TopicDialogs.tsx";
 
 export interface TopicItem {
@@ -16,31 +17,57 @@ export interface TopicItem {
   valueType: string;
   totalMessages: number;
   messagesPerSecond: number;
+  /** Bytes of one copy of the topic; null when the brokers do not say. */
+  sizeBytes?: number | null;
+  /** Records its consumer groups have still to read; null when unknown. */
+  lag?: number | null;
 }
 
-type SortKey = "name" | "partitions" | "messages" | "rate";
+type SortKey = "name" | "partitions" | "messages" | "size" | "rate" | "lag";
+const SORTS: readonly SortKey[] = ["name", "partitions", "messages", "size", "rate", "lag"];
 const COLUMNS: Array<{ key: SortKey | null; label: string; numeric?: boolean }> = [
   { key: "name", label: "Name" },
   { key: "partitions", label: "Partitions", numeric: true },
   { key: null, label: "Replicas", numeric: true },
   { key: "messages", label: "Messages", numeric: true },
+  { key: "size", label: "Size", numeric: true },
   { key: "rate", label: "Messages/s", numeric: true },
+  { key: "lag", label: "Lag", numeric: true },
   { key: null, label: "Key / value" },
 ];
 const ROW_HEIGHT = 36;
 const number = new Intl.NumberFormat("en-US");
+const oneDecimal = new Intl.NumberFormat("en-US", { maximumFractionDigits: 1 });
+
+/** Bytes in binary units, as the brokers count segment sizes. */
+export function formatBytes(bytes: number | null | undefined): string {
+  if (bytes === null || bytes === undefined) return "—";
+  const units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${unit === 0 ? value : oneDecimal.format(value)} ${units[unit]}`;
+}
+
+/** Unknown figures (null) sort as below zero. */
+const known = (v: number | null | undefined) => (v === null || v === undefined ? -1 : v);
 
 const compare: Record<SortKey, (a: TopicItem, b: TopicItem) => number> = {
   name: (a, b) => a.topicName.localeCompare(b.topicName),
   partitions: (a, b) => a.partitions - b.partitions,
   messages: (a, b) => a.totalMessages - b.totalMessages,
+  size: (a, b) => known(a.sizeBytes) - known(b.sizeBytes),
   rate: (a, b) => a.messagesPerSecond - b.messagesPerSecond,
+  lag: (a, b) => known(a.lag) - known(b.lag),
 };
 
 /** The page's state, all in the URL: `q` (search), `sort`, `dir`, `internal`, `cluster`. */
 function viewOf(location: string) {
   const params = new URLSearchParams(location.includes("?") ? location.slice(location.indexOf("?")) : "");
-  const sort = (["name", "partitions", "messages", "rate"] as const).find((k) => k === params.get("sort")) ?? "name";
+  const sort = SORTS.find((k) => k === params.get("sort")) ?? "name";
   return { params, q: params.get("q") ?? "", sort, desc: params.get("dir") === "desc", internal: params.get("internal") === "1" };
 }
 
@@ -115,7 +142,7 @@ export function TopicsPage({ location, canWrite }: { location: string; canWrite:
       <div className="grid-scroll" ref={scroller}>
         <table className="grid" aria-label="Topics" aria-rowcount={rows.length + 1}>
           <thead>
-            <tr className="grid-row topics-cols" aria-rowindex={1}>
+            <tr className="grid-row topic-list-cols" aria-rowindex={1}>
               {COLUMNS.map((c) => {
                 const sorted = c.key !== null && c.key === view.sort;
                 return (
@@ -150,7 +177,7 @@ export function TopicsPage({ location, canWrite }: { location: string; canWrite:
                 <tr
                   key={t.topicName}
                   aria-rowindex={item.index + 2}
-                  className="grid-row topics-cols"
+                  className="grid-row topic-list-cols"
                   ref={(el) => el?.style.setProperty("transform", `translateY(${item.start}px)`)}
                 >
                   <td>
@@ -159,7 +186,9 @@ export function TopicsPage({ location, canWrite }: { location: string; canWrite:
                   <td className="num">{t.partitions}</td>
                   <td className="num">{t.replication}</td>
                   <td className="num">{number.format(t.totalMessages)}</td>
+                  <td className="num">{formatBytes(t.sizeBytes)}</td>
                   <td className="num">{number.format(t.messagesPerSecond)}</td>
+                  <td className="num">{t.lag === null || t.lag === undefined ? "—" : number.format(t.lag)}</td>
                   <td>
                     {t.keyType} / {t.valueType}
                   </td>

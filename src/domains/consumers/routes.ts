@@ -56,6 +56,30 @@ const detail = z.object({
   ),
   lag: z.number(),
 });
+/** A window such as `15m`, `1h`, `90s` (or milliseconds); at most what the history keeps. */
+const windowQuery = z.object({
+  window: z
+    .string()
+    .regex(/^\d{1,9}(ms|s|m|h)?$/, "window must be a duration such as 90s, 15m or 1h")
+    .transform((v) => {
+      const [, n, unit] = /^(\d+)(ms|s|m|h)?$/.exec(v)!;
+      return Number(n) * { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 }[(unit ?? "ms") as "ms"];
+    })
+    .refine((ms) => ms >= 1_000 && ms <= 7 * 86_400_000, "window must be between 1s and 7d")
+    .optional(),
+});
+const lagPoint = z.object({
+  t: z.number().int().describe("epoch ms of the end-offset sample"),
+  lag: z.number().int().describe("records still to read, all partitions"),
+  lagSeconds: z.number().nullable().describe("age of the oldest unread record (estimate); null when unknown"),
+  topics: z.record(z.string(), z.number().int()).describe("lag per topic"),
+});
+const lagHistoryAnswer = z.object({
+  group: z.string(),
+  windowMs: z.number().int(),
+  intervalMs: z.number().int().describe("time between two points"),
+  points: z.array(lagPoint),
+});
 const resetAnswer = z.object({ group: z.string(), offsets: z.array(partitionRef.extend({ offset: z.number() })) });
 
 const tags = ["consumer groups"];
@@ -77,6 +101,15 @@ export const consumerApi = {
     tags,
     request: { params: groupParam },
     responses: { 200: json(detail) },
+  }),
+  lagHistory: defineRoute({
+    method: "GET",
+    path: "/api/consumers/{group}/lag-history",
+    level: "read",
+    summary: "A group's lag over time (one point per end-offset sample)",
+    tags,
+    request: { params: groupParam, query: windowQuery },
+    responses: { 200: json(lagHistoryAnswer) },
   }),
   resetOffsets: defineRoute({
     method: "PUT",
@@ -106,6 +139,12 @@ export function consumerRoutes(service: ConsumerService) {
   app.handle(consumerApi.list, async (c) => c.json(await service.list(clusterOf(c))));
 
   app.handle(consumerApi.get, async (c) => c.json(await service.get(clusterOf(c), c.req.valid("param").group)));
+
+  app.handle(consumerApi.lagHistory, async (c) => {
+    const { group } = c.req.valid("param");
+    const { window } = c.req.valid("query");
+    return c.json(await service.lagHistory(clusterOf(c), group, window ?? 3_600_000));
+  });
 
   app.handle(consumerApi.resetOffsets, async (c) => {
     const { group } = c.req.valid("param");

@@ -1,6 +1,7 @@
 import { badRequest, conflict, notFound } from "../../errors.ts";
 import type { GroupDescription, KafkaCluster, KafkaPool, TopicPartitionRef } from "../../kafka/index.ts";
 import type { LagEngine, PartitionLag } from "../../lag/engine.ts";
+import type { LagHistory, LagPoint } from "../../lag/history.ts";
 
 export interface ConsumerGroupSummary {
   id: string;
@@ -35,6 +36,15 @@ export interface ConsumerGroupDetail {
   lag: number;
 }
 
+export interface ConsumerGroupLagHistory {
+  group: string;
+  /** How far back the points go (the asked window, at most what is kept). */
+  windowMs: number;
+  /** Time between two points (the end-offset sampler's interval). */
+  intervalMs: number;
+  points: LagPoint[];
+}
+
 export type OffsetReset =
   | { to: "earliest" | "latest"; topics?: string[] }
   | { timestamp: number; topics?: string[] }
@@ -47,7 +57,29 @@ export class ConsumerService {
   constructor(
     private readonly pool: KafkaPool,
     private readonly lag: LagEngine,
+    private readonly history: LagHistory | null = null,
+    private readonly sampleIntervalMs = 0,
   ) {}
+
+  /**
+   * The group's lag over time, from the history kept at each tick of the end-offset sampler.
+   * A group that exists but is not followed yet (new since the last tick) has no points.
+   */
+  async lagHistory(cluster: string, group: string, windowMs: number): Promise<ConsumerGroupLagHistory> {
+    const kafka = this.pool.get(cluster);
+    let points = this.history?.points(cluster, group, windowMs) ?? null;
+    if (points === null) {
+      const [d, committed] = await Promise.all([this.#describe(kafka, group), kafka.groups.committedOffsets([group])]);
+      if (d.state === "Dead" && (committed.get(group) ?? []).length === 0) throw notFound(`Consumer group '${group}' does not exist`);
+      points = [];
+    }
+    return {
+      group,
+      windowMs: Math.min(windowMs, this.history?.opts.windowMs ?? 0),
+      intervalMs: this.sampleIntervalMs,
+      points,
+    };
+  }
 
   async list(cluster: string): Promise<ConsumerGroupSummary[]> {
     const kafka = this.pool.get(cluster);
@@ -208,5 +240,6 @@ export class ConsumerService {
   async delete(cluster: string, group: string): Promise<void> {
     await this.pool.get(cluster).groups.delete([group]);
     this.lag.invalidate(cluster);
+    this.history?.forget(cluster, group);
   }
 }

@@ -104,6 +104,8 @@ const listItem = z.object({
   inferred: z.boolean(),
   totalMessages: int(),
   messagesPerSecond: int().describe("whole messages per second"),
+  sizeBytes: int().nullable().describe("bytes of one copy of the topic on disk; null when the brokers do not say"),
+  lag: int().nullable().describe("records not yet read by the groups that committed on the topic; null when unknown"),
 });
 
 /** The COMPAT.md text; clients compare the part before the first comma. */

@@ -122,6 +122,10 @@ export interface TopicListItem {
   totalMessages: number;
   /** Whole messages per second: clients decode an integer (a fraction breaks the Go client's list). */
   messagesPerSecond: number;
+  /** Bytes of one copy of the topic (DescribeLogDirs); null when the brokers do not say. */
+  sizeBytes: number | null;
+  /** Records not yet read, summed over every group that committed on the topic; null when unknown. */
+  lag: number | null;
 }
 
 export interface CreateTopicInput {
@@ -164,10 +168,21 @@ export class TopicService {
     const kafka = this.#kafka(cluster);
     const topics = await kafka.topics.list({ includeInternal: true });
     const refs = withOffsets(topics).flatMap((t) => Array.from({ length: t.partitions }, (_, partition) => ({ topic: t.name, partition })));
-    const [earliest, latest, stored] = await Promise.all([
+    // Size and lag cost one request per broker and the shared (cached) lag snapshot, whatever
+    // the number of topics; either failing leaves its column empty, not the list.
+    const [earliest, latest, stored, sizes, lags] = await Promise.all([
       kafka.offsets.list(refs, "earliest"),
       kafka.offsets.list(refs, "latest"),
       this.deps.metadata.list(cluster),
+      kafka.logDirs.topicSizes().catch(() => null),
+      this.deps.lag.snapshot(cluster).then(
+        (snapshot) => {
+          const byTopic = new Map<string, number>();
+          for (const p of snapshot.partitions) byTopic.set(p.topic, (byTopic.get(p.topic) ?? 0) + p.lag);
+          return byTopic;
+        },
+        () => null,
+      ),
     ]);
     const t = Date.now();
     const totals = new Map<string, number>();
@@ -189,6 +204,8 @@ export class TopicService {
         inferred: types?.inferred ?? true,
         totalMessages: totals.get(tp.name) ?? 0,
         messagesPerSecond: Math.round(this.deps.sampler.rate(cluster, tp.name)),
+        sizeBytes: sizes ? (sizes.get(tp.name) ?? 0) : null,
+        lag: lags ? (lags.get(tp.name) ?? 0) : null,
       };
     });
   }
