@@ -252,6 +252,9 @@ describe("the topic page's sections", () => {
       await row.getByRole("button", { name: "Save" }).click();
       await row.getByText("86400000set").waitFor();
       expect(await row.getByRole("alert").count()).toBe(0);
+      // The input is gone: the keyboard user is back on the row's Edit button.
+      const focusedOnEdit = async () => (await page.evaluate("document.activeElement?.getAttribute('aria-label')")) === "Edit retention.ms";
+      expect(await focusedOnEdit()).toBe(true);
       // Set on the topic: listed first, and so says the API.
       const first = page.getByRole("table", { name: "Configuration" }).locator("tbody tr").first().locator("td").first();
       expect(await first.innerText()).toBe("retention.ms");
@@ -260,6 +263,7 @@ describe("the topic page's sections", () => {
       await row.getByRole("button", { name: "Reset retention.ms to its default" }).click();
       await row.locator(".badge").waitFor({ state: "detached" });
       expect(await row.locator("td").nth(1).innerText()).toBe(defaultValue);
+      expect(await focusedOnEdit()).toBe(true);
       const api = (await (await server.request(`/api/topics/${EDIT}`, { role: "read" })).json()) as {
         config: Array<{ configuration: string; value: string }>;
       };

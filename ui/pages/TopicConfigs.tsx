@@ -67,6 +67,13 @@ export function TopicConfigs({
   );
 }
 
+/** A value as the broker has it: an empty string and no value at all look different. */
+function ConfigValue({ value }: { value: string | null }) {
+  if (value === null) return <span className="muted">—</span>;
+  if (value === "") return <span className="muted">(empty)</span>;
+  return <span className="config-value">{value}</span>;
+}
+
 function ConfigRow({
   cluster,
   topic,
@@ -83,6 +90,8 @@ function ConfigRow({
   const [draft, setDraft] = useState(c.value ?? "");
   const input = useRef<HTMLInputElement>(null);
   const editButton = useRef<HTMLButtonElement>(null);
+  /** Set when the control that had focus goes away (saved, reset, cancelled): focus returns to Edit. */
+  const refocus = useRef(false);
   const save = useMutation({
     mutationFn: (value: string | null) =>
       api<string>(`/api/topics/config/${encodeURIComponent(topic)}`, {
@@ -92,17 +101,24 @@ function ConfigRow({
     // The row leaves edit mode once the page shows the broker's new value.
     onSuccess: async () => {
       await client.invalidateQueries({ queryKey: topicKey(cluster, topic) });
+      refocus.current = true;
       setEditing(false);
     },
   });
   useEffect(() => {
     if (editing) input.current?.focus();
   }, [editing]);
+  useEffect(() => {
+    if (refocus.current && !editing && !save.isPending) {
+      refocus.current = false;
+      editButton.current?.focus();
+    }
+  });
   const isSet = overridden(c);
   const cancel = () => {
     setEditing(false);
     save.reset();
-    queueMicrotask(() => editButton.current?.focus());
+    refocus.current = true;
   };
   return (
     <tr className={isSet ? "overridden" : undefined}>
@@ -141,7 +157,7 @@ function ConfigRow({
           </form>
         ) : (
           <>
-            <span className="config-value">{c.value ?? "—"}</span>
+            <ConfigValue value={c.value} />
             {isSet && <span className="badge">set</span>}
           </>
         )}
@@ -151,7 +167,9 @@ function ConfigRow({
           </p>
         )}
       </td>
-      <td className="muted config-value">{c.defaultValue ?? "—"}</td>
+      <td className="muted">
+        <ConfigValue value={c.defaultValue} />
+      </td>
       {canWrite && (
         <td className="row-actions">
           {!editing && (

@@ -20,7 +20,7 @@ export interface TopicDetail {
   messagesPerSecond: number;
   totalMessages: number;
   config: TopicConfig[];
-  consumers: Array<{ id: string; state: string; consumersCount: number; lag: number; maxLag: number; partitions: unknown[] }>;
+  consumers: Array<{ id: string; state: string; consumersCount: number; lag: number; maxLag: number }>;
   messagesPerPartition: Array<{ partition: number; messages: number; begin: number; end: number }>;
 }
 
@@ -184,7 +184,7 @@ function Partitions({ topic, canWrite, onDelete }: { topic: TopicDetail; canWrit
             </th>
             {canWrite && (
               <th scope="col">
-                <span className="visually-hidden">Actions</span>
+                <span className="sr-only">Actions</span>
               </th>
             )}
           </tr>

@@ -172,12 +172,18 @@ export function DeleteRecordsDialog({
   const [confirmed, setConfirmed] = useState(false);
   const [state, setState] = useState<Deletion>({ phase: "form" });
   const closed = useRef(false);
+  const closeButton = useRef<HTMLButtonElement>(null);
   useEffect(() => {
     dialog.current?.showModal();
     return () => {
       closed.current = true;
     };
   }, []);
+
+  // The submit button goes away with the form: focus moves to the result's Close.
+  useEffect(() => {
+    if (state.phase === "done") closeButton.current?.focus();
+  }, [state.phase]);
 
   const chosen = target === "all" ? topic.messagesPerPartition : topic.messagesPerPartition.filter((p) => String(p.partition) === target);
   const busy = state.phase === "deleting" || state.phase === "waiting";
@@ -270,7 +276,7 @@ export function DeleteRecordsDialog({
               </tbody>
             </table>
             <div className="toolbar dialog-buttons">
-              <button type="button" onClick={() => dialog.current?.close()}>
+              <button ref={closeButton} type="button" onClick={() => dialog.current?.close()}>
                 Close
               </button>
             </div>
@@ -302,18 +308,12 @@ export function DeleteRecordsDialog({
                 <input type="radio" name="mode" checked={mode === "offset"} onChange={() => setMode("offset")} />
                 The records before an offset
               </label>
-              <label className="stacked">
-                <span>Up to offset (not included)</span>
-                <input
-                  type="number"
-                  min={0}
-                  step={1}
-                  value={offset}
-                  onChange={(e) => setOffset(e.target.value)}
-                  onFocus={() => setMode("offset")}
-                  required={mode === "offset"}
-                />
-              </label>
+              {mode === "offset" && (
+                <label className="stacked">
+                  <span>Up to offset (not included)</span>
+                  <input type="number" min={0} step={1} value={offset} onChange={(e) => setOffset(e.target.value)} required />
+                </label>
+              )}
             </fieldset>
             <label className="check">
               <input type="checkbox" checked={confirmed} onChange={(e) => setConfirmed(e.target.checked)} disabled={busy} />

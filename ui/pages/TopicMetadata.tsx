@@ -15,6 +15,15 @@ interface TopicMetadata {
   inferred: boolean;
 }
 
+/** A JSON schema (Avro's included) indented to be read; any other text as it is. */
+function pretty(schema: string): string {
+  try {
+    return JSON.stringify(JSON.parse(schema), null, 2);
+  } catch {
+    return schema;
+  }
+}
+
 const metadataKey = (cluster: string | null, name: string) => ["topic-metadata", cluster, name] as const;
 
 /**
@@ -55,9 +64,9 @@ export function TopicMetadataPanel({ cluster, name, canWrite }: { cluster: strin
               <dt>Value type</dt>
               <dd>{m.valueType}</dd>
               <dt>Key schema</dt>
-              <dd>{m.keySchema ? <pre className="schema">{m.keySchema}</pre> : <span className="muted">none</span>}</dd>
+              <dd>{m.keySchema ? <pre className="schema">{pretty(m.keySchema)}</pre> : <span className="muted">none</span>}</dd>
               <dt>Value schema</dt>
-              <dd>{m.valueSchema ? <pre className="schema">{m.valueSchema}</pre> : <span className="muted">none</span>}</dd>
+              <dd>{m.valueSchema ? <pre className="schema">{pretty(m.valueSchema)}</pre> : <span className="muted">none</span>}</dd>
             </dl>
           )}
         </>
