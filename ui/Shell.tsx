@@ -42,6 +42,8 @@ export function Shell({ location }: { location: string }) {
   const clusters = health?.clusters ?? [];
   const active = cluster ?? clusters.find((c) => c.default)?.name ?? null;
   const canWrite = user?.roles.some((r) => r === "admin" || r === "write") ?? false;
+  // A nodata user reads no records: no workbench, no group offsets (the API refuses both).
+  const canRead = user?.roles.some((r) => r !== "nodata") ?? false;
   const current = NAV.find((n) => (n.path === "/" ? path === "/" : path === n.path || path.startsWith(`${n.path}/`)));
 
   return (
@@ -86,7 +88,9 @@ export function Shell({ location }: { location: string }) {
       </header>
       <nav className="sidebar" aria-label="Main">
         <ul>
-          {NAV.filter((n) => n.path !== "/audit" || user?.roles.includes("admin")).map((n) => (
+          {NAV.filter(
+            (n) => (n.path !== "/audit" || user?.roles.includes("admin")) && (canRead || !["/sql", "/consumers"].includes(n.path)),
+          ).map((n) => (
             <li key={n.path}>
               <Link to={withCluster(n.path, cluster)} current={n === current}>
                 {n.label}
@@ -104,7 +108,12 @@ export function Shell({ location }: { location: string }) {
         ) : path === "/topics" ? (
           <TopicsPage location={location} canWrite={canWrite} />
         ) : path.startsWith("/topics/") && path.length > "/topics/".length ? (
-          <TopicDetailPage name={decodeURIComponent(path.slice("/topics/".length))} location={location} canWrite={canWrite} />
+          <TopicDetailPage
+            name={decodeURIComponent(path.slice("/topics/".length))}
+            location={location}
+            canWrite={canWrite}
+            canRead={canRead}
+          />
         ) : path === "/sql" ? (
           <SqlPage location={location} />
         ) : path === "/audit" ? (

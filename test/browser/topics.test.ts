@@ -5,8 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
+import type { KafkaPool } from "../../src/kafka/index.ts";
 import type { ROLE_USERS } from "../helpers/runtime.ts";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.ts";
+import { testPool } from "../kafka/helpers.ts";
 import { compiledLoupe, createTopic, insert, launchChromium, openAs, seriousViolations, withPage } from "./browser.ts";
 
 const RUN = `ui${Date.now().toString(36)}`;
@@ -16,9 +18,15 @@ const INTERNAL = `__${RUN}-internal`;
 const MADE = `${RUN}-made`;
 /** A topic with records in two partitions and one config set. */
 const DETAIL = `${RUN}-detail`;
+/** Configs and types edited through the page; read by GROUP (one record of three). */
+const EDIT = `${RUN}-edit`;
+const GROUP = `${RUN}-reader`;
+/** Records deleted through the page. */
+const RECORDS = `${RUN}-records`;
 
 let server: ServerProcess;
 let browser: Browser;
+let pool: KafkaPool;
 
 beforeAll(async () => {
   server = await startServerProcess({}, { executable: await compiledLoupe() });
@@ -26,16 +34,28 @@ beforeAll(async () => {
     ...TOPICS,
     { topicName: INTERNAL, partitions: 1 },
     { topicName: DETAIL, partitions: 2, configs: { "retention.ms": "3600000" } },
+    { topicName: EDIT, partitions: 1 },
+    { topicName: RECORDS, partitions: 2 },
   ]) {
     await createTopic(server, t.topicName, t.partitions, "configs" in t ? t.configs : undefined);
   }
   // Five records, through the API as the JDBC driver writes them (keys pick the partitions).
   await insert(server, `INSERT INTO \`${DETAIL}\` (_key, n) VALUES ('a', 1), ('b', 2), ('c', 3), ('d', 4), ('e', 5)`);
+  await insert(server, `INSERT INTO \`${EDIT}\` (_key, n) VALUES ('a', 1), ('b', 2), ('c', 3)`);
+  await insert(server, `INSERT INTO \`${RECORDS}\` (_key, n) VALUES ('a', 1), ('b', 2), ('c', 3), ('d', 4), ('e', 5), ('f', 6)`);
+  // A group with no member that has read one record of three: a lag of two.
+  pool = testPool();
+  await pool.default().groups.alterOffsets(GROUP, [{ topic: EDIT, partition: 0, offset: 1 }]);
   browser = await launchChromium();
 }, 120_000);
 
 afterAll(async () => {
-  for (const t of [...TOPICS.map((x) => x.topicName), INTERNAL, DETAIL, MADE])
+  await pool
+    ?.default()
+    .groups.delete([GROUP])
+    .catch(() => {});
+  await pool?.close();
+  for (const t of [...TOPICS.map((x) => x.topicName), INTERNAL, DETAIL, MADE, EDIT, RECORDS])
     await server?.request(`/api/topics/${t}`, { method: "DELETE", role: "admin" }).catch(() => {});
   await browser?.close();
   await server?.stop();
@@ -116,7 +136,9 @@ describe("the topics page", () => {
       // Every record is counted in one partition or the other, from offset 0.
       expect(rows.reduce((n, r) => n + Number(r[3]), 0)).toBe(5);
       expect(rows.every((r) => r[1] === "0" && r[2] === r[3])).toBe(true);
-      expect(await page.getByText("No consumer group reads this topic.").count()).toBe(1);
+      await page.getByRole("navigation", { name: "Topic sections" }).getByRole("link", { name: "Consumers" }).click();
+      await page.getByText("No consumer group reads this topic.").waitFor();
+      await page.getByRole("navigation", { name: "Topic sections" }).getByRole("link", { name: "Configs" }).click();
       const retention = page.getByRole("table", { name: "Configuration" }).getByRole("row", { name: /^retention\.ms/ });
       expect(await retention.locator("td").nth(1).innerText()).toBe("3600000set");
       // What is set on the topic comes first.
@@ -149,6 +171,7 @@ describe("the topics page", () => {
       const partitions = page.getByRole("table", { name: "Partitions" });
       await partitions.waitFor();
       expect(await partitions.locator("tbody tr").count()).toBe(2);
+      await page.getByRole("link", { name: "Configs" }).click();
       const policy = page.getByRole("table", { name: "Configuration" }).getByRole("row", { name: /^cleanup\.policy/ });
       expect(await policy.locator("td").nth(1).innerText()).toBe("compactset");
 
@@ -193,4 +216,216 @@ describe("the topics page", () => {
       await page.waitForURL(`${server.url}/topics/${RUN}-t05?cluster=local`);
     });
   }, 60_000);
+});
+
+/** The section links of the topic page (Partitions, Configs, Consumers, Metadata, Data). */
+const sections = (page: Page) => page.getByRole("navigation", { name: "Topic sections" });
+const configRow = (page: Page, name: string) =>
+  page.getByRole("table", { name: "Configuration" }).getByRole("row", { name: new RegExp(`^${name.replaceAll(".", "\\.")}\\b`) });
+/** The first offset of each partition, as the page's Partitions table shows it. */
+const firstOffsets = (page: Page) =>
+  page
+    .getByRole("table", { name: "Partitions" })
+    .locator("tbody tr")
+    .evaluateAll((trs) => trs.map((tr) => tr.querySelectorAll("td")[1]?.textContent ?? ""));
+
+describe("the topic page's sections", () => {
+  test("a config edited in its row is marked set; a refused value says why there; reset brings the default back", async () => {
+    await withPage(browser, "topic config edit", async (page) => {
+      await signedIn(page, `/topics/${EDIT}?tab=configs`, "write");
+      const row = configRow(page, "retention.ms");
+      await row.waitFor();
+      const defaultValue = await row.locator("td").nth(2).innerText();
+      expect(await row.locator(".badge").count()).toBe(0);
+
+      // A value the broker refuses: its message in the row, the row still editing.
+      await row.getByRole("button", { name: "Edit retention.ms" }).click();
+      const input = row.getByLabel("New value of retention.ms");
+      await input.fill("a week");
+      await input.press("Enter");
+      const refusal = row.getByRole("alert");
+      await refusal.waitFor();
+      expect(await refusal.innerText()).toMatch(/retention\.ms/);
+      expect(await input.isVisible()).toBe(true);
+
+      await input.fill("86400000");
+      await row.getByRole("button", { name: "Save" }).click();
+      await row.getByText("86400000set").waitFor();
+      expect(await row.getByRole("alert").count()).toBe(0);
+      // The input is gone: the keyboard user is back on the row's Edit button.
+      const focusedOnEdit = async () => (await page.evaluate("document.activeElement?.getAttribute('aria-label')")) === "Edit retention.ms";
+      expect(await focusedOnEdit()).toBe(true);
+      // Set on the topic: listed first, and so says the API.
+      const first = page.getByRole("table", { name: "Configuration" }).locator("tbody tr").first().locator("td").first();
+      expect(await first.innerText()).toBe("retention.ms");
+      expect(new URL(page.url()).searchParams.get("tab")).toBe("configs");
+
+      await row.getByRole("button", { name: "Reset retention.ms to its default" }).click();
+      await row.locator(".badge").waitFor({ state: "detached" });
+      expect(await row.locator("td").nth(1).innerText()).toBe(defaultValue);
+      expect(await focusedOnEdit()).toBe(true);
+      const api = (await (await server.request(`/api/topics/${EDIT}`, { role: "read" })).json()) as {
+        config: Array<{ configuration: string; value: string }>;
+      };
+      expect(api.config.find((c) => c.configuration === "retention.ms")?.value).toBe(defaultValue);
+    });
+  }, 60_000);
+
+  test("records deleted up to an offset in one partition, then every record of all: the first offsets move", async () => {
+    await withPage(browser, "topic delete records", async (page) => {
+      await signedIn(page, `/topics/${RECORDS}`, "write");
+      await page.getByRole("table", { name: "Partitions" }).waitFor();
+      const before = await page.getByRole("table", { name: "Partitions" }).locator("tbody tr").first().locator("td").nth(2).innerText();
+      const end0 = Number(before);
+      expect(end0).toBeGreaterThan(1);
+
+      await page.getByRole("button", { name: "Delete records of partition 0…" }).click();
+      const dialog = page.getByRole("dialog", { name: `Delete records of ${RECORDS}` });
+      await dialog.getByLabel("Up to offset (not included)").fill("1");
+      const confirm = dialog.getByRole("button", { name: "Delete records" });
+      expect(await confirm.isDisabled()).toBe(true);
+      await dialog.getByLabel(/^Delete the records before offset 1 of partition 0/).check();
+      expect(await seriousViolations(page)).toEqual([]);
+      await confirm.click();
+      await dialog.getByText("Done: the records are deleted.").waitFor({ timeout: 30_000 });
+      expect(await dialog.getByRole("table", { name: "Partitions after the deletion" }).locator("tbody td").allInnerTexts()).toEqual([
+        "0",
+        "1",
+      ]);
+      await dialog.getByRole("button", { name: "Close" }).click();
+      expect((await firstOffsets(page))[0]).toBe("1");
+
+      await page.getByRole("button", { name: "Delete records in all partitions…" }).click();
+      await dialog.getByLabel("Every record (up to the end offset)").check();
+      await dialog.getByLabel(/^Delete every record of every partition/).check();
+      await dialog.getByRole("button", { name: "Delete records" }).click();
+      await dialog.getByText("Done: the records are deleted.").waitFor({ timeout: 30_000 });
+      await dialog.getByRole("button", { name: "Close" }).click();
+      const ends = await page
+        .getByRole("table", { name: "Partitions" })
+        .locator("tbody tr")
+        .evaluateAll((trs) => trs.map((tr) => tr.querySelectorAll("td")[2]?.textContent ?? ""));
+      expect(await firstOffsets(page)).toEqual(ends);
+      await page.getByText("No records yet").waitFor();
+    });
+  }, 90_000);
+
+  test("key and value types: a refused schema says why in the form; saved types are stored, then forgotten", async () => {
+    await withPage(browser, "topic metadata", async (page) => {
+      await signedIn(page, `/topics/${EDIT}?tab=metadata`, "write");
+      const source = page.getByTestId("metadata-source");
+      await source.getByText(/^Guessed/).waitFor();
+      const value = page.getByRole("group", { name: "Value" });
+      await value.getByLabel("Type").selectOption("AVRO");
+      await value.getByLabel(/^Schema/).fill('{"type": "record", "name": "N", "fields": [{"name": "n", "type": "nope"}]}');
+      await page.getByRole("button", { name: "Save types" }).click();
+      const refusal = page.getByRole("form", { name: "Key and value types" }).getByRole("alert");
+      await refusal.waitFor();
+      expect(await refusal.innerText()).toContain("Invalid valueSchema: not an Avro schema");
+
+      const schema = '{"type": "record", "name": "N", "fields": [{"name": "n", "type": "long"}]}';
+      await value.getByLabel(/^Schema/).fill(schema);
+      await page.getByRole("group", { name: "Key" }).getByLabel("Type").selectOption("STRING");
+      await page.getByRole("button", { name: "Save types" }).click();
+      await page.getByRole("status").getByText("Types saved.").waitFor();
+      await source.getByText(/^Stored/).waitFor();
+      expect(await value.getByLabel(/^Schema/).inputValue()).toBe(schema);
+      await page.getByText("STRING / AVRO", { exact: true }).waitFor();
+      const stored = (await (await server.request(`/api/metadata/topics/${EDIT}`, { role: "read" })).json()) as Record<string, unknown>;
+      expect(stored).toMatchObject({ keyType: "STRING", valueType: "AVRO", valueSchema: schema, inferred: false });
+
+      await page.getByRole("button", { name: "Forget stored types" }).click();
+      await source.getByText(/^Guessed/).waitFor();
+      expect(await page.getByRole("button", { name: "Forget stored types" }).count()).toBe(0);
+    });
+  }, 60_000);
+
+  test("consumers of the topic with their lag, each linking to its group", async () => {
+    await withPage(browser, "topic consumers", async (page) => {
+      await signedIn(page, `/topics/${EDIT}?tab=consumers&cluster=local`);
+      const row = page.getByRole("table", { name: "Consumer groups" }).getByRole("row", { name: new RegExp(`^${GROUP}`) });
+      await row.waitFor();
+      expect(await row.locator("td").nth(3).innerText()).toBe("2");
+      await row.getByRole("link", { name: GROUP }).click();
+      await page.waitForURL(`${server.url}/consumers/${GROUP}?cluster=local`);
+    });
+  }, 60_000);
+
+  test("the Data link opens the SQL workbench on the topic, keeping the cluster", async () => {
+    await withPage(browser, "topic data link", async (page) => {
+      await signedIn(page, `/topics/${DETAIL}?cluster=local`);
+      await sections(page).getByRole("link", { name: "Data", exact: true }).click();
+      await page.waitForURL((url) => url.pathname === "/sql");
+      const url = new URL(page.url());
+      // The name has dashes: the dialect wants it in backticks.
+      expect(url.searchParams.get("q")).toBe(`SELECT * FROM \`${DETAIL}\` LIMIT 100`);
+      expect(url.searchParams.get("cluster")).toBe("local");
+    });
+  }, 60_000);
+
+  test("a read user is offered no change on any section", async () => {
+    await withPage(browser, "topic read user sections", async (page) => {
+      await signedIn(page, `/topics/${EDIT}`);
+      await page.getByTestId("who").waitFor();
+      await page.getByRole("table", { name: "Partitions" }).waitFor();
+      expect(await page.getByRole("button", { name: /Delete/ }).count()).toBe(0);
+      await sections(page).getByRole("link", { name: "Configs" }).click();
+      await configRow(page, "retention.ms").waitFor();
+      expect(await page.getByRole("button", { name: /^(Edit|Reset)/ }).count()).toBe(0);
+      await sections(page).getByRole("link", { name: "Metadata" }).click();
+      await page.getByText("Key type").waitFor();
+      expect(
+        await page
+          .getByRole("button")
+          .filter({ hasText: /Save|Forget/ })
+          .count(),
+      ).toBe(0);
+      expect(await page.getByRole("textbox").count()).toBe(0);
+      // Reading records is allowed: the Data link is there.
+      expect(await sections(page).getByRole("link", { name: "Data", exact: true }).count()).toBe(1);
+    });
+  }, 60_000);
+
+  test("a nodata user sees no Data link, no SQL workbench in the navigation, and no group link", async () => {
+    await withPage(browser, "topic nodata user", async (page) => {
+      await signedIn(page, `/topics/${EDIT}?tab=consumers`, "nodata");
+      await page.getByTestId("who").getByText("nodata").waitFor();
+      const row = page.getByRole("table", { name: "Consumer groups" }).getByRole("row", { name: new RegExp(`^${GROUP}`) });
+      await row.waitFor();
+      expect(await row.getByRole("link").count()).toBe(0);
+      expect(await sections(page).getByRole("link", { name: "Partitions" }).count()).toBe(1);
+      expect(await sections(page).getByRole("link", { name: "Data", exact: true }).count()).toBe(0);
+      const nav = page.getByRole("navigation", { name: "Main" });
+      expect(await nav.getByRole("link", { name: "Topics" }).count()).toBe(1);
+      expect(await nav.getByRole("link", { name: "SQL" }).count()).toBe(0);
+      expect(await page.getByRole("button", { name: /Delete|Edit/ }).count()).toBe(0);
+    });
+  }, 60_000);
+
+  test("axe-core: no serious or critical violation on any section, in light and dark", async () => {
+    for (const colorScheme of ["light", "dark"] as const)
+      await withPage(
+        browser,
+        `topic sections axe ${colorScheme}`,
+        async (page) => {
+          await signedIn(page, `/topics/${EDIT}`, "write");
+          await page.getByRole("button", { name: "Delete records of partition 0…" }).waitFor();
+          expect(await page.evaluate("document.documentElement.dataset.theme")).toBe(colorScheme);
+          for (const [tab, ready] of [
+            ["Partitions", page.getByRole("table", { name: "Partitions" })],
+            ["Configs", page.getByRole("table", { name: "Configuration" })],
+            ["Consumers", page.getByRole("table", { name: "Consumer groups" })],
+            ["Metadata", page.getByRole("button", { name: "Save types" })],
+          ] as const) {
+            await sections(page).getByRole("link", { name: tab }).click();
+            await ready.waitFor();
+            expect({ tab, violations: await seriousViolations(page) }).toEqual({ tab, violations: [] });
+          }
+          await sections(page).getByRole("link", { name: "Configs" }).click();
+          await configRow(page, "segment.ms").getByRole("button", { name: "Edit segment.ms" }).click();
+          expect({ tab: "config editing", violations: await seriousViolations(page) }).toEqual({ tab: "config editing", violations: [] });
+        },
+        { colorScheme },
+      );
+  }, 90_000);
 });
