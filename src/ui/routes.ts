@@ -88,8 +88,9 @@ export function uiRoutes() {
         headers: { "content-type": typeOf(path), "cache-control": "no-cache", "x-content-type-options": "nosniff" },
       });
     }
-    // A missing file with an extension is a 404, not the page: broken links should look broken.
-    if (/\.[a-z0-9]{1,8}$/i.test(path)) return c.notFound();
+    // A missing file with an extension at the top is a 404, not the page: broken links should
+    // look broken. Deeper paths are the UI's own (a topic or group named `orders.v1`).
+    if (/^\/[^/]*\.[a-z0-9]{1,8}$/i.test(path)) return c.notFound();
     return uiPage(c);
   });
   return app;

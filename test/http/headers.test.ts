@@ -13,7 +13,7 @@ beforeAll(async () => {
 afterAll(() => rt.dispose());
 
 /** The UI's page: its policy adds a fresh nonce for style elements (the SQL editor's), nothing else. */
-const UI_PAGES = new Set(["/", "/topics/some-page"]);
+const UI_PAGES = new Set(["/", "/topics/some-page", "/topics/orders.v1", "/consumers/billing.app"]);
 
 function expectSecurityHeaders(res: Response, what: string, path = ""): void {
   for (const [name, value] of Object.entries(SECURITY_HEADERS)) {
@@ -52,6 +52,8 @@ describe("security headers", () => {
     { what: "API reference page", path: "/api/docs", status: 200 },
     { what: "API reference script", path: "/api-docs.js", status: 200 },
     { what: "missing asset", path: "/nope.png", status: 404 },
+    { what: "regression: a topic named like a file (orders.v1) was a 404 opened directly", path: "/topics/orders.v1", status: 200 },
+    { what: "a group named like a file", path: "/consumers/billing.app", status: 200 },
     { what: "public API answer", path: "/api/health", status: 200 },
     { what: "OpenAPI document", path: "/api/openapi.json", status: 200 },
     { what: "metrics", path: "/metrics", status: 200 },
