@@ -164,6 +164,12 @@ describe("GET /api/topics and /api/topics/{t}", () => {
       config: Array<{ configuration: string; value: string; defaultValue: string; documentation: string }>;
       consumers: Array<Record<string, unknown>>;
     };
+    // The leader is a live broker holding a replica, in sync.
+    for (const p of t.messagesPerPartition as Array<{ leader: number; replicas: number[]; isr: number[] }>) {
+      expect(p.leader).toBeGreaterThanOrEqual(0);
+      expect(p.replicas).toContain(p.leader);
+      expect(p.isr).toContain(p.leader);
+    }
     expect(t).toMatchObject({
       topicName: name,
       partitions: 3,

@@ -21,7 +21,15 @@ export interface TopicDetail {
   totalMessages: number;
   config: TopicConfig[];
   consumers: Array<{ id: string; state: string; consumersCount: number; lag: number; maxLag: number }>;
-  messagesPerPartition: Array<{ partition: number; messages: number; begin: number; end: number }>;
+  messagesPerPartition: Array<{
+    partition: number;
+    messages: number;
+    begin: number;
+    end: number;
+    leader?: number;
+    replicas?: number[];
+    isr?: number[];
+  }>;
 }
 
 export interface TopicConfig {
@@ -182,6 +190,10 @@ function Partitions({ topic, canWrite, onDelete }: { topic: TopicDetail; canWrit
             <th scope="col" className="num">
               Messages
             </th>
+            <th scope="col" className="num">
+              Leader
+            </th>
+            <th scope="col">In sync / replicas</th>
             {canWrite && (
               <th scope="col">
                 <span className="sr-only">Actions</span>
@@ -196,6 +208,10 @@ function Partitions({ topic, canWrite, onDelete }: { topic: TopicDetail; canWrit
               <td className="num">{number.format(p.begin)}</td>
               <td className="num">{number.format(p.end)}</td>
               <td className="num">{number.format(p.messages)}</td>
+              <td className="num">{p.leader === undefined ? "" : p.leader < 0 ? <span className="error">none</span> : p.leader}</td>
+              <td className={p.isr && p.replicas && p.isr.length < p.replicas.length ? "error" : undefined}>
+                {p.isr?.join(", ")} / {p.replicas?.join(", ")}
+              </td>
               {canWrite && (
                 <td className="row-actions">
                   <button

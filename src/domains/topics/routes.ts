@@ -90,7 +90,17 @@ const topicShape = z.object({
       ),
     }),
   ),
-  messagesPerPartition: z.array(z.object({ partition: int(), messages: int(), begin: int(), end: int() })),
+  messagesPerPartition: z.array(
+    z.object({
+      partition: int(),
+      messages: int(),
+      begin: int(),
+      end: int(),
+      leader: int().describe("Broker id of the partition's leader; -1 when it has none (offline)"),
+      replicas: z.array(int()).describe("Broker ids holding a replica"),
+      isr: z.array(int()).describe("Broker ids of the in-sync replicas"),
+    }),
+  ),
 });
 
 const listItem = z.object({

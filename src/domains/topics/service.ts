@@ -35,6 +35,10 @@ export interface PartitionMessages {
   messages: number;
   begin: number;
   end: number;
+  /** Broker id of the leader, -1 when the partition has none (offline). */
+  leader: number;
+  replicas: number[];
+  isr: number[];
 }
 
 /** One partition of a group reading the topic (COMPAT.md: topic consumers). */
@@ -222,10 +226,20 @@ export class TopicService {
       this.deps.lag.snapshot(cluster),
     ]);
     const now = Date.now();
+    const details = new Map(topic.partitionDetails.map((p) => [p.partition, p]));
     const perPartition = refs.map((r, i) => {
       const begin = earliest[i]!.offset;
       const end = latest[i]!.offset;
-      return { partition: r.partition, messages: Math.max(0, end - begin), begin, end };
+      const d = details.get(r.partition);
+      return {
+        partition: r.partition,
+        messages: Math.max(0, end - begin),
+        begin,
+        end,
+        leader: d?.leader ?? -1,
+        replicas: d?.replicas ?? [],
+        isr: d?.isr ?? [],
+      };
     });
     this.deps.sampler.record(cluster, now, latest);
 
