@@ -4,6 +4,7 @@ import { Link } from "./components.tsx";
 import { AuditPage } from "./pages/Audit.tsx";
 import { ConsumerGroupPage } from "./pages/ConsumerGroup.tsx";
 import { ConsumersPage } from "./pages/Consumers.tsx";
+import { LogsPage } from "./pages/Logs.tsx";
 import { type Health, OverviewPage } from "./pages/Overview.tsx";
 import { SqlPage } from "./pages/Sql.tsx";
 import { TopicDetailPage } from "./pages/TopicDetail.tsx";
@@ -86,7 +87,7 @@ export function Shell({ location }: { location: string }) {
       </header>
       <nav className="sidebar" aria-label="Main">
         <ul>
-          {NAV.filter((n) => n.path !== "/audit" || user?.roles.includes("admin")).map((n) => (
+          {NAV.filter((n) => (n.path !== "/audit" && n.path !== "/logs") || user?.roles.includes("admin")).map((n) => (
             <li key={n.path}>
               <Link to={withCluster(n.path, cluster)} current={n === current}>
                 {n.label}
@@ -109,6 +110,8 @@ export function Shell({ location }: { location: string }) {
           <SqlPage location={location} />
         ) : path === "/audit" ? (
           <AuditPage location={location} />
+        ) : path === "/logs" ? (
+          <LogsPage location={location} />
         ) : path === "/consumers" ? (
           <ConsumersPage location={location} />
         ) : path.startsWith("/consumers/") && path.length > "/consumers/".length ? (
