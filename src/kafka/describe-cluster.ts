@@ -11,11 +11,12 @@ import type { ClusterState, PartitionHealth } from "./types.ts";
 const LEADER_NOT_AVAILABLE = 5;
 
 /**
- * Metadata of every topic, partition errors included: the client refuses an answer that
- * carries any error code, and an offline partition carries one (LEADER_NOT_AVAILABLE). The
- * parsed answer rides on the error; only a failure without one is thrown.
+ * Metadata of every topic, errors included: the client refuses an answer that
+ * carries any error code, and an offline partition carries one (LEADER_NOT_AVAILABLE), so one
+ * offline partition would fail every listing. The parsed answer rides on the error; only a
+ * failure without one is thrown. The caller reads each topic's and partition's `errorCode`.
  */
-async function metadataWithErrors(conn: KafkaConnection): Promise<MetadataResponse> {
+export async function metadataWithErrors(conn: KafkaConnection): Promise<MetadataResponse> {
   try {
     return await conn.metadata(null);
   } catch (err) {
