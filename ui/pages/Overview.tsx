@@ -130,18 +130,6 @@ export function OverviewPage({ health }: { health: Health | null }) {
               </tbody>
             </table>
           )}
-
-          <h2>Partition health</h2>
-          {data.underReplicated.count === 0 && data.offline.count === 0 ? (
-            <p className="muted" data-testid="partitions-healthy">
-              All {number.format(data.partitions)} partitions have a leader and every replica in sync.
-            </p>
-          ) : (
-            <>
-              <PartitionTable title="Offline partitions" list={data.offline} link={topicLink} />
-              <PartitionTable title="Under-replicated partitions" list={data.underReplicated} link={topicLink} />
-            </>
-          )}
         </>
       )}
 
@@ -191,6 +179,21 @@ export function OverviewPage({ health }: { health: Health | null }) {
         </table>
       )}
       {shownHealth && <p className="muted overview-version">Loupe {shownHealth.version}</p>}
+      {data && (
+        <>
+          <h2>Partition health</h2>
+          {data.underReplicated.count === 0 && data.offline.count === 0 ? (
+            <p className="muted" data-testid="partitions-healthy">
+              All {number.format(data.partitions)} partitions have a leader and every replica in sync.
+            </p>
+          ) : (
+            <>
+              <PartitionTable title="Offline partitions" list={data.offline} link={topicLink} />
+              <PartitionTable title="Under-replicated partitions" list={data.underReplicated} link={topicLink} />
+            </>
+          )}
+        </>
+      )}
     </section>
   );
 }
