@@ -10,6 +10,8 @@ import { auditRoutes } from "./domains/audit/routes.ts";
 import type { AuditService } from "./domains/audit/service.ts";
 import { authRoutes } from "./domains/auth/routes.ts";
 import type { AuthService } from "./domains/auth/service.ts";
+import { clusterRoutes } from "./domains/cluster/routes.ts";
+import { ClusterOverviewService } from "./domains/cluster/service.ts";
 import { configsRoutes } from "./domains/configs/routes.ts";
 import type { KafkaConfigService } from "./domains/configs/service.ts";
 import { consumerRoutes } from "./domains/consumers/routes.ts";
@@ -164,6 +166,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   mount(metadataRoutes(deps.metadata));
   mount(jdbcRoutes({ inserts: deps.inserts, metadata: deps.metadata, audit: deps.audit, pool: deps.kafka, log: deps.logs.logger("jdbc") }));
   mount(consumerRoutes(deps.consumers));
+  mount(clusterRoutes(new ClusterOverviewService(deps.kafka, deps.lag)));
   mount(alertRoutes(deps.notifications, deps.streams));
   mount(metricsRoutes({ pool: deps.kafka, lag: deps.lag, counters, openStreams: () => deps.streams.total, startedAt: deps.startedAt }));
   mount(serverInfoRoutes(deps.serverInfo));

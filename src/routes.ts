@@ -1,6 +1,7 @@
 import { alertApi } from "./domains/alerts/routes.ts";
 import { auditApi } from "./domains/audit/routes.ts";
 import { authApi } from "./domains/auth/routes.ts";
+import { clusterApi } from "./domains/cluster/routes.ts";
 import { configsApi } from "./domains/configs/routes.ts";
 import { consumerApi } from "./domains/consumers/routes.ts";
 import { healthApi } from "./domains/health/routes.ts";
@@ -40,6 +41,7 @@ export const ROUTES: readonly AnyRoute[] = [
   ...Object.values(metadataApi),
   ...Object.values(jdbcApi),
   ...Object.values(consumerApi),
+  ...Object.values(clusterApi),
   ...Object.values(alertApi),
   ...Object.values(metricsApi),
   ...Object.values(serverInfoApi),

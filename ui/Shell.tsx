@@ -4,6 +4,7 @@ import { Link } from "./components.tsx";
 import { AuditPage } from "./pages/Audit.tsx";
 import { ConsumerGroupPage } from "./pages/ConsumerGroup.tsx";
 import { ConsumersPage } from "./pages/Consumers.tsx";
+import { LogsPage } from "./pages/Logs.tsx";
 import { type Health, OverviewPage } from "./pages/Overview.tsx";
 import { SqlPage } from "./pages/Sql.tsx";
 import { TopicDetailPage } from "./pages/TopicDetail.tsx";
@@ -89,7 +90,9 @@ export function Shell({ location }: { location: string }) {
       <nav className="sidebar" aria-label="Main">
         <ul>
           {NAV.filter(
-            (n) => (n.path !== "/audit" || user?.roles.includes("admin")) && (canRead || !["/sql", "/consumers"].includes(n.path)),
+            (n) =>
+              (!["/audit", "/logs"].includes(n.path) || user?.roles.includes("admin")) &&
+              (canRead || !["/sql", "/consumers"].includes(n.path)),
           ).map((n) => (
             <li key={n.path}>
               <Link to={withCluster(n.path, cluster)} current={n === current}>
@@ -118,6 +121,8 @@ export function Shell({ location }: { location: string }) {
           <SqlPage location={location} />
         ) : path === "/audit" ? (
           <AuditPage location={location} />
+        ) : path === "/logs" ? (
+          <LogsPage location={location} />
         ) : path === "/consumers" ? (
           <ConsumersPage location={location} />
         ) : path.startsWith("/consumers/") && path.length > "/consumers/".length ? (

@@ -9,6 +9,7 @@
 import { AclOps } from "./acls.ts";
 import { ConfigOps } from "./configs.ts";
 import { KafkaConnection } from "./connection.ts";
+import { describeCluster } from "./describe-cluster.ts";
 import { GroupOps } from "./groups.ts";
 import { LogDirOps } from "./log-dirs.ts";
 import { OffsetOps } from "./offsets.ts";
@@ -16,7 +17,7 @@ import { WriteOps } from "./produce.ts";
 import { QuotaOps } from "./quotas.ts";
 import { ReadOps } from "./reads.ts";
 import { TopicOps } from "./topics.ts";
-import type { ClusterStats, Health, KafkaClusterConfig } from "./types.ts";
+import type { ClusterState, ClusterStats, Health, KafkaClusterConfig } from "./types.ts";
 
 export class KafkaCluster {
   readonly name: string;
@@ -68,6 +69,11 @@ export class KafkaCluster {
   /** One cheap Metadata round trip; never throws. */
   health(timeoutMs?: number): Promise<Health> {
     return this.#conn.health(timeoutMs);
+  }
+
+  /** Brokers, controller, counts and unhealthy partitions, from one Metadata request. */
+  describe(): Promise<ClusterState> {
+    return describeCluster(this.#conn);
   }
 
   /** Whether the brokers speak the named Kafka API ("DeleteRecords" needs 0.11 or later). */

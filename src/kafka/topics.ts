@@ -7,6 +7,7 @@
 import { AppError } from "../errors.ts";
 import { callApi } from "./client.ts";
 import type { KafkaConnection, MetadataResponse } from "./connection.ts";
+import { metadataWithErrors } from "./describe-cluster.ts";
 import type { CreatedTopic, CreateTopicRequest, TopicDescription, TopicSummary } from "./types.ts";
 
 /** Kafka's own internal topics (the client's metadata cache does not hold them). */
@@ -61,9 +62,9 @@ export class TopicOps {
 
   list(opts: { includeInternal?: boolean } = {}): Promise<TopicSummary[]> {
     return this.#conn.call("Cannot list topics", async () => {
-      const md = await this.#conn.metadata(null);
+      const md = await metadataWithErrors(this.#conn);
       return md.topics
-        .filter((t) => opts.includeInternal || !t.isInternal)
+        .filter((t) => (opts.includeInternal || !t.isInternal) && (t.errorCode === 0 || t.partitions.length > 0))
         .map((t) => {
           const { partitionDetails: _, ...summary } = topicSummary(t);
           return summary;

@@ -43,6 +43,31 @@ export interface ClusterDescription {
   brokers: BrokerInfo[];
 }
 
+/** A partition as the cluster's health sees it: where it is led and which replicas keep up. */
+export interface PartitionHealth {
+  topic: string;
+  partition: number;
+  /** -1 when the partition has no leader (offline). */
+  leader: number;
+  replicas: number[];
+  isr: number[];
+  offlineReplicas: number[];
+}
+
+/** The cluster as a whole, from one Metadata answer (describe-cluster.ts). */
+export interface ClusterState extends ClusterDescription {
+  /** Each broker with the partitions it leads and the replicas it holds. */
+  brokers: Array<BrokerInfo & { leaders: number; replicas: number }>;
+  /** Topics, internal ones apart; partitions of every topic, internal ones included. */
+  topics: number;
+  internalTopics: number;
+  partitions: number;
+  /** Partitions with fewer in-sync replicas than replicas, by topic and partition. */
+  underReplicated: PartitionHealth[];
+  /** Partitions without a leader, by topic and partition. */
+  offline: PartitionHealth[];
+}
+
 export interface TopicSummary {
   name: string;
   topicId: string;

@@ -243,6 +243,7 @@ const PREPARE: Record<string, Prepare> = {
     body: JSON.stringify([{ key: "k8", value: { i: 8 } }]),
     check: async (res) => expect(await res.json()).toMatchObject({ topic: insertTopic, records: 1 }),
   }),
+  "GET /api/cluster": get("/api/cluster", async (res) => expect(((await res.json()) as { brokers: unknown[] }).brokers.length).toBe(1)),
   "GET /api/consumers": get("/api/consumers", async (res) =>
     expect((await res.json()) as Array<{ id: string }>).toContainEqual(expect.objectContaining({ id: group })),
   ),

@@ -1,61 +1,259 @@
-import { useEffect, useState } from "react";
-import { Tile } from "../components.tsx";
+import { useQuery } from "@tanstack/react-query";
+import type { ReactNode } from "react";
+import type { ClusterOverview } from "../../src/domains/cluster/schemas.ts";
+import { clusterOf, withCluster } from "../cluster.ts";
+import { Link } from "../components.tsx";
+import { useLocation } from "../router.ts";
 import { api } from "../session.ts";
+import "../styles/overview.css";
 
 export interface Health {
   status: "UP" | "DEGRADED" | "DOWN";
   version: string;
   store: { status: "UP" | "DOWN"; error?: string };
-  clusters: Array<{ name: string; default: boolean; status: "UP" | "DOWN"; brokers?: number; error?: string }>;
+  clusters: Array<{ name: string; default: boolean; status: "UP" | "DOWN"; brokers?: number; latencyMs?: number; error?: string }>;
 }
 
-interface TopicItem {
-  topicName: string;
-  partitions: number;
-  isControlTopic: boolean;
-}
+type PartitionHealth = ClusterOverview["offline"]["partitions"][number];
 
-/** The cluster at a glance: connections, store, topics and partitions. */
+/** How often the page asks again: the lag snapshot and Metadata are cheap at this pace. */
+const REFRESH_MS = 10_000;
+const number = new Intl.NumberFormat("en-US");
+
+/**
+ * The cluster at a glance: brokers and controller, topic and partition counts, the partitions
+ * that are under-replicated or offline, total consumer lag, and the health of the store and of
+ * every cluster connection. Refreshed every 10 s while the tab is visible.
+ */
 export function OverviewPage({ health }: { health: Health | null }) {
-  const [topics, setTopics] = useState<TopicItem[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  useEffect(() => {
-    api<TopicItem[]>("/api/topics").then(setTopics, (e: Error) => setError(e.message));
-  }, []);
-  const user = topics?.filter((t) => !t.isControlTopic) ?? [];
+  const cluster = clusterOf(useLocation());
+  const overview = useQuery({
+    queryKey: ["cluster", cluster],
+    queryFn: () => api<ClusterOverview>("/api/cluster"),
+    refetchInterval: REFRESH_MS,
+  });
+  // The shell's answer first; then the page's own, so the connections refresh with the rest.
+  // /api/health answers 503 when the store is down: the shell's answer stays then.
+  const healthNow = useQuery({ queryKey: ["health"], queryFn: () => api<Health>("/api/health"), refetchInterval: REFRESH_MS });
+  const shownHealth = healthNow.data ?? health;
+  const data = overview.data;
+  const topicLink = (topic: string) => withCluster(`/topics/${encodeURIComponent(topic)}`, cluster);
+
   return (
-    <section>
-      <h1>Overview</h1>
-      {error && (
+    <section className="page overview">
+      <div className="overview-head">
+        <h1>Overview</h1>
+        <span className="muted" aria-live="polite" data-testid="overview-updated">
+          {data ? `Cluster ${data.cluster} · updated ${new Date(overview.dataUpdatedAt).toLocaleTimeString()}` : ""}
+        </span>
+        <button type="button" className="ghost" onClick={() => void overview.refetch()} disabled={overview.isFetching}>
+          {overview.isFetching ? "Refreshing…" : "Refresh"}
+        </button>
+      </div>
+      {overview.error && (
         <p className="error" role="alert">
-          {error}
+          {data ? "The last refresh failed (the figures below are older): " : ""}
+          {overview.error.message}
         </p>
       )}
-      <div className="tiles">
-        <Tile label="Service" value={health?.status ?? "…"} />
-        <Tile label="Store" value={health?.store.status ?? "…"} />
-        <Tile label="Topics" value={topics ? String(user.length) : "…"} />
-        <Tile label="Partitions" value={topics ? String(user.reduce((n, t) => n + t.partitions, 0)) : "…"} />
-      </div>
-      <h2>Clusters</h2>
-      <table>
+      {overview.isPending && <p className="muted">Loading the cluster…</p>}
+      {data && (
+        <>
+          <div className="tiles" data-testid="overview-figures">
+            <Figure label="Brokers" value={number.format(data.brokers.length)} />
+            <Figure label="Controller" value={data.controllerId >= 0 ? `Broker ${data.controllerId}` : "Unknown"} />
+            <Figure
+              label="Topics"
+              value={number.format(data.topics)}
+              note={data.internalTopics > 0 ? `and ${number.format(data.internalTopics)} internal` : undefined}
+            />
+            <Figure label="Partitions" value={number.format(data.partitions)} />
+            <Figure
+              label="Under-replicated"
+              value={number.format(data.underReplicated.count)}
+              tone={data.underReplicated.count > 0 ? "warn" : "ok"}
+            />
+            <Figure label="Offline" value={number.format(data.offline.count)} tone={data.offline.count > 0 ? "bad" : "ok"} />
+            <Figure
+              label="Consumer lag"
+              value={data.lag ? number.format(data.lag.total) : "Unknown"}
+              note={
+                data.lag ? (
+                  <Link to={withCluster("/consumers", cluster)}>
+                    records, {number.format(data.lag.groups)} group{data.lag.groups === 1 ? "" : "s"}
+                  </Link>
+                ) : undefined
+              }
+            />
+          </div>
+          {data.lagError && (
+            <p className="error" role="alert">
+              Consumer lag could not be read: {data.lagError}
+            </p>
+          )}
+
+          <h2>Brokers</h2>
+          {data.brokers.length === 0 ? (
+            <p className="muted">The cluster named no broker.</p>
+          ) : (
+            <table aria-label="Brokers">
+              <thead>
+                <tr>
+                  <th scope="col">ID</th>
+                  <th scope="col">Host</th>
+                  <th scope="col" className="num">
+                    Port
+                  </th>
+                  <th scope="col">Rack</th>
+                  <th scope="col" className="num">
+                    Leader of
+                  </th>
+                  <th scope="col" className="num">
+                    Replicas
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {data.brokers.map((b) => (
+                  <tr key={b.id}>
+                    <td>
+                      {b.id}
+                      {b.id === data.controllerId && <span className="badge">controller</span>}
+                    </td>
+                    <td>{b.host}</td>
+                    <td className="num">{b.port}</td>
+                    <td>{b.rack ?? <span className="muted">none</span>}</td>
+                    <td className="num">{number.format(b.leaders)}</td>
+                    <td className="num">{number.format(b.replicas)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+        </>
+      )}
+
+      <h2>Connections</h2>
+      {!shownHealth ? (
+        <p className="muted">Checking the store and the clusters…</p>
+      ) : (
+        <table aria-label="Connections">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Kind</th>
+              <th scope="col">Status</th>
+              <th scope="col" className="num">
+                Brokers
+              </th>
+              <th scope="col" className="num">
+                Latency
+              </th>
+              <th scope="col">Problem</th>
+            </tr>
+          </thead>
+          <tbody>
+            <tr>
+              <td>Loupe store</td>
+              <td>SQLite</td>
+              <td>
+                <Status up={shownHealth.store.status === "UP"} />
+              </td>
+              <td className="num">-</td>
+              <td className="num">-</td>
+              <td>{shownHealth.store.error ?? ""}</td>
+            </tr>
+            {shownHealth.clusters.map((c) => (
+              <tr key={c.name}>
+                <td>{c.name}</td>
+                <td>Kafka cluster{c.default ? " (default)" : ""}</td>
+                <td>
+                  <Status up={c.status === "UP"} />
+                </td>
+                <td className="num">{c.brokers ?? "-"}</td>
+                <td className="num">{c.latencyMs !== undefined ? `${c.latencyMs} ms` : "-"}</td>
+                <td className="overview-problem">{c.error ?? ""}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {shownHealth && <p className="muted overview-version">Loupe {shownHealth.version}</p>}
+      {data && (
+        <>
+          <h2>Partition health</h2>
+          {data.underReplicated.count === 0 && data.offline.count === 0 ? (
+            <p className="muted" data-testid="partitions-healthy">
+              All {number.format(data.partitions)} partitions have a leader and every replica in sync.
+            </p>
+          ) : (
+            <>
+              <PartitionTable title="Offline partitions" list={data.offline} link={topicLink} />
+              <PartitionTable title="Under-replicated partitions" list={data.underReplicated} link={topicLink} />
+            </>
+          )}
+        </>
+      )}
+    </section>
+  );
+}
+
+/** A figure in the row of tiles; `tone` colours a count that is good or bad news. */
+function Figure({ label, value, note, tone }: { label: string; value: string; note?: ReactNode; tone?: "ok" | "warn" | "bad" }) {
+  return (
+    <div className={`tile${tone ? ` tile-${tone}` : ""}`}>
+      <span className="muted">{label}</span>
+      <strong>{value}</strong>
+      {note && <span className="muted overview-note">{note}</span>}
+    </div>
+  );
+}
+
+function Status({ up }: { up: boolean }) {
+  return <span className={`status ${up ? "status-up" : "status-down"}`}>{up ? "Up" : "Down"}</span>;
+}
+
+function PartitionTable({ title, list, link }: { title: string; list: ClusterOverview["offline"]; link: (topic: string) => string }) {
+  if (list.count === 0) return null;
+  const ids = (nodes: number[]) => (nodes.length ? nodes.join(", ") : "none");
+  return (
+    <>
+      <h3>
+        {title} <span className="muted">({number.format(list.count)})</span>
+      </h3>
+      <table aria-label={title}>
         <thead>
           <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Status</th>
-            <th scope="col">Brokers</th>
+            <th scope="col">Topic</th>
+            <th scope="col" className="num">
+              Partition
+            </th>
+            <th scope="col">Leader</th>
+            <th scope="col">Replicas</th>
+            <th scope="col">In sync</th>
+            <th scope="col">Offline replicas</th>
           </tr>
         </thead>
         <tbody>
-          {(health?.clusters ?? []).map((c) => (
-            <tr key={c.name}>
-              <td>{c.name}</td>
-              <td>{c.status}</td>
-              <td>{c.brokers ?? "-"}</td>
+          {list.partitions.map((p: PartitionHealth) => (
+            <tr key={`${p.topic}/${p.partition}`}>
+              <td>
+                <Link to={link(p.topic)}>{p.topic}</Link>
+              </td>
+              <td className="num">{p.partition}</td>
+              <td>{p.leader >= 0 ? p.leader : <span className="error">none</span>}</td>
+              <td>{ids(p.replicas)}</td>
+              <td>{ids(p.isr)}</td>
+              <td>{ids(p.offlineReplicas)}</td>
             </tr>
           ))}
         </tbody>
       </table>
-    </section>
+      {list.count > list.partitions.length && (
+        <p className="muted">
+          The first {list.partitions.length} of {number.format(list.count)} are listed.
+        </p>
+      )}
+    </>
   );
 }
