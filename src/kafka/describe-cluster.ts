@@ -8,7 +8,7 @@ import type { KafkaConnection, MetadataResponse } from "./connection.ts";
 import type { ClusterState, PartitionHealth } from "./types.ts";
 
 /** Kafka's LEADER_NOT_AVAILABLE: what a partition without a leader carries in Metadata. */
-const LEADER_NOT_AVAILABLE = 5;
+export const LEADER_NOT_AVAILABLE = 5;
 
 /**
  * Metadata of every topic, errors included: the client refuses an answer that

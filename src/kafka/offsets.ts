@@ -4,8 +4,9 @@
  */
 
 import { AppError } from "../errors.ts";
-import { byTopic, num } from "./client.ts";
-import type { KafkaConnection } from "./connection.ts";
+import { byTopic, callApi, num } from "./client.ts";
+import type { KafkaConnection, MetadataResponse } from "./connection.ts";
+import { LEADER_NOT_AVAILABLE, metadataWithErrors } from "./describe-cluster.ts";
 import { toAppError } from "./errors.ts";
 import { KAFKA_INTERNAL_TOPICS, type TopicOps, unknownTopics } from "./topics.ts";
 import type { DeletedRecords, ListedOffset, OffsetSpec, TopicPartitionRef } from "./types.ts";
@@ -20,6 +21,14 @@ function offsetTimestamp(spec: OffsetSpec): bigint {
 /** Topics per ListOffsets call of the Kafka client, and such calls in flight at once. */
 const TOPICS_PER_CALL = 250;
 const SLICES_IN_FLIGHT = 4;
+
+/** Topics with a partition that has no leader now. */
+function leaderlessOf(md: MetadataResponse): Set<string> {
+  const out = new Set<string>();
+  for (const t of md.topics)
+    if (t.name && t.partitions.some((p) => p.leaderId < 0 || p.errorCode === LEADER_NOT_AVAILABLE)) out.add(t.name);
+  return out;
+}
 
 export class OffsetOps {
   readonly #conn: KafkaConnection;
@@ -51,20 +60,37 @@ export class OffsetOps {
       const worker = async () => {
         while (next < slices.length) {
           const asked = slices[next++]!;
-          const result = await this.#conn.admin
-            .listOffsets({
-              topics: asked.map(([name, refs]) => ({
+          const ask = (topics: typeof asked) =>
+            this.#conn.admin.listOffsets({
+              topics: topics.map(([name, refs]) => ({
                 name,
                 partitions: refs.map((r) => ({ partitionIndex: r.partition, timestamp })),
               })),
-            })
-            .catch(async (err: unknown) => {
+            });
+          const result = await ask(asked).catch(async (err: unknown) => {
+            // A partition without a leader (its broker lost) fails the client's whole call, and
+            // any later one naming its topic: those topics are asked directly, without it (it
+            // answers -1); the others through the client again.
+            const md = await metadataWithErrors(this.#conn).catch(() => null);
+            const leaderless = md ? leaderlessOf(md) : new Set<string>();
+            const hit = (name: string) => leaderless.has(name);
+            if (!md || !asked.some(([name]) => hit(name)))
               throw await this.#nameUnknown(
                 err,
                 context,
                 asked.map(([name]) => name),
               );
-            });
+            const clean = asked.filter(([name]) => !hit(name));
+            const [direct, rest] = await Promise.all([
+              this.#listDirect(
+                md,
+                asked.filter(([name]) => hit(name)),
+                timestamp,
+              ),
+              clean.length === 0 ? [] : ask(clean),
+            ]);
+            return [...direct, ...rest];
+          });
           for (const t of result) {
             for (const p of t.partitions) {
               found.set(`${t.name}\u0000${p.partitionIndex}`, {
@@ -80,6 +106,47 @@ export class OffsetOps {
       await Promise.all(Array.from({ length: Math.min(SLICES_IN_FLIGHT, slices.length) }, worker));
       return partitions.map((r) => found.get(`${r.topic}\u0000${r.partition}`) ?? { ...r, offset: -1, timestamp: -1 });
     });
+  }
+
+  /**
+   * ListOffsets sent by hand to each partition's leader, from Metadata read with its errors:
+   * partitions with no leader are left out (they answer -1).
+   */
+  async #listDirect(
+    md: MetadataResponse,
+    topics: Array<[string, TopicPartitionRef[]]>,
+    timestamp: bigint,
+  ): Promise<Array<{ name: string; partitions: Array<{ partitionIndex: number; offset: bigint; timestamp: bigint }> }>> {
+    const byName = new Map(md.topics.map((t) => [t.name, t]));
+    const perLeader = new Map<
+      number,
+      Array<{ name: string; partitions: Array<{ partitionIndex: number; currentLeaderEpoch: number; timestamp: bigint }> }>
+    >();
+    for (const [name, refs] of topics) {
+      const parts = new Map((byName.get(name)?.partitions ?? []).map((p) => [p.partitionIndex, p]));
+      for (const r of refs) {
+        const p = parts.get(r.partition);
+        if (!p || p.leaderId < 0 || p.errorCode === LEADER_NOT_AVAILABLE) continue;
+        const list = perLeader.get(p.leaderId) ?? [];
+        perLeader.set(p.leaderId, list);
+        let entry = list.find((t) => t.name === name);
+        if (!entry) list.push((entry = { name, partitions: [] }));
+        entry.partitions.push({ partitionIndex: r.partition, currentLeaderEpoch: p.leaderEpoch, timestamp });
+      }
+    }
+    const answers = await Promise.all(
+      [...perLeader].map(([leader, asked]) =>
+        callApi<{ topics: Array<{ name: string; partitions: Array<{ partitionIndex: number; offset: bigint; timestamp: bigint }> }> }>(
+          this.#conn.admin,
+          "ListOffsets",
+          md.brokers.find((b) => b.nodeId === leader) ?? null,
+          -1,
+          0,
+          asked,
+        ),
+      ),
+    );
+    return answers.flatMap((a) => a.topics);
   }
 
   /**

@@ -7,7 +7,7 @@
 import { AppError } from "../errors.ts";
 import { callApi } from "./client.ts";
 import type { KafkaConnection, MetadataResponse } from "./connection.ts";
-import { metadataWithErrors } from "./describe-cluster.ts";
+import { LEADER_NOT_AVAILABLE, metadataWithErrors } from "./describe-cluster.ts";
 import type { CreatedTopic, CreateTopicRequest, TopicDescription, TopicSummary } from "./types.ts";
 
 /** Kafka's own internal topics (the client's metadata cache does not hold them). */
@@ -84,10 +84,22 @@ export class TopicOps {
       try {
         md = await this.#conn.metadata(names);
       } catch (err) {
-        // The error names the topic by its place in the request only: find which one is missing.
-        const missing = await this.#missing(names);
-        if (missing.length > 0) throw notFound(missing[0]!);
-        throw err;
+        // An answer whose only errors are partitions without a leader (a broker lost) is the
+        // topics as they are: describe them, leaderless partitions shown with leader -1.
+        const answer = (err as { response?: Partial<MetadataResponse> }).response;
+        const topics = Array.isArray(answer?.topics) ? answer.topics : [];
+        if (
+          topics.length > 0 &&
+          topics.every((t) => t.errorCode === 0 || t.errorCode === LEADER_NOT_AVAILABLE) &&
+          Array.isArray(answer?.brokers)
+        )
+          md = answer as MetadataResponse;
+        else {
+          // The error names the topic by its place in the request only: find which one is missing.
+          const missing = await this.#missing(names);
+          if (missing.length > 0) throw notFound(missing[0]!);
+          throw err;
+        }
       }
       const byName = new Map(md.topics.map((t) => [t.name, topicSummary(t)]));
       return names.map((n) => {
