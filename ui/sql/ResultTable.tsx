@@ -25,6 +25,15 @@ function textOf(v: unknown): string {
   return t;
 }
 
+/** Widths: the record's own columns fit what they hold (an ISO timestamp whole), the value's share the rest. */
+const WIDTHS: Record<string, string> = {
+  key: "minmax(120px, 1.5fr)",
+  partition: "90px",
+  offset: "100px",
+  timestamp: "215px",
+};
+const template = (columns: readonly string[]) => columns.map((c) => WIDTHS[c] ?? "minmax(120px, 1fr)").join(" ");
+
 interface RowProps {
   row: Row;
   index: number;
@@ -121,7 +130,7 @@ export function ResultTable({
         className="grid"
         aria-label="Results"
         aria-rowcount={count + 1}
-        ref={(el) => el?.style.setProperty("--cols", `repeat(${columns.length}, minmax(120px, 1fr))`)}
+        ref={(el) => el?.style.setProperty("--cols", template(columns))}
       >
         <thead>
           <tr className="grid-row result-cols" aria-rowindex={1}>

@@ -63,7 +63,7 @@ function functionOption(name: string): Completion {
 }
 
 const KEYWORD_OPTIONS: Completion[] = [
-  ...KEYWORDS.map((k): Completion => ({ label: k, type: "keyword", boost: -1 })),
+  ...KEYWORDS.map((k): Completion => ({ label: k, type: "keyword", detail: "keyword", boost: -1 })),
   ...FUNCTION_NAMES.map(functionOption),
   { label: "_key", type: "variable", detail: "the key" },
   { label: "_value", type: "variable", detail: "the whole value" },
@@ -108,7 +108,7 @@ export function loupeCompletion(data: CompletionData): CompletionSource {
     if (format) {
       return {
         from: pos - (format[1] ?? "").length,
-        options: DATA_FORMATS.map((f) => ({ label: f, type: "constant" })),
+        options: DATA_FORMATS.map((f) => ({ label: f, type: "constant", detail: "format" })),
         validFor: /^\w*$/,
       };
     }
@@ -122,7 +122,11 @@ export function loupeCompletion(data: CompletionData): CompletionSource {
     }
     const cast = CAST_TYPE_AT.exec(before);
     if (cast) {
-      return { from: pos - (cast[1] ?? "").length, options: CAST_TYPES.map((t) => ({ label: t, type: "type" })), validFor: /^\w*$/ };
+      return {
+        from: pos - (cast[1] ?? "").length,
+        options: CAST_TYPES.map((t) => ({ label: t, type: "type", detail: "type" })),
+        validFor: /^\w*$/,
+      };
     }
 
     const dotted = DOTTED.exec(before);

@@ -48,7 +48,8 @@ export function createSqlEditor({ parent, doc, onRun, onValidation }: SqlEditorO
         // lang-sql tags the dialect's functions as standard names, which classHighlighter leaves plain.
         syntaxHighlighting(tagHighlighter([{ tag: tags.standard(tags.name), class: "tok-function" }])),
         // The dialect's own words replace lang-sql's generic keyword list.
-        autocompletion({ override: [loupeCompletion({ topics: topicNames, fields: topicFields })] }),
+        // No icons: they are symbols some systems have no font for; the detail says topic, field, function.
+        autocompletion({ override: [loupeCompletion({ topics: topicNames, fields: topicFields })], icons: false }),
         validation(onValidation),
         // Ctrl+Enter runs, even with the completion list open (its keys take Enter alone).
         Prec.highest(

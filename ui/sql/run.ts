@@ -1,8 +1,10 @@
 /**
  * One run of a query at a time, streamed into memory the page can afford: the first `cap` rows
- * are kept (each value parsed once, as it arrives), later ones only counted. The page re-renders
- * at most once per animation frame however fast rows come, and the statistics messages and the
- * end record fill the figures the statistics bar shows.
+ * are kept, later ones only counted. A value is parsed once, when first looked at (a row shown,
+ * opened or exported), so rows arriving by the ten thousand cost little more than keeping them;
+ * the first FIELD_SAMPLE rows are looked at as they come, for the columns. The page re-renders at
+ * most once per animation frame however fast rows come, and the statistics messages and the end
+ * record fill the figures the statistics bar shows.
  */
 import { useEffect, useRef, useState } from "react";
 import { runQuery, type StreamedRecord } from "../stream.ts";
@@ -10,10 +12,27 @@ import { runQuery, type StreamedRecord } from "../stream.ts";
 /** Value fields shown as columns, at most (the first records decide them). */
 export const MAX_FIELDS = 40;
 
+/** Rows whose value fields become columns (the rest are parsed when shown). */
+export const FIELD_SAMPLE = 2_000;
+
 export interface Row {
-  rec: StreamedRecord;
+  readonly rec: StreamedRecord;
   /** The value parsed, when it is JSON; its text otherwise. */
-  value: unknown;
+  readonly value: unknown;
+}
+
+/** A row whose value is parsed on first read, then kept. */
+class StreamedRow implements Row {
+  #value: unknown;
+  #parsed = false;
+  constructor(readonly rec: StreamedRecord) {}
+  get value(): unknown {
+    if (!this.#parsed) {
+      this.#value = parse(this.rec.value);
+      this.#parsed = true;
+    }
+    return this.#value;
+  }
 }
 
 export type RunState =
@@ -139,14 +158,17 @@ export function useQueryRun() {
               droppedCount++;
               continue;
             }
-            const value = parse(rec.value);
-            if (seen.size < MAX_FIELDS && isRecord(value))
-              for (const k in value)
-                if (!seen.has(k) && seen.size < MAX_FIELDS) {
-                  seen.add(k);
-                  fieldsChanged = true;
-                }
-            kept.push({ rec, value });
+            const row = new StreamedRow(rec);
+            if (kept.length < FIELD_SAMPLE && seen.size < MAX_FIELDS) {
+              const value = row.value;
+              if (isRecord(value))
+                for (const k in value)
+                  if (!seen.has(k) && seen.size < MAX_FIELDS) {
+                    seen.add(k);
+                    fieldsChanged = true;
+                  }
+            }
+            kept.push(row);
           }
           if (frame === 0) frame = requestAnimationFrame(flush);
         },
