@@ -25,7 +25,7 @@ function Branch({ name, value, path, focus }: { name: string; value: object; pat
   const [open, setOpen] = useState(path.length === 0 || onFocusPath);
   const summary = useRef<HTMLElement>(null);
   const entries: Array<[string | number, unknown]> = Array.isArray(value) ? value.map((v, i) => [i, v]) : Object.entries(value);
-  const isTarget = onFocusPath && focus.length > 0 && focus.length === path.length;
+  const isTarget = onFocusPath && focus.length === path.length;
   // Runs when a new path is asked for (a new `focus`), not on every render: a branch the user closed stays closed.
   useEffect(() => {
     if (focus === null) return;

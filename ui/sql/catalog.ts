@@ -38,7 +38,10 @@ export function topicNames(): Promise<string[]> {
 
 const fields = new Map<string, Promise<FieldPath[]>>();
 
-export function topicFields(topic: string): Promise<FieldPath[]> {
+export async function topicFields(topic: string): Promise<FieldPath[]> {
+  // A name still being typed is no topic: nothing is sampled for it, and nothing remembered.
+  const names = await topicNames().catch(() => null);
+  if (names && !names.includes(topic)) return [];
   const key = `${cluster()}\u0000${topic}`;
   let found = fields.get(key);
   if (!found) {
