@@ -3,6 +3,7 @@
  * skipped, elapsed time and rate; live from the statistics messages, final from the end record.
  * It is not a live region: the run status beside it says when the run ends.
  */
+import { useEffect, useState } from "react";
 import type { RunFigures, RunState } from "./run.ts";
 
 const count = (n: number) => n.toLocaleString("en-US");
@@ -46,12 +47,20 @@ export function StatsBar({
   kept: number;
   dropped: number;
 }) {
+  const running = state.phase === "running";
+  // The clock goes on while nothing arrives (a slow reader, a quiet topic): a render a second.
+  const [, tick] = useState(0);
+  useEffect(() => {
+    if (!running) return;
+    const timer = setInterval(() => tick((n) => n + 1), 1000);
+    return () => clearInterval(timer);
+  }, [running]);
   if (!figures) return null;
   const elapsed = (figures.endedAt ?? Date.now()) - figures.startedAt;
   const rows = kept + dropped;
   return (
     <div className="sql-stats" data-testid="run-stats">
-      <dl className={state.phase === "running" ? "running" : undefined}>
+      <dl className={running ? "running" : undefined}>
         <Figure label="Rows" value={dropped > 0 ? `${count(rows)} (${count(kept)} kept)` : count(rows)} />
         {figures.read !== null && <Figure label="Read" value={count(figures.read)} />}
         {figures.skipped !== null && <Figure label="Skipped" value={count(figures.skipped)} />}
