@@ -149,6 +149,14 @@ describe("the SQL workbench", () => {
       expect(await editor.innerText()).toBe(`SELECT * FROM \`${TOPIC}\` WHERE city`);
       await page.keyboard.type(" = 'city-1' AND LO");
       await page.getByRole("option", { name: /^LOWERCASE\s*function$/ }).waitFor();
+      // Nested fields after a dot, under `_value.` too; metadata fields after `_meta.`.
+      await page.keyboard.press("Escape");
+      await page.keyboard.press("Control+a");
+      await page.keyboard.type(`SELECT _meta.`);
+      await page.getByRole("option", { name: /^partition\s*metadata$/ }).waitFor();
+      await page.keyboard.type(`offset FROM \`${NESTED}\` WHERE _value.geo.l`);
+      await page.getByRole("option", { name: /^lat\s*field$/ }).waitFor();
+      await page.getByRole("option", { name: /^lon\s*field$/ }).waitFor();
     });
   }, 60_000);
 
