@@ -88,13 +88,14 @@ function csvRow(row: Row, columns: readonly string[]): string {
 
 /** The export's content; `signal` abandons it between turns. */
 export async function exportBlob(rows: readonly Row[], format: ExportFormat, signal?: AbortSignal): Promise<Blob> {
-  const parts: string[] = [];
+  const parts: Blob[] = [];
   let chunk = "";
-  // Strings are joined by the chunk and handed to the Blob in parts: no one string of the whole file.
+  // Lines are joined into chunks of half a megabyte, each made a Blob (encoded) as it fills: no one
+  // string of the whole file, and the encoding is spread over the slices rather than done at the end.
   const add = (line: string) => {
     chunk += line;
-    if (chunk.length > 1 << 20) {
-      parts.push(chunk);
+    if (chunk.length > 1 << 19) {
+      parts.push(new Blob([chunk]));
       chunk = "";
     }
   };
@@ -105,7 +106,7 @@ export async function exportBlob(rows: readonly Row[], format: ExportFormat, sig
   } else {
     await forEachRow(rows, (row) => add(`${jsonLine(row)}\n`), signal);
   }
-  parts.push(chunk);
+  parts.push(new Blob([chunk]));
   return new Blob(parts, { type: format === "csv" ? "text/csv;charset=utf-8" : "application/x-ndjson" });
 }
 
