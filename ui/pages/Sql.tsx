@@ -8,7 +8,7 @@ import type { JsonPath } from "../sql/JsonTree.tsx";
 import { RecordDetail } from "../sql/RecordDetail.tsx";
 import { ResultTable } from "../sql/ResultTable.tsx";
 import { ResultTools } from "../sql/ResultTools.tsx";
-import { readRowCap, saveRowCap } from "../sql/rowCap.ts";
+import { readRowCap, saveRowCap } from "../sql/row-cap.ts";
 import { useQueryRun } from "../sql/run.ts";
 import { StatsBar } from "../sql/StatsBar.tsx";
 import type { ValidationState } from "../sql/validation.ts";

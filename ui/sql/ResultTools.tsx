@@ -4,7 +4,7 @@
  */
 import { useState } from "react";
 import { download, type ExportFormat, exportBlob, exportName } from "./export.ts";
-import { MAX_ROW_CAP, MIN_ROW_CAP, validRowCap } from "./rowCap.ts";
+import { MAX_ROW_CAP, MIN_ROW_CAP, validRowCap } from "./row-cap.ts";
 import type { Row } from "./run.ts";
 
 const count = (n: number) => n.toLocaleString("en-US");

@@ -2,7 +2,7 @@
  * The result's columns and what a cell holds: the record's key, partition, offset and timestamp,
  * then the value's fields (`value.<field>`) when values are objects, else the value whole.
  */
-import { isRecord, type Row } from "./run.ts";
+import type { Row } from "./run.ts";
 
 export const RECORD_COLUMNS = ["key", "partition", "offset", "timestamp"] as const;
 const FIELD = "value.";
@@ -31,6 +31,8 @@ export function cellValue(row: Row, column: string): unknown {
 
 /** The value field a column shows (`value.geo` -> `geo`), or null for the record's own columns. */
 export const fieldOf = (column: string): string | null => (column.startsWith(FIELD) ? column.slice(FIELD.length) : null);
+
+export const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 export const isContainer = (v: unknown): v is object => typeof v === "object" && v !== null;
 

@@ -8,6 +8,7 @@
  */
 import { useEffect, useRef, useState } from "react";
 import { runQuery, type StreamedRecord } from "../stream.ts";
+import { isRecord } from "./cells.ts";
 
 /** Value fields shown as columns, at most (the first records decide them). */
 export const MAX_FIELDS = 40;
@@ -72,8 +73,6 @@ function parse(text: string): unknown {
     return text;
   }
 }
-
-export const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((s): s is string => typeof s === "string") : []);
