@@ -1,0 +1,129 @@
+/**
+ * The README's screenshots, made from the real UI: the compiled executable against a real broker
+ * (KAFKA_BOOTSTRAP, else one started here) with demo data, photographed by Debian's Chromium.
+ *
+ *   bun scripts/screenshots.ts [--out=docs/screenshots] [--theme=light|dark]
+ *
+ * Writes topics.png (the topic list), workbench.png (a query's streamed rows) and
+ * consumer-group.png (a group's lag per partition and its lag-history chart).
+ */
+
+import { mkdirSync } from "node:fs";
+import { join, resolve } from "node:path";
+import type { Page } from "playwright-core";
+import { createKafkaPool } from "../src/kafka/index.ts";
+import { compiledLoupe, launchChromium, openAs } from "../test/browser/browser.ts";
+import { startCluster } from "../test/cluster/cluster.ts";
+import { startServerProcess } from "../test/helpers/server-process.ts";
+
+function arg(name: string, fallback: string): string {
+  const hit = process.argv.find((a) => a.startsWith(`--${name}=`));
+  return hit ? hit.slice(name.length + 3) : fallback;
+}
+const OUT = resolve(arg("out", "docs/screenshots"));
+const THEME = arg("theme", "light") as "light" | "dark";
+const log = (...a: unknown[]) => console.error("[screenshots]", ...a);
+
+let stopCluster: (() => Promise<void>) | null = null;
+if (!process.env.KAFKA_BOOTSTRAP) {
+  log("KAFKA_BOOTSTRAP not set: starting a broker");
+  const cluster = await startCluster({ services: ["kafka"], ownerPid: process.pid });
+  process.env.KAFKA_BOOTSTRAP = cluster.env.KAFKA_BOOTSTRAP!;
+  stopCluster = () => cluster.stop();
+}
+const bootstrap = process.env.KAFKA_BOOTSTRAP;
+const pool = createKafkaPool([{ name: "local", bootstrapServers: [bootstrap], clientId: "loupe-screenshots", default: true }]);
+const kafka = pool.default();
+
+const CITIES = ["Lisbon", "Oslo", "Lyon", "Turin", "Ghent", "Porto", "Bergen"];
+const order = (i: number) =>
+  JSON.stringify({
+    orderId: `o-${10_000 + i}`,
+    customer: `c-${(i * 37) % 500}`,
+    city: CITIES[i % CITIES.length],
+    amount: Math.round(((i * 7.31) % 480) * 100) / 100 + 20,
+    items: 1 + (i % 5),
+    status: i % 11 === 0 ? "cancelled" : i % 3 === 0 ? "shipped" : "paid",
+  });
+
+const existing = new Set((await kafka.topics.list()).map((t) => t.name));
+const demo: Array<[string, number]> = [
+  ["orders", 6],
+  ["payments", 6],
+  ["shipments", 3],
+  ["customers", 3],
+  ["inventory", 12],
+  ["audit-trail", 1],
+  ["clickstream", 12],
+  ["invoices", 3],
+];
+for (const [name, partitions] of demo) if (!existing.has(name)) await kafka.topics.create({ name, partitions, replication: 1 });
+let next = 0;
+const produce = async (n: number) => {
+  const records = Array.from({ length: n }, (_, j) => ({
+    key: `c-${((next + j) * 37) % 500}`,
+    value: order(next + j),
+    partition: (next + j) % 6,
+  }));
+  next += n;
+  await kafka.writes.produce("orders", records);
+};
+await produce(3000);
+for (const [name, partitions] of demo.slice(1))
+  await kafka.writes.produce(
+    name,
+    Array.from({ length: 200 }, (_, i) => ({ key: `k${i}`, value: JSON.stringify({ id: i, topic: name }), partition: i % partitions })),
+  );
+
+const server = await startServerProcess({ lag: { sampleInterval: "1s", cacheTtl: "500ms" } }, { executable: await compiledLoupe() });
+const browser = await launchChromium();
+mkdirSync(OUT, { recursive: true });
+
+/** A group that reads behind the producer: its lag grows, then it catches up a little. */
+async function groupHistory(group: string, seconds: number) {
+  let committed = 0;
+  for (let s = 0; s < seconds; s++) {
+    await produce(150 + (s % 4) * 60);
+    committed = Math.min(next, committed + (s < seconds / 2 ? 90 : 260));
+    const per = Math.floor(committed / 6);
+    await kafka.groups.alterOffsets(
+      group,
+      Array.from({ length: 6 }, (_, p) => ({ topic: "orders", partition: p, offset: per })),
+    );
+    await Bun.sleep(1000);
+  }
+}
+
+async function shot(page: Page, name: string) {
+  await page.screenshot({ path: join(OUT, `${name}.png`) });
+  log(`${name}.png`);
+}
+
+try {
+  const context = await browser.newContext({ viewport: { width: 1360, height: 820 }, colorScheme: THEME });
+  const page = await context.newPage();
+  await groupHistory("billing", 20);
+
+  await openAs(page, `${server.url}/topics`, "admin");
+  await page.getByRole("link", { name: "orders", exact: true }).waitFor();
+  await shot(page, "topics");
+
+  await page.goto(`${server.url}/sql?${new URLSearchParams({ q: "SELECT * FROM orders WHERE status = 'shipped' LIMIT 500" })}`);
+  await page.locator(".cm-content").click();
+  await page.keyboard.press("Control+Enter");
+  await page
+    .getByTestId("run-status")
+    .filter({ hasText: /rows \(/ })
+    .waitFor({ timeout: 60_000 });
+  await shot(page, "workbench");
+
+  await page.goto(`${server.url}/consumers/billing`);
+  await page.locator(".uplot canvas").first().waitFor({ timeout: 60_000 });
+  await shot(page, "consumer-group");
+  await context.close();
+} finally {
+  await browser.close();
+  await server.stop();
+  await pool.close();
+  await stopCluster?.();
+}

@@ -1,0 +1,162 @@
+/**
+ * The result rows, virtualized: only the rows in view are in the page. A row re-renders only when
+ * it changes (memo), so rows streaming in below cost the rows in view nothing; a cell's text is
+ * computed once per value (cached by object) and cut to what a cell can show. A cell holding an
+ * object or an array is a button that opens it as a tree in the record panel.
+ */
+import { useVirtualizer } from "@tanstack/react-virtual";
+import { memo, useCallback, useRef } from "react";
+import { cellText, cellValue, fieldOf, isContainer } from "./cells.ts";
+import type { Row } from "./run.ts";
+
+const ROW_HEIGHT = 36;
+/** Characters of a cell's text put in the page (it shows one line, cut with an ellipsis). */
+const CELL_CHARS = 300;
+
+const shortText = new WeakMap<object, string>();
+function textOf(v: unknown): string {
+  if (!isContainer(v)) return cellText(v);
+  let t = shortText.get(v);
+  if (t === undefined) {
+    t = cellText(v);
+    if (t.length > CELL_CHARS) t = `${t.slice(0, CELL_CHARS)}…`;
+    shortText.set(v, t);
+  }
+  return t;
+}
+
+/** Widths: the record's own columns fit what they hold (an ISO timestamp whole), the value's share the rest. */
+const WIDTHS: Record<string, string> = {
+  key: "minmax(120px, 1.5fr)",
+  partition: "90px",
+  offset: "100px",
+  timestamp: "215px",
+};
+const template = (columns: readonly string[]) => columns.map((c) => WIDTHS[c] ?? "minmax(120px, 1fr)").join(" ");
+
+interface RowProps {
+  row: Row;
+  index: number;
+  start: number;
+  columns: readonly string[];
+  selected: boolean;
+  onSelect(index: number): void;
+  onExpand(index: number, column: string): void;
+}
+
+const ResultRow = memo(function ResultRow({ row, index, start, columns, selected, onSelect, onExpand }: RowProps) {
+  const offset = String(row.rec.offset);
+  return (
+    <tr
+      aria-rowindex={index + 2}
+      aria-selected={selected}
+      className="grid-row result-cols"
+      ref={(el) => el?.style.setProperty("transform", `translateY(${start}px)`)}
+      onClick={() => onSelect(index)}
+    >
+      {columns.map((c) => {
+        if (c === "offset")
+          return (
+            // The record whole, from the keyboard too.
+            <td key={c}>
+              <button type="button" className="link" onClick={() => onSelect(index)} aria-label={`Show the record at offset ${offset}`}>
+                {offset}
+              </button>
+            </td>
+          );
+        const v = cellValue(row, c);
+        const text = textOf(v);
+        if (isContainer(v))
+          return (
+            <td key={c}>
+              <button
+                type="button"
+                className="json-cell"
+                onClick={(e) => {
+                  e.stopPropagation();
+                  onExpand(index, c);
+                }}
+              >
+                {/* The name says what the button does; the text shown stays part of it. */}
+                <span className="visually-hidden">{`Expand ${c} of the record at offset ${offset}: `}</span>
+                <span aria-hidden="true" className="json-cell-mark">
+                  {Array.isArray(v) ? "[ ]" : "{ }"}
+                </span>
+                {text}
+              </button>
+            </td>
+          );
+        return (
+          <td key={c} title={text.length > 40 ? text : undefined}>
+            {text}
+          </td>
+        );
+      })}
+    </tr>
+  );
+});
+
+export function ResultTable({
+  rows,
+  count,
+  columns,
+  selected,
+  onSelect,
+  onExpand,
+  empty,
+}: {
+  rows: readonly Row[];
+  count: number;
+  columns: readonly string[];
+  selected: number | null;
+  onSelect(index: number): void;
+  /** A cell's object or array asked for: `path` from the value's root (empty for the value whole). */
+  onExpand(index: number, path: string[]): void;
+  /** Said in the table's place while it has no row. */
+  empty: string;
+}) {
+  const scroller = useRef<HTMLDivElement>(null);
+  const virtual = useVirtualizer({ count, getScrollElement: () => scroller.current, estimateSize: () => ROW_HEIGHT, overscan: 15 });
+  const expand = useCallback(
+    (index: number, column: string) => {
+      const field = fieldOf(column);
+      onExpand(index, field === null ? [] : [field]);
+    },
+    [onExpand],
+  );
+  return (
+    <div className="grid-scroll results" ref={scroller}>
+      <table
+        className="grid"
+        aria-label="Results"
+        aria-rowcount={count + 1}
+        ref={(el) => el?.style.setProperty("--cols", template(columns))}
+      >
+        <thead>
+          <tr className="grid-row result-cols" aria-rowindex={1}>
+            {columns.map((c) => (
+              <th key={c} scope="col">
+                {c}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody ref={(el) => el?.style.setProperty("height", `${virtual.getTotalSize()}px`)}>
+          {virtual.getVirtualItems().map((item) => (
+            <ResultRow
+              key={item.index}
+              row={rows[item.index]!}
+              index={item.index}
+              start={item.start}
+              columns={columns}
+              selected={selected === item.index}
+              onSelect={onSelect}
+              onExpand={expand}
+            />
+          ))}
+        </tbody>
+      </table>
+      {count === 0 && <p className="muted results-empty">{empty}</p>}
+    </div>
+  );
+}

@@ -1,0 +1,220 @@
+/**
+ * One run of a query at a time, streamed into memory the page can afford: the first `cap` rows
+ * are kept, later ones only counted. A value is parsed once, when first looked at (a row shown,
+ * opened or exported), so rows arriving by the ten thousand cost little more than keeping them;
+ * the first FIELD_SAMPLE rows are looked at as they come, for the columns. The page re-renders at
+ * most once per animation frame however fast rows come, and the statistics messages and the end
+ * record fill the figures the statistics bar shows.
+ */
+import { useEffect, useRef, useState } from "react";
+import { runQuery, type StreamedRecord } from "../stream.ts";
+import { isRecord } from "./cells.ts";
+
+/** Value fields shown as columns, at most (the first records decide them). */
+export const MAX_FIELDS = 40;
+
+/** Rows whose value fields become columns (the rest are parsed when shown). */
+export const FIELD_SAMPLE = 2_000;
+
+export interface Row {
+  readonly rec: StreamedRecord;
+  /** The value parsed, when it is JSON; its text otherwise. */
+  readonly value: unknown;
+}
+
+/** A row whose value is parsed on first read, then kept. */
+class StreamedRow implements Row {
+  #value: unknown;
+  #parsed = false;
+  constructor(readonly rec: StreamedRecord) {}
+  get value(): unknown {
+    if (!this.#parsed) {
+      this.#value = parse(this.rec.value);
+      this.#parsed = true;
+    }
+    return this.#value;
+  }
+}
+
+export type RunState =
+  | { phase: "idle" }
+  | { phase: "running" }
+  | { phase: "done"; stopReason: string }
+  | { phase: "stopped" }
+  | { phase: "failed"; message: string };
+
+/** What the server said of the run so far (statistics), or in the end (the end record). */
+export interface RunFigures {
+  startedAt: number;
+  endedAt: number | null;
+  /** Records read from Kafka, matching or not. */
+  read: number | null;
+  /** Read but not returned (not matching, passed over, not decodable). */
+  skipped: number | null;
+  bytesRead: number | null;
+  bytesReturned: number | null;
+  /** Records the server says it returned (the end record). */
+  returned: number | null;
+  warnings: string[];
+  /** A broker being retried, while it is. */
+  retrying: string | null;
+  /** Settings the server lowered to its bounds. */
+  clamped: Record<string, number> | null;
+}
+
+function parse(text: string): unknown {
+  // Only what can be JSON is tried: a plain text value costs no exception.
+  const c = text.charCodeAt(0);
+  const maybe = c === 123 || c === 91 || c === 34 || c === 45 || (c >= 48 && c <= 57) || c === 32 || c === 9 || c === 10 || c === 13;
+  if (!maybe && text !== "true" && text !== "false" && text !== "null") return text;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
+const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((s): s is string => typeof s === "string") : []);
+
+function figuresFrom(prev: RunFigures, body: Record<string, unknown>, end: boolean): RunFigures {
+  return {
+    ...prev,
+    endedAt: end ? Date.now() : prev.endedAt,
+    read: num(body.totalRecords) ?? prev.read,
+    skipped: num(end ? body.skippedRecords : body.recordsSkipped) ?? prev.skipped,
+    bytesRead: num(end ? body.totalSizeRead : body.totalBytes) ?? prev.bytesRead,
+    bytesReturned: num(end ? body.size : body.currentSize) ?? prev.bytesReturned,
+    returned: end ? num(body.returnedRecords) : prev.returned,
+    warnings: strings(body.warnings),
+    retrying: end ? null : typeof body.retrying === "string" ? body.retrying : null,
+    clamped:
+      end && typeof body.clampedSettings === "object" && body.clampedSettings !== null
+        ? (body.clampedSettings as Record<string, number>)
+        : prev.clamped,
+  };
+}
+
+export function useQueryRun() {
+  const rows = useRef<Row[]>([]);
+  const abort = useRef<AbortController | null>(null);
+  const [shown, setShown] = useState(0);
+  const [dropped, setDropped] = useState(0);
+  const [fields, setFields] = useState<string[]>([]);
+  const [figures, setFigures] = useState<RunFigures | null>(null);
+  const [state, setState] = useState<RunState>({ phase: "idle" });
+  /** The cap of the run shown (a changed setting applies from the next run). */
+  const [cap, setCap] = useState(0);
+
+  useEffect(() => () => abort.current?.abort(), []);
+
+  function start(text: string, rowCap: number): void {
+    abort.current?.abort();
+    const controller = new AbortController();
+    abort.current = controller;
+    const kept: Row[] = [];
+    rows.current = kept;
+    const seen = new Set<string>();
+    let fieldsChanged = false;
+    let frame = 0;
+    let droppedCount = 0;
+    let settled = false;
+    setShown(0);
+    setDropped(0);
+    setCap(rowCap);
+    setFields([]);
+    setState({ phase: "running" });
+    setFigures({
+      startedAt: Date.now(),
+      endedAt: null,
+      read: null,
+      skipped: null,
+      bytesRead: null,
+      bytesReturned: null,
+      returned: null,
+      warnings: [],
+      retrying: null,
+      clamped: null,
+    });
+    const current = () => abort.current === controller;
+    // Re-render at most once a frame however fast rows arrive.
+    const flush = () => {
+      frame = 0;
+      if (!current()) return;
+      setShown(kept.length);
+      setDropped(droppedCount);
+      if (fieldsChanged) {
+        fieldsChanged = false;
+        setFields([...seen]);
+      }
+    };
+    runQuery(
+      text,
+      {
+        records(batch) {
+          for (const rec of batch) {
+            if (kept.length >= rowCap) {
+              droppedCount++;
+              continue;
+            }
+            const row = new StreamedRow(rec);
+            if (kept.length < FIELD_SAMPLE && seen.size < MAX_FIELDS) {
+              const value = row.value;
+              if (isRecord(value))
+                for (const k in value)
+                  if (!seen.has(k) && seen.size < MAX_FIELDS) {
+                    seen.add(k);
+                    fieldsChanged = true;
+                  }
+            }
+            kept.push(row);
+          }
+          if (frame === 0) frame = requestAnimationFrame(flush);
+        },
+        stats: (s) => current() && setFigures((f) => (f ? figuresFrom(f, s, false) : f)),
+        end: (e) => {
+          settled = true;
+          if (!current()) return;
+          setFigures((f) => (f ? figuresFrom(f, e, true) : f));
+          setState({ phase: "done", stopReason: String(e.stopReason ?? "END") });
+        },
+        error: (message) => {
+          settled = true;
+          if (!current()) return;
+          setFigures((f) => (f ? { ...f, endedAt: Date.now() } : f));
+          setState({ phase: "failed", message });
+        },
+      },
+      controller.signal,
+    )
+      .then(() => {
+        // A stream that closed without its end record did not finish: say so rather than spin.
+        if (!settled && current()) {
+          setFigures((f) => (f && f.endedAt === null ? { ...f, endedAt: Date.now() } : f));
+          setState({ phase: "failed", message: "The answer ended before the query did (the connection closed)." });
+        }
+      })
+      .catch((err: unknown) => {
+        if (!current()) return;
+        setFigures((f) => (f && f.endedAt === null ? { ...f, endedAt: Date.now() } : f));
+        if (controller.signal.aborted) setState({ phase: "stopped" });
+        else setState({ phase: "failed", message: err instanceof Error ? err.message : String(err) });
+      })
+      .finally(() => {
+        if (frame !== 0) cancelAnimationFrame(frame);
+        flush();
+      });
+  }
+
+  return {
+    rows: rows.current,
+    shown,
+    dropped,
+    fields,
+    figures,
+    state,
+    cap,
+    start,
+    stop: () => abort.current?.abort(),
+  };
+}
