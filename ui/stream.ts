@@ -22,10 +22,21 @@ export interface StreamHandlers {
   error(message: string): void;
 }
 
-export function runQuery(sql: string, handlers: StreamHandlers, signal: AbortSignal): Promise<void> {
+/** Work on one network chunk gives the page a turn after this long (ms): rendering keeps up. */
+const SLICE_MS = 8;
+
+const nextTurn = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+
+export interface RunOptions {
+  /** false: the run is the page's own (a sample for completion), not kept in the user's history. */
+  history?: boolean;
+}
+
+export function runQuery(sql: string, handlers: StreamHandlers, signal: AbortSignal, options: RunOptions = {}): Promise<void> {
   return (async () => {
     const headers = authHeaders(clusterOf(window.location.search));
     headers.set("accept", "text/event-stream");
+    if (options.history === false) headers.set("x-loupe-history", "skip");
     const res = await fetch(`/api/sql/data?${new URLSearchParams({ sql, stats: "500" })}`, { headers, signal });
     if (!res.ok || !res.body) {
       let message = `${res.status} ${res.statusText}`;
@@ -44,21 +55,32 @@ export function runQuery(sql: string, handlers: StreamHandlers, signal: AbortSig
       const { value, done } = await reader.read();
       if (done) break;
       rest += value;
-      const batch: StreamedRecord[] = [];
-      let nl = rest.indexOf("\n");
+      // A chunk can hold 10,000 records: parsed in slices of a few milliseconds, each handed
+      // on before the page gets a turn, so no task holds the main thread long.
+      let batch: StreamedRecord[] = [];
+      let from = 0;
+      let sliceStart = performance.now();
+      let nl = rest.indexOf("\n", from);
       while (nl >= 0) {
-        const line = rest.slice(0, nl);
-        rest = rest.slice(nl + 1);
-        if (line.startsWith("data:") && line.length > 6) {
-          const type = line[5];
-          const body = line.slice(6);
+        if (rest.startsWith("data:", from) && nl - from > 6) {
+          const type = rest[from + 5];
+          const body = rest.slice(from + 6, nl);
           if (type === "1") batch.push(JSON.parse(body) as StreamedRecord);
           else if (type === "4") handlers.stats(JSON.parse(body) as Record<string, unknown>);
           else if (type === "2") handlers.end(JSON.parse(body) as Record<string, unknown>);
           else if (type === "3") handlers.error(String((JSON.parse(body) as { error?: unknown }).error ?? body));
         }
-        nl = rest.indexOf("\n");
+        from = nl + 1;
+        nl = rest.indexOf("\n", from);
+        if (nl >= 0 && (batch.length & 255) === 0 && batch.length > 0 && performance.now() - sliceStart > SLICE_MS) {
+          handlers.records(batch);
+          batch = [];
+          await nextTurn();
+          if (signal.aborted) return;
+          sliceStart = performance.now();
+        }
       }
+      rest = rest.slice(from);
       if (batch.length > 0) handlers.records(batch);
     }
   })();

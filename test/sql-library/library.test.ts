@@ -76,6 +76,24 @@ describe("query history", () => {
     expect(entry).toMatchObject({ rows: null, stopReason: "INVALID" });
   });
 
+  test("regression: the workbench's field samples for completion filled the user's history (x-loupe-history: skip keeps a run out)", async () => {
+    const kept = `SELECT * FROM \`${topic}\` WHERE i >= 0`;
+    expect((await run(kept)).status).toBe(200);
+    const sample = `SELECT * FROM \`${topic}\` LIMIT 20`;
+    const res = await rt.request(`/api/sql/data?${new URLSearchParams({ sql: sample })}`, {
+      role: "read",
+      headers: { accept: "application/json", "x-loupe-history": "skip" },
+    });
+    expect(res.status).toBe(200);
+    await res.arrayBuffer();
+    // The kept run's line is complete once its run ended; the sample ran after it and left none.
+    const h = await waitFor(async () => {
+      const got = await history("read");
+      return got[0]?.text === kept && got[0].stopReason !== null && got;
+    });
+    expect(h.map((e) => e.text)).not.toContain(sample);
+  });
+
   test("running the newest entry again moves its time instead of adding a line", async () => {
     const sql = `SELECT * FROM \`${topic}\` LIMIT 2`;
     expect((await run(sql)).status).toBe(200);

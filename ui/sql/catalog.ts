@@ -83,6 +83,7 @@ async function sample(topic: string): Promise<FieldPath[]> {
         error() {},
       },
       controller.signal,
+      { history: false },
     );
   } catch {
     // Timed out or refused: what was read so far is what there is.

@@ -119,18 +119,20 @@ export function sqlRoutes(
     const session = c.get("session")!;
     const cluster = clusterOf(c);
     const stream = wantsStream(c);
+    // A client's own run (the UI sampling fields for completion) asks to stay out of the history.
+    const recordRun = c.req.header("x-loupe-history")?.toLowerCase() === "skip" ? undefined : onRun;
     let compiled: CompiledQuery;
     try {
       compiled = await service.compile(params.sql, cluster);
     } catch (err) {
       // A query the language rejects (including one past its limits) is the client's error.
       if (!(err instanceof SqlError) && !isQueryLimitError(err)) throw err;
-      onRun?.(session.user.name, cluster, params.sql, "INVALID");
+      recordRun?.(session.user.name, cluster, params.sql, "INVALID");
       if (!stream) return jsonInvalid(c, err);
       return streamInvalid(err, c.req.raw.signal);
     }
     const prepared = await service.prepare(compiled, cluster, session.user.name);
-    onRun?.(session.user.name, cluster, params.sql);
+    recordRun?.(session.user.name, cluster, params.sql);
     if (!stream) return jsonAnswer(c, prepared);
 
     let release: () => void;
