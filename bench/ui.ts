@@ -151,7 +151,7 @@ const browser = await launchChromium();
 try {
   if (ONLY.has("workbench")) {
     const topic = await fillRows();
-    const sql = `SELECT * FROM \`${topic}\` LIMIT ${ROWS}`;
+    const sql = `SET max.size = 1g; SELECT * FROM \`${topic}\` LIMIT ${ROWS}`;
     const raw = await rawStream(server.url, await server.token("admin"), sql);
     const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
     const page = await context.newPage();
