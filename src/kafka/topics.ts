@@ -25,7 +25,8 @@ function topicSummary(t: MetadataResponse["topics"][number]): TopicDescription {
     replicationFactor: partitions[0]?.replicaNodes.length ?? -1,
     partitionDetails: partitions.map((p) => ({
       partition: p.partitionIndex,
-      leader: p.leaderId,
+      // An answer read off the error of an offline partition may still name its old leader.
+      leader: p.errorCode === LEADER_NOT_AVAILABLE ? -1 : p.leaderId,
       leaderEpoch: p.leaderEpoch,
       replicas: p.replicaNodes,
       isr: p.isrNodes,

@@ -56,6 +56,20 @@ describe("the audit page", () => {
     });
   }, 60_000);
 
+  test("axe-core: no serious or critical violation on the audit page with entries, in the dark theme", async () => {
+    await withPage(
+      browser,
+      "audit axe dark",
+      async (page) => {
+        await signedIn(page, "/audit", "admin");
+        await page.getByRole("table", { name: "Audit entries" }).locator("tbody tr").first().waitFor();
+        expect(await page.evaluate("document.documentElement.dataset.theme")).toBe("dark");
+        expect(await seriousViolations(page)).toEqual([]);
+      },
+      { colorScheme: "dark" },
+    );
+  }, 60_000);
+
   test("only admins are offered the audit page", async () => {
     await withPage(browser, "audit read user", async (page) => {
       await signedIn(page, "/", "read");

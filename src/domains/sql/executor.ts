@@ -315,6 +315,8 @@ export async function planReads(
   try {
     const [topic] = await cluster.topics.describe([plan.topic]);
     all = topic!.partitionDetails.map((p) => p.partition);
+    // The description holds partitions without a leader (leader -1): they are skipped and named.
+    offline = topic!.partitionDetails.filter((p) => p.leader < 0).map((p) => p.partition);
   } catch (err) {
     if (!isUnavailable(err)) throw err;
     // One partition without a leader fails the description, and every call of the client over
