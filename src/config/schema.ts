@@ -77,6 +77,41 @@ export const userSchema = z
   .strict();
 export type UserConfig = z.infer<typeof userSchema>;
 
+/**
+ * A group's topic pattern: a Kafka topic name's characters plus the globs `*` (any run) and `?`
+ * (one character), at most as long as a topic name. Matched without regular expressions
+ * (src/domains/access/scope.ts), so no pattern can be made slow or read as a regex.
+ */
+export const topicPattern = z
+  .string()
+  .min(1, "a pattern is empty")
+  .max(249, "a pattern is longer than 249 characters")
+  .regex(/^[A-Za-z0-9._*?-]+$/, "a pattern holds letters, digits, '.', '_', '-', '*' or '?' only");
+export const MAX_GROUP_PATTERNS = 256;
+
+/** Starts with a letter or digit: `.` and `..` would not survive in a URL path. */
+export const groupName = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/, "1 to 100 letters, digits, '.', '_' or '-', starting with a letter or digit");
+
+/** Which roles a group grants, on which clusters (`*`: every one) and which topics (deny wins over allow). */
+export const groupSchema = z
+  .object({
+    name: groupName,
+    roles: z.array(z.enum(ROLES)).min(1, "a group needs at least one role").max(ROLES.length),
+    clusters: z
+      .array(z.union([z.literal("*"), z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, "a cluster name, or '*' for every cluster")]))
+      .max(100, "at most 100 clusters"),
+    topics: z
+      .object({
+        allow: z.array(topicPattern).max(MAX_GROUP_PATTERNS, `at most ${MAX_GROUP_PATTERNS} allow patterns`),
+        deny: z.array(topicPattern).max(MAX_GROUP_PATTERNS, `at most ${MAX_GROUP_PATTERNS} deny patterns`).default([]),
+      })
+      .strict(),
+  })
+  .strict();
+export type GroupConfig = z.infer<typeof groupSchema>;
+
 export const configSchema = z
   .object({
     server: z
@@ -123,6 +158,8 @@ export const configSchema = z
         maxStreamsPerUser: 8,
       }),
     users: z.array(userSchema).default([]),
+    /** Groups defined here are read-only through the API and win over a stored group of the same name. */
+    groups: z.array(groupSchema).default([]),
     kafka: z
       .object({ clusters: z.array(clusterSchema).min(1, "at least one cluster is required") })
       .strict()
@@ -189,6 +226,11 @@ export const configSchema = z
     cfg.users.forEach((u, i) => {
       if (users.has(u.name)) ctx.addIssue({ code: "custom", path: ["users", i, "name"], message: `duplicate user '${u.name}'` });
       users.add(u.name);
+    });
+    const groups = new Set<string>();
+    cfg.groups.forEach((g, i) => {
+      if (groups.has(g.name)) ctx.addIssue({ code: "custom", path: ["groups", i, "name"], message: `duplicate group '${g.name}'` });
+      groups.add(g.name);
     });
   });
 

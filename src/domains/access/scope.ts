@@ -1,0 +1,191 @@
+/**
+ * What a set of groups lets an identity do: which roles apply on a cluster and on a topic of it.
+ * Pure: no store, no HTTP, no Kafka. The checks of every request and every list read it, so a
+ * scope is compiled once (patterns sorted into exact names, prefixes and general globs) and a
+ * decision is a few set and string look-ups, without regular expressions: a pattern is never
+ * read as a regex, and no pattern can make matching slow (the general matcher is linear in
+ * pattern times name, both bounded by the schema).
+ */
+import type { GroupConfig, Role } from "../../config/schema.ts";
+
+export type Group = GroupConfig;
+
+/**
+ * Roles include the ones below them, as the access levels do (src/http/access.ts): a group
+ * granting `write` on a topic also lets its members read it.
+ */
+const RANK: Record<Role, number> = { nodata: 0, read: 1, write: 2, admin: 3 };
+
+/** Whether holding `held` satisfies a need for `needed`. */
+export function roleCovers(held: Role, needed: Role): boolean {
+  return RANK[held] >= RANK[needed];
+}
+
+/**
+ * `*` any run of characters (also none), `?` exactly one; everything else literal, anchored at
+ * both ends. Iterative with one saved star position: O(pattern × name) at worst, never
+ * exponential, whatever the pattern.
+ */
+export function globMatch(pattern: string, name: string): boolean {
+  let p = 0;
+  let n = 0;
+  let star = -1;
+  let mark = 0;
+  while (n < name.length) {
+    const pc = pattern[p];
+    if (pc === "?" || (pc !== undefined && pc !== "*" && pc === name[n])) {
+      p++;
+      n++;
+    } else if (pc === "*") {
+      star = p++;
+      mark = n;
+    } else if (star >= 0) {
+      p = star + 1;
+      n = ++mark;
+    } else return false;
+  }
+  while (pattern[p] === "*") p++;
+  return p === pattern.length;
+}
+
+/** A list of patterns, sorted by the cheapest way to match each. */
+class PatternSet {
+  private readonly exact = new Set<string>();
+  private readonly prefixes: string[] = [];
+  private readonly globs: string[] = [];
+  private any = false;
+
+  constructor(patterns: readonly string[]) {
+    for (const raw of patterns) {
+      const p = raw.replace(/\*{2,}/g, "*");
+      if (p === "*") this.any = true;
+      else if (!/[*?]/.test(p)) this.exact.add(p);
+      else if (p.endsWith("*") && !/[*?]/.test(p.slice(0, -1))) this.prefixes.push(p.slice(0, -1));
+      else this.globs.push(p);
+    }
+  }
+
+  get empty(): boolean {
+    return !this.any && this.exact.size === 0 && this.prefixes.length === 0 && this.globs.length === 0;
+  }
+
+  matches(name: string): boolean {
+    if (this.any || this.exact.has(name)) return true;
+    for (const prefix of this.prefixes) if (name.startsWith(prefix)) return true;
+    for (const glob of this.globs) if (globMatch(glob, name)) return true;
+    return false;
+  }
+}
+
+interface CompiledGroup {
+  readonly name: string;
+  readonly roles: readonly Role[];
+  readonly everyCluster: boolean;
+  readonly clusters: ReadonlySet<string>;
+  readonly allow: PatternSet;
+  readonly deny: PatternSet;
+}
+
+function compileGroup(g: Group): CompiledGroup {
+  return {
+    name: g.name,
+    roles: [...new Set(g.roles)],
+    everyCluster: g.clusters.includes("*"),
+    clusters: new Set(g.clusters),
+    allow: new PatternSet(g.topics.allow),
+    deny: new PatternSet(g.topics.deny ?? []),
+  };
+}
+
+const onCluster = (g: CompiledGroup, cluster: string) => g.everyCluster || g.clusters.has(cluster);
+
+/** The compiled rights of one identity: the union over its groups. */
+export class Scope {
+  private readonly groups: readonly CompiledGroup[];
+
+  constructor(groups: readonly Group[]) {
+    this.groups = groups.map(compileGroup);
+  }
+
+  /** The names of the groups it was made of. */
+  get groupNames(): string[] {
+    return this.groups.map((g) => g.name);
+  }
+
+  /**
+   * Roles of the groups that name the cluster, whatever their topics: what cluster-wide routes
+   * (brokers, the consumer group list) are checked against. Sorted from highest.
+   */
+  clusterRoles(cluster: string): Role[] {
+    const roles = new Set<Role>();
+    for (const g of this.groups) if (onCluster(g, cluster)) for (const r of g.roles) roles.add(r);
+    return sortRoles(roles);
+  }
+
+  /** Roles that apply to the topic: those of each group naming the cluster whose allow list matches and deny list does not. */
+  topicRoles(cluster: string, topic: string): Role[] {
+    const roles = new Set<Role>();
+    for (const g of this.groups) {
+      if (!onCluster(g, cluster) || !g.allow.matches(topic) || g.deny.matches(topic)) continue;
+      for (const r of g.roles) roles.add(r);
+    }
+    return sortRoles(roles);
+  }
+
+  /** Whether any role applies to the topic, or (given `role`) one that covers it. */
+  topicAllowed(cluster: string, topic: string, role?: Role): boolean {
+    for (const g of this.groups) {
+      if (!onCluster(g, cluster) || (role && !g.roles.some((r) => roleCovers(r, role)))) continue;
+      if (g.allow.matches(topic) && !g.deny.matches(topic)) return true;
+    }
+    return false;
+  }
+
+  /** The topics of `names` in scope, in their order: what a list answers. */
+  filterTopics(cluster: string, names: readonly string[], role?: Role): string[] {
+    // Only the groups that can allow anything on this cluster take part.
+    const relevant = this.groups.filter(
+      (g) => onCluster(g, cluster) && !g.allow.empty && (!role || g.roles.some((r) => roleCovers(r, role))),
+    );
+    if (relevant.length === 0) return [];
+    return names.filter((t) => relevant.some((g) => g.allow.matches(t) && !g.deny.matches(t)));
+  }
+}
+
+function sortRoles(roles: Set<Role>): Role[] {
+  return [...roles].sort((a, b) => RANK[b] - RANK[a]);
+}
+
+/**
+ * Compiled scopes by the groups' content, so that each request of an identity reuses the
+ * compiled form until a group changes (its content, hence its key, then differs). Bounded:
+ * cleared when it grows past `MAX_CACHED`, which only costs a recompile.
+ */
+const cache = new Map<string, Scope>();
+const MAX_CACHED = 1000;
+
+export function compileScope(groups: readonly Group[]): Scope {
+  const key = JSON.stringify(groups.map((g) => [g.name, g.roles, g.clusters, g.topics.allow, g.topics.deny ?? []]));
+  let scope = cache.get(key);
+  if (!scope) {
+    if (cache.size >= MAX_CACHED) cache.clear();
+    scope = new Scope(groups);
+    cache.set(key, scope);
+  }
+  return scope;
+}
+
+/** Roles of the groups that name the cluster (see `Scope.clusterRoles`). */
+export function effectiveRoles(groups: readonly Group[], cluster: string): Role[] {
+  return compileScope(groups).clusterRoles(cluster);
+}
+
+/** Whether the groups allow the topic at all, or (given `role`) with a role covering it. */
+export function topicAllowed(groups: readonly Group[], cluster: string, topic: string, role?: Role): boolean {
+  return compileScope(groups).topicAllowed(cluster, topic, role);
+}
+
+/** Roles that apply to one topic (see `Scope.topicRoles`). */
+export function topicRoles(groups: readonly Group[], cluster: string, topic: string): Role[] {
+  return compileScope(groups).topicRoles(cluster, topic);
+}
