@@ -4,6 +4,8 @@ import { bodyLimit } from "hono/body-limit";
 import { compress } from "hono/compress";
 import type { Config } from "./config/schema.ts";
 import type { Store } from "./db/index.ts";
+import { groupRoutes } from "./domains/access/group-routes.ts";
+import type { GroupService } from "./domains/access/group-service.ts";
 import type { NotificationService } from "./domains/alerts/notifications.ts";
 import { alertRoutes } from "./domains/alerts/routes.ts";
 import { auditRoutes } from "./domains/audit/routes.ts";
@@ -79,6 +81,8 @@ export interface AppDeps {
   serverInfo: ServerInfoService;
   profiles: ProfileService;
   kafkaConfigs: KafkaConfigService;
+  /** Groups of the config file and the store (the admin API; scopes are read from them). */
+  groups: GroupService;
   /** The /metrics figures: the lag engine over the pool, HTTP counters and uptime. */
   kafka: KafkaPool;
   lag: LagEngine;
@@ -172,6 +176,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   mount(serverInfoRoutes(deps.serverInfo));
   mount(profileRoutes(deps.profiles));
   mount(configsRoutes(deps.kafkaConfigs));
+  mount(groupRoutes(deps.groups));
   mount(uiRoutes());
 
   app.notFound((c) => {

@@ -7,6 +7,8 @@ import type { Hono } from "hono";
 import { type AppDeps, createApp } from "./app.ts";
 import type { Config } from "./config/schema.ts";
 import { openStore } from "./db/index.ts";
+import { GroupRepo } from "./domains/access/group-repo.ts";
+import { GroupService } from "./domains/access/group-service.ts";
 import { NotificationService } from "./domains/alerts/notifications.ts";
 import { AuditService } from "./domains/audit/service.ts";
 import { type AuthOptions, AuthService } from "./domains/auth/service.ts";
@@ -140,6 +142,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     serverInfo: new ServerInfoService(config, VERSION),
     profiles: new ProfileService(new ProfileRepo(store.db)),
     kafkaConfigs: new KafkaConfigService(kafka),
+    groups: new GroupService(new GroupRepo(store.db), config.groups),
     kafka,
     lag,
     counters,

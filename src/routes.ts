@@ -1,3 +1,4 @@
+import { groupApi } from "./domains/access/group-routes.ts";
 import { alertApi } from "./domains/alerts/routes.ts";
 import { auditApi } from "./domains/audit/routes.ts";
 import { authApi } from "./domains/auth/routes.ts";
@@ -47,6 +48,7 @@ export const ROUTES: readonly AnyRoute[] = [
   ...Object.values(serverInfoApi),
   ...Object.values(profileApi),
   ...Object.values(configsApi),
+  ...Object.values(groupApi),
   uiApi.index,
   uiApi.assets,
 ];

@@ -84,4 +84,14 @@ export interface Database {
     created_at: number;
     updated_at: number;
   };
+  groups: {
+    name: string;
+    /** JSON arrays of text: roles, cluster names (or `*`), allow and deny patterns. */
+    roles: string;
+    clusters: string;
+    topics_allow: string;
+    topics_deny: string;
+    created_at: number;
+    updated_at: number;
+  };
 }

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { parseConfig } from "../../src/config/load.ts";
 import { groupSchema, type Role } from "../../src/config/schema.ts";
 import {
   compileScope,
@@ -153,5 +154,21 @@ describe("group schema", () => {
       const res = groupSchema.safeParse({ ...valid, ...change });
       if (field === null) expect(res.error?.issues).toBeUndefined();
       else expect(res.error?.issues.map((i) => i.path.join("."))).toContain(field);
+    });
+});
+
+describe("groups in the config file", () => {
+  const g = (name: string, allow = ["a.*"]) => ({ name, roles: ["read"], clusters: ["*"], topics: { allow } });
+  const cases: [what: string, groups: unknown, problem: string | null][] = [
+    ["no groups", undefined, null],
+    ["two groups", [g("a"), g("b")], null],
+    ["a duplicate name", [g("a"), g("a")], "groups.1.name: duplicate group 'a'"],
+    ["a pattern too long", [g("a", ["x".repeat(250)])], "groups.0.topics.allow.0: a pattern is longer than 249 characters"],
+  ];
+  for (const [what, groups, problem] of cases)
+    test(what, () => {
+      const parse = () => parseConfig(groups === undefined ? {} : { groups });
+      if (problem === null) expect(parse().groups.length).toBe(Array.isArray(groups) ? groups.length : 0);
+      else expect(parse).toThrow(problem);
     });
 });

@@ -294,10 +294,49 @@ const PREPARE: Record<string, Prepare> = {
     path: `/api/configs/brokers/${await brokerId()}`,
     body: JSON.stringify(["compression.type"]),
   }),
+  "GET /api/groups": get("/api/groups", jsonArray),
+  "POST /api/groups": async () => {
+    const name = `rbac-new-${++groupCount}`;
+    return {
+      path: "/api/groups",
+      body: JSON.stringify(scopeGroup(name)),
+      check: async (res) => expect(await res.json()).toMatchObject({ name, source: "store" }),
+    };
+  },
+  "GET /api/groups/:name": async () => ({
+    path: `/api/groups/${await sharedGroup()}`,
+    check: async (res) => expect(await res.json()).toMatchObject({ name: "rbac-group" }),
+  }),
+  "PUT /api/groups/:name": async () => ({
+    path: `/api/groups/${await sharedGroup()}`,
+    body: JSON.stringify({ roles: ["read"] }),
+    check: async (res) => expect(await res.json()).toMatchObject({ name: "rbac-group", roles: ["read"] }),
+  }),
+  // A fresh group per allowed call: the deletion uses it up.
+  "DELETE /api/groups/:name": async (c) => {
+    const name = c.allowed ? await createGroup(`rbac-del-${++groupCount}`) : await sharedGroup();
+    return {
+      path: `/api/groups/${name}`,
+      check: async () => expect((await rt.request(`/api/groups/${name}`, { role: "admin" })).status).toBe(404),
+    };
+  },
   "GET /metrics": get("/metrics", async (res) => expect(await res.text()).toContain("# TYPE")),
   "GET /": get("/", async (res) => expect(await res.text()).toContain("<title>Loupe</title>")),
   "GET /*": get("/topics/some-page", async (res) => expect(await res.text()).toContain("<title>Loupe</title>")),
 };
+
+let groupCount = 0;
+const scopeGroup = (name: string) => ({ name, roles: ["read"], clusters: ["*"], topics: { allow: ["rbac-*"], deny: [] } });
+
+async function createGroup(name: string): Promise<string> {
+  const res = await rt.request("/api/groups", { method: "POST", role: "admin", body: JSON.stringify(scopeGroup(name)) });
+  expect(res.status).toBe(201);
+  return name;
+}
+
+/** The group that reads and changes act on, made once. */
+let shared: Promise<string> | undefined;
+const sharedGroup = () => (shared ??= createGroup("rbac-group"));
 
 const brokerId = async () => (await describeCluster(rt.kafka.default())).brokers[0]!.id;
 

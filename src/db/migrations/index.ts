@@ -4,6 +4,7 @@ import * as m0002 from "./0002-topics.ts";
 import * as m0003 from "./0003-audit-outcome.ts";
 import * as m0004 from "./0004-user-profiles.ts";
 import * as m0005 from "./0005-sql-library.ts";
+import * as m0006 from "./0006-groups.ts";
 
 export interface Migration {
   version: number;
@@ -21,4 +22,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 3, ...m0003 },
   { version: 4, ...m0004 },
   { version: 5, ...m0005 },
+  { version: 6, ...m0006 },
 ];

@@ -17,6 +17,8 @@ export const AUDIT_TYPES = [
   "QUERY_HISTORY",
   // Beyond the SPEC's list: a request refused by the role check on a route that changes nothing.
   "ACCESS",
+  // Beyond the SPEC's list: identities and their access (users, groups, service accounts).
+  "USER",
 ] as const;
 export type AuditType = (typeof AUDIT_TYPES)[number];
 

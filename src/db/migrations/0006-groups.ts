@@ -1,0 +1,20 @@
+import type { Kysely } from "kysely";
+
+export const name = "groups";
+
+/**
+ * Groups made through the API (the config file's groups are not stored). Lists are JSON text:
+ * a group is always read and written whole, never queried by its patterns.
+ */
+export async function up(db: Kysely<any>): Promise<void> {
+  await db.schema
+    .createTable("groups")
+    .addColumn("name", "text", (c) => c.primaryKey())
+    .addColumn("roles", "text", (c) => c.notNull())
+    .addColumn("clusters", "text", (c) => c.notNull())
+    .addColumn("topics_allow", "text", (c) => c.notNull())
+    .addColumn("topics_deny", "text", (c) => c.notNull())
+    .addColumn("created_at", "integer", (c) => c.notNull())
+    .addColumn("updated_at", "integer", (c) => c.notNull())
+    .execute();
+}
