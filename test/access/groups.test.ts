@@ -145,6 +145,13 @@ describe("groups API", () => {
     expect((await send("DELETE", "/api/groups/twice")).status).toBe(200);
   });
 
+  test("of concurrent creations of one name, exactly one succeeds and the others are 409", async () => {
+    const group = { name: "raced", roles: ["read"], clusters: ["*"], topics: { allow: ["*"] } };
+    const statuses = await Promise.all(Array.from({ length: 6 }, () => send("POST", "/api/groups", group).then((r) => r.status)));
+    expect(statuses.sort()).toEqual([201, 409, 409, 409, 409, 409]);
+    expect((await send("DELETE", "/api/groups/raced")).status).toBe(200);
+  });
+
   test("changing or deleting an unknown group is 404", async () => {
     for (const method of ["PUT", "DELETE"]) {
       const res = await send(method, "/api/groups/nobody", method === "PUT" ? { roles: ["read"] } : undefined);
