@@ -59,14 +59,16 @@ async function serve(args: string[]): Promise<void> {
   // A fault in a client library's callback must not take every user's session down with it.
   process.on("uncaughtException", (err) => log.error("uncaught exception", {}, err));
   process.on("unhandledRejection", (err) => log.error("unhandled rejection", {}, err));
-  // SIGHUP re-reads the users of the config file (other settings need a restart). An invalid
-  // file keeps the current users.
+  // SIGHUP re-reads the users and groups of the config file (other settings need a restart). An
+  // invalid file keeps the current ones.
   process.on("SIGHUP", () => {
     let users: typeof config.users;
     try {
-      users = loadConfig({ path }).users;
+      const reloaded = loadConfig({ path });
+      users = reloaded.users;
+      rt.groups.reloadConfig(reloaded.groups ?? []);
     } catch (e) {
-      log.warn("configuration not reloaded: the current users stay", { reason: e instanceof Error ? e.message : String(e) });
+      log.warn("configuration not reloaded: the current users and groups stay", { reason: e instanceof Error ? e.message : String(e) });
       return;
     }
     rt.auth.setUsers(users).then(
