@@ -72,6 +72,15 @@ export interface StartContext {
    * first broker, whose controller it uses) instead of a fresh single-node cluster.
    */
   join?: { node: ServiceProcess; nodeId: number };
+  /** LDAP only: also serve ldaps:// (LDAPS_URL) and StartTLS with this certificate and key. */
+  ldapTls?: LdapTls;
+}
+
+export interface LdapTls {
+  /** PEM server certificate (its SAN must name 127.0.0.1), followed by any intermediates. */
+  certFile: string;
+  /** PEM private key of the certificate, unencrypted. */
+  keyFile: string;
 }
 
 export interface ServiceDef {
@@ -302,19 +311,23 @@ export function thawService(proc: ServiceProcess): void {
 }
 
 /**
- * Starts a killed (or stopped with keepDir) Kafka service again with the same command, ports
- * and data directory; updates `proc` in place (new pid and watchdog), so whoever stops it
+ * Starts a killed (or stopped with keepDir) Kafka or LDAP service again with the same command,
+ * ports and data directory; updates `proc` in place (new pid and watchdog), so whoever stops it
  * later stops the new process.
  */
 export async function restartService(proc: ServiceProcess, opts: { timeoutMs?: number } = {}): Promise<ServiceProcess> {
-  if (proc.name !== "kafka" || !proc.command) throw new Error(`${proc.name} cannot be restarted (no command recorded)`);
+  if (proc.name === "registry" || !proc.command) throw new Error(`${proc.name} cannot be restarted (no command recorded)`);
   if (isAlive(proc.pid)) throw new Error(`${proc.name} (pid ${proc.pid}) is still running`);
   const t0 = performance.now();
   const logFrom = existsSync(proc.logFile) ? readFileSync(proc.logFile).length : 0;
   proc.pid = spawnDetached(proc.command, proc.runDir, proc.logFile);
   if (proc.ownerPid) proc.watchdogPid = spawnWatchdog(proc.ownerPid, proc.pid, proc.runDir);
   // The same ports: one may still be held briefly by the killed process's sockets.
-  await waitUntil(proc, () => kafkaStarted(proc, logFrom), opts.timeoutMs ?? 60_000, `Kafka ${proc.version} (restart)`);
+  if (proc.name === "ldap") {
+    await waitUntil(proc, () => ldapService.probe(proc), opts.timeoutMs ?? 15_000, `OpenLDAP slapd ${proc.version} (restart)`, 20);
+  } else {
+    await waitUntil(proc, () => kafkaStarted(proc, logFrom), opts.timeoutMs ?? 60_000, `Kafka ${proc.version} (restart)`);
+  }
   proc.startMs = Math.round(performance.now() - t0);
   return proc;
 }
@@ -691,7 +704,7 @@ function sshaHash(password: string): string {
 /** A quoted slapd.conf argument (paths may hold spaces). */
 const confQuote = (s: string): string => `"${s.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`;
 
-function slapdConf(runDir: string): string {
+function slapdConf(runDir: string, tls?: LdapTls): string {
   return `# Written by test/cluster/cluster.ts for this run only.
 include ${confQuote(join(SLAPD_SCHEMA, "core.schema"))}
 include ${confQuote(join(SLAPD_SCHEMA, "cosine.schema"))}
@@ -706,7 +719,7 @@ argsfile ${confQuote(join(runDir, "slapd.args"))}
 # A DN with an empty password binds as anonymous and succeeds, as Active Directory and many
 # directories answer: so a login that forgets to refuse empty passwords is caught by the tests.
 allow bind_anon_dn
-
+${tls ? `TLSCertificateFile ${confQuote(tls.certFile)}\nTLSCertificateKeyFile ${confQuote(tls.keyFile)}\n` : ""}
 database mdb
 maxsize 16777216
 suffix "${LDAP_BASE_DN}"
@@ -807,22 +820,26 @@ export const ldapService: ServiceDef = {
     const t0 = performance.now();
     const port = await freePort();
     const url = `ldap://127.0.0.1:${port}`;
+    const tlsPort = ctx.ldapTls ? await freePort() : undefined;
+    const ldapsUrl = tlsPort ? `ldaps://127.0.0.1:${tlsPort}` : undefined;
     const confFile = join(ctx.runDir, "slapd.conf");
     const logFile = join(ctx.runDir, "slapd.log");
     mkdirSync(join(ctx.runDir, "data"), { recursive: true });
-    writeFileSync(confFile, slapdConf(ctx.runDir));
+    writeFileSync(confFile, slapdConf(ctx.runDir, ctx.ldapTls));
     // `-d none`: in the foreground (so it is our child and its group is ours to kill), logging
     // only start, stop and errors such as a taken port.
-    const command = [SLAPD, "-d", "none", "-h", `${url}/`, "-f", confFile];
+    const listeners = [`${url}/`, ...(ldapsUrl ? [`${ldapsUrl}/`] : [])].join(" ");
+    const command = [SLAPD, "-d", "none", "-h", listeners, "-f", confFile];
     const pid = spawnDetached(command, ctx.runDir, logFile);
     const proc: ServiceProcess = {
       name: "ldap",
       pid,
       runDir: ctx.runDir,
       logFile,
-      ports: { ldap: port },
+      ports: { ldap: port, ...(tlsPort ? { ldaps: tlsPort } : {}) },
       env: {
         LDAP_URL: url,
+        ...(ldapsUrl ? { LDAPS_URL: ldapsUrl } : {}),
         LDAP_BASE_DN,
         LDAP_BIND_DN: LDAP_SERVICE_ACCOUNT.dn,
         LDAP_BIND_PASSWORD: LDAP_SERVICE_ACCOUNT.password,
@@ -889,6 +906,8 @@ export interface StartClusterOptions {
   jvmOpts?: string[];
   /** Kafka nodes (default 1): nodes 2.. are brokers that use node 1's controller. */
   kafkaBrokers?: number;
+  /** The ldap service also serves TLS (ldaps:// and StartTLS) with this certificate. */
+  ldapTls?: LdapTls;
 }
 
 /**
@@ -927,6 +946,7 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
                 runDir,
                 ownerPid: opts.ownerPid,
                 jvmOpts: opts.jvmOpts ?? jvmOptsFromEnv(),
+                ...(opts.ldapTls ? { ldapTls: opts.ldapTls } : {}),
               });
               started.push(proc);
               return;

@@ -4,11 +4,16 @@
  * the service account, memberOf follows group changes, and anonymous sees no one.
  */
 import { afterAll, describe, expect, test } from "bun:test";
+import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Attribute, Change, Client, InvalidCredentialsError, NoSuchObjectError } from "ldapts";
 import {
+  freezeService,
   isAlive,
+  killService,
   LDAP_GROUPS,
   LDAP_PEOPLE_DN,
   LDAP_USERS,
@@ -16,7 +21,9 @@ import {
   ldapGroupDn,
   ldapService,
   ldapUserDn,
+  restartService,
   startCluster,
+  thawService,
 } from "./cluster.ts";
 
 const env = ldapEnv();
@@ -175,5 +182,100 @@ describe("the test directory (slapd)", () => {
     expect(isAlive(ldap!.pid)).toBe(false);
     expect(isAlive(ldap!.watchdogPid!)).toBe(false);
     expect(existsSync(ldap!.runDir)).toBe(false);
+  });
+});
+
+/** A test CA and a server certificate for 127.0.0.1 signed by it, made with openssl. */
+function testCa(dir: string): { caFile: string; certFile: string; keyFile: string } {
+  const f = (name: string) => join(dir, name);
+  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+  writeFileSync(f("san.ext"), "subjectAltName=IP:127.0.0.1\n");
+  for (const args of [
+    ["req", "-x509", ...ec, "-keyout", f("ca.key"), "-out", f("ca.pem"), "-days", "2", "-subj", "/CN=Loupe test CA"],
+    ["req", ...ec, "-keyout", f("server.key"), "-out", f("server.csr"), "-subj", "/CN=127.0.0.1"],
+    ["x509", "-req", "-in", f("server.csr"), "-CA", f("ca.pem"), "-CAkey", f("ca.key"), "-CAcreateserial", "-days", "2"].concat([
+      "-extfile",
+      f("san.ext"),
+      "-out",
+      f("server.pem"),
+    ]),
+  ]) {
+    const res = spawnSync("openssl", args, { encoding: "utf8" });
+    if (res.status !== 0) throw new Error(`openssl ${args[0]} failed: ${res.stderr}`);
+  }
+  return { caFile: f("ca.pem"), certFile: f("server.pem"), keyFile: f("server.key") };
+}
+
+describe("a directory of a test's own", () => {
+  test("with a certificate it serves ldaps and StartTLS to clients that trust the CA, and no others", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "loupe-ldap-ca-"));
+    try {
+      const { caFile, certFile, keyFile } = testCa(dir);
+      const cluster = await startCluster({ services: ["ldap"], ownerPid: process.pid, ldapTls: { certFile, keyFile } });
+      const own: Client[] = [];
+      try {
+        const { LDAP_URL, LDAPS_URL, LDAP_BIND_DN, LDAP_BIND_PASSWORD } = cluster.env;
+        expect(LDAPS_URL).toMatch(/^ldaps:\/\/127\.0\.0\.1:\d+$/);
+        const tlsOptions = { ca: [readFileSync(caFile)] };
+        const overLdaps = new Client({ url: LDAPS_URL!, tlsOptions, timeout: 5_000, connectTimeout: 5_000 });
+        own.push(overLdaps);
+        await overLdaps.bind(LDAP_BIND_DN!, LDAP_BIND_PASSWORD!);
+        const overStartTls = new Client({ url: LDAP_URL!, timeout: 5_000, connectTimeout: 5_000 });
+        own.push(overStartTls);
+        await overStartTls.startTLS(tlsOptions);
+        await overStartTls.bind(LDAP_BIND_DN!, LDAP_BIND_PASSWORD!);
+        const untrusting = new Client({ url: LDAPS_URL!, timeout: 5_000, connectTimeout: 5_000 });
+        own.push(untrusting);
+        await expect(untrusting.bind(LDAP_BIND_DN!, LDAP_BIND_PASSWORD!)).rejects.toThrow(/certificate/i);
+      } finally {
+        await Promise.all(own.map((c) => c.unbind().catch(() => {})));
+        await cluster.stop({ graceMs: 2_000 });
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("killed, it restarts on the same port with its data (a directory that was down comes back)", async () => {
+    const cluster = await startCluster({ services: ["ldap"], ownerPid: process.pid });
+    const own: Client[] = [];
+    try {
+      const [ldap] = cluster.services;
+      const url = ldap!.env.LDAP_URL!;
+      const before = new Client({ url, timeout: 5_000, connectTimeout: 5_000 });
+      await before.bind(ldap!.env.LDAP_ADMIN_DN!, ldap!.env.LDAP_ADMIN_PASSWORD!);
+      await before.add(ldapUserDn("frank"), { objectClass: "inetOrgPerson", uid: "frank", cn: "Frank", sn: "F" });
+      await before.unbind();
+      await killService(ldap!);
+      expect(await ldapService.probe(ldap!).catch(() => false)).toBe(false);
+      await restartService(ldap!);
+      expect(await ldapService.probe(ldap!)).toBe(true);
+      const after = new Client({ url, timeout: 5_000, connectTimeout: 5_000 });
+      own.push(after);
+      await after.bind(ldap!.env.LDAP_BIND_DN!, ldap!.env.LDAP_BIND_PASSWORD!);
+      const { searchEntries } = await after.search(LDAP_PEOPLE_DN, { filter: "(uid=frank)", attributes: ["cn"] });
+      expect(searchEntries.map((e) => e.cn)).toEqual(["Frank"]);
+    } finally {
+      await Promise.all(own.map((c) => c.unbind().catch(() => {})));
+      await cluster.stop({ graceMs: 2_000 });
+    }
+  });
+
+  test("frozen, it accepts connections but answers nothing until thawed (a slow directory)", async () => {
+    const cluster = await startCluster({ services: ["ldap"], ownerPid: process.pid });
+    const [ldap] = cluster.services;
+    const env = ldap!.env;
+    try {
+      freezeService(ldap!);
+      const frozen = new Client({ url: env.LDAP_URL!, timeout: 300, connectTimeout: 300 });
+      const t0 = performance.now();
+      await expect(frozen.bind(env.LDAP_BIND_DN!, env.LDAP_BIND_PASSWORD!)).rejects.toThrow(/timeout|timed out/i);
+      expect(performance.now() - t0).toBeLessThan(3_000);
+      thawService(ldap!);
+      expect(await ldapService.probe(ldap!)).toBe(true);
+    } finally {
+      thawService(ldap!);
+      await cluster.stop({ graceMs: 2_000 });
+    }
   });
 });
