@@ -1,10 +1,12 @@
 /**
- * Preloaded by `bun test` (bunfig.toml): starts ONE real Kafka broker, and an Apicurio schema
- * registry, for the whole run and publishes them to the tests as process.env.KAFKA_BOOTSTRAP
- * and process.env.SCHEMA_REGISTRY_URL.
+ * Preloaded by `bun test` (bunfig.toml): starts ONE real Kafka broker, an Apicurio schema
+ * registry and an OpenLDAP directory for the whole run and publishes them to the tests as
+ * process.env.KAFKA_BOOTSTRAP, SCHEMA_REGISTRY_URL and LDAP_URL (with LDAP_BIND_DN, ...).
  *
- * - KAFKA_BOOTSTRAP / SCHEMA_REGISTRY_URL already set: that service is used, not started.
+ * - KAFKA_BOOTSTRAP / SCHEMA_REGISTRY_URL / LDAP_URL already set: that service is used, not started.
  * - LOUPE_TEST_REGISTRY=0: no registry (tests that need one fail, see requireEnv).
+ * - LOUPE_TEST_LDAP=0, or no slapd installed: no directory (slapd starts in ~150 ms, so it is
+ *   otherwise always started; the LDAP tests fail without it).
  * - LOUPE_TEST_CLUSTER=0: nothing is started (pure unit runs); Kafka tests then fail.
  *
  * The processes are stopped by a global afterAll, killed on SIGINT/SIGTERM/SIGHUP, and a
@@ -13,7 +15,7 @@
  */
 
 import { afterAll, setDefaultTimeout } from "bun:test";
-import { type ServiceName, startCluster } from "./cluster/cluster.ts";
+import { type ServiceName, slapdInstalled, startCluster } from "./cluster/cluster.ts";
 
 // Applies to the first test file only in Bun 1.4 (later files get Bun's 5 s default again);
 // slow tests pass their own timeout.
@@ -23,6 +25,10 @@ const wanted: ServiceName[] = [];
 if (process.env.LOUPE_TEST_CLUSTER !== "0") {
   if (!process.env.KAFKA_BOOTSTRAP) wanted.push("kafka");
   if (!process.env.SCHEMA_REGISTRY_URL && process.env.LOUPE_TEST_REGISTRY !== "0") wanted.push("registry");
+  if (!process.env.LDAP_URL && process.env.LOUPE_TEST_LDAP !== "0") {
+    if (slapdInstalled()) wanted.push("ldap");
+    else console.error("[test/setup] no slapd installed (apt-get install slapd ldap-utils): the LDAP tests will fail");
+  }
 }
 
 if (wanted.length > 0) {

@@ -1,15 +1,18 @@
 /**
  * The development cluster from the command line:
  *
- *   bun test/cluster/cli.ts up [--no-registry] [--services=kafka,registry]
+ *   bun test/cluster/cli.ts up [--no-registry] [--no-ldap] [--services=kafka,registry,ldap]
  *       starts the services in the background and prints KEY=VALUE lines
- *       (KAFKA_BOOTSTRAP=127.0.0.1:<port>, SCHEMA_REGISTRY_URL=http://127.0.0.1:<port>/apis/ccompat/v7)
+ *       (KAFKA_BOOTSTRAP=127.0.0.1:<port>, SCHEMA_REGISTRY_URL=http://127.0.0.1:<port>/apis/ccompat/v7,
+ *       LDAP_URL=ldap://127.0.0.1:<port> with LDAP_BASE_DN, LDAP_BIND_DN, LDAP_BIND_PASSWORD, ...);
+ *       a running cluster that lacks an asked-for service gets it added
  *   bun test/cluster/cli.ts env      the same lines for a running cluster (eval "$(... env)")
  *   bun test/cluster/cli.ts status   what runs, with pids, ports, logs; exit 1 when something is down
  *   bun test/cluster/cli.ts down     stops everything and removes the data
  *   bun test/cluster/cli.ts fetch    only downloads the jars into .cache/
  *
- * The state lives in .cache/cluster/state.json; data and logs in .cache/cluster/<service>/.
+ * The state lives in .cache/cluster/state.json; data and logs in .cache/cluster/<service>/
+ * (LOUPE_CLUSTER_DIR names another directory, for a second cluster beside the first).
  */
 
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -21,11 +24,12 @@ import {
   type ServiceName,
   type ServiceProcess,
   serviceByName,
+  slapdInstalled,
   startCluster,
   stopService,
 } from "./cluster.ts";
 
-const STATE_DIR = join(CACHE_DIR, "cluster");
+const STATE_DIR = process.env.LOUPE_CLUSTER_DIR || join(CACHE_DIR, "cluster");
 const STATE_FILE = join(STATE_DIR, "state.json");
 
 interface State {
@@ -55,7 +59,13 @@ function parseServices(args: string[]): ServiceName[] {
       .filter(Boolean)
       .map((n) => serviceByName(n).name);
   const noRegistry = args.includes("--no-registry") || process.env.LOUPE_CLUSTER_REGISTRY === "0";
-  return SERVICES.map((s) => s.name).filter((n) => !(noRegistry && n === "registry"));
+  let noLdap = args.includes("--no-ldap") || process.env.LOUPE_CLUSTER_LDAP === "0";
+  // `npm run dev` works without slapd; asking for ldap by name still fails with what to install.
+  if (!noLdap && !slapdInstalled()) {
+    console.error("no slapd installed (apt-get install slapd ldap-utils): starting without the ldap service");
+    noLdap = true;
+  }
+  return SERVICES.map((s) => s.name).filter((n) => !(noRegistry && n === "registry") && !(noLdap && n === "ldap"));
 }
 
 async function down(): Promise<void> {
@@ -71,9 +81,18 @@ async function down(): Promise<void> {
 
 async function up(args: string[]): Promise<number> {
   const state = readState();
+  const names = parseServices(args);
   if (state) {
     if (state.services.every((s) => isAlive(s.pid))) {
       console.error(`cluster already running since ${state.startedAt}`);
+      // A cluster started before a service existed (or without it) gets it added, not restarted.
+      const missing = names.filter((n) => !state.services.some((s) => s.name === n));
+      if (missing.length > 0) {
+        const added = await startCluster({ services: missing, baseDir: STATE_DIR });
+        state.services.push(...added.services);
+        writeFileSync(STATE_FILE, JSON.stringify(state, null, 2));
+        for (const s of added.services) console.error(`${s.name} ${s.version} added in ${s.startMs} ms (pid ${s.pid}, log ${s.logFile})`);
+      }
       printEnv(state.services);
       return 0;
     }
@@ -81,7 +100,6 @@ async function up(args: string[]): Promise<number> {
     await down();
   }
   mkdirSync(STATE_DIR, { recursive: true });
-  const names = parseServices(args);
   const t0 = performance.now();
   const cluster = await startCluster({ services: names, baseDir: STATE_DIR });
   writeFileSync(STATE_FILE, JSON.stringify({ startedAt: new Date().toISOString(), services: cluster.services } satisfies State, null, 2));
@@ -140,7 +158,9 @@ async function main(argv: string[]): Promise<number> {
       for (const name of parseServices(args)) await serviceByName(name).fetch();
       return 0;
     default:
-      console.error("usage: bun test/cluster/cli.ts up [--no-registry] [--services=kafka,registry] | down | status | env | fetch");
+      console.error(
+        "usage: bun test/cluster/cli.ts up [--no-registry] [--no-ldap] [--services=kafka,registry,ldap] | down | status | env | fetch",
+      );
       return 2;
   }
 }

@@ -1,6 +1,7 @@
 /**
  * The real test and development cluster: a Kafka broker (KRaft, broker and controller in one
- * JVM) and an Apicurio schema registry, both run from jars fetched from Maven Central.
+ * JVM) and an Apicurio schema registry, both run from jars fetched from Maven Central, and an
+ * OpenLDAP directory (Debian's slapd) seeded with a small organisation.
  *
  * Everything binds to 127.0.0.1 on ports picked at run time, so several runs (a developer's
  * `cli.ts up` and a `bun test`) can share one machine. Each service is one detached Java
@@ -11,7 +12,7 @@
  */
 
 import { spawn, spawnSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import {
   closeSync,
   existsSync,
@@ -32,7 +33,7 @@ export const REPO_ROOT = resolve(import.meta.dir, "../..");
 export const CACHE_DIR = join(REPO_ROOT, ".cache");
 const POM = join(import.meta.dir, "pom.xml");
 
-export type ServiceName = "kafka" | "registry";
+export type ServiceName = "kafka" | "registry" | "ldap";
 
 /** A started service, as recorded in the CLI's state file. Plain data: it must survive JSON. */
 export interface ServiceProcess {
@@ -71,6 +72,15 @@ export interface StartContext {
    * first broker, whose controller it uses) instead of a fresh single-node cluster.
    */
   join?: { node: ServiceProcess; nodeId: number };
+  /** LDAP only: also serve ldaps:// (LDAPS_URL) and StartTLS with this certificate and key. */
+  ldapTls?: LdapTls;
+}
+
+export interface LdapTls {
+  /** PEM server certificate (its SAN must name 127.0.0.1), followed by any intermediates. */
+  certFile: string;
+  /** PEM private key of the certificate, unencrypted. */
+  keyFile: string;
 }
 
 export interface ServiceDef {
@@ -301,19 +311,23 @@ export function thawService(proc: ServiceProcess): void {
 }
 
 /**
- * Starts a killed (or stopped with keepDir) Kafka service again with the same command, ports
- * and data directory; updates `proc` in place (new pid and watchdog), so whoever stops it
+ * Starts a killed (or stopped with keepDir) Kafka or LDAP service again with the same command,
+ * ports and data directory; updates `proc` in place (new pid and watchdog), so whoever stops it
  * later stops the new process.
  */
 export async function restartService(proc: ServiceProcess, opts: { timeoutMs?: number } = {}): Promise<ServiceProcess> {
-  if (proc.name !== "kafka" || !proc.command) throw new Error(`${proc.name} cannot be restarted (no command recorded)`);
+  if (proc.name === "registry" || !proc.command) throw new Error(`${proc.name} cannot be restarted (no command recorded)`);
   if (isAlive(proc.pid)) throw new Error(`${proc.name} (pid ${proc.pid}) is still running`);
   const t0 = performance.now();
   const logFrom = existsSync(proc.logFile) ? readFileSync(proc.logFile).length : 0;
   proc.pid = spawnDetached(proc.command, proc.runDir, proc.logFile);
   if (proc.ownerPid) proc.watchdogPid = spawnWatchdog(proc.ownerPid, proc.pid, proc.runDir);
   // The same ports: one may still be held briefly by the killed process's sockets.
-  await waitUntil(proc, () => kafkaStarted(proc, logFrom), opts.timeoutMs ?? 60_000, `Kafka ${proc.version} (restart)`);
+  if (proc.name === "ldap") {
+    await waitUntil(proc, () => ldapService.probe(proc), opts.timeoutMs ?? 15_000, `OpenLDAP slapd ${proc.version} (restart)`, 20);
+  } else {
+    await waitUntil(proc, () => kafkaStarted(proc, logFrom), opts.timeoutMs ?? 60_000, `Kafka ${proc.version} (restart)`);
+  }
   proc.startMs = Math.round(performance.now() - t0);
   return proc;
 }
@@ -334,7 +348,13 @@ export function logTail(logFile: string, lines = 40): string {
  * Polls `ready` until it answers true. Fails early, with the log tail, when the process dies,
  * and kills it when the deadline passes.
  */
-async function waitUntil(proc: ServiceProcess, ready: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+async function waitUntil(
+  proc: ServiceProcess,
+  ready: () => Promise<boolean>,
+  timeoutMs: number,
+  what: string,
+  pollMs = 100,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (!isAlive(proc.pid)) {
@@ -347,7 +367,7 @@ async function waitUntil(proc: ServiceProcess, ready: () => Promise<boolean>, ti
       await stopService(proc, { graceMs: 0, keepDir: true });
       throw new Error(`${what} did not start within ${timeoutMs} ms; log ${proc.logFile}:\n${log}`);
     }
-    await Bun.sleep(100);
+    await Bun.sleep(pollMs);
   }
 }
 
@@ -616,8 +636,247 @@ export const registryService: ServiceDef = {
   },
 };
 
+// ---------------------------------------------------------------------------------------------
+// LDAP directory (OpenLDAP's slapd from Debian, seeded with a small organisation)
+
+export const LDAP_BASE_DN = "dc=loupe,dc=test";
+/** Full rights (slapd's rootdn): tests use it to change the directory, never to log in. */
+export const LDAP_ADMIN = { dn: `cn=admin,${LDAP_BASE_DN}`, password: "loupe-admin-pass" } as const;
+/** What Loupe binds as to look users up: may read the tree, but no password. */
+export const LDAP_SERVICE_ACCOUNT = { dn: `cn=loupe-svc,ou=services,${LDAP_BASE_DN}`, password: "loupe-svc-pass" } as const;
+export const LDAP_PEOPLE_DN = `ou=people,${LDAP_BASE_DN}`;
+export const LDAP_GROUPS_DN = `ou=groups,${LDAP_BASE_DN}`;
+
+export interface LdapSeedUser {
+  uid: string;
+  cn: string;
+  sn: string;
+  mail: string;
+  password: string;
+  /** The cn of each groupOfNames the user is a member of. */
+  groups: string[];
+}
+
+/**
+ * The organisation every started directory holds (described in the README). Test fixtures,
+ * not secrets. erin is in no group; dave's cn has an apostrophe.
+ */
+export const LDAP_USERS: readonly LdapSeedUser[] = [
+  {
+    uid: "alice",
+    cn: "Alice Archer",
+    sn: "Archer",
+    mail: "alice@loupe.test",
+    password: "alice-ldap-pass",
+    groups: ["platform-admins", "payments-team"],
+  },
+  { uid: "bob", cn: "Bob Baker", sn: "Baker", mail: "bob@loupe.test", password: "bob-ldap-pass", groups: ["payments-team"] },
+  { uid: "carol", cn: "Carol Chen", sn: "Chen", mail: "carol@loupe.test", password: "carol-ldap-pass", groups: ["analytics-readers"] },
+  {
+    uid: "dave",
+    cn: "Dave O'Neil",
+    sn: "O'Neil",
+    mail: "dave@loupe.test",
+    password: "dave-ldap-pass",
+    groups: ["payments-team", "analytics-readers"],
+  },
+  { uid: "erin", cn: "Erin Evans", sn: "Evans", mail: "erin@loupe.test", password: "erin-ldap-pass", groups: [] },
+];
+
+export const LDAP_GROUPS = ["platform-admins", "payments-team", "analytics-readers"] as const;
+
+export const ldapUserDn = (uid: string): string => `uid=${uid},${LDAP_PEOPLE_DN}`;
+export const ldapGroupDn = (cn: string): string => `cn=${cn},${LDAP_GROUPS_DN}`;
+
+const SLAPD = process.env.LOUPE_SLAPD ?? "/usr/sbin/slapd";
+const SLAPD_MODULES = "/usr/lib/ldap";
+const SLAPD_SCHEMA = "/etc/ldap/schema";
+
+export const slapdInstalled = (): boolean => existsSync(SLAPD);
+
+/** RFC 2307 {SSHA}: salted SHA-1, the hash slappasswd makes by default. */
+function sshaHash(password: string): string {
+  const salt = randomBytes(8);
+  const digest = createHash("sha1").update(password).update(salt).digest();
+  return `{SSHA}${Buffer.concat([digest, salt]).toString("base64")}`;
+}
+
+/** A quoted slapd.conf argument (paths may hold spaces). */
+const confQuote = (s: string): string => `"${s.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`;
+
+function slapdConf(runDir: string, tls?: LdapTls): string {
+  return `# Written by test/cluster/cluster.ts for this run only.
+include ${confQuote(join(SLAPD_SCHEMA, "core.schema"))}
+include ${confQuote(join(SLAPD_SCHEMA, "cosine.schema"))}
+include ${confQuote(join(SLAPD_SCHEMA, "inetorgperson.schema"))}
+modulepath ${confQuote(SLAPD_MODULES)}
+moduleload back_mdb
+moduleload memberof
+moduleload refint
+pidfile ${confQuote(join(runDir, "slapd.pid"))}
+argsfile ${confQuote(join(runDir, "slapd.args"))}
+
+# A DN with an empty password binds as anonymous and succeeds, as Active Directory and many
+# directories answer: so a login that forgets to refuse empty passwords is caught by the tests.
+allow bind_anon_dn
+${tls ? `TLSCertificateFile ${confQuote(tls.certFile)}\nTLSCertificateKeyFile ${confQuote(tls.keyFile)}\n` : ""}
+database mdb
+maxsize 16777216
+suffix "${LDAP_BASE_DN}"
+rootdn "${LDAP_ADMIN.dn}"
+rootpw ${sshaHash(LDAP_ADMIN.password)}
+directory ${confQuote(join(runDir, "data"))}
+index objectClass eq
+index uid,cn,mail eq
+index member,memberOf eq
+
+# Users carry memberOf, kept up to date as groups change, and deleting a user takes it out of
+# its groups.
+overlay memberof
+memberof-group-oc groupOfNames
+memberof-member-ad member
+memberof-memberof-ad memberOf
+memberof-refint TRUE
+overlay refint
+refint_attributes member
+
+# Passwords serve binds only; the service account and bound users read the tree; anonymous
+# sees nothing under the suffix (only the root DSE).
+access to dn.base="" by * read
+access to attrs=userPassword
+  by self write
+  by anonymous auth
+  by * none
+access to dn.subtree="${LDAP_BASE_DN}"
+  by dn.exact="${LDAP_SERVICE_ACCOUNT.dn}" read
+  by self read
+  by users read
+  by * none
+`;
+}
+
+type LdapEntry = { dn: string; attributes: Record<string, string | string[]> };
+
+function ldapSeed(): LdapEntry[] {
+  const entries: LdapEntry[] = [
+    { dn: LDAP_BASE_DN, attributes: { objectClass: ["dcObject", "organization"], dc: "loupe", o: "Loupe Test" } },
+    { dn: LDAP_PEOPLE_DN, attributes: { objectClass: "organizationalUnit", ou: "people" } },
+    { dn: LDAP_GROUPS_DN, attributes: { objectClass: "organizationalUnit", ou: "groups" } },
+    { dn: `ou=services,${LDAP_BASE_DN}`, attributes: { objectClass: "organizationalUnit", ou: "services" } },
+    {
+      dn: LDAP_SERVICE_ACCOUNT.dn,
+      attributes: {
+        objectClass: ["organizationalRole", "simpleSecurityObject"],
+        cn: "loupe-svc",
+        description: "Loupe looks users and groups up as this account",
+        userPassword: sshaHash(LDAP_SERVICE_ACCOUNT.password),
+      },
+    },
+  ];
+  for (const u of LDAP_USERS) {
+    entries.push({
+      dn: ldapUserDn(u.uid),
+      attributes: { objectClass: "inetOrgPerson", uid: u.uid, cn: u.cn, sn: u.sn, mail: u.mail, userPassword: sshaHash(u.password) },
+    });
+  }
+  // Groups after their members: the memberof overlay writes memberOf into existing entries.
+  for (const g of LDAP_GROUPS) {
+    const members = LDAP_USERS.filter((u) => u.groups.includes(g)).map((u) => ldapUserDn(u.uid));
+    entries.push({ dn: ldapGroupDn(g), attributes: { objectClass: "groupOfNames", cn: g, member: members } });
+  }
+  return entries;
+}
+
+/** Runs `fn` with an ldapts client bound as `dn`; loaded on use, so runs without LDAP never load it. */
+async function withLdap<T>(url: string, dn: string, password: string, fn: (client: import("ldapts").Client) => Promise<T>): Promise<T> {
+  const { Client } = await import("ldapts");
+  const client = new Client({ url, timeout: 2000, connectTimeout: 2000 });
+  try {
+    await client.bind(dn, password);
+    return await fn(client);
+  } finally {
+    await client.unbind().catch(() => {});
+  }
+}
+
+function slapdVersion(): string {
+  const res = spawnSync(SLAPD, ["-VV"], { encoding: "utf8" });
+  return /slapd ([\w.+~-]+)/.exec(`${res.stdout}${res.stderr}`)?.[1] ?? "unknown";
+}
+
+export const ldapService: ServiceDef = {
+  name: "ldap",
+  envKeys: ["LDAP_URL", "LDAP_BASE_DN", "LDAP_BIND_DN", "LDAP_BIND_PASSWORD", "LDAP_ADMIN_DN", "LDAP_ADMIN_PASSWORD"],
+  needs: [],
+  async fetch() {
+    if (!slapdInstalled()) {
+      throw new Error(
+        `${SLAPD} is missing: the ldap service runs Debian's OpenLDAP (apt-get install slapd ldap-utils; .ci/run does it), ` +
+          "or leave it out (cli.ts up --no-ldap, LOUPE_TEST_LDAP=0)",
+      );
+    }
+  },
+  async start(ctx) {
+    const t0 = performance.now();
+    const port = await freePort();
+    const url = `ldap://127.0.0.1:${port}`;
+    const tlsPort = ctx.ldapTls ? await freePort() : undefined;
+    const ldapsUrl = tlsPort ? `ldaps://127.0.0.1:${tlsPort}` : undefined;
+    const confFile = join(ctx.runDir, "slapd.conf");
+    const logFile = join(ctx.runDir, "slapd.log");
+    mkdirSync(join(ctx.runDir, "data"), { recursive: true });
+    writeFileSync(confFile, slapdConf(ctx.runDir, ctx.ldapTls));
+    // `-d none`: in the foreground (so it is our child and its group is ours to kill), logging
+    // only start, stop and errors such as a taken port.
+    const listeners = [`${url}/`, ...(ldapsUrl ? [`${ldapsUrl}/`] : [])].join(" ");
+    const command = [SLAPD, "-d", "none", "-h", listeners, "-f", confFile];
+    const pid = spawnDetached(command, ctx.runDir, logFile);
+    const proc: ServiceProcess = {
+      name: "ldap",
+      pid,
+      runDir: ctx.runDir,
+      logFile,
+      ports: { ldap: port, ...(tlsPort ? { ldaps: tlsPort } : {}) },
+      env: {
+        LDAP_URL: url,
+        ...(ldapsUrl ? { LDAPS_URL: ldapsUrl } : {}),
+        LDAP_BASE_DN,
+        LDAP_BIND_DN: LDAP_SERVICE_ACCOUNT.dn,
+        LDAP_BIND_PASSWORD: LDAP_SERVICE_ACCOUNT.password,
+        LDAP_ADMIN_DN: LDAP_ADMIN.dn,
+        LDAP_ADMIN_PASSWORD: LDAP_ADMIN.password,
+      },
+      version: slapdVersion(),
+      startMs: 0,
+      command,
+      ...(ctx.ownerPid ? { ownerPid: ctx.ownerPid } : {}),
+    };
+    if (ctx.ownerPid) proc.watchdogPid = spawnWatchdog(ctx.ownerPid, pid, ctx.runDir);
+    const what = `OpenLDAP slapd ${proc.version}`;
+    // The rootdn binds as soon as slapd listens, before the tree exists.
+    await waitUntil(proc, () => withLdap(url, LDAP_ADMIN.dn, LDAP_ADMIN.password, async () => true), ctx.timeoutMs ?? 15_000, what, 20);
+    try {
+      await withLdap(url, LDAP_ADMIN.dn, LDAP_ADMIN.password, async (client) => {
+        for (const e of ldapSeed()) await client.add(e.dn, e.attributes);
+      });
+    } catch (err) {
+      await stopService(proc, { graceMs: 0, keepDir: true });
+      throw new Error(`${what} did not take its seed data: ${(err as Error).message}; log ${logFile}:\n${logTail(logFile)}`);
+    }
+    proc.startMs = Math.round(performance.now() - t0);
+    return proc;
+  },
+  async probe(proc) {
+    const env = proc.env;
+    return withLdap(env.LDAP_URL!, env.LDAP_BIND_DN!, env.LDAP_BIND_PASSWORD!, async (client) => {
+      const { searchEntries } = await client.search(LDAP_PEOPLE_DN, { filter: "(uid=alice)", attributes: ["uid"] });
+      return searchEntries.length === 1;
+    });
+  },
+};
+
 /** In start order: a service may use the environment of those before it. */
-export const SERVICES: readonly ServiceDef[] = [kafkaService, registryService];
+export const SERVICES: readonly ServiceDef[] = [kafkaService, registryService, ldapService];
 
 export function serviceByName(name: string): ServiceDef {
   const def = SERVICES.find((s) => s.name === name);
@@ -647,6 +906,8 @@ export interface StartClusterOptions {
   jvmOpts?: string[];
   /** Kafka nodes (default 1): nodes 2.. are brokers that use node 1's controller. */
   kafkaBrokers?: number;
+  /** The ldap service also serves TLS (ldaps:// and StartTLS) with this certificate. */
+  ldapTls?: LdapTls;
 }
 
 /**
@@ -685,6 +946,7 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
                 runDir,
                 ownerPid: opts.ownerPid,
                 jvmOpts: opts.jvmOpts ?? jvmOptsFromEnv(),
+                ...(opts.ldapTls ? { ldapTls: opts.ldapTls } : {}),
               });
               started.push(proc);
               return;
@@ -743,7 +1005,8 @@ export function requireEnv(name: "KAFKA_BOOTSTRAP" | "SCHEMA_REGISTRY_URL" | (st
   if (!value) {
     throw new Error(
       `${name} is not set: test/setup.ts starts the service unless LOUPE_TEST_CLUSTER=0 ` +
-        `(or LOUPE_TEST_REGISTRY=0 for the registry); or point ${name} at a running one (bun test/cluster/cli.ts up)`,
+        `(or LOUPE_TEST_REGISTRY=0 for the registry, LOUPE_TEST_LDAP=0 or no /usr/sbin/slapd for LDAP); ` +
+        `or point ${name} at a running one (bun test/cluster/cli.ts up)`,
     );
   }
   return value;
@@ -751,3 +1014,15 @@ export function requireEnv(name: "KAFKA_BOOTSTRAP" | "SCHEMA_REGISTRY_URL" | (st
 
 export const kafkaBootstrap = (): string => requireEnv("KAFKA_BOOTSTRAP");
 export const schemaRegistryUrl = (): string => requireEnv("SCHEMA_REGISTRY_URL");
+
+/** The directory test/setup.ts publishes: its URL, base, and the service and admin accounts. */
+export function ldapEnv(): { url: string; baseDn: string; bindDn: string; bindPassword: string; adminDn: string; adminPassword: string } {
+  return {
+    url: requireEnv("LDAP_URL"),
+    baseDn: requireEnv("LDAP_BASE_DN"),
+    bindDn: requireEnv("LDAP_BIND_DN"),
+    bindPassword: requireEnv("LDAP_BIND_PASSWORD"),
+    adminDn: requireEnv("LDAP_ADMIN_DN"),
+    adminPassword: requireEnv("LDAP_ADMIN_PASSWORD"),
+  };
+}
