@@ -26,7 +26,7 @@ import { resolve } from "node:path";
 import type { CDPSession, Page } from "playwright-core";
 import { createKafkaPool } from "../src/kafka/index.ts";
 import { compiledLoupe, launchChromium, openAs } from "../test/browser/browser.ts";
-import { startCluster } from "../test/cluster/cluster.ts";
+import { scriptBroker } from "../test/cluster/cluster.ts";
 import { startServerProcess } from "../test/helpers/server-process.ts";
 
 function arg(name: string, fallback: string): string {
@@ -43,14 +43,7 @@ const ms = (n: number) => `${n.toFixed(0)} ms`;
 const rate = (n: number) => `${Math.round(n).toLocaleString("en-US")}/s`;
 const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
 
-let stopCluster: (() => Promise<void>) | null = null;
-if (!process.env.KAFKA_BOOTSTRAP) {
-  log("KAFKA_BOOTSTRAP not set: starting a broker");
-  const cluster = await startCluster({ services: ["kafka"], ownerPid: process.pid });
-  process.env.KAFKA_BOOTSTRAP = cluster.env.KAFKA_BOOTSTRAP!;
-  stopCluster = () => cluster.stop();
-}
-const bootstrap = process.env.KAFKA_BOOTSTRAP;
+const { bootstrap, stop: stopCluster } = await scriptBroker(log);
 const pool = createKafkaPool([{ name: "bench", bootstrapServers: [bootstrap], clientId: "loupe-bench-ui", default: true }]);
 const kafka = pool.default();
 
@@ -242,7 +235,7 @@ try {
   await browser.close();
   await server.stop();
   await pool.close();
-  await stopCluster?.();
+  await stopCluster();
 }
 
 console.log(`\nLoupe web UI benchmark (Chromium ${resolve("/usr/bin/chromium")}, compiled executable)\n`);

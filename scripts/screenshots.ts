@@ -13,7 +13,7 @@ import { join, resolve } from "node:path";
 import type { Page } from "playwright-core";
 import { createKafkaPool } from "../src/kafka/index.ts";
 import { compiledLoupe, launchChromium, openAs } from "../test/browser/browser.ts";
-import { startCluster } from "../test/cluster/cluster.ts";
+import { scriptBroker } from "../test/cluster/cluster.ts";
 import { startServerProcess } from "../test/helpers/server-process.ts";
 
 function arg(name: string, fallback: string): string {
@@ -24,14 +24,7 @@ const OUT = resolve(arg("out", "docs/screenshots"));
 const THEME = arg("theme", "light") as "light" | "dark";
 const log = (...a: unknown[]) => console.error("[screenshots]", ...a);
 
-let stopCluster: (() => Promise<void>) | null = null;
-if (!process.env.KAFKA_BOOTSTRAP) {
-  log("KAFKA_BOOTSTRAP not set: starting a broker");
-  const cluster = await startCluster({ services: ["kafka"], ownerPid: process.pid });
-  process.env.KAFKA_BOOTSTRAP = cluster.env.KAFKA_BOOTSTRAP!;
-  stopCluster = () => cluster.stop();
-}
-const bootstrap = process.env.KAFKA_BOOTSTRAP;
+const { bootstrap, stop: stopCluster } = await scriptBroker(log);
 const pool = createKafkaPool([{ name: "local", bootstrapServers: [bootstrap], clientId: "loupe-screenshots", default: true }]);
 const kafka = pool.default();
 
@@ -128,5 +121,5 @@ try {
   await browser.close();
   await server.stop();
   await pool.close();
-  await stopCluster?.();
+  await stopCluster();
 }

@@ -39,3 +39,16 @@ export function nextPath(search: string): string {
 export function loginPathFor(location: string): string {
   return location === "/" || location.startsWith("/login") ? "/login" : `/login?next=${encodeURIComponent(location)}`;
 }
+
+/**
+ * Replaces the page's query parameters with `changes` applied (null or "" removes one): a
+ * page whose filters live in the URL changes them in place, without a history entry each key.
+ */
+export function replaceParams(path: string, params: URLSearchParams, changes: Record<string, string | null>): void {
+  const next = new URLSearchParams(params);
+  for (const [k, v] of Object.entries(changes))
+    if (v === null || v === "") next.delete(k);
+    else next.set(k, v);
+  const query = next.toString();
+  navigate(`${path}${query ? `?${query}` : ""}`, { replace: true });
+}

@@ -1026,3 +1026,18 @@ export function ldapEnv(): { url: string; baseDn: string; bindDn: string; bindPa
     adminPassword: requireEnv("LDAP_ADMIN_PASSWORD"),
   };
 }
+
+/**
+ * For scripts (benchmarks, screenshots): the broker of KAFKA_BOOTSTRAP, else one started for
+ * this process and named in KAFKA_BOOTSTRAP, so servers the script starts use it too. `stop`
+ * stops only a broker started here.
+ */
+export async function scriptBroker(log: (...a: unknown[]) => void): Promise<{ bootstrap: string; stop: () => Promise<void> }> {
+  const given = process.env.KAFKA_BOOTSTRAP;
+  if (given) return { bootstrap: given, stop: async () => {} };
+  log("KAFKA_BOOTSTRAP not set: starting a broker");
+  const cluster = await startCluster({ services: ["kafka"], ownerPid: process.pid });
+  const bootstrap = cluster.env.KAFKA_BOOTSTRAP!;
+  process.env.KAFKA_BOOTSTRAP = bootstrap;
+  return { bootstrap, stop: () => cluster.stop() };
+}

@@ -4,7 +4,7 @@ import { useMemo, useRef } from "react";
 import "../styles/consumers.css";
 import { clusterOf, withCluster } from "../cluster.ts";
 import { Link } from "../components.tsx";
-import { navigate } from "../router.ts";
+import { replaceParams } from "../router.ts";
 import { api } from "../session.ts";
 
 interface GroupSummary {
@@ -52,14 +52,7 @@ export function ConsumersPage({ location }: { location: string }) {
     refetchInterval: 30_000,
   });
 
-  const set = (changes: Record<string, string | null>) => {
-    const params = new URLSearchParams(view.params);
-    for (const [k, v] of Object.entries(changes))
-      if (v === null || v === "") params.delete(k);
-      else params.set(k, v);
-    const query = params.toString();
-    navigate(`/consumers${query ? `?${query}` : ""}`, { replace: true });
-  };
+  const set = (changes: Record<string, string | null>) => replaceParams("/consumers", view.params, changes);
 
   const rows = useMemo(() => {
     const needle = view.q.toLowerCase();

@@ -1,7 +1,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useMemo, useRef, useState } from "react";
-import { navigate } from "../router.ts";
+import { replaceParams } from "../router.ts";
 import { api } from "../session.ts";
 import "../styles/logs.css";
 
@@ -51,14 +51,7 @@ export function LogsPage({ location }: { location: string }) {
     refetchInterval: auto ? AUTO_REFRESH_MS : false,
   });
 
-  const set = (changes: Record<string, string | null>) => {
-    const params = new URLSearchParams(view.params);
-    for (const [k, v] of Object.entries(changes))
-      if (v === null || v === "") params.delete(k);
-      else params.set(k, v);
-    const query = params.toString();
-    navigate(`/logs${query ? `?${query}` : ""}`, { replace: true });
-  };
+  const set = (changes: Record<string, string | null>) => replaceParams("/logs", view.params, changes);
 
   const rows = useMemo(() => {
     const needle = view.q.toLowerCase();

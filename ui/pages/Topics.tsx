@@ -3,7 +3,7 @@ import { useVirtualizer } from "@tanstack/react-virtual";
 import { useMemo, useRef } from "react";
 import { clusterOf, withCluster } from "../cluster.ts";
 import { Link } from "../components.tsx";
-import { navigate } from "../router.ts";
+import { replaceParams } from "../router.ts";
 import { api } from "../session.ts";
 import "../styles/topic-list.css";
 import { CreateTopicDialog } from "./TopicDialogs.tsx";
@@ -77,14 +77,7 @@ export function TopicsPage({ location, canWrite }: { location: string; canWrite:
   const view = viewOf(location);
   const topics = useQuery({ queryKey: ["topics", cluster], queryFn: () => api<TopicItem[]>("/api/topics") });
 
-  const set = (changes: Record<string, string | null>) => {
-    const params = new URLSearchParams(view.params);
-    for (const [k, v] of Object.entries(changes))
-      if (v === null || v === "") params.delete(k);
-      else params.set(k, v);
-    const query = params.toString();
-    navigate(`/topics${query ? `?${query}` : ""}`, { replace: true });
-  };
+  const set = (changes: Record<string, string | null>) => replaceParams("/topics", view.params, changes);
 
   const rows = useMemo(() => {
     const needle = view.q.toLowerCase();
