@@ -4,11 +4,14 @@ import { Link } from "./components.tsx";
 import { AuditPage } from "./pages/Audit.tsx";
 import { ConsumerGroupPage } from "./pages/ConsumerGroup.tsx";
 import { ConsumersPage } from "./pages/Consumers.tsx";
+import { GroupsPage } from "./pages/Groups.tsx";
 import { LogsPage } from "./pages/Logs.tsx";
 import { type Health, OverviewPage } from "./pages/Overview.tsx";
+import { ServiceAccountsPage } from "./pages/ServiceAccounts.tsx";
 import { SqlPage } from "./pages/Sql.tsx";
 import { TopicDetailPage } from "./pages/TopicDetail.tsx";
 import { TopicsPage } from "./pages/Topics.tsx";
+import { OwnPasswordButton, UsersPage } from "./pages/Users.tsx";
 import { navigate } from "./router.ts";
 import { api, logout, type SessionUser, whoAmI } from "./session.ts";
 import { currentTheme, toggleTheme } from "./theme.ts";
@@ -20,7 +23,11 @@ const NAV: Array<{ path: string; label: string }> = [
   { path: "/consumers", label: "Consumer groups" },
   { path: "/audit", label: "Audit" },
   { path: "/logs", label: "Logs" },
+  { path: "/users", label: "Users" },
+  { path: "/groups", label: "Groups" },
+  { path: "/service-accounts", label: "Service accounts" },
 ];
+const ADMIN_ONLY = ["/audit", "/logs", "/users", "/groups", "/service-accounts"];
 
 function pathOnly(location: string): string {
   const i = location.indexOf("?");
@@ -66,8 +73,10 @@ export function Shell({ location }: { location: string }) {
         {user && (
           <span className="who" data-testid="who">
             <strong>{user.name}</strong> <span className="muted">{user.roles.join(", ")}</span>
+            {user.groups.length > 0 && <span className="muted" data-testid="who-groups">{` · groups: ${user.groups.join(", ")}`}</span>}
           </span>
         )}
+        {user?.kind === "local" && <OwnPasswordButton />}
         <button
           type="button"
           className="ghost"
@@ -90,9 +99,7 @@ export function Shell({ location }: { location: string }) {
       <nav className="sidebar" aria-label="Main">
         <ul>
           {NAV.filter(
-            (n) =>
-              (!["/audit", "/logs"].includes(n.path) || user?.roles.includes("admin")) &&
-              (canRead || !["/sql", "/consumers"].includes(n.path)),
+            (n) => (!ADMIN_ONLY.includes(n.path) || user?.roles.includes("admin")) && (canRead || !["/sql", "/consumers"].includes(n.path)),
           ).map((n) => (
             <li key={n.path}>
               <Link to={withCluster(n.path, cluster)} current={n === current}>
@@ -123,6 +130,12 @@ export function Shell({ location }: { location: string }) {
           <AuditPage location={location} />
         ) : path === "/logs" ? (
           <LogsPage location={location} />
+        ) : path === "/users" ? (
+          <UsersPage location={location} self={user?.name ?? null} />
+        ) : path === "/groups" ? (
+          <GroupsPage location={location} />
+        ) : path === "/service-accounts" ? (
+          <ServiceAccountsPage location={location} />
         ) : path === "/consumers" ? (
           <ConsumersPage location={location} />
         ) : path.startsWith("/consumers/") && path.length > "/consumers/".length ? (

@@ -1,6 +1,7 @@
 /**
  * Client-side paths (`/login`, `/`, `/topics`, `/topics/{name}`, `/sql`, `/consumers`,
- * `/consumers/{group}`, `/audit`, `/logs`): the URL is the state, so every page is a link.
+ * `/consumers/{group}`, `/audit`, `/logs`, `/users`, `/groups`, `/service-accounts`): the URL is
+ * the state, so every page is a link.
  * A tiny router over the History API: no library for what a hook and an event do.
  */
 import { useSyncExternalStore } from "react";

@@ -11,6 +11,10 @@ const KEY = "loupe.token";
 export interface SessionUser {
   name: string;
   roles: string[];
+  /** The groups the identity's rights come from ([] when the server names none). */
+  groups: string[];
+  /** How it signed in: only a local user has a password Loupe can change. */
+  kind: "local" | "ldap" | "service";
 }
 
 let token: string | null = sessionStorage.getItem(KEY);
@@ -86,6 +90,6 @@ export async function logout(): Promise<void> {
 }
 
 export async function whoAmI(): Promise<SessionUser> {
-  const s = await api<{ user: string; roles: string[] }>("/api/auth");
-  return { name: s.user, roles: s.roles };
+  const s = await api<{ user: string; roles: string[]; userInfo?: { groups?: string[]; kind?: SessionUser["kind"] } }>("/api/auth");
+  return { name: s.user, roles: s.roles, groups: s.userInfo?.groups ?? [], kind: s.userInfo?.kind ?? "local" };
 }
