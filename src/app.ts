@@ -1,5 +1,5 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
-import type { Context, Hono, Next } from "hono";
+import type { Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { compress } from "hono/compress";
 import type { Config } from "./config/schema.ts";
@@ -32,6 +32,8 @@ import { profileRoutes } from "./domains/profile/routes.ts";
 import type { ProfileService } from "./domains/profile/service.ts";
 import { serverInfoRoutes } from "./domains/server-info/routes.ts";
 import type { ServerInfoService } from "./domains/server-info/service.ts";
+import { serviceAccountRoutes } from "./domains/service-accounts/routes.ts";
+import type { ServiceAccountService } from "./domains/service-accounts/service.ts";
 import { sqlRoutes } from "./domains/sql/routes.ts";
 import type { SqlService } from "./domains/sql/service.ts";
 import { storeTopicFormats } from "./domains/sql/topic-formats.ts";
@@ -39,6 +41,8 @@ import { sqlLibraryRoutes } from "./domains/sql-library/routes.ts";
 import type { SqlLibraryService } from "./domains/sql-library/service.ts";
 import { topicRoutes } from "./domains/topics/routes.ts";
 import type { TopicService } from "./domains/topics/service.ts";
+import { userRoutes } from "./domains/users/routes.ts";
+import type { UserService } from "./domains/users/service.ts";
 import { AppError } from "./errors.ts";
 import { type AccessRule, indexRules, ruleKey } from "./http/access.ts";
 import type { AppEnv } from "./http/context.ts";
@@ -83,6 +87,9 @@ export interface AppDeps {
   kafkaConfigs: KafkaConfigService;
   /** Groups of the config file and the store (the admin API; scopes are read from them). */
   groups: GroupService;
+  /** Local users (config file and store) and service accounts, managed through the admin API. */
+  users: UserService;
+  serviceAccounts: ServiceAccountService;
   /** The /metrics figures: the lag engine over the pool, HTTP counters and uptime. */
   kafka: KafkaPool;
   lag: LagEngine;
@@ -105,16 +112,15 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>();
 
   // x-service-cluster picks one of the configured clusters for an /api route; the default
-  // otherwise. Checked after the access check, inside the audited part.
-  const selectCluster = async (rule: AccessRule, c: Context<AppEnv>, next: Next) => {
-    if (rule.path.startsWith("/api/")) {
-      const name = c.req.header("x-service-cluster");
-      if (name !== undefined && !deps.clusters.names().includes(name)) throw new AppError("NOT_FOUND", `Unknown cluster '${name}'`);
-      c.set("cluster", name ?? deps.clusters.defaultName());
-    }
-    await next();
+  // otherwise (also for the routes outside /api, whose roles are those on the default cluster).
+  const selectCluster = (rule: AccessRule, c: Context<AppEnv>): string => {
+    const name = rule.path.startsWith("/api/") ? c.req.header("x-service-cluster") : undefined;
+    if (name !== undefined && !deps.clusters.names().includes(name)) throw new AppError("NOT_FOUND", `Unknown cluster '${name}'`);
+    const cluster = name ?? deps.clusters.defaultName();
+    c.set("cluster", cluster);
+    return cluster;
   };
-  const guard = authorize({ auth: deps.auth, audit: deps.audit, afterChecks: selectCluster });
+  const guard = authorize({ auth: deps.auth, audit: deps.audit, selectCluster });
 
   app.use("*", requestId());
   app.use("*", securityHeaders());
@@ -177,6 +183,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   mount(profileRoutes(deps.profiles));
   mount(configsRoutes(deps.kafkaConfigs));
   mount(groupRoutes(deps.groups));
+  mount(userRoutes(deps.users));
+  mount(serviceAccountRoutes(deps.serviceAccounts));
   mount(uiRoutes());
 
   app.notFound((c) => {

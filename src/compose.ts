@@ -21,11 +21,13 @@ import { MetadataService } from "./domains/metadata/service.ts";
 import { ProfileRepo } from "./domains/profile/repo.ts";
 import { ProfileService } from "./domains/profile/service.ts";
 import { ServerInfoService } from "./domains/server-info/service.ts";
+import { ServiceAccountService } from "./domains/service-accounts/service.ts";
 import { SqlService } from "./domains/sql/service.ts";
 import { storeTopicFormats } from "./domains/sql/topic-formats.ts";
 import { SqlLibraryRepo } from "./domains/sql-library/repo.ts";
 import { SqlLibraryService } from "./domains/sql-library/service.ts";
 import { TopicService } from "./domains/topics/service.ts";
+import { UserService } from "./domains/users/service.ts";
 import type { AppEnv } from "./http/context.ts";
 import type { HttpCounters } from "./http/middleware.ts";
 import { StreamRegistry } from "./http/sse.ts";
@@ -66,6 +68,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
   // Identity and audit.
   const audit = new AuditService(store.db, logs.logger("audit"));
   await audit.closeInterrupted();
+  const groups = new GroupService(new GroupRepo(store.db), config.groups);
   const auth = new AuthService(
     store.db,
     {
@@ -77,7 +80,9 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     config.users,
     logs.logger("auth"),
     opts.auth,
+    { groups: (names) => groups.resolve(names) },
   );
+  groups.onChange(() => auth.accessChanged("group changed"));
   const admin = await auth.ensureBootstrapAdmin(opts.adminPassword);
 
   // Kafka, and what reads it in the background: end-offset samples and the shared lag engine.
@@ -142,7 +147,9 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     serverInfo: new ServerInfoService(config, VERSION),
     profiles: new ProfileService(new ProfileRepo(store.db)),
     kafkaConfigs: new KafkaConfigService(kafka),
-    groups: new GroupService(new GroupRepo(store.db), config.groups),
+    groups,
+    users: new UserService(store.db, auth, groups),
+    serviceAccounts: new ServiceAccountService(store.db, auth, groups),
     kafka,
     lag,
     counters,

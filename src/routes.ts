@@ -14,9 +14,11 @@ import { metadataApi } from "./domains/metadata/routes.ts";
 import { metricsApi } from "./domains/metrics/routes.ts";
 import { profileApi } from "./domains/profile/routes.ts";
 import { serverInfoApi } from "./domains/server-info/routes.ts";
+import { serviceAccountApi } from "./domains/service-accounts/routes.ts";
 import { sqlApi } from "./domains/sql/routes.ts";
 import { sqlLibraryApi } from "./domains/sql-library/routes.ts";
 import { topicApi } from "./domains/topics/routes.ts";
+import { userApi } from "./domains/users/routes.ts";
 import { type AccessRule, indexRules } from "./http/access.ts";
 import { openApiRoute } from "./http/openapi.ts";
 import type { AnyRoute } from "./http/route.ts";
@@ -49,6 +51,8 @@ export const ROUTES: readonly AnyRoute[] = [
   ...Object.values(profileApi),
   ...Object.values(configsApi),
   ...Object.values(groupApi),
+  ...Object.values(userApi),
+  ...Object.values(serviceAccountApi),
   uiApi.index,
   uiApi.assets,
 ];

@@ -71,7 +71,10 @@ export const userSchema = z
     name: z.string().regex(/^[A-Za-z0-9._@-]{1,128}$/, "letters, digits, '.', '_', '@' or '-'"),
     /** argon2id hash as printed by `loupe hash-password`. */
     passwordHash: z.string().startsWith("$argon2id$", "expected an argon2id hash from `loupe hash-password`"),
-    roles: z.array(z.enum(ROLES)).min(1),
+    /** Roles on every cluster and topic, as before groups existed; a user's rights are these plus its groups'. */
+    roles: z.array(z.enum(ROLES)).default([]),
+    /** Groups (of this file or the store) whose rights the user has. */
+    groups: z.array(z.string().min(1).max(100)).max(100).default([]),
     email: z.string().email().nullable().optional(),
   })
   .strict();

@@ -10,6 +10,11 @@ export interface Database {
     roles: string;
     email: string | null;
     created_at: number;
+    /** JSON array of group names. */
+    groups: Generated<string>;
+    /** 1 when the user may not log in and its tokens stop working. */
+    disabled: Generated<number>;
+    updated_at: number | null;
   };
   tokens: {
     /** SHA-256 of the token, hex. The token itself is never stored. */
@@ -25,6 +30,9 @@ export interface Database {
     last_used_at: number;
     expires_at: number;
     revoked_at: number | null;
+    /** A directory login's Loupe groups (JSON array), re-read at an interval; null for other tokens. */
+    groups: string | null;
+    groups_at: number | null;
   };
   audit: {
     id: Generated<number>;
@@ -93,5 +101,18 @@ export interface Database {
     topics_deny: string;
     created_at: number;
     updated_at: number;
+  };
+  service_accounts: {
+    name: string;
+    /** SHA-256 of the secret, hex: the secret is random (256 bits), shown once and never stored. */
+    secret_hash: string;
+    /** JSON array of group names. */
+    groups: string;
+    expires_at: number | null;
+    disabled: number;
+    created_by: string;
+    created_at: number;
+    updated_at: number;
+    last_used_at: number | null;
   };
 }

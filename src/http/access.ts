@@ -9,14 +9,22 @@ import type { AuditChange, AuditType } from "../domains/audit/types.ts";
  * (`assertRoutesCovered`).
  *
  * Levels, each including the ones after it:
- *  - admin:  ACLs, quotas, users, audit and logs
+ *  - admin:  ACLs, quotas, users, audit and logs; only from a group without limits (every
+ *            cluster, every topic): a scoped admin could otherwise widen their own scope
+
  *  - write:  changes to topics, metadata, processors, connectors, schemas, alert settings
  *  - read:   reading record contents
  *  - nodata: everything else that is visible, but never record contents
+ *  - session: any signed-in identity, even one with no group yet (its own session, its password)
+ *
+ * Roles come from the identity's groups, each limited to some clusters and topics (see
+ * src/domains/access/scope.ts): a route is checked against the roles the groups grant on the
+ * request's cluster, and a route naming a topic also against the roles on that topic.
  */
-export type Level = "public" | "nodata" | "read" | "write" | "admin";
+export type Level = "public" | "session" | "nodata" | "read" | "write" | "admin";
 
 export const LEVEL_ROLES: Record<Exclude<Level, "public">, readonly Role[]> = {
+  session: ["admin", "write", "read", "nodata"],
   nodata: ["admin", "write", "read", "nodata"],
   read: ["admin", "write", "read"],
   write: ["admin", "write"],
@@ -42,6 +50,7 @@ export function rolesFor(level: Level): readonly Role[] | "public" {
 
 /** The roles of a level as the OpenAPI document and the docs say them. */
 export function rolesText(level: Level): string {
+  if (level === "session") return "any signed-in identity";
   return level === "public" ? "none (public)" : LEVEL_ROLES[level].join(", ");
 }
 

@@ -1,4 +1,5 @@
 import type { Context, MiddlewareHandler, Next } from "hono";
+import type { Scope } from "../domains/access/scope.ts";
 import type { AuditService } from "../domains/audit/service.ts";
 import type { AuthService } from "../domains/auth/service.ts";
 import { AppError } from "../errors.ts";
@@ -85,6 +86,33 @@ async function requestFields(c: Context): Promise<Record<string, unknown>> {
   return out;
 }
 
+/**
+ * Why the identity may not call the route, or undefined when it may: the roles its groups grant
+ * on the cluster (the admin level: only groups without limits), then, for a route naming a
+ * topic, the roles on that topic.
+ */
+function denied(
+  rule: AccessRule,
+  scope: Scope,
+  cluster: string,
+  params: Record<string, string>,
+): { message: string; audit: string } | undefined {
+  if (rule.level === "public" || rule.level === "session") return undefined;
+  const allowed = LEVEL_ROLES[rule.level];
+  const held = rule.level === "admin" ? [...scope.unrestricted] : scope.clusterRoles(cluster);
+  if (!held.some((r) => allowed.includes(r))) {
+    const roles =
+      rule.level === "admin" && scope.clusterRoles(cluster).includes("admin")
+        ? "admin (limited to some clusters or topics)"
+        : held.join(",") || "none";
+    return { message: `Role ${roles} may not ${rule.method} ${rule.path}`, audit: "role does not allow this action" };
+  }
+  const topic = params.topicName ?? params.topic;
+  if (topic !== undefined && !scope.topicAllowed(cluster, topic, rule.level))
+    return { message: `Topic '${topic}' is outside your scope`, audit: "topic outside the identity's scope" };
+  return undefined;
+}
+
 const reasonOf = (e: unknown) => (e instanceof AppError ? `${e.code}: ${e.message}` : "INTERNAL: unexpected error");
 
 /**
@@ -103,12 +131,15 @@ export const authorize =
   (deps: {
     auth: AuthService;
     audit: AuditService;
+    /** The cluster the request acts on (`x-service-cluster`, else the default); throws for an unknown one. */
+    selectCluster?: (rule: AccessRule, c: Context<AppEnv>) => string;
     afterChecks?: (rule: AccessRule, c: Context<AppEnv>, next: Next) => Promise<void>;
   }): Guard =>
   async (rule, c, next) => {
     c.set("rule", rule);
     const proceed = () => (deps.afterChecks ? deps.afterChecks(rule, c, next) : next());
     if (rule.level === "public") {
+      deps.selectCluster?.(rule, c);
       await proceed();
       return;
     }
@@ -120,10 +151,12 @@ export const authorize =
     const user = session.user.name;
     // Hono's path parameters of this route, decoded once (a group named "a%41" stays "a%41").
     const params = c.req.param() as Record<string, string>;
+    // Chosen before the role check: the roles that apply are those the groups grant on it.
+    const cluster = deps.selectCluster?.(rule, c) ?? "";
 
-    const allowed = LEVEL_ROLES[rule.level];
-    if (!session.user.roles.some((r) => allowed.includes(r))) {
-      const failure = "FORBIDDEN: role does not allow this action";
+    const denial = denied(rule, session.scope, cluster, params);
+    if (denial) {
+      const failure = `FORBIDDEN: ${denial.audit}`;
       // The path as sent: c.req.path is partly decoded already.
       const rawPath = new URL(c.req.url).pathname;
       // record() logs a failure to store and never throws: the answer stays 403.
@@ -132,7 +165,7 @@ export const authorize =
           ? { type: rule.audit.type, change: rule.audit.change, user, content: params, failure }
           : { type: "ACCESS", change: "DENY", user, content: { ...params, method: c.req.method, path: rawPath }, failure },
       );
-      throw new AppError("FORBIDDEN", `Role ${session.user.roles.join(",")} may not ${rule.method} ${rule.path}`);
+      throw new AppError("FORBIDDEN", denial.message);
     }
     if (!rule.audit) {
       await proceed();

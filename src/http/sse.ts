@@ -65,8 +65,13 @@ const TOO_SLOW = new AppError("TOO_MANY_REQUESTS", "The stream was cut off: the 
  * current), or why it no longer works; and news of revocations, so they close streams at once.
  */
 export interface StreamAuth {
-  checkToken(tokenHash: string): Promise<{ user: { roles: readonly Role[] } } | string>;
+  checkToken(tokenHash: string): Promise<StreamSession | string>;
   onRevoke(listener: (tokenHash: string | null, reason: string) => void): void;
+}
+
+/** What a stream's check reads of a session: the rights of its identity, and their key to compare. */
+export interface StreamSession {
+  scope: { key: string; clusterRoles(cluster: string): Role[]; readonly unrestricted: ReadonlySet<Role> };
 }
 
 /** A stream that can be ended from outside: its error line, then its socket closes. */
@@ -78,6 +83,9 @@ interface Lease {
   user: string;
   tokenHash: string | undefined;
   level: Level | undefined;
+  /** The cluster it reads and the rights it was opened with: any change of them closes it. */
+  cluster: string | undefined;
+  scopeKey: string | undefined;
   handle?: StreamHandle;
   /** Set when the stream was closed before it started: it ends as soon as it does. */
   closing?: unknown;
@@ -139,7 +147,14 @@ export class StreamRegistry {
         headers: { "Retry-After": "5" },
       });
     this.open.set(user, n + 1);
-    const lease: Lease = { user, tokenHash: c?.get("session")?.tokenHash, level: c?.get("rule")?.level };
+    const session = c?.get("session");
+    const lease: Lease = {
+      user,
+      tokenHash: session?.tokenHash,
+      level: c?.get("rule")?.level,
+      cluster: c?.get("cluster"),
+      scopeKey: session?.scope.key,
+    };
     this.leases.add(lease);
     if (c) leaseBySignal.set(c.req.raw.signal, lease);
     let released = false;
@@ -183,7 +198,7 @@ export class StreamRegistry {
     this.sweeping = true;
     let n = 0;
     try {
-      const checks = new Map<string, Promise<{ user: { roles: readonly Role[] } } | string>>();
+      const checks = new Map<string, Promise<StreamSession | string>>();
       for (const lease of [...this.leases]) {
         if (!lease.tokenHash) continue;
         let check = checks.get(lease.tokenHash);
@@ -196,11 +211,11 @@ export class StreamRegistry {
         if (typeof session === "string") {
           n++;
           void this.close(lease, revoked(session));
-        } else if (lease.level && lease.level !== "public") {
-          const allowed = LEVEL_ROLES[lease.level];
-          if (!session.user.roles.some((r) => allowed.includes(r))) {
+        } else {
+          const why = streamDenied(lease, session);
+          if (why) {
             n++;
-            void this.close(lease, new AppError("FORBIDDEN", "Your role no longer allows this stream"));
+            void this.close(lease, new AppError("FORBIDDEN", why));
           }
         }
       }
@@ -227,6 +242,19 @@ export class StreamRegistry {
   stop(): void {
     if (this.timer) clearInterval(this.timer);
   }
+}
+
+/**
+ * Why an open stream may no longer run: its identity's rights changed (a group's roles or
+ * scope, or its memberships: closed rather than re-judged, the client reconnects under the new
+ * rights), or its roles no longer reach the route's level.
+ */
+function streamDenied(lease: Lease, session: StreamSession): string | undefined {
+  if (lease.scopeKey !== undefined && session.scope.key !== lease.scopeKey) return "Your access changed: reconnect";
+  if (!lease.level || lease.level === "public" || lease.level === "session") return undefined;
+  const allowed = LEVEL_ROLES[lease.level];
+  const held = lease.level === "admin" ? [...session.scope.unrestricted] : session.scope.clusterRoles(lease.cluster ?? "");
+  return held.some((r) => allowed.includes(r)) ? undefined : "Your role no longer allows this stream";
 }
 
 export const SSE_HEADERS = {

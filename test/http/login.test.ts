@@ -40,7 +40,7 @@ describe("POST /api/login", () => {
     const body = (await res.json()) as Record<string, any>;
     expect(body.success).toBe(true);
     expect(body.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(body.user).toEqual({ id: "alice", name: "alice", email: null, roles: ["admin"] });
+    expect(body.user).toEqual({ id: "alice", name: "alice", email: null, roles: ["admin"], groups: [], kind: "local" });
     expect(body.schemaRegistryDelete).toBe(true);
   });
 

@@ -320,6 +320,74 @@ const PREPARE: Record<string, Prepare> = {
       check: async () => expect((await rt.request(`/api/groups/${name}`, { role: "admin" })).status).toBe(404),
     };
   },
+  "GET /api/users": get("/api/users", jsonArray),
+  "POST /api/users": async () => {
+    const name = `rbac-user-${++groupCount}`;
+    return {
+      path: "/api/users",
+      body: JSON.stringify({ name, password: USER_PASSWORD, groups: [await sharedGroup()] }),
+      check: async (res) => expect(await res.json()).toMatchObject({ name, groups: ["rbac-group"], source: "store" }),
+    };
+  },
+  "GET /api/users/:name": async () => ({
+    path: `/api/users/${await sharedUser()}`,
+    check: async (res) => expect(await res.json()).toMatchObject({ name: "rbac-user", disabled: false }),
+  }),
+  "PUT /api/users/:name": async () => ({
+    path: `/api/users/${await sharedUser()}`,
+    body: JSON.stringify({ email: "rbac@example.com" }),
+    check: async (res) => expect(await res.json()).toMatchObject({ name: "rbac-user", email: "rbac@example.com" }),
+  }),
+  "DELETE /api/users/:name": async (c) => {
+    const name = c.allowed ? await createUser(`rbac-user-del-${++groupCount}`) : await sharedUser();
+    return {
+      path: `/api/users/${name}`,
+      check: async () => expect((await rt.request(`/api/users/${name}`, { role: "admin" })).status).toBe(404),
+    };
+  },
+  // Every identity may change its own password: a store user of its own per call (the role
+  // users are the config file's, whose passwords only the file changes).
+  "PUT /api/user/password": async (c) => {
+    if (!c.role)
+      return { path: "/api/user/password", body: JSON.stringify({ currentPassword: USER_PASSWORD, password: `${USER_PASSWORD}-new` }) };
+    const name = await createUser(`rbac-pw-${++groupCount}`);
+    const login = await rt.app.request("/api/login", { method: "POST", body: JSON.stringify({ user: name, password: USER_PASSWORD }) });
+    return {
+      path: "/api/user/password",
+      token: await login.text(),
+      body: JSON.stringify({ currentPassword: USER_PASSWORD, password: `${USER_PASSWORD}-new` }),
+      check: async (res) => expect(await res.json()).toEqual({ success: true }),
+    };
+  },
+  "GET /api/service-accounts": get("/api/service-accounts", jsonArray),
+  "POST /api/service-accounts": async () => {
+    const name = `rbac-sa-${++groupCount}`;
+    return {
+      path: "/api/service-accounts",
+      body: JSON.stringify({ name, groups: [await sharedGroup()] }),
+      check: async (res) => {
+        const body = (await res.json()) as { name: string; secret: string; token: string };
+        expect(body.name).toBe(name);
+        expect(body.token).toBe(`${name}:${body.secret}`);
+      },
+    };
+  },
+  "GET /api/service-accounts/:name": async () => ({
+    path: `/api/service-accounts/${await sharedAccount()}`,
+    check: async (res) => expect(await res.json()).toMatchObject({ name: "rbac-sa", disabled: false }),
+  }),
+  "PUT /api/service-accounts/:name": async () => ({
+    path: `/api/service-accounts/${await sharedAccount()}`,
+    body: JSON.stringify({ expiresAt: Date.now() + 86_400_000 }),
+    check: async (res) => expect(((await res.json()) as { expiresAt: number }).expiresAt).toBeGreaterThan(Date.now()),
+  }),
+  "DELETE /api/service-accounts/:name": async (c) => {
+    const name = c.allowed ? await createAccount(`rbac-sa-del-${++groupCount}`) : await sharedAccount();
+    return {
+      path: `/api/service-accounts/${name}`,
+      check: async () => expect((await rt.request(`/api/service-accounts/${name}`, { role: "admin" })).status).toBe(404),
+    };
+  },
   "GET /metrics": get("/metrics", async (res) => expect(await res.text()).toContain("# TYPE")),
   "GET /": get("/", async (res) => expect(await res.text()).toContain("<title>Loupe</title>")),
   "GET /*": get("/topics/some-page", async (res) => expect(await res.text()).toContain("<title>Loupe</title>")),
@@ -337,6 +405,28 @@ async function createGroup(name: string): Promise<string> {
 /** The group that reads and changes act on, made once. */
 let shared: Promise<string> | undefined;
 const sharedGroup = () => (shared ??= createGroup("rbac-group"));
+
+const USER_PASSWORD = "rbac-user-password";
+
+async function createUser(name: string): Promise<string> {
+  const body = JSON.stringify({ name, password: USER_PASSWORD, groups: [await sharedGroup()] });
+  const res = await rt.request("/api/users", { method: "POST", role: "admin", body });
+  expect(res.status).toBe(201);
+  return name;
+}
+
+let sharedUserMade: Promise<string> | undefined;
+const sharedUser = () => (sharedUserMade ??= createUser("rbac-user"));
+
+async function createAccount(name: string): Promise<string> {
+  const body = JSON.stringify({ name, groups: [await sharedGroup()] });
+  const res = await rt.request("/api/service-accounts", { method: "POST", role: "admin", body });
+  expect(res.status).toBe(201);
+  return name;
+}
+
+let sharedAccountMade: Promise<string> | undefined;
+const sharedAccount = () => (sharedAccountMade ??= createAccount("rbac-sa"));
 
 const brokerId = async () => (await describeCluster(rt.kafka.default())).brokers[0]!.id;
 

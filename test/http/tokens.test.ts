@@ -144,8 +144,13 @@ describe("roles come from the current user record", () => {
       // Written to the table by other means: applies within a second.
       store.store.sqlite.run(`UPDATE users SET roles = '[]' WHERE name = 'admin'`);
       clock += 1_000;
-      expect((await as(token, "/api/auth", store)).status).toBe(401); // disabled: no roles
-      store.store.sqlite.run(`UPDATE users SET roles = '["admin"]' WHERE name = 'admin'`);
+      // No role and no group: signed in, and nothing more.
+      expect((await as(token, "/api/auth", store)).status).toBe(200);
+      expect((await as(token, "/api/sql/queries", store)).status).toBe(403);
+      store.store.sqlite.run(`UPDATE users SET disabled = 1 WHERE name = 'admin'`);
+      clock += 1_000;
+      expect((await as(token, "/api/auth", store)).status).toBe(401);
+      store.store.sqlite.run(`UPDATE users SET roles = '["admin"]', disabled = 0 WHERE name = 'admin'`);
       store.auth.invalidateUsers();
       expect((await as(token, "/api/audit", store)).status).toBe(200);
       store.store.sqlite.run(`DELETE FROM users WHERE name = 'admin'`);

@@ -5,6 +5,7 @@ import * as m0003 from "./0003-audit-outcome.ts";
 import * as m0004 from "./0004-user-profiles.ts";
 import * as m0005 from "./0005-sql-library.ts";
 import * as m0006 from "./0006-groups.ts";
+import * as m0007 from "./0007-identity.ts";
 
 export interface Migration {
   version: number;
@@ -23,4 +24,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 4, ...m0004 },
   { version: 5, ...m0005 },
   { version: 6, ...m0006 },
+  { version: 7, ...m0007 },
 ];

@@ -33,6 +33,7 @@ const readOnly = (name: string) =>
  */
 export class GroupService {
   private config: ReadonlyMap<string, Group>;
+  private readonly listeners: (() => void)[] = [];
 
   constructor(
     private readonly repo: GroupRepo,
@@ -42,9 +43,19 @@ export class GroupService {
     this.config = new Map(configGroups.map((g) => [g.name, g]));
   }
 
+  /** Called after every change of a group (the API, a reload): sessions follow it at once. */
+  onChange(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+
+  private changed(): void {
+    for (const l of this.listeners) l();
+  }
+
   /** Replaces the config file's groups (a reload of the file). */
   reloadConfig(groups: readonly Group[]): void {
     this.config = new Map(groups.map((g) => [g.name, g]));
+    this.changed();
   }
 
   /** By name; a name defined in both places is listed once, as the file defines it. */
@@ -80,6 +91,7 @@ export class GroupService {
     if (this.config.has(g.name)) throw new AppError("CONFLICT", `Group '${g.name}' exists: it is defined in the configuration file`);
     const stored = await this.repo.insert(normalized(g), this.now());
     if (!stored) throw new AppError("CONFLICT", `Group '${g.name}' exists`);
+    this.changed();
     return this.storeView(stored);
   }
 
@@ -101,6 +113,7 @@ export class GroupService {
       this.now(),
     );
     if (!result) throw new AppError("NOT_FOUND", `No group named '${name}'`);
+    this.changed();
     const before: Record<string, unknown> = {};
     const after: Record<string, unknown> = {};
     for (const key of CHANGEABLE) {
@@ -118,6 +131,7 @@ export class GroupService {
     if (this.config.has(name)) throw readOnly(name);
     const removed = await this.repo.remove(name);
     if (!removed) throw new AppError("NOT_FOUND", `No group named '${name}'`);
+    this.changed();
     return this.storeView(removed);
   }
 

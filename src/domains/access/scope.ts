@@ -65,6 +65,11 @@ class PatternSet {
     }
   }
 
+  /** Matches every name (`*`). */
+  get all(): boolean {
+    return this.any;
+  }
+
   get empty(): boolean {
     return !this.any && this.exact.size === 0 && this.prefixes.length === 0 && this.globs.length === 0;
   }
@@ -102,9 +107,32 @@ const onCluster = (g: CompiledGroup, cluster: string) => g.everyCluster || g.clu
 /** The compiled rights of one identity: the union over its groups. */
 export class Scope {
   private readonly groups: readonly CompiledGroup[];
+  /**
+   * Roles granted without any limit: by groups naming every cluster and allowing every topic
+   * with nothing denied. Loupe-wide administration (users, groups, audit, ACLs) needs `admin`
+   * from here: an admin scoped to some topics could otherwise widen their own scope.
+   */
+  readonly unrestricted: ReadonlySet<Role>;
 
-  constructor(groups: readonly Group[]) {
+  constructor(
+    groups: readonly Group[],
+    /** Equal for equal groups: an open stream compares it to see whether its identity's rights changed. */
+    readonly key = scopeKey(groups),
+  ) {
     this.groups = groups.map(compileGroup);
+    this.unrestricted = new Set(this.groups.filter((g) => g.everyCluster && g.allow.all && g.deny.empty).flatMap((g) => g.roles));
+  }
+
+  /** Every role any group grants, anywhere: what a session shows as its roles. */
+  get allRoles(): Role[] {
+    return sortRoles(new Set(this.groups.flatMap((g) => g.roles)));
+  }
+
+  /** Whether every topic of the cluster is in scope for `role`: lists then need no filtering. */
+  everyTopic(cluster: string, role?: Role): boolean {
+    return this.groups.some(
+      (g) => onCluster(g, cluster) && g.allow.all && g.deny.empty && (!role || g.roles.some((r) => roleCovers(r, role))),
+    );
   }
 
   /** The names of the groups it was made of. */
@@ -143,6 +171,7 @@ export class Scope {
 
   /** The topics of `names` in scope, in their order: what a list answers. */
   filterTopics(cluster: string, names: readonly string[], role?: Role): string[] {
+    if (this.everyTopic(cluster, role)) return [...names];
     // Only the groups that can allow anything on this cluster take part.
     const relevant = this.groups.filter(
       (g) => onCluster(g, cluster) && !g.allow.empty && (!role || g.roles.some((r) => roleCovers(r, role))),
@@ -164,12 +193,16 @@ function sortRoles(roles: Set<Role>): Role[] {
 const cache = new Map<string, Scope>();
 const MAX_CACHED = 1000;
 
+function scopeKey(groups: readonly Group[]): string {
+  return JSON.stringify(groups.map((g) => [g.name, g.roles, g.clusters, g.topics.allow, g.topics.deny ?? []]));
+}
+
 export function compileScope(groups: readonly Group[]): Scope {
-  const key = JSON.stringify(groups.map((g) => [g.name, g.roles, g.clusters, g.topics.allow, g.topics.deny ?? []]));
+  const key = scopeKey(groups);
   let scope = cache.get(key);
   if (!scope) {
     if (cache.size >= MAX_CACHED) cache.clear();
-    scope = new Scope(groups);
+    scope = new Scope(groups, key);
     cache.set(key, scope);
   }
   return scope;

@@ -13,8 +13,12 @@ export interface AuditQuery {
   limit: number;
 }
 
-/** Keys whose values never reach an audit entry: passwords, tokens, JAAS configs and the like. */
-const SECRET_KEY = /(^|[._-])(password|passwd|secret|token|credentials?)$|sasl\.jaas\.config|^authorization$|api[._-]?key/i;
+/**
+ * Keys whose values never reach an audit entry: passwords, tokens, JAAS configs and the like,
+ * also as the last word of a camelCase key (`currentPassword`).
+ */
+const SECRET_KEY =
+  /(^|[._-])(password|passwd|secret|token|credentials?)$|[a-z](Password|Passwd|Secret|Token|Credentials?)$|sasl\.jaas\.config|^authorization$|api[._-]?key/i;
 
 export function isSecretKey(key: string): boolean {
   return SECRET_KEY.test(key);

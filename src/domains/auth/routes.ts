@@ -14,7 +14,9 @@ const userShape = z.object({
   id: z.string(),
   name: z.string(),
   email: z.string().nullable(),
-  roles: z.array(z.string()),
+  roles: z.array(z.string()).describe("every role the identity holds somewhere; its groups say where"),
+  groups: z.array(z.string()),
+  kind: z.enum(["local", "ldap", "service"]),
 });
 const loginAnswer = z.object({ success: z.boolean(), token: z.string(), user: userShape, schemaRegistryDelete: z.boolean() });
 /**
@@ -66,7 +68,7 @@ export const authApi = {
   session: defineRoute({
     method: "GET",
     path: "/api/auth",
-    level: "nodata",
+    level: "session",
     summary: "The current session",
     tags,
     responses: { 200: json(sessionAnswer) },

@@ -1,19 +1,29 @@
-import { createHash, randomBytes } from "node:crypto";
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Role, UserConfig } from "../../config/schema.ts";
 import type { Db } from "../../db/index.ts";
 import { AppError } from "../../errors.ts";
 import type { Logger } from "../../log/logger.ts";
+import { compileScope, type Group, type Scope } from "../access/scope.ts";
 import { LoginThrottle } from "./throttle.ts";
+
+/** Where an identity comes from: a local user (config file or store), the directory, or a service account. */
+export type IdentityKind = "local" | "ldap" | "service";
 
 export interface User {
   id: string;
   name: string;
   email: string | null;
+  /** Every role the identity holds anywhere (its groups' and its own); what is allowed where is the scope's. */
   roles: Role[];
+  /** The Loupe groups it belongs to. */
+  groups: string[];
+  kind: IdentityKind;
 }
 
 export interface Session {
   user: User;
+  /** What the identity may do on which cluster and topic: the union over its groups. */
+  scope: Scope;
   tokenHash: string;
   createdAt: number;
   expiresAt: number;
@@ -27,10 +37,35 @@ export interface AuthSettings {
   failedLoginWindowMs: number;
 }
 
+/** A directory user after a successful bind or a lookup (see src/domains/auth/ldap.ts). */
+export interface DirectoryUser {
+  name: string;
+  email: string | null;
+  /** Loupe group names, mapped from the directory's groups. */
+  groups: string[];
+}
+
+/** The directory logins are checked against when the name is no local user. */
+export interface Directory {
+  /** Null when name and password do not match; throws UNAVAILABLE when the directory cannot answer. */
+  authenticate(name: string, password: string): Promise<DirectoryUser | null>;
+  /** The user's current groups; null when the user is gone. Throws when the directory cannot answer. */
+  lookup(name: string): Promise<DirectoryUser | null>;
+  /** How often a live directory token's groups are read again. */
+  readonly refreshMs: number;
+}
+
 /** Time and waiting, injectable so tests advance a clock instead of sleeping. */
 export interface AuthOptions {
   now?: () => number;
   delay?: (ms: number) => Promise<void>;
+}
+
+/** What identities are resolved with besides the store: groups (config and store) and the directory. */
+export interface IdentityDeps {
+  /** The groups of these names that exist (unknown names grant nothing). */
+  groups?: (names: readonly string[]) => Promise<Group[]>;
+  directory?: Directory;
 }
 
 /** Called when tokens stop working: one token (logout), or null when any may have (users changed). */
@@ -46,7 +81,7 @@ export async function hashPassword(password: string): Promise<string> {
   return Bun.password.hash(password, "argon2id");
 }
 
-type Source = "config" | "store";
+type Source = "config" | "store" | "ldap";
 
 /** What a token says: whose it is and when it ends. Roles are never taken from it. */
 interface TokenEntry {
@@ -56,15 +91,55 @@ interface TokenEntry {
   expiresAt: number;
   lastUsedAt: number;
   persistedLastUse: number;
+  /** A directory login's groups and when they were read. */
+  groups?: string[];
+  groupsAt?: number;
+  /** A re-read of the directory in flight, so concurrent requests wait for one. */
+  refreshing?: Promise<void>;
+}
+
+/** A local user's record: its own roles (applying everywhere) and its groups. */
+interface LocalUser {
+  name: string;
+  email: string | null;
+  roles: Role[];
+  groups: string[];
+  disabled: boolean;
+  passwordHash: string;
+}
+
+/** A service account's record, as authentication reads it. */
+interface ServiceAccountRecord {
+  name: string;
+  secretHash: string;
+  groups: string[];
+  expiresAt: number | null;
+  disabled: boolean;
+  createdAt: number;
 }
 
 /**
- * Store users are re-read after this long, so a change written to the `users` table by other
- * means than this service applies within it; changes made through the service apply at once.
+ * Store records (users, service accounts, groups) are re-read after this long, so a change
+ * written to the store by other means than Loupe's API applies within it; changes made through
+ * the API apply at once (`accessChanged`).
  */
-const STORE_USER_TTL_MS = 1_000;
+const STORE_TTL_MS = 1_000;
 
-const toUser = (name: string, email: string | null | undefined, roles: Role[]): User => ({ id: name, name, email: email ?? null, roles });
+/** The `expiresAt` of a service account that never expires, as the session answer gives it (9999-12-31). */
+export const NEVER = 253_402_300_799_000;
+
+/** A service account token: `name:secret`. Login tokens are base64url and hold no colon. */
+const SERVICE_TOKEN = /^([A-Za-z0-9][A-Za-z0-9._-]{0,99}):([A-Za-z0-9_-]{16,200})$/;
+
+/** The implicit group of a user's own roles: every cluster, every topic. Its name is no valid group name. */
+const ownRolesGroup = (roles: readonly Role[]): Group => ({
+  name: "(own roles)",
+  roles: [...roles],
+  clusters: ["*"],
+  topics: { allow: ["*"], deny: [] },
+});
+
+const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 
 export class AuthService {
   private readonly throttle: LoginThrottle;
@@ -72,11 +147,23 @@ export class AuthService {
   private readonly tokens = new Map<string, TokenEntry>();
   /** Tokens revoked while the store could not record it, until they would have expired anyway. */
   private readonly revoked = new Map<string, number>();
-  private configUsers = new Map<string, { user: User; passwordHash: string }>();
-  private readonly storeUsers = new Map<string, { user: User | undefined; at: number }>();
+  private configUsers = new Map<string, LocalUser>();
+  /** Store users and service accounts read recently, with the access generation they were read in. */
+  private readonly storeUsers = new Map<string, { user: LocalUser | undefined; at: number; gen: number }>();
+  private readonly accounts = new Map<string, { account: ServiceAccountRecord | undefined; at: number; gen: number }>();
+  /** Service account tokens seen, by hash: open streams are checked by hash. */
+  private readonly serviceTokens = new Map<string, string>();
+  /** Last use of service accounts not yet written to the store. */
+  private readonly accountUse = new Map<string, { at: number; persisted: number }>();
+  /** Resolved groups by the names asked for, with the generation they were read in. */
+  private readonly groupCache = new Map<string, { groups: Group[]; at: number; gen: number }>();
+  /** Bumped by every change of users, groups or service accounts: cached identities are read again. */
+  private generation = 0;
   private readonly listeners: RevokeListener[] = [];
   private readonly now: () => number;
   private readonly delay: (ms: number) => Promise<void>;
+  private readonly resolveGroups: (names: readonly string[]) => Promise<Group[]>;
+  private readonly directory: Directory | undefined;
 
   constructor(
     private readonly db: Db,
@@ -84,20 +171,33 @@ export class AuthService {
     configUsers: UserConfig[],
     private readonly log: Logger,
     opts: AuthOptions = {},
+    deps: IdentityDeps = {},
   ) {
     this.now = opts.now ?? Date.now;
     this.delay = opts.delay ?? ((ms) => Bun.sleep(ms));
+    this.resolveGroups = deps.groups ?? (async () => []);
+    this.directory = deps.directory;
     this.throttle = new LoginThrottle({ limit: settings.maxFailedLogins, windowMs: settings.failedLoginWindowMs }, this.now);
     this.indexConfigUsers(configUsers);
   }
 
   private indexConfigUsers(users: UserConfig[]): void {
-    this.configUsers = new Map(users.map((u) => [u.name, { user: toUser(u.name, u.email, u.roles), passwordHash: u.passwordHash }]));
+    this.configUsers = new Map(
+      users.map((u) => [
+        u.name,
+        { name: u.name, email: u.email ?? null, roles: u.roles, groups: u.groups, disabled: false, passwordHash: u.passwordHash },
+      ]),
+    );
   }
 
-  /** Where users come from: the config file when it lists any, else the store. */
-  private get source(): Source {
-    return this.configUsers.size > 0 ? "config" : "store";
+  /** Whether the config file defines this user (read-only through the API). */
+  isConfigUser(name: string): boolean {
+    return this.configUsers.has(name);
+  }
+
+  /** The config file's users, as the users API lists them. */
+  configUserList(): { name: string; email: string | null; roles: Role[]; groups: string[] }[] {
+    return [...this.configUsers.values()].map(({ name, email, roles, groups }) => ({ name, email, roles, groups }));
   }
 
   /** Tells `listener` whenever tokens stop working, so what they hold open (streams) can close. */
@@ -116,15 +216,24 @@ export class AuthService {
   }
 
   /**
-   * Replaces the users of the config file (a reload). Roles are resolved on every request,
+   * Users, groups or service accounts changed (through the API or a reload): every cached
+   * identity is read again at its next request, and open streams are checked now.
+   */
+  accessChanged(reason = "access changed"): void {
+    this.generation++;
+    this.storeUsers.clear();
+    this.accounts.clear();
+    this.groupCache.clear();
+    this.notify(null, reason);
+  }
+
+  /**
+   * Replaces the users of the config file (a reload). Rights are resolved on every request,
    * so a changed role applies at the next one; the tokens of removed users are revoked.
    */
   async setUsers(users: UserConfig[]): Promise<void> {
     const before = new Set(this.configUsers.keys());
-    if (before.size > 0 && users.length === 0)
-      this.log.warn("the configuration lists no users any more: users now come from the store, config users' tokens stop working");
     this.indexConfigUsers(users);
-    this.storeUsers.clear();
     const removed = [...before].filter((n) => !this.configUsers.has(n));
     for (const [hash, t] of this.tokens) if (t.source === "config" && removed.includes(t.userName)) this.tokens.delete(hash);
     if (removed.length) {
@@ -141,13 +250,30 @@ export class AuthService {
         this.log.warn("could not record the revocation of removed users' tokens", { users: removed.length }, e);
       }
     }
-    this.notify(null, "user changed");
+    this.accessChanged("user changed");
+  }
+
+  /** Ends every login token of a store user (a reset password, a disabled or deleted account). */
+  async revokeUser(name: string): Promise<void> {
+    const ended: string[] = [];
+    for (const [hash, t] of this.tokens)
+      if (t.source === "store" && t.userName === name) {
+        this.tokens.delete(hash);
+        ended.push(hash);
+      }
+    await this.db
+      .updateTable("tokens")
+      .set({ revoked_at: this.now() })
+      .where("user_name", "=", name)
+      .where("source", "=", "store")
+      .where("revoked_at", "is", null)
+      .execute();
+    for (const hash of ended) this.notify(hash, "token revoked");
   }
 
   /** Forgets cached store users: call after changing the `users` table. */
   invalidateUsers(): void {
-    this.storeUsers.clear();
-    this.notify(null, "user changed");
+    this.accessChanged("user changed");
   }
 
   /**
@@ -168,90 +294,146 @@ export class AuthService {
         roles: JSON.stringify(["admin"]),
         email: null,
         created_at: Date.now(),
+        updated_at: null,
       })
       .execute();
     this.storeUsers.clear();
     return generated ? { created: true, password: secret } : { created: true };
   }
 
-  /** The user with the password hash, read fresh: a login must see the current password. */
-  private async findUser(name: string): Promise<{ user: User; passwordHash: string } | undefined> {
-    if (this.source === "config") return this.configUsers.get(name);
+  private async readStoreUser(name: string): Promise<LocalUser | undefined> {
     const row = await this.db.selectFrom("users").selectAll().where("name", "=", name).executeTakeFirst();
-    return row && { user: toUser(row.name, row.email, JSON.parse(row.roles) as Role[]), passwordHash: row.password_hash };
+    return (
+      row && {
+        name: row.name,
+        email: row.email,
+        roles: JSON.parse(row.roles) as Role[],
+        groups: JSON.parse(row.groups ?? "[]") as string[],
+        disabled: row.disabled === 1,
+        passwordHash: row.password_hash,
+      }
+    );
   }
 
-  /** The current record of a token's user; undefined when removed, disabled (no roles) or from another source. */
-  private async currentUser(name: string, source: Source, now: number): Promise<User | undefined> {
-    if (source !== this.source) return undefined;
-    let user: User | undefined;
-    if (source === "config") user = this.configUsers.get(name)?.user;
+  /**
+   * A local user: the config file's, else the store's (the file wins a shared name). Read fresh
+   * for a login, which must see the current password; cached briefly for requests.
+   */
+  private async localUser(name: string, now: number, fresh: boolean): Promise<{ user: LocalUser; source: Source } | undefined> {
+    const fromConfig = this.configUsers.get(name);
+    if (fromConfig) return { user: fromConfig, source: "config" };
+    const cached = this.storeUsers.get(name);
+    let user: LocalUser | undefined;
+    if (!fresh && cached && cached.gen === this.generation && now - cached.at < STORE_TTL_MS) user = cached.user;
     else {
-      const cached = this.storeUsers.get(name);
-      if (cached && now - cached.at < STORE_USER_TTL_MS) user = cached.user;
-      else {
-        const row = await this.db.selectFrom("users").select(["name", "email", "roles"]).where("name", "=", name).executeTakeFirst();
-        user = row && toUser(row.name, row.email, JSON.parse(row.roles) as Role[]);
-        if (this.storeUsers.size > 10_000) this.storeUsers.clear();
-        this.storeUsers.set(name, { user, at: now });
-      }
+      const gen = this.generation;
+      user = await this.readStoreUser(name);
+      if (this.storeUsers.size > 10_000) this.storeUsers.clear();
+      this.storeUsers.set(name, { user, at: now, gen });
     }
-    return user && user.roles.length > 0 ? user : undefined;
+    return user && { user, source: "store" };
+  }
+
+  /** The groups of these names, cached briefly (and until the next change through the API). */
+  private async groupsOf(names: readonly string[], now: number): Promise<Group[]> {
+    if (names.length === 0) return [];
+    const key = names.join("\u0000");
+    const cached = this.groupCache.get(key);
+    if (cached && cached.gen === this.generation && now - cached.at < STORE_TTL_MS) return cached.groups;
+    const gen = this.generation;
+    const groups = await this.resolveGroups(names);
+    if (this.groupCache.size > 10_000) this.groupCache.clear();
+    this.groupCache.set(key, { groups, at: now, gen });
+    return groups;
+  }
+
+  /** The session's user and scope: own roles (everywhere) plus the groups'. */
+  private async identity(
+    base: { name: string; email: string | null; kind: IdentityKind; roles: readonly Role[]; groups: readonly string[] },
+    now: number,
+  ): Promise<{ user: User; scope: Scope }> {
+    const groups = await this.groupsOf(base.groups, now);
+    const scope = compileScope(base.roles.length ? [ownRolesGroup(base.roles), ...groups] : groups);
+    return {
+      user: { id: base.name, name: base.name, email: base.email, roles: scope.allRoles, groups: [...base.groups], kind: base.kind },
+      scope,
+    };
   }
 
   async login(name: string, password: string, address: string): Promise<{ token: string; session: Session }> {
     // Reserved before the password check: concurrent guesses are counted before any is answered.
     const attempt = await this.throttle.reserve(name, address);
-    let found: { user: User; passwordHash: string } | undefined;
+    let local: { user: LocalUser; source: Source } | undefined;
+    let fromDirectory: DirectoryUser | null = null;
     let ok = false;
+    let unavailable = false;
     try {
       if (attempt.delayMs > 0) await this.delay(attempt.delayMs);
-      found = await this.findUser(name);
-      ok = found
-        ? await Bun.password.verify(password, found.passwordHash).catch(() => false)
-        : await Bun.password.verify(password, await getDummyHash()).then(() => false);
+      local = await this.localUser(name, this.now(), true);
+      if (local) ok = (await Bun.password.verify(password, local.user.passwordHash).catch(() => false)) && !local.user.disabled;
+      else if (this.directory) {
+        // The work of a local password check too, so a directory name takes no less time than a local one.
+        await Bun.password.verify(password, await getDummyHash());
+        try {
+          fromDirectory = await this.directory.authenticate(name, password);
+        } catch (e) {
+          unavailable = true;
+          throw e;
+        }
+        ok = fromDirectory !== null;
+      } else await Bun.password.verify(password, await getDummyHash());
     } finally {
-      if (ok) attempt.succeeded();
+      // A directory that cannot answer says nothing of the password: the attempt counts neither way.
+      if (ok || unavailable) attempt.succeeded();
       else attempt.failed();
     }
-    if (!found || !ok) {
+    if (!ok) {
       // A name that is no user may be a password typed into the wrong field: never log it.
-      this.log.warn("login failed", found ? { user: name, address } : { address });
+      this.log.warn("login failed", local || fromDirectory ? { user: name, address } : { address });
       throw new AppError("UNAUTHORIZED", "UNAUTHORIZED");
     }
-    const token = randomBytes(32).toString("base64url");
     const now = this.now();
+    const source: Source = local ? local.source : "ldap";
+    const base = local
+      ? { name: local.user.name, email: local.user.email, kind: "local" as const, roles: local.user.roles, groups: local.user.groups }
+      : { name: fromDirectory!.name, email: fromDirectory!.email, kind: "ldap" as const, roles: [], groups: fromDirectory!.groups };
+    const { user, scope } = await this.identity(base, now);
+    const token = randomBytes(32).toString("base64url");
     const session: Session = {
-      user: found.user,
+      user,
+      scope,
       tokenHash: hashToken(token),
       createdAt: now,
       expiresAt: now + this.settings.tokenLifetimeMs,
       lastUsedAt: now,
     };
-    const source = this.source;
+    const directoryGroups = source === "ldap" ? base.groups : undefined;
     await this.db
       .insertInto("tokens")
       .values({
         hash: session.tokenHash,
-        user_name: found.user.name,
-        // Kept for the column; roles are always read from the user record.
-        roles: JSON.stringify(found.user.roles),
+        user_name: user.name,
+        // Kept for the column; rights are always read from the current records.
+        roles: JSON.stringify(user.roles),
         source,
         created_at: now,
         last_used_at: now,
         expires_at: session.expiresAt,
         revoked_at: null,
+        groups: directoryGroups ? JSON.stringify(directoryGroups) : null,
+        groups_at: directoryGroups ? now : null,
       })
       .execute();
     this.tokens.set(session.tokenHash, {
-      userName: found.user.name,
+      userName: user.name,
       source,
       createdAt: now,
       expiresAt: session.expiresAt,
       lastUsedAt: now,
       persistedLastUse: now,
+      ...(directoryGroups ? { groups: [...directoryGroups], groupsAt: now } : {}),
     });
-    this.log.info("login", { user: found.user.name, address });
+    this.log.info("login", { user: user.name, address, kind: base.kind });
     return { token, session };
   }
 
@@ -273,11 +455,12 @@ export class AuthService {
       if (!row) return undefined;
       t = {
         userName: row.user_name,
-        source: row.source === "config" ? "config" : "store",
+        source: row.source === "config" ? "config" : row.source === "ldap" ? "ldap" : "store",
         createdAt: row.created_at,
         expiresAt: row.expires_at,
         lastUsedAt: row.last_used_at,
         persistedLastUse: row.last_used_at,
+        ...(row.groups !== null ? { groups: JSON.parse(row.groups) as string[], groupsAt: row.groups_at ?? 0 } : {}),
       };
       if (this.tokens.size > 50_000) this.tokens.clear();
       this.tokens.set(hash, t);
@@ -285,9 +468,68 @@ export class AuthService {
     return t;
   }
 
-  /** The session of a token, or undefined when it is unknown, revoked, expired, idle too long, or its user is gone. */
+  /**
+   * A directory token's groups, read again from the directory once `refreshMs` has passed. A
+   * user gone from the directory ends the token; a directory that cannot answer keeps the groups
+   * last read (logins fail closed; live tokens are not all cut off by a directory restart).
+   */
+  private async refreshDirectoryGroups(hash: string, t: TokenEntry, now: number): Promise<boolean> {
+    const directory = this.directory;
+    if (!directory) return false;
+    if (t.groupsAt !== undefined && now - t.groupsAt < directory.refreshMs) return true;
+    t.refreshing ??= (async () => {
+      try {
+        const found = await directory.lookup(t.userName);
+        if (!found) {
+          t.groups = undefined;
+          await this.db
+            .updateTable("tokens")
+            .set({ revoked_at: now })
+            .where("hash", "=", hash)
+            .execute()
+            .catch(() => undefined);
+          this.tokens.delete(hash);
+          this.log.info("directory user gone: token ended", { user: t.userName });
+          return;
+        }
+        t.groups = found.groups;
+        t.groupsAt = now;
+        await this.db
+          .updateTable("tokens")
+          .set({ groups: JSON.stringify(found.groups), groups_at: now })
+          .where("hash", "=", hash)
+          .execute()
+          .catch(() => undefined);
+      } catch (e) {
+        t.groupsAt = now; // tried: the next try waits another interval
+        this.log.warn("could not re-read a directory user's groups; the groups last read still apply", { user: t.userName }, e);
+      } finally {
+        t.refreshing = undefined;
+      }
+    })();
+    await t.refreshing;
+    return t.groups !== undefined;
+  }
+
+  /** The current user and scope behind a token entry; undefined when removed, disabled, or no longer that source's. */
+  private async current(hash: string, t: TokenEntry, now: number): Promise<{ user: User; scope: Scope } | undefined> {
+    if (t.source === "ldap") {
+      // A local user of that name now takes the name: the directory's token no longer speaks for it.
+      if (!this.directory || this.configUsers.has(t.userName)) return undefined;
+      if (!(await this.refreshDirectoryGroups(hash, t, now)) || !t.groups) return undefined;
+      return this.identity({ name: t.userName, email: null, kind: "ldap", roles: [], groups: t.groups }, now);
+    }
+    const local = await this.localUser(t.userName, now, false);
+    if (!local || local.source !== t.source || local.user.disabled) return undefined;
+    const u = local.user;
+    return this.identity({ name: u.name, email: u.email, kind: "local", roles: u.roles, groups: u.groups }, now);
+  }
+
+  /** The session of a token, or undefined when it is unknown, revoked, expired, idle too long, or its identity is gone. */
   async authenticate(token: string, now = this.now()): Promise<Session | undefined> {
     if (!token || token.length > 512) return undefined;
+    const service = SERVICE_TOKEN.exec(token);
+    if (service) return this.authenticateService(service[1]!, service[2]!, hashToken(token), now);
     const hash = hashToken(token);
     const t = await this.entry(hash, now);
     if (!t) return undefined;
@@ -295,8 +537,8 @@ export class AuthService {
       this.tokens.delete(hash);
       return undefined;
     }
-    const user = await this.currentUser(t.userName, t.source, now);
-    if (!user) return undefined;
+    const who = await this.current(hash, t, now);
+    if (!who) return undefined;
     t.lastUsedAt = now;
     // Persist last use now and then, so an idle timeout survives a restart without a write per request.
     if (now - t.persistedLastUse > Math.min(60_000, this.settings.idleTimeoutMs / 4)) {
@@ -308,7 +550,59 @@ export class AuthService {
         this.log.warn("could not record a token's last use", {}, e);
       }
     }
-    return { user, tokenHash: hash, createdAt: t.createdAt, expiresAt: t.expiresAt, lastUsedAt: now };
+    return { ...who, tokenHash: hash, createdAt: t.createdAt, expiresAt: t.expiresAt, lastUsedAt: now };
+  }
+
+  private async account(name: string, now: number): Promise<ServiceAccountRecord | undefined> {
+    const cached = this.accounts.get(name);
+    if (cached && cached.gen === this.generation && now - cached.at < STORE_TTL_MS) return cached.account;
+    const gen = this.generation;
+    const row = await this.db.selectFrom("service_accounts").selectAll().where("name", "=", name).executeTakeFirst();
+    const account = row && {
+      name: row.name,
+      secretHash: row.secret_hash,
+      groups: JSON.parse(row.groups) as string[],
+      expiresAt: row.expires_at,
+      disabled: row.disabled === 1,
+      createdAt: row.created_at,
+    };
+    if (this.accounts.size > 10_000) this.accounts.clear();
+    this.accounts.set(name, { account, at: now, gen });
+    return account;
+  }
+
+  /** A service account's session for `name:secret`, or undefined (unknown, wrong secret, disabled, expired). */
+  private async authenticateService(name: string, secret: string, tokenHash: string, now: number): Promise<Session | undefined> {
+    const a = await this.account(name, now);
+    // Compared whatever was found, in constant time: no answer tells a name from a secret.
+    const given = Buffer.from(sha256(secret), "hex");
+    const want = Buffer.from(a?.secretHash ?? "0".repeat(64), "hex");
+    const match = want.length === given.length && timingSafeEqual(want, given);
+    if (!a || !match || a.disabled || (a.expiresAt !== null && now >= a.expiresAt)) return undefined;
+    if (this.serviceTokens.size > 10_000) this.serviceTokens.clear();
+    this.serviceTokens.set(tokenHash, name);
+    await this.recordAccountUse(name, now);
+    const who = await this.identity({ name, email: null, kind: "service", roles: [], groups: a.groups }, now);
+    return { ...who, tokenHash, createdAt: a.createdAt, expiresAt: a.expiresAt ?? NEVER, lastUsedAt: now };
+  }
+
+  /** Last use, written at most once a minute per account. */
+  private async recordAccountUse(name: string, now: number): Promise<void> {
+    const use = this.accountUse.get(name) ?? { at: now, persisted: 0 };
+    use.at = now;
+    this.accountUse.set(name, use);
+    if (now - use.persisted < 60_000) return;
+    use.persisted = now;
+    try {
+      await this.db.updateTable("service_accounts").set({ last_used_at: now }).where("name", "=", name).execute();
+    } catch (e) {
+      this.log.warn("could not record a service account's last use", { account: name }, e);
+    }
+  }
+
+  /** A service account's last use, including one not yet written to the store. */
+  accountLastUse(name: string): number | undefined {
+    return this.accountUse.get(name)?.at;
   }
 
   /**
@@ -316,13 +610,22 @@ export class AuthService {
    * use of the token, so it does not go idle meanwhile.
    */
   async checkToken(tokenHash: string, now = this.now()): Promise<Session | string> {
+    const accountName = this.serviceTokens.get(tokenHash);
+    if (accountName !== undefined) {
+      const a = await this.account(accountName, now);
+      if (!a) return "service account removed";
+      if (a.disabled) return "service account disabled";
+      if (a.expiresAt !== null && now >= a.expiresAt) return "service account expired";
+      const who = await this.identity({ name: a.name, email: null, kind: "service", roles: [], groups: a.groups }, now);
+      return { ...who, tokenHash, createdAt: a.createdAt, expiresAt: a.expiresAt ?? NEVER, lastUsedAt: now };
+    }
     const t = await this.entry(tokenHash, now);
     if (!t) return "token revoked";
     if (now >= t.expiresAt) return "token expired";
-    const user = await this.currentUser(t.userName, t.source, now);
-    if (!user) return "user removed or disabled";
+    const who = await this.current(tokenHash, t, now);
+    if (!who) return "user removed or disabled";
     t.lastUsedAt = Math.max(t.lastUsedAt, now);
-    return { user, tokenHash, createdAt: t.createdAt, expiresAt: t.expiresAt, lastUsedAt: t.lastUsedAt };
+    return { ...who, tokenHash, createdAt: t.createdAt, expiresAt: t.expiresAt, lastUsedAt: t.lastUsedAt };
   }
 
   /**

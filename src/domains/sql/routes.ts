@@ -154,12 +154,12 @@ export function sqlRoutes(
 
   app.handle(sqlApi.queries, (c) => {
     const session = c.get("session")!;
-    return c.json(service.queries.list(session.user.name, session.user.roles.includes("admin")));
+    return c.json(service.queries.list(session.user.name, session.scope.unrestricted.has("admin")));
   });
 
   app.handle(sqlApi.stop, (c) => {
     const session = c.get("session")!;
-    return c.json(service.queries.kill(c.req.valid("param").id, session.user.name, session.user.roles.includes("admin")));
+    return c.json(service.queries.kill(c.req.valid("param").id, session.user.name, session.scope.unrestricted.has("admin")));
   });
 
   return app;

@@ -1,0 +1,195 @@
+import type { Role } from "../../config/schema.ts";
+import type { Db } from "../../db/index.ts";
+import { AppError } from "../../errors.ts";
+import type { GroupService } from "../access/group-service.ts";
+import { type AuthService, hashPassword } from "../auth/service.ts";
+
+/** A local user as the API answers it. `roles` are its own (everywhere); its groups' rights come on top. */
+export interface UserView {
+  name: string;
+  email: string | null;
+  groups: string[];
+  roles: Role[];
+  source: "config" | "store";
+  disabled: boolean;
+  createdAt: number | null;
+  updatedAt: number | null;
+}
+
+export interface NewUser {
+  name: string;
+  password: string;
+  groups: string[];
+  email?: string | null | undefined;
+}
+
+export interface UserChange {
+  groups?: string[] | undefined;
+  password?: string | undefined;
+  disabled?: boolean | undefined;
+  email?: string | null | undefined;
+}
+
+/** Passwords of users made or changed through the API: long enough to resist guessing, short enough to hash. */
+export const PASSWORD_MIN = 12;
+export const PASSWORD_MAX = 1024;
+
+const readOnly = (name: string) =>
+  new AppError(
+    "CONFLICT",
+    `User '${name}' is defined in the configuration file, which the API cannot change: edit the file (and reload) instead`,
+  );
+
+type Row = {
+  name: string;
+  email: string | null;
+  roles: string;
+  groups: string;
+  disabled: number;
+  created_at: number;
+  updated_at: number | null;
+};
+
+const view = (r: Row): UserView => ({
+  name: r.name,
+  email: r.email,
+  groups: JSON.parse(r.groups),
+  roles: JSON.parse(r.roles),
+  source: "store",
+  disabled: r.disabled === 1,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+/**
+ * Local users (BASIC): the config file's, read-only here, and the store's, managed through the
+ * API. Every change ends the tokens it should (a deleted or disabled user's) and tells the
+ * auth service, so live tokens and open streams follow it at once.
+ */
+export class UserService {
+  constructor(
+    private readonly db: Db,
+    private readonly auth: AuthService,
+    private readonly groups: GroupService,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async list(): Promise<UserView[]> {
+    const out = new Map<string, UserView>();
+    const rows = await this.db.selectFrom("users").selectAll().execute();
+    for (const r of rows) if (!this.auth.isConfigUser(r.name)) out.set(r.name, view(r));
+    for (const u of this.auth.configUserList())
+      out.set(u.name, { ...u, source: "config", disabled: false, createdAt: null, updatedAt: null });
+    return [...out.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  async get(name: string): Promise<UserView> {
+    const u = (await this.list()).find((x) => x.name === name);
+    if (!u) throw new AppError("NOT_FOUND", `No user named '${name}'`);
+    return u;
+  }
+
+  /** Every group named must exist: a typo would otherwise grant nothing, silently. */
+  private async checkGroups(names: readonly string[]): Promise<void> {
+    const known = new Set((await this.groups.resolve(names)).map((g) => g.name));
+    const unknown = names.filter((n) => !known.has(n));
+    if (unknown.length) throw new AppError("BAD_REQUEST", `No group named ${unknown.map((n) => `'${n}'`).join(", ")}`);
+  }
+
+  async create(u: NewUser): Promise<UserView> {
+    if (this.auth.isConfigUser(u.name)) throw new AppError("CONFLICT", `User '${u.name}' exists: it is defined in the configuration file`);
+    await this.checkGroups(u.groups);
+    const hash = await hashPassword(u.password);
+    const at = this.now();
+    const created = await this.db.transaction().execute(async (trx) => {
+      if (await trx.selectFrom("users").select("name").where("name", "=", u.name).executeTakeFirst()) return false;
+      await trx
+        .insertInto("users")
+        .values({
+          name: u.name,
+          password_hash: hash,
+          roles: "[]",
+          groups: JSON.stringify([...new Set(u.groups)]),
+          email: u.email ?? null,
+          disabled: 0,
+          created_at: at,
+          updated_at: at,
+        })
+        .execute();
+      return true;
+    });
+    if (!created) throw new AppError("CONFLICT", `User '${u.name}' exists`);
+    this.auth.accessChanged("user changed");
+    return this.get(u.name);
+  }
+
+  /** The user after the change and the names of the fields that changed (never the password's value). */
+  async update(name: string, change: UserChange, actor: string): Promise<{ user: UserView; changed: string[] }> {
+    if (this.auth.isConfigUser(name)) throw readOnly(name);
+    if (change.disabled === true && name === actor) throw new AppError("CONFLICT", "You cannot disable yourself");
+    if (change.groups) await this.checkGroups(change.groups);
+    const hash = change.password !== undefined ? await hashPassword(change.password) : undefined;
+    const at = this.now();
+    const changed = await this.db.transaction().execute(async (trx) => {
+      const row = await trx.selectFrom("users").selectAll().where("name", "=", name).executeTakeFirst();
+      if (!row) return undefined;
+      const set: Record<string, unknown> = {};
+      const fields: string[] = [];
+      if (change.groups && JSON.stringify(change.groups) !== row.groups) {
+        set.groups = JSON.stringify([...new Set(change.groups)]);
+        fields.push("groups");
+      }
+      if (change.disabled !== undefined && (change.disabled ? 1 : 0) !== row.disabled) {
+        set.disabled = change.disabled ? 1 : 0;
+        fields.push("disabled");
+      }
+      if (change.email !== undefined && change.email !== row.email) {
+        set.email = change.email;
+        fields.push("email");
+      }
+      if (hash) {
+        set.password_hash = hash;
+        fields.push("password");
+      }
+      if (fields.length)
+        await trx
+          .updateTable("users")
+          .set({ ...set, updated_at: at })
+          .where("name", "=", name)
+          .execute();
+      return fields;
+    });
+    if (!changed) throw new AppError("NOT_FOUND", `No user named '${name}'`);
+    // A new password or a disabled account ends the sessions made with the old state.
+    if (changed.includes("password") || change.disabled === true) await this.auth.revokeUser(name);
+    if (changed.length) this.auth.accessChanged("user changed");
+    return { user: await this.get(name), changed };
+  }
+
+  async remove(name: string, actor: string): Promise<UserView> {
+    if (this.auth.isConfigUser(name)) throw readOnly(name);
+    if (name === actor) throw new AppError("CONFLICT", "You cannot delete yourself");
+    const before = await this.get(name);
+    const res = await this.db.deleteFrom("users").where("name", "=", name).executeTakeFirst();
+    if (Number(res.numDeletedRows) === 0) throw new AppError("NOT_FOUND", `No user named '${name}'`);
+    await this.db.deleteFrom("user_profile").where("user_name", "=", name).execute();
+    await this.auth.revokeUser(name);
+    this.auth.accessChanged("user removed");
+    return before;
+  }
+
+  /** A signed-in local user's own password, given the current one. */
+  async changeOwnPassword(name: string, current: string, next: string): Promise<void> {
+    if (this.auth.isConfigUser(name)) throw readOnly(name);
+    const row = await this.db.selectFrom("users").select(["password_hash", "disabled"]).where("name", "=", name).executeTakeFirst();
+    if (!row) throw new AppError("CONFLICT", "Only local users have a password here: change a directory password in the directory");
+    if (!(await Bun.password.verify(current, row.password_hash).catch(() => false)))
+      throw new AppError("BAD_REQUEST", "The current password is wrong");
+    await this.db
+      .updateTable("users")
+      .set({ password_hash: await hashPassword(next), updated_at: this.now() })
+      .where("name", "=", name)
+      .execute();
+    this.auth.accessChanged("user changed");
+  }
+}

@@ -1,0 +1,235 @@
+/**
+ * Users and service accounts through the admin API, against a real broker: a scoped user's
+ * rights, service account tokens in both header forms, expiry, revocation mid-stream, and
+ * sessions following changes of users and groups.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { uniqueTopic } from "../cluster/cluster.ts";
+import { type TestRuntime, testRuntime } from "../helpers/runtime.ts";
+import { SCOPED_PASSWORD, scopedUser, topicGroup } from "../helpers/scoped.ts";
+
+let rt: TestRuntime;
+let clock = Date.now();
+const topics: string[] = [];
+
+beforeAll(async () => {
+  rt = await testRuntime({}, { auth: { now: () => clock } });
+});
+afterAll(async () => {
+  await rt.dispose({ topics });
+});
+
+async function topic(prefix: string): Promise<string> {
+  const name = uniqueTopic(prefix);
+  topics.push(name);
+  const res = await rt.request("/api/topics", { method: "POST", role: "admin", body: JSON.stringify({ topicName: name, partitions: 1 }) });
+  expect(res.status).toBe(201);
+  return name;
+}
+
+const json = (body: unknown) => JSON.stringify(body);
+
+describe("users", () => {
+  test("a user with no group is signed in and may do nothing else", async () => {
+    const made = await rt.request("/api/users", {
+      method: "POST",
+      role: "admin",
+      body: json({ name: "lonely", password: SCOPED_PASSWORD, groups: [] }),
+    });
+    expect(made.status).toBe(201);
+    const login = await rt.app.request("/api/login", { method: "POST", body: json({ user: "lonely", password: SCOPED_PASSWORD }) });
+    const token = await login.text();
+    const me = await rt.request("/api/auth", { token });
+    expect(me.status).toBe(200);
+    expect(((await me.json()) as { userInfo: unknown }).userInfo).toMatchObject({ name: "lonely", groups: [], roles: [], kind: "local" });
+    expect((await rt.request("/api/topics", { token })).status).toBe(403);
+  });
+
+  test("bad input is a 4xx naming the problem, and nothing is made", async () => {
+    const cases: [unknown, number, string][] = [
+      [{ name: "short-pw", password: "short", groups: [] }, 400, "at least 12"],
+      [{ name: "bad/name", password: SCOPED_PASSWORD, groups: [] }, 400, "letters"],
+      [{ name: "ghost-groups", password: SCOPED_PASSWORD, groups: ["no-such-group"] }, 400, "no-such-group"],
+      [{ name: "alice", password: SCOPED_PASSWORD, groups: [] }, 409, "configuration file"],
+      [{ name: "extra", password: SCOPED_PASSWORD, groups: [], roles: ["admin"] }, 400, "roles"],
+    ];
+    for (const [body, status, message] of cases) {
+      const res = await rt.request("/api/users", { method: "POST", role: "admin", body: json(body) });
+      expect(res.status).toBe(status);
+      expect(((await res.json()) as { message: string }).message).toContain(message);
+    }
+    const names = ((await (await rt.request("/api/users", { role: "admin" })).json()) as { name: string }[]).map((u) => u.name);
+    expect(names).not.toContain("short-pw");
+    expect(names).not.toContain("ghost-groups");
+  });
+
+  test("config users are listed read-only; changing one is 409", async () => {
+    const list = (await (await rt.request("/api/users", { role: "admin" })).json()) as { name: string; source: string }[];
+    expect(list.find((u) => u.name === "alice")).toMatchObject({ source: "config" });
+    const res = await rt.request("/api/users/alice", { method: "PUT", role: "admin", body: json({ disabled: true }) });
+    expect(res.status).toBe(409);
+  });
+
+  test("disabling, re-enabling, a password reset and deletion apply to live tokens at once", async () => {
+    const t = await topic("ident-dis");
+    const token = await scopedUser(rt, "dora", [topicGroup("dora-g", [t])]);
+    expect((await rt.request(`/api/topics/${t}`, { token })).status).toBe(200);
+    expect((await rt.request("/api/users/dora", { method: "PUT", role: "admin", body: json({ disabled: true }) })).status).toBe(200);
+    expect((await rt.request(`/api/topics/${t}`, { token })).status).toBe(401);
+    const refused = await rt.app.request("/api/login", { method: "POST", body: json({ user: "dora", password: SCOPED_PASSWORD }) });
+    expect(refused.status).toBe(401);
+    expect((await rt.request("/api/users/dora", { method: "PUT", role: "admin", body: json({ disabled: false }) })).status).toBe(200);
+    const again = await (
+      await rt.app.request("/api/login", { method: "POST", body: json({ user: "dora", password: SCOPED_PASSWORD }) })
+    ).text();
+    expect((await rt.request(`/api/topics/${t}`, { token: again })).status).toBe(200);
+    const reset = await rt.request("/api/users/dora", { method: "PUT", role: "admin", body: json({ password: `${SCOPED_PASSWORD}-2` }) });
+    expect(reset.status).toBe(200);
+    expect((await rt.request("/api/auth", { token: again })).status).toBe(401);
+    const third = await (
+      await rt.app.request("/api/login", { method: "POST", body: json({ user: "dora", password: `${SCOPED_PASSWORD}-2` }) })
+    ).text();
+    expect((await rt.request("/api/users/dora", { method: "DELETE", role: "admin" })).status).toBe(200);
+    expect((await rt.request("/api/auth", { token: third })).status).toBe(401);
+  });
+
+  test("a user changes their own password with the current one", async () => {
+    const token = await scopedUser(rt, "pat", [topicGroup("pat-g", ["pat.*"])]);
+    const wrong = await rt.request("/api/user/password", {
+      method: "PUT",
+      token,
+      body: json({ currentPassword: "nope", password: "a-brand-new-password" }),
+    });
+    expect(wrong.status).toBe(400);
+    const ok = await rt.request("/api/user/password", {
+      method: "PUT",
+      token,
+      body: json({ currentPassword: SCOPED_PASSWORD, password: "a-brand-new-password" }),
+    });
+    expect(ok.status).toBe(200);
+    expect((await rt.request("/api/auth", { token })).status).toBe(200);
+    const login = await rt.app.request("/api/login", { method: "POST", body: json({ user: "pat", password: "a-brand-new-password" }) });
+    expect(login.status).toBe(200);
+    const audit = (await (await rt.request("/api/audit?type=USER", { role: "admin" })).json()) as { content: Record<string, string> }[];
+    expect(JSON.stringify(audit)).not.toContain("a-brand-new-password");
+    expect(JSON.stringify(audit)).not.toContain(SCOPED_PASSWORD);
+  });
+});
+
+describe("groups and scopes", () => {
+  test("a scoped user reads only its topics: 403 naming another; deny beats allow", async () => {
+    const mine = await topic("payments.eu");
+    const secret = await topic("payments.secret");
+    const other = await topic("ident-other");
+    const token = await scopedUser(rt, "paula", [topicGroup("payments-r", ["payments.*"], ["payments.secret*"])]);
+    expect((await rt.request(`/api/topics/${mine}`, { token })).status).toBe(200);
+    for (const t of [secret, other]) {
+      const res = await rt.request(`/api/topics/${t}`, { token });
+      expect(res.status).toBe(403);
+      expect(((await res.json()) as { message: string }).message).toContain(`'${t}'`);
+    }
+  });
+
+  test("read on a topic does not allow writing it; admin routes need an unlimited admin group", async () => {
+    const t = await topic("ident-ro");
+    const token = await scopedUser(rt, "rita", [topicGroup("rita-g", [t]), topicGroup("rita-admin", [t], [], ["admin"])]);
+    // admin on one topic covers writing that topic...
+    const del = await rt.request(`/api/topics/${t}`, { method: "DELETE", token });
+    expect(del.status).toBe(200);
+    topics.splice(topics.indexOf(t), 1);
+    // ...but not Loupe-wide administration.
+    const res = await rt.request("/api/users", { token });
+    expect(res.status).toBe(403);
+    expect(((await res.json()) as { message: string }).message).toContain("limited");
+  });
+
+  test("a group's change applies at the next request of a live token", async () => {
+    const t = await topic("ident-live");
+    const token = await scopedUser(rt, "gil", [topicGroup("gil-g", ["nothing-yet"])]);
+    expect((await rt.request(`/api/topics/${t}`, { token })).status).toBe(403);
+    const put = await rt.request("/api/groups/gil-g", { method: "PUT", role: "admin", body: json({ topics: { allow: [t], deny: [] } }) });
+    expect(put.status).toBe(200);
+    expect((await rt.request(`/api/topics/${t}`, { token })).status).toBe(200);
+    expect((await rt.request("/api/users/gil", { method: "PUT", role: "admin", body: json({ groups: [] }) })).status).toBe(200);
+    expect((await rt.request(`/api/topics/${t}`, { token })).status).toBe(403);
+  });
+});
+
+describe("service accounts", () => {
+  test("the secret is shown once; the token works as x-service-token and as Bearer; only a hash is stored", async () => {
+    const t = await topic("ident-sa");
+    await rt.request("/api/groups", { method: "POST", role: "admin", body: json(topicGroup("sa-g", [t])) });
+    const made = await rt.request("/api/service-accounts", {
+      method: "POST",
+      role: "admin",
+      body: json({ name: "etl", groups: ["sa-g"] }),
+    });
+    expect(made.status).toBe(201);
+    const { secret, token } = (await made.json()) as { secret: string; token: string };
+    expect(token).toBe(`etl:${secret}`);
+    expect((await rt.request(`/api/topics/${t}`, { headers: { "x-service-token": token } })).status).toBe(200);
+    expect((await rt.request(`/api/topics/${t}`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+    const me = (await (await rt.request("/api/auth", { token })).json()) as { userInfo: unknown };
+    expect(me.userInfo).toMatchObject({ name: "etl", kind: "service", groups: ["sa-g"] });
+    expect((await rt.request("/api/topics", { token: `etl:${"x".repeat(43)}` })).status).toBe(401);
+    const got = await (await rt.request("/api/service-accounts/etl", { role: "admin" })).text();
+    expect(got).not.toContain(secret);
+    expect(JSON.parse(got).lastUsedAt).toBeGreaterThan(0);
+    const rows = JSON.stringify(rt.store.sqlite.query("SELECT * FROM service_accounts").all());
+    expect(rows).not.toContain(secret);
+    const audit = await (await rt.request("/api/audit?type=USER", { role: "admin" })).text();
+    expect(audit).not.toContain(secret);
+  });
+
+  test("an expired account's token stops working", async () => {
+    await rt.request("/api/groups", { method: "POST", role: "admin", body: json(topicGroup("exp-g", ["exp.*"])) });
+    const made = await rt.request("/api/service-accounts", {
+      method: "POST",
+      role: "admin",
+      body: json({ name: "short-lived", groups: ["exp-g"], expiresAt: clock + 60_000 }),
+    });
+    expect(made.status).toBe(201);
+    const { token } = (await made.json()) as { token: string };
+    expect((await rt.request("/api/auth", { token })).status).toBe(200);
+    clock += 61_000;
+    expect((await rt.request("/api/auth", { token })).status).toBe(401);
+    const past = await rt.request("/api/service-accounts", {
+      method: "POST",
+      role: "admin",
+      body: json({ name: "past", groups: [], expiresAt: 1 }),
+    });
+    expect(past.status).toBe(400);
+  });
+
+  test("regression: a deleted service account's open stream kept running", async () => {
+    await rt.request("/api/groups", {
+      method: "POST",
+      role: "admin",
+      body: json({ name: "sa-admin", roles: ["admin"], clusters: ["*"], topics: { allow: ["*"], deny: [] } }),
+    });
+    const made = await rt.request("/api/service-accounts", {
+      method: "POST",
+      role: "admin",
+      body: json({ name: "watcher", groups: ["sa-admin"] }),
+    });
+    const { token } = (await made.json()) as { token: string };
+    const abort = new AbortController();
+    const res = await rt.request("/api/sse/audit", { token, signal: abort.signal, headers: { accept: "text/event-stream" } });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    expect((await rt.request("/api/service-accounts/watcher", { method: "DELETE", role: "admin" })).status).toBe(200);
+    // The audit stream's final line is an empty data line (the SPEC's end of stream).
+    let text = "";
+    let ended = false;
+    const deadline = Date.now() + 10_000;
+    while (!ended && Date.now() < deadline) {
+      const { value, done } = await reader.read();
+      ended = done;
+      if (value) text += new TextDecoder().decode(value);
+    }
+    abort.abort();
+    expect(ended).toBe(true);
+    expect(text.trimEnd().split("\n").at(-1)).toBe("data:");
+    expect((await rt.request("/api/auth", { token })).status).toBe(401);
+  });
+});
