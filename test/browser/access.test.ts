@@ -1,29 +1,59 @@
 /**
  * Identity and access in a real browser, against the compiled executable: an admin creates a
  * group scoped to topics, changes and deletes it; a group of the configuration file is shown
- * read-only; the API's refusal is said in the dialog; only admins see the access pages; no
- * serious or critical axe-core violation on any of them, in light and dark.
+ * read-only; the API's refusal is said in the dialog; an admin creates a user in a group scoped
+ * to `payments.*`, who signs in, sees their groups, opens their topic and is refused another,
+ * and changes their own password; a service account's token is shown once and works until the
+ * account is disabled; only admins see the access pages; no serious or critical axe-core
+ * violation on any of them, in light and dark.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
+import { uniqueTopic } from "../cluster/cluster.ts";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.ts";
-import { compiledLoupe, launchChromium, openAs, seriousViolations, withPage } from "./browser.ts";
+import { compiledLoupe, createTopic, launchChromium, openAs, seriousViolations, withPage } from "./browser.ts";
 
 /** A group of the configuration file: the API refuses to change it, so the page offers nothing. */
 const CONFIG_GROUP = { name: "platform", roles: ["admin"], clusters: ["*"], topics: { allow: ["*"], deny: [] } };
+
+/** Topics of this run: one in the scope `payments.*`, one beside it. */
+const RUN = uniqueTopic("ui-access");
+const IN_SCOPE = `payments.${RUN}`;
+const OUT_OF_SCOPE = `other.${RUN}`;
 
 let server: ServerProcess;
 let browser: Browser;
 
 beforeAll(async () => {
   server = await startServerProcess({ groups: [CONFIG_GROUP] }, { executable: await compiledLoupe() });
+  await createTopic(server, IN_SCOPE, 1);
+  await createTopic(server, OUT_OF_SCOPE, 1);
   browser = await launchChromium();
 }, 120_000);
 
 afterAll(async () => {
+  for (const t of [IN_SCOPE, OUT_OF_SCOPE]) await server?.request(`/api/topics/${t}`, { method: "DELETE", role: "admin" }).catch(() => {});
   await browser?.close();
   await server?.stop();
 });
+
+/** Creates a group through the API as admin; throws with the answer when refused. */
+async function createGroup(group: object): Promise<void> {
+  const res = await server.request("/api/groups", {
+    method: "POST",
+    role: "admin",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(group),
+  });
+  if (res.status !== 201) throw new Error(`creating a group: ${res.status} ${await res.text()}`);
+}
+
+/** Signs in on the login form the page shows, as anyone. */
+async function signInWith(page: Page, name: string, password: string): Promise<void> {
+  await page.getByLabel("User name").fill(name);
+  await page.getByLabel("Password").fill(password);
+  await page.getByLabel("Password").press("Enter");
+}
 
 interface GroupAnswer {
   name: string;
@@ -95,7 +125,8 @@ describe("groups", () => {
     await withPage(browser, "access config group", async (page) => {
       await openAs(page, `${server.url}/groups`, "admin");
       const row = page.getByRole("table", { name: "Groups" }).getByRole("row", { name: /platform/ });
-      await row.getByText("Configuration file (read-only)").waitFor();
+      await row.getByText("Configuration file").waitFor();
+      await row.getByText("read-only").waitFor();
       expect(await row.getByRole("button").count()).toBe(0);
     });
   }, 60_000);
@@ -120,6 +151,193 @@ describe("groups", () => {
   }, 60_000);
 });
 
+describe("users", () => {
+  test("an admin creates a user in a group scoped to payments.*; they sign in, see their groups, open their topic and are refused another", async () => {
+    const name = `pat-${RUN}`.slice(0, 60);
+    const group = "payments";
+    await withPage(browser, "access scoped user", async (page) => {
+      await openAs(page, `${server.url}/groups`, "admin");
+      await page.getByRole("button", { name: "Create group…" }).click();
+      const groupDialog = page.getByRole("dialog", { name: "Create a group" });
+      await groupDialog.getByLabel("Group name").fill(group);
+      await groupDialog.getByRole("checkbox", { name: /^read/ }).check();
+      await groupDialog.getByLabel("Allowed topics").fill("payments.*");
+      await groupDialog.getByRole("button", { name: "Create group" }).click();
+      await groupDialog.waitFor({ state: "hidden" });
+
+      await accessNav(page).getByRole("link", { name: "Users", exact: true }).click();
+      await page.getByRole("heading", { name: "Users" }).waitFor();
+      await page.getByRole("button", { name: "Create user…" }).click();
+      const userDialog = page.getByRole("dialog", { name: "Create a user" });
+      await userDialog.getByLabel("User name").fill(name);
+      await userDialog.getByLabel("Password", { exact: true }).fill("pat-first-password");
+      await userDialog.getByLabel("Repeat the password").fill("pat-first-password");
+      await userDialog.getByRole("checkbox", { name: new RegExp(`^${group}`) }).check();
+      await userDialog.getByRole("button", { name: "Create user" }).click();
+      await userDialog.waitFor({ state: "hidden" });
+      await page
+        .getByRole("table", { name: "Users" })
+        .getByRole("row", { name: new RegExp(name) })
+        .getByText(group)
+        .waitFor();
+
+      await page.getByRole("button", { name: "Log out" }).click();
+      await page.waitForURL(/\/login$/);
+      await signInWith(page, name, "pat-first-password");
+      await page.getByRole("heading", { name: "Overview" }).waitFor();
+      await page.getByTestId("who-groups").getByText(group).waitFor();
+      for (const link of ["Users", "Groups", "Service accounts", "Audit"])
+        expect(await accessNav(page).getByRole("link", { name: link, exact: true }).count()).toBe(0);
+
+      // Their topic opens; the other one is refused, and the page says so.
+      await accessNav(page).getByRole("link", { name: "Topics" }).click();
+      await page.getByRole("searchbox").fill(RUN);
+      await page.getByRole("link", { name: IN_SCOPE }).click();
+      await page.getByRole("navigation", { name: "Topic sections" }).waitFor();
+      await page.goto(`${server.url}/topics/${OUT_OF_SCOPE}`);
+      expect(await page.getByRole("alert").innerText()).toContain(`'${OUT_OF_SCOPE}'`);
+
+      // Their own password, from the shell: the new one signs in, the old one no longer does.
+      await page.getByRole("button", { name: "Change password…" }).click();
+      const own = page.getByRole("dialog", { name: "Change your password" });
+      await own.getByLabel("Current password").fill("pat-first-password");
+      await own.getByLabel("New password", { exact: true }).fill("pat-second-password");
+      await own.getByLabel("Repeat the new password").fill("pat-second-password");
+      await own.getByRole("button", { name: "Change password" }).click();
+      await own.waitFor({ state: "hidden" });
+      await page.getByText("Your password is changed.").waitFor();
+      const login = async (password: string) =>
+        (
+          await fetch(`${server.url}/api/login`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ user: name, password }),
+          })
+        ).status;
+      expect(await login("pat-first-password")).toBe(401);
+      expect(await login("pat-second-password")).toBe(200);
+    });
+  }, 120_000);
+
+  // The list routes of the API do not leave out-of-scope topics out yet (they are refused only
+  // when named): this test waits for that part of the server.
+  test.todo("a scoped user's topic list holds only the topics of their scope", async () => {
+    const name = `lister-${RUN}`.slice(0, 60);
+    const group = `lister-${RUN}`.slice(0, 60);
+    await createGroup({ name: group, roles: ["read"], clusters: ["*"], topics: { allow: ["payments.*"], deny: [] } });
+    const res = await server.request("/api/users", {
+      method: "POST",
+      role: "admin",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name, password: "lister-password", groups: [group] }),
+    });
+    expect(res.status).toBe(201);
+    await withPage(browser, "access scoped list", async (page) => {
+      await page.goto(`${server.url}/topics?q=${RUN}`);
+      await signInWith(page, name, "lister-password");
+      await page.getByRole("link", { name: IN_SCOPE }).waitFor();
+      expect(await page.getByRole("link", { name: OUT_OF_SCOPE }).count()).toBe(0);
+      expect(await page.getByTestId("topic-count").innerText()).toStartWith("1 of 1 topics");
+    });
+  }, 60_000);
+
+  test("an admin disables, enables, resets the password of and deletes a user", async () => {
+    const name = `dan-${RUN}`.slice(0, 60);
+    const res = await server.request("/api/users", {
+      method: "POST",
+      role: "admin",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name, password: "dan-first-password", groups: [] }),
+    });
+    expect(res.status).toBe(201);
+    await withPage(browser, "access user actions", async (page) => {
+      await openAs(page, `${server.url}/users?q=${encodeURIComponent(name)}`, "admin");
+      const row = page.getByRole("table", { name: "Users" }).getByRole("row", { name: new RegExp(name) });
+      await row.getByRole("button", { name: `Disable ${name}` }).click();
+      await row.getByText("Disabled").waitFor();
+      await page.getByRole("status").getByText(`${name} is disabled.`).waitFor();
+      await row.getByRole("button", { name: `Enable ${name}` }).click();
+      await row.getByRole("button", { name: `Disable ${name}` }).waitFor();
+
+      await row.getByRole("button", { name: `Reset the password of ${name}` }).click();
+      const reset = page.getByRole("dialog", { name: `Reset the password of ${name}` });
+      await reset.getByLabel("New password", { exact: true }).fill("dan-second-password");
+      await reset.getByLabel("Repeat the new password").fill("dan-typo-password");
+      await reset.getByText("The two passwords differ.").waitFor();
+      expect(await reset.getByRole("button", { name: "Change password" }).isDisabled()).toBe(true);
+      await reset.getByLabel("Repeat the new password").fill("dan-second-password");
+      await reset.getByRole("button", { name: "Change password" }).click();
+      await reset.waitFor({ state: "hidden" });
+      const signIn = await fetch(`${server.url}/api/login`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ user: name, password: "dan-second-password" }),
+      });
+      expect(signIn.status).toBe(200);
+
+      await row.getByRole("button", { name: `Delete ${name}` }).click();
+      const confirm = page.getByRole("dialog", { name: `Delete the user ${name}` });
+      await confirm.getByRole("button", { name: "Delete user" }).click();
+      await confirm.waitFor({ state: "hidden" });
+      await page.getByText("No user matches the search.").waitFor();
+      expect((await server.request(`/api/users/${name}`, { role: "admin" })).status).toBe(404);
+    });
+  }, 90_000);
+});
+
+describe("service accounts", () => {
+  test("the token is shown once with a copy button; it works until the account is disabled; revoking removes it", async () => {
+    const name = `etl-${RUN}`.slice(0, 60);
+    const group = `sa-${RUN}`.slice(0, 60);
+    await createGroup({ name: group, roles: ["read"], clusters: ["*"], topics: { allow: ["payments.*"], deny: [] } });
+    await withPage(
+      browser,
+      "access service account",
+      async (page, context) => {
+        await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.url });
+        await openAs(page, `${server.url}/service-accounts`, "admin");
+        await page.getByRole("button", { name: "Create service account…" }).click();
+        const form = page.getByRole("dialog", { name: "Create a service account" });
+        await form.getByLabel("Service account name").fill(name);
+        await form.getByRole("checkbox", { name: new RegExp(`^${group}`) }).check();
+        await form.getByRole("button", { name: "Create service account" }).click();
+
+        const shown = page.getByRole("dialog", { name: `Service account ${name} created` });
+        await shown.getByText("it cannot be shown again").waitFor();
+        const token = await shown.getByLabel("Token").inputValue();
+        expect(token).toStartWith(`${name}:`);
+        await shown.getByRole("button", { name: "Copy token" }).click();
+        await shown.getByRole("status").getByText("Copied to the clipboard.").waitFor();
+        expect(await page.evaluate("navigator.clipboard.readText()")).toBe(token);
+        await shown.getByRole("button", { name: "Done" }).click();
+        await shown.waitFor({ state: "detached" });
+        // Gone from the page once closed: nowhere to read it again.
+        expect(await page.content()).not.toContain(token.slice(name.length + 1));
+
+        const asAccount = () => fetch(`${server.url}/api/auth`, { headers: { "x-service-token": token } });
+        expect((await asAccount()).status).toBe(200);
+        const row = page.getByRole("table", { name: "Service accounts" }).getByRole("row", { name: new RegExp(name) });
+        await row.getByText(group).waitFor();
+        // Its last use shows after a reload (the list is read again).
+        await page.reload();
+        await row.getByText(/just now|minute/).waitFor();
+
+        await row.getByRole("button", { name: `Disable ${name}` }).click();
+        await row.getByText("Disabled").waitFor();
+        expect((await asAccount()).status).toBe(401);
+
+        await row.getByRole("button", { name: `Revoke ${name}` }).click();
+        const confirm = page.getByRole("dialog", { name: `Revoke the service account ${name}` });
+        await confirm.getByRole("button", { name: "Revoke" }).click();
+        await confirm.waitFor({ state: "hidden" });
+        await row.waitFor({ state: "detached" });
+        expect((await server.request(`/api/service-accounts/${name}`, { role: "admin" })).status).toBe(404);
+      },
+      { colorScheme: "light" },
+    );
+  }, 90_000);
+});
+
 describe("who sees the access pages", () => {
   for (const role of ["write", "read", "nodata"] as const)
     test(`a ${role} user has no access navigation`, async () => {
@@ -142,13 +360,7 @@ describe("who sees the access pages", () => {
 
 describe("axe-core", () => {
   test("no serious or critical violation on the groups page and its dialog, in both themes", async () => {
-    const created = await server.request("/api/groups", {
-      method: "POST",
-      role: "admin",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ name: "axe-team", roles: ["read"], clusters: ["local"], topics: { allow: ["axe.*"], deny: ["axe.secret"] } }),
-    });
-    expect(created.status).toBe(201);
+    await createGroup({ name: "axe-team", roles: ["read"], clusters: ["local"], topics: { allow: ["axe.*"], deny: ["axe.secret"] } });
     for (const colorScheme of ["light", "dark"] as const)
       await withPage(
         browser,
@@ -159,6 +371,73 @@ describe("axe-core", () => {
           expect(await seriousViolations(page)).toEqual([]);
           await page.getByRole("button", { name: "Edit axe-team" }).click();
           await page.getByRole("dialog").getByRole("checkbox", { name: "local", exact: true }).waitFor();
+          expect(await seriousViolations(page)).toEqual([]);
+        },
+        { colorScheme },
+      );
+  }, 90_000);
+
+  test("no serious or critical violation on the users page, a disabled user and the create dialog, in both themes", async () => {
+    for (const [name, disabled] of [
+      ["axe-user", false],
+      ["axe-off", true],
+    ] as const) {
+      const res = await server.request("/api/users", {
+        method: "POST",
+        role: "admin",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ name, password: "axe-user-password", groups: ["platform"], email: `${name}@example.com` }),
+      });
+      expect(res.status).toBe(201);
+      if (disabled)
+        await server.request(`/api/users/${name}`, {
+          method: "PUT",
+          role: "admin",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ disabled: true }),
+        });
+    }
+    for (const colorScheme of ["light", "dark"] as const)
+      await withPage(
+        browser,
+        `access axe users ${colorScheme}`,
+        async (page) => {
+          await openAs(page, `${server.url}/users`, "admin");
+          await page.getByRole("table", { name: "Users" }).getByText("axe-off@example.com").waitFor();
+          expect(await seriousViolations(page)).toEqual([]);
+          await page.getByRole("button", { name: "Create user…" }).click();
+          const dialog = page.getByRole("dialog", { name: "Create a user" });
+          await dialog.getByRole("checkbox", { name: /^platform/ }).waitFor();
+          await dialog.getByLabel("Password", { exact: true }).fill("one");
+          await dialog.getByLabel("Repeat the password").fill("two");
+          expect(await seriousViolations(page)).toEqual([]);
+        },
+        { colorScheme },
+      );
+  }, 90_000);
+
+  test("no serious or critical violation on the service accounts page and the show-once dialog, in both themes", async () => {
+    for (const colorScheme of ["light", "dark"] as const)
+      await withPage(
+        browser,
+        `access axe service accounts ${colorScheme}`,
+        async (page) => {
+          await openAs(page, `${server.url}/service-accounts`, "admin");
+          await page.getByRole("heading", { name: "Service accounts" }).waitFor();
+          await page.getByRole("button", { name: "Create service account…" }).click();
+          const form = page.getByRole("dialog", { name: "Create a service account" });
+          await form.getByLabel("Service account name").fill(`axe-${colorScheme}`);
+          await form.getByRole("checkbox", { name: /^platform/ }).check();
+          await form.getByLabel("Valid through (optional)").fill("2099-12-31");
+          expect(await seriousViolations(page)).toEqual([]);
+          await form.getByRole("button", { name: "Create service account" }).click();
+          await page
+            .getByRole("dialog", { name: `Service account axe-${colorScheme} created` })
+            .getByLabel("Token")
+            .waitFor();
+          expect(await seriousViolations(page)).toEqual([]);
+          await page.keyboard.press("Escape");
+          await page.getByRole("table", { name: "Service accounts" }).getByText(`axe-${colorScheme}`).waitFor();
           expect(await seriousViolations(page)).toEqual([]);
         },
         { colorScheme },

@@ -70,14 +70,21 @@ export function Modal({
   );
 }
 
-/** Where a user, group or service account is defined: the configuration file's are read-only here. */
-export function SourceCell({ source }: { source: "config" | "store" }) {
-  return source === "config" ? (
-    <span className="access-tag access-tag-config" title="Defined in the configuration file: change it there">
-      Configuration file (read-only)
-    </span>
-  ) : (
-    <span className="muted">Loupe</span>
+/**
+ * Beneath a name: whether it is switched off, and whether it comes from the configuration file
+ * (read-only here: the API refuses to change it, so no action is offered).
+ */
+export function NameNotes({ source, off }: { source: "config" | "store"; off?: string | null }) {
+  if (source !== "config" && !off) return null;
+  return (
+    <div className="access-notes">
+      {off && <span className="access-tag access-tag-off">{off}</span>}
+      {source === "config" && (
+        <span title="Defined in the configuration file: change it there">
+          <span className="access-tag access-tag-config">Configuration file</span> <span className="muted">read-only</span>
+        </span>
+      )}
+    </div>
   );
 }
 
@@ -250,7 +257,6 @@ export function GroupsPage({ location }: { location: string }) {
                 <th scope="col">Roles</th>
                 <th scope="col">Clusters</th>
                 <th scope="col">Topics</th>
-                <th scope="col">Defined in</th>
                 <th scope="col">
                   <span className="visually-hidden">Actions</span>
                 </th>
@@ -259,7 +265,10 @@ export function GroupsPage({ location }: { location: string }) {
             <tbody>
               {rows.map((g) => (
                 <tr key={g.name}>
-                  <th scope="row">{g.name}</th>
+                  <th scope="row">
+                    {g.name}
+                    <NameNotes source={g.source} />
+                  </th>
                   <td>
                     <Tags values={g.roles} />
                   </td>
@@ -275,9 +284,6 @@ export function GroupsPage({ location }: { location: string }) {
                         <span className="muted">deny</span> <Tags values={g.topics.deny} />
                       </div>
                     )}
-                  </td>
-                  <td>
-                    <SourceCell source={g.source} />
                   </td>
                   <td className="access-actions">
                     {g.source === "store" && (

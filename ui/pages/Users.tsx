@@ -3,7 +3,7 @@ import { type FormEvent, useId, useState } from "react";
 import { DialogFooter } from "../components.tsx";
 import { replaceParams } from "../router.ts";
 import { api } from "../session.ts";
-import { ConfirmDialog, GroupPicker, Modal, SourceCell, searchOf, Tags } from "./Groups.tsx";
+import { ConfirmDialog, GroupPicker, Modal, NameNotes, searchOf, Tags } from "./Groups.tsx";
 import "../styles/access.css";
 
 export interface User {
@@ -100,8 +100,6 @@ export function UsersPage({ location, self }: { location: string; self: string |
                 <th scope="col">Email</th>
                 <th scope="col">Groups</th>
                 {legacy && <th scope="col">Roles (configuration file)</th>}
-                <th scope="col">Status</th>
-                <th scope="col">Defined in</th>
                 <th scope="col">
                   <span className="visually-hidden">Actions</span>
                 </th>
@@ -113,6 +111,7 @@ export function UsersPage({ location, self }: { location: string; self: string |
                   <th scope="row">
                     {u.name}
                     {u.name === self && <span className="muted"> (you)</span>}
+                    <NameNotes source={u.source} off={u.disabled ? "Disabled" : null} />
                   </th>
                   <td>{u.email ?? <span className="muted">—</span>}</td>
                   <td>
@@ -123,10 +122,6 @@ export function UsersPage({ location, self }: { location: string; self: string |
                       <Tags values={u.roles} empty="—" />
                     </td>
                   )}
-                  <td>{u.disabled ? <span className="access-tag access-tag-off">Disabled</span> : "Enabled"}</td>
-                  <td>
-                    <SourceCell source={u.source} />
-                  </td>
                   <td className="access-actions">
                     {u.source === "store" && (
                       <div>
@@ -144,7 +139,7 @@ export function UsersPage({ location, self }: { location: string; self: string |
                           aria-label={`Reset the password of ${u.name}`}
                           onClick={() => setOpen({ kind: "password", user: u })}
                         >
-                          Reset password…
+                          Password…
                         </button>
                         <button
                           type="button"
