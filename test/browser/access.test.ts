@@ -285,6 +285,25 @@ describe("users", () => {
   }, 90_000);
 });
 
+describe("own password", () => {
+  test("a refusal is said in the dialog: a user of the configuration file changes it in the file", async () => {
+    await withPage(browser, "access own password refused", async (page) => {
+      await openAs(page, `${server.url}/`, "admin");
+      await page.getByRole("button", { name: "Change password…" }).click();
+      const own = page.getByRole("dialog", { name: "Change your password" });
+      await own.getByLabel("Current password").fill("whatever-it-is");
+      await own.getByLabel("New password", { exact: true }).fill("a-new-long-password");
+      await own.getByLabel("Repeat the new password").fill("a-new-long-password");
+      await own.getByRole("button", { name: "Change password" }).click();
+      expect(await own.getByRole("alert").innerText()).toContain("defined in the configuration file");
+      await page.keyboard.press("Escape");
+      await own.waitFor({ state: "hidden" });
+      // Focus is back where the user was.
+      expect(await page.evaluate("document.activeElement?.textContent")).toBe("Change password…");
+    });
+  }, 60_000);
+});
+
 describe("service accounts", () => {
   test("the token is shown once with a copy button; it works until the account is disabled; revoking removes it", async () => {
     const name = `etl-${RUN}`.slice(0, 60);
