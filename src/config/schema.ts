@@ -203,6 +203,18 @@ export const configSchema = z
         maxQueryTime: 3_600_000,
         maxQueryMemory: 64 * 1024 * 1024,
       }),
+    /**
+     * GET /metrics. Public by default (the SPEC's, for operators' Prometheus): it names every
+     * consumer group and topic whatever any user's scope. `enabled: false` answers 404; a
+     * `token` makes it answer only `Authorization: Bearer <token>` (Prometheus `authorization`).
+     */
+    metrics: z
+      .object({
+        enabled: z.boolean().default(true),
+        token: z.string().min(16, "a metrics token has at least 16 characters").max(512).optional(),
+      })
+      .strict()
+      .default({ enabled: true }),
     lag: z
       .object({
         /** Consumer lag figures are reused for this long by every caller (/metrics, topics, groups). */
