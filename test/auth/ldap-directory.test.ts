@@ -252,6 +252,12 @@ describe("the ldap configuration", () => {
     expect(issues).toContainEqual({ key, message: expect.stringContaining(message) });
   });
 
+  test("Active Directory's nested-group match (an extensible filter) is a valid group filter", () => {
+    const log = new LogHub("debug", { write: () => {} }).logger("ldap");
+    const cfg = config({ groups: { source: "search", base: "dc=corp", filter: "(member:1.2.840.113556.1.4.1941:={dn})" } });
+    expect(() => new LdapDirectory(cfg, log)).not.toThrow();
+  });
+
   test("an invalid filter stops start-up with the key named", () => {
     const lines: string[] = [];
     const log = new LogHub("debug", { write: (l) => lines.push(l) }).logger("ldap");
@@ -281,7 +287,48 @@ describe("login and lookup against the directory", () => {
   test("the name matches whatever its case, and is answered as the directory spells it", async () => {
     const { dir } = directory();
     expect((await dir.authenticate("ALICE", "alice-ldap-pass"))?.name).toBe("alice");
+    // The directory ignores spaces around a value: the name must not make a second identity.
+    expect((await dir.authenticate(" alice ", "alice-ldap-pass"))?.name).toBe("alice");
     expect((await dir.lookup("Bob"))?.name).toBe("bob");
+  });
+
+  test.each([
+    ["several terms (as for Active Directory)", "(&(objectClass=inetOrgPerson)(uid={user}))", "Carol", "carol"],
+    ["the mail address", "(mail={user})", "Carol@Loupe.Test", "carol@loupe.test"],
+    // One person, one Loupe user however they typed it: named by the first attribute compared.
+    ["either uid or mail", "(|(uid={user})(mail={user}))", "carol@loupe.test", "carol"],
+  ])("a user filter matching %s", async (_what, userFilter, typed, name) => {
+    const { dir } = directory({ userFilter });
+    expect(await dir.authenticate(typed, "carol-ldap-pass")).toMatchObject({ name, dn: ldapUserDn("carol"), email: "carol@loupe.test" });
+    expect(await dir.authenticate(typed, "wrong")).toBeNull();
+  });
+
+  test("a name longer than any directory holds is refused without a search", async () => {
+    const r = await relay(env.url);
+    try {
+      const { dir } = directory({ url: r.url });
+      expect(await dir.authenticate("a".repeat(513), "alice-ldap-pass")).toBeNull();
+      expect(await dir.lookup("a".repeat(513))).toBeNull();
+      expect(r.sent).toEqual([]);
+    } finally {
+      await r.close();
+    }
+  });
+
+  test("once closed, it answers 503 and opens no connection", async () => {
+    const r = await relay(env.url);
+    try {
+      const { dir } = directory({ url: r.url });
+      const pending = dir.lookup("alice");
+      await dir.close();
+      expect((await pending)?.name).toBe("alice");
+      const sent = r.sent.length;
+      expect(await outcome(dir.authenticate("alice", "alice-ldap-pass"))).toBe("UNAVAILABLE");
+      expect(await outcome(dir.lookup("alice"))).toBe("UNAVAILABLE");
+      expect(r.sent.length).toBe(sent);
+    } finally {
+      await r.close();
+    }
   });
 
   test.each([
@@ -451,6 +498,22 @@ describe("login and lookup against the directory", () => {
     ]);
   });
 
+  test("an unknown user costs the directory the same work as a wrong password: a search, then a bind", async () => {
+    const traffic = async (name: string, password: string) => {
+      const r = await relay(env.url);
+      try {
+        const { dir } = directory({ url: r.url });
+        expect(await dir.authenticate(name, password)).toBeNull();
+        return r.sent.map((chunks) => ({ chunks: chunks.length, password: holds(chunks, password) }));
+      } finally {
+        await r.close();
+      }
+    };
+    const unknown = await traffic(`nobody-${hex()}`, `pw-${hex()}`);
+    expect(unknown).toEqual(await traffic("alice", `pw-${hex()}`));
+    expect(unknown.map((c) => c.password)).toEqual([false, true]);
+  });
+
   test("an unknown user and a wrong password take the same time", async () => {
     const { dir } = directory();
     const unknown: number[] = [];
@@ -495,7 +558,7 @@ function openssl(dir: string, name: string, serverFor?: { ca: string; caKey: str
 }
 
 describe("a directory of the test's own: TLS, down, frozen, slow", () => {
-  let cluster: Cluster;
+  let cluster: Cluster | undefined;
   let ca: { cert: string; key: string };
   let otherCa: { cert: string; key: string };
   let own: Record<string, string>;
@@ -506,15 +569,29 @@ describe("a directory of the test's own: TLS, down, frozen, slow", () => {
     ca = openssl(dir, "ca");
     otherCa = openssl(dir, "other-ca");
     const server = openssl(dir, "server", { ca: ca.cert, caKey: ca.key });
-    cluster = await startCluster({ services: ["ldap"], ownerPid: process.pid, ldapTls: { certFile: server.cert, keyFile: server.key } });
+    // Seeding allows each write 2 s: on a machine loaded enough to miss that, try again.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        cluster = await startCluster({
+          services: ["ldap"],
+          ownerPid: process.pid,
+          ldapTls: { certFile: server.cert, keyFile: server.key },
+        });
+        break;
+      } catch (err) {
+        if (attempt >= 3 || !/did not take its seed data/.test(String(err))) throw err;
+      }
+    }
     own = cluster.env;
-  }, 30_000);
+  }, 60_000);
 
   afterAll(async () => {
+    if (!cluster) return;
     thawService(cluster.services[0]!);
     await cluster.stop({ graceMs: 2_000 });
   });
 
+  const ldap = () => cluster!.services[0]!;
   const ownConfig = (over: Record<string, unknown>) => ({ bindDn: own.LDAP_BIND_DN, bindPassword: own.LDAP_BIND_PASSWORD, ...over });
 
   test.each([
@@ -556,37 +633,36 @@ describe("a directory of the test's own: TLS, down, frozen, slow", () => {
   });
 
   test("frozen, it answers 503 within about the timeout, and logs in again once thawed", async () => {
-    const ldap = cluster.services[0]!;
     const { dir, lines } = directory(ownConfig({ url: own.LDAP_URL, connectTimeout: "500ms", timeout: "500ms" }));
-    freezeService(ldap);
+    freezeService(ldap());
     try {
       for (const call of [() => dir.authenticate("alice", "alice-ldap-pass"), () => dir.lookup("alice")]) {
         const { ms, result } = await timed(call);
         expect(result).toBeInstanceOf(AppError);
         expect((result as AppError).code).toBe("UNAVAILABLE");
-        // The operation timeout (500 ms), well inside the whole deadline (1 s) plus scheduling slack.
+        // The operation timeout (500 ms) answers, inside the whole deadline (1 s); the rest is
+        // room for a loaded machine's late timers, far below a hang.
         expect(ms).toBeGreaterThanOrEqual(450);
-        expect(ms).toBeLessThan(2_500);
+        expect(ms).toBeLessThan(1_000 + 3_000);
       }
       expect(lines.join("\n")).toMatch(/timed out|timeout/i);
     } finally {
-      thawService(ldap);
+      thawService(ldap());
     }
     expect((await dir.authenticate("alice", "alice-ldap-pass"))?.name).toBe("alice");
   }, 30_000);
 
   test("killed, it answers 503 at once (before any timeout), and logs in again once restarted", async () => {
-    const ldap = cluster.services[0]!;
-    const { dir } = directory(ownConfig({ url: own.LDAP_URL, connectTimeout: "5s", timeout: "5s" }));
+    const { dir } = directory(ownConfig({ url: own.LDAP_URL, connectTimeout: "10s", timeout: "10s" }));
     expect((await dir.authenticate("bob", "bob-ldap-pass"))?.name).toBe("bob");
-    await killService(ldap);
+    await killService(ldap());
     try {
       const { ms, result } = await timed(() => dir.authenticate("bob", "bob-ldap-pass"));
       expect((result as AppError).code).toBe("UNAVAILABLE");
-      expect(ms).toBeLessThan(2_000);
+      expect(ms).toBeLessThan(3_000);
       expect(await outcome(dir.lookup("bob"))).toBe("UNAVAILABLE");
     } finally {
-      await restartService(ldap);
+      await restartService(ldap());
     }
     expect((await dir.authenticate("bob", "bob-ldap-pass"))?.name).toBe("bob");
   }, 30_000);
@@ -599,7 +675,7 @@ describe("a directory of the test's own: TLS, down, frozen, slow", () => {
       const { ms, result } = await timed(() => dir.authenticate("carol", "carol-ldap-pass"));
       expect((result as AppError).code).toBe("UNAVAILABLE");
       expect(ms).toBeGreaterThanOrEqual(850);
-      expect(ms).toBeLessThan(2_500);
+      expect(ms).toBeLessThan(900 + 3_000);
       // The same relay with room for three slow steps: the login was refused for time alone.
       const { dir: patient } = directory(ownConfig({ url: r.url, connectTimeout: "5s", timeout: "5s" }));
       expect((await patient.authenticate("carol", "carol-ldap-pass"))?.name).toBe("carol");

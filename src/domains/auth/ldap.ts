@@ -31,7 +31,10 @@ import { AppError } from "../../errors.ts";
 import type { Logger } from "../../log/logger.ts";
 
 export interface DirectoryUser {
-  /** The login name, spelled as the directory spells it when the filter names its attribute. */
+  /**
+   * The login name as the directory holds it: the value of the first attribute the user filter
+   * compares with `{user}` (`carol` for `Carol`, or for `carol@x` with `(|(uid={user})(mail={user}))`).
+   */
   name: string;
   dn: string;
   email: string | null;
@@ -175,6 +178,7 @@ function describeError(err: unknown, secrets: string[]): string {
   return text;
 }
 
+const MAX_NAME_LENGTH = 512;
 const UNAVAILABLE_MESSAGE = "The login directory is unavailable; try again later";
 
 class Unavailable extends Error {}
@@ -239,6 +243,8 @@ export class LdapDirectory {
       this.log.info("LDAP login refused: empty name or password");
       return null;
     }
+    // No directory holds such a name; saying so early tells nothing about who exists.
+    if (name.length > MAX_NAME_LENGTH) return null;
     return this.run("login", [password], async (op) => {
       const svc = await this.serviceClient(op);
       const entries = await this.findUser(svc, name);
@@ -265,7 +271,7 @@ export class LdapDirectory {
   }
 
   async lookup(name: string): Promise<DirectoryUser | null> {
-    if (name === "") return null;
+    if (name === "" || name.length > MAX_NAME_LENGTH) return null;
     return this.run("lookup", [], async (op) => {
       const svc = await this.serviceClient(op);
       const entries = await this.findUser(svc, name);
@@ -411,11 +417,15 @@ export class LdapDirectory {
     }
   }
 
-  /** The name as the directory spells it (e.g. `alice` for `Alice`), when the filter names its attribute. */
+  /**
+   * The name as the directory spells it (`alice` for `Alice` or `alice `: the directory matches
+   * names case-insensitively and ignores surrounding spaces), so one person is one Loupe user.
+   */
   private spelling(entry: Entry, typed: string): string {
     if (!this.nameAttribute) return typed;
-    const match = values(entry, this.nameAttribute).find((v) => v.toLowerCase() === typed.toLowerCase());
-    return match ?? typed;
+    const norm = (s: string) => s.trim().replace(/\s+/g, " ").toLowerCase();
+    const all = values(entry, this.nameAttribute);
+    return all.find((v) => norm(v) === norm(typed)) ?? (all.length === 1 ? all[0]! : typed);
   }
 
   private async toUser(svc: Client, entry: Entry, name: string): Promise<DirectoryUser> {
@@ -439,7 +449,9 @@ export class LdapDirectory {
     const nameAttribute = this.cfg.groups.nameAttribute;
     const search = async (base: string, scope: "base" | "sub", filter?: Filter) => {
       try {
-        return (await svc.search(base, { scope, ...(filter ? { filter } : {}), attributes: [nameAttribute] })).searchEntries;
+        // Paged: a directory caps one answer (Active Directory at 1000 entries by default).
+        const paging = scope === "sub" ? { paged: { pageSize: 500 } } : {};
+        return (await svc.search(base, { scope, ...(filter ? { filter } : {}), ...paging, attributes: [nameAttribute] })).searchEntries;
       } catch (err) {
         // A group deleted between reading memberOf and reading it has no name to map.
         if (err instanceof NoSuchObjectError && scope === "base") return [];
