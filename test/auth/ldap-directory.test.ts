@@ -444,6 +444,28 @@ describe("login and lookup against the directory", () => {
     }
   });
 
+  test.each(["memberOf", "search"])("groups from %s: a DN with escaped characters finds its groups", async (source) => {
+    const a = await admin();
+    const anchor = await tempUser(a);
+    const user = await tempUser(a, { dn: `cn=Doe\\, Jane \\2B ${hex()} ö,${LDAP_PEOPLE_DN}` });
+    const group = await tempGroup(a, anchor.dn);
+    try {
+      await a.modify(group.dn, member("add", user.dn));
+      const { dir } = directory({
+        groupMappings: { [group.cn.toUpperCase()]: ["temp-by-cn"] },
+        ...(source === "search" ? { groups: { source: "search", base: LDAP_GROUPS_DN } } : {}),
+      });
+      expect(await dir.authenticate(user.uid, user.password)).toMatchObject({
+        directoryGroups: [group.dn],
+        groups: ["everyone", "temp-by-cn"],
+      });
+    } finally {
+      await group.remove();
+      await user.remove();
+      await anchor.remove();
+    }
+  });
+
   test("a user deleted from the directory is gone on the next lookup", async () => {
     const a = await admin();
     const user = await tempUser(a);
