@@ -32,6 +32,7 @@ import {
   startCluster,
   thawService,
 } from "../cluster/cluster.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 // Throws when LDAP_URL is missing: the file fails rather than passing without a directory.
 const env = ldapEnv();
@@ -133,6 +134,8 @@ interface Relay {
   url: string;
   /** The bytes each accepted connection sent towards the directory, in order of connection. */
   sent: Buffer[][];
+  /** Client connections still open. */
+  open(): number;
   close(): Promise<void>;
 }
 
@@ -144,9 +147,12 @@ async function relay(target: string, opts: { delayMs?: number } = {}): Promise<R
   const { hostname, port } = new URL(target);
   const sent: Buffer[][] = [];
   const sockets = new Set<Socket>();
+  const clients = new Set<Socket>();
   const server = createServer((client) => {
     const chunks: Buffer[] = [];
     sent.push(chunks);
+    clients.add(client);
+    client.on("close", () => clients.delete(client));
     const upstream = connect(Number(port), hostname);
     sockets.add(client).add(upstream);
     let queue = Promise.resolve();
@@ -175,6 +181,7 @@ async function relay(target: string, opts: { delayMs?: number } = {}): Promise<R
   return {
     url: `${target.startsWith("ldaps:") ? "ldaps" : "ldap"}://127.0.0.1:${address.port}`,
     sent,
+    open: () => clients.size,
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();
@@ -406,6 +413,7 @@ describe("login and lookup against the directory", () => {
     try {
       const { dir } = directory({ url: r.url });
       expect((await dir.authenticate("alice", "alice-ldap-pass"))?.name).toBe("alice");
+      await waitFor(() => r.open() === 0, { what: "the login's connections closed" });
       const withPassword = r.sent.filter((c) => holds(c, "alice-ldap-pass"));
       const asService = r.sent.filter((c) => holds(c, env.bindDn));
       expect(withPassword).toHaveLength(1);
@@ -698,6 +706,8 @@ describe("a directory of the test's own: TLS, down, frozen, slow", () => {
       expect((result as AppError).code).toBe("UNAVAILABLE");
       expect(ms).toBeGreaterThanOrEqual(850);
       expect(ms).toBeLessThan(900 + 3_000);
+      // Nothing is left open once the abandoned steps have ended.
+      await waitFor(() => r.open() === 0, { what: "the login's connections closed" });
       // The same relay with room for three slow steps: the login was refused for time alone.
       const { dir: patient } = directory(ownConfig({ url: r.url, connectTimeout: "5s", timeout: "5s" }));
       expect((await patient.authenticate("carol", "carol-ldap-pass"))?.name).toBe("carol");

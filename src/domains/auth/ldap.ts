@@ -189,10 +189,14 @@ class Operation {
   /** The URL the service account bound to: the user's bind goes to the same server. */
   url = "";
   expired = false;
+  /**
+   * Closes the connected clients. One still connecting is kept: the deadline may pass while a
+   * connection is being opened, and the close after the work has settled catches it.
+   */
   close(): Promise<void> {
-    const all = [...this.clients].map((c) => c.unbind().catch(() => {}));
-    this.clients.clear();
-    return Promise.all(all).then(() => {});
+    const connected = [...this.clients].filter((c) => c.isConnected);
+    for (const c of connected) this.clients.delete(c);
+    return Promise.all(connected.map((c) => c.unbind().catch(() => {}))).then(() => {});
   }
 }
 
@@ -245,7 +249,7 @@ export class LdapDirectory {
     }
     // No directory holds such a name; saying so early tells nothing about who exists.
     if (name.length > MAX_NAME_LENGTH) return null;
-    return this.run("login", [password], async (op) => {
+    return this.run("login", [password, name], async (op) => {
       const svc = await this.serviceClient(op);
       const entries = await this.findUser(svc, name);
       // A DN no entry has: an unknown name costs the same bind as a known one.
@@ -308,8 +312,6 @@ export class LdapDirectory {
       }, limit);
     });
     const task = work(op);
-    // The work may fail after the deadline has answered: nobody waits for it then.
-    task.catch(() => {});
     const done = Promise.race([task, deadline]);
     this.operations.add(done);
     try {
@@ -326,9 +328,15 @@ export class LdapDirectory {
       clearTimeout(timer);
       this.operations.delete(done);
       // Not awaited: the answer never waits on a directory that stopped answering; close() does.
-      const closing = op.close();
-      this.operations.add(closing);
-      void closing.finally(() => this.operations.delete(closing));
+      void op.close();
+      // After a deadline the work goes on until its step times out, and may open a connection
+      // meanwhile: close again once it has settled.
+      const settled = task.then(
+        () => op.close(),
+        () => op.close(),
+      );
+      this.operations.add(settled);
+      void settled.finally(() => this.operations.delete(settled));
     }
   }
 
