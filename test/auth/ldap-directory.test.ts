@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -474,6 +474,25 @@ describe("login and lookup against the directory", () => {
     }
   });
 
+  test.each(["memberOf", "search"])("groups from %s: named by an attribute other than the one in their DN", async (source) => {
+    const a = await admin();
+    const user = await tempUser(a);
+    const cn = `temp-group-${hex()}`;
+    const dn = ldapGroupDn(cn);
+    const ou = `Team ${hex()}`;
+    await a.add(dn, { objectClass: "groupOfNames", cn, ou, member: user.dn });
+    try {
+      const { dir } = directory({
+        groupMappings: { [ou.toLowerCase()]: ["by-ou"], [cn]: ["by-cn-never"] },
+        groups: { nameAttribute: "ou", ...(source === "search" ? { source: "search", base: LDAP_GROUPS_DN } : {}) },
+      });
+      expect(await dir.authenticate(user.uid, user.password)).toMatchObject({ directoryGroups: [dn], groups: ["by-ou", "everyone"] });
+    } finally {
+      await a.del(dn).catch(() => {});
+      await user.remove();
+    }
+  });
+
   test("a user deleted from the directory is gone on the next lookup", async () => {
     const a = await admin();
     const user = await tempUser(a);
@@ -563,6 +582,12 @@ describe("login and lookup against the directory", () => {
     expect(Math.abs(mu - mw)).toBeLessThan(50 + 0.5 * Math.max(mu, mw));
   }, 60_000);
 });
+
+/** True when every thread of `pid` is stopped (state T in /proc): a frozen process answers nothing. */
+function stopped(pid: number): boolean {
+  const tasks = readdirSync(`/proc/${pid}/task`);
+  return tasks.length > 0 && tasks.every((t) => /^\d+ \(.*\) [tT] /.test(readFileSync(`/proc/${pid}/task/${t}/stat`, "utf8")));
+}
 
 /** A CA and a certificate for 127.0.0.1 signed by it, or (serverFor absent) a CA alone. */
 function openssl(dir: string, name: string, serverFor?: { ca: string; caKey: string }): { cert: string; key: string } {
@@ -666,6 +691,8 @@ describe("a directory of the test's own: TLS, down, frozen, slow", () => {
     const { dir, lines } = directory(ownConfig({ url: own.LDAP_URL, connectTimeout: "500ms", timeout: "500ms" }));
     freezeService(ldap());
     try {
+      // SIGSTOP takes effect as each thread next runs: on a loaded machine one may still answer.
+      await waitFor(() => stopped(ldap().pid), { what: "every slapd thread stopped" });
       for (const call of [() => dir.authenticate("alice", "alice-ldap-pass"), () => dir.lookup("alice")]) {
         const { ms, result } = await timed(call);
         expect(result).toBeInstanceOf(AppError);
