@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ldapSchema } from "./ldap.ts";
 
 /** Durations in config accept milliseconds as a number or text like `30s`, `15m`, `8h`, `7d`. */
 export const duration = z.union([
@@ -163,6 +164,7 @@ export const configSchema = z
     users: z.array(userSchema).default([]),
     /** Groups defined here are read-only through the API and win over a stored group of the same name. */
     groups: z.array(groupSchema).default([]),
+    ldap: z.lazy(() => ldapSchema).optional(),
     kafka: z
       .object({ clusters: z.array(clusterSchema).min(1, "at least one cluster is required") })
       .strict()
