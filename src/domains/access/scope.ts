@@ -121,8 +121,7 @@ class PatternSet {
   matches(name: string): boolean {
     if (this.any || this.exact.has(name)) return true;
     if (this.prefixes.hasPrefixOf(name) || this.suffixes.hasSuffixOf(name)) return true;
-    for (const g of this.globs)
-      if (name.startsWith(g.head) && name.endsWith(g.tail) && globMatch(g.pattern, name)) return true;
+    for (const g of this.globs) if (name.startsWith(g.head) && name.endsWith(g.tail) && globMatch(g.pattern, name)) return true;
     return false;
   }
 }
