@@ -178,7 +178,12 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   mount(consumerRoutes(deps.consumers));
   mount(clusterRoutes(new ClusterOverviewService(deps.kafka, deps.lag)));
   mount(alertRoutes(deps.notifications, deps.streams));
-  mount(metricsRoutes({ pool: deps.kafka, lag: deps.lag, counters, openStreams: () => deps.streams.total, startedAt: deps.startedAt }));
+  mount(
+    metricsRoutes(
+      { pool: deps.kafka, lag: deps.lag, counters, openStreams: () => deps.streams.total, startedAt: deps.startedAt },
+      deps.config.metrics,
+    ),
+  );
   mount(serverInfoRoutes(deps.serverInfo));
   mount(profileRoutes(deps.profiles));
   mount(configsRoutes(deps.kafkaConfigs));

@@ -11,6 +11,7 @@ import { GroupRepo } from "./domains/access/group-repo.ts";
 import { GroupService } from "./domains/access/group-service.ts";
 import { NotificationService } from "./domains/alerts/notifications.ts";
 import { AuditService } from "./domains/audit/service.ts";
+import { LdapDirectory } from "./domains/auth/ldap.ts";
 import { type AuthOptions, AuthService } from "./domains/auth/service.ts";
 import { KafkaConfigService } from "./domains/configs/service.ts";
 import { ConsumerService } from "./domains/consumers/service.ts";
@@ -69,6 +70,13 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
   const audit = new AuditService(store.db, logs.logger("audit"));
   await audit.closeInterrupted();
   const groups = new GroupService(new GroupRepo(store.db), config.groups);
+  // The directory, when configured: logins of names that are no local user are checked there.
+  const ldap = config.ldap ? new LdapDirectory(config.ldap, logs.logger("ldap")) : undefined;
+  const directory = ldap && {
+    authenticate: (name: string, password: string) => ldap.authenticate(name, password),
+    lookup: (name: string) => ldap.lookup(name),
+    refreshMs: config.ldap!.refreshInterval,
+  };
   const auth = new AuthService(
     store.db,
     {
@@ -80,7 +88,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     config.users,
     logs.logger("auth"),
     opts.auth,
-    { groups: (names) => groups.resolve(names) },
+    { groups: (names) => groups.resolve(names), ...(directory ? { directory } : {}) },
   );
   groups.onChange(() => auth.accessChanged("group changed"));
   const admin = await auth.ensureBootstrapAdmin(opts.adminPassword);
@@ -174,6 +182,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
       sampler.stop();
       await topics.drain();
       await kafka.close();
+      await ldap?.close();
       await store.close();
     },
   };

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ldapSchema } from "./ldap.ts";
 
 /** Durations in config accept milliseconds as a number or text like `30s`, `15m`, `8h`, `7d`. */
 export const duration = z.union([
@@ -163,6 +164,7 @@ export const configSchema = z
     users: z.array(userSchema).default([]),
     /** Groups defined here are read-only through the API and win over a stored group of the same name. */
     groups: z.array(groupSchema).default([]),
+    ldap: z.lazy(() => ldapSchema).optional(),
     kafka: z
       .object({ clusters: z.array(clusterSchema).min(1, "at least one cluster is required") })
       .strict()
@@ -203,6 +205,18 @@ export const configSchema = z
         maxQueryTime: 3_600_000,
         maxQueryMemory: 64 * 1024 * 1024,
       }),
+    /**
+     * GET /metrics. Public by default (the SPEC's, for operators' Prometheus): it names every
+     * consumer group and topic whatever any user's scope. `enabled: false` answers 404; a
+     * `token` makes it answer only `Authorization: Bearer <token>` (Prometheus `authorization`).
+     */
+    metrics: z
+      .object({
+        enabled: z.boolean().default(true),
+        token: z.string().min(16, "a metrics token has at least 16 characters").max(512).optional(),
+      })
+      .strict()
+      .default({ enabled: true }),
     lag: z
       .object({
         /** Consumer lag figures are reused for this long by every caller (/metrics, topics, groups). */

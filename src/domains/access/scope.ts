@@ -48,11 +48,50 @@ export function globMatch(pattern: string, name: string): boolean {
   return p === pattern.length;
 }
 
+/**
+ * Fixed strings looked up by length: a name matches when one of its first (or last) n
+ * characters is in the set for some length n held. A few set look-ups per distinct length,
+ * whatever the number of strings.
+ */
+class AffixSet {
+  private readonly byLength = new Map<number, Set<string>>();
+
+  add(text: string): void {
+    let set = this.byLength.get(text.length);
+    if (!set) this.byLength.set(text.length, (set = new Set()));
+    set.add(text);
+  }
+
+  get size(): number {
+    return this.byLength.size;
+  }
+
+  hasPrefixOf(name: string): boolean {
+    for (const [n, set] of this.byLength) if (n <= name.length && set.has(name.slice(0, n))) return true;
+    return false;
+  }
+
+  hasSuffixOf(name: string): boolean {
+    for (const [n, set] of this.byLength) if (n <= name.length && set.has(name.slice(name.length - n))) return true;
+    return false;
+  }
+}
+
+/** A general glob with its literal head and tail, which most names fail before the matcher runs. */
+interface Glob {
+  pattern: string;
+  head: string;
+  tail: string;
+}
+
 /** A list of patterns, sorted by the cheapest way to match each. */
 class PatternSet {
   private readonly exact = new Set<string>();
-  private readonly prefixes: string[] = [];
-  private readonly globs: string[] = [];
+  /** `abc*` */
+  private readonly prefixes = new AffixSet();
+  /** `*abc` */
+  private readonly suffixes = new AffixSet();
+  private readonly globs: Glob[] = [];
   private any = false;
 
   constructor(patterns: readonly string[]) {
@@ -60,8 +99,13 @@ class PatternSet {
       const p = raw.replace(/\*{2,}/g, "*");
       if (p === "*") this.any = true;
       else if (!/[*?]/.test(p)) this.exact.add(p);
-      else if (p.endsWith("*") && !/[*?]/.test(p.slice(0, -1))) this.prefixes.push(p.slice(0, -1));
-      else this.globs.push(p);
+      else if (p.endsWith("*") && !/[*?]/.test(p.slice(0, -1))) this.prefixes.add(p.slice(0, -1));
+      else if (p.startsWith("*") && !/[*?]/.test(p.slice(1))) this.suffixes.add(p.slice(1));
+      else {
+        const first = p.search(/[*?]/);
+        const last = Math.max(p.lastIndexOf("*"), p.lastIndexOf("?"));
+        this.globs.push({ pattern: p, head: p.slice(0, first), tail: p.slice(last + 1) });
+      }
     }
   }
 
@@ -71,13 +115,13 @@ class PatternSet {
   }
 
   get empty(): boolean {
-    return !this.any && this.exact.size === 0 && this.prefixes.length === 0 && this.globs.length === 0;
+    return !this.any && this.exact.size === 0 && this.prefixes.size === 0 && this.suffixes.size === 0 && this.globs.length === 0;
   }
 
   matches(name: string): boolean {
     if (this.any || this.exact.has(name)) return true;
-    for (const prefix of this.prefixes) if (name.startsWith(prefix)) return true;
-    for (const glob of this.globs) if (globMatch(glob, name)) return true;
+    if (this.prefixes.hasPrefixOf(name) || this.suffixes.hasSuffixOf(name)) return true;
+    for (const g of this.globs) if (name.startsWith(g.head) && name.endsWith(g.tail) && globMatch(g.pattern, name)) return true;
     return false;
   }
 }

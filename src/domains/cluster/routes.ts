@@ -1,5 +1,6 @@
 import { clusterOf } from "../../http/context.ts";
 import { defineRoute, json, RouteGroup } from "../../http/route.ts";
+import { topicFilterOf } from "../topics/scope-filter.ts";
 import { clusterOverview } from "./schemas.ts";
 import type { ClusterOverviewService } from "./service.ts";
 
@@ -16,6 +17,6 @@ export const clusterApi = {
 
 export function clusterRoutes(service: ClusterOverviewService) {
   const app = new RouteGroup();
-  app.handle(clusterApi.overview, async (c) => c.json(await service.overview(clusterOf(c))));
+  app.handle(clusterApi.overview, async (c) => c.json(await service.overview(clusterOf(c), topicFilterOf(c))));
   return app;
 }

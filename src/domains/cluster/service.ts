@@ -1,5 +1,6 @@
-import type { KafkaPool } from "../../kafka/index.ts";
-import type { LagEngine } from "../../lag/engine.ts";
+import type { ClusterState, KafkaPool, TopicSummary } from "../../kafka/index.ts";
+import type { LagEngine, LagSnapshot } from "../../lag/engine.ts";
+import type { TopicFilter } from "../topics/visibility.ts";
 import type { ClusterOverview } from "./schemas.ts";
 
 /** Partitions listed per kind of trouble; the count says how many there are in all. */
@@ -9,6 +10,10 @@ export const PARTITION_LIST_LIMIT = 50;
  * The overview of one cluster: its Metadata (one request) and the total consumer lag from the
  * shared lag engine (the snapshot /metrics and the consumer pages use, so asking here costs
  * nothing while one is fresh). Lag that cannot be read leaves the rest of the answer intact.
+ *
+ * A caller limited to some topics sees the brokers and the controller whole (they are the
+ * cluster's, not a topic's), and every figure drawn from topics (counts, unhealthy partitions,
+ * lag) over its visible topics only.
  */
 export class ClusterOverviewService {
   constructor(
@@ -16,37 +21,67 @@ export class ClusterOverviewService {
     private readonly lag: LagEngine,
   ) {}
 
-  async overview(cluster: string): Promise<ClusterOverview> {
+  async overview(cluster: string, visible: TopicFilter = null): Promise<ClusterOverview> {
     const kafka = this.pool.get(cluster);
-    const [state, lag] = await Promise.all([
+    const [state, lag, topics] = await Promise.all([
       kafka.describe(),
       this.lag.snapshot(cluster).then(
         (s) => ({ snapshot: s, error: null }),
         (e: unknown) => ({ snapshot: null, error: (e as Error).message }),
       ),
+      // The cluster state counts topics but does not list them: a scoped caller's counts need
+      // the list, asked beside it (same Metadata cost, no added wait). Unscoped callers skip it.
+      visible ? kafka.topics.list({ includeInternal: true }) : null,
     ]);
-    const listed = (list: ClusterOverview["offline"]["partitions"]) => ({
-      count: list.length,
-      partitions: list.slice(0, PARTITION_LIST_LIMIT),
-    });
+    const counts = topics && visible ? visibleCounts(topics, visible) : state;
+    const listed = (list: ClusterOverview["offline"]["partitions"]) => {
+      const shown = visible ? list.filter((p) => visible(p.topic)) : list;
+      return { count: shown.length, partitions: shown.slice(0, PARTITION_LIST_LIMIT) };
+    };
     return {
       cluster,
       clusterId: state.clusterId,
       controllerId: state.controllerId,
       brokers: state.brokers,
-      topics: state.topics,
-      internalTopics: state.internalTopics,
-      partitions: state.partitions,
+      topics: counts.topics,
+      internalTopics: counts.internalTopics,
+      partitions: counts.partitions,
       underReplicated: listed(state.underReplicated),
       offline: listed(state.offline),
-      lag: lag.snapshot
-        ? {
-            total: lag.snapshot.partitions.reduce((sum, p) => sum + p.lag, 0),
-            groups: lag.snapshot.groups.length,
-            takenAt: Math.round(lag.snapshot.takenAt),
-          }
-        : null,
+      lag: lag.snapshot ? lagFigures(lag.snapshot, visible) : null,
       lagError: lag.error,
     };
   }
+}
+
+function visibleCounts(
+  topics: TopicSummary[],
+  visible: (topic: string) => boolean,
+): Pick<ClusterState, "topics" | "internalTopics" | "partitions"> {
+  const out = { topics: 0, internalTopics: 0, partitions: 0 };
+  for (const t of topics) {
+    if (!visible(t.name)) continue;
+    if (t.internal) out.internalTopics++;
+    else out.topics++;
+    out.partitions += t.partitions;
+  }
+  return out;
+}
+
+/**
+ * Lag summed over the visible partitions; the groups counted are those with a committed
+ * offset on a visible topic (the snapshot holds no assignments, and asking for them would
+ * cost a request per coordinator).
+ */
+function lagFigures(snapshot: LagSnapshot, visible: TopicFilter): NonNullable<ClusterOverview["lag"]> {
+  const takenAt = Math.round(snapshot.takenAt);
+  if (!visible) return { total: snapshot.partitions.reduce((sum, p) => sum + p.lag, 0), groups: snapshot.groups.length, takenAt };
+  let total = 0;
+  const groups = new Set<string>();
+  for (const p of snapshot.partitions) {
+    if (!visible(p.topic)) continue;
+    total += p.lag;
+    groups.add(p.group);
+  }
+  return { total, groups: groups.size, takenAt };
 }

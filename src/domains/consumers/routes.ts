@@ -3,6 +3,7 @@ import { clusterOf } from "../../http/context.ts";
 import { defineRoute, json, RouteGroup, text } from "../../http/route.ts";
 import { partitionLag } from "../shared/schemas.ts";
 import { topicName } from "../topics/names.ts";
+import { topicFilterOf } from "../topics/scope-filter.ts";
 import type { ConsumerService } from "./service.ts";
 
 const groupParam = z.object({ group: z.string().min(1).max(255) });
@@ -136,27 +137,27 @@ export const consumerApi = {
 export function consumerRoutes(service: ConsumerService) {
   const app = new RouteGroup();
 
-  app.handle(consumerApi.list, async (c) => c.json(await service.list(clusterOf(c))));
+  app.handle(consumerApi.list, async (c) => c.json(await service.list(clusterOf(c), topicFilterOf(c))));
 
-  app.handle(consumerApi.get, async (c) => c.json(await service.get(clusterOf(c), c.req.valid("param").group)));
+  app.handle(consumerApi.get, async (c) => c.json(await service.get(clusterOf(c), c.req.valid("param").group, topicFilterOf(c))));
 
   app.handle(consumerApi.lagHistory, async (c) => {
     const { group } = c.req.valid("param");
     const { window } = c.req.valid("query");
-    return c.json(await service.lagHistory(clusterOf(c), group, window ?? 3_600_000));
+    return c.json(await service.lagHistory(clusterOf(c), group, window ?? 3_600_000, topicFilterOf(c)));
   });
 
   app.handle(consumerApi.resetOffsets, async (c) => {
     const { group } = c.req.valid("param");
     const body = c.req.valid("json");
     c.set("auditContent", { reset: body });
-    const offsets = await service.resetOffsets(clusterOf(c), group, body);
+    const offsets = await service.resetOffsets(clusterOf(c), group, body, topicFilterOf(c, "write"));
     return c.json({ group, offsets });
   });
 
   app.handle(consumerApi.delete, async (c) => {
     const { group } = c.req.valid("param");
-    await service.delete(clusterOf(c), group);
+    await service.delete(clusterOf(c), group, topicFilterOf(c, "write"));
     return c.text(`Consumer group '${group}' deleted`);
   });
   return app;

@@ -2,6 +2,7 @@ import { badRequest, conflict, notFound } from "../../errors.ts";
 import type { GroupDescription, KafkaCluster, KafkaPool, TopicPartitionRef } from "../../kafka/index.ts";
 import type { LagEngine, PartitionLag } from "../../lag/engine.ts";
 import type { LagHistory, LagPoint } from "../../lag/history.ts";
+import { groupOutsideScope, isVisible, requireTopics, type TopicFilter } from "../topics/visibility.ts";
 
 export interface ConsumerGroupSummary {
   id: string;
@@ -64,15 +65,23 @@ export class ConsumerService {
   /**
    * The group's lag over time, from the history kept at each tick of the end-offset sampler.
    * A group that exists but is not followed yet (new since the last tick) has no points.
+   * Given a filter, each point holds the visible topics only (see `visiblePoint`), and a group
+   * with no visible topic is 403.
    */
-  async lagHistory(cluster: string, group: string, windowMs: number): Promise<ConsumerGroupLagHistory> {
+  async lagHistory(cluster: string, group: string, windowMs: number, visible: TopicFilter = null): Promise<ConsumerGroupLagHistory> {
     const kafka = this.pool.get(cluster);
     let points = this.history?.points(cluster, group, windowMs) ?? null;
-    if (points === null) {
+    // The points name the topics the group committed on: one visible among them shows the
+    // group without asking Kafka. Otherwise its assignments may still show it.
+    const seen = visible && points?.some((p) => Object.keys(p.topics).some(visible));
+    if (points === null || (visible && !seen)) {
       const [d, committed] = await Promise.all([this.#describe(kafka, group), kafka.groups.committedOffsets([group])]);
-      if (d.state === "Dead" && (committed.get(group) ?? []).length === 0) throw notFound(`Consumer group '${group}' does not exist`);
-      points = [];
+      const offsets = committed.get(group) ?? [];
+      if (visible) this.#requireVisible(group, visible, [...offsets.map((o) => o.topic), ...assignedTopics(d)]);
+      else if (d.state === "Dead" && offsets.length === 0) throw notFound(`Consumer group '${group}' does not exist`);
+      points ??= [];
     }
+    if (visible) points = points.map((p) => visiblePoint(p, visible));
     return {
       group,
       windowMs: Math.min(windowMs, this.history?.opts.windowMs ?? 0),
@@ -81,18 +90,30 @@ export class ConsumerService {
     };
   }
 
-  async list(cluster: string): Promise<ConsumerGroupSummary[]> {
+  /**
+   * Every group, or (given a filter) those with a committed offset or an assignment on a
+   * visible topic, each with its visible topics and their lag only. A group on no topic at all
+   * names nothing a scope could allow, so only an unfiltered caller sees it.
+   */
+  async list(cluster: string, visible: TopicFilter = null): Promise<ConsumerGroupSummary[]> {
     const kafka = this.pool.get(cluster);
     const snapshot = await this.lag.snapshot(cluster);
     const described = await kafka.groups.describe(snapshot.groups.map((g) => g.groupId));
     const byGroup = new Map<string, PartitionLag[]>();
-    for (const p of snapshot.partitions) byGroup.set(p.group, [...(byGroup.get(p.group) ?? []), p]);
-    return snapshot.groups.map((g, i) => {
+    for (const p of snapshot.partitions) {
+      if (!isVisible(visible, p.topic)) continue;
+      const list = byGroup.get(p.group);
+      if (list) list.push(p);
+      else byGroup.set(p.group, [p]);
+    }
+    const out: ConsumerGroupSummary[] = [];
+    for (const [i, g] of snapshot.groups.entries()) {
       const d = described[i]!;
       const lags = byGroup.get(g.groupId) ?? [];
       const topics = new Set(lags.map((l) => l.topic));
-      for (const m of d.members) for (const a of m.assignments) topics.add(a.topic);
-      return {
+      for (const t of assignedTopics(d)) if (isVisible(visible, t)) topics.add(t);
+      if (visible && topics.size === 0) continue;
+      out.push({
         id: g.groupId,
         state: d.state === "Dead" ? g.state : d.state,
         protocolType: g.protocolType,
@@ -100,8 +121,14 @@ export class ConsumerService {
         members: d.members.length,
         topics: [...topics].sort(),
         lag: lags.reduce((s, l) => s + l.lag, 0),
-      };
-    });
+      });
+    }
+    return out;
+  }
+
+  /** 403 naming the group when none of its topics is visible (a group on no topic included). */
+  #requireVisible(group: string, visible: (topic: string) => boolean, topics: string[]): void {
+    if (!topics.some(visible)) throw groupOutsideScope(group);
   }
 
   async #describe(kafka: KafkaCluster, group: string): Promise<GroupDescription> {
@@ -109,10 +136,17 @@ export class ConsumerService {
     return d!;
   }
 
-  async get(cluster: string, group: string): Promise<ConsumerGroupDetail> {
+  /**
+   * The group's members, offsets and lag. Given a filter: only the visible topics' partitions,
+   * lag and assignments; a group with no visible topic is 403, whether it exists or not, so a
+   * scoped caller cannot probe for group names either.
+   */
+  async get(cluster: string, group: string, visible: TopicFilter = null): Promise<ConsumerGroupDetail> {
     const kafka = this.pool.get(cluster);
-    const [d, lags] = await Promise.all([this.#describe(kafka, group), this.lag.groupLag(cluster, [group])]);
-    if (d.state === "Dead" && lags.length === 0) throw notFound(`Consumer group '${group}' does not exist`);
+    const [d, allLags] = await Promise.all([this.#describe(kafka, group), this.lag.groupLag(cluster, [group])]);
+    if (visible) this.#requireVisible(group, visible, [...allLags.map((l) => l.topic), ...assignedTopics(d)]);
+    else if (d.state === "Dead" && allLags.length === 0) throw notFound(`Consumer group '${group}' does not exist`);
+    const lags = visible ? allLags.filter((l) => visible(l.topic)) : allLags;
     const owner = new Map<string, { memberId: string; clientId: string; host: string }>();
     for (const m of d.members)
       for (const a of m.assignments)
@@ -142,7 +176,7 @@ export class ConsumerService {
         groupInstanceId: m.groupInstanceId,
         clientId: m.clientId,
         host: m.host,
-        assignments: m.assignments,
+        assignments: visible ? m.assignments.filter((a) => visible(a.topic)) : m.assignments,
       })),
       offsets,
       lag: offsets.reduce((s, o) => s + o.lag, 0),
@@ -186,7 +220,15 @@ export class ConsumerService {
    * Moves the group's committed offsets. Only for a group without live members: Kafka refuses
    * otherwise, and a running consumer would overwrite the change at its next commit.
    */
-  async resetOffsets(cluster: string, group: string, reset: OffsetReset): Promise<Array<TopicPartitionRef & { offset: number }>> {
+  async resetOffsets(
+    cluster: string,
+    group: string,
+    reset: OffsetReset,
+    /** Topics the caller may change offsets of; null: all. */
+    allowed: TopicFilter = null,
+  ): Promise<Array<TopicPartitionRef & { offset: number }>> {
+    // Topics named in the request are checked before Kafka is asked anything.
+    requireTopics(allowed, "offsets" in reset ? reset.offsets.map((o) => o.topic) : (reset.topics ?? []));
     const kafka = this.pool.get(cluster);
     const d = await this.#describe(kafka, group);
     if (d.members.length > 0 || !["Empty", "Dead"].includes(d.state))
@@ -221,6 +263,7 @@ export class ConsumerService {
         const committed = (await kafka.groups.committedOffsets([group])).get(group) ?? [];
         topics = [...new Set(committed.map((c) => c.topic))];
         if (topics.length === 0) throw badRequest(`Consumer group '${group}' has no committed offsets: name the topics to reset`);
+        requireTopics(allowed, [...topics].sort());
       }
       const described = await internal(topics);
       const refs = described.flatMap((t) => t.partitionDetails.map((p) => ({ topic: t.name, partition: p.partition })));
@@ -237,9 +280,42 @@ export class ConsumerService {
     return target;
   }
 
-  async delete(cluster: string, group: string): Promise<void> {
-    await this.pool.get(cluster).groups.delete([group]);
+  /**
+   * Given a filter, every topic the group holds offsets or assignments on must pass it: deleting
+   * the group drops its offsets on all of them.
+   */
+  async delete(cluster: string, group: string, allowed: TopicFilter = null): Promise<void> {
+    const kafka = this.pool.get(cluster);
+    if (allowed) {
+      const [d, committed] = await Promise.all([this.#describe(kafka, group), kafka.groups.committedOffsets([group])]);
+      const topics = [...new Set([...(committed.get(group) ?? []).map((o) => o.topic), ...assignedTopics(d)])].sort();
+      if (topics.length === 0) throw groupOutsideScope(group);
+      requireTopics(allowed, topics);
+    }
+    await kafka.groups.delete([group]);
     this.lag.invalidate(cluster);
     this.history?.forget(cluster, group);
   }
+}
+
+function assignedTopics(d: GroupDescription): string[] {
+  return d.members.flatMap((m) => m.assignments.map((a) => a.topic));
+}
+
+/**
+ * A history point with only the visible topics. Its age (lagSeconds) is over every partition of
+ * the group, so it is kept only when no hidden topic was lagging at that point: otherwise it
+ * may be a hidden topic's age, and the point says unknown.
+ */
+function visiblePoint(p: LagPoint, visible: (topic: string) => boolean): LagPoint {
+  const topics: Record<string, number> = {};
+  let lag = 0;
+  let hiddenLag = false;
+  for (const [t, n] of Object.entries(p.topics)) {
+    if (visible(t)) {
+      topics[t] = n;
+      lag += n;
+    } else if (n > 0) hiddenLag = true;
+  }
+  return { t: p.t, lag, lagSeconds: hiddenLag ? null : p.lagSeconds, topics };
 }

@@ -5,6 +5,7 @@ import type { AppEnv } from "../../http/context.ts";
 import { clusterOf, userOf } from "../../http/context.ts";
 import { defineRoute, json, RouteGroup, text } from "../../http/route.ts";
 import { topicName } from "../topics/names.ts";
+import { topicFilterOf } from "../topics/scope-filter.ts";
 import type { MetadataService } from "./service.ts";
 import { DATA_TYPES } from "./types.ts";
 
@@ -130,7 +131,11 @@ export const metadataApi = {
 export function metadataRoutes(service: MetadataService) {
   const app = new RouteGroup();
 
-  app.handle(metadataApi.list, async (c) => c.json((await service.list(clusterOf(c))).map(({ inferred: _, ...stored }) => stored)));
+  app.handle(metadataApi.list, async (c) => {
+    const visible = topicFilterOf(c);
+    const stored = await service.list(clusterOf(c));
+    return c.json((visible ? stored.filter((m) => visible(m.topicName)) : stored).map(({ inferred: _, ...m }) => m));
+  });
 
   app.handle(metadataApi.get, async (c) => c.json(await service.get(clusterOf(c), c.req.valid("param").topicName)));
 

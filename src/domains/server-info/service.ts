@@ -82,8 +82,8 @@ export class ServerInfoService {
       "lenses.ip": this.config.server.host,
       "lenses.port": listeningPort ?? this.config.server.port,
       "lenses.kafka.brokers": c.bootstrapServers.map((b) => `${protocol}://${b}`).join(","),
-      // Users and roles are Loupe's own (config file or store), checked with passwords.
-      "lenses.security.mode": "BASIC",
+      // How users log in: passwords of Loupe's own users, and the directory's when one is set.
+      "lenses.security.mode": this.config.ldap ? "LDAP" : "BASIC",
       // Queries run inside Loupe.
       "lenses.sql.execution.mode": "IN_PROC",
       "lenses.schema.registry.urls": (this.config.sql.schemaRegistry?.urls ?? [])

@@ -4,7 +4,9 @@ import { defineRoute, json, RouteGroup, text } from "../../http/route.ts";
 import { DATA_TYPES } from "../metadata/types.ts";
 import { partitionLag } from "../shared/schemas.ts";
 import { topicName } from "./names.ts";
+import { topicFilterOf } from "./scope-filter.ts";
 import type { TopicService } from "./service.ts";
+import { requireTopics } from "./visibility.ts";
 
 /** Config values arrive as strings, and from some clients as numbers or booleans. */
 const configValue = z.union([z.string(), z.number(), z.boolean()]).transform(String);
@@ -192,13 +194,15 @@ export const topicApi = {
 export function topicRoutes(service: TopicService) {
   const app = new RouteGroup();
 
-  app.handle(topicApi.list, async (c) => c.json(await service.list(clusterOf(c))));
+  app.handle(topicApi.list, async (c) => c.json(await service.list(clusterOf(c), topicFilterOf(c))));
 
   app.handle(topicApi.get, async (c) => c.json(await service.get(clusterOf(c), c.req.valid("param").topicName)));
 
   app.handle(topicApi.create, async (c) => {
     const body = c.req.valid("json");
     c.set("auditContent", { topicName: body.topicName, partitions: body.partitions, replication: body.replication, configs: body.configs });
+    // The name is in the body, where the access check does not look: a scoped writer creates only within its scope.
+    requireTopics(topicFilterOf(c), [body.topicName]);
     await service.create(clusterOf(c), body, userOf(c));
     return c.text(`Topic '${body.topicName}' created`, 201);
   });
