@@ -3,13 +3,14 @@
  * group scoped to topics, changes and deletes it; a group of the configuration file is shown
  * read-only; the API's refusal is said in the dialog; an admin creates a user in a group scoped
  * to `payments.*`, who signs in, sees their groups and only their topics, is refused another,
- * and changes their own password; a service account's token is shown once and works until the
- * account is disabled; only admins see the access pages; no serious or critical axe-core
- * violation on any of them, in light and dark.
+ * and changes their own password; a directory (LDAP) user sees their mapped groups and no
+ * password change; a service account's token is shown once and works until the account is
+ * disabled; only admins see the access pages; no serious or critical axe-core violation on any
+ * of them, in light and dark.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
-import { uniqueTopic } from "../cluster/cluster.ts";
+import { LDAP_PEOPLE_DN, ldapEnv, uniqueTopic } from "../cluster/cluster.ts";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.ts";
 import { compiledLoupe, createTopic, launchChromium, openAs, seriousViolations, withPage } from "./browser.ts";
 
@@ -25,7 +26,21 @@ let server: ServerProcess;
 let browser: Browser;
 
 beforeAll(async () => {
-  server = await startServerProcess({ groups: [CONFIG_GROUP] }, { executable: await compiledLoupe() });
+  const ldap = ldapEnv();
+  server = await startServerProcess(
+    {
+      groups: [CONFIG_GROUP],
+      // The run's directory: its payments-team (bob is in it) maps to a group a test creates.
+      ldap: {
+        url: ldap.url,
+        bindDn: ldap.bindDn,
+        bindPassword: ldap.bindPassword,
+        userBase: LDAP_PEOPLE_DN,
+        groupMappings: { "payments-team": ["directory-payments"] },
+      },
+    },
+    { executable: await compiledLoupe() },
+  );
   await createTopic(server, IN_SCOPE, 1);
   await createTopic(server, OUT_OF_SCOPE, 1);
   browser = await launchChromium();
@@ -281,6 +296,19 @@ describe("own password", () => {
       await own.waitFor({ state: "hidden" });
       // Focus is back where the user was.
       expect(await page.evaluate("document.activeElement?.textContent")).toBe("Change password…");
+    });
+  }, 60_000);
+});
+
+describe("directory users", () => {
+  test("a directory user sees the groups their directory groups map to, and is offered no password change", async () => {
+    await createGroup({ name: "directory-payments", roles: ["read"], clusters: ["*"], topics: { allow: ["payments.*"], deny: [] } });
+    await withPage(browser, "access directory user", async (page) => {
+      await page.goto(`${server.url}/`);
+      await signInWith(page, "bob", "bob-ldap-pass");
+      await page.getByTestId("who-groups").getByText("directory-payments").waitFor();
+      expect(await page.getByTestId("who").innerText()).toContain("bob read");
+      expect(await page.getByRole("button", { name: "Change password…" }).count()).toBe(0);
     });
   }, 60_000);
 });
