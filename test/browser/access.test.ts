@@ -237,7 +237,7 @@ describe("users", () => {
     });
   }, 120_000);
 
-  test("an admin disables, enables, resets the password of and deletes a user", async () => {
+  test("an admin edits, disables, enables, resets the password of and deletes a user", async () => {
     const name = `dan-${RUN}`.slice(0, 60);
     const res = await server.request("/api/users", {
       method: "POST",
@@ -249,6 +249,15 @@ describe("users", () => {
     await withPage(browser, "access user actions", async (page) => {
       await openAs(page, `${server.url}/users?q=${encodeURIComponent(name)}`, "admin");
       const row = page.getByRole("table", { name: "Users" }).getByRole("row", { name: new RegExp(name) });
+      await row.getByRole("button", { name: `Edit ${name}` }).click();
+      const edit = page.getByRole("dialog", { name: `Edit the user ${name}` });
+      await edit.getByLabel("Email (optional)").fill("dan@example.com");
+      await edit.getByRole("checkbox", { name: /^platform/ }).check();
+      await edit.getByRole("button", { name: "Save" }).click();
+      await edit.waitFor({ state: "hidden" });
+      await row.getByText("dan@example.com").waitFor();
+      await row.getByText("platform").waitFor();
+
       await row.getByRole("button", { name: `Disable ${name}` }).click();
       await row.getByText("Disabled").waitFor();
       await page.getByRole("status").getByText(`${name} is disabled.`).waitFor();
@@ -314,7 +323,7 @@ describe("directory users", () => {
 });
 
 describe("service accounts", () => {
-  test("the token is shown once with a copy button; it works until the account is disabled; revoking removes it", async () => {
+  test("the token is shown once with a copy button; it works until the account is disabled; an expiry is set; revoking removes it", async () => {
     const name = `etl-${RUN}`.slice(0, 60);
     const group = `sa-${RUN}`.slice(0, 60);
     await createGroup({ name: group, roles: ["read"], clusters: ["*"], topics: { allow: ["payments.*"], deny: [] } });
@@ -349,6 +358,17 @@ describe("service accounts", () => {
         // Its last use shows after a reload (the list is read again).
         await page.reload();
         await row.getByText(/just now|minute/).waitFor();
+
+        await row.getByRole("button", { name: `Edit ${name}` }).click();
+        const edit = page.getByRole("dialog", { name: `Edit the service account ${name}` });
+        await edit.getByLabel("Valid through (optional)").fill("2099-12-31");
+        await edit.getByRole("button", { name: "Save" }).click();
+        await edit.waitFor({ state: "hidden" });
+        await row.getByText("2099").waitFor();
+        const expiresAt = (
+          (await (await server.request(`/api/service-accounts/${name}`, { role: "admin" })).json()) as { expiresAt: number }
+        ).expiresAt;
+        expect(new Date(expiresAt).getFullYear()).toBe(2099);
 
         await row.getByRole("button", { name: `Disable ${name}` }).click();
         await row.getByText("Disabled").waitFor();
