@@ -11,7 +11,7 @@ export type Role = (typeof ROLES)[number];
 
 /** What each role lets a member do; a role includes the ones below it. */
 const ROLE_HELP: Record<Role, string> = {
-  admin: "everything, including users, groups and service accounts",
+  admin: "everything in scope; users, groups and service accounts only with every cluster and every topic",
   write: "create, change and delete topics and records",
   read: "read records and run queries",
   nodata: "see names and figures, no records",
@@ -53,7 +53,7 @@ export function Modal({
 }: {
   title: string;
   onClosed: () => void;
-  children: (close: () => void, titleId: string) => ReactNode;
+  children: (close: () => void) => ReactNode;
   wide?: boolean;
 }) {
   const dialog = useRef<HTMLDialogElement>(null);
@@ -65,7 +65,7 @@ export function Modal({
   return (
     <dialog ref={dialog} aria-labelledby={titleId} onClose={onClosed} className={wide ? "access-dialog wide" : "access-dialog"}>
       <h2 id={titleId}>{title}</h2>
-      {children(close, titleId)}
+      {children(close)}
     </dialog>
   );
 }

@@ -173,7 +173,6 @@ export function UsersPage({ location, self }: { location: string; self: string |
         <PasswordDialog
           title={`Reset the password of ${open.user.name}`}
           path={`/api/users/${encodeURIComponent(open.user.name)}`}
-          method="PUT"
           onSaved={done(`The password of ${open.user.name} is changed.`)}
           onClosed={() => setOpen(null)}
         />
@@ -316,14 +315,12 @@ function NewPasswordFields({
 function PasswordDialog({
   title,
   path,
-  method,
   own = false,
   onSaved,
   onClosed,
 }: {
   title: string;
   path: string;
-  method: "PUT";
   own?: boolean;
   onSaved: () => Promise<void> | void;
   onClosed: () => void;
@@ -333,7 +330,7 @@ function PasswordDialog({
   const [repeat, setRepeat] = useState("");
   const mismatch = repeat !== "" && password !== repeat;
   const save = useMutation({
-    mutationFn: () => api(path, { method, body: JSON.stringify(own ? { currentPassword: current, password } : { password }) }),
+    mutationFn: () => api(path, { method: "PUT", body: JSON.stringify(own ? { currentPassword: current, password } : { password }) }),
   });
   return (
     <Modal title={title} onClosed={onClosed}>
@@ -401,7 +398,6 @@ export function OwnPasswordButton() {
         <PasswordDialog
           title="Change your password"
           path="/api/user/password"
-          method="PUT"
           own
           onSaved={() => setStatus("Your password is changed.")}
           onClosed={() => setOpen(false)}
