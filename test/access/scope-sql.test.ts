@@ -7,14 +7,16 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type TopicAccess, validateSql } from "../../src/sql/index.ts";
 import { compileInsert, validateInsert } from "../../src/sql/insert.ts";
-import { WsClient } from "../clients/ws-client.ts";
+import { LiveClient, WsClient } from "../clients/ws-client.ts";
 import { uniqueTopic } from "../cluster/cluster.ts";
 import { type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 import { scopedUser, topicGroup } from "../helpers/scoped.ts";
 import { createReadyTopic } from "../helpers/topics.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 let rt: TestRuntime;
 const topics: string[] = [];
+const open: LiveClient[] = [];
 
 /** Read on payments.* but not payments.secret*; write on payments.w* only. */
 let token: string;
@@ -43,6 +45,7 @@ beforeAll(async () => {
   ]);
 });
 afterAll(async () => {
+  for (const c of open) c.close();
   await rt.dispose({ topics });
 });
 
@@ -205,5 +208,80 @@ describe("INSERT and the JDBC driver", () => {
     const frames = await run(`SELECT * FROM \`${pay}\``);
     expect(frames.filter((f) => f.startsWith("0"))).toHaveLength(1);
     expect(frames.at(-1)).toBe("3");
+  });
+});
+
+describe("live websocket", () => {
+  async function connect(): Promise<LiveClient> {
+    const c = await LiveClient.open(rt.url, crypto.randomUUID());
+    open.push(c);
+    return c;
+  }
+
+  test("SUBSCRIBE to a topic out of scope is refused naming it; to one in scope it delivers", async () => {
+    const c = await connect();
+    c.request("SUBSCRIBE", 1, { sqls: [`SELECT * FROM \`${other}\``] }, token);
+    expect(await c.reply(1)).toEqual({ type: "INVALIDREQUEST", correlationId: 1, content: outside(other, 1, 15) });
+    c.request("SUBSCRIBE", 2, { sqls: [`SELECT * FROM \`${pay}\``, `SELECT * FROM \`${missing}\``] }, token);
+    expect(await c.reply(2)).toMatchObject({ type: "INVALIDREQUEST", content: outside(missing, 1, 15) });
+    c.request("SUBSCRIBE", 3, { sqls: [`SELECT * FROM \`${pay}\``] }, token);
+    expect(await c.reply(3)).toMatchObject({ type: "SUCCESS", content: pay });
+    await rt.kafka.default().writes.produce(pay, [{ key: "live-1", value: json({ amount: 1 }) }]);
+    expect((await c.waitForRecords(1)).map((r) => r.key)).toEqual(["live-1"]);
+    c.close();
+  });
+
+  test("PUBLISH and COMMIT need write on every topic they name", async () => {
+    const c = await connect();
+    c.request("PUBLISH", 1, { topic: pay, key: "p", value: "v" }, token);
+    expect(await c.reply(1)).toEqual({ type: "ERROR", correlationId: 1, content: `Topic '${pay}' is outside your scope` });
+    c.request(
+      "COMMIT",
+      2,
+      {
+        commits: [
+          { topic: writable, partition: 0, offset: 0 },
+          { topic: other, partition: 0, offset: 0 },
+        ],
+      },
+      token,
+    );
+    expect(await c.reply(2)).toEqual({ type: "ERROR", correlationId: 2, content: `Topic '${other}' is outside your scope` });
+    c.request("PUBLISH", 3, { topic: writable, key: "p", value: "v" }, token);
+    expect(await c.reply(3)).toMatchObject({ type: "SUCCESS", content: "OK" });
+    c.close();
+  });
+
+  test("regression: the socket took roles from groups of every cluster, so write granted on another cluster allowed PUBLISH here", async () => {
+    const elsewhere = await scopedUser(rt, "elsie", [
+      topicGroup("elsie-read", ["*"]),
+      { name: "elsie-write-elsewhere", roles: ["write"], clusters: ["some-other-cluster"], topics: { allow: ["*"] } },
+    ]);
+    const c = await connect();
+    c.request("PUBLISH", 1, { topic: writable, key: "e", value: "v" }, elsewhere);
+    expect(await c.reply(1)).toEqual({ type: "ERROR", correlationId: 1, content: "Role read may not PUBLISH" });
+    c.close();
+  });
+
+  test("narrowing a group's topics ends an open subscription within seconds", async () => {
+    const sam = await scopedUser(rt, "sam", [topicGroup("sam-g", ["payments.*"])]);
+    const c = await connect();
+    c.request("SUBSCRIBE", 1, { sqls: [`SELECT * FROM \`${pay}\``] }, sam);
+    expect(await c.reply(1)).toMatchObject({ type: "SUCCESS" });
+    const put = await rt.request("/api/groups/sam-g", {
+      method: "PUT",
+      role: "admin",
+      body: json({ topics: { allow: ["payments.w*"], deny: [] } }),
+    });
+    expect(put.status).toBe(200);
+    const ended = await waitFor(() => c.replies().find((r) => r.correlationId === 1 && r.type === "ERROR"), {
+      timeoutMs: 5_000,
+      what: "the subscription to end",
+    });
+    expect(ended.content).toBe(`The subscription to '${pay}' ended: your access changed`);
+    // And a new SUBSCRIBE is decided by the new scope.
+    c.request("SUBSCRIBE", 2, { sqls: [`SELECT * FROM \`${pay}\``] }, sam);
+    expect(await c.reply(2)).toMatchObject({ type: "INVALIDREQUEST", content: outside(pay, 1, 15) });
+    c.close();
   });
 });
