@@ -3,6 +3,7 @@ import { clusterOf } from "../../http/context.ts";
 import { defineRoute, RouteGroup } from "../../http/route.ts";
 import type { StreamRegistry } from "../../http/sse.ts";
 import { switchingProtocols, upgradeSocket } from "../../http/websocket.ts";
+import { topicCheck } from "../sql/topic-check.ts";
 import { type JdbcSelectDeps, runJdbcSelect } from "./select.ts";
 
 export const jdbcSelectApi = {
@@ -27,8 +28,11 @@ export function jdbcSelectRoutes(deps: JdbcSelectDeps & { streams: StreamRegistr
 
   app.handle(jdbcSelectApi.data, async (c) => {
     const { sql } = c.req.valid("query");
-    const user = c.get("session")!.user.name;
+    const session = c.get("session")!;
+    const user = session.user.name;
     const cluster = clusterOf(c);
+    // Settled at the handshake, with the session that opened the socket.
+    const allowed = topicCheck(session.scope, cluster, "run");
     // Counted against the user's open streams (429 instead of the handshake).
     const release = deps.streams.acquire(user);
     let released = false;
@@ -43,7 +47,7 @@ export function jdbcSelectRoutes(deps: JdbcSelectDeps & { streams: StreamRegistr
       return await upgradeSocket(c, {
         open: (socket) => {
           opened = true;
-          void runJdbcSelect(deps, { sql, cluster, user }, socket, abort.signal).finally(done);
+          void runJdbcSelect(deps, { sql, cluster, user, ...(allowed ? { allowed } : {}) }, socket, abort.signal).finally(done);
         },
         close: () => {
           abort.abort();
