@@ -124,7 +124,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     pool: kafka,
     formats: storeTopicFormats(store.sqlite),
     registry,
-    validateInsert: (statement, cluster) => inserts.validate(statement, cluster),
+    validateInsert: (statement, cluster, allowed) => inserts.validate(statement, cluster, allowed),
     maxLimit: config.sql.maxLimit,
     maxQueriesPerUser: config.sql.maxQueriesPerUser,
     maxSizeBytes: config.sql.maxSize,

@@ -137,9 +137,10 @@ export class StreamRegistry {
 
   /**
    * Counts a stream of `user` against the cap. Given the request context, the stream is also
-   * tied to the request's token and route, so it closes when they no longer allow it.
+   * tied to the request's token and route, so it closes when they no longer allow it: an event
+   * stream by itself (see sseStream), anything else through `onClose`.
    */
-  acquire(user: string, c?: Context<AppEnv>): () => void {
+  acquire(user: string, c?: Context<AppEnv>, onClose?: (err: unknown) => void): () => void {
     if (this.stopping) throw new AppError("UNAVAILABLE", "The server is stopping");
     const n = this.open.get(user) ?? 0;
     if (n >= this.maxPerUser)
@@ -154,6 +155,8 @@ export class StreamRegistry {
       level: c?.get("rule")?.level,
       cluster: c?.get("cluster"),
       scopeKey: session?.scope.key,
+      // A stream that is no event stream (a websocket) says how it is ended from outside.
+      ...(onClose ? { handle: { close: async (err: unknown) => onClose(err) } } : {}),
     };
     this.leases.add(lease);
     if (c) leaseBySignal.set(c.req.raw.signal, lease);

@@ -48,6 +48,22 @@ export interface Catalog {
   topicFields?(name: string): TopicFields | null;
 }
 
+/** What a statement does with its topic: a query reads it, an INSERT writes it. */
+export type TopicAccess = "read" | "write";
+
+/**
+ * Whether the caller may use the topic for `access`; given by whoever knows the caller (the
+ * routes, from the session's scope). Absent: every topic is allowed (callers without an
+ * identity). Asked once per statement, before the catalog, so that a topic out of scope gets the
+ * same answer whether it exists or not.
+ */
+export type TopicAllowed = (topic: string, access: TopicAccess) => boolean;
+
+/** The problem of a topic the caller may not use: says nothing of whether it exists. */
+export function outsideScope(topic: string): string {
+  return `Topic ${quote(topic)} is outside your scope`;
+}
+
 export interface AnalyzedQuery {
   source: string;
   document: DocumentNode;
@@ -74,8 +90,8 @@ export interface SampleHint {
 
 export const DEFAULT_SAMPLE_WINDOW_MS = 1000;
 
-export function analyze(source: string, document: DocumentNode, catalog?: Catalog | null): AnalyzedQuery {
-  return new Analyzer(source, catalog ?? null).run(document);
+export function analyze(source: string, document: DocumentNode, catalog?: Catalog | null, allowed?: TopicAllowed): AnalyzedQuery {
+  return new Analyzer(source, catalog ?? null, allowed).run(document);
 }
 
 /** A problem found; only the first in the text becomes an SqlError (locating costs a scan). */
@@ -91,6 +107,7 @@ class Analyzer {
   constructor(
     private readonly source: string,
     private readonly catalog: Catalog | null,
+    private readonly allowed?: TopicAllowed,
   ) {}
 
   run(document: DocumentNode): AnalyzedQuery {
@@ -104,7 +121,10 @@ class Analyzer {
 
     const topic = select.from.name;
     let fields: TopicFields | null = null;
-    if (this.catalog !== null) {
+    if (this.allowed && !this.allowed(topic, "read")) {
+      // Before the catalog, and no fields looked up: nothing tells whether the topic exists.
+      this.fail(select.from.loc, outsideScope(topic));
+    } else if (this.catalog !== null) {
       if (!this.catalog.topicExists(topic)) {
         this.fail(select.from.loc, `Unknown topic ${quote(topic)}`);
       } else {

@@ -8,12 +8,16 @@
  * The plan's filter and projection throw QueryLimitError when a record's
  * evaluation goes past a limit of QUERY_LIMITS; that ends the query.
  */
-import { analyze, type Catalog } from "./analyzer.ts";
+import { analyze, type Catalog, type TopicAllowed } from "./analyzer.ts";
 import { SqlError } from "./errors.ts";
 import { type ParseOptions, parse } from "./parser.ts";
 import { type PlanOptions, planQuery, type QueryPlan } from "./planner.ts";
 
-export type QueryOptions = ParseOptions & PlanOptions;
+export type QueryOptions = ParseOptions &
+  PlanOptions & {
+    /** Which topics the caller may read (see TopicAllowed); absent: all. */
+    topicAllowed?: TopicAllowed;
+  };
 
 export interface ValidationResult {
   isValid: boolean;
@@ -26,7 +30,7 @@ export interface ValidationResult {
 /** Parses, analyzes and plans a query; throws SqlError when it is not valid. */
 export function compileQuery(sql: string, catalog?: Catalog | null, options: QueryOptions = {}): QueryPlan {
   const document = parse(sql, options);
-  return planQuery(analyze(sql, document, catalog), options);
+  return planQuery(analyze(sql, document, catalog, options.topicAllowed), options);
 }
 
 /**
@@ -36,7 +40,7 @@ export function compileQuery(sql: string, catalog?: Catalog | null, options: Que
  */
 export function validateSql(sql: string, catalog?: Catalog | null, options: QueryOptions = {}): ValidationResult {
   try {
-    analyze(sql, parse(sql, options), catalog);
+    analyze(sql, parse(sql, options), catalog, options.topicAllowed);
     return { isValid: true, line: 0, column: 0, message: null };
   } catch (error) {
     if (!(error instanceof SqlError)) throw error;
@@ -44,7 +48,8 @@ export function validateSql(sql: string, catalog?: Catalog | null, options: Quer
   }
 }
 
-export type { Catalog, TopicFields } from "./analyzer.ts";
+export type { Catalog, TopicAccess, TopicAllowed, TopicFields } from "./analyzer.ts";
+export { outsideScope } from "./analyzer.ts";
 export type * from "./ast.ts";
 export { getLocation, SqlError, syntaxError } from "./errors.ts";
 export type { QueryLimit } from "./limits.ts";

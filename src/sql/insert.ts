@@ -9,7 +9,7 @@
  *
  * Errors are SqlErrors at the position of what is wrong, like those of a query.
  */
-import type { Catalog } from "./analyzer.ts";
+import { type Catalog, outsideScope, type TopicAllowed } from "./analyzer.ts";
 import type { InsertColumnNode, InsertDocumentNode, InsertValueNode } from "./ast.ts";
 import { describeChoices, quote, type Span, SqlError, syntaxError } from "./errors.ts";
 import { Lexer, TokenKind } from "./lexer.ts";
@@ -61,6 +61,8 @@ export interface InsertPlan {
 export interface InsertOptions extends ParseOptions {
   /** A prepared statement: one row of `?` only. Otherwise a `?` is an error. */
   prepared?: boolean;
+  /** Which topics the caller may write (see TopicAllowed); absent: all. */
+  topicAllowed?: TopicAllowed;
 }
 
 /** The name of a column as written in messages: `_key`, `a.b`. */
@@ -92,10 +94,16 @@ export function isInsertStatement(sql: string): boolean {
 /** Parses and checks an INSERT; throws SqlError when it is not valid. */
 export function compileInsert(sql: string, catalog?: Catalog | null, options: InsertOptions = {}): InsertPlan {
   const limits = { maxQueryLength: INSERT_LIMITS.textLength, maxTokens: INSERT_LIMITS.tokens, ...options };
-  return analyzeInsert(sql, parseInsert(sql, limits), catalog ?? null, options.prepared === true);
+  return analyzeInsert(sql, parseInsert(sql, limits), catalog ?? null, options.prepared === true, options.topicAllowed);
 }
 
-export function analyzeInsert(source: string, document: InsertDocumentNode, catalog: Catalog | null, prepared = false): InsertPlan {
+export function analyzeInsert(
+  source: string,
+  document: InsertDocumentNode,
+  catalog: Catalog | null,
+  prepared = false,
+  allowed?: TopicAllowed,
+): InsertPlan {
   const fail = (at: Span, what: string, expected?: string): never => {
     throw syntaxError(source, at, what, expected);
   };
@@ -112,6 +120,8 @@ export function analyzeInsert(source: string, document: InsertDocumentNode, cata
 
   const { insert } = document;
   const topic = insert.topic.name;
+  // Before the catalog: a topic out of scope gets the same answer whether it exists or not.
+  if (allowed && !allowed(topic, "write")) fail(insert.topic.loc, outsideScope(topic));
   if (catalog && !catalog.topicExists(topic)) fail(insert.topic.loc, `Unknown topic ${quote(topic)}`);
 
   const columns = insert.columns.map(toColumn);

@@ -130,6 +130,20 @@ describe("groups and scopes", () => {
     }
   });
 
+  test("alerts about topics out of scope are left out of the list", async () => {
+    const mine = await topic("alerts.mine");
+    const other = await topic("alerts.other");
+    const token = await scopedUser(rt, "alf", [topicGroup("alf-g", ["alerts.mine*"], [], ["nodata"])]);
+    const instances = async (as: { token: string } | { role: "admin" }) =>
+      ((await (await rt.request("/api/alerts?alertId=4000", as)).json()) as { labels: { instance: string } }[]).map(
+        (n) => n.labels.instance,
+      );
+    expect(await instances({ role: "admin" })).toEqual(expect.arrayContaining([mine, other]));
+    const seen = await instances({ token });
+    expect(seen).toContain(mine);
+    expect(seen).not.toContain(other);
+  });
+
   test("read on a topic does not allow writing it; admin routes need an unlimited admin group", async () => {
     const t = await topic("ident-ro");
     const token = await scopedUser(rt, "rita", [topicGroup("rita-g", [t]), topicGroup("rita-admin", [t], [], ["admin"])]);

@@ -7,6 +7,7 @@
 import type { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { UserConfig } from "../../src/config/schema.ts";
+import { StreamRegistry } from "../../src/http/sse.ts";
 import { uniqueTopic } from "../cluster/cluster.ts";
 import { ROLE_USERS, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 import { StreamReader } from "./stream-reader.ts";
@@ -190,6 +191,37 @@ describe("logout on a full disk", () => {
     } finally {
       unfill?.();
       await full.dispose();
+    }
+  });
+});
+
+describe("streams that are no event streams (websockets)", () => {
+  test("regression: the JDBC select socket outlived a change of its identity's access", async () => {
+    // The registry against a stand-in of the auth service: what is checked here is the
+    // registry's own rule (a changed scope key closes the lease through its close hook).
+    let key = "scope-1";
+    const session = { tokenHash: "hash-1", scope: { key } };
+    const values: Record<string, unknown> = { session, rule: { level: "read" }, cluster: "default" };
+    const c = { get: (k: string) => values[k], req: { raw: { signal: new AbortController().signal } } };
+    const registry = new StreamRegistry(8, {
+      auth: {
+        checkToken: async () => ({ scope: { key, clusterRoles: () => ["read" as const], unrestricted: new Set() } }),
+        onRevoke: () => {},
+      },
+      sweepMs: 3_600_000,
+    });
+    try {
+      const closed: unknown[] = [];
+      const release = registry.acquire("sam", c as never, (err) => closed.push(err));
+      expect(await registry.sweep()).toBe(0);
+      key = "scope-2";
+      expect(await registry.sweep()).toBe(1);
+      expect(closed).toHaveLength(1);
+      expect((closed[0] as Error).message).toContain("access changed");
+      release();
+      expect(registry.total).toBe(0);
+    } finally {
+      registry.stop();
     }
   });
 });

@@ -18,7 +18,7 @@ import type { Logger } from "../../log/logger.ts";
 import type { SchemaRegistryClient } from "../../registry/client.ts";
 import type { Catalog } from "../../sql/analyzer.ts";
 import { type Span, SqlError, syntaxError } from "../../sql/errors.ts";
-import type { InsertValueNode, ValidationResult } from "../../sql/index.ts";
+import type { InsertValueNode, TopicAllowed, ValidationResult } from "../../sql/index.ts";
 import {
   columnName,
   compileInsert,
@@ -187,9 +187,12 @@ export class InsertService {
     return { encoding, records };
   }
 
-  /** Runs an INSERT statement: compiles, encodes every row, then writes them all. */
-  async execute(sql: string, cluster: string): Promise<InsertResult> {
-    const plan = await this.compile(sql, cluster);
+  /**
+   * Runs an INSERT statement: compiles, encodes every row, then writes them all. `allowed`: the
+   * topics the caller may write (see InsertOptions.topicAllowed); absent: all.
+   */
+  async execute(sql: string, cluster: string, allowed?: TopicAllowed): Promise<InsertResult> {
+    const plan = await this.compile(sql, cluster, allowed ? { topicAllowed: allowed } : {});
     const { encoding, records } = await this.encodeStatement(plan, cluster);
     const offsets = await this.produce(cluster, plan.topic, records);
     return { topic: plan.topic, records: records.length, keyType: encoding.key.format, valueType: encoding.value.format, offsets };
@@ -200,7 +203,7 @@ export class InsertService {
    * against the topic's schema included. A topic whose encoders cannot be found (no Avro schema)
    * is invalid at the topic's name.
    */
-  async validate(sql: string, cluster: string): Promise<ValidationResult> {
+  async validate(sql: string, cluster: string, allowed?: TopicAllowed): Promise<ValidationResult> {
     let plan: InsertPlan | undefined;
     // As for a query: a cluster that cannot be asked leaves topics unchecked, not the answer failed.
     const catalog = await this.catalog(cluster).catch((err: unknown) => {
@@ -208,7 +211,7 @@ export class InsertService {
       return null;
     });
     try {
-      plan = compileInsert(sql, catalog);
+      plan = compileInsert(sql, catalog, allowed ? { topicAllowed: allowed } : {});
       await this.encodeStatement(plan, cluster);
       return { isValid: true, line: 0, column: 0, message: null };
     } catch (err) {

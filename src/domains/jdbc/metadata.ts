@@ -6,6 +6,7 @@
  */
 import type { KafkaPool } from "../../kafka/index.ts";
 import type { Logger } from "../../log/logger.ts";
+import type { Scope } from "../access/scope.ts";
 import type { InsertService } from "../insert/service.ts";
 import { latestSchema, listSubjects, subjectOf } from "../insert/subjects.ts";
 import type { MetadataService } from "../metadata/service.ts";
@@ -25,8 +26,22 @@ const CONCURRENCY = 8;
 export async function listTables(
   deps: { pool: KafkaPool; metadata: MetadataService; inserts: InsertService; log: Logger },
   cluster: string,
+  /** Whose listing it is: the topics out of its scope are left out. Absent: every topic. */
+  scope?: Scope,
 ): Promise<JdbcTable[]> {
-  const topics = await deps.pool.get(cluster).topics.list({ includeInternal: true });
+  const listed = await deps.pool.get(cluster).topics.list({ includeInternal: true });
+  // Before any registry lookup: nothing is asked about a topic the caller may not see.
+  const visible =
+    scope && !scope.everyTopic(cluster, "read")
+      ? new Set(
+          scope.filterTopics(
+            cluster,
+            listed.map((t) => t.name),
+            "read",
+          ),
+        )
+      : null;
+  const topics = visible ? listed.filter((t) => visible.has(t.name)) : listed;
   const stored = new Map((await deps.metadata.list(cluster)).map((m) => [m.topicName, m]));
   const registry = deps.inserts.registry;
   let subjects = new Set<string>();

@@ -9,6 +9,7 @@ import { INSERT_LIMITS } from "../../sql/insert.ts";
 import type { AuditService } from "../audit/service.ts";
 import type { InsertService } from "../insert/service.ts";
 import type { MetadataService } from "../metadata/service.ts";
+import { topicCheck } from "../sql/topic-check.ts";
 import { preparedInfo } from "./insert.ts";
 import { listTables } from "./metadata.ts";
 
@@ -125,7 +126,7 @@ export function jdbcRoutes(deps: { inserts: InsertService; metadata: MetadataSer
   const app = new RouteGroup();
   const { inserts } = deps;
 
-  app.handle(jdbcApi.tables, async (c) => c.json(await listTables(deps, clusterOf(c))));
+  app.handle(jdbcApi.tables, async (c) => c.json(await listTables(deps, clusterOf(c), c.get("session")!.scope)));
 
   app.handle(jdbcApi.insert, async (c) => {
     const sql = statementText(await c.req.arrayBuffer(), c.req.header("content-type")).trim();
@@ -137,7 +138,8 @@ export function jdbcRoutes(deps: { inserts: InsertService; metadata: MetadataSer
     try {
       if (sql === "")
         throw new AppError("BAD_REQUEST", "The body holds no statement: send `INSERT INTO <topic> (...) VALUES (...)` as text");
-      const result = await inserts.execute(sql, clusterOf(c)).catch((err: unknown) => {
+      const cluster = clusterOf(c);
+      const result = await inserts.execute(sql, cluster, topicCheck(c.get("session")!.scope, cluster, "run")).catch((err: unknown) => {
         throw err instanceof SqlError ? sqlFailure(err) : err;
       });
       const answer = { topic: result.topic, records: result.records, keyType: result.keyType, valueType: result.valueType };
@@ -154,7 +156,8 @@ export function jdbcRoutes(deps: { inserts: InsertService; metadata: MetadataSer
     const { sql } = c.req.valid("query");
     const cluster = clusterOf(c);
     try {
-      const plan = await inserts.compile(sql, cluster, { prepared: true });
+      const allowed = topicCheck(c.get("session")!.scope, cluster, "run");
+      const plan = await inserts.compile(sql, cluster, { prepared: true, ...(allowed ? { topicAllowed: allowed } : {}) });
       const encoding = await inserts.encoding(cluster, plan.topic, { key: plan.keyFormat, value: plan.valueFormat });
       return c.json({ info: preparedInfo(plan, encoding) });
     } catch (err) {

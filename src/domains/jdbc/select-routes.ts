@@ -2,7 +2,8 @@ import { z } from "zod";
 import { clusterOf } from "../../http/context.ts";
 import { defineRoute, RouteGroup } from "../../http/route.ts";
 import type { StreamRegistry } from "../../http/sse.ts";
-import { switchingProtocols, upgradeSocket } from "../../http/websocket.ts";
+import { type Socket, switchingProtocols, upgradeSocket } from "../../http/websocket.ts";
+import { topicCheck } from "../sql/topic-check.ts";
 import { type JdbcSelectDeps, runJdbcSelect } from "./select.ts";
 
 export const jdbcSelectApi = {
@@ -27,23 +28,33 @@ export function jdbcSelectRoutes(deps: JdbcSelectDeps & { streams: StreamRegistr
 
   app.handle(jdbcSelectApi.data, async (c) => {
     const { sql } = c.req.valid("query");
-    const user = c.get("session")!.user.name;
+    const session = c.get("session")!;
+    const user = session.user.name;
     const cluster = clusterOf(c);
-    // Counted against the user's open streams (429 instead of the handshake).
-    const release = deps.streams.acquire(user);
+    // Settled at the handshake, with the session that opened the socket.
+    const allowed = topicCheck(session.scope, cluster, "run");
+    const abort = new AbortController();
+    let open: Socket | undefined;
+    // Counted against the user's open streams (429 instead of the handshake), and ended with an
+    // error frame when the token stops working or the identity's access changes.
+    const release = deps.streams.acquire(user, c, (err) => {
+      open?.send(`1${err instanceof Error ? err.message : "The query was stopped"}`);
+      abort.abort();
+      open?.close(1000, "done");
+    });
     let released = false;
     const done = () => {
       if (released) return;
       released = true;
       release();
     };
-    const abort = new AbortController();
     let opened = false;
     try {
       return await upgradeSocket(c, {
         open: (socket) => {
           opened = true;
-          void runJdbcSelect(deps, { sql, cluster, user }, socket, abort.signal).finally(done);
+          open = socket;
+          void runJdbcSelect(deps, { sql, cluster, user, ...(allowed ? { allowed } : {}) }, socket, abort.signal).finally(done);
         },
         close: () => {
           abort.abort();

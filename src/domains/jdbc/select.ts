@@ -16,7 +16,7 @@
 import { AppError } from "../../errors.ts";
 import type { Socket } from "../../http/websocket.ts";
 import type { Logger } from "../../log/logger.ts";
-import { SqlError } from "../../sql/index.ts";
+import { SqlError, type TopicAllowed } from "../../sql/index.ts";
 import { isQueryLimitError, QueryError, type RecordSink } from "../sql/executor.ts";
 import type { PreparedQuery, SqlService, TopicFormats } from "../sql/service.ts";
 
@@ -179,7 +179,8 @@ function errorText(err: unknown): string {
  */
 export async function runJdbcSelect(
   deps: JdbcSelectDeps,
-  q: { sql: string; cluster: string; user: string },
+  /** `allowed`: the topics the caller may read (see topic-check.ts); absent: all. */
+  q: { sql: string; cluster: string; user: string; allowed?: TopicAllowed },
   socket: Socket,
   signal: AbortSignal,
 ): Promise<void> {
@@ -190,7 +191,7 @@ export async function runJdbcSelect(
     return !socket.closed;
   };
   try {
-    const compiled = await deps.sql.compile(q.sql, q.cluster);
+    const compiled = await deps.sql.compile(q.sql, q.cluster, q.allowed);
     const { plan } = compiled;
     const meta = await deps.formats.get(q.cluster, plan.topic);
     const valueFormat = plan.settings.valueFormat ?? meta?.valueType?.toUpperCase();

@@ -12,22 +12,26 @@
  * any other. The rules are those of the HTTP routes doing the same: SUBSCRIBE reads records
  * (read, as `/api/sql/data`), PUBLISH writes them (write, audited TOPIC_DATA INSERT), COMMIT
  * moves a consumer group's offsets (write, audited CONSUMER_GROUP UPDATE, as an offset reset).
- * A denial is audited as the HTTP guard audits it.
+ * A denial is audited as the HTTP guard audits it. As there, the roles that count are those the
+ * identity's groups grant on the connection's cluster, and every topic a request names must be in
+ * its scope: read for SUBSCRIBE (its query names the topic, and one out of scope is invalid like an
+ * unknown one), write for PUBLISH and COMMIT. Checked once per request, never per record; an open
+ * subscription ends when its identity's scope changes (see LiveHub.sweep).
  */
 
-import type { Role } from "../../config/schema.ts";
 import { AppError } from "../../errors.ts";
 import { LEVEL_ROLES, type Level } from "../../http/access.ts";
 import type { StreamRegistry } from "../../http/sse.ts";
 import type { Socket } from "../../http/websocket.ts";
 import type { KafkaPool } from "../../kafka/index.ts";
 import type { Logger } from "../../log/logger.ts";
-import { SqlError } from "../../sql/index.ts";
+import { outsideScope, SqlError } from "../../sql/index.ts";
 import type { AuditService } from "../audit/service.ts";
 import type { AuditChange, AuditType } from "../audit/types.ts";
 import type { AuthService, Session } from "../auth/service.ts";
 import { isQueryLimitError } from "../sql/executor.ts";
 import type { CompiledQuery, SqlService } from "../sql/service.ts";
+import { topicCheck } from "../sql/topic-check.ts";
 import { type Content, isInvalid, parseRequest, type Request, textFrame } from "./frames.ts";
 import { Subscription } from "./subscription.ts";
 
@@ -35,7 +39,7 @@ import { Subscription } from "./subscription.ts";
 export const MAX_SUBSCRIPTIONS_PER_CONNECTION = 16;
 /** How long a SUBSCRIBE waits for its queries to start reading before it answers ERROR. */
 const START_TIMEOUT_MS = 30_000;
-/** How often the tokens and roles behind open subscriptions are checked again. */
+/** How often the tokens and scopes behind open subscriptions are checked again. */
 const SWEEP_MS = 1_000;
 
 export interface LiveDeps {
@@ -72,12 +76,14 @@ class Refusal extends Error {
 interface Held {
   sub: Subscription;
   tokenHash: string;
+  /** The scope the subscription was opened with (Scope.key): another one ends it. */
+  scopeKey: string;
   release: () => void;
 }
 
 /**
  * What every connection shares: the revocation news of the auth service (one listener for all
- * connections) and the periodic check of open subscriptions' tokens and roles.
+ * connections) and the periodic check of open subscriptions' tokens and scopes.
  */
 export class LiveHub {
   readonly #connections = new Set<LiveConnection>();
@@ -108,7 +114,11 @@ export class LiveHub {
     }
   }
 
-  /** Ends the subscriptions whose token no longer works or whose user may no longer read. */
+  /**
+   * Ends the subscriptions whose token no longer works or whose identity's rights changed since
+   * they were opened (a group's roles or topics, membership): the scope they were checked against
+   * is no longer the identity's, so what they may read is decided again by a new SUBSCRIBE.
+   */
   async sweep(): Promise<void> {
     if (this.#sweeping) return;
     this.#sweeping = true;
@@ -123,7 +133,7 @@ export class LiveHub {
           }
           const session = await check;
           if (typeof session === "string") conn.revoke(hash, session);
-          else if (!allows("read", session.user.roles)) conn.revoke(hash, "Your role no longer allows this subscription");
+          else conn.revoke(hash, "your access changed", session.scope.key);
         }
     } finally {
       this.#sweeping = false;
@@ -131,7 +141,14 @@ export class LiveHub {
   }
 }
 
-const allows = (level: Exclude<Level, "public">, roles: readonly Role[]) => roles.some((r) => LEVEL_ROLES[level].includes(r));
+/**
+ * Whether the scope allows a request of `level` on the cluster, as the HTTP guard decides for a
+ * route: the roles its groups grant there; the admin level only from groups without limits.
+ */
+function allows(level: Exclude<Level, "public">, scope: Session["scope"], cluster: string): boolean {
+  const held = level === "admin" ? [...scope.unrestricted] : scope.clusterRoles(cluster);
+  return held.some((r) => LEVEL_ROLES[level].includes(r));
+}
 
 export class LiveConnection {
   readonly #subs = new Map<Subscription, Held>();
@@ -166,10 +183,13 @@ export class LiveConnection {
     return new Set([...this.#subs.values()].map((h) => h.tokenHash));
   }
 
-  /** Ends the subscriptions made with a token that stopped working; each gets an ERROR saying why. */
-  revoke(tokenHash: string, reason: string): void {
+  /**
+   * Ends the subscriptions made with a token that stopped working, or (given `scopeKey`) those of
+   * the token opened with another scope; each gets an ERROR saying why.
+   */
+  revoke(tokenHash: string, reason: string, scopeKey?: string): void {
     for (const held of [...this.#subs.values()]) {
-      if (held.tokenHash !== tokenHash || held.sub.stopped) continue;
+      if (held.tokenHash !== tokenHash || held.sub.stopped || held.scopeKey === scopeKey) continue;
       this.#drop(held);
       this.socket.send(textFrame("ERROR", held.sub.correlationId, `The subscription to '${held.sub.topic}' ended: ${reason}`));
     }
@@ -232,15 +252,41 @@ export class LiveConnection {
     }
   }
 
-  /** The session of the request's token, checked against `level`; a denial is audited. */
+  /**
+   * The session of the request's token, checked against `level` on the connection's cluster and,
+   * for PUBLISH and COMMIT, their topics against its scope (write); a denial is audited.
+   */
   async #session(req: Request, level: Level, audit?: { type: AuditType; change: AuditChange }): Promise<Session> {
     const token = req.authToken || this.info.handshakeToken || this.#loginToken;
     if (!token) throw new Refusal("ERROR", "Authentication required: LOGIN first, or send authToken");
     const session = await this.#deps.auth.authenticate(token);
     if (!session) throw new Refusal("ERROR", "Token is invalid or expired");
-    if (level === "public" || allows(level, session.user.roles)) return session;
+    if (level === "public") return session;
+    const { cluster } = this.info;
+    if (!allows(level, session.scope, cluster)) {
+      const held = level === "admin" ? [...session.scope.unrestricted] : session.scope.clusterRoles(cluster);
+      await this.#deny(req, session, "role does not allow this action", audit);
+      throw new Refusal("ERROR", `Role ${held.join(",") || "none"} may not ${req.type}`);
+    }
+    const outside = this.#writtenTopics(req).find((t) => !session.scope.topicAllowed(cluster, t, "write"));
+    if (outside !== undefined) {
+      await this.#deny(req, session, "topic outside the identity's scope", audit);
+      throw new Refusal("ERROR", outsideScope(outside));
+    }
+    return session;
+  }
+
+  /** The topics a PUBLISH or COMMIT writes to (a SUBSCRIBE's are checked when its queries compile). */
+  #writtenTopics(req: Request): string[] {
+    if (req.type === "PUBLISH") return [req.content.topic];
+    if (req.type === "COMMIT") return [...new Set(req.content.commits.map((c) => c.topic))];
+    return [];
+  }
+
+  /** Audits a refused request as the HTTP guard audits a refused route. */
+  async #deny(req: Request, session: Session, why: string, audit?: { type: AuditType; change: AuditChange }): Promise<void> {
     const user = session.user.name;
-    const failure = "FORBIDDEN: role does not allow this action";
+    const failure = `FORBIDDEN: ${why}`;
     await this.#deps.audit.record(
       audit
         ? { type: audit.type, change: audit.change, user, content: this.#target(req), failure }
@@ -252,7 +298,6 @@ export class LiveConnection {
             failure,
           },
     );
-    throw new Refusal("ERROR", `Role ${session.user.roles.join(",")} may not ${req.type}`);
   }
 
   /** What a request acts on, for its audit entry. */
@@ -268,9 +313,10 @@ export class LiveConnection {
     if (this.#subs.size + content.sqls.length > MAX_SUBSCRIPTIONS_PER_CONNECTION)
       throw new Refusal("ERROR", `At most ${MAX_SUBSCRIPTIONS_PER_CONNECTION} subscriptions per connection (${this.#subs.size} open)`);
     const compiled: CompiledQuery[] = [];
+    const allowed = topicCheck(session.scope, this.info.cluster, "run");
     for (const text of content.sqls) {
       try {
-        compiled.push(await sql.compile(text, this.info.cluster));
+        compiled.push(await sql.compile(text, this.info.cluster, allowed));
       } catch (err) {
         if (err instanceof SqlError || isQueryLimitError(err)) throw new Refusal("INVALIDREQUEST", err.message);
         throw err;
@@ -297,7 +343,7 @@ export class LiveConnection {
             this.#deps.log.info("live subscription ended", { clientId: this.info.clientId, topic: sub.topic, reason });
           },
         });
-        const held: Held = { sub, tokenHash: session.tokenHash, release };
+        const held: Held = { sub, tokenHash: session.tokenHash, scopeKey: session.scope.key, release };
         started.push(held);
         await withTimeout(sub.start(), START_TIMEOUT_MS, `Reading topic '${sub.topic}' did not start within ${START_TIMEOUT_MS / 1000} s`);
       }

@@ -8,6 +8,7 @@ import { isQueryLimitError } from "./executor.ts";
 import { jsonAnswer, jsonInvalid } from "./json-answer.ts";
 import type { CompiledQuery, SqlService } from "./service.ts";
 import { sendsStatsInSeconds, statsIntervalMs, streamAnswer, streamInvalid } from "./stream-answer.ts";
+import { topicCheck } from "./topic-check.ts";
 
 export const validationQuery = z.object({ sql: z.string({ error: "the query parameter sql is required" }) });
 
@@ -112,7 +113,10 @@ export function sqlRoutes(
 ) {
   const app = new RouteGroup();
 
-  app.handle(sqlApi.validation, async (c) => c.json(await service.validate(c.req.valid("query").sql, clusterOf(c))));
+  app.handle(sqlApi.validation, async (c) => {
+    const cluster = clusterOf(c);
+    return c.json(await service.validate(c.req.valid("query").sql, cluster, topicCheck(c.get("session")!.scope, cluster, "validate")));
+  });
 
   app.handle(sqlApi.data, async (c) => {
     const params = c.req.valid("query");
@@ -123,7 +127,7 @@ export function sqlRoutes(
     const recordRun = c.req.header("x-loupe-history")?.toLowerCase() === "skip" ? undefined : onRun;
     let compiled: CompiledQuery;
     try {
-      compiled = await service.compile(params.sql, cluster);
+      compiled = await service.compile(params.sql, cluster, topicCheck(session.scope, cluster, "run"));
     } catch (err) {
       // A query the language rejects (including one past its limits) is the client's error.
       if (!(err instanceof SqlError) && !isQueryLimitError(err)) throw err;

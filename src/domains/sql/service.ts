@@ -15,6 +15,7 @@ import {
   type ExpressionNode,
   parse,
   type QueryPlan,
+  type TopicAllowed,
   type ValidationResult,
   validateSql,
 } from "../../sql/index.ts";
@@ -67,7 +68,7 @@ export interface SqlServiceOptions {
   maxQueryMemoryBytes?: number;
   log: Logger;
   /** Validates an INSERT statement (the write path owns its checks); without it INSERT is not valid here. */
-  validateInsert?: (sql: string, cluster: string) => Promise<ValidationResult>;
+  validateInsert?: (sql: string, cluster: string, allowed?: TopicAllowed) => Promise<ValidationResult>;
 }
 
 export const DEFAULT_MAX_SIZE = 256 * 1024 * 1024;
@@ -172,20 +173,22 @@ export class SqlService {
     }
   }
 
-  async validate(sql: string, cluster: string): Promise<ValidationResult> {
-    if (this.opts.validateInsert && isInsertStatement(sql)) return this.opts.validateInsert(sql, cluster);
-    return validateSql(sql, await this.catalog(cluster), { maxLimit: this.opts.maxLimit });
+  /** `allowed`: the topics the caller may name (see topic-check.ts); absent: all. */
+  async validate(sql: string, cluster: string, allowed?: TopicAllowed): Promise<ValidationResult> {
+    if (this.opts.validateInsert && isInsertStatement(sql)) return this.opts.validateInsert(sql, cluster, allowed);
+    return validateSql(sql, await this.catalog(cluster), { maxLimit: this.opts.maxLimit, ...(allowed ? { topicAllowed: allowed } : {}) });
   }
 
   /**
    * Parses, analyses and plans the query once, against the cluster's topics; throws SqlError for
-   * an invalid query. A max.size or max.query.time beyond the server's bounds is lowered to them.
+   * an invalid query, a topic out of `allowed` included. A max.size or max.query.time beyond the
+   * server's bounds is lowered to them.
    */
-  async compile(sql: string, cluster: string): Promise<CompiledQuery> {
+  async compile(sql: string, cluster: string, allowed?: TopicAllowed): Promise<CompiledQuery> {
     if (isInsertStatement(sql)) throw insertNotHere(sql);
     const catalog = await this.catalog(cluster);
     const now = Date.now();
-    const analysed = analyze(sql, parse(sql), catalog);
+    const analysed = analyze(sql, parse(sql), catalog, allowed);
     const plan = planQuery(analysed, { maxLimit: this.opts.maxLimit, now });
     const maxSize = this.opts.maxSizeBytes ?? DEFAULT_MAX_SIZE;
     const maxTime = this.opts.maxQueryTimeMs ?? DEFAULT_MAX_QUERY_TIME;
