@@ -99,7 +99,7 @@ export function Shell({ location }: { location: string }) {
       <nav className="sidebar" aria-label="Main">
         <ul>
           {NAV.filter(
-            (n) => (!ADMIN_ONLY.includes(n.path) || user?.roles.includes("admin")) && (canRead || !["/sql", "/consumers"].includes(n.path)),
+            (n) => (!ADMIN_ONLY.includes(n.path) || user?.administrator) && (canRead || !["/sql", "/consumers"].includes(n.path)),
           ).map((n) => (
             <li key={n.path}>
               <Link to={withCluster(n.path, cluster)} current={n === current}>

@@ -15,6 +15,8 @@ export interface SessionUser {
   groups: string[];
   /** How it signed in: only a local user has a password Loupe can change. */
   kind: "local" | "ldap" | "service";
+  /** Holds admin without limits: may manage users, groups, service accounts, audit and logs. */
+  administrator: boolean;
 }
 
 let token: string | null = sessionStorage.getItem(KEY);
@@ -90,6 +92,17 @@ export async function logout(): Promise<void> {
 }
 
 export async function whoAmI(): Promise<SessionUser> {
-  const s = await api<{ user: string; roles: string[]; userInfo?: { groups?: string[]; kind?: SessionUser["kind"] } }>("/api/auth");
-  return { name: s.user, roles: s.roles, groups: s.userInfo?.groups ?? [], kind: s.userInfo?.kind ?? "local" };
+  const s = await api<{
+    user: string;
+    roles: string[];
+    administrator?: boolean;
+    userInfo?: { groups?: string[]; kind?: SessionUser["kind"] };
+  }>("/api/auth");
+  return {
+    name: s.user,
+    roles: s.roles,
+    groups: s.userInfo?.groups ?? [],
+    kind: s.userInfo?.kind ?? "local",
+    administrator: s.administrator ?? s.roles.includes("admin"),
+  };
 }

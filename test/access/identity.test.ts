@@ -155,6 +155,11 @@ describe("groups and scopes", () => {
     const res = await rt.request("/api/users", { token });
     expect(res.status).toBe(403);
     expect(((await res.json()) as { message: string }).message).toContain("limited");
+    // The session says so, for the UI to offer no administration.
+    const administrator = async (as: { token: string } | { role: "admin" }) =>
+      ((await (await rt.request("/api/auth", as)).json()) as { administrator: boolean }).administrator;
+    expect(await administrator({ token })).toBe(false);
+    expect(await administrator({ role: "admin" })).toBe(true);
   });
 
   test("a group's change applies at the next request of a live token", async () => {

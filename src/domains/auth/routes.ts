@@ -28,6 +28,7 @@ const sessionAnswer = z.object({
   user: z.string(),
   userInfo: userShape,
   roles: z.array(z.string()),
+  administrator: z.boolean().describe("holds admin without limits (every cluster and topic): the admin-level routes are open to it"),
   schemaRegistryDelete: z.boolean(),
   expiresAt: z.number(),
 });
@@ -111,6 +112,7 @@ export function authRoutes(auth: AuthService) {
       user: session.user.name,
       userInfo: session.user,
       roles: session.user.roles,
+      administrator: session.scope.unrestricted.has("admin"),
       schemaRegistryDelete: canDeleteSchemas(session),
       expiresAt: session.expiresAt,
     });
