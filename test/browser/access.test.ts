@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import { LDAP_PEOPLE_DN, ldapEnv, uniqueTopic } from "../cluster/cluster.ts";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.ts";
+import { waitFor } from "../helpers/wait.ts";
 import { compiledLoupe, createTopic, launchChromium, openAs, seriousViolations, withPage } from "./browser.ts";
 
 /** A group of the configuration file: the API refuses to change it, so the page offers nothing. */
@@ -349,7 +350,10 @@ describe("service accounts", () => {
         await shown.getByRole("button", { name: "Done" }).click();
         await shown.waitFor({ state: "detached" });
         // Gone from the page once closed: nowhere to read it again.
-        expect(await page.content()).not.toContain(token.slice(name.length + 1));
+        await waitFor(async () => !(await page.content()).includes(token.slice(name.length + 1)), {
+          timeoutMs: 5_000,
+          what: "the token to leave the page",
+        });
 
         const asAccount = () => fetch(`${server.url}/api/auth`, { headers: { "x-service-token": token } });
         expect((await asAccount()).status).toBe(200);

@@ -336,7 +336,7 @@ function SecretDialog({ account, onClosed }: { account: Created; onClosed: () =>
   useEffect(() => field.current?.select(), []);
   return (
     <Modal title={`Service account ${account.name} created`} onClosed={onClosed} wide>
-      {(close) => (
+      {() => (
         <div className="dialog-form">
           <p id={warning} className="access-warning">
             <strong>Copy the token now: it cannot be shown again.</strong> Loupe keeps only a hash of its secret. If it is lost, revoke the
@@ -358,7 +358,8 @@ function SecretDialog({ account, onClosed }: { account: Created; onClosed: () =>
             >
               Copy token
             </button>
-            <button type="button" className="ghost" onClick={close}>
+            {/* Unmounted at once, not on the dialog's close event (a task later): the token leaves the page with the click. */}
+            <button type="button" className="ghost" onClick={onClosed}>
               Done
             </button>
             <span role="status" className="muted">
