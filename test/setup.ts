@@ -1,12 +1,15 @@
 /**
  * Preloaded by `bun test` (bunfig.toml): starts ONE real Kafka broker, an Apicurio schema
- * registry and an OpenLDAP directory for the whole run and publishes them to the tests as
- * process.env.KAFKA_BOOTSTRAP, SCHEMA_REGISTRY_URL and LDAP_URL (with LDAP_BIND_DN, ...).
+ * registry, an OpenLDAP directory and a Kafka Connect cluster (two workers) for the whole run
+ * and publishes them to the tests as process.env.KAFKA_BOOTSTRAP, SCHEMA_REGISTRY_URL, LDAP_URL
+ * (with LDAP_BIND_DN, ...) and CONNECT_URL.
  *
  * - KAFKA_BOOTSTRAP / SCHEMA_REGISTRY_URL / LDAP_URL already set: that service is used, not started.
  * - LOUPE_TEST_REGISTRY=0: no registry (tests that need one fail, see requireEnv).
  * - LOUPE_TEST_LDAP=0, or no slapd installed: no directory (slapd starts in ~150 ms, so it is
  *   otherwise always started; the LDAP tests fail without it).
+ * - LOUPE_TEST_CONNECT=0: no Connect workers (they start in parallel with the registry and
+ *   LDAP, on this run's broker or KAFKA_BOOTSTRAP's); the Connect tests fail without them.
  * - LOUPE_TEST_CLUSTER=0: nothing is started (pure unit runs); Kafka tests then fail.
  *
  * The processes are stopped by a global afterAll, killed on SIGINT/SIGTERM/SIGHUP, and a
@@ -29,11 +32,12 @@ if (process.env.LOUPE_TEST_CLUSTER !== "0") {
     if (slapdInstalled()) wanted.push("ldap");
     else console.error("[test/setup] no slapd installed (apt-get install slapd ldap-utils): the LDAP tests will fail");
   }
+  if (!process.env.CONNECT_URL && process.env.LOUPE_TEST_CONNECT !== "0") wanted.push("connect");
 }
 
 if (wanted.length > 0) {
   const t0 = performance.now();
-  const cluster = await startCluster({ services: wanted, ownerPid: process.pid });
+  const cluster = await startCluster({ services: wanted, ownerPid: process.pid, given: { KAFKA_BOOTSTRAP: process.env.KAFKA_BOOTSTRAP } });
   Object.assign(process.env, cluster.env);
   // Tests may rely on what this run's own broker is configured with (its rack, for one).
   if (wanted.includes("kafka")) process.env.LOUPE_TEST_OWN_KAFKA = "1";

@@ -1,10 +1,11 @@
 /**
  * The development cluster from the command line:
  *
- *   bun test/cluster/cli.ts up [--no-registry] [--no-ldap] [--services=kafka,registry,ldap]
+ *   bun test/cluster/cli.ts up [--no-registry] [--no-ldap] [--no-connect] [--services=kafka,registry,ldap,connect]
  *       starts the services in the background and prints KEY=VALUE lines
  *       (KAFKA_BOOTSTRAP=127.0.0.1:<port>, SCHEMA_REGISTRY_URL=http://127.0.0.1:<port>/apis/ccompat/v7,
- *       LDAP_URL=ldap://127.0.0.1:<port> with LDAP_BASE_DN, LDAP_BIND_DN, LDAP_BIND_PASSWORD, ...);
+ *       LDAP_URL=ldap://127.0.0.1:<port> with LDAP_BASE_DN, LDAP_BIND_DN, LDAP_BIND_PASSWORD, ...,
+ *       CONNECT_URL=http://127.0.0.1:<port1>,http://127.0.0.1:<port2>: the two Connect workers);
  *       a running cluster that lacks an asked-for service gets it added
  *   bun test/cluster/cli.ts env      the same lines for a running cluster (eval "$(... env)")
  *   bun test/cluster/cli.ts status   what runs, with pids, ports, logs; exit 1 when something is down
@@ -59,13 +60,16 @@ function parseServices(args: string[]): ServiceName[] {
       .filter(Boolean)
       .map((n) => serviceByName(n).name);
   const noRegistry = args.includes("--no-registry") || process.env.LOUPE_CLUSTER_REGISTRY === "0";
+  const noConnect = args.includes("--no-connect") || process.env.LOUPE_CLUSTER_CONNECT === "0";
   let noLdap = args.includes("--no-ldap") || process.env.LOUPE_CLUSTER_LDAP === "0";
   // `npm run dev` works without slapd; asking for ldap by name still fails with what to install.
   if (!noLdap && !slapdInstalled()) {
     console.error("no slapd installed (apt-get install slapd ldap-utils): starting without the ldap service");
     noLdap = true;
   }
-  return SERVICES.map((s) => s.name).filter((n) => !(noRegistry && n === "registry") && !(noLdap && n === "ldap"));
+  return SERVICES.map((s) => s.name).filter(
+    (n) => !(noRegistry && n === "registry") && !(noLdap && n === "ldap") && !(noConnect && n === "connect"),
+  );
 }
 
 async function down(): Promise<void> {
@@ -83,12 +87,14 @@ async function up(args: string[]): Promise<number> {
   const state = readState();
   const names = parseServices(args);
   if (state) {
-    if (state.services.every((s) => isAlive(s.pid))) {
+    if (state.services.every((s) => (s.workers ?? [s]).every((p) => isAlive(p.pid)))) {
       console.error(`cluster already running since ${state.startedAt}`);
       // A cluster started before a service existed (or without it) gets it added, not restarted.
       const missing = names.filter((n) => !state.services.some((s) => s.name === n));
       if (missing.length > 0) {
-        const added = await startCluster({ services: missing, baseDir: STATE_DIR });
+        // On the running services: Connect added later joins the running broker.
+        const given = Object.assign({}, ...state.services.map((s) => s.env));
+        const added = await startCluster({ services: missing, baseDir: STATE_DIR, given });
         state.services.push(...added.services);
         writeFileSync(STATE_FILE, JSON.stringify(state, null, 2));
         for (const s of added.services) console.error(`${s.name} ${s.version} added in ${s.startMs} ms (pid ${s.pid}, log ${s.logFile})`);
@@ -159,7 +165,7 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     default:
       console.error(
-        "usage: bun test/cluster/cli.ts up [--no-registry] [--no-ldap] [--services=kafka,registry,ldap] | down | status | env | fetch",
+        "usage: bun test/cluster/cli.ts up [--no-registry] [--no-ldap] [--no-connect] [--services=kafka,registry,ldap,connect] | down | status | env | fetch",
       );
       return 2;
   }

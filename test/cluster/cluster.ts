@@ -9,6 +9,9 @@
  *
  * Services are a list (SERVICES): later ones (Connect, Alertmanager) get the environment of
  * the ones before them, e.g. KAFKA_BOOTSTRAP, through StartContext.env.
+ *
+ * Kafka Connect runs as a distributed cluster of two workers (one JVM each, one group.id), so
+ * a test can kill a worker and see the other one serve.
  */
 
 import { spawn, spawnSync } from "node:child_process";
@@ -32,8 +35,10 @@ import { dirname, join, resolve } from "node:path";
 export const REPO_ROOT = resolve(import.meta.dir, "../..");
 export const CACHE_DIR = join(REPO_ROOT, ".cache");
 const POM = join(import.meta.dir, "pom.xml");
+/** Connect's jars, fetched into their own directory so the broker's classpath stays as it is. */
+const CONNECT_POM = join(import.meta.dir, "connect-pom.xml");
 
-export type ServiceName = "kafka" | "registry" | "ldap";
+export type ServiceName = "kafka" | "registry" | "ldap" | "connect";
 
 /** A started service, as recorded in the CLI's state file. Plain data: it must survive JSON. */
 export interface ServiceProcess {
@@ -55,6 +60,11 @@ export interface ServiceProcess {
   ownerPid?: number;
   /** Kafka's node id (1 for the first broker, which is also the controller). */
   nodeId?: number;
+  /**
+   * Connect only: the workers, each a process of its own (killService and restartService take
+   * one); the service's own pid is the first worker's. Stopping the service stops them all.
+   */
+  workers?: ServiceProcess[];
 }
 
 export interface StartContext {
@@ -117,8 +127,12 @@ export function apicurioDir(): string {
   return join(CACHE_DIR, `apicurio-${versions().apicurio}`, "dist");
 }
 
-function runMaven(args: string[], what: string): void {
-  const res = spawnSync("mvn", ["-q", "-B", "-f", POM, ...args], { cwd: REPO_ROOT, encoding: "utf8" });
+export function connectLibsDir(): string {
+  return join(CACHE_DIR, `connect-${versions().kafka}`, "libs");
+}
+
+function runMaven(args: string[], what: string, pom = POM): void {
+  const res = spawnSync("mvn", ["-q", "-B", "-f", pom, ...args], { cwd: REPO_ROOT, encoding: "utf8" });
   if (res.error) throw new Error(`could not run mvn to fetch ${what}: ${res.error.message}`);
   if (res.status !== 0) {
     throw new Error(`mvn failed to fetch ${what} (exit ${res.status}):\n${tail(`${res.stdout}\n${res.stderr}`, 40)}`);
@@ -152,6 +166,20 @@ export async function fetchKafka(): Promise<string> {
   fetchOnce(dir, (tmp) => {
     runMaven(["dependency:copy-dependencies", `-DoutputDirectory=${tmp}`], `Kafka ${versions().kafka}`);
     if (!readdirSync(tmp).some((f) => f.startsWith("kafka_2.13-"))) throw new Error("mvn copied no Kafka jars");
+  });
+  return dir;
+}
+
+export async function fetchConnect(): Promise<string> {
+  const dir = connectLibsDir();
+  const version = versions().kafka;
+  fetchOnce(dir, (tmp) => {
+    runMaven(
+      [`-Dkafka.version=${version}`, "dependency:copy-dependencies", `-DoutputDirectory=${tmp}`],
+      `Kafka Connect ${version}`,
+      CONNECT_POM,
+    );
+    if (!readdirSync(tmp).some((f) => f.startsWith("connect-runtime-"))) throw new Error("mvn copied no connect-runtime jar");
   });
   return dir;
 }
@@ -263,6 +291,7 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
 
 /** SIGTERM, then SIGKILL after `graceMs`; removes the run directory. Never throws. */
 export async function stopService(proc: ServiceProcess, opts: { graceMs?: number; keepDir?: boolean } = {}): Promise<void> {
+  if (proc.workers) await Promise.all(proc.workers.map((w) => stopService(w, { ...opts, keepDir: true })));
   const graceMs = opts.graceMs ?? 10_000;
   if (proc.watchdogPid) signalGroup(proc.watchdogPid, "SIGKILL");
   if (isAlive(proc.pid)) {
@@ -280,6 +309,7 @@ export async function stopService(proc: ServiceProcess, opts: { graceMs?: number
 
 /** For signal handlers, where nothing asynchronous runs any more. */
 export function killServiceSync(proc: ServiceProcess): void {
+  for (const w of proc.workers ?? []) killServiceSync(w);
   if (proc.watchdogPid) signalGroup(proc.watchdogPid, "SIGKILL");
   signalGroup(proc.pid, "SIGKILL");
   rmSync(proc.runDir, { recursive: true, force: true });
@@ -290,6 +320,7 @@ export function killServiceSync(proc: ServiceProcess): void {
  * it, goes first). restartService brings it back on the same ports and data.
  */
 export async function killService(proc: ServiceProcess): Promise<void> {
+  if (proc.workers) throw new Error(`${proc.name} has ${proc.workers.length} workers: kill one of them`);
   if (proc.watchdogPid) signalGroup(proc.watchdogPid, "SIGKILL");
   proc.watchdogPid = undefined;
   signalGroup(proc.pid, "SIGKILL");
@@ -311,7 +342,7 @@ export function thawService(proc: ServiceProcess): void {
 }
 
 /**
- * Starts a killed (or stopped with keepDir) Kafka or LDAP service again with the same command,
+ * Starts a killed (or stopped with keepDir) Kafka, LDAP or Connect worker process again with the same command,
  * ports and data directory; updates `proc` in place (new pid and watchdog), so whoever stops it
  * later stops the new process.
  */
@@ -325,6 +356,8 @@ export async function restartService(proc: ServiceProcess, opts: { timeoutMs?: n
   // The same ports: one may still be held briefly by the killed process's sockets.
   if (proc.name === "ldap") {
     await waitUntil(proc, () => ldapService.probe(proc), opts.timeoutMs ?? 15_000, `OpenLDAP slapd ${proc.version} (restart)`, 20);
+  } else if (proc.name === "connect") {
+    await waitUntil(proc, () => connectWorkerReady(proc.env.CONNECT_URL!), opts.timeoutMs ?? 60_000, `${proc.version} (restart)`);
   } else {
     await waitUntil(proc, () => kafkaStarted(proc, logFrom), opts.timeoutMs ?? 60_000, `Kafka ${proc.version} (restart)`);
   }
@@ -875,8 +908,168 @@ export const ldapService: ServiceDef = {
   },
 };
 
+// ---------------------------------------------------------------------------------------------
+// Kafka Connect (distributed mode, two workers with the file, JSON and MirrorMaker plugins)
+
+/** The plugins every worker must list before it counts as started. */
+export const CONNECT_PLUGINS = [
+  "org.apache.kafka.connect.file.FileStreamSourceConnector",
+  "org.apache.kafka.connect.file.FileStreamSinkConnector",
+  "org.apache.kafka.connect.mirror.MirrorSourceConnector",
+] as const;
+
+const CONNECT_WORKERS = 2;
+
+function connectWorkerProperties(bootstrap: string, groupId: string, port: number): string {
+  const props: Record<string, string | number | boolean> = {
+    "bootstrap.servers": bootstrap,
+    "group.id": groupId,
+    // Topics of this Connect cluster only, so runs against a shared broker do not meet.
+    "config.storage.topic": `${groupId}-configs`,
+    "offset.storage.topic": `${groupId}-offsets`,
+    "status.storage.topic": `${groupId}-status`,
+    "config.storage.replication.factor": 1,
+    "offset.storage.replication.factor": 1,
+    "status.storage.replication.factor": 1,
+    "offset.storage.partitions": 1,
+    "status.storage.partitions": 1,
+    "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+    "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+    listeners: `http://127.0.0.1:${port}`,
+    // Requests a worker forwards to the leader go to this address.
+    "rest.advertised.host.name": "127.0.0.1",
+    "rest.advertised.port": port,
+    "rest.advertised.listener": "http",
+    // The plugins are on the classpath with service manifests: no scan of every jar.
+    "plugin.discovery": "service_load",
+    "offset.flush.interval.ms": 1000,
+    // A dead worker's connectors and tasks move to the other one within seconds, not minutes.
+    "scheduled.rebalance.max.delay.ms": 5000,
+    "session.timeout.ms": 6000,
+    "heartbeat.interval.ms": 1000,
+  };
+  return Object.entries(props)
+    .map(([k, v]) => `${k}=${v}`)
+    .join("\n")
+    .concat("\n");
+}
+
+/** Connect logs at WARN, except the lines that tell it started or stopped. */
+const CONNECT_LOG4J = `status = warn
+appender.out.type = Console
+appender.out.name = OUT
+appender.out.layout.type = PatternLayout
+appender.out.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = WARN
+rootLogger.appenderRef.out.ref = OUT
+logger.connect.name = org.apache.kafka.connect.runtime.Connect
+logger.connect.level = INFO
+`;
+
+/** A worker is started when it answers `GET /` and lists the plugins the tests use. */
+export async function connectWorkerReady(url: string): Promise<boolean> {
+  const root = await fetch(`${url}/`, { signal: AbortSignal.timeout(2000) });
+  await root.arrayBuffer();
+  if (root.status !== 200) return false;
+  const res = await fetch(`${url}/connector-plugins`, { signal: AbortSignal.timeout(2000) });
+  if (res.status !== 200) return false;
+  const classes = new Set(((await res.json()) as { class: string }[]).map((p) => p.class));
+  return CONNECT_PLUGINS.every((c) => classes.has(c));
+}
+
+export const connectService: ServiceDef = {
+  name: "connect",
+  envKeys: ["CONNECT_URL"],
+  needs: ["kafka"],
+  async fetch() {
+    await fetchConnect();
+  },
+  async start(ctx) {
+    const t0 = performance.now();
+    const libs = await fetchConnect();
+    const bootstrap = ctx.env.KAFKA_BOOTSTRAP;
+    if (!bootstrap) throw new Error("connect needs KAFKA_BOOTSTRAP (the kafka service)");
+    const groupId = `loupe-connect-${Date.now().toString(36)}-${randomBytes(4).toString("hex")}`;
+    const version = `Kafka Connect ${versions().kafka}`;
+    const log4jFile = join(ctx.runDir, "log4j2.properties");
+    writeFileSync(log4jFile, CONNECT_LOG4J);
+    const workers: ServiceProcess[] = [];
+    for (let i = 1; i <= CONNECT_WORKERS; i++) {
+      const runDir = join(ctx.runDir, `worker-${i}`);
+      mkdirSync(runDir, { recursive: true });
+      const port = await freePort();
+      const propsFile = join(runDir, "worker.properties");
+      writeFileSync(propsFile, connectWorkerProperties(bootstrap, groupId, port));
+      const command = [
+        javaBin(),
+        ...BASE_JVM_OPTS,
+        "-Xms32m",
+        "-Xmx256m",
+        `-Dlog4j2.configurationFile=${log4jFile}`,
+        ...(ctx.jvmOpts ?? []),
+        "-cp",
+        `${libs}/*`,
+        "org.apache.kafka.connect.cli.ConnectDistributed",
+        propsFile,
+      ];
+      const logFile = join(runDir, "connect.log");
+      const pid = spawnDetached(command, runDir, logFile);
+      const worker: ServiceProcess = {
+        name: "connect",
+        pid,
+        runDir,
+        logFile,
+        ports: { http: port },
+        env: { CONNECT_URL: `http://127.0.0.1:${port}` },
+        version,
+        startMs: 0,
+        command,
+        ...(ctx.ownerPid ? { ownerPid: ctx.ownerPid } : {}),
+      };
+      if (ctx.ownerPid) worker.watchdogPid = spawnWatchdog(ctx.ownerPid, pid, runDir);
+      workers.push(worker);
+    }
+    const first = workers[0]!;
+    const proc: ServiceProcess = {
+      name: "connect",
+      pid: first.pid,
+      runDir: ctx.runDir,
+      logFile: first.logFile,
+      ports: Object.fromEntries(workers.map((w, i) => [`worker${i + 1}`, w.ports.http!])),
+      env: { CONNECT_URL: workers.map((w) => w.env.CONNECT_URL).join(",") },
+      version,
+      startMs: 0,
+      workers,
+    };
+    // Both JVMs start at once; one that fails takes the other down with it.
+    const results = await Promise.allSettled(
+      workers.map((w, i) =>
+        waitUntil(
+          w,
+          () => connectWorkerReady(w.env.CONNECT_URL!),
+          ctx.timeoutMs ?? 90_000,
+          `${version} worker ${i + 1} (${w.env.CONNECT_URL})`,
+        ),
+      ),
+    );
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+    if (failed) {
+      await stopService(proc, { graceMs: 0, keepDir: true });
+      throw failed.reason;
+    }
+    proc.startMs = Math.round(performance.now() - t0);
+    for (const w of workers) w.startMs = proc.startMs;
+    return proc;
+  },
+  async probe(proc) {
+    const urls = proc.env.CONNECT_URL!.split(",");
+    const answers = await Promise.all(urls.map((u) => connectWorkerReady(u).catch(() => false)));
+    return answers.every(Boolean);
+  },
+};
+
 /** In start order: a service may use the environment of those before it. */
-export const SERVICES: readonly ServiceDef[] = [kafkaService, registryService, ldapService];
+export const SERVICES: readonly ServiceDef[] = [kafkaService, registryService, ldapService, connectService];
 
 export function serviceByName(name: string): ServiceDef {
   const def = SERVICES.find((s) => s.name === name);
@@ -891,6 +1084,8 @@ export interface Cluster {
   services: ServiceProcess[];
   /** Every Kafka node, node 1 (broker and controller) first; more with `kafkaBrokers`. */
   brokers: ServiceProcess[];
+  /** The Connect workers (for killService and restartService), when connect was started. */
+  connectWorkers: ServiceProcess[];
   /** Union of the services' environments: KAFKA_BOOTSTRAP, SCHEMA_REGISTRY_URL, ... */
   env: Record<string, string>;
   stop(opts?: { graceMs?: number }): Promise<void>;
@@ -908,6 +1103,11 @@ export interface StartClusterOptions {
   kafkaBrokers?: number;
   /** The ldap service also serves TLS (ldaps:// and StartTLS) with this certificate. */
   ldapTls?: LdapTls;
+  /**
+   * Services running elsewhere, e.g. { KAFKA_BOOTSTRAP } of a shared broker: a needed service
+   * whose variables are all here is used, not started (Connect on the run's broker).
+   */
+  given?: Record<string, string | undefined>;
 }
 
 /**
@@ -916,12 +1116,15 @@ export interface StartClusterOptions {
  */
 export async function startCluster(opts: StartClusterOptions = {}): Promise<Cluster> {
   const wanted = new Set<ServiceName>(opts.services ?? ["kafka"]);
-  for (const def of SERVICES) if (wanted.has(def.name)) for (const n of def.needs) wanted.add(n);
+  const given: Record<string, string> = {};
+  for (const [k, v] of Object.entries(opts.given ?? {})) if (v) given[k] = v;
+  const isGiven = (n: ServiceName) => serviceByName(n).envKeys.every((k) => given[k]);
+  for (const def of SERVICES) if (wanted.has(def.name)) for (const n of def.needs) if (!isGiven(n)) wanted.add(n);
   const defs = SERVICES.filter((s) => wanted.has(s.name));
   const base = opts.baseDir ?? mkdtempSync(join(tmpdir(), "loupe-cluster-"));
   const ownsBase = !opts.baseDir;
   const started: ServiceProcess[] = [];
-  const env: Record<string, string> = {};
+  const env: Record<string, string> = { ...given };
   const stop = async (stopOpts: { graceMs?: number; keepDir?: boolean } = {}) => {
     await Promise.all(started.map((p) => stopService(p, stopOpts)));
     if (ownsBase && !stopOpts.keepDir) rmSync(base, { recursive: true, force: true });
@@ -931,7 +1134,7 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
     for (const def of defs) await def.fetch();
     let pending = defs;
     while (pending.length > 0) {
-      const wave = pending.filter((d) => d.needs.every((n) => started.some((p) => p.name === n)));
+      const wave = pending.filter((d) => d.needs.every((n) => isGiven(n) || started.some((p) => p.name === n)));
       if (wave.length === 0) throw new Error(`services with unmet needs: ${pending.map((d) => d.name).join(", ")}`);
       const results = await Promise.allSettled(
         wave.map(async (def) => {
@@ -987,7 +1190,8 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
     if (ownsBase) rmSync(base, { recursive: true, force: true });
   };
   const brokers = started.filter((p) => p.name === "kafka");
-  return { services: ordered, brokers, env, stop, killSync };
+  const connectWorkers = started.find((p) => p.name === "connect")?.workers ?? [];
+  return { services: ordered, brokers, connectWorkers, env, stop, killSync };
 }
 
 /** A topic name no other test (or earlier run) uses: prefix, time, randomness. */
@@ -1005,7 +1209,8 @@ export function requireEnv(name: "KAFKA_BOOTSTRAP" | "SCHEMA_REGISTRY_URL" | (st
   if (!value) {
     throw new Error(
       `${name} is not set: test/setup.ts starts the service unless LOUPE_TEST_CLUSTER=0 ` +
-        `(or LOUPE_TEST_REGISTRY=0 for the registry, LOUPE_TEST_LDAP=0 or no /usr/sbin/slapd for LDAP); ` +
+        `(or LOUPE_TEST_REGISTRY=0 for the registry, LOUPE_TEST_LDAP=0 or no /usr/sbin/slapd for LDAP, ` +
+        `LOUPE_TEST_CONNECT=0 for Connect); ` +
         `or point ${name} at a running one (bun test/cluster/cli.ts up)`,
     );
   }
@@ -1014,6 +1219,11 @@ export function requireEnv(name: "KAFKA_BOOTSTRAP" | "SCHEMA_REGISTRY_URL" | (st
 
 export const kafkaBootstrap = (): string => requireEnv("KAFKA_BOOTSTRAP");
 export const schemaRegistryUrl = (): string => requireEnv("SCHEMA_REGISTRY_URL");
+
+/** The Connect cluster test/setup.ts publishes (CONNECT_URL): its workers' URLs, in order. */
+export function connectEnv(): { urls: string[] } {
+  return { urls: requireEnv("CONNECT_URL").split(",").filter(Boolean) };
+}
 
 /** The directory test/setup.ts publishes: its URL, base, and the service and admin accounts. */
 export function ldapEnv(): { url: string; baseDn: string; bindDn: string; bindPassword: string; adminDn: string; adminPassword: string } {
