@@ -1111,8 +1111,7 @@ export interface StartClusterOptions {
 }
 
 /**
- * Starts the named services (and those they need). Services start in waves: each wave holds
- * the services whose needs are already up, and starts in parallel.
+ * Starts the named services (and those they need), in parallel, each once its needs are up.
  */
 export async function startCluster(opts: StartClusterOptions = {}): Promise<Cluster> {
   const wanted = new Set<ServiceName>(opts.services ?? ["kafka"]);
@@ -1132,12 +1131,15 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
   try {
     // Fetch one after another: two mvn runs at once would contend for ~/.m2.
     for (const def of defs) await def.fetch();
-    let pending = defs;
-    while (pending.length > 0) {
-      const wave = pending.filter((d) => d.needs.every((n) => isGiven(n) || started.some((p) => p.name === n)));
-      if (wave.length === 0) throw new Error(`services with unmet needs: ${pending.map((d) => d.name).join(", ")}`);
-      const results = await Promise.allSettled(
-        wave.map(async (def) => {
+    // Each service starts as soon as the ones it needs are up (Connect once the broker is, while
+    // the registry may still be starting), so the slowest chain sets the start time.
+    const starting = new Map<ServiceName, Promise<void>>();
+    for (const def of defs) {
+      const needs = def.needs.filter((n) => !isGiven(n)).map((n) => starting.get(n));
+      if (needs.some((p) => !p)) throw new Error(`${def.name} needs a service listed after it in SERVICES`);
+      starting.set(
+        def.name,
+        Promise.all(needs).then(async () => {
           const runDir = join(base, def.name);
           // Ports are picked free, but another process may take one before the JVM binds it.
           for (let attempt = 1; ; attempt++) {
@@ -1152,6 +1154,7 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
                 ...(opts.ldapTls ? { ldapTls: opts.ldapTls } : {}),
               });
               started.push(proc);
+              Object.assign(env, proc.env);
               return;
             } catch (err) {
               if (attempt >= 3 || !/Address already in use|BindException/.test(String(err))) throw err;
@@ -1159,11 +1162,10 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
           }
         }),
       );
-      const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
-      if (failed) throw failed.reason;
-      for (const p of started) Object.assign(env, p.env);
-      pending = pending.filter((d) => !wave.includes(d));
     }
+    const results = await Promise.allSettled(starting.values());
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+    if (failed) throw failed.reason;
     const first = started.find((p) => p.name === "kafka");
     for (let nodeId = 2; first && nodeId <= (opts.kafkaBrokers ?? 1); nodeId++) {
       const runDir = join(base, `kafka-${nodeId}`);
