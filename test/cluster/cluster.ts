@@ -357,7 +357,12 @@ export async function restartService(proc: ServiceProcess, opts: { timeoutMs?: n
   if (proc.name === "ldap") {
     await waitUntil(proc, () => ldapService.probe(proc), opts.timeoutMs ?? 15_000, `OpenLDAP slapd ${proc.version} (restart)`, 20);
   } else if (proc.name === "connect") {
-    await waitUntil(proc, () => connectWorkerReady(proc.env.CONNECT_URL!), opts.timeoutMs ?? 60_000, `${proc.version} (restart)`);
+    await waitUntil(
+      proc,
+      () => connectWorkerReady(proc.env.CONNECT_URL!),
+      opts.timeoutMs ?? 60_000,
+      `Kafka Connect ${proc.version} worker ${proc.env.CONNECT_URL} (restart)`,
+    );
   } else {
     await waitUntil(proc, () => kafkaStarted(proc, logFrom), opts.timeoutMs ?? 60_000, `Kafka ${proc.version} (restart)`);
   }
@@ -990,7 +995,8 @@ export const connectService: ServiceDef = {
     const bootstrap = ctx.env.KAFKA_BOOTSTRAP;
     if (!bootstrap) throw new Error("connect needs KAFKA_BOOTSTRAP (the kafka service)");
     const groupId = `loupe-connect-${Date.now().toString(36)}-${randomBytes(4).toString("hex")}`;
-    const version = `Kafka Connect ${versions().kafka}`;
+    const version = versions().kafka;
+    const what = `Kafka Connect ${version}`;
     const log4jFile = join(ctx.runDir, "log4j2.properties");
     writeFileSync(log4jFile, CONNECT_LOG4J);
     const workers: ServiceProcess[] = [];
@@ -1048,7 +1054,7 @@ export const connectService: ServiceDef = {
           w,
           () => connectWorkerReady(w.env.CONNECT_URL!),
           ctx.timeoutMs ?? 90_000,
-          `${version} worker ${i + 1} (${w.env.CONNECT_URL})`,
+          `${what} worker ${i + 1} (${w.env.CONNECT_URL})`,
         ),
       ),
     );

@@ -5,7 +5,7 @@
  * serving and comes back into the group.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -121,6 +121,23 @@ describe("Kafka Connect cluster", () => {
       return (res.json as string[]).includes(name) ? undefined : true;
     });
   }, 60_000);
+
+  test("workers that cannot start fail with their log, and leave nothing running", async () => {
+    const error = await startCluster({
+      services: ["connect"],
+      jvmOpts: ["-XX:+NoSuchJvmOption"],
+      given: { KAFKA_BOOTSTRAP: kafkaBootstrap() },
+    }).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(error).toBeInstanceOf(Error);
+    const message = (error as Error).message;
+    expect(message).toMatch(/^Kafka Connect \d+\.\d+\.\d+ worker \d \(http:\/\/127\.0\.0\.1:\d+\) exited during start-up; log /);
+    expect(message).toContain("Unrecognized VM option 'NoSuchJvmOption'");
+    const logPath = /log (\S+):/.exec(message)?.[1];
+    expect(logPath && existsSync(logPath)).toBe(false);
+  }, 30_000);
 
   test("a killed worker leaves the other serving the connector, and joins again when restarted", async () => {
     // A Connect cluster of this test (on the run's broker), so the shared one keeps both workers.
