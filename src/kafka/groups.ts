@@ -37,9 +37,23 @@ export class GroupOps {
   describe(ids: string[]): Promise<GroupDescription[]> {
     return this.#conn.call("Cannot describe consumer groups", async () => {
       if (ids.length === 0) return [];
-      const groups = await this.#conn.admin.describeGroups({ groups: ids });
+      // The client reads every member's metadata as the consumer protocol's, and a member of
+      // another protocol (a Kafka Connect worker: "connect") makes it throw where the promise
+      // never settles. Only consumer groups are described; the others are answered from the
+      // group list, without members.
+      const listed = new Map((await this.#conn.admin.listGroups()).entries());
+      const other = (id: string) => {
+        const type = listed.get(id)?.protocolType ?? "";
+        return type !== "" && type !== "consumer";
+      };
+      const asked = ids.filter((id) => !other(id));
+      const groups = asked.length ? await this.#conn.admin.describeGroups({ groups: asked }) : undefined;
       return ids.map((id) => {
-        const g = groups.get(id);
+        if (other(id)) {
+          const l = listed.get(id)!;
+          return { groupId: id, state: groupState(l.state), protocolType: l.protocolType, protocol: "", members: [] };
+        }
+        const g = groups?.get(id);
         if (!g) return { groupId: id, state: "Dead" as GroupState, protocolType: "", protocol: "", members: [] };
         return {
           groupId: g.id,

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { uniqueTopic } from "../cluster/cluster.ts";
+import { connectEnv, uniqueTopic } from "../cluster/cluster.ts";
 import { errorOf, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 import { createReadyTopic } from "../helpers/topics.ts";
-import { eventually } from "../helpers/wait.ts";
+import { eventually, waitFor } from "../helpers/wait.ts";
 import { joinGroup } from "../kafka/helpers.ts";
 
 let rt: TestRuntime;
@@ -157,6 +157,25 @@ describe("consumer group lag", () => {
     expect((await put(g, { to: "latest" })).status).toBe(200);
     expect((await detail(g)).lag).toBe(0);
   }, 40_000);
+});
+
+describe("groups of other protocols", () => {
+  test("regression: a Kafka Connect worker's group (protocol connect, with members) hung the group list and its page", async () => {
+    // The run's Connect workers (test/setup.ts) form such a group on the test broker.
+    expect(connectEnv().urls.length).toBe(2);
+    const connectGroup = await waitFor(
+      async () => (await rt.kafka.default().groups.list()).find((g) => g.protocolType === "connect" && g.state === "Stable"),
+      { timeoutMs: 30_000, what: "a Connect group with live workers" },
+    );
+    const list = await rt.request("/api/consumers", { role: "read" });
+    expect(list.status).toBe(200);
+    const listed = ((await list.json()) as { id: string; protocolType: string; members: number }[]).find(
+      (g) => g.id === connectGroup.groupId,
+    );
+    expect(listed).toMatchObject({ protocolType: "connect", members: 0 });
+    const one = await rt.request(`/api/consumers/${encodeURIComponent(connectGroup.groupId)}`, { role: "read" });
+    expect(one.status).toBe(200);
+  });
 });
 
 describe("PUT /api/consumers/{group}/offsets", () => {
