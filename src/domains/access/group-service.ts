@@ -87,6 +87,13 @@ export class GroupService {
     return out;
   }
 
+  /** 400 naming the groups that do not exist: a membership with a typo would grant nothing, silently. */
+  async requireExisting(names: readonly string[]): Promise<void> {
+    const known = new Set((await this.resolve(names)).map((g) => g.name));
+    const unknown = names.filter((n) => !known.has(n));
+    if (unknown.length) throw new AppError("BAD_REQUEST", `No group named ${unknown.map((n) => `'${n}'`).join(", ")}`);
+  }
+
   async create(g: Group): Promise<GroupView> {
     if (this.config.has(g.name)) throw new AppError("CONFLICT", `Group '${g.name}' exists: it is defined in the configuration file`);
     const stored = await this.repo.insert(normalized(g), this.now());

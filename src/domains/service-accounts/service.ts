@@ -73,12 +73,6 @@ export class ServiceAccountService {
     return this.view(row);
   }
 
-  private async checkGroups(names: readonly string[]): Promise<void> {
-    const known = new Set((await this.groups.resolve(names)).map((g) => g.name));
-    const unknown = names.filter((n) => !known.has(n));
-    if (unknown.length) throw new AppError("BAD_REQUEST", `No group named ${unknown.map((n) => `'${n}'`).join(", ")}`);
-  }
-
   private checkExpiry(expiresAt: number | null | undefined): void {
     if (expiresAt != null && expiresAt <= this.now()) throw new AppError("BAD_REQUEST", "expiresAt is in the past");
   }
@@ -88,7 +82,7 @@ export class ServiceAccountService {
     a: { name: string; groups: string[]; expiresAt?: number | null | undefined },
     createdBy: string,
   ): Promise<ServiceAccountView & { secret: string; token: string }> {
-    await this.checkGroups(a.groups);
+    await this.groups.requireExisting(a.groups);
     this.checkExpiry(a.expiresAt);
     const secret = randomBytes(32).toString("base64url");
     const at = this.now();
@@ -116,7 +110,7 @@ export class ServiceAccountService {
   }
 
   async update(name: string, change: ServiceAccountChange): Promise<{ account: ServiceAccountView; changed: string[] }> {
-    if (change.groups) await this.checkGroups(change.groups);
+    if (change.groups) await this.groups.requireExisting(change.groups);
     this.checkExpiry(change.expiresAt);
     const changed = await this.db.transaction().execute(async (trx) => {
       const row = await trx.selectFrom("service_accounts").selectAll().where("name", "=", name).executeTakeFirst();

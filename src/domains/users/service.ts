@@ -89,16 +89,9 @@ export class UserService {
     return u;
   }
 
-  /** Every group named must exist: a typo would otherwise grant nothing, silently. */
-  private async checkGroups(names: readonly string[]): Promise<void> {
-    const known = new Set((await this.groups.resolve(names)).map((g) => g.name));
-    const unknown = names.filter((n) => !known.has(n));
-    if (unknown.length) throw new AppError("BAD_REQUEST", `No group named ${unknown.map((n) => `'${n}'`).join(", ")}`);
-  }
-
   async create(u: NewUser): Promise<UserView> {
     if (this.auth.isConfigUser(u.name)) throw new AppError("CONFLICT", `User '${u.name}' exists: it is defined in the configuration file`);
-    await this.checkGroups(u.groups);
+    await this.groups.requireExisting(u.groups);
     const hash = await hashPassword(u.password);
     const at = this.now();
     const created = await this.db.transaction().execute(async (trx) => {
@@ -127,7 +120,7 @@ export class UserService {
   async update(name: string, change: UserChange, actor: string): Promise<{ user: UserView; changed: string[] }> {
     if (this.auth.isConfigUser(name)) throw readOnly(name);
     if (change.disabled === true && name === actor) throw new AppError("CONFLICT", "You cannot disable yourself");
-    if (change.groups) await this.checkGroups(change.groups);
+    if (change.groups) await this.groups.requireExisting(change.groups);
     const hash = change.password !== undefined ? await hashPassword(change.password) : undefined;
     const at = this.now();
     const changed = await this.db.transaction().execute(async (trx) => {
