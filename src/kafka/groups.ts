@@ -33,25 +33,30 @@ export class GroupOps {
     });
   }
 
-  /** In the order asked. A group the broker does not know comes back in state "Dead". */
-  describe(ids: string[]): Promise<GroupDescription[]> {
+  /**
+   * In the order asked. A group the broker does not know comes back in state "Dead". `listed`:
+   * the groups as a recent listing gave them, when the caller has one; otherwise (or when it
+   * misses one of `ids`) the groups are listed here.
+   */
+  describe(ids: string[], listed?: readonly GroupSummary[]): Promise<GroupDescription[]> {
     return this.#conn.call("Cannot describe consumer groups", async () => {
       if (ids.length === 0) return [];
       // The client reads every member's metadata as the consumer protocol's, and a member of
       // another protocol (a Kafka Connect worker: "connect") makes it throw where the promise
       // never settles. Only consumer groups are described; the others are answered from the
       // group list, without members.
-      const listed = new Map((await this.#conn.admin.listGroups()).entries());
+      const known = new Map((listed ?? []).map((g) => [g.groupId, g]));
+      if (ids.some((id) => !known.has(id))) for (const g of await this.list()) known.set(g.groupId, g);
       const other = (id: string) => {
-        const type = listed.get(id)?.protocolType ?? "";
+        const type = known.get(id)?.protocolType ?? "";
         return type !== "" && type !== "consumer";
       };
       const asked = ids.filter((id) => !other(id));
       const groups = asked.length ? await this.#conn.admin.describeGroups({ groups: asked }) : undefined;
       return ids.map((id) => {
         if (other(id)) {
-          const l = listed.get(id)!;
-          return { groupId: id, state: groupState(l.state), protocolType: l.protocolType, protocol: "", members: [] };
+          const l = known.get(id)!;
+          return { groupId: id, state: l.state, protocolType: l.protocolType, protocol: "", members: [] };
         }
         const g = groups?.get(id);
         if (!g) return { groupId: id, state: "Dead" as GroupState, protocolType: "", protocol: "", members: [] };

@@ -98,7 +98,11 @@ export class ConsumerService {
   async list(cluster: string, visible: TopicFilter = null): Promise<ConsumerGroupSummary[]> {
     const kafka = this.pool.get(cluster);
     const snapshot = await this.lag.snapshot(cluster);
-    const described = await kafka.groups.describe(snapshot.groups.map((g) => g.groupId));
+    // The snapshot listed the groups: their protocols need not be asked again.
+    const described = await kafka.groups.describe(
+      snapshot.groups.map((g) => g.groupId),
+      snapshot.groups,
+    );
     const byGroup = new Map<string, PartitionLag[]>();
     for (const p of snapshot.partitions) {
       if (!isVisible(visible, p.topic)) continue;
