@@ -2,11 +2,13 @@ import { useEffect, useState } from "react";
 import { clusterOf, withCluster } from "./cluster.ts";
 import { Link } from "./components.tsx";
 import { AuditPage } from "./pages/Audit.tsx";
+import { ConnectPage } from "./pages/Connect.tsx";
 import { ConsumerGroupPage } from "./pages/ConsumerGroup.tsx";
 import { ConsumersPage } from "./pages/Consumers.tsx";
 import { GroupsPage } from "./pages/Groups.tsx";
 import { LogsPage } from "./pages/Logs.tsx";
 import { type Health, OverviewPage } from "./pages/Overview.tsx";
+import { SchemasPage } from "./pages/Schemas.tsx";
 import { ServiceAccountsPage } from "./pages/ServiceAccounts.tsx";
 import { SqlPage } from "./pages/Sql.tsx";
 import { TopicDetailPage } from "./pages/TopicDetail.tsx";
@@ -21,6 +23,8 @@ const NAV: Array<{ path: string; label: string }> = [
   { path: "/topics", label: "Topics" },
   { path: "/sql", label: "SQL" },
   { path: "/consumers", label: "Consumer groups" },
+  { path: "/connect", label: "Connect" },
+  { path: "/schemas", label: "Schemas" },
   { path: "/audit", label: "Audit" },
   { path: "/logs", label: "Logs" },
   { path: "/users", label: "Users" },
@@ -136,6 +140,10 @@ export function Shell({ location }: { location: string }) {
           <GroupsPage location={location} />
         ) : path === "/service-accounts" ? (
           <ServiceAccountsPage location={location} />
+        ) : path === "/connect" || path.startsWith("/connect/") ? (
+          <ConnectPage path={path} location={location} canWrite={canWrite} />
+        ) : path === "/schemas" || path.startsWith("/schemas/") ? (
+          <SchemasPage path={path} location={location} canWrite={canWrite} />
         ) : path === "/consumers" ? (
           <ConsumersPage location={location} />
         ) : path.startsWith("/consumers/") && path.length > "/consumers/".length ? (

@@ -1,0 +1,138 @@
+/**
+ * Kafka Connect as the UI sees it: Loupe's list of Connect clusters and their workers, and
+ * Connect's own REST API passed through /api/proxy-connect/{alias}/... (bodies as Connect
+ * answers them). Connector names may hold spaces and slashes: every path segment is encoded.
+ */
+import { api } from "../session.ts";
+
+export interface ConnectWorker {
+  url: string;
+  state: "UP" | "DOWN";
+  version?: string;
+  commit?: string;
+  kafkaClusterId?: string;
+  error?: string;
+}
+
+export interface ConnectCluster {
+  alias: string;
+  workers: ConnectWorker[];
+}
+
+export interface TaskStatus {
+  id: number;
+  state: string;
+  worker_id: string;
+  trace?: string;
+}
+
+export interface ConnectorStatus {
+  name: string;
+  connector: { state: string; worker_id: string; trace?: string };
+  tasks: TaskStatus[];
+  type: string;
+}
+
+export interface ConnectorInfo {
+  name: string;
+  config: Record<string, string>;
+  tasks: Array<{ connector: string; task: number }>;
+  type: string;
+}
+
+/** `GET connectors?expand=status&expand=info`: name -> both. */
+export type ConnectorsExpanded = Record<string, { status?: ConnectorStatus; info?: ConnectorInfo }>;
+
+export interface ConnectPlugin {
+  class: string;
+  type: string;
+  version?: string;
+  name?: string;
+  description?: string;
+}
+
+export interface ConfigDefinition {
+  name: string;
+  type: string;
+  required: boolean;
+  default_value: string | null;
+  importance: string;
+  documentation: string;
+  group: string | null;
+  display_name: string;
+}
+
+/** Connect's answer to a validation: per setting, its definition and what is wrong with its value. */
+export interface ConfigInfos {
+  name: string;
+  error_count: number;
+  groups: string[];
+  configs: Array<{
+    definition: ConfigDefinition;
+    value: { name: string; value: string | null; recommended_values: string[]; errors: string[]; visible: boolean };
+  }>;
+}
+
+export type ConnectorConfig = Record<string, string>;
+
+/** The proxy path of `segments` under an alias, each segment encoded. */
+export function connectPath(alias: string, ...segments: Array<string | number>): string {
+  return `/api/proxy-connect/${[alias, ...segments].map((s) => encodeURIComponent(String(s))).join("/")}`;
+}
+
+export const connectKeys = {
+  clusters: ["connect", "clusters"] as const,
+  connectors: (alias: string) => ["connect", alias, "connectors"] as const,
+  plugins: (alias: string) => ["connect", alias, "plugins"] as const,
+  connector: (alias: string, name: string) => ["connect", alias, "connector", name] as const,
+};
+
+export const fetchClusters = () => api<ConnectCluster[]>("/api/connect/clusters");
+
+export const fetchConnectors = (alias: string) => api<ConnectorsExpanded>(`${connectPath(alias, "connectors")}?expand=status&expand=info`);
+
+export const fetchPlugins = (alias: string) => api<ConnectPlugin[]>(connectPath(alias, "connector-plugins"));
+
+export const fetchStatus = (alias: string, name: string) => api<ConnectorStatus>(connectPath(alias, "connectors", name, "status"));
+
+export const fetchConfig = (alias: string, name: string) => api<ConnectorConfig>(connectPath(alias, "connectors", name, "config"));
+
+export function validateConfig(alias: string, plugin: string, config: ConnectorConfig): Promise<ConfigInfos> {
+  return api<ConfigInfos>(connectPath(alias, "connector-plugins", plugin, "config", "validate"), {
+    method: "PUT",
+    body: JSON.stringify(config),
+  });
+}
+
+export function createConnector(alias: string, name: string, config: ConnectorConfig): Promise<ConnectorInfo> {
+  return api<ConnectorInfo>(connectPath(alias, "connectors"), { method: "POST", body: JSON.stringify({ name, config }) });
+}
+
+export function saveConfig(alias: string, name: string, config: ConnectorConfig): Promise<ConnectorInfo> {
+  return api<ConnectorInfo>(connectPath(alias, "connectors", name, "config"), { method: "PUT", body: JSON.stringify(config) });
+}
+
+/** The connector's and its tasks' actions; Connect answers 202 or 204 with little or no body. */
+export function connectorAction(
+  alias: string,
+  name: string,
+  action: "pause" | "resume" | "restart" | "delete" | { task: number },
+): Promise<unknown> {
+  if (action === "delete") return api(connectPath(alias, "connectors", name), { method: "DELETE" });
+  if (action === "restart")
+    return api(`${connectPath(alias, "connectors", name, "restart")}?includeTasks=true&onlyFailed=true`, { method: "POST" });
+  if (typeof action === "object") return api(connectPath(alias, "connectors", name, "tasks", action.task, "restart"), { method: "POST" });
+  return api(connectPath(alias, "connectors", name, action), { method: "PUT" });
+}
+
+/** A connector class's short name (`MirrorHeartbeatConnector`), as people call it. */
+export const shortClass = (cls: string) => cls.slice(cls.lastIndexOf(".") + 1);
+
+/** A state as a CSS class suffix: running, paused, failed, unassigned, restarting, stopped, up, down. */
+export const stateClass = (state: string) => `state state-${state.toLowerCase().replace(/[^a-z]/g, "")}`;
+
+export const newConnectorHref = (alias: string, plugin?: string) =>
+  `/connect/${encodeURIComponent(alias)}/new${plugin ? `?plugin=${encodeURIComponent(plugin)}` : ""}`;
+
+export const connectorHref = (alias: string, name: string, edit = false) =>
+  `/connect/${encodeURIComponent(alias)}/connectors/${encodeURIComponent(name)}${edit ? "/edit" : ""}`;
