@@ -5,7 +5,7 @@
  */
 import type { Hono } from "hono";
 import { type AppDeps, createApp } from "./app.ts";
-import type { Config } from "./config/schema.ts";
+import { type Config, deprecations } from "./config/schema.ts";
 import { openStore } from "./db/index.ts";
 import { GroupRepo } from "./domains/access/group-repo.ts";
 import { GroupService } from "./domains/access/group-service.ts";
@@ -65,6 +65,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
   const startedAt = Date.now();
   const logs = new LogHub(config.log.level, opts.sink, { maxLines: config.log.maxLines, maxAgeMs: config.log.maxAge });
   const store = await openStore(config.dataDir);
+  for (const line of deprecations(config)) logs.logger("config").warn(line);
 
   // Identity and audit.
   const audit = new AuditService(store.db, logs.logger("audit"));
@@ -118,7 +119,9 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
   const topics = new TopicService({ pool: kafka, lag, sampler, metadata, audit, notifications, log: logs.logger("topics") });
   const lagHistory = new LagHistory(kafka, sampler, {}, logs.logger("sampler"));
   const consumers = new ConsumerService(kafka, lag, lagHistory, config.lag.sampleInterval);
-  const registry = config.sql.schemaRegistry ? new SchemaRegistryClient({ urls: config.sql.schemaRegistry.urls }) : null;
+  const registry = config.schemaRegistry
+    ? new SchemaRegistryClient({ urls: config.schemaRegistry.urls, timeoutMs: config.schemaRegistry.timeout })
+    : null;
   const inserts = new InsertService({ pool: kafka, formats: storeTopicFormats(store.sqlite), registry, log: logs.logger("insert") });
   const sql = new SqlService({
     pool: kafka,

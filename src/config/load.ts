@@ -24,7 +24,8 @@ export const ENV_OVERRIDES = {
   LOUPE_KAFKA_BOOTSTRAP: "kafka.clusters[default].bootstrapServers",
   LOUPE_TOKEN_LIFETIME: "auth.tokenLifetime",
   LOUPE_IDLE_TIMEOUT: "auth.idleTimeout",
-  LOUPE_SCHEMA_REGISTRY_URL: "sql.schemaRegistry.urls",
+  LOUPE_SCHEMA_REGISTRY_URL: "schemaRegistry.urls",
+  LOUPE_CONNECT_URLS: "connect.clusters[alias].urls",
 } as const;
 
 type Env = Record<string, string | undefined>;
@@ -45,11 +46,15 @@ function applyEnv(raw: Raw, env: Env): void {
   if (env.LOUPE_LOG_LEVEL) obj(raw, "log").level = env.LOUPE_LOG_LEVEL.toLowerCase();
   if (env.LOUPE_TOKEN_LIFETIME) obj(raw, "auth").tokenLifetime = env.LOUPE_TOKEN_LIFETIME;
   if (env.LOUPE_IDLE_TIMEOUT) obj(raw, "auth").idleTimeout = env.LOUPE_IDLE_TIMEOUT;
-  // Comma-separated: several URLs of one registry, tried in turn.
-  if (env.LOUPE_SCHEMA_REGISTRY_URL)
-    obj(obj(raw, "sql"), "schemaRegistry").urls = env.LOUPE_SCHEMA_REGISTRY_URL.split(",")
-      .map((u) => u.trim())
-      .filter(Boolean);
+  // Comma-separated: several hosts of one registry, tried in turn.
+  if (env.LOUPE_SCHEMA_REGISTRY_URL) {
+    const registry = obj(raw, "schemaRegistry");
+    const legacy = (raw.sql as Raw | undefined)?.schemaRegistry;
+    // The file's old section keeps its place only for what the variable does not set.
+    if (legacy && typeof legacy === "object" && !("urls" in registry)) delete (raw.sql as Raw).schemaRegistry;
+    registry.urls = env.LOUPE_SCHEMA_REGISTRY_URL;
+  }
+  if (env.LOUPE_CONNECT_URLS) applyConnectUrls(raw, env.LOUPE_CONNECT_URLS);
   if (env.LOUPE_KAFKA_BOOTSTRAP) {
     const kafka = obj(raw, "kafka");
     const clusters = Array.isArray(kafka.clusters) ? (kafka.clusters as Raw[]) : [];
@@ -58,6 +63,26 @@ function applyEnv(raw: Raw, env: Env): void {
     else clusters.push({ name: "default", default: true, bootstrapServers: env.LOUPE_KAFKA_BOOTSTRAP });
     kafka.clusters = clusters;
   }
+}
+
+/**
+ * `alias=url1,url2;alias2=url3`: the workers of each alias. An alias of the file keeps its other
+ * settings (auth, TLS) and gets these URLs; a new alias is added.
+ */
+function applyConnectUrls(raw: Raw, text: string): void {
+  const connect = obj(raw, "connect");
+  const clusters = Array.isArray(connect.clusters) ? (connect.clusters as Raw[]) : [];
+  for (const part of text.split(";")) {
+    if (!part.trim()) continue;
+    const eq = part.indexOf("=");
+    if (eq < 1) throw new ConfigError(`LOUPE_CONNECT_URLS: expected alias=url1,url2;alias2=url3, got '${part.trim()}'`);
+    const alias = part.slice(0, eq).trim();
+    const urls = part.slice(eq + 1);
+    const known = clusters.find((c) => c?.alias === alias);
+    if (known) known.urls = urls;
+    else clusters.push({ alias, urls });
+  }
+  connect.clusters = clusters;
 }
 
 export function formatIssues(error: z.ZodError): { key: string; message: string }[] {

@@ -67,6 +67,125 @@ export const clusterSchema = z
   .strict();
 export type ClusterConfig = z.infer<typeof clusterSchema>;
 
+/** One URL or several (a list, or one string of comma-separated URLs), each http:// or https://. */
+const httpUrls = z
+  .union([z.string(), z.array(z.string())])
+  .transform((v) => (Array.isArray(v) ? v : v.split(",")).map((s) => s.trim().replace(/\/+$/, "")).filter(Boolean))
+  .pipe(
+    z
+      .array(
+        z
+          .string()
+          .url()
+          .regex(/^https?:\/\//i, "expected an http:// or https:// URL"),
+      )
+      .min(1, "at least one URL")
+      .max(16, "at most 16 URLs"),
+  );
+
+/** Basic auth towards a backend; the password in the file or (better) in a file of its own. */
+const httpAuthSchema = z
+  .object({
+    username: z.string().min(1),
+    password: z.string().min(1).optional(),
+    /** A file holding the password (trailing newline ignored), to keep it out of the config file. */
+    passwordFile: z.string().min(1).optional(),
+  })
+  .strict()
+  .refine((a) => (a.password === undefined) !== (a.passwordFile === undefined), "set exactly one of password and passwordFile");
+export type HttpAuthConfig = z.infer<typeof httpAuthSchema>;
+
+/** TLS towards a backend: PEM files of the CA and, for mutual TLS, the client's certificate and key. */
+const httpTlsSchema = z
+  .object({
+    ca: z.string().min(1).optional(),
+    cert: z.string().min(1).optional(),
+    key: z.string().min(1).optional(),
+    rejectUnauthorized: z.boolean().default(true),
+  })
+  .strict()
+  .refine((t) => (t.cert === undefined) === (t.key === undefined), "a client certificate needs its key, and a key its certificate");
+export type HttpTlsConfig = z.infer<typeof httpTlsSchema>;
+
+/** One Kafka Connect cluster: its alias (the path's `{clusterAlias}`) and the URLs of its workers. */
+export const connectClusterSchema = z
+  .object({
+    alias: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, "letters, digits, '.', '_' or '-', at most 64"),
+    /** The workers, tried in turn when one does not answer (any worker forwards to the leader). */
+    urls: httpUrls,
+    auth: httpAuthSchema.optional(),
+    tls: httpTlsSchema.optional(),
+    /** The cluster's internal topics, as `GET /api/config` reports them (Connect's defaults when absent). */
+    topics: z
+      .object({
+        configs: z.string().min(1).default("connect-configs"),
+        offsets: z.string().min(1).default("connect-offsets"),
+        statuses: z.string().min(1).default("connect-status"),
+      })
+      .strict()
+      .default({ configs: "connect-configs", offsets: "connect-offsets", statuses: "connect-status" }),
+  })
+  .strict();
+export type ConnectClusterConfig = z.infer<typeof connectClusterSchema>;
+
+/** Connector classes refused to non-admins by default: they read or write files on the workers' hosts. */
+export const DEFAULT_DENIED_PLUGINS = [
+  "org.apache.kafka.connect.file.FileStreamSourceConnector",
+  "org.apache.kafka.connect.file.FileStreamSinkConnector",
+];
+
+const connectDefaults = () => ({
+  clusters: [],
+  timeout: 30_000,
+  grace: 10_000,
+  maxResponseSize: 8 * 1024 * 1024,
+  guardRails: { enabled: true, deniedPlugins: [...DEFAULT_DENIED_PLUGINS], secretKeys: [] },
+});
+
+export const connectSchema = z
+  .object({
+    clusters: z.array(connectClusterSchema).default([]),
+    /** Per worker request (its whole answer); a worker that does not answer in time is skipped for the next. */
+    timeout: duration.default(30_000),
+    /** A worker that could not be reached is tried after the others for this long. */
+    grace: duration.default(10_000),
+    /** Larger answers of a worker are refused (502). */
+    maxResponseSize: byteSize.default(8 * 1024 * 1024),
+    guardRails: z
+      .object({
+        /** Refuse (403) to non-admins connector configs that override security settings, use config providers or a denied plugin. */
+        enabled: z.boolean().default(true),
+        /** Connector classes (full names, or the simple name) only admins may create. */
+        deniedPlugins: z.array(z.string().min(1)).default([...DEFAULT_DENIED_PLUGINS]),
+        /** Config keys masked beyond the built-in ones (password, secret, token, jaas, key): exact names or `*` globs. */
+        secretKeys: z.array(z.string().min(1)).default([]),
+      })
+      .strict()
+      .default({ enabled: true, deniedPlugins: [...DEFAULT_DENIED_PLUGINS], secretKeys: [] }),
+  })
+  .strict()
+  .default(connectDefaults());
+export type ConnectConfig = z.infer<typeof connectSchema>;
+
+/** The schema registry (Confluent-compatible API): the SQL decoders and the registry proxy use this one section. */
+export const schemaRegistrySchema = z
+  .object({
+    /** Hosts of one registry sharing one store, tried in order. */
+    urls: httpUrls,
+    auth: httpAuthSchema.optional(),
+    tls: httpTlsSchema.optional(),
+    /** Per host request (its whole answer). */
+    timeout: duration.default(10_000),
+    /** A host that refused, timed out or answered 5xx is tried after the others for this long. */
+    grace: duration.default(30_000),
+    /** Whether subjects and versions may be deleted through Loupe (`schemaRegistryDelete` of the login answer). */
+    allowDelete: z.boolean().default(false),
+    /** Larger answers of a host are refused (502). */
+    maxResponseSize: byteSize.default(8 * 1024 * 1024),
+  })
+  .strict();
+export type SchemaRegistryConfig = z.infer<typeof schemaRegistrySchema>;
+
 export const userSchema = z
   .object({
     name: z.string().regex(/^[A-Za-z0-9._@-]{1,128}$/, "letters, digits, '.', '_', '@' or '-'"),
@@ -191,7 +310,7 @@ export const configSchema = z
         maxQueryTime: duration.default(3_600_000),
         /** Most memory one query may hold at once (its pending answer and the values at hand); beyond it the query ends with an error. */
         maxQueryMemory: byteSize.default(64 * 1024 * 1024),
-        /** Schema registry (Confluent-compatible API) for Avro records in the registry wire format. */
+        /** Deprecated: the top-level `schemaRegistry` section (this key is read as `schemaRegistry.urls` when that is absent). */
         schemaRegistry: z
           .object({ urls: z.array(z.string().url()).min(1) })
           .strict()
@@ -205,6 +324,8 @@ export const configSchema = z
         maxQueryTime: 3_600_000,
         maxQueryMemory: 64 * 1024 * 1024,
       }),
+    connect: connectSchema,
+    schemaRegistry: schemaRegistrySchema.optional(),
     /**
      * GET /metrics. Public by default (the SPEC's, for operators' Prometheus): it names every
      * consumer group and topic whatever any user's scope. `enabled: false` answers 404; a
@@ -249,11 +370,35 @@ export const configSchema = z
       if (groups.has(g.name)) ctx.addIssue({ code: "custom", path: ["groups", i, "name"], message: `duplicate group '${g.name}'` });
       groups.add(g.name);
     });
-  });
+    const aliases = new Set<string>();
+    cfg.connect.clusters.forEach((c, i) => {
+      if (aliases.has(c.alias))
+        ctx.addIssue({ code: "custom", path: ["connect", "clusters", i, "alias"], message: `duplicate Connect alias '${c.alias}'` });
+      aliases.add(c.alias);
+    });
+  })
+  // The registry section moved from `sql.schemaRegistry` to the top level; the old key still works.
+  .transform((cfg) =>
+    cfg.schemaRegistry || !cfg.sql.schemaRegistry
+      ? cfg
+      : { ...cfg, schemaRegistry: schemaRegistrySchema.parse({ urls: cfg.sql.schemaRegistry.urls }) },
+  );
 
 export type Config = z.infer<typeof configSchema>;
 
 /** The default cluster: the one marked `default`, else the first. */
 export function defaultCluster(cfg: Config): ClusterConfig {
   return cfg.kafka.clusters.find((c) => c.default) ?? cfg.kafka.clusters[0]!;
+}
+
+/** Lines for the log about keys that still work but have moved. */
+export function deprecations(cfg: Config): string[] {
+  const out: string[] = [];
+  if (cfg.sql.schemaRegistry)
+    out.push(
+      cfg.schemaRegistry && cfg.schemaRegistry.urls.join() !== cfg.sql.schemaRegistry.urls.join()
+        ? "sql.schemaRegistry is deprecated and ignored: the top-level schemaRegistry section is set"
+        : "sql.schemaRegistry is deprecated: move it to the top-level schemaRegistry section",
+    );
+  return out;
 }

@@ -68,7 +68,13 @@ beforeAll(async () => {
         },
       ],
     },
-    sql: { schemaRegistry: { urls: [REGISTRY] } },
+    schemaRegistry: { urls: [REGISTRY] },
+    connect: {
+      clusters: [
+        { alias: "dev", urls: ["http://127.0.0.1:1", "http://loupe:secret@127.0.0.1:2/?k=v"] },
+        { alias: "ops", urls: "http://127.0.0.1:3", topics: { statuses: "ops-status", configs: "ops-configs", offsets: "ops-offsets" } },
+      ],
+    },
   });
 });
 afterAll(async () => {
@@ -99,7 +105,27 @@ describe("GET /api/config", () => {
     expect(body["lenses.port"]).toBeGreaterThan(0);
     expect(body["lenses.kafka.brokers"]).toBe(`PLAINTEXT://${process.env.KAFKA_BOOTSTRAP}`);
     expect(body["lenses.schema.registry.urls"]).toEqual([{ url: "http://127.0.0.1:1/apis/ccompat/v7", jmx: "" }]);
-    expect(body["lenses.connect.clusters"]).toEqual([]);
+    // The proxy's aliases; URLs without credentials or query.
+    expect(body["lenses.connect.clusters"]).toEqual([
+      {
+        name: "dev",
+        urls: [
+          { url: "http://127.0.0.1:1", jmx: "" },
+          { url: "http://127.0.0.1:2", jmx: "" },
+        ],
+        statuses: "connect-status",
+        configs: "connect-configs",
+        offsets: "connect-offsets",
+      },
+      {
+        name: "ops",
+        urls: [{ url: "http://127.0.0.1:3", jmx: "" }],
+        statuses: "ops-status",
+        configs: "ops-configs",
+        offsets: "ops-offsets",
+      },
+    ]);
+    expect(text).not.toContain("secret");
     // Every key is a literal lenses.* key: the Go client looks them up by those names.
     for (const key of Object.keys(body)) expect(key).toStartWith("lenses.");
   });

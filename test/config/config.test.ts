@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigError, loadConfig, parseConfig } from "../../src/config/load.ts";
+import { deprecations } from "../../src/config/schema.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "loupe-cfg-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -48,6 +49,69 @@ bootstrapServers = ["d1:9092"]
       ["prod", ["x:1"]],
       ["dr", ["d1:9092"]],
     ]);
+  });
+
+  test("Connect clusters and the registry: file, then LOUPE_CONNECT_URLS and LOUPE_SCHEMA_REGISTRY_URL", () => {
+    const p = file(
+      "proxies.toml",
+      `[[connect.clusters]]
+alias = "dev"
+urls = ["http://w1:8083", "http://w2:8083/"]
+auth = { username = "loupe", password = "pw" }
+[connect]
+timeout = "5s"
+[schemaRegistry]
+urls = "http://r1:8081,http://r2:8081"
+allowDelete = true
+`,
+    );
+    const fromFile = loadConfig({ path: p, env: {} });
+    expect(fromFile.connect.clusters.map((c) => [c.alias, c.urls, c.auth?.username])).toEqual([
+      ["dev", ["http://w1:8083", "http://w2:8083"], "loupe"],
+    ]);
+    expect(fromFile.connect.timeout).toBe(5000);
+    expect(fromFile.connect.guardRails.enabled).toBe(true);
+    expect(fromFile.connect.guardRails.deniedPlugins).toContain("org.apache.kafka.connect.file.FileStreamSourceConnector");
+    expect(fromFile.schemaRegistry).toMatchObject({ urls: ["http://r1:8081", "http://r2:8081"], allowDelete: true, timeout: 10_000 });
+
+    const env = { LOUPE_CONNECT_URLS: "dev=http://x1:1,http://x2:2; ops=http://o:3", LOUPE_SCHEMA_REGISTRY_URL: "http://e:1" };
+    const fromEnv = loadConfig({ path: p, env });
+    // The file's alias keeps its auth and gets the variable's workers; a new alias is added.
+    expect(fromEnv.connect.clusters.map((c) => [c.alias, c.urls, c.auth?.username])).toEqual([
+      ["dev", ["http://x1:1", "http://x2:2"], "loupe"],
+      ["ops", ["http://o:3"], undefined],
+    ]);
+    expect(fromEnv.schemaRegistry).toMatchObject({ urls: ["http://e:1"], allowDelete: true });
+    expect(() => loadConfig({ env: { LOUPE_CONNECT_URLS: "http://no-alias:1" } })).toThrow("LOUPE_CONNECT_URLS");
+    expect(() => loadConfig({ env: { LOUPE_CONNECT_URLS: "a=ftp://x" } })).toThrow("connect.clusters.0.urls.0");
+    expect(() =>
+      parseConfig({
+        connect: {
+          clusters: [
+            { alias: "a", urls: "http://x" },
+            { alias: "a", urls: "http://y" },
+          ],
+        },
+      }),
+    ).toThrow("duplicate Connect alias 'a'");
+    expect(() => parseConfig({ schemaRegistry: { urls: "http://x", auth: { username: "u" } } })).toThrow(
+      "exactly one of password and passwordFile",
+    );
+  });
+
+  test("sql.schemaRegistry still works, read as schemaRegistry, with a deprecation line", () => {
+    const legacy = parseConfig({ sql: { schemaRegistry: { urls: ["http://old:8081"] } } });
+    expect(legacy.schemaRegistry).toMatchObject({ urls: ["http://old:8081"], allowDelete: false });
+    expect(deprecations(legacy)).toEqual(["sql.schemaRegistry is deprecated: move it to the top-level schemaRegistry section"]);
+    const both = parseConfig({ sql: { schemaRegistry: { urls: ["http://old:8081"] } }, schemaRegistry: { urls: "http://new:8081" } });
+    expect(both.schemaRegistry?.urls).toEqual(["http://new:8081"]);
+    expect(deprecations(both)[0]).toContain("ignored");
+    // The variable replaces the old key without a warning about it.
+    const p = file("legacy.toml", `[sql.schemaRegistry]\nurls = ["http://old:8081"]\n`);
+    const viaEnv = loadConfig({ path: p, env: { LOUPE_SCHEMA_REGISTRY_URL: "http://env:1" } });
+    expect(viaEnv.schemaRegistry?.urls).toEqual(["http://env:1"]);
+    expect(deprecations(viaEnv)).toEqual([]);
+    expect(deprecations(parseConfig({}))).toEqual([]);
   });
 
   test("errors name the key and the problem", () => {

@@ -17,7 +17,13 @@ export interface ClientConfig {
   "lenses.schema.registry.urls": Array<{ url: string; jmx: string }>;
   "lenses.zookeeper.hosts": Array<{ url: string; jmx: string }>;
   /** Each `{name, urls: [{url, jmx}], statuses, configs, offsets}`; never a `url` array. */
-  "lenses.connect.clusters": never[];
+  "lenses.connect.clusters": Array<{
+    name: string;
+    urls: Array<{ url: string; jmx: string }>;
+    statuses: string;
+    configs: string;
+    offsets: string;
+  }>;
 }
 
 /** The license answer of `GET /api/license` (CLIENTS.md 5.2). */
@@ -67,6 +73,12 @@ export function publicUrl(raw: string): string {
   }
 }
 
+const urlEntries = (urls: string[]) =>
+  urls
+    .map(publicUrl)
+    .filter(Boolean)
+    .map((url) => ({ url, jmx: "" }));
+
 export class ServerInfoService {
   constructor(
     private readonly config: Config,
@@ -86,13 +98,17 @@ export class ServerInfoService {
       "lenses.security.mode": this.config.ldap ? "LDAP" : "BASIC",
       // Queries run inside Loupe.
       "lenses.sql.execution.mode": "IN_PROC",
-      "lenses.schema.registry.urls": (this.config.sql.schemaRegistry?.urls ?? [])
-        .map(publicUrl)
-        .filter(Boolean)
-        .map((url) => ({ url, jmx: "" })),
-      // Loupe talks to Kafka only, never to ZooKeeper, and manages no Connect clusters.
+      "lenses.schema.registry.urls": urlEntries(this.config.schemaRegistry?.urls ?? []),
+      // Loupe talks to Kafka only, never to ZooKeeper.
       "lenses.zookeeper.hosts": [],
-      "lenses.connect.clusters": [],
+      // The aliases of the Connect proxy (`/api/proxy-connect/{alias}`) and their workers.
+      "lenses.connect.clusters": this.config.connect.clusters.map((k) => ({
+        name: k.alias,
+        urls: urlEntries(k.urls),
+        statuses: k.topics.statuses,
+        configs: k.topics.configs,
+        offsets: k.topics.offsets,
+      })),
     };
   }
 

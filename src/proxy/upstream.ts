@@ -1,0 +1,238 @@
+/**
+ * The HTTP backends Loupe proxies (the workers of a Kafka Connect cluster, the hosts of a schema
+ * registry): several URLs of one service, tried in order.
+ *
+ * - A URL that cannot be reached (refused, reset, no answer within the timeout) is skipped for
+ *   the next one and marked bad for a grace period, during which it is not tried at all. When
+ *   every URL is marked bad the answer is 503 at once: a down backend costs its callers one
+ *   timeout per grace period, not one per request.
+ * - An HTTP answer is final, whatever its status, unless the backend is one whose hosts share a
+ *   store (the registry): then 5xx moves on as well. A 4xx is always the backend's word.
+ * - Every answer is read whole, within the timeout and up to a size cap (502 beyond), before a
+ *   byte of it is sent on: a slow or huge backend answer never holds a Loupe request open.
+ * - Only what the caller names goes upstream: the method, the path (already validated and
+ *   encoded), the query, the headers given, the body; credentials come from the configuration.
+ */
+
+import { readFileSync } from "node:fs";
+import type { HttpAuthConfig, HttpTlsConfig } from "../config/schema.ts";
+import { AppError } from "../errors.ts";
+
+export interface UpstreamOptions {
+  /** Names the backend in errors and logs: `Kafka Connect cluster 'dev'`, `Schema registry`. */
+  name: string;
+  urls: string[];
+  /** Sent as the Authorization header of every request (basic auth from the configuration). */
+  authorization?: string;
+  tls?: { ca?: string; cert?: string; key?: string; rejectUnauthorized: boolean };
+  /** The whole of one URL's answer, headers and body. */
+  timeoutMs: number;
+  /** How long a URL that failed is left out. */
+  graceMs: number;
+  maxBytes: number;
+  /** Hosts that share one store: a 5xx of one moves on to the next (the registry; not Connect). */
+  failoverOn5xx: boolean;
+  now?: () => number;
+  fetch?: typeof fetch;
+}
+
+export interface UpstreamRequest {
+  method: string;
+  /** Starts with `/`; every segment already validated and encoded (see paths.ts). */
+  path: string;
+  query?: URLSearchParams;
+  headers?: Record<string, string>;
+  body?: string | Uint8Array;
+  /** The caller's request: when it goes away, so does the upstream request. */
+  signal?: AbortSignal;
+}
+
+export interface UpstreamAnswer {
+  status: number;
+  /** The answer's content type, the one header passed back. */
+  contentType: string | null;
+  body: Uint8Array;
+  /** The URL that answered. */
+  url: string;
+}
+
+export interface UrlState {
+  url: string;
+  /** Until when the URL is left out (epoch ms), 0 when it is not. */
+  badUntil: number;
+  /** Why it was marked bad last. */
+  lastError?: string;
+}
+
+/** A failure of one URL that moves on to the next. */
+class HostFailure extends Error {
+  constructor(
+    message: string,
+    readonly timedOut: boolean,
+  ) {
+    super(message);
+  }
+}
+
+export class Upstream {
+  readonly name: string;
+  readonly #opts: UpstreamOptions;
+  readonly #now: () => number;
+  readonly #fetch: typeof fetch;
+  readonly #state: UrlState[];
+
+  constructor(opts: UpstreamOptions) {
+    if (opts.urls.length === 0) throw new Error(`${opts.name} needs at least one URL`);
+    this.name = opts.name;
+    this.#opts = opts;
+    this.#now = opts.now ?? Date.now;
+    this.#fetch = opts.fetch ?? fetch;
+    this.#state = opts.urls.map((u) => ({ url: u.replace(/\/+$/, ""), badUntil: 0 }));
+  }
+
+  get urls(): string[] {
+    return this.#state.map((s) => s.url);
+  }
+
+  /** Each URL and whether it is left out now. */
+  states(): UrlState[] {
+    return this.#state.map((s) => ({ ...s }));
+  }
+
+  /**
+   * Sends the request to the first URL not marked bad, moving on as the header comment says.
+   * UNAVAILABLE (503) when no URL answered, naming each one's failure.
+   */
+  async send(req: UpstreamRequest): Promise<UpstreamAnswer> {
+    const now = this.#now();
+    const usable = this.#state.filter((s) => s.badUntil <= now);
+    if (usable.length === 0) {
+      const why = this.#state.map((s) => `${s.url}: ${s.lastError ?? "failed"}`).join("; ");
+      throw new AppError("UNAVAILABLE", `${this.name} is unreachable (${why}); tried again after ${this.#opts.graceMs} ms`, {
+        headers: { "retry-after": String(Math.max(1, Math.ceil((Math.min(...this.#state.map((s) => s.badUntil)) - now) / 1000))) },
+      });
+    }
+    const failures: string[] = [];
+    for (const state of usable) {
+      try {
+        const answer = await this.#once(state.url, req);
+        if (this.#opts.failoverOn5xx && answer.status >= 500) throw new HostFailure(`HTTP ${answer.status}`, false);
+        state.badUntil = 0;
+        return answer;
+      } catch (e) {
+        if (!(e instanceof HostFailure)) throw e;
+        state.badUntil = this.#now() + this.#opts.graceMs;
+        state.lastError = e.message;
+        failures.push(`${state.url}: ${e.message}`);
+      }
+    }
+    throw new AppError("UNAVAILABLE", `${this.name} is unreachable (${failures.join("; ")})`);
+  }
+
+  /** One request to one URL, without moving on or marking it: a health probe. */
+  async sendTo(url: string, req: UpstreamRequest): Promise<UpstreamAnswer> {
+    try {
+      return await this.#once(url.replace(/\/+$/, ""), req);
+    } catch (e) {
+      if (e instanceof HostFailure) throw new AppError("UNAVAILABLE", `${this.name} at ${url}: ${e.message}`);
+      throw e;
+    }
+  }
+
+  async #once(base: string, req: UpstreamRequest): Promise<UpstreamAnswer> {
+    const { timeoutMs, maxBytes } = this.#opts;
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
+    const query = req.query?.toString();
+    const url = `${base}${req.path}${query ? `?${query}` : ""}`;
+    const headers: Record<string, string> = { ...(req.headers ?? {}) };
+    if (this.#opts.authorization) headers.authorization = this.#opts.authorization;
+    try {
+      const res = await this.#fetch(url, {
+        method: req.method,
+        headers,
+        redirect: "manual",
+        signal,
+        ...(req.body === undefined ? {} : { body: req.body }),
+        ...(this.#opts.tls ? { tls: this.#opts.tls } : {}),
+      } as RequestInit);
+      const body = await readCapped(res, maxBytes, this.name);
+      return { status: res.status, contentType: res.headers.get("content-type"), body, url: base };
+    } catch (e) {
+      if (req.signal?.aborted) throw new AppError("BAD_REQUEST", "The request was cancelled by the client", { cause: e });
+      if (e instanceof AppError) throw e;
+      if (timeout.aborted) throw new HostFailure(`no answer within ${timeoutMs} ms`, true);
+      throw new HostFailure(describe(e), false);
+    }
+  }
+}
+
+/** Reads an answer's body, refusing (502) one larger than `maxBytes`. */
+async function readCapped(res: Response, maxBytes: number, name: string): Promise<Uint8Array> {
+  const declared = Number(res.headers.get("content-length") ?? Number.NaN);
+  const tooLarge = () => new AppError("BAD_GATEWAY", `${name} answered more than ${maxBytes} bytes; the answer was dropped`);
+  if (declared > maxBytes) {
+    await res.body?.cancel().catch(() => {});
+    throw tooLarge();
+  }
+  if (!res.body) return new Uint8Array(0);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = res.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  if (chunks.length === 1) return chunks[0]!;
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.byteLength;
+  }
+  return out;
+}
+
+function describe(e: unknown): string {
+  const err = e as { code?: string; message?: string };
+  if (err.code === "ConnectionRefused" || err.code === "ECONNREFUSED") return "connection refused";
+  if (err.code === "ECONNRESET" || err.code === "ConnectionClosed") return "connection closed before an answer";
+  return err.message ?? String(e);
+}
+
+/** The `authorization` header of basic auth from the configuration, reading a password file once. */
+export function basicAuthorization(auth: HttpAuthConfig | undefined): string | undefined {
+  if (!auth) return undefined;
+  const password = auth.password ?? readFileSync(auth.passwordFile!, "utf8").replace(/\r?\n$/, "");
+  return `Basic ${Buffer.from(`${auth.username}:${password}`).toString("base64")}`;
+}
+
+/** Bun's fetch `tls` option from the configuration's PEM file names. */
+export function tlsOptions(tls: HttpTlsConfig | undefined): UpstreamOptions["tls"] {
+  if (!tls) return undefined;
+  const read = (file: string | undefined) => (file === undefined ? undefined : readFileSync(file, "utf8"));
+  return {
+    rejectUnauthorized: tls.rejectUnauthorized,
+    ...(tls.ca ? { ca: read(tls.ca) } : {}),
+    ...(tls.cert ? { cert: read(tls.cert), key: read(tls.key) } : {}),
+  };
+}
+
+/**
+ * The headers of the client's request that may go upstream: only those named (lower case), so
+ * Loupe's token, the client's Authorization, Cookie, Host and X-Forwarded-* never leave.
+ */
+export function pickHeaders(from: Headers, allowed: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of allowed) {
+    const v = from.get(name);
+    if (v !== null) out[name] = v;
+  }
+  return out;
+}
