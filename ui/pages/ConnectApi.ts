@@ -112,17 +112,30 @@ export function saveConfig(alias: string, name: string, config: ConnectorConfig)
   return api<ConnectorInfo>(connectPath(alias, "connectors", name, "config"), { method: "PUT", body: JSON.stringify(config) });
 }
 
-/** The connector's and its tasks' actions; Connect answers 202 or 204 with little or no body. */
+/**
+ * An action whose answer has no use: Connect answers 202 or 204, often with no body even where
+ * the answer says JSON, which is success all the same.
+ */
+export async function quietly(path: string, init: RequestInit): Promise<void> {
+  try {
+    await api(path, init);
+  } catch (e) {
+    if (!(e instanceof SyntaxError)) throw e;
+  }
+}
+
+/** The connector's and its tasks' actions. */
 export function connectorAction(
   alias: string,
   name: string,
   action: "pause" | "resume" | "restart" | "delete" | { task: number },
-): Promise<unknown> {
-  if (action === "delete") return api(connectPath(alias, "connectors", name), { method: "DELETE" });
+): Promise<void> {
+  if (action === "delete") return quietly(connectPath(alias, "connectors", name), { method: "DELETE" });
   if (action === "restart")
-    return api(`${connectPath(alias, "connectors", name, "restart")}?includeTasks=true&onlyFailed=true`, { method: "POST" });
-  if (typeof action === "object") return api(connectPath(alias, "connectors", name, "tasks", action.task, "restart"), { method: "POST" });
-  return api(connectPath(alias, "connectors", name, action), { method: "PUT" });
+    return quietly(`${connectPath(alias, "connectors", name, "restart")}?includeTasks=true&onlyFailed=true`, { method: "POST" });
+  if (typeof action === "object")
+    return quietly(connectPath(alias, "connectors", name, "tasks", action.task, "restart"), { method: "POST" });
+  return quietly(connectPath(alias, "connectors", name, action), { method: "PUT" });
 }
 
 /** A connector class's short name (`MirrorHeartbeatConnector`), as people call it. */

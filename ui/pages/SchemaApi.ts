@@ -4,6 +4,7 @@
  * segment is encoded.
  */
 import { ApiError, api } from "../session.ts";
+import { quietly } from "./ConnectApi.ts";
 
 export const LEVELS = ["NONE", "BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE", "FULL", "FULL_TRANSITIVE"] as const;
 
@@ -52,9 +53,9 @@ export async function fetchSubjectLevel(subject: string): Promise<string | null>
   }
 }
 
-export function setLevel(subject: string | null, level: string): Promise<unknown> {
+export function setLevel(subject: string | null, level: string): Promise<void> {
   const path = subject === null ? srPath("config") : srPath("config", subject);
-  return api(path, { method: "PUT", body: JSON.stringify({ compatibility: level }) });
+  return quietly(path, { method: "PUT", body: JSON.stringify({ compatibility: level }) });
 }
 
 /** Checks `schema` against the subject's latest version; null when the subject has none yet (nothing to check against). */
@@ -77,8 +78,10 @@ export function register(subject: string, schema: string, schemaType: string): P
   });
 }
 
-export function deleteSubject(subject: string, version?: number): Promise<unknown> {
-  return api(version === undefined ? srPath("subjects", subject) : srPath("subjects", subject, "versions", version), { method: "DELETE" });
+export function deleteSubject(subject: string, version?: number): Promise<void> {
+  return quietly(version === undefined ? srPath("subjects", subject) : srPath("subjects", subject, "versions", version), {
+    method: "DELETE",
+  });
 }
 
 /** Whether this session may delete subjects and versions (the server's flag and the write role). */

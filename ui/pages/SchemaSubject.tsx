@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { type RefObject, useRef, useState } from "react";
+import { type RefObject, useEffect, useRef, useState } from "react";
 import { DialogFooter, Link, Tile } from "../components.tsx";
 import { navigate, replaceParams } from "../router.ts";
 import {
@@ -52,6 +52,13 @@ export function SubjectPage({ subject, location, canWrite }: { subject: string; 
     queryFn: () => fetchVersion(subject, latest!),
     enabled: latest !== undefined && canWrite,
   });
+  // The form starts from the latest schema as it was when the page opened; registering keeps it (and its answer) in place.
+  const [seed, setSeed] = useState<{ schema: string; type: string } | null>(null);
+  useEffect(() => {
+    if (seed !== null || !versions.data) return;
+    if (latest === undefined) setSeed({ schema: "", type: "AVRO" });
+    else if (latestVersion.data) setSeed({ schema: pretty(latestVersion.data.schema), type: latestVersion.data.schemaType ?? "AVRO" });
+  }, [seed, versions.data, latest, latestVersion.data]);
   const canDelete = useQuery({ queryKey: ["auth", "schemaRegistryDelete"], queryFn: fetchCanDelete, enabled: canWrite });
   const deleting = useRef<HTMLDialogElement>(null);
   const [deleteWhat, setDeleteWhat] = useState<"subject" | number>("subject");
@@ -173,12 +180,11 @@ export function SubjectPage({ subject, location, canWrite }: { subject: string; 
         <section aria-labelledby="register-title">
           <h2 id="register-title">Register a new version</h2>
           <p className="muted">The schema is checked against the latest version under the subject's compatibility level first.</p>
-          {latest === undefined || latestVersion.data ? (
+          {seed ? (
             <RegisterForm
-              key={latest ?? 0}
               subject={subject}
-              initialSchema={latestVersion.data ? pretty(latestVersion.data.schema) : ""}
-              initialType={latestVersion.data?.schemaType ?? "AVRO"}
+              initialSchema={seed.schema}
+              initialType={seed.type}
               onRegistered={() => set({ v: null, diff: null })}
             />
           ) : (
