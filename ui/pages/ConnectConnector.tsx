@@ -44,6 +44,7 @@ export function ConnectorPage({ alias, name, canWrite }: { alias: string; name: 
       {status.error && (
         <p className="error" role="alert">
           {status.error.message}
+          {name.includes("/") && " (Kafka Connect's REST API refuses a connector name holding a slash in its paths.)"}
         </p>
       )}
       {status.isPending && <p className="muted">Loading the connector…</p>}

@@ -226,6 +226,11 @@ export function ConnectorEditor({ alias, name }: { alias: string; name?: string 
                 aria-describedby={errors.has("name") ? "error-name" : undefined}
               />
               <FieldErrors id="error-name" errors={errors.get("name")} />
+              {connectorName.includes("/") && (
+                <span className="error field-error">
+                  Connect accepts a slash in a name, but its REST API then cannot open, change or delete the connector.
+                </span>
+              )}
             </label>
           )}
           <label className="stacked">
