@@ -3,7 +3,9 @@
  *
  *   bun test/cluster/cli.ts up [--no-registry] [--no-ldap] [--no-connect] [--services=kafka,registry,ldap,connect]
  *       starts the services in the background and prints KEY=VALUE lines
- *       (KAFKA_BOOTSTRAP=127.0.0.1:<port>, SCHEMA_REGISTRY_URL=http://127.0.0.1:<port>/apis/ccompat/v7,
+ *       (KAFKA_BOOTSTRAP=127.0.0.1:<port>,
+ *       SCHEMA_REGISTRY_URL=http://127.0.0.1:<port1>/apis/ccompat/v7,http://127.0.0.1:<port2>/apis/ccompat/v7:
+ *       the two registry hosts, sharing one store on the broker,
  *       LDAP_URL=ldap://127.0.0.1:<port> with LDAP_BASE_DN, LDAP_BIND_DN, LDAP_BIND_PASSWORD, ...,
  *       CONNECT_URL=http://127.0.0.1:<port1>,http://127.0.0.1:<port2>: the two Connect workers);
  *       a running cluster that lacks an asked-for service gets it added
@@ -123,7 +125,8 @@ async function status(): Promise<number> {
   }
   let ok = true;
   for (const s of state.services) {
-    const alive = isAlive(s.pid);
+    // Every process of the service: one of two registry hosts down is down.
+    const alive = (s.workers ?? [s]).every((p) => isAlive(p.pid));
     const answers =
       alive &&
       (await serviceByName(s.name)
