@@ -12,7 +12,8 @@
  *   bun test/cluster/cli.ts env      the same lines for a running cluster (eval "$(... env)")
  *   bun test/cluster/cli.ts status   what runs, with pids, ports, logs; exit 1 when something is down
  *   bun test/cluster/cli.ts down     stops everything and removes the data
- *   bun test/cluster/cli.ts fetch    only downloads the jars into .cache/
+ *   bun test/cluster/cli.ts fetch    only downloads the jars into .cache/ (and makes the registry's
+ *                                    class archive there, from a throwaway start)
  *
  * The state lives in .cache/cluster/state.json; data and logs in .cache/cluster/<service>/
  * (LOUPE_CLUSTER_DIR names another directory, for a second cluster beside the first).
