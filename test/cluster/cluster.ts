@@ -823,7 +823,9 @@ async function apicurioClassArchive(jar: string): Promise<string | undefined> {
   } catch {
     return undefined;
   } finally {
-    await stopService(proc, { graceMs: 0 });
+    // pid 0 (nothing started) would be this process's own group to stopService.
+    if (proc.pid) await stopService(proc, { graceMs: 0 });
+    rmSync(runDir, { recursive: true, force: true });
     rmSync(tmp, { force: true });
   }
 }
