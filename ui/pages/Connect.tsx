@@ -14,6 +14,7 @@ import {
   newConnectorHref,
   shortClass,
   stateClass,
+  whileRebalancing,
 } from "./ConnectApi.ts";
 import { ConnectorPage } from "./ConnectConnector.tsx";
 import { ConnectorEditor } from "./ConnectEditor.tsx";
@@ -174,6 +175,7 @@ function Connectors({ alias, q, canWrite }: { alias: string; q: string; canWrite
     queryKey: connectKeys.connectors(alias),
     queryFn: () => fetchConnectors(alias),
     refetchInterval: CONNECTORS_REFRESH_MS,
+    ...whileRebalancing,
   });
   const rows = useMemo(() => {
     const needle = q.toLowerCase();

@@ -3,7 +3,7 @@
  * Connect's own REST API passed through /api/proxy-connect/{alias}/... (bodies as Connect
  * answers them). Connector names may hold spaces and slashes: every path segment is encoded.
  */
-import { api } from "../session.ts";
+import { ApiError, api } from "../session.ts";
 
 export interface ConnectWorker {
   url: string;
@@ -79,6 +79,15 @@ export type ConnectorConfig = Record<string, string>;
 export function connectPath(alias: string, ...segments: Array<string | number>): string {
   return `/api/proxy-connect/${[alias, ...segments].map((s) => encodeURIComponent(String(s))).join("/")}`;
 }
+
+/**
+ * Reads are asked again while Connect answers 409: its workers are rebalancing (right after a
+ * connector is created or changed), which passes within seconds.
+ */
+export const whileRebalancing = {
+  retry: (failures: number, error: Error) => error instanceof ApiError && error.status === 409 && failures < 15,
+  retryDelay: 1_000,
+};
 
 export const connectKeys = {
   clusters: ["connect", "clusters"] as const,

@@ -2,7 +2,16 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type RefObject, useRef, useState } from "react";
 import { DialogFooter, Link, Tile } from "../components.tsx";
 import { navigate } from "../router.ts";
-import { connectKeys, connectorAction, connectorHref, fetchConfig, fetchStatus, shortClass, stateClass } from "./ConnectApi.ts";
+import {
+  connectKeys,
+  connectorAction,
+  connectorHref,
+  fetchConfig,
+  fetchStatus,
+  shortClass,
+  stateClass,
+  whileRebalancing,
+} from "./ConnectApi.ts";
 
 /** A connector's state moves on its own (tasks start, fail, move worker): its page asks again this often. */
 const STATUS_REFRESH_MS = 3_000;
@@ -17,8 +26,13 @@ type Action = "pause" | "resume" | "restart" | { task: number };
 export function ConnectorPage({ alias, name, canWrite }: { alias: string; name: string; canWrite: boolean }) {
   const client = useQueryClient();
   const key = connectKeys.connector(alias, name);
-  const status = useQuery({ queryKey: [...key, "status"], queryFn: () => fetchStatus(alias, name), refetchInterval: STATUS_REFRESH_MS });
-  const config = useQuery({ queryKey: [...key, "config"], queryFn: () => fetchConfig(alias, name) });
+  const status = useQuery({
+    queryKey: [...key, "status"],
+    queryFn: () => fetchStatus(alias, name),
+    refetchInterval: STATUS_REFRESH_MS,
+    ...whileRebalancing,
+  });
+  const config = useQuery({ queryKey: [...key, "config"], queryFn: () => fetchConfig(alias, name), ...whileRebalancing });
   const deleteDialog = useRef<HTMLDialogElement>(null);
   const act = useMutation({
     mutationFn: (action: Action) => connectorAction(alias, name, action),

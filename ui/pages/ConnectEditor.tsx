@@ -15,6 +15,7 @@ import {
   saveConfig,
   shortClass,
   validateConfig,
+  whileRebalancing,
 } from "./ConnectApi.ts";
 
 interface Row {
@@ -69,6 +70,7 @@ export function ConnectorEditor({ alias, name }: { alias: string; name?: string 
     queryKey: [...connectKeys.connector(alias, name ?? ""), "config"],
     queryFn: () => fetchConfig(alias, name!),
     enabled: editing,
+    ...whileRebalancing,
   });
 
   const [plugin, setPlugin] = useState(asked);
