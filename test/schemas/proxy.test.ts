@@ -207,6 +207,53 @@ describe("failover between hosts", () => {
     expect(entry.content).toMatchObject({ subject: s, outcome: "FAILURE", registryStatus: "422" });
   });
 
+  test("a 5xx moves on to the next host and leaves the failing one out", async () => {
+    const failing = recorder({ status: 500, body: '{"error_code":50001,"message":"store unavailable"}' });
+    const on = await testRuntime({ schemaRegistry: { urls: [failing.url, registry()], grace: "60s" } });
+    try {
+      expect(Array.isArray(await ok(await call(on, "GET", "/api/proxy-sr/subjects", { headers: GO.read })))).toBe(true);
+      expect(await ok(await call(on, "GET", "/api/proxy-sr/config", { headers: GO.read }))).toHaveProperty("compatibilityLevel");
+      // Tried once, then left out for the grace period.
+      expect(failing.seen.length).toBe(1);
+      const [bad, good] = on.schemas.hosts();
+      expect(bad!.lastError).toBe("HTTP 500");
+      expect(bad!.badUntil).toBeGreaterThan(Date.now() + 50_000);
+      expect(good!.badUntil).toBe(0);
+    } finally {
+      await on.dispose();
+      failing.stop();
+    }
+  });
+
+  test("a register that times out on a silent host is sent to the next one: one version, one id", async () => {
+    const silent = silentHost();
+    const on = await testRuntime({ schemaRegistry: { urls: [silent.url, registry()], timeout: 1_000 } });
+    const s = newSubject("retried");
+    try {
+      const { id } = (await ok(await call(on, "POST", `${sr(s)}/versions`, { body: V1 }))) as { id: number };
+      expect(on.schemas.hosts()[0]!.lastError).toContain("no answer within 1000 ms");
+      // The client, not knowing, registers again: the registry answers the same id.
+      expect(await ok(await call(on, "POST", `${sr(s)}/versions`, { body: V1 }))).toEqual({ id });
+      expect(await ok(await call(on, "GET", `${sr(s)}/versions`))).toEqual([1]);
+    } finally {
+      await on.dispose();
+      silent.stop();
+    }
+  });
+
+  test("an answer larger than maxResponseSize is refused with 502, not passed on", async () => {
+    const big = recorder({ body: JSON.stringify(Array.from({ length: 500 }, (_, i) => `subject-${i}`)) });
+    const on = await testRuntime({ schemaRegistry: { urls: [big.url], maxResponseSize: 1024 } });
+    try {
+      const res = await call(on, "GET", "/api/proxy-sr/subjects", { headers: GO.read });
+      expect(res.status).toBe(502);
+      expect((await errorOf(res)).message).toContain("more than 1024 bytes");
+    } finally {
+      await on.dispose();
+      big.stop();
+    }
+  });
+
   test("every host down (one refusing, one silent): 503 within the bound, then at once, and alert 1003 once", async () => {
     const silent = silentHost();
     const down = await testRuntime({ schemaRegistry: { urls: [REFUSED, silent.url], timeout: 1_000, grace: "60s" } });
