@@ -33,7 +33,7 @@ beforeAll(async () => {
     testRuntime({ schemaRegistry: { urls: [REFUSED, registry(), behind.url], allowDelete: true, grace: "60s" } }),
     testRuntime({ schemaRegistry: { urls: [rec.url], auth: { username: "loupe-sr", password: "sr-secret" } } }),
   ]);
-});
+}, 60_000);
 afterAll(async () => {
   // Soft delete then hard delete, straight at the registry: nothing is left in the shared one.
   for (const s of subjects) {
@@ -44,7 +44,7 @@ afterAll(async () => {
   await Promise.all([rt, off, mixed, recorded].map((r) => r?.dispose()));
   behind.stop();
   rec.stop();
-});
+}, 60_000);
 
 const newSubject = (prefix?: string) => {
   const s = subjectName(prefix);
@@ -129,7 +129,7 @@ describe("the registry's routes, as the clients call them", () => {
     const gone = await call(rt, "GET", `${sr(s)}/versions`, { headers: GO.read });
     expect(gone.status).toBe(404);
     expect(((await gone.json()) as { message: string }).message).toContain(s);
-  });
+  }, 30_000);
 
   test("the Python client's calls: application/json both ways, exactly 200", async () => {
     const s = newSubject("py");
@@ -148,13 +148,13 @@ describe("the registry's routes, as the clients call them", () => {
     const same = JSON.stringify({ compatibility: global.compatibilityLevel });
     expect(await ok(await call(rt, "PUT", "/api/proxy-sr/config", { headers: h, body: same }))).toBeObject();
     expect(await ok(await call(rt, "DELETE", `${sr(s)}/versions/1`, { headers: h }))).toBe(1);
-  });
+  }, 30_000);
 
   test("a subject with spaces and slashes is one segment, round trip", async () => {
     const s = newSubject("odd name/with slash");
     expect(await ok(await call(rt, "POST", `${sr(s)}/versions`, { body: V1 }))).toHaveProperty("id");
     expect(await ok(await call(rt, "GET", `${sr(s)}/versions/latest`, { headers: GO.read }))).toMatchObject({ subject: s });
-  });
+  }, 30_000);
 
   test("an Accept the registry does not speak is never 406; the registry's media type comes back", async () => {
     for (const accept of ["text/plain", "*/*", "application/json, text/event-stream"]) {
@@ -163,7 +163,7 @@ describe("the registry's routes, as the clients call them", () => {
     }
     const vnd = await call(rt, "GET", "/api/proxy-sr/config", { headers: { accept: VND } });
     await ok(vnd);
-  });
+  }, 30_000);
 });
 
 describe("failover between hosts", () => {
@@ -176,7 +176,7 @@ describe("failover between hosts", () => {
     expect(live!.badUntil).toBe(0);
     expect(last!.badUntil).toBe(0);
     expect(behind.seen).toEqual([]);
-  });
+  }, 30_000);
 
   test("404, 409 and 422 are the registry's word: passed through, no other host tried, none marked bad", async () => {
     const s = newSubject("final");
@@ -205,7 +205,7 @@ describe("failover between hosts", () => {
     const entry = await newestEntry(mixed, "admin");
     expect(entry).toMatchObject({ type: "SCHEMA", change: "ADD" });
     expect(entry.content).toMatchObject({ subject: s, outcome: "FAILURE", registryStatus: "422" });
-  });
+  }, 30_000);
 
   test("a 5xx moves on to the next host and leaves the failing one out", async () => {
     const failing = recorder({ status: 500, body: '{"error_code":50001,"message":"store unavailable"}' });
@@ -223,7 +223,7 @@ describe("failover between hosts", () => {
       await on.dispose();
       failing.stop();
     }
-  });
+  }, 30_000);
 
   test("a register that times out on a silent host is sent to the next one: one version, one id", async () => {
     const silent = silentHost();
@@ -239,7 +239,7 @@ describe("failover between hosts", () => {
       await on.dispose();
       silent.stop();
     }
-  });
+  }, 30_000);
 
   test("an answer larger than maxResponseSize is refused with 502, not passed on", async () => {
     const big = recorder({ body: JSON.stringify(Array.from({ length: 500 }, (_, i) => `subject-${i}`)) });
@@ -252,7 +252,7 @@ describe("failover between hosts", () => {
       await on.dispose();
       big.stop();
     }
-  });
+  }, 30_000);
 
   test("every host down (one refusing, one silent): 503 within the bound, then at once, and alert 1003 once", async () => {
     const silent = silentHost();
@@ -287,7 +287,7 @@ describe("failover between hosts", () => {
       await down.dispose();
       silent.stop();
     }
-  });
+  }, 30_000);
 });
 
 describe("what goes upstream", () => {
@@ -318,7 +318,7 @@ describe("what goes upstream", () => {
       ([k, v]) => k === "cookie" || k.startsWith("x-") || v.includes(token) || v.includes("Negotiate"),
     );
     expect(leaked).toEqual([]);
-  });
+  }, 30_000);
 
   test("the Go client's bodiless DELETE keeps its registry Content-Type; text/plain JSON bodies go as the registry's type", async () => {
     const del = await recorded.request(`${sr("x")}/versions/3?permanent=true&deleted=true`, {
@@ -340,7 +340,7 @@ describe("what goes upstream", () => {
     expect(seen.headers["content-type"]).toBe(VND);
     expect(seen.url.search).toBe("?normalize=true");
     expect(seen.body).toBe(V1);
-  });
+  }, 30_000);
 });
 
 describe("validation before anything goes upstream", () => {
@@ -352,7 +352,7 @@ describe("validation before anything goes upstream", () => {
       await errorOf(res);
       expect(rec.seen.length).toBe(before);
     }
-  });
+  }, 30_000);
 
   const cases: Array<[string, string, string, string?]> = [
     ["subject 'a/../b'", "GET", "/api/proxy-sr/subjects/a%2F..%2Fb/versions"],
@@ -387,7 +387,7 @@ describe("validation before anything goes upstream", () => {
       expect(res.status).toBe(400);
       await errorOf(res);
       expect(rec.seen.length).toBe(before);
-    });
+    }, 30_000);
 
   test("levels are accepted in any case and sent in upper case", async () => {
     const before = rec.seen.length;
@@ -398,7 +398,7 @@ describe("validation before anything goes upstream", () => {
     });
     expect(res.status).toBe(200);
     expect(JSON.parse(rec.seen[before]!.body)).toEqual({ compatibility: "BACKWARD_TRANSITIVE" });
-  });
+  }, 30_000);
 });
 
 describe("the delete flag, levels and audit", () => {
@@ -424,7 +424,7 @@ describe("the delete flag, levels and audit", () => {
       const session = await on.request("/api/auth", { role });
       expect(((await session.json()) as { schemaRegistryDelete: boolean }).schemaRegistryDelete).toBe(want);
     }
-  });
+  }, 30_000);
 
   test("deletes turned off: 403 for every role, audited as a failed SCHEMA REMOVE, the subject untouched", async () => {
     const s = newSubject("off");
@@ -438,7 +438,7 @@ describe("the delete flag, levels and audit", () => {
       expect(entry.content).toMatchObject({ subject: s, outcome: "FAILURE" });
     }
     expect(await ok(await call(off, "GET", `${sr(s)}/versions`))).toEqual([1]);
-  });
+  }, 30_000);
 
   test("levels: reads for nodata, register, levels and deletes for write", async () => {
     const s = newSubject("levels");
@@ -453,7 +453,7 @@ describe("the delete flag, levels and audit", () => {
     expect(await ok(check)).toHaveProperty("is_compatible");
     expect((await call(rt, "DELETE", `${sr(s)}/versions/1`, { role: "read" })).status).toBe(403);
     expect((await call(rt, "DELETE", `${sr(s)}/versions/1`, { role: "write" })).status).toBe(200);
-  });
+  }, 30_000);
 
   test("audit: register ADD with the id, a level UPDATE, deletes REMOVE with the version", async () => {
     const s = newSubject("audit");
@@ -484,7 +484,7 @@ describe("the delete flag, levels and audit", () => {
       change: "REMOVE",
       content: { subject: `${s}-none`, outcome: "FAILURE", registryStatus: "404" },
     });
-  });
+  }, 30_000);
 
   test("no registry configured: 404 naming the setting", async () => {
     const none = await testRuntime();
@@ -495,5 +495,5 @@ describe("the delete flag, levels and audit", () => {
     } finally {
       await none.dispose();
     }
-  });
+  }, 30_000);
 });
