@@ -130,6 +130,7 @@ async function main() {
       LOUPE_PORT: String(port),
       LOUPE_DATA_DIR: process.env.LOUPE_DATA_DIR ?? join(root, ".loupe-dev"),
       LOUPE_KAFKA_BOOTSTRAP: env.KAFKA_BOOTSTRAP,
+      // Both registry hosts, comma-separated: Loupe tries them in turn.
       ...(env.SCHEMA_REGISTRY_URL ? { LOUPE_SCHEMA_REGISTRY_URL: env.SCHEMA_REGISTRY_URL } : {}),
       LOUPE_ADMIN_PASSWORD: process.env.LOUPE_ADMIN_PASSWORD ?? "admin",
     },

@@ -1,10 +1,13 @@
 /**
  * Preloaded by `bun test` (bunfig.toml): starts ONE real Kafka broker, an Apicurio schema
- * registry, an OpenLDAP directory and a Kafka Connect cluster (two workers) for the whole run
- * and publishes them to the tests as process.env.KAFKA_BOOTSTRAP, SCHEMA_REGISTRY_URL, LDAP_URL
- * (with LDAP_BIND_DN, ...) and CONNECT_URL.
+ * registry (two hosts sharing one store on the broker), an OpenLDAP directory and a Kafka
+ * Connect cluster (two workers) for the whole run and publishes them to the tests as
+ * process.env.KAFKA_BOOTSTRAP, SCHEMA_REGISTRY_URL (both hosts, comma-separated; tests read it
+ * with registryEnv()), LDAP_URL (with LDAP_BIND_DN, ...) and CONNECT_URL.
  *
- * - KAFKA_BOOTSTRAP / SCHEMA_REGISTRY_URL / LDAP_URL already set: that service is used, not started.
+ * - KAFKA_BOOTSTRAP / SCHEMA_REGISTRY_URL / LDAP_URL already set: that service is used, not started
+ *   (SCHEMA_REGISTRY_URL may name one host or several of one registry).
+ * - The registry and Connect start once the broker answers (on it, or on KAFKA_BOOTSTRAP's).
  * - LOUPE_TEST_REGISTRY=0: no registry (tests that need one fail, see requireEnv).
  * - LOUPE_TEST_LDAP=0, or no slapd installed: no directory (slapd starts in ~150 ms, so it is
  *   otherwise always started; the LDAP tests fail without it).

@@ -11,7 +11,7 @@ import type { Role } from "../../src/config/schema.ts";
 import { encoderFor, parseAvroSchema, toAvro } from "../../src/domains/insert/encoders.ts";
 import { readTail } from "../../src/domains/topics/sample.ts";
 import type { RawRecord } from "../../src/kafka/index.ts";
-import { schemaRegistryUrl } from "../cluster/cluster.ts";
+import { registryEnv } from "../cluster/cluster.ts";
 import { registerSchema } from "../helpers/registry.ts";
 import { errorOf, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 import { createReadyTopic } from "../helpers/topics.ts";
@@ -20,7 +20,7 @@ let rt: TestRuntime;
 const created: string[] = [];
 
 beforeAll(async () => {
-  rt = await testRuntime({ sql: { schemaRegistry: { urls: [schemaRegistryUrl()] } } });
+  rt = await testRuntime({ sql: { schemaRegistry: { urls: registryEnv().urls } } });
 });
 afterAll(async () => {
   await rt.dispose({ topics: created });

@@ -8,7 +8,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import avro from "avsc";
-import { schemaRegistryUrl, uniqueTopic } from "../cluster/cluster.ts";
+import { registryEnv, uniqueTopic } from "../cluster/cluster.ts";
+import { registerSchema } from "../helpers/registry.ts";
 import { errorOf, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 import { createReadyTopic } from "../helpers/topics.ts";
 
@@ -43,17 +44,12 @@ let movies: string;
 let plain: string;
 
 beforeAll(async () => {
-  rt = await testRuntime({ sql: { schemaRegistry: { urls: [schemaRegistryUrl()] } } });
+  rt = await testRuntime({ sql: { schemaRegistry: { urls: registryEnv().urls } } });
   token = await rt.token("write");
   const kafka = rt.kafka.default();
   movies = await createReadyTopic(kafka, { prefix: "jdbc-movies", track: created });
   plain = await createReadyTopic(kafka, { prefix: "jdbc-plain", track: created });
-  const res = await fetch(`${schemaRegistryUrl()}/subjects/${movies}-value/versions`, {
-    method: "POST",
-    headers: { "content-type": "application/vnd.schemaregistry.v1+json" },
-    body: JSON.stringify({ schema: JSON.stringify(movieSchema) }),
-  });
-  expect(res.status).toBe(200);
+  await registerSchema(`${movies}-value`, movieSchema);
   // Committed offsets make sure Kafka's own __consumer_offsets topic exists.
   await kafka.groups.alterOffsets(group, [{ topic: plain, partition: 0, offset: 0 }]);
 });

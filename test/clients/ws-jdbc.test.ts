@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { schemaRegistryUrl } from "../cluster/cluster.ts";
+import { registryEnv } from "../cluster/cluster.ts";
 import { registerSchema } from "../helpers/registry.ts";
 import { type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 import { createReadyTopic } from "../helpers/topics.ts";
@@ -15,7 +15,7 @@ let rt: TestRuntime;
 const topics: string[] = [];
 
 beforeAll(async () => {
-  rt = await testRuntime({ sql: { schemaRegistry: { urls: [schemaRegistryUrl()] } } });
+  rt = await testRuntime({ sql: { schemaRegistry: { urls: registryEnv().urls } } });
 });
 afterAll(async () => {
   await rt.dispose({ topics });

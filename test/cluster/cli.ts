@@ -3,14 +3,17 @@
  *
  *   bun test/cluster/cli.ts up [--no-registry] [--no-ldap] [--no-connect] [--services=kafka,registry,ldap,connect]
  *       starts the services in the background and prints KEY=VALUE lines
- *       (KAFKA_BOOTSTRAP=127.0.0.1:<port>, SCHEMA_REGISTRY_URL=http://127.0.0.1:<port>/apis/ccompat/v7,
+ *       (KAFKA_BOOTSTRAP=127.0.0.1:<port>,
+ *       SCHEMA_REGISTRY_URL=http://127.0.0.1:<port1>/apis/ccompat/v7,http://127.0.0.1:<port2>/apis/ccompat/v7:
+ *       the two registry hosts, sharing one store on the broker,
  *       LDAP_URL=ldap://127.0.0.1:<port> with LDAP_BASE_DN, LDAP_BIND_DN, LDAP_BIND_PASSWORD, ...,
  *       CONNECT_URL=http://127.0.0.1:<port1>,http://127.0.0.1:<port2>: the two Connect workers);
  *       a running cluster that lacks an asked-for service gets it added
  *   bun test/cluster/cli.ts env      the same lines for a running cluster (eval "$(... env)")
  *   bun test/cluster/cli.ts status   what runs, with pids, ports, logs; exit 1 when something is down
  *   bun test/cluster/cli.ts down     stops everything and removes the data
- *   bun test/cluster/cli.ts fetch    only downloads the jars into .cache/
+ *   bun test/cluster/cli.ts fetch    only downloads the jars into .cache/ (and makes the registry's
+ *                                    class archive there, from a throwaway start)
  *
  * The state lives in .cache/cluster/state.json; data and logs in .cache/cluster/<service>/
  * (LOUPE_CLUSTER_DIR names another directory, for a second cluster beside the first).
@@ -123,7 +126,8 @@ async function status(): Promise<number> {
   }
   let ok = true;
   for (const s of state.services) {
-    const alive = isAlive(s.pid);
+    // Every process of the service: one of two registry hosts down is down.
+    const alive = (s.workers ?? [s]).every((p) => isAlive(p.pid));
     const answers =
       alive &&
       (await serviceByName(s.name)

@@ -1,7 +1,7 @@
 /**
  * The real test and development cluster: a Kafka broker (KRaft, broker and controller in one
- * JVM) and an Apicurio schema registry, both run from jars fetched from Maven Central, and an
- * OpenLDAP directory (Debian's slapd) seeded with a small organisation.
+ * JVM) and an Apicurio schema registry (two hosts), both run from jars fetched from Maven
+ * Central, and an OpenLDAP directory (Debian's slapd) seeded with a small organisation.
  *
  * Everything binds to 127.0.0.1 on ports picked at run time, so several runs (a developer's
  * `cli.ts up` and a `bun test`) can share one machine. Each service is one detached Java
@@ -10,8 +10,9 @@
  * Services are a list (SERVICES): later ones (Connect, Alertmanager) get the environment of
  * the ones before them, e.g. KAFKA_BOOTSTRAP, through StartContext.env.
  *
- * Kafka Connect runs as a distributed cluster of two workers (one JVM each, one group.id), so
- * a test can kill a worker and see the other one serve.
+ * Kafka Connect runs as a distributed cluster of two workers (one JVM each, one group.id), and
+ * the registry as two hosts sharing one store (a journal topic on the broker), so a test can
+ * kill a worker or a host and see the other one serve.
  */
 
 import { spawn, spawnSync } from "node:child_process";
@@ -24,6 +25,7 @@ import {
   openSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   renameSync,
   rmSync,
   writeFileSync,
@@ -61,8 +63,9 @@ export interface ServiceProcess {
   /** Kafka's node id (1 for the first broker, which is also the controller). */
   nodeId?: number;
   /**
-   * Connect only: the workers, each a process of its own (killService and restartService take
-   * one); the service's own pid is the first worker's. Stopping the service stops them all.
+   * A service of several processes (Connect's workers, the registry's hosts): each one, with
+   * its own URL in `env` (killService and restartService take one); the service's own pid is
+   * the first one's and its `env` lists their URLs. Stopping the service stops them all.
    */
   workers?: ServiceProcess[];
 }
@@ -320,7 +323,7 @@ export function killServiceSync(proc: ServiceProcess): void {
  * it, goes first). restartService brings it back on the same ports and data.
  */
 export async function killService(proc: ServiceProcess): Promise<void> {
-  if (proc.workers) throw new Error(`${proc.name} has ${proc.workers.length} workers: kill one of them`);
+  if (proc.workers) throw new Error(`${proc.name} has ${proc.workers.length} processes: kill one of them`);
   if (proc.watchdogPid) signalGroup(proc.watchdogPid, "SIGKILL");
   proc.watchdogPid = undefined;
   signalGroup(proc.pid, "SIGKILL");
@@ -342,12 +345,13 @@ export function thawService(proc: ServiceProcess): void {
 }
 
 /**
- * Starts a killed (or stopped with keepDir) Kafka, LDAP or Connect worker process again with the same command,
- * ports and data directory; updates `proc` in place (new pid and watchdog), so whoever stops it
- * later stops the new process.
+ * Starts a killed (or stopped with keepDir) Kafka, LDAP, Connect worker or registry host process
+ * again with the same command, ports and data directory; updates `proc` in place (new pid and
+ * watchdog), so whoever stops it later stops the new process.
  */
 export async function restartService(proc: ServiceProcess, opts: { timeoutMs?: number } = {}): Promise<ServiceProcess> {
-  if (proc.name === "registry" || !proc.command) throw new Error(`${proc.name} cannot be restarted (no command recorded)`);
+  if (proc.workers) throw new Error(`${proc.name} has ${proc.workers.length} processes: restart one of them`);
+  if (!proc.command) throw new Error(`${proc.name} cannot be restarted (no command recorded)`);
   if (isAlive(proc.pid)) throw new Error(`${proc.name} (pid ${proc.pid}) is still running`);
   const t0 = performance.now();
   const logFrom = existsSync(proc.logFile) ? readFileSync(proc.logFile).length : 0;
@@ -356,13 +360,10 @@ export async function restartService(proc: ServiceProcess, opts: { timeoutMs?: n
   // The same ports: one may still be held briefly by the killed process's sockets.
   if (proc.name === "ldap") {
     await waitUntil(proc, () => ldapService.probe(proc), opts.timeoutMs ?? 15_000, `OpenLDAP slapd ${proc.version} (restart)`, 20);
-  } else if (proc.name === "connect") {
-    await waitUntil(
-      proc,
-      () => connectWorkerReady(proc.env.CONNECT_URL!),
-      opts.timeoutMs ?? 60_000,
-      `Kafka Connect ${proc.version} worker ${proc.env.CONNECT_URL} (restart)`,
-    );
+  } else if (proc.name === "connect" || proc.name === "registry") {
+    const kind = REPLICATED[proc.name];
+    const url = proc.env[kind.envKey]!;
+    await waitUntil(proc, () => kind.ready(url), opts.timeoutMs ?? 60_000, `${kind.title(proc.version)} ${kind.role} ${url} (restart)`);
   } else {
     await waitUntil(proc, () => kafkaStarted(proc, logFrom), opts.timeoutMs ?? 60_000, `Kafka ${proc.version} (restart)`);
   }
@@ -608,69 +609,261 @@ export const kafkaService: ServiceDef = {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Schema registry (Apicurio, speaking the Confluent API under /apis/ccompat/v7)
+// Services of several processes (Connect's workers, the registry's hosts)
+
+/** What a service of several processes is, for starting each of them and restarting one. */
+interface Replicated {
+  /** The variable each process publishes (its URL); the service publishes theirs comma-separated. */
+  envKey: string;
+  /** What one process is called in messages and in its directory's name (`worker-1`). */
+  role: string;
+  title(version: string): string;
+  /** True once the process at `url` serves. */
+  ready(url: string): Promise<boolean>;
+}
+
+interface ReplicatedStart {
+  count: number;
+  version: string;
+  /** The log file's name in each process's directory. */
+  logName: string;
+  url(port: number): string;
+  /** The command of process `i` (from 1), whose own files go in `runDir`. */
+  command(i: number, runDir: string, port: number): string[];
+  timeoutMs: number;
+}
+
+/**
+ * Starts the processes of one service at once (one JVM each, in `<runDir>/<role>-<i>`) and waits
+ * until each serves; one that fails takes the others down with it.
+ */
+async function startReplicated(name: keyof typeof REPLICATED, ctx: StartContext, spec: ReplicatedStart): Promise<ServiceProcess> {
+  const t0 = performance.now();
+  const kind = REPLICATED[name];
+  const workers: ServiceProcess[] = [];
+  for (let i = 1; i <= spec.count; i++) {
+    const runDir = join(ctx.runDir, `${kind.role}-${i}`);
+    mkdirSync(runDir, { recursive: true });
+    const port = await freePort();
+    const command = spec.command(i, runDir, port);
+    const logFile = join(runDir, spec.logName);
+    const pid = spawnDetached(command, runDir, logFile);
+    const worker: ServiceProcess = {
+      name,
+      pid,
+      runDir,
+      logFile,
+      ports: { http: port },
+      env: { [kind.envKey]: spec.url(port) },
+      version: spec.version,
+      startMs: 0,
+      command,
+      ...(ctx.ownerPid ? { ownerPid: ctx.ownerPid } : {}),
+    };
+    if (ctx.ownerPid) worker.watchdogPid = spawnWatchdog(ctx.ownerPid, pid, runDir);
+    workers.push(worker);
+  }
+  const first = workers[0]!;
+  const proc: ServiceProcess = {
+    name,
+    pid: first.pid,
+    runDir: ctx.runDir,
+    logFile: first.logFile,
+    ports: Object.fromEntries(workers.map((w, i) => [`${kind.role}${i + 1}`, w.ports.http!])),
+    env: { [kind.envKey]: workers.map((w) => w.env[kind.envKey]).join(",") },
+    version: spec.version,
+    startMs: 0,
+    workers,
+  };
+  const what = kind.title(spec.version);
+  const results = await Promise.allSettled(
+    workers.map((w, i) => {
+      const url = w.env[kind.envKey]!;
+      return waitUntil(w, () => kind.ready(url), spec.timeoutMs, `${what} ${kind.role} ${i + 1} (${url})`);
+    }),
+  );
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failed) {
+    await stopService(proc, { graceMs: 0, keepDir: true });
+    throw failed.reason;
+  }
+  proc.startMs = Math.round(performance.now() - t0);
+  for (const w of workers) w.startMs = proc.startMs;
+  return proc;
+}
+
+/** True when every process of the service (its URLs in `envKey`, comma-separated) answers `check`. */
+async function allAnswer(proc: ServiceProcess, envKey: string, check: (url: string) => Promise<boolean>): Promise<boolean> {
+  const urls = (proc.env[envKey] ?? "").split(",").filter(Boolean);
+  const answers = await Promise.all(urls.map((u) => check(u).catch(() => false)));
+  return urls.length > 0 && answers.every(Boolean);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schema registry (Apicurio, speaking the Confluent API under /apis/ccompat/v7): two hosts that
+// share one store, Apicurio's Kafka-backed storage (kafkasql) on the cluster's broker. Each host
+// replays the journal topic into its own in-memory database at start and follows it after, so
+// what one host registers the other serves a moment later, and a killed host loses nothing.
+
+const REGISTRY_HOSTS = 2;
+
+/** The props of one host; `store` names this registry's topics, so runs sharing a broker do not meet. */
+function registryHostProperties(
+  bootstrap: string,
+  store: string,
+  host: number,
+  runDir: string,
+  port: number,
+): Record<string, string | number | boolean> {
+  return {
+    "quarkus.http.host": "127.0.0.1",
+    "quarkus.http.port": port,
+    "apicurio.storage.kind": "kafkasql",
+    "apicurio.kafkasql.bootstrap.servers": bootstrap,
+    // Created by the host that starts first (auto-create is on by default: naming it would pass
+    // it on as a topic config), with a replication factor of min(3, brokers): 1 on one broker.
+    "apicurio.kafkasql.topic": `${store}-journal`,
+    "apicurio.kafkasql.snapshots.topic": `${store}-snapshots`,
+    "apicurio.events.kafka.topic": `${store}-events`,
+    // Each start is a consumer group of its own (prefix + a random id) that reads the journal
+    // from the beginning; committing nothing, the groups vanish with the host.
+    "apicurio.kafkasql.consumer.group-prefix": `${store}-host-${host}-`,
+    "apicurio.kafkasql.consumer.enable.auto.commit": false,
+    // At start a host polls the (always empty) snapshots topic once for this long: 5 s by default.
+    "apicurio.kafkasql.consumer.poll.timeout": 500,
+    "apicurio.storage.snapshot.location": runDir,
+    // Deletes are off by default in Apicurio 3; the Confluent API (and Loupe) need them.
+    "apicurio.rest.deletion.group.enabled": true,
+    "apicurio.rest.deletion.artifact.enabled": true,
+    "apicurio.rest.deletion.artifact-version.enabled": true,
+    "quarkus.http.access-log.enabled": false,
+    "quarkus.log.level": "INFO",
+    // The Kafka clients' INFO lines (every config, every rebalance) would fill the log.
+    'quarkus.log.category."org.apache.kafka".level': "WARN",
+  };
+}
+
+/** The registry's own readiness (its storage has caught up with the journal), then the Confluent API. */
+export async function registryHostReady(url: string): Promise<boolean> {
+  const health = await fetch(`${new URL(url).origin}/health/ready`, { signal: AbortSignal.timeout(2000) });
+  await health.arrayBuffer();
+  if (health.status !== 200) return false;
+  return registrySubjectsAnswer(url);
+}
+
+async function registrySubjectsAnswer(url: string): Promise<boolean> {
+  const res = await fetch(`${url}/subjects`, { signal: AbortSignal.timeout(2000) });
+  await res.arrayBuffer();
+  return res.status === 200;
+}
+
+/** The runner jar, by its real path: a class archive only serves the class path it was made with. */
+async function apicurioJar(): Promise<string> {
+  const dist = realpathSync(await fetchApicurio());
+  const runner = readdirSync(dist).find((f) => f.endsWith("-runner.jar"));
+  if (!runner) throw new Error(`no *-runner.jar in ${dist}`);
+  return join(dist, runner);
+}
+
+/**
+ * An application class-data archive (AppCDS) of Apicurio for this JDK, made once into .cache/ by
+ * a throwaway start (in-memory storage) that dumps the classes it loaded when it stops. Hosts
+ * started with it spend about half the CPU getting ready, and map the archive's pages
+ * (shared between the hosts) instead of each parsing the classes. Undefined when it cannot be
+ * made: the hosts then start without it, as a JVM does with an archive it cannot use.
+ */
+async function apicurioClassArchive(jar: string): Promise<string | undefined> {
+  const jdk = spawnSync(javaBin(), ["-version"], { encoding: "utf8" });
+  if (jdk.status !== 0) return undefined;
+  const id = createHash("sha256").update(`${jar}\n${jdk.stderr}`).digest("hex").slice(0, 12);
+  const file = join(dirname(dirname(jar)), `classes-${id}.jsa`);
+  if (existsSync(file)) return file;
+  const runDir = mkdtempSync(join(tmpdir(), "loupe-apicurio-cds-"));
+  // Beside the archive, so the rename is atomic; each maker its own, so runs at once do not meet.
+  const tmp = `${file}.tmp-${process.pid}`;
+  const port = await freePort();
+  const proc: ServiceProcess = {
+    name: "registry",
+    pid: 0,
+    runDir,
+    logFile: join(runDir, "registry.log"),
+    ports: { http: port },
+    env: {},
+    version: versions().apicurio,
+    startMs: 0,
+  };
+  try {
+    proc.pid = spawnDetached(
+      [
+        javaBin(),
+        ...BASE_JVM_OPTS,
+        "-Xmx256m",
+        `-XX:ArchiveClassesAtExit=${tmp}`,
+        "-Dquarkus.http.host=127.0.0.1",
+        `-Dquarkus.http.port=${port}`,
+        "-Dapicurio.storage.kind=sql",
+        "-Dapicurio.storage.sql.kind=h2",
+        "-Dquarkus.http.access-log.enabled=false",
+        "-jar",
+        jar,
+      ],
+      runDir,
+      proc.logFile,
+    );
+    proc.watchdogPid = spawnWatchdog(process.pid, proc.pid, runDir);
+    await waitUntil(proc, () => registrySubjectsAnswer(`http://127.0.0.1:${port}/apis/ccompat/v7`), 120_000, "Apicurio (class archive)");
+    // The archive is written as the JVM exits after SIGTERM.
+    signalGroup(proc.watchdogPid, "SIGKILL");
+    signalGroup(proc.pid, "SIGTERM");
+    const deadline = Date.now() + 60_000;
+    while (isAlive(proc.pid) && Date.now() < deadline) await Bun.sleep(100);
+    if (isAlive(proc.pid) || !existsSync(tmp)) return undefined;
+    renameSync(tmp, file);
+    return file;
+  } catch {
+    return undefined;
+  } finally {
+    // pid 0 (nothing started) would be this process's own group to stopService.
+    if (proc.pid) await stopService(proc, { graceMs: 0 });
+    rmSync(runDir, { recursive: true, force: true });
+    rmSync(tmp, { force: true });
+  }
+}
 
 export const registryService: ServiceDef = {
   name: "registry",
   envKeys: ["SCHEMA_REGISTRY_URL"],
-  needs: [],
+  needs: ["kafka"],
   async fetch() {
-    await fetchApicurio();
+    await apicurioClassArchive(await apicurioJar());
   },
   async start(ctx) {
-    const t0 = performance.now();
-    const dist = await fetchApicurio();
-    const runner = readdirSync(dist).find((f) => f.endsWith("-runner.jar"));
-    if (!runner) throw new Error(`no *-runner.jar in ${dist}`);
-    const port = await freePort();
-    const logFile = join(ctx.runDir, "registry.log");
-    const url = `http://127.0.0.1:${port}/apis/ccompat/v7`;
-    const props = {
-      "quarkus.http.host": "127.0.0.1",
-      "quarkus.http.port": port,
-      // In-memory storage (H2 in memory is the default of the sql storage); named for clarity.
-      "apicurio.storage.kind": "sql",
-      "apicurio.storage.sql.kind": "h2",
-      // Deletes are off by default in Apicurio 3; the Confluent API (and Loupe) need them.
-      "apicurio.rest.deletion.group.enabled": true,
-      "apicurio.rest.deletion.artifact.enabled": true,
-      "apicurio.rest.deletion.artifact-version.enabled": true,
-      "quarkus.http.access-log.enabled": false,
-      "quarkus.log.level": "INFO",
-    };
-    const pid = spawnDetached(
-      [
+    const jar = await apicurioJar();
+    const classArchive = await apicurioClassArchive(jar);
+    const bootstrap = ctx.env.KAFKA_BOOTSTRAP;
+    if (!bootstrap) throw new Error("registry needs KAFKA_BOOTSTRAP (the kafka service)");
+    const store = `loupe-registry-${Date.now().toString(36)}-${randomBytes(4).toString("hex")}`;
+    return startReplicated("registry", ctx, {
+      count: REGISTRY_HOSTS,
+      version: versions().apicurio,
+      logName: "registry.log",
+      url: (port) => `http://127.0.0.1:${port}/apis/ccompat/v7`,
+      command: (host, runDir, port) => [
         javaBin(),
         ...BASE_JVM_OPTS,
         "-Xms32m",
-        "-Xmx320m",
-        ...Object.entries(props).map(([k, v]) => `-D${k}=${v}`),
+        "-Xmx256m",
+        ...(classArchive ? [`-XX:SharedArchiveFile=${classArchive}`] : []),
+        ...Object.entries(registryHostProperties(bootstrap, store, host, runDir, port)).map(([k, v]) => `-D${k}=${v}`),
         ...(ctx.jvmOpts ?? []),
         "-jar",
-        join(dist, runner),
+        jar,
       ],
-      ctx.runDir,
-      logFile,
-    );
-    const proc: ServiceProcess = {
-      name: "registry",
-      pid,
-      runDir: ctx.runDir,
-      logFile,
-      ports: { http: port },
-      env: { SCHEMA_REGISTRY_URL: url },
-      version: versions().apicurio,
-      startMs: 0,
-    };
-    if (ctx.ownerPid) proc.watchdogPid = spawnWatchdog(ctx.ownerPid, pid, ctx.runDir);
-    await waitUntil(proc, () => registryService.probe(proc), ctx.timeoutMs ?? 90_000, `Apicurio Registry ${proc.version}`);
-    proc.startMs = Math.round(performance.now() - t0);
-    return proc;
+      timeoutMs: ctx.timeoutMs ?? 90_000,
+    });
   },
-  async probe(proc) {
-    const res = await fetch(`${proc.env.SCHEMA_REGISTRY_URL}/subjects`, { signal: AbortSignal.timeout(2000) });
-    await res.arrayBuffer();
-    return res.status === 200;
+  probe(proc) {
+    return allAnswer(proc, "SCHEMA_REGISTRY_URL", registrySubjectsAnswer);
   },
 };
 
@@ -990,89 +1183,46 @@ export const connectService: ServiceDef = {
     await fetchConnect();
   },
   async start(ctx) {
-    const t0 = performance.now();
     const libs = await fetchConnect();
     const bootstrap = ctx.env.KAFKA_BOOTSTRAP;
     if (!bootstrap) throw new Error("connect needs KAFKA_BOOTSTRAP (the kafka service)");
     const groupId = `loupe-connect-${Date.now().toString(36)}-${randomBytes(4).toString("hex")}`;
-    const version = versions().kafka;
-    const what = `Kafka Connect ${version}`;
     const log4jFile = join(ctx.runDir, "log4j2.properties");
     writeFileSync(log4jFile, CONNECT_LOG4J);
-    const workers: ServiceProcess[] = [];
-    for (let i = 1; i <= CONNECT_WORKERS; i++) {
-      const runDir = join(ctx.runDir, `worker-${i}`);
-      mkdirSync(runDir, { recursive: true });
-      const port = await freePort();
-      const propsFile = join(runDir, "worker.properties");
-      writeFileSync(propsFile, connectWorkerProperties(bootstrap, groupId, port));
-      const command = [
-        javaBin(),
-        ...BASE_JVM_OPTS,
-        "-Xms32m",
-        "-Xmx256m",
-        `-Dlog4j2.configurationFile=${log4jFile}`,
-        ...(ctx.jvmOpts ?? []),
-        "-cp",
-        `${libs}/*`,
-        "org.apache.kafka.connect.cli.ConnectDistributed",
-        propsFile,
-      ];
-      const logFile = join(runDir, "connect.log");
-      const pid = spawnDetached(command, runDir, logFile);
-      const worker: ServiceProcess = {
-        name: "connect",
-        pid,
-        runDir,
-        logFile,
-        ports: { http: port },
-        env: { CONNECT_URL: `http://127.0.0.1:${port}` },
-        version,
-        startMs: 0,
-        command,
-        ...(ctx.ownerPid ? { ownerPid: ctx.ownerPid } : {}),
-      };
-      if (ctx.ownerPid) worker.watchdogPid = spawnWatchdog(ctx.ownerPid, pid, runDir);
-      workers.push(worker);
-    }
-    const first = workers[0]!;
-    const proc: ServiceProcess = {
-      name: "connect",
-      pid: first.pid,
-      runDir: ctx.runDir,
-      logFile: first.logFile,
-      ports: Object.fromEntries(workers.map((w, i) => [`worker${i + 1}`, w.ports.http!])),
-      env: { CONNECT_URL: workers.map((w) => w.env.CONNECT_URL).join(",") },
-      version,
-      startMs: 0,
-      workers,
-    };
-    // Both JVMs start at once; one that fails takes the other down with it.
-    const results = await Promise.allSettled(
-      workers.map((w, i) =>
-        waitUntil(
-          w,
-          () => connectWorkerReady(w.env.CONNECT_URL!),
-          ctx.timeoutMs ?? 90_000,
-          `${what} worker ${i + 1} (${w.env.CONNECT_URL})`,
-        ),
-      ),
-    );
-    const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
-    if (failed) {
-      await stopService(proc, { graceMs: 0, keepDir: true });
-      throw failed.reason;
-    }
-    proc.startMs = Math.round(performance.now() - t0);
-    for (const w of workers) w.startMs = proc.startMs;
-    return proc;
+    return startReplicated("connect", ctx, {
+      count: CONNECT_WORKERS,
+      version: versions().kafka,
+      logName: "connect.log",
+      url: (port) => `http://127.0.0.1:${port}`,
+      command: (_worker, runDir, port) => {
+        const propsFile = join(runDir, "worker.properties");
+        writeFileSync(propsFile, connectWorkerProperties(bootstrap, groupId, port));
+        return [
+          javaBin(),
+          ...BASE_JVM_OPTS,
+          "-Xms32m",
+          "-Xmx256m",
+          `-Dlog4j2.configurationFile=${log4jFile}`,
+          ...(ctx.jvmOpts ?? []),
+          "-cp",
+          `${libs}/*`,
+          "org.apache.kafka.connect.cli.ConnectDistributed",
+          propsFile,
+        ];
+      },
+      timeoutMs: ctx.timeoutMs ?? 90_000,
+    });
   },
-  async probe(proc) {
-    const urls = proc.env.CONNECT_URL!.split(",");
-    const answers = await Promise.all(urls.map((u) => connectWorkerReady(u).catch(() => false)));
-    return answers.every(Boolean);
+  probe(proc) {
+    return allAnswer(proc, "CONNECT_URL", connectWorkerReady);
   },
 };
+
+/** Connect's workers and the registry's hosts: how each is called, and when it serves. */
+const REPLICATED = {
+  connect: { envKey: "CONNECT_URL", role: "worker", title: (v) => `Kafka Connect ${v}`, ready: connectWorkerReady },
+  registry: { envKey: "SCHEMA_REGISTRY_URL", role: "host", title: (v) => `Apicurio Registry ${v}`, ready: registryHostReady },
+} satisfies Partial<Record<ServiceName, Replicated>>;
 
 /** In start order: a service may use the environment of those before it. */
 export const SERVICES: readonly ServiceDef[] = [kafkaService, registryService, ldapService, connectService];
@@ -1092,6 +1242,8 @@ export interface Cluster {
   brokers: ServiceProcess[];
   /** The Connect workers (for killService and restartService), when connect was started. */
   connectWorkers: ServiceProcess[];
+  /** The registry's hosts (for killService, freezeService and restartService), when started. */
+  registryHosts: ServiceProcess[];
   /** Union of the services' environments: KAFKA_BOOTSTRAP, SCHEMA_REGISTRY_URL, ... */
   env: Record<string, string>;
   stop(opts?: { graceMs?: number }): Promise<void>;
@@ -1137,8 +1289,8 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
   try {
     // Fetch one after another: two mvn runs at once would contend for ~/.m2.
     for (const def of defs) await def.fetch();
-    // Each service starts as soon as the ones it needs are up (Connect once the broker is, while
-    // the registry may still be starting), so the slowest chain sets the start time.
+    // Each service starts as soon as the ones it needs are up (Connect and the registry once the
+    // broker is, side by side), so the slowest chain sets the start time.
     const starting = new Map<ServiceName, Promise<void>>();
     for (const def of defs) {
       const needs = def.needs.filter((n) => !isGiven(n)).map((n) => starting.get(n));
@@ -1199,7 +1351,8 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
   };
   const brokers = started.filter((p) => p.name === "kafka");
   const connectWorkers = started.find((p) => p.name === "connect")?.workers ?? [];
-  return { services: ordered, brokers, connectWorkers, env, stop, killSync };
+  const registryHosts = started.find((p) => p.name === "registry")?.workers ?? [];
+  return { services: ordered, brokers, connectWorkers, registryHosts, env, stop, killSync };
 }
 
 /** A topic name no other test (or earlier run) uses: prefix, time, randomness. */
@@ -1226,7 +1379,16 @@ export function requireEnv(name: "KAFKA_BOOTSTRAP" | "SCHEMA_REGISTRY_URL" | (st
 }
 
 export const kafkaBootstrap = (): string => requireEnv("KAFKA_BOOTSTRAP");
-export const schemaRegistryUrl = (): string => requireEnv("SCHEMA_REGISTRY_URL");
+/** The first registry host's URL (SCHEMA_REGISTRY_URL lists them all), for calling the registry directly. */
+export const schemaRegistryUrl = (): string => registryEnv().urls[0]!;
+
+/**
+ * The schema registry test/setup.ts publishes (SCHEMA_REGISTRY_URL): its hosts' URLs, in order,
+ * all of one store; Loupe is given them all.
+ */
+export function registryEnv(): { urls: string[] } {
+  return { urls: requireEnv("SCHEMA_REGISTRY_URL").split(",").filter(Boolean) };
+}
 
 /** The Connect cluster test/setup.ts publishes (CONNECT_URL): its workers' URLs, in order. */
 export function connectEnv(): { urls: string[] } {

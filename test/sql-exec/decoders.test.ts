@@ -6,7 +6,7 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import avro from "avsc";
 import { SchemaRegistryClient } from "../../src/registry/client.ts";
-import { schemaRegistryUrl } from "../cluster/cluster.ts";
+import { registryEnv } from "../cluster/cluster.ts";
 import { confluentWire, registerSchema } from "../helpers/registry.ts";
 import { sqlFixture, stream } from "./helpers.ts";
 
@@ -97,7 +97,7 @@ describe("AVRO through the schema registry", () => {
   test("the registry client fetches a schema once and caches it", async () => {
     let calls = 0;
     const client = new SchemaRegistryClient({
-      urls: ["http://127.0.0.1:1/dead", schemaRegistryUrl()],
+      urls: ["http://127.0.0.1:1/dead", ...registryEnv().urls],
       fetch: ((input: string, init?: RequestInit) => {
         calls++;
         return fetch(input, init);

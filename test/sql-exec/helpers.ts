@@ -11,7 +11,7 @@ import { executeQuery, type QueryEvent } from "../../src/domains/sql/executor.ts
 import type { RecordText } from "../../src/domains/sql/record-text.ts";
 import type { FinishedQuery } from "../../src/domains/sql/service.ts";
 import type { ProduceRecord } from "../../src/kafka/index.ts";
-import { schemaRegistryUrl, uniqueTopic } from "../cluster/cluster.ts";
+import { registryEnv, uniqueTopic } from "../cluster/cluster.ts";
 import { type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 
 export interface Fixture {
@@ -35,7 +35,7 @@ export function sqlFixture(raw: Record<string, unknown> = {}): Fixture {
   const created: string[] = [];
   const f = { created } as unknown as Fixture & { created: string[] };
   beforeAll(async () => {
-    f.rt = await testRuntime({ sql: { schemaRegistry: { urls: [schemaRegistryUrl()] }, ...(raw.sql as object) }, ...raw });
+    f.rt = await testRuntime({ sql: { schemaRegistry: { urls: registryEnv().urls }, ...(raw.sql as object) }, ...raw });
   });
   afterAll(async () => {
     await f.rt.dispose({ topics: created });
