@@ -4,13 +4,8 @@
  * keeps both hosts: host 1 frozen while a register goes through (it times out, host 2
  * registers; thawed, host 1 handles the stale request) leaves one version and one id; host 1
  * killed leaves host 2 serving what host 1 registered.
- *
- * Needs the cluster tool's registry pair (`Cluster.registryHosts`); without it (a cluster tool
- * whose registry is one in-memory host) the file is skipped.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import {
   type Cluster,
   freezeService,
@@ -24,8 +19,6 @@ import { type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 import { waitFor } from "../helpers/wait.ts";
 import { GO, subjectName, V1, V2 } from "./helpers.ts";
 
-/** Whether the cluster tool starts the registry as a pair sharing a Kafka-backed store. */
-const PAIR = readFileSync(join(import.meta.dir, "../cluster/cluster.ts"), "utf8").includes("kafkasql");
 const TIMEOUT_MS = 2_000;
 
 let cluster: Cluster | undefined;
@@ -36,9 +29,8 @@ const cleanups: Array<() => Promise<unknown>> = [];
 const urlOf = (host: ServiceProcess) => host.env.SCHEMA_REGISTRY_URL!;
 
 beforeAll(async () => {
-  if (!PAIR) return;
   cluster = await startCluster({ services: ["registry"], given: { KAFKA_BOOTSTRAP: kafkaBootstrap() }, ownerPid: process.pid });
-  hosts = (cluster as Cluster & { registryHosts: ServiceProcess[] }).registryHosts;
+  hosts = cluster.registryHosts;
   expect(hosts.length).toBe(2);
   rt = await testRuntime({
     schemaRegistry: { urls: hosts.map(urlOf), timeout: TIMEOUT_MS, grace: "60s", allowDelete: true },
@@ -66,7 +58,7 @@ async function direct(host: ServiceProcess, method: string, path: string, body?:
 const proxied = (method: string, path: string, body?: string) =>
   rt!.request(path, { method, role: "admin", headers: GO.write, ...(body !== undefined ? { body } : {}) });
 
-describe.skipIf(!PAIR)("two registry hosts sharing one store", () => {
+describe("two registry hosts sharing one store", () => {
   test("host 1 frozen during a register: it times out, host 2 registers; thawed, host 1 adds no second version and the id stays", async () => {
     const s = subjectName("frozen");
     const path = `/api/proxy-sr/subjects/${s}/versions`;
