@@ -251,9 +251,19 @@ function answerWith(c: Context<AppEnv>, answer: UpstreamAnswer, body?: unknown):
   );
 }
 
+/** A host's URL without credentials a configured URL may carry (`http://user:pass@host`). */
+function hostOf(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return "unknown";
+  }
+}
+
 /** What an audited change's entry says about the registry's answer. */
 function outcomeOf(answer: UpstreamAnswer): Record<string, string> {
-  const out: Record<string, string> = { registryStatus: String(answer.status), registryHost: answer.url };
+  const out: Record<string, string> = { registryStatus: String(answer.status), registryHost: hostOf(answer.url) };
   if (answer.status >= 400) {
     const message = (jsonOf(answer) as { message?: unknown } | undefined)?.message;
     if (typeof message === "string") out.registryMessage = message.slice(0, 500);
