@@ -35,7 +35,7 @@ export interface Recorded {
   body: string;
 }
 
-/** A stand-in host that records what reaches it and answers a fixed JSON body. */
+/** A stand-in host that records what reaches it and answers `answer` (read at each request, so a test may change it). */
 export function recorder(answer: { status?: number; body?: string; type?: string } = {}): {
   url: string;
   seen: Recorded[];

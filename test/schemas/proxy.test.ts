@@ -343,6 +343,30 @@ describe("what goes upstream", () => {
   }, 30_000);
 });
 
+describe("registry answers Loupe does not pass on as they are", () => {
+  test("an error without a JSON body gets the COMPAT body; a redirect is 502 and not followed", async () => {
+    const answer: { status: number; body: string; type: string } = { status: 406, body: "", type: "text/plain" };
+    const odd = recorder(answer);
+    const on = await testRuntime({ schemaRegistry: { urls: [odd.url] } });
+    try {
+      for (const [status, body, want, text] of [
+        [406, "", 406, "Schema registry answered 406"],
+        [400, "Not able to deserialize data provided.", 400, "Not able to deserialize data provided."],
+        [307, "", 502, "answered 307"],
+      ] as const) {
+        Object.assign(answer, { status, body });
+        const res = await call(on, "GET", "/api/proxy-sr/subjects", { headers: GO.read });
+        expect(res.status).toBe(want);
+        expect((await errorOf(res)).message).toContain(text);
+      }
+      expect(odd.seen.length).toBe(3);
+    } finally {
+      await on.dispose();
+      odd.stop();
+    }
+  }, 30_000);
+});
+
 describe("validation before anything goes upstream", () => {
   test("'..' and '%2e%2e' as the subject never reach the registry (the URL resolves them first: no such route)", async () => {
     for (const path of ["/api/proxy-sr/subjects/../versions", "/api/proxy-sr/subjects/%2e%2e/versions", "/api/proxy-sr/subjects/%2E%2e"]) {

@@ -221,14 +221,25 @@ function jsonOf(answer: UpstreamAnswer): unknown {
   }
 }
 
+/** A host's URL without credentials a configured URL may carry (`http://user:pass@host`). */
+function hostOf(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return "unknown";
+  }
+}
+
 /** A 2xx whose body is not what the registry's API says: the registry's fault, 502. */
 const badAnswer = (what: string, answer: UpstreamAnswer) =>
-  new AppError("BAD_GATEWAY", `Schema registry at ${answer.url} answered ${what} that is not of the registry's API`);
+  new AppError("BAD_GATEWAY", `Schema registry at ${hostOf(answer.url)} answered ${what} that is not of the registry's API`);
 
 /**
  * The registry's answer as Loupe's: 2xx as exactly 200 (one client accepts nothing else), the
- * registry's content type; an error keeps its status and the registry's JSON body, or gets the
- * COMPAT body when it has none.
+ * registry's content type; an error keeps its status and the registry's JSON body (whose
+ * `error_code` is the registry's own, such as 40401, which Confluent clients read), or gets the
+ * COMPAT body when it has none; anything else (a redirect) is 502.
  */
 function answerWith(c: Context<AppEnv>, answer: UpstreamAnswer, body?: unknown): Response {
   const contentType = answer.contentType ?? "application/json";
@@ -236,6 +247,8 @@ function answerWith(c: Context<AppEnv>, answer: UpstreamAnswer, body?: unknown):
     return c.body(body === undefined ? (answer.body as Uint8Array<ArrayBuffer>) : JSON.stringify(body), 200, {
       "content-type": contentType,
     });
+  // Redirects are not followed (a registry has no reason to send one, and it could point anywhere).
+  if (answer.status < 400) throw new AppError("BAD_GATEWAY", `Schema registry at ${hostOf(answer.url)} answered ${answer.status}`);
   const parsed = jsonOf(answer) as { message?: unknown } | undefined;
   if (parsed && typeof parsed === "object" && typeof parsed.message === "string")
     return c.body(answer.body as Uint8Array<ArrayBuffer>, answer.status as 400, { "content-type": contentType });
@@ -249,16 +262,6 @@ function answerWith(c: Context<AppEnv>, answer: UpstreamAnswer, body?: unknown):
     },
     answer.status as 400,
   );
-}
-
-/** A host's URL without credentials a configured URL may carry (`http://user:pass@host`). */
-function hostOf(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.protocol}//${u.host}${u.pathname}`;
-  } catch {
-    return "unknown";
-  }
 }
 
 /** What an audited change's entry says about the registry's answer. */
