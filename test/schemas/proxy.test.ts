@@ -485,7 +485,7 @@ describe("the delete flag, levels and audit", () => {
     expect(await newestEntry(rt, "write")).toMatchObject({
       type: "SCHEMA",
       change: "ADD",
-      content: { subject: s, id: String(id), outcome: "SUCCESS", registryStatus: "200", registryHost: registry() },
+      content: { subject: s, id: String(id), version: "1", outcome: "SUCCESS", registryStatus: "200", registryHost: registry() },
     });
     await ok(
       await call(rt, "PUT", `/api/proxy-sr/config/${encodeURIComponent(s)}`, { role: "write", body: '{"compatibility":"forward"}' }),

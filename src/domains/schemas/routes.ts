@@ -325,18 +325,35 @@ export function schemaRoutes(proxy: SchemaProxyService) {
     return answerWith(c, await send(c, { method: "GET", path, query: queryOf(c.req.valid("query")) }));
   });
 
+  /**
+   * The version a registered schema has, for the audit entry only (the register answer names
+   * just the id): the registry's lookup of the schema under the subject. Nothing when the
+   * lookup fails; the register stands either way.
+   */
+  const versionOf = async (c: Context<AppEnv>, subjectPath: string, query: URLSearchParams): Promise<{ version?: string }> => {
+    try {
+      const found = await send(c, { method: "POST", path: subjectPath, query, body: await c.req.text() });
+      const version = (jsonOf(found) as { version?: unknown } | undefined)?.version;
+      return found.status < 300 && typeof version === "number" ? { version: String(version) } : {};
+    } catch {
+      return {};
+    }
+  };
+
   // Registering the same schema again answers its existing id and adds no version, so a
   // register sent again to the next host after a timeout cannot create a second one.
   app.handle(schemaApi.register, async (c) => {
     const { subject } = c.req.valid("param");
     const body = c.req.valid("json");
-    const path = `/subjects/${subjectSegment(subject)}/versions`;
-    const answer = await send(c, { method: "POST", path, query: queryOf(c.req.valid("query")), body: await c.req.text() });
+    const subjectPath = `/subjects/${subjectSegment(subject)}`;
+    const query = queryOf(c.req.valid("query"));
+    const answer = await send(c, { method: "POST", path: `${subjectPath}/versions`, query, body: await c.req.text() });
     const id = (jsonOf(answer) as { id?: unknown } | undefined)?.id;
+    const registered = answer.status < 300 && typeof id === "number";
     c.set("auditContent", {
       subject,
       schemaType: body.schemaType ?? "AVRO",
-      ...(answer.status < 300 && typeof id === "number" ? { id: String(id) } : {}),
+      ...(registered ? { id: String(id), ...(await versionOf(c, subjectPath, query)) } : {}),
       ...outcomeOf(answer),
     });
     if (answer.status >= 300) return answerWith(c, answer);
