@@ -30,6 +30,8 @@ import type { MetadataService } from "./domains/metadata/service.ts";
 import { metricsRoutes } from "./domains/metrics/routes.ts";
 import { profileRoutes } from "./domains/profile/routes.ts";
 import type { ProfileService } from "./domains/profile/service.ts";
+import { schemaRoutes } from "./domains/schemas/routes.ts";
+import type { SchemaProxyService } from "./domains/schemas/service.ts";
 import { serverInfoRoutes } from "./domains/server-info/routes.ts";
 import type { ServerInfoService } from "./domains/server-info/service.ts";
 import { serviceAccountRoutes } from "./domains/service-accounts/routes.ts";
@@ -81,6 +83,8 @@ export interface AppDeps {
   metadata: MetadataService;
   consumers: ConsumerService;
   notifications: NotificationService;
+  /** The schema registry proxy (`/api/proxy-sr`), over the registry upstream the decoders share. */
+  schemas: SchemaProxyService;
   /** What the clients read beyond the SPEC: `/api/config`, `/api/license`, favourites, broker configs. */
   serverInfo: ServerInfoService;
   profiles: ProfileService;
@@ -150,7 +154,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     served.push(...group.rules);
   };
 
-  mount(authRoutes(deps.auth));
+  mount(authRoutes(deps.auth, deps.schemas.allowDelete));
   mount(
     healthRoutes({
       probe: deps.clusters,
@@ -184,6 +188,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       deps.config.metrics,
     ),
   );
+  mount(schemaRoutes(deps.schemas));
   mount(serverInfoRoutes(deps.serverInfo));
   mount(profileRoutes(deps.profiles));
   mount(configsRoutes(deps.kafkaConfigs));

@@ -21,6 +21,7 @@ import { MetadataRepo } from "./domains/metadata/repo.ts";
 import { MetadataService } from "./domains/metadata/service.ts";
 import { ProfileRepo } from "./domains/profile/repo.ts";
 import { ProfileService } from "./domains/profile/service.ts";
+import { SchemaProxyService } from "./domains/schemas/service.ts";
 import { ServerInfoService } from "./domains/server-info/service.ts";
 import { ServiceAccountService } from "./domains/service-accounts/service.ts";
 import { SqlService } from "./domains/sql/service.ts";
@@ -37,6 +38,7 @@ import { LagEngine } from "./lag/engine.ts";
 import { LagHistory } from "./lag/history.ts";
 import { OffsetSampler } from "./lag/sampler.ts";
 import { LogHub, type LogSink } from "./log/logger.ts";
+import { basicAuthorization, tlsOptions, Upstream } from "./proxy/upstream.ts";
 import { SchemaRegistryClient } from "./registry/client.ts";
 import { VERSION } from "./version.ts";
 
@@ -119,9 +121,28 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
   const topics = new TopicService({ pool: kafka, lag, sampler, metadata, audit, notifications, log: logs.logger("topics") });
   const lagHistory = new LagHistory(kafka, sampler, {}, logs.logger("sampler"));
   const consumers = new ConsumerService(kafka, lag, lagHistory, config.lag.sampleInterval);
-  const registry = config.schemaRegistry
-    ? new SchemaRegistryClient({ urls: config.schemaRegistry.urls, timeoutMs: config.schemaRegistry.timeout })
+  // One upstream for the registry: the decoders and the proxy skip the same bad host.
+  const sr = config.schemaRegistry;
+  const registryUpstream = sr
+    ? new Upstream({
+        name: "Schema registry",
+        urls: sr.urls,
+        authorization: basicAuthorization(sr.auth),
+        tls: tlsOptions(sr.tls),
+        timeoutMs: sr.timeout,
+        graceMs: sr.grace,
+        maxBytes: sr.maxResponseSize,
+        failoverOn5xx: true,
+      })
     : null;
+  const registry = registryUpstream ? new SchemaRegistryClient({ upstream: registryUpstream }) : null;
+  const schemas = new SchemaProxyService({
+    upstream: registryUpstream,
+    allowDelete: sr?.allowDelete ?? false,
+    graceMs: sr?.grace ?? 30_000,
+    notifications,
+    log: logs.logger("schemas"),
+  });
   const inserts = new InsertService({ pool: kafka, formats: storeTopicFormats(store.sqlite), registry, log: logs.logger("insert") });
   const sql = new SqlService({
     pool: kafka,
@@ -155,6 +176,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     metadata,
     consumers,
     notifications,
+    schemas,
     serverInfo: new ServerInfoService(config, VERSION),
     profiles: new ProfileService(new ProfileRepo(store.db)),
     kafkaConfigs: new KafkaConfigService(kafka),

@@ -13,6 +13,7 @@ import { logApi } from "./domains/logs/routes.ts";
 import { metadataApi } from "./domains/metadata/routes.ts";
 import { metricsApi } from "./domains/metrics/routes.ts";
 import { profileApi } from "./domains/profile/routes.ts";
+import { schemaApi } from "./domains/schemas/routes.ts";
 import { serverInfoApi } from "./domains/server-info/routes.ts";
 import { serviceAccountApi } from "./domains/service-accounts/routes.ts";
 import { sqlApi } from "./domains/sql/routes.ts";
@@ -47,6 +48,7 @@ export const ROUTES: readonly AnyRoute[] = [
   ...Object.values(clusterApi),
   ...Object.values(alertApi),
   ...Object.values(metricsApi),
+  ...Object.values(schemaApi),
   ...Object.values(serverInfoApi),
   ...Object.values(profileApi),
   ...Object.values(configsApi),

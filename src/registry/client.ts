@@ -1,16 +1,18 @@
 /**
  * A small client of a Confluent-compatible schema registry (Confluent, Apicurio's ccompat API,
- * Karapace): what the query decoders and the registry proxy need, nothing more.
+ * Karapace): what the query decoders and the INSERT encoders need, nothing more.
  *
- * Several URLs may be configured for one registry (its replicas). A request goes to the URL that
- * last answered and moves on to the next one when a URL cannot be reached or answers 5xx; a 4xx
- * answer is the registry's word and is not retried elsewhere.
+ * Requests go through the registry's one `Upstream` (src/proxy/upstream.ts), the same instance
+ * the registry proxy uses: a host that refused, timed out or answered 5xx is left out for the
+ * grace period by both, so the decoders and the proxy agree on which host is bad. A 4xx answer
+ * is the registry's word and is not retried elsewhere.
  *
  * Schemas by id never change (ids are immutable in the registry), so they are cached for the
  * life of the process; a failed lookup is not cached and is retried on the next call.
  */
 
 import { AppError } from "../errors.ts";
+import { Upstream } from "../proxy/upstream.ts";
 
 export interface RegistrySchema {
   id: number;
@@ -20,33 +22,44 @@ export interface RegistrySchema {
   schemaType: "AVRO" | "PROTOBUF" | "JSON" | (string & {});
 }
 
-export interface SchemaRegistryOptions {
-  urls: string[];
-  /** Per request, default 10 s. */
-  timeoutMs?: number;
-  /** Extra headers on every request (e.g. Authorization). */
-  headers?: Record<string, string>;
-  fetch?: typeof fetch;
-}
+export type SchemaRegistryOptions =
+  | { upstream: Upstream }
+  | {
+      urls: string[];
+      /** Per request, default 10 s. */
+      timeoutMs?: number;
+      /** How long a failed URL is left out, default 30 s. */
+      graceMs?: number;
+      fetch?: typeof fetch;
+    };
 
 const ACCEPT = "application/vnd.schemaregistry.v1+json, application/vnd.schemaregistry+json, application/json";
 
+/** The answers the decoders read are small; the proxy's configured cap applies when it is shared. */
+const DEFAULT_MAX_BYTES = 8 * 1024 * 1024;
+
 export class SchemaRegistryClient {
-  readonly urls: string[];
-  readonly #timeoutMs: number;
-  readonly #headers: Record<string, string>;
-  readonly #fetch: typeof fetch;
-  /** Index into urls of the URL that answered last. */
-  #current = 0;
+  readonly upstream: Upstream;
   readonly #byId = new Map<number, Promise<RegistrySchema>>();
   readonly #resolved = new Map<number, RegistrySchema>();
 
   constructor(opts: SchemaRegistryOptions) {
-    if (opts.urls.length === 0) throw new Error("a schema registry needs at least one URL");
-    this.urls = opts.urls.map((u) => u.replace(/\/+$/, ""));
-    this.#timeoutMs = opts.timeoutMs ?? 10_000;
-    this.#headers = opts.headers ?? {};
-    this.#fetch = opts.fetch ?? fetch;
+    this.upstream =
+      "upstream" in opts
+        ? opts.upstream
+        : new Upstream({
+            name: "Schema registry",
+            urls: opts.urls,
+            timeoutMs: opts.timeoutMs ?? 10_000,
+            graceMs: opts.graceMs ?? 30_000,
+            maxBytes: DEFAULT_MAX_BYTES,
+            failoverOn5xx: true,
+            ...(opts.fetch ? { fetch: opts.fetch } : {}),
+          });
+  }
+
+  get urls(): string[] {
+    return this.upstream.urls;
   }
 
   /** The schema already fetched for `id`, without I/O; undefined when not (yet) known. */
@@ -77,38 +90,25 @@ export class SchemaRegistryClient {
   }
 
   /**
-   * Sends one request, trying each URL in turn from the one that answered last. Network
-   * failures, timeouts and 5xx move on to the next URL; when all fail, BAD_GATEWAY (or
-   * GATEWAY_TIMEOUT when the last one timed out) names every URL tried.
+   * Sends one GET (or `init.method`) through the shared upstream. When no host answers, the
+   * decoders see BAD_GATEWAY naming every URL tried (what they reported before the proxy
+   * shared this failover), not the proxy's 503.
    */
-  async request(path: string, init: RequestInit = {}): Promise<Response> {
-    const failures: string[] = [];
-    let timedOut = false;
-    for (let i = 0; i < this.urls.length; i++) {
-      const index = (this.#current + i) % this.urls.length;
-      const base = this.urls[index]!;
-      const signal = init.signal
-        ? AbortSignal.any([init.signal, AbortSignal.timeout(this.#timeoutMs)])
-        : AbortSignal.timeout(this.#timeoutMs);
-      try {
-        const res = await this.#fetch(base + path, {
-          ...init,
-          signal,
-          headers: { accept: ACCEPT, ...this.#headers, ...(init.headers as Record<string, string> | undefined) },
-        });
-        if (res.status >= 500) {
-          failures.push(`${base}: HTTP ${res.status}`);
-          await res.body?.cancel().catch(() => {});
-          continue;
-        }
-        this.#current = index;
-        return res;
-      } catch (err) {
-        if (init.signal?.aborted) throw err;
-        timedOut = (err as Error).name === "TimeoutError";
-        failures.push(`${base}: ${timedOut ? "timed out" : (err as Error).message}`);
-      }
+  async request(path: string, init: { method?: string; signal?: AbortSignal } = {}): Promise<Response> {
+    try {
+      const answer = await this.upstream.send({
+        method: init.method ?? "GET",
+        path,
+        headers: { accept: ACCEPT },
+        ...(init.signal ? { signal: init.signal } : {}),
+      });
+      return new Response(answer.body.byteLength === 0 ? null : answer.body, {
+        status: answer.status,
+        headers: answer.contentType ? { "content-type": answer.contentType } : {},
+      });
+    } catch (e) {
+      if (e instanceof AppError && e.code === "UNAVAILABLE") throw new AppError("BAD_GATEWAY", e.message, { cause: e });
+      throw e;
     }
-    throw new AppError(timedOut ? "GATEWAY_TIMEOUT" : "BAD_GATEWAY", `Schema registry is unreachable (${failures.join("; ")})`);
   }
 }

@@ -39,7 +39,7 @@ describe("the Go client", () => {
     const body = await textAnswer(asResponse(login), 200);
     expect(body).toMatch(TOKEN);
     const s = await jsonAnswer(asResponse(await auth(body)), 200, session);
-    expect(s).toEqual({ token: body, user: admin.name, roles: ["admin"], schemaRegistryDelete: true });
+    expect(s).toEqual({ token: body, user: admin.name, roles: ["admin"], schemaRegistryDelete: false });
     // The client switches to the token of the answer and goes on with it.
     expect((await send(server.url, "GET", "/api/topics", { ...GO_HEADERS, "x-service-token": s.token })).status).toBe(200);
   });

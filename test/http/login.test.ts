@@ -41,7 +41,8 @@ describe("POST /api/login", () => {
     expect(body.success).toBe(true);
     expect(body.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(body.user).toEqual({ id: "alice", name: "alice", email: null, roles: ["admin"], groups: [], kind: "local" });
-    expect(body.schemaRegistryDelete).toBe(true);
+    // Registry deletes are off unless schemaRegistry.allowDelete turns them on (test/schemas covers both).
+    expect(body.schemaRegistryDelete).toBe(false);
   });
 
   test("answers the bare token for Accept: text/plain", async () => {

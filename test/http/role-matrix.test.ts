@@ -5,7 +5,7 @@ import { ROLES, type Role } from "../../src/config/schema.ts";
 import { type AccessRule, LEVEL_ROLES, ruleKey } from "../../src/http/access.ts";
 import { defineRoute } from "../../src/http/route.ts";
 import { ACCESS_RULES, ROUTES } from "../../src/routes.ts";
-import { uniqueTopic } from "../cluster/cluster.ts";
+import { schemaRegistryUrl, uniqueTopic } from "../cluster/cluster.ts";
 import { ROLE_USERS, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 import { describeCluster } from "../kafka/test-only.ts";
 
@@ -26,12 +26,13 @@ let group: string;
 let insertTopic: string;
 
 beforeAll(async () => {
-  rt = await testRuntime({ lag: { cacheTtl: 0 } });
+  rt = await testRuntime({ lag: { cacheTtl: 0 }, schemaRegistry: { urls: [schemaRegistryUrl()], allowDelete: true } });
   topic = await newTopic("rbac");
   insertTopic = await newTopic("rbac-ins");
   group = await newGroup(topic);
 });
 afterAll(async () => {
+  await removeSubjects();
   await rt.dispose({ topics, groups });
 });
 
@@ -294,6 +295,67 @@ const PREPARE: Record<string, Prepare> = {
     path: `/api/configs/brokers/${await brokerId()}`,
     body: JSON.stringify(["compression.type"]),
   }),
+  // Schema registry proxy: one subject registered once (re-registering its schema adds no
+  // version), a fresh subject for each allowed delete, the global level set to what it is.
+  "GET /api/proxy-sr/subjects": get("/api/proxy-sr/subjects", jsonArray),
+  "GET /api/proxy-sr/subjects/:subject/versions": async () => ({
+    path: `/api/proxy-sr/subjects/${(await srSubject()).subject}/versions`,
+    check: async (res) => expect(await res.json()).toEqual([1]),
+  }),
+  "DELETE /api/proxy-sr/subjects/:subject": async (c) => ({
+    path: `/api/proxy-sr/subjects/${(c.allowed ? await srRegister("rbac-sr-del") : await srSubject()).subject}`,
+    check: async (res) => expect(await res.json()).toEqual([1]),
+  }),
+  "GET /api/proxy-sr/schemas/ids/:id": async () => ({ path: `/api/proxy-sr/schemas/ids/${(await srSubject()).id}` }),
+  "GET /api/proxy-sr/subjects/:subject/versions/:version": async () => {
+    const { subject, id } = await srSubject();
+    return {
+      path: `/api/proxy-sr/subjects/${subject}/versions/latest`,
+      check: async (res) => expect(await res.json()).toMatchObject({ subject, id, version: 1 }),
+    };
+  },
+  "GET /api/proxy-sr/subjects/:subject/versions/:version/schema": async () => ({
+    path: `/api/proxy-sr/subjects/${(await srSubject()).subject}/versions/1/schema`,
+    check: async (res) => expect(await res.json()).toMatchObject({ name: "Rbac" }),
+  }),
+  "POST /api/proxy-sr/subjects/:subject/versions": async () => {
+    const { subject, id } = await srSubject();
+    return {
+      path: `/api/proxy-sr/subjects/${subject}/versions`,
+      body: SR_SCHEMA,
+      check: async (res) => expect(await res.json()).toEqual({ id }),
+    };
+  },
+  "DELETE /api/proxy-sr/subjects/:subject/versions/:version": async (c) => ({
+    path: `/api/proxy-sr/subjects/${(c.allowed ? await srRegister("rbac-sr-delv") : await srSubject()).subject}/versions/1`,
+    check: async (res) => expect(await res.json()).toBe(1),
+  }),
+  "POST /api/proxy-sr/compatibility/subjects/:subject/versions/:version": async () => ({
+    path: `/api/proxy-sr/compatibility/subjects/${(await srSubject()).subject}/versions/latest`,
+    body: SR_SCHEMA,
+    check: async (res) => expect(await res.json()).toMatchObject({ is_compatible: true }),
+  }),
+  "PUT /api/proxy-sr/config": async () => {
+    const level = (await (await fetch(`${schemaRegistryUrl()}/config`)).json()) as { compatibilityLevel: string };
+    return { path: "/api/proxy-sr/config", body: JSON.stringify({ compatibility: level.compatibilityLevel }) };
+  },
+  "GET /api/proxy-sr/config": get("/api/proxy-sr/config"),
+  "PUT /api/proxy-sr/config/:subject": async () => ({
+    path: `/api/proxy-sr/config/${(await srSubject()).subject}`,
+    body: JSON.stringify({ compatibility: "BACKWARD" }),
+  }),
+  "GET /api/proxy-sr/config/:subject": async () => {
+    const { subject } = await srSubject();
+    await fetch(`${schemaRegistryUrl()}/config/${subject}`, {
+      method: "PUT",
+      body: JSON.stringify({ compatibility: "FULL" }),
+      headers: { "content-type": "application/json" },
+    });
+    return {
+      path: `/api/proxy-sr/config/${subject}`,
+      check: async (res) => expect(await res.json()).toEqual({ compatibilityLevel: "FULL" }),
+    };
+  },
   "GET /api/groups": get("/api/groups", jsonArray),
   "POST /api/groups": async () => {
     const name = `rbac-new-${++groupCount}`;
@@ -453,6 +515,23 @@ async function logout(c: Caller): Promise<Prepared> {
       expect((await rt.request("/api/auth", { token })).status).toBe(401);
     },
   };
+}
+
+/** The registry proxy's subjects: one shared, fresh ones for deletes; removed from the registry after. */
+const SR_SCHEMA = JSON.stringify({ schema: JSON.stringify({ type: "record", name: "Rbac", fields: [{ name: "a", type: "int" }] }) });
+const srSubjects: string[] = [];
+let srShared: Promise<{ subject: string; id: number }> | undefined;
+const srSubject = () => (srShared ??= srRegister("rbac-sr"));
+async function srRegister(prefix: string): Promise<{ subject: string; id: number }> {
+  const subject = uniqueTopic(prefix);
+  srSubjects.push(subject);
+  const res = await rt.request(`/api/proxy-sr/subjects/${subject}/versions`, { method: "POST", role: "admin", body: SR_SCHEMA });
+  expect(res.status).toBe(200);
+  return { subject, id: ((await res.json()) as { id: number }).id };
+}
+async function removeSubjects(): Promise<void> {
+  for (const s of srSubjects)
+    for (const q of ["", "?permanent=true"]) await fetch(`${schemaRegistryUrl()}/subjects/${s}${q}`, { method: "DELETE" }).catch(() => {});
 }
 
 const WS_HANDSHAKE = {

@@ -33,8 +33,12 @@ const sessionAnswer = z.object({
   expiresAt: z.number(),
 });
 
-/** Deleting registry subjects is a write-level action. */
-const canDeleteSchemas = (s: Session) => s.user.roles.some((r) => r === "admin" || r === "write");
+/**
+ * Whether the registry proxy's deletes are open to the session: turned on in the configuration,
+ * and `write` or `admin` on the request's cluster (the level of the delete routes).
+ */
+const canDeleteSchemas = (allowDelete: boolean, s: Session, cluster: string) =>
+  allowDelete && s.scope.clusterRoles(cluster).some((r) => r === "admin" || r === "write");
 
 /** Client address for throttling: the socket's peer, never a header a client can forge. */
 function clientAddress(c: import("hono").Context<AppEnv>): string {
@@ -93,7 +97,7 @@ export const authApi = {
   }),
 };
 
-export function authRoutes(auth: AuthService) {
+export function authRoutes(auth: AuthService, schemaDeletes = false) {
   const app = new RouteGroup();
 
   app.handle(authApi.login, async (c) => {
@@ -102,7 +106,12 @@ export function authRoutes(auth: AuthService) {
     // The clients use the whole body as their token and none asks for JSON (the Go client sends
     // no Accept at all): the object only for those that name application/json.
     if (!/application\/json/i.test(c.req.header("accept") ?? "")) return c.text(token);
-    return c.json({ success: true, token, user: session.user, schemaRegistryDelete: canDeleteSchemas(session) });
+    return c.json({
+      success: true,
+      token,
+      user: session.user,
+      schemaRegistryDelete: canDeleteSchemas(schemaDeletes, session, c.get("cluster")),
+    });
   });
 
   app.handle(authApi.session, (c) => {
@@ -113,7 +122,7 @@ export function authRoutes(auth: AuthService) {
       userInfo: session.user,
       roles: session.user.roles,
       administrator: session.scope.unrestricted.has("admin"),
-      schemaRegistryDelete: canDeleteSchemas(session),
+      schemaRegistryDelete: canDeleteSchemas(schemaDeletes, session, c.get("cluster")),
       expiresAt: session.expiresAt,
     });
   });
