@@ -264,15 +264,18 @@ function Plugins({ alias, canWrite }: { alias: string; canWrite: boolean }) {
           <tbody>
             {plugins.data.map((p) => (
               <tr key={`${p.class} ${p.version ?? ""}`}>
-                <td>{p.name ?? shortClass(p.class)}</td>
+                <td>
+                  <span className="plugin-name">{p.name ?? shortClass(p.class)}</span>
+                  {p.description && <span className="muted plugin-description">{p.description}</span>}
+                </td>
                 <td>{p.type}</td>
                 <td>{p.version ?? "—"}</td>
                 <td className="mono">{p.class}</td>
                 {canWrite && (
                   <td>
-                    {p.type === "source" || p.type === "sink" ? (
+                    {(p.type === "source" || p.type === "sink") && p.uiEnabled !== false ? (
                       <Link to={newConnectorHref(alias, p.class)}>
-                        Create<span className="visually-hidden"> a {shortClass(p.class)} connector</span>
+                        Create<span className="visually-hidden"> a {p.name ?? shortClass(p.class)} connector</span>
                       </Link>
                     ) : null}
                   </td>

@@ -47,8 +47,11 @@ export interface ConnectPlugin {
   class: string;
   type: string;
   version?: string;
+  /** Loupe's catalogue: a display name, what the plugin does, whether the UI offers it. */
   name?: string;
   description?: string;
+  docs?: string;
+  uiEnabled?: boolean;
 }
 
 export interface ConfigDefinition {
