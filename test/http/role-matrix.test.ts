@@ -5,7 +5,8 @@ import { ROLES, type Role } from "../../src/config/schema.ts";
 import { type AccessRule, LEVEL_ROLES, ruleKey } from "../../src/http/access.ts";
 import { defineRoute } from "../../src/http/route.ts";
 import { ACCESS_RULES, ROUTES } from "../../src/routes.ts";
-import { uniqueTopic } from "../cluster/cluster.ts";
+import { connectEnv, uniqueTopic } from "../cluster/cluster.ts";
+import { connectorName, deleteDirect, heartbeatConfig, REBALANCING, runningThrough } from "../connect/helpers.ts";
 import { ROLE_USERS, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 import { describeCluster } from "../kafka/test-only.ts";
 
@@ -26,12 +27,13 @@ let group: string;
 let insertTopic: string;
 
 beforeAll(async () => {
-  rt = await testRuntime({ lag: { cacheTtl: 0 } });
+  rt = await testRuntime({ lag: { cacheTtl: 0 }, connect: { clusters: [{ alias: "rbac", urls: connectEnv().urls }], timeout: "20s" } });
   topic = await newTopic("rbac");
   insertTopic = await newTopic("rbac-ins");
   group = await newGroup(topic);
 });
 afterAll(async () => {
+  for (const name of connectors) await deleteDirect(name);
   await rt.dispose({ topics, groups });
 });
 
@@ -89,6 +91,8 @@ interface Prepared {
   upgrade?: boolean;
   /** Checks the answer of an allowed call beyond its 2xx. */
   check?(res: Response): Promise<void>;
+  /** Whether to send the call again (Connect's 409 while its workers rebalance), within 30 s. */
+  retry?(res: Response): Promise<boolean>;
   /** Runs after the call (closes what the preparation opened). */
   cleanup?(): Promise<void>;
 }
@@ -388,10 +392,81 @@ const PREPARE: Record<string, Prepare> = {
       check: async () => expect((await rt.request(`/api/service-accounts/${name}`, { role: "admin" })).status).toBe(404),
     };
   },
+  "GET /api/connect/clusters": get("/api/connect/clusters", async (res) =>
+    expect(await res.json()).toContainEqual({ alias: "rbac", workers: expect.arrayContaining([expect.objectContaining({ state: "UP" })]) }),
+  ),
+  "GET /api/proxy-connect/:clusterAlias/connectors": async () => ({
+    path: CONNECT,
+    retry: rebalancing,
+    check: async (res) => expect(((await res.json()) as unknown[]).every((n) => typeof n === "string")).toBe(true),
+  }),
+  "POST /api/proxy-connect/:clusterAlias/connectors": async (c) => {
+    const name = connectorName("rbac new");
+    if (c.allowed) connectors.push(name);
+    return { path: CONNECT, body: JSON.stringify({ name, config: heartbeatConfig() }), retry: rebalancing };
+  },
+  "GET /api/proxy-connect/:clusterAlias/connectors/:connectorName": async () =>
+    connectorCall("", async (res) => expect(await res.json()).toMatchObject({ name: await sharedConnector(), type: "source" })),
+  "GET /api/proxy-connect/:clusterAlias/connectors/:connectorName/config": async () =>
+    connectorCall("/config", async (res) => expect(await res.json()).toMatchObject({ "tasks.max": "1" })),
+  "PUT /api/proxy-connect/:clusterAlias/connectors/:connectorName/config": async () => ({
+    ...(await connectorCall("/config")),
+    body: JSON.stringify(heartbeatConfig()),
+  }),
+  "GET /api/proxy-connect/:clusterAlias/connectors/:connectorName/status": async () =>
+    connectorCall("/status", async (res) => expect(await res.json()).toMatchObject({ connector: { state: expect.any(String) } })),
+  "PUT /api/proxy-connect/:clusterAlias/connectors/:connectorName/pause": async () => connectorCall("/pause"),
+  "PUT /api/proxy-connect/:clusterAlias/connectors/:connectorName/resume": async () => connectorCall("/resume"),
+  "POST /api/proxy-connect/:clusterAlias/connectors/:connectorName/restart": async () => connectorCall("/restart"),
+  "GET /api/proxy-connect/:clusterAlias/connectors/:connectorName/tasks": async () =>
+    connectorCall("/tasks", async (res) => expect(((await res.json()) as unknown[]).length).toBe(1)),
+  "GET /api/proxy-connect/:clusterAlias/connectors/:connectorName/tasks/:task_id/status": async () =>
+    connectorCall("/tasks/0/status", async (res) => expect(await res.json()).toMatchObject({ id: 0 })),
+  "POST /api/proxy-connect/:clusterAlias/connectors/:connectorName/tasks/:task_id/restart": async () => connectorCall("/tasks/0/restart"),
+  // A fresh connector per allowed call: the deletion uses it up.
+  "DELETE /api/proxy-connect/:clusterAlias/connectors/:connectorName": async (c) => {
+    if (!c.allowed) return connectorCall("");
+    const name = connectorName("rbac del");
+    connectors.push(name);
+    const res = await rt.request(CONNECT, { method: "POST", role: "admin", body: JSON.stringify({ name, config: heartbeatConfig() }) });
+    expect(res.status).toBe(201);
+    return { path: `${CONNECT}/${encodeURIComponent(name)}`, retry: rebalancing };
+  },
+  "GET /api/proxy-connect/:clusterAlias/connector-plugins": get("/api/proxy-connect/rbac/connector-plugins", async (res) =>
+    expect((await res.json()) as unknown[]).toContainEqual(expect.objectContaining({ name: "MirrorMaker Heartbeat", uiEnabled: true })),
+  ),
+  "PUT /api/proxy-connect/:clusterAlias/connector-plugins/:plugin/config/validate": async () => ({
+    path: "/api/proxy-connect/rbac/connector-plugins/MirrorHeartbeatConnector/config/validate",
+    body: JSON.stringify({ ...heartbeatConfig(), name: "rbac-validate" }),
+    check: async (res) => expect(await res.json()).toMatchObject({ error_count: 0 }),
+  }),
   "GET /metrics": get("/metrics", async (res) => expect(await res.text()).toContain("# TYPE")),
   "GET /": get("/", async (res) => expect(await res.text()).toContain("<title>Loupe</title>")),
   "GET /*": get("/topics/some-page", async (res) => expect(await res.text()).toContain("<title>Loupe</title>")),
 };
+
+const CONNECT = "/api/proxy-connect/rbac/connectors";
+/** Connectors made here, deleted at the end. */
+const connectors: string[] = [];
+/** Connect answers 409 while its workers rebalance (each creation and deletion starts one). */
+const rebalancing = async (res: Response) => (res.status === 409 || res.status === 500) && REBALANCING.test(await res.text());
+
+/** The heartbeat connector that reads and changes act on, made once and running. */
+let sharedMade: Promise<string> | undefined;
+const sharedConnector = () =>
+  (sharedMade ??= (async () => {
+    const name = connectorName("rbac hb");
+    connectors.push(name);
+    const res = await rt.request(CONNECT, { method: "POST", role: "admin", body: JSON.stringify({ name, config: heartbeatConfig() }) });
+    expect(res.status).toBe(201);
+    await runningThrough(rt, name, "rbac");
+    return name;
+  })());
+
+/** A call on the shared connector's `<suffix>`. */
+async function connectorCall(suffix: string, check?: Prepared["check"]): Promise<Prepared> {
+  return { path: `${CONNECT}/${encodeURIComponent(await sharedConnector())}${suffix}`, retry: rebalancing, ...(check ? { check } : {}) };
+}
 
 let groupCount = 0;
 const scopeGroup = (name: string) => ({ name, roles: ["read"], clusters: ["*"], topics: { allow: ["rbac-*"], deny: [] } });
@@ -478,7 +553,14 @@ async function call(rule: AccessRule, req: Prepared, token: string | undefined):
     abort.abort();
     return new Response(null, { status: 101, headers: res.headers });
   }
-  if (!req.stream) return rt.request(req.path, init);
+  if (!req.stream) {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const res = await rt.request(req.path, init);
+      if (!req.retry || Date.now() > deadline || !(await req.retry(res.clone() as Response))) return res;
+      await Bun.sleep(200);
+    }
+  }
   const abort = new AbortController();
   const res = await rt.request(req.path, { ...init, signal: abort.signal });
   let first = "";
@@ -529,6 +611,8 @@ async function undocumented(key: string, res: Response): Promise<string | undefi
   const answer = route.doc.responses[res.status] as { content?: Record<string, { schema: unknown }> } | undefined;
   if (!answer) return `status ${res.status} is not declared`;
   if (res.status === 101) return answer.content ? "a websocket's 101 declares content" : undefined;
+  // An answer declared without content (Connect's 202 and 204) has none.
+  if (!answer.content) return (await res.text()) === "" ? undefined : "a body where none is declared";
   const type = (res.headers.get("content-type") ?? "").split(";")[0]!.trim();
   const media = Object.keys(answer.content ?? {}).find((m) => m.split(";")[0]!.trim() === type);
   if (!media) return `content type ${type} is not declared`;
