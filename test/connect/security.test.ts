@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { connect } from "node:net";
 import { type TestRuntime, testRuntime } from "../helpers/runtime.ts";
-import { heartbeatConfig } from "./helpers.ts";
+import { eventually, heartbeatConfig } from "./helpers.ts";
 
 interface Seen {
   method: string;
@@ -17,6 +17,7 @@ interface Seen {
 }
 
 const seen: Seen[] = [];
+const held = Promise.withResolvers<void>();
 let recorder: ReturnType<typeof Bun.serve>;
 let rt: TestRuntime;
 
@@ -27,13 +28,16 @@ beforeAll(async () => {
     async fetch(req) {
       const raw = req.url.slice(req.url.indexOf("/", "http://".length));
       const q = raw.indexOf("?");
+      const body = await req.text();
       seen.push({
         method: req.method,
         path: q < 0 ? raw : raw.slice(0, q),
         query: q < 0 ? "" : raw.slice(q + 1),
         headers: Object.fromEntries(req.headers),
-        body: await req.text(),
+        body,
       });
+      // A request naming `hold` waits until the test lets it go: its audit entry stays pending meanwhile.
+      if (body.includes('"hold-')) await held.promise;
       return new Response(JSON.stringify(["recorded"]), {
         headers: { "content-type": "application/json", "set-cookie": "worker=1", "x-worker-secret": "leak", location: "http://elsewhere/" },
       });
@@ -45,6 +49,7 @@ beforeAll(async () => {
         { alias: "rec", urls: [`http://127.0.0.1:${recorder.port}`] },
         { alias: "rec-auth", urls: [`http://127.0.0.1:${recorder.port}`], auth: { username: "connect-user", password: "connect-pass" } },
       ],
+      guardRails: { secretKeys: ["*.sig"] },
     },
   });
 });
@@ -149,6 +154,38 @@ describe("what reaches a Connect worker", () => {
       config: { "connector.class": "org.apache.kafka.connect.mirror.MirrorHeartbeatConnector", "tasks.max": 2 },
     });
     expect(seen[0]!.body).not.toContain("FileStreamSource");
+  });
+
+  test("regression: a connector's secrets reached the audit table in the pending intent stored before the change", async () => {
+    const name = `hold-${Date.now()}`;
+    const secrets = { "ssl.key": "pem-pending", "webhook.sig": "sig-pending", "database.password": "pw-pending" };
+    const answer = rt.request("/api/proxy-connect/rec/connectors", {
+      method: "POST",
+      role: "write",
+      body: JSON.stringify({ name, config: { ...heartbeatConfig(), ...secrets } }),
+    });
+    const rows = () =>
+      rt.store.sqlite.query("SELECT outcome, content FROM audit WHERE type = 'CONNECTOR'").all() as { outcome: string; content: string }[];
+    const pending = await eventually("the pending intent", async () =>
+      rows().find((r) => r.outcome === "PENDING" && r.content.includes(name)),
+    );
+    expect(JSON.parse(pending.content)).toEqual({
+      clusterAlias: "rec",
+      name,
+      "connector.class": "org.apache.kafka.connect.mirror.MirrorHeartbeatConnector",
+      outcome: "PENDING",
+    });
+    held.resolve();
+    expect((await answer).status).toBe(200);
+    const done = rows().find((r) => r.content.includes(name))!;
+    expect(done.outcome).toBe("SUCCESS");
+    expect(JSON.parse(JSON.parse(done.content).config)).toMatchObject({ "ssl.key": "********", "webhook.sig": "********" });
+    for (const v of Object.values(secrets))
+      expect(
+        rows()
+          .map((r) => r.content)
+          .join(),
+      ).not.toContain(v);
   });
 
   test("traversal in any encoding is 400, or resolved by Bun before routing into another Loupe route; no worker ever sees a path step", async () => {
