@@ -299,7 +299,12 @@ const isJson = (answer: UpstreamAnswer) => /\bjson\b/i.test(answer.contentType ?
 function relay(c: Context<AppEnv>, answer: UpstreamAnswer, reshape?: (body: unknown) => unknown, status = answer.status): Response {
   if (answer.status >= 400 && answer.body.byteLength > 0 && !isJson(answer)) throw notConnectJson(answer);
   if (reshape && answer.status < 300 && isJson(answer)) {
-    const body = JSON.parse(new TextDecoder().decode(answer.body)) as unknown;
+    let body: unknown;
+    try {
+      body = JSON.parse(new TextDecoder().decode(answer.body));
+    } catch {
+      throw new AppError("BAD_GATEWAY", `Kafka Connect answered HTTP ${answer.status} with a body that is not JSON`);
+    }
     return c.json(reshape(body) as object, status as 200);
   }
   const empty = status === 204 || status === 205 || status === 304 || answer.body.byteLength === 0;
