@@ -168,7 +168,7 @@ describe("guard rails and secrets through the proxy", () => {
         expect(e.content.guardRailsRefused).toContain(key);
       }
       const denied = (await auditEntries(rt, "ACCESS")).find((e) => e.userId === "wanda" && e.content.guardRailsRefused?.includes(key));
-      expect(denied).toMatchObject({ change: "DENY", content: { outcome: "FAILURE" } });
+      expect(denied).toMatchObject({ change: "DENY", content: { outcome: "FAILURE", alias: ALIAS, plugin: "MirrorHeartbeatConnector" } });
     });
 
     test(`${what}: allowed for admin and audited with the rail overridden`, async () => {

@@ -500,6 +500,8 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
     service.upstream(clusterAlias);
     const segment = nameSegment("plugin", name);
     const config = c.req.valid("json");
+    // Read only by a refusal's ACCESS DENY entry: validation changes nothing.
+    c.set("auditContent", { alias: clusterAlias, plugin: name, config: service.secrets.maskConfig(config) });
     await checkRails(c, config, [name]);
     return relay(c, await send(c, "PUT", `/connector-plugins/${segment}/config/validate`, { body: config }));
   });
