@@ -142,6 +142,31 @@ describe("a private pair of workers", () => {
     expect(page[0]!.workers.map((w) => w.state)).toEqual(["DOWN", "UP"]);
   }, 120_000);
 
+  test("a connector named with '/' (made at Connect directly): read through Loupe from the expanded list; changes refused by Connect", async () => {
+    const name = `loupe team/orders ${Date.now().toString(36)}`;
+    const created = await eventually("created at a worker", async () => {
+      const res = await fetch(`${urls[1]}/connectors`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ name, config: heartbeatConfig({ "database.password": "slash-secret" }) }),
+      });
+      return res.status === 409 ? undefined : res.status;
+    });
+    expect(created).toBe(201);
+    const base = `/api/proxy-connect/dev/connectors/${enc(name)}`;
+    expect((await (await pair.request("/api/proxy-connect/dev/connectors", { role: "nodata" })).json()) as string[]).toContain(name);
+    await runningThrough(pair, name);
+    const info = await pair.request(base, { role: "read" });
+    expect(await info.json()).toMatchObject({ name, type: "source", config: { "database.password": "********" } });
+    expect(await (await pair.request(`${base}/config`, { role: "write" })).json()).toMatchObject({
+      name,
+      "database.password": "slash-secret",
+    });
+    const pause = await pair.request(`${base}/pause`, { method: "PUT", role: "write" });
+    expect(pause.status).toBe(400);
+    expect((await errorOf(pause)).message).toContain("cannot be addressed");
+  }, 60_000);
+
   test("a 409 of a rebalance (worker 1 joining again, connectors being created) is passed through as Connect wrote it", async () => {
     const name = made[0]!;
     const restart = `/api/proxy-connect/dev/connectors/${enc(name)}/restart`;

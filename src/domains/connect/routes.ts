@@ -279,15 +279,23 @@ const STATUS_CODES: Record<number, ErrorCode> = { 400: "BAD_REQUEST", 404: "NOT_
  * status with a COMPAT body, since clients read `{error_code, message}`. Jetty 12 (Connect 4)
  * refuses `%2F` and `%25` in paths, which is how a name with `/` or `%` reaches it.
  */
-function notConnectJson(answer: UpstreamAnswer): AppError {
+function notConnectJson(answer: UpstreamAnswer, encodedName: boolean): AppError {
   const text = new TextDecoder().decode(answer.body);
-  const reason = (/<title>([^<]*)<\/title>/i.exec(text)?.[1] ?? text.slice(0, 200)).replace(/\s+/g, " ").trim();
-  const hint = /Ambiguous URI path (separator|encoding)/i.test(reason)
-    ? ": Kafka Connect's REST server refuses an encoded '/' or '%' in a path, so connectors whose names hold one cannot be addressed"
-    : "";
+  const reason = (/<title>([^<]*)<\/title>/i.exec(text)?.[1] ?? text.slice(0, 200)).replace(/\s+/g, " ").trim() || "no body";
+  // Jetty names the cause in its page for a GET; for other methods its 400 has no body.
+  const hint =
+    /Ambiguous URI path (separator|encoding)/i.test(reason) || (encodedName && answer.status === 400)
+      ? ": Kafka Connect's REST server refuses an encoded '/' or '%' in a path, so connectors whose names hold one cannot be addressed"
+      : "";
   return new AppError(STATUS_CODES[answer.status] ?? "BAD_GATEWAY", `Kafka Connect answered HTTP ${answer.status} (${reason})${hint}`, {
     status: answer.status,
   });
+}
+
+/** One connector of the list with `expand=info&expand=status`. */
+interface ExpandedEntry {
+  info?: { name: string; config: Record<string, string>; tasks: unknown[]; type?: string };
+  status?: unknown;
 }
 
 const isJson = (answer: UpstreamAnswer) => /\bjson\b/i.test(answer.contentType ?? "");
@@ -297,7 +305,8 @@ const isJson = (answer: UpstreamAnswer) => /\bjson\b/i.test(answer.contentType ?
  * only header; `reshape` applies to a 2xx JSON body (masking, the plugin catalogue).
  */
 function relay(c: Context<AppEnv>, answer: UpstreamAnswer, reshape?: (body: unknown) => unknown, status = answer.status): Response {
-  if (answer.status >= 400 && answer.body.byteLength > 0 && !isJson(answer)) throw notConnectJson(answer);
+  // The router keeps `%2F` and `%25` encoded in the path: a name holding `/` or `%`.
+  if (answer.status >= 400 && !isJson(answer)) throw notConnectJson(answer, /%2F|%25/i.test(c.req.path));
   if (reshape && answer.status < 300 && isJson(answer)) {
     let body: unknown;
     try {
@@ -361,9 +370,14 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
     throw err;
   };
 
-  const send = (c: Context<AppEnv>, method: string, path: string, opts: { query?: readonly string[]; body?: unknown } = {}) => {
+  const send = (
+    c: Context<AppEnv>,
+    method: string,
+    path: string,
+    opts: { query?: readonly string[]; fixedQuery?: URLSearchParams; body?: unknown } = {},
+  ) => {
     const alias = c.req.param("clusterAlias") ?? "";
-    const query = opts.query ? pickQuery(c, opts.query) : undefined;
+    const query = opts.fixedQuery ?? (opts.query ? pickQuery(c, opts.query) : undefined);
     return service.send(alias, {
       method,
       path,
@@ -406,22 +420,38 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
     return relay(c, await send(c, "POST", "/connectors", { body }));
   });
 
+  /**
+   * Reads of a connector whose name holds `/` or `%` (made directly at Connect): its REST server
+   * refuses such names in a path, but its list expanded with info and status holds them. Served
+   * from there, in the shapes of the per-connector routes; changes stay impossible (Connect's
+   * refusal is passed on).
+   */
+  const fromExpandedList = async (c: Context<AppEnv>, name: string, pick: (entry: ExpandedEntry) => unknown) => {
+    const answer = await send(c, "GET", "/connectors", {
+      fixedQuery: new URLSearchParams([
+        ["expand", "info"],
+        ["expand", "status"],
+      ]),
+    });
+    if (answer.status !== 200 || !isJson(answer)) return relay(c, answer);
+    const entry = (JSON.parse(new TextDecoder().decode(answer.body)) as Record<string, ExpandedEntry>)[name];
+    if (!entry) return c.json({ error_code: 404, message: `Connector ${name} not found` }, 404);
+    return c.json(pick(entry) as object);
+  };
+  const unaddressable = (name: string) => /[/%]/.test(name);
+
   app.handle(connectApi.get, async (c) => {
-    const { path } = connectorPath(c);
-    return relay(
-      c,
-      await send(c, "GET", path),
-      masked(c, (b) => service.secrets.maskHolder(b)),
-    );
+    const { name, path } = connectorPath(c);
+    const mask = masked(c, (b) => service.secrets.maskHolder(b));
+    if (unaddressable(name)) return fromExpandedList(c, name, (e) => (mask ? mask(e.info) : e.info));
+    return relay(c, await send(c, "GET", path), mask);
   });
 
   app.handle(connectApi.getConfig, async (c) => {
-    const { path } = connectorPath(c);
-    return relay(
-      c,
-      await send(c, "GET", `${path}/config`),
-      masked(c, (b) => service.secrets.maskConfig(b)),
-    );
+    const { name, path } = connectorPath(c);
+    const mask = masked(c, (b) => service.secrets.maskConfig(b));
+    if (unaddressable(name)) return fromExpandedList(c, name, (e) => (mask ? mask(e.info?.config) : e.info?.config));
+    return relay(c, await send(c, "GET", `${path}/config`), mask);
   });
 
   app.handle(connectApi.putConfig, async (c) => {
@@ -434,7 +464,11 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
     return relay(c, answer, undefined, answer.status === 201 ? 200 : answer.status);
   });
 
-  app.handle(connectApi.status, async (c) => relay(c, await send(c, "GET", `${connectorPath(c).path}/status`)));
+  app.handle(connectApi.status, async (c) => {
+    const { name, path } = connectorPath(c);
+    if (unaddressable(name)) return fromExpandedList(c, name, (e) => e.status);
+    return relay(c, await send(c, "GET", `${path}/status`));
+  });
 
   for (const [route, action] of [
     [connectApi.pause, "pause"],
