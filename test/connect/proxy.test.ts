@@ -3,6 +3,7 @@
  * clients send and expect (CLIENTS.md 4), Connect's own answers passed through, unknown aliases.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { enrichPlugins } from "../../src/domains/connect/catalogue.ts";
 import { connectEnv } from "../cluster/cluster.ts";
 import { errorOf, type TestRuntime } from "../helpers/runtime.ts";
 import {
@@ -176,6 +177,26 @@ describe("Connect proxy", () => {
     }[];
     expect(all.length).toBeGreaterThan(plugins.length);
     expect(all.some((p) => p.type === "converter")).toBe(true);
+  });
+
+  test("a plugin the catalogue does not know gets fields derived from its class; Connect's own fields win", () => {
+    expect(enrichPlugins([{ class: "com.acme.connect.JdbcSinkConnector", type: "sink", version: "1.2", name: "from-connect" }])).toEqual([
+      {
+        class: "com.acme.connect.JdbcSinkConnector",
+        type: "sink",
+        version: "1.2",
+        name: "from-connect",
+        icon: "connector.png",
+        description: "",
+        author: "com.acme",
+        docs: "",
+        uiEnabled: true,
+      },
+    ]);
+    expect((enrichPlugins([{ class: "com.acme.connect.JdbcSinkConnector", type: "sink" }]) as { name: string }[])[0]!.name).toBe(
+      "Jdbc Sink",
+    );
+    expect(enrichPlugins({ not: "a list" })).toEqual({ not: "a list" });
   });
 
   test("validate answers Connect's messages per field", async () => {
