@@ -117,7 +117,7 @@ describe("guard rails and secrets through the proxy", () => {
     for (const name of made) await deleteDirect(name);
     await rt.dispose();
     rmSync(dir, { recursive: true, force: true });
-  });
+  }, 60_000);
 
   /** The configs each rail refuses: harmless ones, deleted at once when an admin makes them. */
   const railCases = (): [string, () => Record<string, unknown>, string][] => [

@@ -31,7 +31,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const name of made) await deleteDirect(name);
   await rt.dispose();
-});
+}, 60_000);
 
 const json = (body: unknown) => JSON.stringify(body);
 

@@ -56,7 +56,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await rt.dispose();
   recorder.stop(true);
-});
+}, 60_000);
 
 /** One request on a raw socket: the path exactly as written. Resolves to the status and body. */
 function rawRequest(path: string, token: string, method = "GET"): Promise<{ status: number; body: string }> {

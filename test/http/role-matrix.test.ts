@@ -35,7 +35,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const name of connectors) await deleteDirect(name);
   await rt.dispose({ topics, groups });
-});
+}, 60_000);
 
 /** A topic with three JSON records, created through the API so that it has leaders when it answers. */
 async function newTopic(prefix: string): Promise<string> {
