@@ -639,52 +639,57 @@ describe("role matrix", () => {
   // One test per route: allowed callers succeed on a real resource, denied ones get 403 and an audit entry.
   for (const rule of ACCESS_RULES) {
     const key = ruleKey(rule.method, rule.path);
-    test(`${key}: ${rule.level}`, async () => {
-      const prepare = PREPARE[key];
-      expect(prepare).toBeDefined();
-      const failures: string[] = [];
+    test(
+      `${key}: ${rule.level}`,
+      async () => {
+        const prepare = PREPARE[key];
+        expect(prepare).toBeDefined();
+        const failures: string[] = [];
 
-      // No token.
-      {
-        const req = await prepare!({ allowed: rule.level === "public" });
-        const res = await call(rule, req, undefined);
-        const body = await res.text();
-        const want = rule.level !== "public" ? 401 : rule.path.endsWith("/logout") ? 400 : undefined;
-        if (want !== undefined ? res.status !== want : !succeeded(req, res.status))
-          failures.push(`no token: ${res.status} ${body.slice(0, 200)}`);
-        await req.cleanup?.();
-      }
-
-      for (const role of ROLES) {
-        const allowed = rule.level === "public" || LEVEL_ROLES[rule.level].includes(role);
-        const token = await rt.token(role);
-        const req = await prepare!({ role, token, allowed });
-        const since = Date.now();
-        const res = await call(rule, req, req.token ?? token);
-        if (allowed) {
-          if (!succeeded(req, res.status)) failures.push(`${role}: ${res.status} ${(await res.text()).slice(0, 300)}, want 2xx`);
-          else {
-            const drift = await undocumented(key, res.clone() as Response);
-            if (drift) failures.push(`${role}: ${res.status} answer differs from its declaration: ${drift}`);
-            if (req.check)
-              await req.check(res).catch((e: Error) => {
-                failures.push(`${role}: ${res.status} but ${e.message}`);
-              });
-          }
-        } else {
-          await res.arrayBuffer();
-          if (res.status !== 403) failures.push(`${role}: ${res.status}, want 403`);
-          const entry = await newestEntry(role);
-          const want = rule.audit ? `${rule.audit.type} ${rule.audit.change}` : "ACCESS DENY";
-          if (!entry || entry.timestamp < since || `${entry.type} ${entry.change}` !== want || entry.content.outcome !== "FAILURE")
-            failures.push(`${role}: denied without the audit entry ${want}: ${JSON.stringify(entry)}`);
-          else if (!entry.content.reason!.startsWith("FORBIDDEN"))
-            failures.push(`${role}: denial audited with reason ${entry.content.reason}`);
+        // No token.
+        {
+          const req = await prepare!({ allowed: rule.level === "public" });
+          const res = await call(rule, req, undefined);
+          const body = await res.text();
+          const want = rule.level !== "public" ? 401 : rule.path.endsWith("/logout") ? 400 : undefined;
+          if (want !== undefined ? res.status !== want : !succeeded(req, res.status))
+            failures.push(`no token: ${res.status} ${body.slice(0, 200)}`);
+          await req.cleanup?.();
         }
-        await req.cleanup?.();
-      }
-      expect(failures).toEqual([]);
-    });
+
+        for (const role of ROLES) {
+          const allowed = rule.level === "public" || LEVEL_ROLES[rule.level].includes(role);
+          const token = await rt.token(role);
+          const req = await prepare!({ role, token, allowed });
+          const since = Date.now();
+          const res = await call(rule, req, req.token ?? token);
+          if (allowed) {
+            if (!succeeded(req, res.status)) failures.push(`${role}: ${res.status} ${(await res.text()).slice(0, 300)}, want 2xx`);
+            else {
+              const drift = await undocumented(key, res.clone() as Response);
+              if (drift) failures.push(`${role}: ${res.status} answer differs from its declaration: ${drift}`);
+              if (req.check)
+                await req.check(res).catch((e: Error) => {
+                  failures.push(`${role}: ${res.status} but ${e.message}`);
+                });
+            }
+          } else {
+            await res.arrayBuffer();
+            if (res.status !== 403) failures.push(`${role}: ${res.status}, want 403`);
+            const entry = await newestEntry(role);
+            const want = rule.audit ? `${rule.audit.type} ${rule.audit.change}` : "ACCESS DENY";
+            if (!entry || entry.timestamp < since || `${entry.type} ${entry.change}` !== want || entry.content.outcome !== "FAILURE")
+              failures.push(`${role}: denied without the audit entry ${want}: ${JSON.stringify(entry)}`);
+            else if (!entry.content.reason!.startsWith("FORBIDDEN"))
+              failures.push(`${role}: denial audited with reason ${entry.content.reason}`);
+          }
+          await req.cleanup?.();
+        }
+        expect(failures).toEqual([]);
+      },
+      // Connect's changes wait for its tasks to stop and for rebalances: longer than the default.
+      rule.path.includes("/proxy-connect/") ? 120_000 : undefined,
+    );
   }
 
   test("a route registered without its declaration stops start-up", () => {
