@@ -16,6 +16,8 @@ import { clusterRoutes } from "./domains/cluster/routes.ts";
 import { ClusterOverviewService } from "./domains/cluster/service.ts";
 import { configsRoutes } from "./domains/configs/routes.ts";
 import type { KafkaConfigService } from "./domains/configs/service.ts";
+import { connectRoutes } from "./domains/connect/routes.ts";
+import type { ConnectService } from "./domains/connect/service.ts";
 import { consumerRoutes } from "./domains/consumers/routes.ts";
 import type { ConsumerService } from "./domains/consumers/service.ts";
 import { healthRoutes } from "./domains/health/routes.ts";
@@ -85,6 +87,8 @@ export interface AppDeps {
   notifications: NotificationService;
   /** The schema registry proxy (`/api/proxy-sr`), over the registry upstream the decoders share. */
   schemas: SchemaProxyService;
+  /** The Kafka Connect proxy's clusters, one failover client per alias. */
+  connect: ConnectService;
   /** What the clients read beyond the SPEC: `/api/config`, `/api/license`, favourites, broker configs. */
   serverInfo: ServerInfoService;
   profiles: ProfileService;
@@ -182,6 +186,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   mount(consumerRoutes(deps.consumers));
   mount(clusterRoutes(new ClusterOverviewService(deps.kafka, deps.lag)));
   mount(alertRoutes(deps.notifications, deps.streams));
+  mount(connectRoutes({ service: deps.connect, notifications: deps.notifications, audit: deps.audit }));
   mount(
     metricsRoutes(
       { pool: deps.kafka, lag: deps.lag, counters, openStreams: () => deps.streams.total, startedAt: deps.startedAt },

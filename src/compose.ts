@@ -14,6 +14,7 @@ import { AuditService } from "./domains/audit/service.ts";
 import { LdapDirectory } from "./domains/auth/ldap.ts";
 import { type AuthOptions, AuthService } from "./domains/auth/service.ts";
 import { KafkaConfigService } from "./domains/configs/service.ts";
+import { ConnectService } from "./domains/connect/service.ts";
 import { ConsumerService } from "./domains/consumers/service.ts";
 import { type ClusterProbe, kafkaProbe } from "./domains/health/service.ts";
 import { InsertService } from "./domains/insert/service.ts";
@@ -177,6 +178,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     consumers,
     notifications,
     schemas,
+    connect: new ConnectService(config.connect),
     serverInfo: new ServerInfoService(config, VERSION),
     profiles: new ProfileService(new ProfileRepo(store.db)),
     kafkaConfigs: new KafkaConfigService(kafka),

@@ -4,6 +4,7 @@ import { auditApi } from "./domains/audit/routes.ts";
 import { authApi } from "./domains/auth/routes.ts";
 import { clusterApi } from "./domains/cluster/routes.ts";
 import { configsApi } from "./domains/configs/routes.ts";
+import { connectApi } from "./domains/connect/routes.ts";
 import { consumerApi } from "./domains/consumers/routes.ts";
 import { healthApi } from "./domains/health/routes.ts";
 import { jdbcApi } from "./domains/jdbc/routes.ts";
@@ -47,6 +48,7 @@ export const ROUTES: readonly AnyRoute[] = [
   ...Object.values(consumerApi),
   ...Object.values(clusterApi),
   ...Object.values(alertApi),
+  ...Object.values(connectApi),
   ...Object.values(metricsApi),
   ...Object.values(schemaApi),
   ...Object.values(serverInfoApi),

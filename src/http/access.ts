@@ -41,7 +41,16 @@ export interface AccessRule {
    * cannot be) and completed with the outcome. A denied call of a route without it is audited
    * as ACCESS DENY.
    */
-  audit?: { type: AuditType; change: AuditChange };
+  audit?: {
+    type: AuditType;
+    change: AuditChange;
+    /**
+     * What of the raw request (query and JSON body) the pending intent keeps; all of it when
+     * absent (the audit service masks the secrets it knows). For bodies whose secrets only the
+     * domain recognises (a connector's config): the intent must not store them even for a moment.
+     */
+    request?: (fields: Record<string, unknown>) => Record<string, unknown>;
+  };
 }
 
 export function rolesFor(level: Level): readonly Role[] | "public" {

@@ -178,7 +178,7 @@ export const authorize =
       change: rule.audit.change,
       user,
       content: params,
-      request: await requestFields(c),
+      request: rule.audit.request ? rule.audit.request(await requestFields(c)) : await requestFields(c),
     });
     let failure: string | undefined;
     try {

@@ -5,7 +5,8 @@ import { ROLES, type Role } from "../../src/config/schema.ts";
 import { type AccessRule, LEVEL_ROLES, ruleKey } from "../../src/http/access.ts";
 import { defineRoute } from "../../src/http/route.ts";
 import { ACCESS_RULES, ROUTES } from "../../src/routes.ts";
-import { schemaRegistryUrl, uniqueTopic } from "../cluster/cluster.ts";
+import { connectEnv, registryEnv, uniqueTopic } from "../cluster/cluster.ts";
+import { connectorName, deleteDirect, heartbeatConfig, REBALANCING, runningThrough } from "../connect/helpers.ts";
 import { ROLE_USERS, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 import { describeCluster } from "../kafka/test-only.ts";
 
@@ -26,15 +27,20 @@ let group: string;
 let insertTopic: string;
 
 beforeAll(async () => {
-  rt = await testRuntime({ lag: { cacheTtl: 0 }, schemaRegistry: { urls: [schemaRegistryUrl()], allowDelete: true } });
+  rt = await testRuntime({
+    lag: { cacheTtl: 0 },
+    schemaRegistry: { urls: registryEnv().urls, allowDelete: true },
+    connect: { clusters: [{ alias: "rbac", urls: connectEnv().urls }], timeout: "20s" },
+  });
   topic = await newTopic("rbac");
   insertTopic = await newTopic("rbac-ins");
   group = await newGroup(topic);
 });
 afterAll(async () => {
   await removeSubjects();
+  for (const name of connectors) await deleteDirect(name);
   await rt.dispose({ topics, groups });
-});
+}, 60_000);
 
 /** A topic with three JSON records, created through the API so that it has leaders when it answers. */
 async function newTopic(prefix: string): Promise<string> {
@@ -90,6 +96,8 @@ interface Prepared {
   upgrade?: boolean;
   /** Checks the answer of an allowed call beyond its 2xx. */
   check?(res: Response): Promise<void>;
+  /** Whether to send the call again (Connect's 409 while its workers rebalance), within 30 s. */
+  retry?(res: Response): Promise<boolean>;
   /** Runs after the call (closes what the preparation opened). */
   cleanup?(): Promise<void>;
 }
@@ -336,7 +344,7 @@ const PREPARE: Record<string, Prepare> = {
     check: async (res) => expect(await res.json()).toMatchObject({ is_compatible: true }),
   }),
   "PUT /api/proxy-sr/config": async () => {
-    const level = (await (await fetch(`${schemaRegistryUrl()}/config`)).json()) as { compatibilityLevel: string };
+    const level = (await (await fetch(`${registryEnv().urls[0]}/config`)).json()) as { compatibilityLevel: string };
     return { path: "/api/proxy-sr/config", body: JSON.stringify({ compatibility: level.compatibilityLevel }) };
   },
   "GET /api/proxy-sr/config": get("/api/proxy-sr/config"),
@@ -346,7 +354,7 @@ const PREPARE: Record<string, Prepare> = {
   }),
   "GET /api/proxy-sr/config/:subject": async () => {
     const { subject } = await srSubject();
-    await fetch(`${schemaRegistryUrl()}/config/${subject}`, {
+    await fetch(`${registryEnv().urls[0]}/config/${subject}`, {
       method: "PUT",
       body: JSON.stringify({ compatibility: "FULL" }),
       headers: { "content-type": "application/json" },
@@ -450,10 +458,81 @@ const PREPARE: Record<string, Prepare> = {
       check: async () => expect((await rt.request(`/api/service-accounts/${name}`, { role: "admin" })).status).toBe(404),
     };
   },
+  "GET /api/connect/clusters": get("/api/connect/clusters", async (res) =>
+    expect(await res.json()).toContainEqual({ alias: "rbac", workers: expect.arrayContaining([expect.objectContaining({ state: "UP" })]) }),
+  ),
+  "GET /api/proxy-connect/:clusterAlias/connectors": async () => ({
+    path: CONNECT,
+    retry: rebalancing,
+    check: async (res) => expect(((await res.json()) as unknown[]).every((n) => typeof n === "string")).toBe(true),
+  }),
+  "POST /api/proxy-connect/:clusterAlias/connectors": async (c) => {
+    const name = connectorName("rbac new");
+    if (c.allowed) connectors.push(name);
+    return { path: CONNECT, body: JSON.stringify({ name, config: heartbeatConfig() }), retry: rebalancing };
+  },
+  "GET /api/proxy-connect/:clusterAlias/connectors/:connectorName": async () =>
+    connectorCall("", async (res) => expect(await res.json()).toMatchObject({ name: await sharedConnector(), type: "source" })),
+  "GET /api/proxy-connect/:clusterAlias/connectors/:connectorName/config": async () =>
+    connectorCall("/config", async (res) => expect(await res.json()).toMatchObject({ "tasks.max": "1" })),
+  "PUT /api/proxy-connect/:clusterAlias/connectors/:connectorName/config": async () => ({
+    ...(await connectorCall("/config")),
+    body: JSON.stringify(heartbeatConfig()),
+  }),
+  "GET /api/proxy-connect/:clusterAlias/connectors/:connectorName/status": async () =>
+    connectorCall("/status", async (res) => expect(await res.json()).toMatchObject({ connector: { state: expect.any(String) } })),
+  "PUT /api/proxy-connect/:clusterAlias/connectors/:connectorName/pause": async () => connectorCall("/pause"),
+  "PUT /api/proxy-connect/:clusterAlias/connectors/:connectorName/resume": async () => connectorCall("/resume"),
+  "POST /api/proxy-connect/:clusterAlias/connectors/:connectorName/restart": async () => connectorCall("/restart"),
+  "GET /api/proxy-connect/:clusterAlias/connectors/:connectorName/tasks": async () =>
+    connectorCall("/tasks", async (res) => expect(((await res.json()) as unknown[]).length).toBe(1)),
+  "GET /api/proxy-connect/:clusterAlias/connectors/:connectorName/tasks/:task_id/status": async () =>
+    connectorCall("/tasks/0/status", async (res) => expect(await res.json()).toMatchObject({ id: 0 })),
+  "POST /api/proxy-connect/:clusterAlias/connectors/:connectorName/tasks/:task_id/restart": async () => connectorCall("/tasks/0/restart"),
+  // A fresh connector per allowed call: the deletion uses it up.
+  "DELETE /api/proxy-connect/:clusterAlias/connectors/:connectorName": async (c) => {
+    if (!c.allowed) return connectorCall("");
+    const name = connectorName("rbac del");
+    connectors.push(name);
+    const res = await rt.request(CONNECT, { method: "POST", role: "admin", body: JSON.stringify({ name, config: heartbeatConfig() }) });
+    expect(res.status).toBe(201);
+    return { path: `${CONNECT}/${encodeURIComponent(name)}`, retry: rebalancing };
+  },
+  "GET /api/proxy-connect/:clusterAlias/connector-plugins": get("/api/proxy-connect/rbac/connector-plugins", async (res) =>
+    expect((await res.json()) as unknown[]).toContainEqual(expect.objectContaining({ name: "MirrorMaker Heartbeat", uiEnabled: true })),
+  ),
+  "PUT /api/proxy-connect/:clusterAlias/connector-plugins/:plugin/config/validate": async () => ({
+    path: "/api/proxy-connect/rbac/connector-plugins/MirrorHeartbeatConnector/config/validate",
+    body: JSON.stringify({ ...heartbeatConfig(), name: "rbac-validate" }),
+    check: async (res) => expect(await res.json()).toMatchObject({ error_count: 0 }),
+  }),
   "GET /metrics": get("/metrics", async (res) => expect(await res.text()).toContain("# TYPE")),
   "GET /": get("/", async (res) => expect(await res.text()).toContain("<title>Loupe</title>")),
   "GET /*": get("/topics/some-page", async (res) => expect(await res.text()).toContain("<title>Loupe</title>")),
 };
+
+const CONNECT = "/api/proxy-connect/rbac/connectors";
+/** Connectors made here, deleted at the end. */
+const connectors: string[] = [];
+/** Connect answers 409 while its workers rebalance (each creation and deletion starts one). */
+const rebalancing = async (res: Response) => (res.status === 409 || res.status === 500) && REBALANCING.test(await res.text());
+
+/** The heartbeat connector that reads and changes act on, made once and running. */
+let sharedMade: Promise<string> | undefined;
+const sharedConnector = () =>
+  (sharedMade ??= (async () => {
+    const name = connectorName("rbac hb");
+    connectors.push(name);
+    const res = await rt.request(CONNECT, { method: "POST", role: "admin", body: JSON.stringify({ name, config: heartbeatConfig() }) });
+    expect(res.status).toBe(201);
+    await runningThrough(rt, name, "rbac");
+    return name;
+  })());
+
+/** A call on the shared connector's `<suffix>`. */
+async function connectorCall(suffix: string, check?: Prepared["check"]): Promise<Prepared> {
+  return { path: `${CONNECT}/${encodeURIComponent(await sharedConnector())}${suffix}`, retry: rebalancing, ...(check ? { check } : {}) };
+}
 
 let groupCount = 0;
 const scopeGroup = (name: string) => ({ name, roles: ["read"], clusters: ["*"], topics: { allow: ["rbac-*"], deny: [] } });
@@ -531,7 +610,8 @@ async function srRegister(prefix: string): Promise<{ subject: string; id: number
 }
 async function removeSubjects(): Promise<void> {
   for (const s of srSubjects)
-    for (const q of ["", "?permanent=true"]) await fetch(`${schemaRegistryUrl()}/subjects/${s}${q}`, { method: "DELETE" }).catch(() => {});
+    for (const q of ["", "?permanent=true"])
+      await fetch(`${registryEnv().urls[0]}/subjects/${s}${q}`, { method: "DELETE" }).catch(() => {});
 }
 
 const WS_HANDSHAKE = {
@@ -557,7 +637,14 @@ async function call(rule: AccessRule, req: Prepared, token: string | undefined):
     abort.abort();
     return new Response(null, { status: 101, headers: res.headers });
   }
-  if (!req.stream) return rt.request(req.path, init);
+  if (!req.stream) {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const res = await rt.request(req.path, init);
+      if (!req.retry || Date.now() > deadline || !(await req.retry(res.clone() as Response))) return res;
+      await Bun.sleep(200);
+    }
+  }
   const abort = new AbortController();
   const res = await rt.request(req.path, { ...init, signal: abort.signal });
   let first = "";
@@ -608,6 +695,8 @@ async function undocumented(key: string, res: Response): Promise<string | undefi
   const answer = route.doc.responses[res.status] as { content?: Record<string, { schema: unknown }> } | undefined;
   if (!answer) return `status ${res.status} is not declared`;
   if (res.status === 101) return answer.content ? "a websocket's 101 declares content" : undefined;
+  // An answer declared without content (Connect's 202 and 204) has none.
+  if (!answer.content) return (await res.text()) === "" ? undefined : "a body where none is declared";
   const type = (res.headers.get("content-type") ?? "").split(";")[0]!.trim();
   const media = Object.keys(answer.content ?? {}).find((m) => m.split(";")[0]!.trim() === type);
   if (!media) return `content type ${type} is not declared`;
@@ -634,52 +723,57 @@ describe("role matrix", () => {
   // One test per route: allowed callers succeed on a real resource, denied ones get 403 and an audit entry.
   for (const rule of ACCESS_RULES) {
     const key = ruleKey(rule.method, rule.path);
-    test(`${key}: ${rule.level}`, async () => {
-      const prepare = PREPARE[key];
-      expect(prepare).toBeDefined();
-      const failures: string[] = [];
+    test(
+      `${key}: ${rule.level}`,
+      async () => {
+        const prepare = PREPARE[key];
+        expect(prepare).toBeDefined();
+        const failures: string[] = [];
 
-      // No token.
-      {
-        const req = await prepare!({ allowed: rule.level === "public" });
-        const res = await call(rule, req, undefined);
-        const body = await res.text();
-        const want = rule.level !== "public" ? 401 : rule.path.endsWith("/logout") ? 400 : undefined;
-        if (want !== undefined ? res.status !== want : !succeeded(req, res.status))
-          failures.push(`no token: ${res.status} ${body.slice(0, 200)}`);
-        await req.cleanup?.();
-      }
-
-      for (const role of ROLES) {
-        const allowed = rule.level === "public" || LEVEL_ROLES[rule.level].includes(role);
-        const token = await rt.token(role);
-        const req = await prepare!({ role, token, allowed });
-        const since = Date.now();
-        const res = await call(rule, req, req.token ?? token);
-        if (allowed) {
-          if (!succeeded(req, res.status)) failures.push(`${role}: ${res.status} ${(await res.text()).slice(0, 300)}, want 2xx`);
-          else {
-            const drift = await undocumented(key, res.clone() as Response);
-            if (drift) failures.push(`${role}: ${res.status} answer differs from its declaration: ${drift}`);
-            if (req.check)
-              await req.check(res).catch((e: Error) => {
-                failures.push(`${role}: ${res.status} but ${e.message}`);
-              });
-          }
-        } else {
-          await res.arrayBuffer();
-          if (res.status !== 403) failures.push(`${role}: ${res.status}, want 403`);
-          const entry = await newestEntry(role);
-          const want = rule.audit ? `${rule.audit.type} ${rule.audit.change}` : "ACCESS DENY";
-          if (!entry || entry.timestamp < since || `${entry.type} ${entry.change}` !== want || entry.content.outcome !== "FAILURE")
-            failures.push(`${role}: denied without the audit entry ${want}: ${JSON.stringify(entry)}`);
-          else if (!entry.content.reason!.startsWith("FORBIDDEN"))
-            failures.push(`${role}: denial audited with reason ${entry.content.reason}`);
+        // No token.
+        {
+          const req = await prepare!({ allowed: rule.level === "public" });
+          const res = await call(rule, req, undefined);
+          const body = await res.text();
+          const want = rule.level !== "public" ? 401 : rule.path.endsWith("/logout") ? 400 : undefined;
+          if (want !== undefined ? res.status !== want : !succeeded(req, res.status))
+            failures.push(`no token: ${res.status} ${body.slice(0, 200)}`);
+          await req.cleanup?.();
         }
-        await req.cleanup?.();
-      }
-      expect(failures).toEqual([]);
-    });
+
+        for (const role of ROLES) {
+          const allowed = rule.level === "public" || LEVEL_ROLES[rule.level].includes(role);
+          const token = await rt.token(role);
+          const req = await prepare!({ role, token, allowed });
+          const since = Date.now();
+          const res = await call(rule, req, req.token ?? token);
+          if (allowed) {
+            if (!succeeded(req, res.status)) failures.push(`${role}: ${res.status} ${(await res.text()).slice(0, 300)}, want 2xx`);
+            else {
+              const drift = await undocumented(key, res.clone() as Response);
+              if (drift) failures.push(`${role}: ${res.status} answer differs from its declaration: ${drift}`);
+              if (req.check)
+                await req.check(res).catch((e: Error) => {
+                  failures.push(`${role}: ${res.status} but ${e.message}`);
+                });
+            }
+          } else {
+            await res.arrayBuffer();
+            if (res.status !== 403) failures.push(`${role}: ${res.status}, want 403`);
+            const entry = await newestEntry(role);
+            const want = rule.audit ? `${rule.audit.type} ${rule.audit.change}` : "ACCESS DENY";
+            if (!entry || entry.timestamp < since || `${entry.type} ${entry.change}` !== want || entry.content.outcome !== "FAILURE")
+              failures.push(`${role}: denied without the audit entry ${want}: ${JSON.stringify(entry)}`);
+            else if (!entry.content.reason!.startsWith("FORBIDDEN"))
+              failures.push(`${role}: denial audited with reason ${entry.content.reason}`);
+          }
+          await req.cleanup?.();
+        }
+        expect(failures).toEqual([]);
+      },
+      // Connect's changes wait for its tasks to stop and for rebalances: longer than the default.
+      rule.path.includes("/proxy-connect/") ? 120_000 : undefined,
+    );
   }
 
   test("a route registered without its declaration stops start-up", () => {

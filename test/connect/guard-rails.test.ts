@@ -1,0 +1,269 @@
+/**
+ * Guard rails and secrets of the Connect proxy: the rules themselves (table-driven), then each
+ * case through Loupe against the real workers (403 for `write`, allowed and audited for
+ * `admin`), secrets masked for `read` and `nodata`, and never in the audit table.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { guardRailViolations, pluginKey } from "../../src/domains/connect/guard-rails.ts";
+import { MASK, SecretKeys } from "../../src/domains/connect/masking.ts";
+import { errorOf, type TestRuntime } from "../helpers/runtime.ts";
+import {
+  ALIAS,
+  auditEntries,
+  connectorName,
+  connectRuntime,
+  createHeartbeat,
+  deleteDirect,
+  enc,
+  heartbeatConfig,
+  proxy,
+  runningThrough,
+  settled,
+} from "./helpers.ts";
+
+const DENIED = ["org.apache.kafka.connect.file.FileStreamSourceConnector", "org.apache.kafka.connect.file.FileStreamSinkConnector"];
+
+describe("guard rail rules", () => {
+  const cases: [string, Record<string, unknown>, string[]][] = [
+    ["an honest config", heartbeatConfig(), []],
+    [
+      "JNDI login module through a consumer override",
+      { "consumer.override.sasl.jaas.config": "com.sun.security.auth.module.JndiLoginModule required;" },
+      ["consumer.override.sasl.jaas.config"],
+    ],
+    ["producer override of the SASL mechanism", { "producer.override.sasl.mechanism": "PLAIN" }, ["producer.override.sasl.mechanism"]],
+    [
+      "admin override of the truststore, any case",
+      { "ADMIN.Override.SSL.truststore.location": "/etc/x" },
+      ["ADMIN.Override.SSL.truststore.location"],
+    ],
+    ["override of security.protocol", { "consumer.override.security.protocol": "PLAINTEXT" }, ["consumer.override.security.protocol"]],
+    ["a JAAS config of the connector's own client", { "source.cluster.sasl.jaas.config": "x" }, ["source.cluster.sasl.jaas.config"]],
+    ["a login class", { "sasl.login.class": "com.evil.Login" }, ["sasl.login.class"]],
+    [
+      "a callback handler class",
+      { "producer.override.sasl.client.callback.handler.class": "x" },
+      ["producer.override.sasl.client.callback.handler.class"],
+    ],
+    [
+      "an OAuth endpoint reading a file",
+      { "sasl.oauthbearer.token.endpoint.url": " FILE:/etc/passwd" },
+      ["sasl.oauthbearer.token.endpoint.url"],
+    ],
+    ["an OAuth endpoint over https", { "sasl.oauthbearer.token.endpoint.url": "https://idp/token" }, []],
+    ["a file config provider", { topics: "${file:/etc/passwd:x}" }, ["topics"]],
+    ["an env config provider", { "tasks.max": "${env:HOME}" }, ["tasks.max"]],
+    ["a directory config provider", { x: "a ${directory:/etc:passwd} b" }, ["x"]],
+    ["a provider of any name", { x: "${vault:secret/db:password}" }, ["x"]],
+    ["a dollar that is no provider", { x: "costs ${price}", y: "$5" }, []],
+    [
+      "the file source by its full name",
+      { "connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector" },
+      ["connector.class"],
+    ],
+    ["the file source by its alias", { "connector.class": "FileStreamSource" }, ["connector.class"]],
+    ["the file sink by its simple name, any case", { "Connector.Class": "filestreamsinkconnector" }, ["Connector.Class"]],
+    ["numbers and nulls are read as text", { "tasks.max": 5, "x.url": null, y: true }, []],
+  ];
+  for (const [what, config, keys] of cases)
+    test(what, () => expect([...new Set(guardRailViolations(config, DENIED).map((v) => v.key))]).toEqual(keys));
+
+  test("plugin names compare by simple name, without the Connector suffix", () => {
+    expect(pluginKey("org.apache.kafka.connect.file.FileStreamSourceConnector")).toBe("filestreamsource");
+    expect(pluginKey("FileStreamSource")).toBe("filestreamsource");
+  });
+
+  test("secret keys: password, secret, token, jaas, credentials, key as the last word, the configured globs", () => {
+    const keys = new SecretKeys(["*.sig", "my.special"]);
+    const secret = [
+      "database.password",
+      "aws.secret.key",
+      "ssl.key",
+      "privateKey",
+      "api.key",
+      "sasl.jaas.config",
+      "gcp.credentials.json",
+      "auth.token",
+      "x.sig",
+      "MY.SPECIAL",
+    ];
+    const plain = [
+      "key.converter",
+      "key.converter.schemas.enable",
+      "topics",
+      "tasks.max",
+      "connector.class",
+      "keys.count",
+      "monkey.business",
+    ];
+    for (const k of secret) expect([k, keys.isSecret(k)]).toEqual([k, true]);
+    for (const k of plain) expect([k, keys.isSecret(k)]).toEqual([k, false]);
+  });
+});
+
+describe("guard rails and secrets through the proxy", () => {
+  let rt: TestRuntime;
+  const made: string[] = [];
+  let dir: string;
+
+  beforeAll(async () => {
+    rt = await connectRuntime([], { guardRails: { secretKeys: ["*.sig"] } });
+    dir = mkdtempSync(join(tmpdir(), "loupe-connect-"));
+  });
+  afterAll(async () => {
+    for (const name of made) await deleteDirect(name);
+    await rt.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  }, 60_000);
+
+  /** The configs each rail refuses: harmless ones, deleted at once when an admin makes them. */
+  const railCases = (): [string, () => Record<string, unknown>, string][] => [
+    [
+      "the JNDI login module through consumer.override.sasl.jaas.config",
+      () => heartbeatConfig({ "consumer.override.sasl.jaas.config": "com.sun.security.auth.module.JndiLoginModule required;" }),
+      "consumer.override.sasl.jaas.config",
+    ],
+    [
+      "the file source",
+      () => {
+        const file = join(dir, "in.txt");
+        writeFileSync(file, "a line\n");
+        return { "connector.class": "FileStreamSource", file, topic: `loupe-file-${Date.now()}`, "tasks.max": "1" };
+      },
+      "connector.class",
+    ],
+    ["a ${file:/etc/passwd:x} provider", () => heartbeatConfig({ "loupe.note": "${file:/etc/passwd:x}" }), "loupe.note"],
+    [
+      "a file: OAuth token endpoint",
+      () => heartbeatConfig({ "source.cluster.sasl.oauthbearer.token.endpoint.url": "file:/etc/passwd" }),
+      "source.cluster.sasl.oauthbearer.token.endpoint.url",
+    ],
+  ];
+
+  for (const [what, config, key] of railCases()) {
+    test(`${what}: 403 for write (create, config and validate), audited as a failure`, async () => {
+      const name = connectorName("loupe rail");
+      const cfg = config();
+      const create = await rt.request(proxy("/connectors"), { method: "POST", role: "write", body: JSON.stringify({ name, config: cfg }) });
+      expect(create.status).toBe(403);
+      expect((await errorOf(create)).message).toContain(key);
+      const put = await rt.request(proxy(`/connectors/${enc(name)}/config`), { method: "PUT", role: "write", body: JSON.stringify(cfg) });
+      expect(put.status).toBe(403);
+      const validate = await rt.request(proxy("/connector-plugins/MirrorHeartbeatConnector/config/validate"), {
+        method: "PUT",
+        role: "write",
+        body: JSON.stringify(cfg),
+      });
+      expect(validate.status).toBe(403);
+      // Nothing reached Connect.
+      const listed = (await (await rt.request(proxy("/connectors"), { role: "nodata" })).json()) as string[];
+      expect(listed).not.toContain(name);
+      const entries = (await auditEntries(rt)).filter((e) => e.content.connector === name);
+      expect(entries.map((e) => `${e.change} ${e.content.outcome}`)).toEqual(["UPDATE FAILURE", "ADD FAILURE"]);
+      for (const e of entries) {
+        expect(e.content.reason).toStartWith("FORBIDDEN: Loupe's guard rails refuse");
+        expect(e.content.guardRailsRefused).toContain(key);
+      }
+      const denied = (await auditEntries(rt, "ACCESS")).find((e) => e.userId === "wanda" && e.content.guardRailsRefused?.includes(key));
+      expect(denied).toMatchObject({ change: "DENY", content: { outcome: "FAILURE", alias: ALIAS, plugin: "MirrorHeartbeatConnector" } });
+    });
+
+    test(`${what}: allowed for admin and audited with the rail overridden`, async () => {
+      const name = connectorName("loupe rail admin");
+      made.push(name);
+      const res = await settled(rt, proxy("/connectors"), {
+        method: "POST",
+        role: "admin",
+        body: JSON.stringify({ name, config: config() }),
+      });
+      expect([res.status, res.status === 201 ? "" : await res.text()]).toEqual([201, ""]);
+      // Deleted at once: nothing reading files or holding odd configs stays.
+      expect((await settled(rt, proxy(`/connectors/${enc(name)}`), { method: "DELETE", role: "admin" })).status).toBe(204);
+      const added = (await auditEntries(rt)).find((e) => e.content.connector === name && e.change === "ADD")!;
+      expect(added).toMatchObject({ userId: "alice", content: { outcome: "SUCCESS" } });
+      expect(added.content.guardRailsOverridden).toContain(key);
+    }, 60_000);
+  }
+
+  test("guard rails off: the write role may create what they refuse", async () => {
+    const off = await connectRuntime([], { guardRails: { enabled: false } });
+    try {
+      const res = await off.request(proxy("/connector-plugins/MirrorHeartbeatConnector/config/validate"), {
+        method: "PUT",
+        role: "write",
+        body: JSON.stringify(heartbeatConfig({ "consumer.override.sasl.jaas.config": "x" })),
+      });
+      expect(res.status).toBe(200);
+    } finally {
+      await off.dispose();
+    }
+  });
+
+  test("secrets: masked for read and nodata, shown to write and admin, never in the audit table", async () => {
+    const name = connectorName("loupe secret");
+    made.push(name);
+    const secrets = {
+      "database.password": "hunter2-pw",
+      "aws.secret.key": "s3cr3t-aws",
+      "ssl.key": "pem-key",
+      "webhook.sig": "custom-sig",
+    };
+    await createHeartbeat(rt, name, secrets, "write");
+    await runningThrough(rt, name);
+    const base = proxy(`/connectors/${enc(name)}`);
+    const masked = Object.fromEntries(Object.keys(secrets).map((k) => [k, MASK]));
+    for (const role of ["read", "nodata"] as const) {
+      expect(((await (await rt.request(base, { role })).json()) as { config: object }).config).toMatchObject(masked);
+      expect(await (await rt.request(`${base}/config`, { role })).json()).toMatchObject(masked);
+      const tasks = (await (await rt.request(`${base}/tasks`, { role })).json()) as { config: object }[];
+      expect(tasks[0]!.config).toMatchObject(masked);
+      const expanded = (await (await rt.request(proxy("/connectors?expand=info&expand=status"), { role })).json()) as Record<
+        string,
+        { info: { config: object }; status: { connector: { state: string } } }
+      >;
+      expect(expanded[name]!.info.config).toMatchObject(masked);
+      expect(expanded[name]!.status.connector.state).toBe("RUNNING");
+      const text = JSON.stringify(expanded);
+      for (const v of Object.values(secrets)) expect(text).not.toContain(v);
+    }
+    for (const role of ["write", "admin"] as const)
+      expect(await (await rt.request(`${base}/config`, { role })).json()).toMatchObject(secrets);
+
+    // A change carrying the secrets; then the audit table as stored.
+    const put = await settled(rt, `${base}/config`, { method: "PUT", role: "write", body: JSON.stringify(heartbeatConfig(secrets)) });
+    expect(put.status).toBe(200);
+    const rows = rt.store.sqlite.query("SELECT content FROM audit WHERE type = 'CONNECTOR'").all() as { content: string }[];
+    const stored = rows.map((r) => r.content).join("\n");
+    expect(stored).toContain(name);
+    for (const v of Object.values(secrets)) expect(stored).not.toContain(v);
+    const entry = (await auditEntries(rt)).find((e) => e.content.connector === name && e.change === "UPDATE")!;
+    expect(JSON.parse(entry.content.config!)).toMatchObject(masked);
+  }, 60_000);
+
+  test("a creation Connect refuses leaves an entry without the config's secrets", async () => {
+    const name = connectorName("loupe intent");
+    const res = await settled(rt, proxy("/connectors"), {
+      method: "POST",
+      role: "write",
+      body: JSON.stringify({
+        name,
+        config: { "connector.class": "X", "ssl.key": "pem-in-intent", "webhook.sig": "sig-in-intent" },
+      }),
+    });
+    // The name and the guard rails pass; Connect refuses the unknown class.
+    expect([res.status, await res.text()]).toEqual([400, expect.stringContaining("Failed to find any class")]);
+    const rows = rt.store.sqlite.query("SELECT content FROM audit").all() as { content: string }[];
+    const stored = rows.map((r) => r.content).join("\n");
+    expect(stored).toContain(name);
+    expect(stored).not.toContain("pem-in-intent");
+    expect(stored).not.toContain("sig-in-intent");
+  });
+
+  test("the alias of the audit entries is the proxied one", async () => {
+    const entries = await auditEntries(rt);
+    expect(entries.every((e) => e.content.alias === ALIAS || e.content.clusterAlias === ALIAS)).toBe(true);
+  });
+});
