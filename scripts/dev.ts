@@ -123,6 +123,8 @@ async function main() {
       .catch((e) => console.error(`trickle: ${(e as Error).message}`));
   }, 500);
 
+  if (env.CONNECT_URL) await demoConnector(env.CONNECT_URL.split(",")[0]!, env.KAFKA_BOOTSTRAP!);
+
   const loupe = Bun.spawn([process.execPath, join(root, "src/main.ts"), "serve"], {
     cwd: root,
     env: {
@@ -132,6 +134,8 @@ async function main() {
       LOUPE_KAFKA_BOOTSTRAP: env.KAFKA_BOOTSTRAP,
       // Both registry hosts, comma-separated: Loupe tries them in turn.
       ...(env.SCHEMA_REGISTRY_URL ? { LOUPE_SCHEMA_REGISTRY_URL: env.SCHEMA_REGISTRY_URL } : {}),
+      // The Connect cluster's two workers, under the alias `dev`.
+      ...(env.CONNECT_URL ? { LOUPE_CONNECT_URLS: `dev=${env.CONNECT_URL}` } : {}),
       LOUPE_ADMIN_PASSWORD: process.env.LOUPE_ADMIN_PASSWORD ?? "admin",
     },
     stdout: "inherit",
@@ -168,3 +172,34 @@ async function main() {
 }
 
 await main();
+
+/**
+ * A running connector to look at on the Connect page: MirrorMaker's heartbeat source, writing
+ * to a topic of the dev broker. Created (or left as it is) at the worker; a failure is said, not fatal.
+ */
+async function demoConnector(worker: string, bootstrap: string): Promise<void> {
+  const config = {
+    "connector.class": "org.apache.kafka.connect.mirror.MirrorHeartbeatConnector",
+    "source.cluster.alias": "dev",
+    "target.cluster.alias": "demo",
+    "source.cluster.bootstrap.servers": bootstrap,
+    "target.cluster.bootstrap.servers": bootstrap,
+    "heartbeats.topic.replication.factor": "1",
+    "tasks.max": "1",
+  };
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const res = await fetch(`${worker}/connectors/demo-heartbeats/config`, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(config),
+      signal: AbortSignal.timeout(30_000),
+    }).catch((e: Error) => ({ ok: false, status: 0, text: async () => e.message }));
+    if (res.ok) return;
+    // 409 while the workers rebalance: ask again.
+    if (res.status !== 409) {
+      console.error(`demo connector: ${res.status} ${await res.text()}`);
+      return;
+    }
+    await Bun.sleep(1000);
+  }
+}
