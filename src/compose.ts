@@ -178,7 +178,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     consumers,
     notifications,
     schemas,
-    connect: new ConnectService(config.connect),
+    connect: new ConnectService(config.connect, { notifications, log: logs.logger("connect") }),
     serverInfo: new ServerInfoService(config, VERSION),
     profiles: new ProfileService(new ProfileRepo(store.db)),
     kafkaConfigs: new KafkaConfigService(kafka),

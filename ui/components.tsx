@@ -1,4 +1,4 @@
-import type { ReactNode } from "react";
+import { type ReactNode, type RefObject, useState } from "react";
 import { navigate } from "./router.ts";
 
 /** A link within the app: a real href (open in a new tab works), navigated in place on a plain click. */
@@ -62,5 +62,77 @@ export function DialogFooter({
         </button>
       </div>
     </>
+  );
+}
+
+/** A mutation as the delete dialog needs it (TanStack Query's useMutation result fits). */
+export interface DeleteAction {
+  mutate: () => void;
+  reset: () => void;
+  error: Error | null;
+  isPending: boolean;
+}
+
+/**
+ * Confirms a delete that cannot be undone. With `typeName`, the button works only once that
+ * name is typed (topics, connectors, whole subjects); closing the dialog clears both the typed
+ * text and the last error.
+ */
+export function ConfirmDeleteDialog({
+  dialog,
+  id,
+  title,
+  children,
+  typeName,
+  label,
+  action,
+}: {
+  dialog: RefObject<HTMLDialogElement | null>;
+  /** The id of the title, for aria-labelledby. */
+  id: string;
+  title: string;
+  /** What deleting does, said before the button. */
+  children: ReactNode;
+  typeName?: { name: string; noun: string };
+  label: string;
+  action: DeleteAction;
+}) {
+  const [typed, setTyped] = useState("");
+  const confirmed = typeName === undefined || typed === typeName.name;
+  return (
+    <dialog
+      ref={dialog}
+      aria-labelledby={id}
+      onClose={() => {
+        setTyped("");
+        action.reset();
+      }}
+    >
+      <form
+        className="dialog-form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (confirmed) action.mutate();
+        }}
+      >
+        <h2 id={id}>{title}</h2>
+        <p>{children}</p>
+        {typeName && (
+          <label className="stacked">
+            <span>Type the {typeName.noun}'s name to confirm</span>
+            <input value={typed} onChange={(e) => setTyped(e.target.value)} autoComplete="off" />
+          </label>
+        )}
+        <DialogFooter
+          error={action.error}
+          label={label}
+          busyLabel="Deleting…"
+          busy={action.isPending}
+          disabled={!confirmed}
+          danger
+          onCancel={() => dialog.current?.close()}
+        />
+      </form>
+    </dialog>
   );
 }

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createServer, type Server, type Socket } from "node:net";
 import { type Cluster, connectEnv, freePort, kafkaBootstrap, killService, restartService, startCluster } from "../cluster/cluster.ts";
 import { errorOf, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
+import { waitFor } from "../helpers/wait.ts";
 import { createHeartbeat, enc, eventually, heartbeatConfig, REBALANCING, runningThrough } from "./helpers.ts";
 
 const TIMEOUT_MS = 1_000;
@@ -83,10 +84,15 @@ describe("Connect proxy failover", () => {
     expect(page.find((c) => c.alias === "silent")!.workers.map((w) => w.state)).toEqual(["DOWN", "DOWN"]);
   });
 
-  test("a refusing worker is skipped for the next, which answers", async () => {
+  test("a refusing worker is skipped for the next, which answers; alert 1002 names that worker once", async () => {
     const res = await timed("/api/proxy-connect/refused-then-up/connectors");
     expect(res.status).toBe(200);
     expect(Array.isArray(await res.res.json())).toBe(true);
+    const alerts = async () =>
+      (await rt.notifications.list({ limit: 100, alertId: 1002 })).filter((a) => a.labels.instance === `refused-then-up ${refusedUrl}`);
+    await waitFor(async () => (await alerts()).length === 1, { timeoutMs: 5_000, what: "alert 1002" });
+    expect((await alerts())[0]!.annotations.summary).toBe("Connector worker is down");
+    expect(Number((await alerts())[0]!.labels.cluster?.length)).toBeGreaterThan(0);
   });
 
   test("a silent worker is skipped after its timeout, and left out for the grace period", async () => {

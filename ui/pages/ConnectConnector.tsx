@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type RefObject, useRef, useState } from "react";
-import { DialogFooter, Link, Tile } from "../components.tsx";
+import { ConfirmDeleteDialog, Link, Tile } from "../components.tsx";
 import { navigate } from "../router.ts";
 import {
   connectKeys,
@@ -213,7 +213,6 @@ export function ConnectorPage({ alias, name, canWrite }: { alias: string; name: 
 /** Deleting stops the connector and its tasks for good: its name must be typed to confirm. */
 function DeleteConnectorDialog({ dialog, alias, name }: { dialog: RefObject<HTMLDialogElement | null>; alias: string; name: string }) {
   const client = useQueryClient();
-  const [typed, setTyped] = useState("");
   const remove = useMutation({
     mutationFn: () => connectorAction(alias, name, "delete"),
     onSuccess: async () => {
@@ -224,37 +223,15 @@ function DeleteConnectorDialog({ dialog, alias, name }: { dialog: RefObject<HTML
     },
   });
   return (
-    <dialog
-      ref={dialog}
-      aria-labelledby="delete-connector-title"
-      onClose={() => {
-        setTyped("");
-        remove.reset();
-      }}
+    <ConfirmDeleteDialog
+      dialog={dialog}
+      id="delete-connector-title"
+      title={`Delete ${name}`}
+      typeName={{ name, noun: "connector" }}
+      label="Delete connector"
+      action={remove}
     >
-      <form
-        className="dialog-form"
-        onSubmit={(e) => {
-          e.preventDefault();
-          if (typed === name) remove.mutate();
-        }}
-      >
-        <h2 id="delete-connector-title">Delete {name}</h2>
-        <p>The connector and its tasks stop and its configuration is removed from the Connect cluster. This cannot be undone.</p>
-        <label className="stacked">
-          <span>Type the connector's name to confirm</span>
-          <input value={typed} onChange={(e) => setTyped(e.target.value)} autoComplete="off" />
-        </label>
-        <DialogFooter
-          error={remove.error}
-          label="Delete connector"
-          busyLabel="Deleting…"
-          busy={remove.isPending}
-          disabled={typed !== name}
-          danger
-          onCancel={() => dialog.current?.close()}
-        />
-      </form>
-    </dialog>
+      The connector and its tasks stop and its configuration is removed from the Connect cluster. This cannot be undone.
+    </ConfirmDeleteDialog>
   );
 }

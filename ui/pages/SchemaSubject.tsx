@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type RefObject, useEffect, useRef, useState } from "react";
-import { DialogFooter, Link, Tile } from "../components.tsx";
+import { ConfirmDeleteDialog, Link, Tile } from "../components.tsx";
 import { navigate, replaceParams } from "../router.ts";
 import {
   deleteSubject,
@@ -271,7 +271,6 @@ function DeleteDialog({
   onDeleted: () => void;
 }) {
   const client = useQueryClient();
-  const [typed, setTyped] = useState("");
   const remove = useMutation({
     mutationFn: () => deleteSubject(subject, what === "subject" ? undefined : what),
     onSuccess: async () => {
@@ -282,43 +281,17 @@ function DeleteDialog({
   });
   const whole = what === "subject";
   return (
-    <dialog
-      ref={dialog}
-      aria-labelledby="delete-schema-title"
-      onClose={() => {
-        setTyped("");
-        remove.reset();
-      }}
+    <ConfirmDeleteDialog
+      dialog={dialog}
+      id="delete-schema-title"
+      title={whole ? `Delete subject ${subject}` : `Delete version ${what} of ${subject}`}
+      {...(whole ? { typeName: { name: subject, noun: "subject" } } : {})}
+      label={whole ? "Delete subject" : "Delete version"}
+      action={remove}
     >
-      <form
-        className="dialog-form"
-        onSubmit={(e) => {
-          e.preventDefault();
-          if (!whole || typed === subject) remove.mutate();
-        }}
-      >
-        <h2 id="delete-schema-title">{whole ? `Delete subject ${subject}` : `Delete version ${what} of ${subject}`}</h2>
-        <p>
-          {whole
-            ? "Every version of the subject is deleted. Consumers that still read records written with them may fail."
-            : "Consumers that still read records written with this version may fail."}
-        </p>
-        {whole && (
-          <label className="stacked">
-            <span>Type the subject's name to confirm</span>
-            <input value={typed} onChange={(e) => setTyped(e.target.value)} autoComplete="off" />
-          </label>
-        )}
-        <DialogFooter
-          error={remove.error}
-          label={whole ? "Delete subject" : "Delete version"}
-          busyLabel="Deleting…"
-          busy={remove.isPending}
-          disabled={whole && typed !== subject}
-          danger
-          onCancel={() => dialog.current?.close()}
-        />
-      </form>
-    </dialog>
+      {whole
+        ? "Every version of the subject is deleted. Consumers that still read records written with them may fail."
+        : "Consumers that still read records written with this version may fail."}
+    </ConfirmDeleteDialog>
   );
 }

@@ -1,7 +1,7 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, type RefObject, useEffect, useRef, useState } from "react";
 import { withCluster } from "../cluster.ts";
-import { DialogFooter } from "../components.tsx";
+import { ConfirmDeleteDialog, DialogFooter } from "../components.tsx";
 import { navigate } from "../router.ts";
 import { api } from "../session.ts";
 import { compactedOnly, fetchTopic, number, type TopicDetail, topicKey } from "./TopicDetail.tsx";
@@ -87,7 +87,6 @@ export function DeleteTopicDialog({
   name: string;
 }) {
   const client = useQueryClient();
-  const [typed, setTyped] = useState("");
   const remove = useMutation({
     mutationFn: () => api<string>(`/api/topics/${encodeURIComponent(name)}`, { method: "DELETE" }),
     onSuccess: async () => {
@@ -97,38 +96,16 @@ export function DeleteTopicDialog({
     },
   });
   return (
-    <dialog
-      ref={dialog}
-      aria-labelledby="delete-title"
-      onClose={() => {
-        setTyped("");
-        remove.reset();
-      }}
+    <ConfirmDeleteDialog
+      dialog={dialog}
+      id="delete-title"
+      title={`Delete ${name}`}
+      typeName={{ name, noun: "topic" }}
+      label="Delete topic"
+      action={remove}
     >
-      <form
-        className="dialog-form"
-        onSubmit={(e) => {
-          e.preventDefault();
-          if (typed === name) remove.mutate();
-        }}
-      >
-        <h2 id="delete-title">Delete {name}</h2>
-        <p>Its records are deleted with it, for every consumer. This cannot be undone.</p>
-        <label className="stacked">
-          <span>Type the topic's name to confirm</span>
-          <input value={typed} onChange={(e) => setTyped(e.target.value)} autoComplete="off" />
-        </label>
-        <DialogFooter
-          error={remove.error}
-          label="Delete topic"
-          busyLabel="Deleting…"
-          busy={remove.isPending}
-          disabled={typed !== name}
-          danger
-          onCancel={() => dialog.current?.close()}
-        />
-      </form>
-    </dialog>
+      Its records are deleted with it, for every consumer. This cannot be undone.
+    </ConfirmDeleteDialog>
   );
 }
 

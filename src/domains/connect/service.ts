@@ -5,7 +5,9 @@
  */
 import type { ConnectConfig } from "../../config/schema.ts";
 import { AppError, notFound } from "../../errors.ts";
+import type { Logger } from "../../log/logger.ts";
 import { basicAuthorization, tlsOptions, Upstream, type UpstreamAnswer, type UpstreamRequest } from "../../proxy/upstream.ts";
+import type { NotificationService } from "../alerts/notifications.ts";
 import { publicUrl } from "../server-info/service.ts";
 import { SecretKeys } from "./masking.ts";
 
@@ -22,6 +24,17 @@ export interface WorkerState {
   error?: string;
 }
 
+/** The alert a worker that stops answering raises (SPEC, alert identifiers). */
+export const WORKER_DOWN_ALERT = { id: 1002, summary: "Connector worker is down" } as const;
+
+export interface ConnectServiceOptions {
+  now?: () => number;
+  fetch?: typeof fetch;
+  /** Where alert 1002 goes; none: no alert. */
+  notifications?: NotificationService;
+  log?: Logger;
+}
+
 export interface ConnectClusterState {
   alias: string;
   workers: WorkerState[];
@@ -32,7 +45,16 @@ export class ConnectService {
   readonly secrets: SecretKeys;
   readonly guardRails: ConnectConfig["guardRails"];
 
-  constructor(config: ConnectConfig, opts: { now?: () => number; fetch?: typeof fetch } = {}) {
+  readonly #opts: ConnectServiceOptions;
+  readonly #now: () => number;
+  readonly #graceMs: number;
+  /** When alert 1002 was last raised for an alias's worker; one per worker per grace period. */
+  readonly #alertedAt = new Map<string, number>();
+
+  constructor(config: ConnectConfig, opts: ConnectServiceOptions = {}) {
+    this.#opts = opts;
+    this.#now = opts.now ?? Date.now;
+    this.#graceMs = config.grace;
     this.secrets = new SecretKeys(config.guardRails.secretKeys);
     this.guardRails = config.guardRails;
     for (const c of config.clusters)
@@ -49,7 +71,8 @@ export class ConnectService {
           // Workers do not share a request's outcome: an HTTP answer of any status is Connect's word
           // (409 while it rebalances included), never a reason to ask another worker.
           failoverOn5xx: false,
-          ...opts,
+          ...(opts.now ? { now: opts.now } : {}),
+          ...(opts.fetch ? { fetch: opts.fetch } : {}),
         }),
       );
   }
@@ -65,8 +88,40 @@ export class ConnectService {
     return u;
   }
 
-  send(alias: string, req: UpstreamRequest): Promise<UpstreamAnswer> {
-    return this.upstream(alias).send(req);
+  /**
+   * Sends one call to the alias's first usable worker (see Upstream for the failover). A worker
+   * this call found dead raises alert 1002 on `cluster` (the request's Kafka cluster), at most
+   * once per worker per grace period, whether or not another worker then answered.
+   */
+  async send(alias: string, req: UpstreamRequest, cluster = ""): Promise<UpstreamAnswer> {
+    const upstream = this.upstream(alias);
+    const before = upstream.states().map((s) => s.badUntil);
+    try {
+      return await upstream.send(req);
+    } finally {
+      upstream.states().forEach((s, i) => {
+        if (s.badUntil !== before[i] && s.badUntil > this.#now()) this.#workerDown(alias, s.url, s.lastError ?? "no answer", cluster);
+      });
+    }
+  }
+
+  #workerDown(alias: string, url: string, why: string, cluster: string): void {
+    const now = this.#now();
+    const key = `${alias} ${url}`;
+    if (now - (this.#alertedAt.get(key) ?? Number.NEGATIVE_INFINITY) < this.#graceMs) return;
+    this.#alertedAt.set(key, now);
+    this.#opts.log?.warn("a Kafka Connect worker does not answer", { alias, worker: publicUrl(url), error: why });
+    this.#opts.notifications
+      ?.raise({
+        alertId: WORKER_DOWN_ALERT.id,
+        cluster,
+        summary: WORKER_DOWN_ALERT.summary,
+        severity: "HIGH",
+        category: "Infrastructure",
+        instance: `${alias} ${publicUrl(url)}`,
+        source: "loupe",
+      })
+      .catch((err) => this.#opts.log?.warn("could not raise the Connect worker alert", {}, err));
   }
 
   /** Every alias and each of its workers, asked `GET /` in parallel with a short timeout. */

@@ -15,6 +15,7 @@ import type { Logger } from "../../log/logger.ts";
 import { intSegment, nameSegment } from "../../proxy/paths.ts";
 import type { Upstream, UpstreamAnswer, UrlState } from "../../proxy/upstream.ts";
 import type { NotificationService } from "../alerts/notifications.ts";
+import { publicUrl } from "../server-info/service.ts";
 
 /** The registry's compatibility levels, as the clients send them. */
 export const COMPATIBILITY_LEVELS = [
@@ -170,7 +171,7 @@ export class SchemaProxyService {
         summary: REGISTRY_DOWN_ALERT.summary,
         severity: "HIGH",
         category: "Infrastructure",
-        instance: upstream.urls.join(","),
+        instance: upstream.urls.map(publicUrl).join(","),
         source: "loupe",
       })
       .catch((err) => this.#opts.log?.warn("could not raise the schema registry alert", {}, err));
