@@ -4,10 +4,12 @@
  * cluster, the file and MirrorMaker plugins are there, and a killed worker leaves the other
  * serving and comes back into the group.
  */
+
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pollFor } from "../helpers/wait.ts";
 import {
   type Cluster,
   CONNECT_PLUGINS,
@@ -38,22 +40,6 @@ async function call(url: string, method: string, path: string, body?: unknown): 
   return { status: res.status, json: text ? JSON.parse(text) : null };
 }
 
-/** Polls `check` until it returns a value (not undefined), or fails with the last one seen. */
-async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms (last: ${String(last)})`);
-    await Bun.sleep(200);
-  }
-}
-
 /** A FileStreamSink connector writing its topic to a temp file; created through `url`. */
 async function createSink(url: string): Promise<{ name: string; config: Record<string, string> }> {
   const name = uniqueTopic("connect-sink");
@@ -66,7 +52,7 @@ async function createSink(url: string): Promise<{ name: string; config: Record<s
     file,
   };
   // A worker that is still joining the group answers 409 (rebalance in progress) for a moment.
-  await eventually(`create ${name}`, async () => {
+  await pollFor(`create ${name}`, async () => {
     const res = await call(url, "POST", "/connectors", { name, config });
     if (res.status === 409) return undefined;
     expect(res.status).toBe(201);
@@ -76,7 +62,7 @@ async function createSink(url: string): Promise<{ name: string; config: Record<s
 }
 
 async function runningOn(url: string, name: string): Promise<void> {
-  await eventually(`${name} RUNNING through ${url}`, async () => {
+  await pollFor(`${name} RUNNING through ${url}`, async () => {
     const res = await call(url, "GET", `/connectors/${encodeURIComponent(name)}/status`);
     const status = res.json as { connector?: { state: string }; tasks?: { state: string }[] };
     return res.status === 200 && status.connector?.state === "RUNNING" && status.tasks?.[0]?.state === "RUNNING" ? true : undefined;
@@ -106,17 +92,17 @@ describe("Kafka Connect cluster", () => {
     const [w1, w2] = urls as [string, string];
     const { name, config } = await createSink(w1);
     cleanups.push(() => call(w1, "DELETE", `/connectors/${encodeURIComponent(name)}`));
-    const seen = await eventually(`${name} through worker 2`, async () => {
+    const seen = await pollFor(`${name} through worker 2`, async () => {
       const res = await call(w2, "GET", `/connectors/${encodeURIComponent(name)}/config`);
       return res.status === 200 ? res.json : undefined;
     });
     expect(seen).toEqual({ ...config, name });
     await runningOn(w2, name);
-    await eventually(`delete ${name}`, async () => {
+    await pollFor(`delete ${name}`, async () => {
       const res = await call(w2, "DELETE", `/connectors/${encodeURIComponent(name)}`);
       return res.status === 409 ? undefined : res.status;
     }).then((status) => expect(status).toBe(204));
-    await eventually(`${name} gone from worker 1`, async () => {
+    await pollFor(`${name} gone from worker 1`, async () => {
       const res = await call(w1, "GET", "/connectors");
       return (res.json as string[]).includes(name) ? undefined : true;
     });
@@ -163,11 +149,11 @@ describe("Kafka Connect cluster", () => {
 
     await restartService(worker1!);
     expect((await call(url1, "GET", "/")).status).toBe(200);
-    await eventually("worker 1 back in the group", async () => {
+    await pollFor("worker 1 back in the group", async () => {
       const res = await call(url1, "GET", `/connectors/${encodeURIComponent(name)}/status`);
       return res.status === 200 ? true : undefined;
     });
-    await eventually(`delete ${name}`, async () => {
+    await pollFor(`delete ${name}`, async () => {
       const res = await call(url1, "DELETE", `/connectors/${encodeURIComponent(name)}`);
       return res.status === 409 ? undefined : res.status;
     }).then((status) => expect(status).toBe(204));

@@ -6,8 +6,10 @@
  *
  * The pair is this file's own (on the run's broker), so the shared one keeps both hosts.
  */
+
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
+import { pollFor } from "../helpers/wait.ts";
 import {
   type Cluster,
   freezeService,
@@ -49,22 +51,6 @@ async function call(url: string, method: string, path: string, body?: unknown): 
   return { status: res.status, json: text ? JSON.parse(text) : null };
 }
 
-/** Polls `check` until it returns a value (not undefined), or fails with the last one seen. */
-async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms (last: ${String(last)})`);
-    await Bun.sleep(100);
-  }
-}
-
 function avro(field: string): { schema: string } {
   return { schema: JSON.stringify({ type: "record", name: "R", fields: [{ name: field, type: "string" }] }) };
 }
@@ -77,7 +63,7 @@ async function register(url: string, subject: string, body: { schema: string }):
 
 /** Waits until `url` serves `subject`'s latest version with schema id `id`. */
 function servedBy(url: string, subject: string, id: number): Promise<{ version: number; id: number }> {
-  return eventually(`${subject} (id ${id}) on ${url}`, async () => {
+  return pollFor(`${subject} (id ${id}) on ${url}`, async () => {
     const res = await call(url, "GET", `/subjects/${subject}/versions/latest`);
     const latest = res.json as { version: number; id: number };
     return res.status === 200 && latest.id === id ? latest : undefined;
@@ -147,7 +133,7 @@ describe("registry hosts sharing one store", () => {
     } finally {
       thawService(h1!);
     }
-    await eventually("host 1 thawed", async () => ((await call(url1, "GET", "/subjects")).status === 200 ? true : undefined));
+    await pollFor("host 1 thawed", async () => ((await call(url1, "GET", "/subjects")).status === 200 ? true : undefined));
   }, 120_000);
 
   test("host 1 killed: host 2 serves the subjects and registers; host 1 restarted serves what it missed", async () => {

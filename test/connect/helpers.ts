@@ -1,26 +1,15 @@
 /** What the Connect proxy's tests share: a Loupe with Connect aliases, honest connectors, polling. */
+
 import type { Role } from "../../src/config/schema.ts";
 import { connectEnv, kafkaBootstrap, uniqueTopic } from "../cluster/cluster.ts";
 import { type TestRuntime, testRuntime } from "../helpers/runtime.ts";
+import { pollFor } from "../helpers/wait.ts";
 
 /** The alias of the run's Connect cluster (both workers) in these tests. */
 export const ALIAS = "dev";
 
-/** Polls `check` until it returns a value (not undefined), or fails with the last one seen. */
-export async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms (last: ${String(last)})`);
-    await Bun.sleep(200);
-  }
-}
+/** Polls `check` until it returns a value (see pollFor). */
+export const eventually = pollFor;
 
 /** A Loupe whose `dev` alias is the run's two workers; `more` adds aliases. */
 export function connectRuntime(more: Record<string, unknown>[] = [], connect: Record<string, unknown> = {}): Promise<TestRuntime> {

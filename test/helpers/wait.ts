@@ -59,3 +59,15 @@ export async function eventually(check: () => boolean | Promise<boolean>, opts: 
     return false;
   }
 }
+
+/**
+ * waitFor for checks that answer undefined until they hold, described first:
+ * `await pollFor("x RUNNING", async () => (running ? status : undefined), 30_000)`.
+ */
+export function pollFor<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs = 30_000,
+): Promise<Exclude<T, false | null | undefined>> {
+  return waitFor(check, { what, timeoutMs, intervalMs: 200 });
+}
