@@ -424,24 +424,35 @@ export async function* executeQuery(
   const queryTimer = setTimeout(() => stop("MAX_QUERY_TIME"), Math.min(settings.maxQueryTimeMs, 2_147_483_647));
   // Idle: no record arrived from Kafka for max.idle.time. A timer per record would cost more
   // than the rest of the loop, so a ticker compares the count of records read between ticks.
-  // Only waiting on a topic that has nothing to give is idle: not planning the read, not
-  // waiting for the reader of the events (backpressure), not a broker slow to answer (a round
-  // of fetches out longer than its max wait), not a lost broker retried (max.query.time bounds
-  // those). Regression: a loaded broker that took seconds to answer the first fetch ended the
-  // query as idle with no record read.
+  // Only waiting on a broker for records is idle time, and only within a round of fetches
+  // (idle time starts when a round is sent). Planning the read, finding the leaders and
+  // connecting are not; any record, a wait for the reader of the events (backpressure), a
+  // round out past its max wait (a slow or frozen broker) or a lost broker retried
+  // (max.query.time bounds those) starts the idle clock over. Regressions: a loaded broker that
+  // took seconds to answer the first fetch, and a broker just thawed that was slow to name the
+  // leaders, ended the query as idle with no record read.
   let waitingForReader = false;
-  let reading = false;
   let fetchingSince: number | null = null;
-  let idleSince = Date.now();
+  /** Since when the query has waited for records, or null while it does something else. */
+  let quietFrom: number | null = null;
   let seenAtTick = -1;
+  const slowRound = (now: number) => fetchingSince !== null && now - fetchingSince > FETCH_MAX_WAIT_MS + SLOW_FETCH_GRACE_MS;
+  const onFetching = (since: number | null) => {
+    if (since !== null) quietFrom ??= since;
+    else if (slowRound(Date.now())) quietFrom = null;
+    fetchingSince = since;
+  };
   const idleTicker = setInterval(
     () => {
       const now = Date.now();
-      const slowFetch = fetchingSince !== null && now - fetchingSince > FETCH_MAX_WAIT_MS + SLOW_FETCH_GRACE_MS;
-      if (!reading || waitingForReader || slowFetch || progress.outage !== null || progress.readRecords !== seenAtTick) {
+      if (waitingForReader || slowRound(now) || progress.outage !== null) {
         seenAtTick = progress.readRecords;
-        idleSince = now;
-      } else if (now - idleSince >= settings.maxIdleTimeMs) stop("MAX_IDLE_TIME");
+        quietFrom = null;
+      } else if (progress.readRecords !== seenAtTick) {
+        // Records are read between rounds, never during one: a round out now began after them.
+        seenAtTick = progress.readRecords;
+        quietFrom = fetchingSince;
+      } else if (quietFrom !== null && now - quietFrom >= settings.maxIdleTimeMs) stop("MAX_IDLE_TIME");
     },
     Math.max(1, Math.min(250, Math.floor(settings.maxIdleTimeMs / 4))),
   );
@@ -546,16 +557,13 @@ export async function* executeQuery(
     let untilCheck = SLICE_RECORDS;
 
     if (toRead.length > 0 && !internal.signal.aborted) {
-      reading = true;
       const batches = deps.cluster.reads.batches({
         topic: plan.topic,
         partitions: toRead.map((r) => ({ partition: r.partition, from: r.from, to: r.to })),
         signal: internal.signal,
         follow: plan.follow !== undefined,
         onFetch,
-        onFetching: (since) => {
-          fetchingSince = since;
-        },
+        onFetching,
         // Each fetched batch is written out or decoded before the next is pulled.
         reuseBuffers: true,
         // A broker that restarts is waited for as long as the query may run.
