@@ -314,3 +314,62 @@ export interface InsertValueNode extends Node {
   type: "string" | "number" | "boolean" | "null" | "placeholder";
   text: string;
 }
+
+/**
+ * SetStatement* StreamStatement: a stream program, which runs until stopped and writes every
+ * result to its target topic (see stream.ts).
+ */
+export interface StreamDocumentNode extends Node {
+  kind: "StreamDocument";
+  settings: SetStatementNode[];
+  statement: StreamStatementNode;
+}
+
+export interface StreamStatementNode extends Node {
+  kind: "StreamStatement";
+  target: TopicNode;
+  /** Whether SELECT STREAM was written (older clients leave it out). */
+  stream: boolean;
+  projection: ProjectionNode;
+  from: TopicNode;
+  where: ExpressionNode | null;
+  groupBy: GroupByNode | null;
+  /** Parsed so that the checks can refuse it at its position: a program has no end. */
+  limit: LimitNode | null;
+}
+
+/** `GROUP BY [window,] fields` or `WINDOW BY window GROUP BY fields`. */
+export interface GroupByNode extends Node {
+  kind: "GroupBy";
+  /** Where GROUP BY is written, for problems of the clause as a whole. */
+  keywordLoc: Span;
+  window: WindowNode | null;
+  fields: ExpressionNode[];
+}
+
+/** `TUMBLE(1, m)`, `HOP(5, m, 1, m)`, `TUMBLE 1m`, `HOP 5m, 1m`. */
+export interface WindowNode extends Node {
+  kind: "Window";
+  type: "tumble" | "hop";
+  size: DurationNode;
+  /** HOP only. */
+  advance: DurationNode | null;
+}
+
+/** An amount and a time unit as written; checked (whole, positive) by the stream checks. */
+export interface DurationNode extends Node {
+  kind: "Duration";
+  amount: number;
+  amountText: string;
+  amountLoc: Span;
+  /** The unit in milliseconds. */
+  unitMs: number;
+}
+
+/**
+ * `COUNT(*)` in a stream program: a Call named COUNT with no arguments and `star` set. The snapshot
+ * dialect has no aggregates and never builds one.
+ */
+export interface CountStarCallNode extends CallNode {
+  star: true;
+}

@@ -61,3 +61,5 @@ export { DEFAULT_MAX_LIMIT, resolveOffsetRange } from "./planner.ts";
 export type { RecordView } from "./record.ts";
 export type { DataFormat, QuerySettings } from "./settings.ts";
 export { DATA_FORMATS, DEFAULT_SETTINGS, SETTING_NAMES } from "./settings.ts";
+export type { AggregateProgram, StreamOptions, StreamOutput, StreamProgram, StreamSettings, StreamWindow } from "./stream.ts";
+export { compileStream, isStreamStatement, validateStream } from "./stream.ts";

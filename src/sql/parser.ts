@@ -14,10 +14,13 @@
  */
 import type {
   CastType,
+  CountStarCallNode,
   DocumentNode,
+  DurationNode,
   ExpressionItemNode,
   ExpressionNode,
   FieldPathNode,
+  GroupByNode,
   InsertColumnNode,
   InsertDocumentNode,
   InsertNode,
@@ -33,7 +36,10 @@ import type {
   SelectNode,
   SetStatementNode,
   SettingValueNode,
+  StreamDocumentNode,
+  StreamStatementNode,
   TopicNode,
+  WindowNode,
 } from "./ast.ts";
 import { CAST_TYPES, META_FIELDS } from "./ast.ts";
 import { describeChoices, type Span, syntaxError } from "./errors.ts";
@@ -90,6 +96,32 @@ export function parseInsert(source: string, options: ParseOptions = {}): InsertD
   return new Parser(source, options).parseInsertDocument();
 }
 
+/** Parses `SET ...; INSERT INTO target SELECT [STREAM] ... FROM source ...`, a stream program. */
+export function parseStream(source: string, options: ParseOptions = {}): StreamDocumentNode {
+  return new Parser(source, options).parseStreamDocument();
+}
+
+/** Time units of windows, lower case, in milliseconds. */
+export const TIME_UNITS: Readonly<Record<string, number>> = {
+  ms: 1,
+  millisecond: 1,
+  milliseconds: 1,
+  s: 1000,
+  second: 1000,
+  seconds: 1000,
+  m: 60_000,
+  minute: 60_000,
+  minutes: 60_000,
+  h: 3_600_000,
+  hour: 3_600_000,
+  hours: 3_600_000,
+  d: 86_400_000,
+  day: 86_400_000,
+  days: 86_400_000,
+};
+
+const TIME_UNIT = "a time unit (ms, s, m, h, d)";
+
 /** Rank of a choice in "Expected" lists: words, then punctuation, then descriptions, then end of input. */
 function choiceRank(choice: string): number {
   if (choice === "end of input") return 3;
@@ -114,6 +146,8 @@ export class Parser {
   /** Choices noted at `expectedAt`; reset when the parser looks at another token. */
   private expected = new Set<string>();
   private expectedAt: Token | null = null;
+  /** `COUNT(*)` is read only in stream programs, the one place aggregates exist. */
+  private countStar = false;
 
   constructor(source: string, options: ParseOptions = {}) {
     const maxLength = options.maxQueryLength ?? QUERY_LIMITS.queryLength;
@@ -158,6 +192,183 @@ export class Parser {
     this.skip(TokenKind.SEMICOLON);
     this.expect(TokenKind.EOF);
     return { kind: "InsertDocument", settings, insert, loc: { start, end: insert.loc.end } };
+  }
+
+  /**
+   * StreamDocument : SetStatement* StreamStatement ';'? <EOF>
+   */
+  parseStreamDocument(): StreamDocumentNode {
+    this.countStar = true;
+    const start = this.lexer.token.start;
+    const settings: SetStatementNode[] = [];
+    while (this.peekKeyword("SET")) settings.push(this.parseSetStatement());
+    if (!this.peekKeyword("INSERT")) throw this.unexpected();
+    const statement = this.parseStreamStatement();
+    this.skip(TokenKind.SEMICOLON);
+    this.expect(TokenKind.EOF);
+    return { kind: "StreamDocument", settings, statement, loc: { start, end: statement.loc.end } };
+  }
+
+  /**
+   * StreamStatement :
+   *   INSERT INTO Topic SELECT STREAM? Projection FROM Topic ( WHERE Expression )?
+   *   ( GroupByClause | WindowByClause )? LimitClause?
+   *
+   * LIMIT is read only to be refused at its position by the checks, and is not offered in
+   * "Expected" lists.
+   */
+  parseStreamStatement(): StreamStatementNode {
+    const start = this.expectKeyword("INSERT").start;
+    this.expectKeyword("INTO");
+    const target = this.parseTopic();
+    this.expectKeyword("SELECT");
+    const stream = this.skipStreamKeyword();
+    const projection = this.parseProjection();
+    this.expectKeyword("FROM");
+    const from = this.parseTopic();
+    let end = from.loc.end;
+    let where: ExpressionNode | null = null;
+    if (this.skipKeyword("WHERE")) {
+      where = this.parseExpression();
+      end = where.loc.end;
+    }
+    let groupBy: GroupByNode | null = null;
+    if (this.peekKeyword("WINDOW")) groupBy = this.parseWindowBy();
+    else if (this.peekKeyword("GROUP")) groupBy = this.parseGroupBy(null);
+    if (groupBy !== null) end = groupBy.loc.end;
+    let limit: LimitNode | null = null;
+    if (isKeyword(this.lexer.token, "LIMIT")) {
+      limit = this.parseLimit();
+      end = limit.loc.end;
+    }
+    return { kind: "StreamStatement", target, stream, projection, from, where, groupBy, limit, loc: { start, end } };
+  }
+
+  /**
+   * STREAM is a keyword after SELECT when what follows can start a projection; otherwise
+   * (`SELECT stream FROM t`, `SELECT stream, a FROM t`) it is a field.
+   */
+  private skipStreamKeyword(): boolean {
+    const token = this.lexer.token;
+    if (!isKeyword(token, "STREAM")) {
+      this.note("STREAM");
+      return false;
+    }
+    const next = this.lexer.lookahead(token);
+    const startsProjection =
+      next.kind === TokenKind.STAR ||
+      next.kind === TokenKind.QUOTED_NAME ||
+      next.kind === TokenKind.STRING ||
+      next.kind === TokenKind.NUMBER ||
+      next.kind === TokenKind.PAREN_L ||
+      next.kind === TokenKind.MINUS ||
+      next.kind === TokenKind.PLUS ||
+      (next.kind === TokenKind.NAME && (!isReserved(next) || ["TRUE", "FALSE", "NULL", "NOT"].includes(next.value.toUpperCase())));
+    if (!startsProjection) return false;
+    this.lexer.advance();
+    return true;
+  }
+
+  /**
+   * WindowByClause : WINDOW BY ShortWindow GROUP BY GroupItem ( ',' GroupItem )*
+   */
+  parseWindowBy(): GroupByNode {
+    const start = this.expectKeyword("WINDOW").start;
+    this.expectKeyword("BY");
+    const window = this.parseShortWindow();
+    const group = this.parseGroupBy(window);
+    return { ...group, loc: { start, end: group.loc.end } };
+  }
+
+  /**
+   * GroupByClause : GROUP BY GroupItem ( ',' GroupItem )*
+   * GroupItem : WindowCall | Expression
+   *
+   * At most one window, in either form.
+   */
+  parseGroupBy(shortWindow: WindowNode | null): GroupByNode {
+    const keyword = this.expectKeyword("GROUP");
+    this.expectKeyword("BY");
+    let window = shortWindow;
+    const fields: ExpressionNode[] = [];
+    let end: number;
+    do {
+      const token = this.lexer.token;
+      const word = token.kind === TokenKind.NAME ? token.value.toUpperCase() : "";
+      if ((word === "TUMBLE" || word === "HOP") && this.lexer.lookahead(token).kind === TokenKind.PAREN_L) {
+        const parsed = this.parseWindowCall();
+        if (window !== null) throw syntaxError(this.source, parsed.loc, "A second window", "one window per program");
+        window = parsed;
+        end = parsed.loc.end;
+      } else {
+        const field = this.parseExpression();
+        fields.push(field);
+        end = field.loc.end;
+      }
+    } while (this.skip(TokenKind.COMMA));
+    return { kind: "GroupBy", keywordLoc: span(keyword), window, fields, loc: { start: keyword.start, end } };
+  }
+
+  /**
+   * WindowCall : TUMBLE '(' Number ',' TimeUnit ')' | HOP '(' Number ',' TimeUnit ',' Number ',' TimeUnit ')'
+   */
+  parseWindowCall(): WindowNode {
+    const name = this.lexer.token;
+    const type = name.value.toUpperCase() === "HOP" ? "hop" : "tumble";
+    this.lexer.advance();
+    this.expect(TokenKind.PAREN_L);
+    const size = this.parseDuration(true);
+    let advance: DurationNode | null = null;
+    if (type === "hop") {
+      this.expect(TokenKind.COMMA);
+      advance = this.parseDuration(true);
+    }
+    const end = this.expect(TokenKind.PAREN_R).end;
+    return { kind: "Window", type, size, advance, loc: { start: name.start, end } };
+  }
+
+  /**
+   * ShortWindow : TUMBLE Number TimeUnit | HOP Number TimeUnit ',' Number TimeUnit
+   *
+   * The unit may touch the number (`1m`) or not (`1 m`).
+   */
+  parseShortWindow(): WindowNode {
+    const name = this.lexer.token;
+    const isTumble = this.peekKeyword("TUMBLE");
+    if (!isTumble && !this.peekKeyword("HOP")) throw this.unexpected();
+    this.lexer.advance();
+    const size = this.parseDuration(false);
+    let advance: DurationNode | null = null;
+    if (!isTumble) {
+      this.expect(TokenKind.COMMA);
+      advance = this.parseDuration(false);
+    }
+    const end = (advance ?? size).loc.end;
+    return { kind: "Window", type: isTumble ? "tumble" : "hop", size, advance, loc: { start: name.start, end } };
+  }
+
+  /**
+   * Duration : Number ','? TimeUnit     (the comma in the call form only)
+   * TimeUnit : ms | s | m | h | d | MILLISECOND(S) | SECOND(S) | MINUTE(S) | HOUR(S) | DAY(S)
+   */
+  private parseDuration(comma: boolean): DurationNode {
+    const amount = this.expect(TokenKind.NUMBER, "a number");
+    if (comma) this.expect(TokenKind.COMMA);
+    const unit = this.lexer.token;
+    const unitMs = unit.kind === TokenKind.NAME ? lookup(TIME_UNITS, unit.value.toLowerCase()) : undefined;
+    if (unitMs === undefined) {
+      this.note(TIME_UNIT);
+      throw this.unexpected();
+    }
+    this.lexer.advance();
+    return {
+      kind: "Duration",
+      amount: Number(amount.value),
+      amountText: amount.value,
+      amountLoc: span(amount),
+      unitMs,
+      loc: { start: amount.start, end: unit.end },
+    };
   }
 
   /**
@@ -640,11 +851,24 @@ export class Parser {
 
   /**
    * Call : Name '(' ( Expression ( ',' Expression )* )? ')'
+   *      | COUNT '(' '*' ')'      (stream programs only)
    */
   parseCall(): ExpressionNode {
     const name = this.lexer.token;
     this.lexer.advance();
     this.expect(TokenKind.PAREN_L);
+    if (this.countStar && name.value.toUpperCase() === "COUNT" && this.skip(TokenKind.STAR)) {
+      const end = this.expect(TokenKind.PAREN_R).end;
+      const call: CountStarCallNode = {
+        kind: "Call",
+        name: "COUNT",
+        nameLoc: span(name),
+        args: [],
+        star: true,
+        loc: { start: name.start, end },
+      };
+      return call;
+    }
     const args: ExpressionNode[] = [];
     this.enter();
     if (this.lexer.token.kind !== TokenKind.PAREN_R) {
