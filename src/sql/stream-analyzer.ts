@@ -121,7 +121,9 @@ class StreamAnalyzer {
     const withPlaceholders = rawItems.map((item) =>
       item.kind === "MetaStar" ? item : { ...item, expression: this.replaceAggregates(item.expression, aggregateNodes) },
     );
-    if (statement.where !== null) this.refuseAggregates(statement.where, "WHERE");
+    if (statement.where !== null) {
+      this.refuseAggregates(statement.where, (name) => `Aggregate ${name} in WHERE`, "conditions on each record, without aggregates");
+    }
 
     // GROUP BY: aliases of the projection resolved, the window checked.
     const groupBy = statement.groupBy;
@@ -249,7 +251,9 @@ class StreamAnalyzer {
         const expected = node.name === "COUNT" ? "'*' or 1 argument" : "1 argument";
         this.fail(node.nameLoc, `Wrong number of arguments to ${node.name}`, `${expected}, found ${node.args.length}`);
       }
-      for (const arg of node.args) this.refuseAggregates(arg, `inside ${node.name}`, "Nested aggregate");
+      for (const arg of node.args) {
+        this.refuseAggregates(arg, (name) => `Nested aggregate ${name}`, `an expression without aggregates inside ${node.name}`);
+      }
       const index = found.length;
       found.push(node);
       const args: ExpressionNode[] = star ? [{ kind: "NullLiteral", loc: node.loc }] : node.args.slice(0, 1);
@@ -267,20 +271,16 @@ class StreamAnalyzer {
     return rebuild(node, (child) => this.replaceAggregates(child, found));
   }
 
-  private refuseAggregates(node: ExpressionNode, where: string, what = "Aggregate"): void {
+  /** Aggregates where each record is looked at on its own: WHERE, GROUP BY, inside another aggregate. */
+  private refuseAggregates(node: ExpressionNode, what: (name: string) => string, expected: string): void {
     walkExpression(node, (inner) => {
-      if (!isAggregateCall(inner)) return;
-      const expected =
-        what === "Nested aggregate"
-          ? `an expression without aggregates ${where}`
-          : `conditions on each record, without aggregates, in ${where}`;
-      this.fail(inner.nameLoc, `${what} ${inner.name}${what === "Aggregate" ? ` in ${where}` : ""}`, expected);
+      if (isAggregateCall(inner)) this.fail(inner.nameLoc, what(inner.name), expected);
     });
   }
 
   /** A bare name in GROUP BY that is an alias of the projection stands for that item's expression. */
   private resolveAlias(field: ExpressionNode, items: SelectItemNode[]): ExpressionNode {
-    this.refuseAggregates(field, "GROUP BY");
+    this.refuseAggregates(field, (name) => `Aggregate ${name} in GROUP BY`, "fields or expressions of each record");
     if (field.kind !== "FieldPath" || field.rooted || field.segments.length !== 1) return field;
     const only = field.segments[0]!;
     if (only.kind !== "Field") return field;
