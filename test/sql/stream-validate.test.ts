@@ -4,7 +4,6 @@
  */
 import { describe, expect, test } from "bun:test";
 import {
-  type Catalog,
   compileStream,
   isStreamStatement,
   SqlError,
@@ -14,12 +13,7 @@ import {
   validateSql,
   validateStream,
 } from "../../src/sql/index.ts";
-
-/** `orders` has a known schema; the others are known by name only. */
-export const streamCatalog: Catalog = {
-  topicExists: (name) => ["src", "dst", "orders", "totals", "my-src", "source"].includes(name),
-  topicFields: (name) => (name === "orders" ? { key: ["id"], value: ["id", "total", "status", "customer.name", "customer.city"] } : null),
-};
+import { streamCatalog } from "./stream-helpers.ts";
 
 /** The client's program, exactly as it sends it (leading space included). */
 const CLIENT_SQL = " SET autocreate=true; INSERT INTO target SELECT STREAM * FROM source WHERE _ktype=AVRO and _vtype=AVRO";
