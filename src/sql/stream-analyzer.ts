@@ -140,6 +140,10 @@ class StreamAnalyzer {
       }
     }
 
+    for (const item of rawItems) if (item.kind === "ExpressionItem") this.refuseSnapshotOnly(item.expression);
+    if (statement.where !== null) this.refuseSnapshotOnly(statement.where);
+    for (const field of groupBy?.fields ?? []) this.refuseSnapshotOnly(field);
+
     // What a query shares: handed to the query analyzer, group fields appended as items.
     const extra: ExpressionItemNode[] = groupFields.map((expression) => ({
       kind: "ExpressionItem",
@@ -275,6 +279,29 @@ class StreamAnalyzer {
   private refuseAggregates(node: ExpressionNode, what: (name: string) => string, expected: string): void {
     walkExpression(node, (inner) => {
       if (isAggregateCall(inner)) this.fail(inner.nameLoc, what(inner.name), expected);
+    });
+  }
+
+  /**
+   * What only a snapshot has: the end of a partition (LAST_OFFSET()), which a program that never
+   * ends does not reach, and sampling of a live view (`_sample`), which would drop records from
+   * the output.
+   */
+  private refuseSnapshotOnly(node: ExpressionNode): void {
+    walkExpression(node, (inner) => {
+      if (inner.kind === "Call" && inner.name === "LAST_OFFSET") {
+        this.fail(inner.nameLoc, "LAST_OFFSET() in a stream program", "conditions on each record: a program has no last offset");
+      }
+      if (inner.kind !== "FieldPath" || inner.rooted || inner.segments.length !== 1) return;
+      const only = inner.segments[0]!;
+      const name = only.kind === "Field" ? only.name.toLowerCase() : "";
+      if (name === "_sample" || name === "_samplewindow") {
+        this.fail(
+          inner.loc,
+          `Sampling (${only.kind === "Field" ? only.name : ""}) in a stream program`,
+          "every record: a program does not sample",
+        );
+      }
     });
   }
 

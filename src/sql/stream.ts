@@ -15,6 +15,10 @@
  *
  * Nothing here does I/O: the engine decodes records into RecordViews, keeps accumulators
  * (JSON) in its state stores and writes what `project`/`emit` return.
+ *
+ * filter, project, groupKey, accumulate and emit throw QueryLimitError when one record's
+ * evaluation goes past a limit of QUERY_LIMITS (a huge computed string, a runaway LIKE): that
+ * record fails, and the program's error.policy says whether it is skipped or the program stops.
  */
 import type { Catalog, TopicAllowed } from "./analyzer.ts";
 import type { ExpressionNode, FieldPathNode } from "./ast.ts";

@@ -123,6 +123,20 @@ const INVALID: Case[] = [
     `Invalid value 'XML' for _vtype at line 1, column 50. Expected one of: ${FORMATS}.`,
   ],
 
+  // What only snapshots have
+  [
+    "INSERT INTO dst SELECT * FROM src WHERE _meta.offset >= LAST_OFFSET() - 10",
+    1,
+    57,
+    "LAST_OFFSET() in a stream program at line 1, column 57. Expected conditions on each record: a program has no last offset.",
+  ],
+  [
+    "INSERT INTO dst SELECT * FROM src WHERE a = 1 AND _sample = 2 AND _sampleWindow = 1000",
+    1,
+    51,
+    "Sampling (_sample) in a stream program at line 1, column 51. Expected every record: a program does not sample.",
+  ],
+
   // Aggregates and GROUP BY
   [
     "INSERT INTO dst SELECT STREAM COUNT(*) FROM orders",
