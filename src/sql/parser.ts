@@ -1,6 +1,7 @@
 /**
- * Recursive-descent parser for the snapshot query dialect. Each parse function
- * carries the grammar rule it implements.
+ * Recursive-descent parser for the snapshot query dialect, the data INSERT and stream
+ * programs (parse, parseInsert, parseStream). Each parse function carries the grammar rule it
+ * implements.
  *
  * Error reporting: while the parser looks at a token it notes what it would have
  * accepted there. When nothing fits, the error names the token found and every
