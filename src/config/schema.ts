@@ -327,6 +327,29 @@ export const configSchema = z
     connect: connectSchema,
     schemaRegistry: schemaRegistrySchema.optional(),
     /**
+     * Stream processors (INSERT INTO ... SELECT STREAM), run inside Loupe (IN_PROC). Instances
+     * sharing one store split the runners between them through leases in the store.
+     */
+    processors: z
+      .object({
+        enabled: z.boolean().default(true),
+        /** Prefix of each processor's consumer group, transactional ids and internal topics: `<prefix>-<id>`. */
+        prefix: z
+          .string()
+          .regex(/^[A-Za-z0-9._-]{1,64}$/, "letters, digits, '.', '_' or '-', at most 64")
+          .default("loupe-processor"),
+        /** This instance's name in the runners' leases (`worker`); default: host name and port. */
+        instance: z.string().min(1).max(200).optional(),
+        /** Most runners of one processor. */
+        maxRunners: z.number().int().positive().max(256).default(32),
+        /** How long a runner keeps retrying a failure (with backoff) before it is FAILED. */
+        failAfter: duration.default(300_000),
+        /** How long a runner's lease lasts without renewal; another instance takes the slot after it. */
+        lease: duration.default(10_000),
+      })
+      .strict()
+      .default({ enabled: true, prefix: "loupe-processor", maxRunners: 32, failAfter: 300_000, lease: 10_000 }),
+    /**
      * GET /metrics. Public by default (the SPEC's, for operators' Prometheus): it names every
      * consumer group and topic whatever any user's scope. `enabled: false` answers 404; a
      * `token` makes it answer only `Authorization: Bearer <token>` (Prometheus `authorization`).

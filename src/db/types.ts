@@ -115,4 +115,39 @@ export interface Database {
     updated_at: number;
     last_used_at: number | null;
   };
+  processors: {
+    /** `lsql_<hex>`, as the real clients expect. */
+    id: string;
+    name: string;
+    cluster: string;
+    sql: string;
+    runners: number;
+    /** RUNNING or PAUSED. */
+    desired: string;
+    owner: string;
+    source_topic: string;
+    target_topic: string;
+    /** Accepted and kept for other execution modes (CLIENTS.md); unused in IN_PROC. */
+    cluster_name: string | null;
+    namespace: string | null;
+    pipeline: string | null;
+    created_at: number;
+    /** When it last started running (create, resume); null while paused. */
+    start_ts: number | null;
+    stop_ts: number | null;
+    last_action: string | null;
+    updated_at: number;
+  };
+  processor_runners: {
+    processor_id: string;
+    runner: number;
+    instance: string | null;
+    lease_until: number;
+    /** PENDING, RUNNING, FAILED or STOPPED, as the runner last reported it. */
+    state: string;
+    error: string | null;
+    /** JSON RunnerFigures. */
+    figures: string | null;
+    updated_at: number;
+  };
 }

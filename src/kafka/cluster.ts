@@ -13,6 +13,7 @@ import { describeCluster } from "./describe-cluster.ts";
 import { GroupOps } from "./groups.ts";
 import { LogDirOps } from "./log-dirs.ts";
 import { OffsetOps } from "./offsets.ts";
+import { ProcessingOps } from "./processing.ts";
 import { WriteOps } from "./produce.ts";
 import { QuotaOps } from "./quotas.ts";
 import { ReadOps } from "./reads.ts";
@@ -31,6 +32,8 @@ export class KafkaCluster {
   readonly acls: AclOps;
   readonly quotas: QuotaOps;
   readonly logDirs: LogDirOps;
+  /** Group membership and transactions, for stream processors. */
+  readonly processing: ProcessingOps;
   readonly #conn: KafkaConnection;
 
   constructor(config: KafkaClusterConfig) {
@@ -47,6 +50,7 @@ export class KafkaCluster {
     this.acls = new AclOps(conn);
     this.quotas = new QuotaOps(conn);
     this.logDirs = new LogDirOps(conn);
+    this.processing = new ProcessingOps(conn);
   }
 
   // -------------------------------------------------------------------------------------------

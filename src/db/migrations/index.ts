@@ -6,6 +6,7 @@ import * as m0004 from "./0004-user-profiles.ts";
 import * as m0005 from "./0005-sql-library.ts";
 import * as m0006 from "./0006-groups.ts";
 import * as m0007 from "./0007-identity.ts";
+import * as m0008 from "./0008-processors.ts";
 
 export interface Migration {
   version: number;
@@ -25,4 +26,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 5, ...m0005 },
   { version: 6, ...m0006 },
   { version: 7, ...m0007 },
+  { version: 8, ...m0008 },
 ];

@@ -1,0 +1,215 @@
+/**
+ * The SPEC's 7 processor routes (`/api/streams`), shaped for the real clients (CLIENTS.md §1):
+ * create answers 200 with the bare `lsql_<hex>` id as text unless Accept names JSON; pause,
+ * resume, scale and delete answer 200 with JSON; `targets` is an array; `clusterName`,
+ * `namespace` and `pipeline` are accepted and kept (they apply to other execution modes).
+ */
+import type { Context } from "hono";
+import { z } from "zod";
+import { type AppEnv, clusterOf } from "../../http/context.ts";
+import { defineRoute, json, RouteGroup } from "../../http/route.ts";
+import type { Caller, ProcessorAnswer, ProcessorService } from "./service.ts";
+
+const tags = ["processors"];
+const str = z.string();
+const int = z.number().int();
+
+const idParams = z.object({ processorId: z.string().min(1).max(200) });
+const scaleParams = z.object({ processorId: z.string().min(1).max(200), numberOfRunners: z.string().max(12) });
+
+/** The clients send all six keys, some empty; an empty string is absent (CLIENTS.md §1). */
+const optionalText = z.string().max(200).optional();
+const createBody = z.looseObject({
+  name: z.string().min(1).max(100),
+  sql: z.string().min(1).max(100_000),
+  runners: z.number().int().optional(),
+  clusterName: optionalText,
+  namespace: optionalText,
+  pipeline: optionalText,
+});
+
+const runnerState = z.object({ id: str, worker: str, state: str, errorMsg: str });
+export const processorSchema = z.object({
+  id: str,
+  name: str,
+  clusterName: str,
+  user: str,
+  namespace: str,
+  uptime: int,
+  sql: str,
+  runners: int,
+  deploymentState: z.enum(["PENDING", "RUNNING", "PAUSED", "FAILED", "STOPPED"]),
+  topicValueDecoder: str,
+  topicKeyDecoder: str,
+  pipeline: str,
+  startTs: int,
+  stopTs: int.optional(),
+  toTopic: str,
+  toTopics: z.array(str),
+  fromTopics: z.array(str),
+  lastActionMsg: str.optional(),
+  deploymentErrorMsg: str.optional(),
+  runnerState: z.record(str, runnerState),
+  cluster: str,
+  operations: z.array(str),
+  figures: z.object({
+    recordsIn: int,
+    recordsOut: int,
+    inPerSec: int,
+    outPerSec: int,
+    failed: int,
+    late: int,
+    lag: int.nullable(),
+  }),
+});
+const target = z.object({ cluster: str, version: str.nullable(), namespaces: z.array(str) });
+const done = z.object({ id: str, name: str, action: str });
+
+const audited = (change: "ADD" | "UPDATE" | "REMOVE") => ({ type: "PROCESSOR" as const, change });
+
+export const processorApi = {
+  list: defineRoute({
+    method: "GET",
+    path: "/api/streams",
+    level: "nodata",
+    summary: "Stream processors of the cluster, with their runners' states and figures",
+    tags,
+    responses: { 200: json(z.object({ targets: z.array(target), streams: z.array(processorSchema) })) },
+  }),
+  get: defineRoute({
+    method: "GET",
+    path: "/api/streams/{processorId}",
+    level: "nodata",
+    summary: "One stream processor",
+    tags,
+    request: { params: idParams },
+    responses: { 200: json(z.object({ streams: processorSchema })) },
+  }),
+  create: defineRoute({
+    method: "POST",
+    path: "/api/streams",
+    level: "write",
+    summary: "Create a stream processor from `INSERT INTO <target> SELECT STREAM ... FROM <source> ...`",
+    audit: audited("ADD"),
+    tags,
+    request: { body: createBody },
+    responses: {
+      200: {
+        description: "The processor as JSON when Accept names application/json; otherwise its bare id (`lsql_<hex>`) as text/plain",
+        content: { "application/json": { schema: processorSchema }, "text/plain": { schema: { type: "string" } } },
+      },
+    },
+  }),
+  pause: defineRoute({
+    method: "PUT",
+    path: "/api/streams/{processorId}/pause",
+    level: "write",
+    summary: "Pause a processor: its runners commit what they hold and leave the group",
+    audit: audited("UPDATE"),
+    tags,
+    request: { params: idParams },
+    responses: { 200: json(done) },
+  }),
+  resume: defineRoute({
+    method: "PUT",
+    path: "/api/streams/{processorId}/resume",
+    level: "write",
+    summary: "Resume a paused or failed processor (a running one stays as it is)",
+    audit: audited("UPDATE"),
+    tags,
+    request: { params: idParams },
+    responses: { 200: json(done) },
+  }),
+  scale: defineRoute({
+    method: "PUT",
+    path: "/api/streams/{processorId}/scale/{numberOfRunners}",
+    level: "write",
+    summary: "Change the number of runners (members of the processor's consumer group)",
+    audit: audited("UPDATE"),
+    tags,
+    request: { params: scaleParams },
+    responses: { 200: json(done) },
+  }),
+  delete: defineRoute({
+    method: "DELETE",
+    path: "/api/streams/{processorId}",
+    level: "write",
+    summary: "Stop and delete a processor and its consumer group (`deleteChangelog=true`: its changelog topic too)",
+    audit: audited("REMOVE"),
+    tags,
+    request: { params: idParams, query: z.object({ deleteChangelog: z.enum(["true", "false"]).optional() }) },
+    responses: { 200: json(done) },
+  }),
+};
+
+function callerOf(c: Context<AppEnv>): Caller {
+  const session = c.get("session")!;
+  return { user: session.user.name, scope: session.scope, admin: session.scope.unrestricted.has("admin") };
+}
+
+function audit(c: Context<AppEnv>, p: { id: string; name: string }, extra: Record<string, string> = {}): void {
+  c.set("auditContent", { ...(c.get("auditContent") ?? {}), id: p.id, name: p.name, ...extra });
+}
+
+export function processorRoutes(service: ProcessorService, version: () => string | null = () => null) {
+  const app = new RouteGroup();
+
+  app.handle(processorApi.list, async (c) => {
+    const cluster = clusterOf(c);
+    const streams = await service.list(cluster, callerOf(c));
+    return c.json({ targets: [{ cluster, version: version(), namespaces: [] }], streams });
+  });
+
+  app.handle(processorApi.get, async (c) => {
+    return c.json({ streams: await service.get(c.req.valid("param").processorId, callerOf(c)) });
+  });
+
+  app.handle(processorApi.create, async (c) => {
+    const body = c.req.valid("json");
+    c.set("auditContent", { name: body.name, sql: body.sql });
+    const created: ProcessorAnswer = await service.create(
+      {
+        name: body.name,
+        sql: body.sql,
+        runners: body.runners === undefined || body.runners <= 0 ? undefined : body.runners,
+        clusterName: body.clusterName,
+        namespace: body.namespace,
+        pipeline: body.pipeline,
+      },
+      clusterOf(c),
+      callerOf(c),
+    );
+    audit(c, created, { sql: created.sql, source: created.fromTopics[0]!, target: created.toTopic, runners: String(created.runners) });
+    if (!/application\/json/i.test(c.req.header("accept") ?? "")) return c.text(created.id);
+    return c.json(created);
+  });
+
+  app.handle(processorApi.pause, async (c) => {
+    const p = await service.pause(c.req.valid("param").processorId, callerOf(c));
+    audit(c, p, { action: "PAUSE" });
+    return c.json({ id: p.id, name: p.name, action: "PAUSE" });
+  });
+
+  app.handle(processorApi.resume, async (c) => {
+    const p = await service.resume(c.req.valid("param").processorId, callerOf(c));
+    audit(c, p, { action: "RESUME" });
+    return c.json({ id: p.id, name: p.name, action: "RESUME" });
+  });
+
+  app.handle(processorApi.scale, async (c) => {
+    const { processorId, numberOfRunners } = c.req.valid("param");
+    const n = /^-?\d+$/.test(numberOfRunners) ? Number(numberOfRunners) : Number.NaN;
+    const p = await service.scale(processorId, n, callerOf(c));
+    audit(c, p, { action: "SCALE", runners: String(n) });
+    return c.json({ id: p.id, name: p.name, action: "SCALE" });
+  });
+
+  app.handle(processorApi.delete, async (c) => {
+    const { processorId } = c.req.valid("param");
+    const p = await service.delete(processorId, callerOf(c), { deleteChangelog: c.req.valid("query").deleteChangelog === "true" });
+    audit(c, p, { action: "DELETE" });
+    return c.json({ id: p.id, name: p.name, action: "DELETE" });
+  });
+
+  return app;
+}

@@ -1,0 +1,388 @@
+/**
+ * One runner of a processor: a member of the processor's consumer group that reads the
+ * partitions Kafka gives it (read_committed), runs the program over each record, and writes
+ * output and input offsets in one Kafka transaction per commit interval. Where it was is only
+ * ever what Kafka committed: after any failure (a rebalance, a fenced producer, a broker lost)
+ * the runner drops what it holds and starts over from the committed offsets and the state
+ * restored from its changelog, so every input record counts exactly once in the output.
+ */
+import type { GroupMember, KafkaCluster, RawRecord, TxnOffset, TxnRecord } from "../../kafka/index.ts";
+import { partitionForKey, txnFailure } from "../../kafka/index.ts";
+import type { Logger } from "../../log/logger.ts";
+import type { RecordView } from "../../sql/index.ts";
+import { recordText } from "../../sql/values.ts";
+import { NO_FIGURES, type RunnerFigures, type RunnerSetup, type RunnerStateName, type StreamOutput } from "./types.ts";
+
+export interface RunnerOptions {
+  kafka: KafkaCluster;
+  processorId: string;
+  index: number;
+  groupId: string;
+  transactionalId: string;
+  /** Builds the program and decoders; called at each (re)start, so a restart sees the topic's formats anew. */
+  setup(): Promise<RunnerSetup>;
+  log: Logger;
+  /** Told on each state change. */
+  onState?(state: RunnerStateName, error: string | null): void;
+  /** Longest a runner keeps failing before it is FAILED (it retries with backoff until then). */
+  failAfterMs?: number;
+  /** Records or bytes held before a commit, besides the program's commit interval. */
+  maxPendingRecords?: number;
+  maxPendingBytes?: number;
+  now?: () => number;
+}
+
+/** A record the program cannot take under error.policy=stop: the runner fails at once, no retry. */
+export class PoisonRecordError extends Error {
+  override name = "PoisonRecordError";
+}
+
+const RETRY_FIRST_MS = 500;
+const RETRY_MAX_MS = 15_000;
+const DEFAULT_FAIL_AFTER_MS = 5 * 60_000;
+const TICK = Symbol("tick");
+const MOVED = Symbol("moved");
+/** Longest wait for the member to rejoin after its group moved on (the rebalance timeout and some). */
+const REJOIN_WAIT_MS = 30_000;
+const encoder = new TextEncoder();
+
+/** What the program sees of one input record; key and value decoded before it runs. */
+class InputView implements RecordView {
+  key: unknown = null;
+  value: unknown = null;
+  partition = 0;
+  offset = 0;
+  timestamp = 0;
+  keySize = 0;
+  valueSize = 0;
+  lastOffset(): number {
+    // A stream has no end: LAST_OFFSET() is the record's own next offset.
+    return this.offset + 1;
+  }
+}
+
+function keyBytes(key: unknown): Uint8Array | null {
+  if (key === null || key === undefined) return null;
+  if (typeof key === "string") return encoder.encode(key);
+  return encoder.encode(recordText(key));
+}
+
+function valueBytes(value: unknown): Uint8Array | null {
+  if (value === null || value === undefined) return null;
+  return encoder.encode(recordText(value));
+}
+
+export class Runner {
+  readonly #opts: RunnerOptions;
+  readonly #now: () => number;
+  readonly #stop = new AbortController();
+  #state: RunnerStateName = "PENDING";
+  #error: string | null = null;
+  #figures: RunnerFigures = { ...NO_FIGURES };
+  #done: Promise<void> | null = null;
+  /** Set when the group moved (rebalance): the session reads its assignment again. */
+  #moved = false;
+  /** Joins completed by the member (each brings an assignment). */
+  #joins = 0;
+  /** Set when a commit found the group moved on: the session waits for the member to rejoin. */
+  #rejoinAfter: number | null = null;
+  #wake: (() => void) | null = null;
+  #interrupt: (() => void) | null = null;
+
+  constructor(opts: RunnerOptions) {
+    this.#opts = opts;
+    this.#now = opts.now ?? Date.now;
+  }
+
+  get state(): RunnerStateName {
+    return this.#state;
+  }
+
+  get error(): string | null {
+    return this.#error;
+  }
+
+  get figures(): RunnerFigures {
+    return this.#figures;
+  }
+
+  start(): void {
+    this.#done ??= this.#run();
+  }
+
+  /** Stops reading, commits what it holds, leaves the group. */
+  async stop(): Promise<void> {
+    this.#stop.abort();
+    this.#wake?.();
+    this.#interrupt?.();
+    await this.#done;
+    this.#set("STOPPED", null);
+  }
+
+  #set(state: RunnerStateName, error: string | null): void {
+    if (state === this.#state && error === this.#error) return;
+    this.#state = state;
+    this.#error = error;
+    this.#opts.onState?.(state, error);
+  }
+
+  async #run(): Promise<void> {
+    const failAfter = this.#opts.failAfterMs ?? DEFAULT_FAIL_AFTER_MS;
+    let failingSince: number | null = null;
+    let attempt = 0;
+    while (!this.#stop.signal.aborted) {
+      try {
+        await this.#session(() => {
+          failingSince = null;
+          attempt = 0;
+        });
+        return;
+      } catch (err) {
+        if (this.#stop.signal.aborted) return;
+        const message = err instanceof Error ? err.message : String(err);
+        this.#opts.log.warn("processor runner failed", { processor: this.#opts.processorId, runner: this.#opts.index, error: message });
+        failingSince ??= this.#now();
+        if (err instanceof PoisonRecordError || this.#now() - failingSince >= failAfter) {
+          this.#set("FAILED", message);
+          return;
+        }
+        this.#set("PENDING", message);
+        attempt++;
+        await this.#sleep(Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** (attempt - 1)));
+      }
+    }
+  }
+
+  #sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      const signal = this.#stop.signal;
+      function done() {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", done);
+        resolve();
+      }
+      signal.addEventListener("abort", done, { once: true });
+    });
+  }
+
+  /** One membership of the group and one producer, until stopped or failed. */
+  async #session(onProgress: () => void): Promise<void> {
+    const o = this.#opts;
+    const setup = await o.setup();
+    const program = setup.program;
+    const member = o.kafka.processing.member({
+      groupId: o.groupId,
+      instanceId: `${o.groupId}-${o.index}`,
+      topics: [program.source],
+      onAssigned: () => {
+        this.#joins++;
+        this.#moveOn();
+      },
+      onRevoking: () => this.#moveOn(),
+    });
+    const writer = o.kafka.processing.writer(o.transactionalId);
+    try {
+      await member.join();
+      while (!this.#stop.signal.aborted) {
+        this.#moved = false;
+        this.#rejoinAfter = null;
+        await this.#assignment(member, writer, setup, onProgress);
+        if (this.#rejoinAfter !== null) {
+          // The member rejoins by itself (its heartbeat learns of the rebalance); a member the
+          // group dropped for good fails the session, which starts over with a new one.
+          const joinsBefore = this.#rejoinAfter;
+          const deadline = this.#now() + REJOIN_WAIT_MS;
+          while (this.#joins <= joinsBefore && !this.#stop.signal.aborted) {
+            if (this.#now() >= deadline) throw new Error(`the consumer group did not rebalance within ${REJOIN_WAIT_MS / 1000} s`);
+            await this.#sleep(100);
+          }
+        } else if (!this.#moved && !this.#stop.signal.aborted) {
+          // Nothing to read (no partition owned): wait for the group to change.
+          await new Promise<void>((resolve) => {
+            this.#wake = resolve;
+            if (this.#moved || this.#stop.signal.aborted) resolve();
+          });
+          this.#wake = null;
+        }
+      }
+    } finally {
+      await writer.close();
+      await member.close();
+    }
+  }
+
+  #moveOn(): void {
+    this.#moved = true;
+    this.#wake?.();
+    this.#interrupt?.();
+  }
+
+  /** Reads what the member owns now, from its committed offsets, until the group moves or the runner stops. */
+  async #assignment(
+    member: GroupMember,
+    writer: ReturnType<KafkaCluster["processing"]["writer"]>,
+    setup: RunnerSetup,
+    onProgress: () => void,
+  ) {
+    const o = this.#opts;
+    const program = setup.program;
+    const topic = program.source;
+    const joinsAtStart = this.#joins;
+    // Read together: the generation these partitions were given under fences every commit.
+    const fencing = member.fencing();
+    const owned = member.assignment().partitions.get(topic) ?? [];
+    this.#figures = { ...this.#figures, partitions: owned.length };
+    if (owned.length === 0) {
+      this.#set("RUNNING", null);
+      onProgress();
+      return;
+    }
+    const committed = await member.committed(topic, owned);
+    const missing = owned.filter((p) => committed.get(p) === null);
+    const reset =
+      missing.length === 0 ? new Map<number, number>() : await o.kafka.reads.offsetsOf(topic, missing, program.settings.autoOffsetReset);
+    const positions = new Map<number, number>(owned.map((p) => [p, committed.get(p) ?? reset.get(p) ?? 0]));
+
+    const reading = new AbortController();
+    const abortReading = () => reading.abort();
+    this.#stop.signal.addEventListener("abort", abortReading, { once: true });
+    const batches = o.kafka.reads
+      .batches({
+        topic,
+        partitions: owned.map((partition) => ({ partition, from: positions.get(partition)! })),
+        follow: true,
+        signal: reading.signal,
+        // A broker that restarts is waited for a while; past it the session fails and retries.
+        retryUntil: this.#now() + 60_000,
+      })
+      [Symbol.asyncIterator]();
+
+    const view = new InputView();
+    const pending: TxnRecord[] = [];
+    let pendingBytes = 0;
+    const pendingOffsets = new Map<number, number>();
+    let pendingIn = 0;
+    let pendingFailed = 0;
+    let firstPendingAt: number | null = null;
+    const interval = program.settings.commitIntervalMs;
+    const maxRecords = o.maxPendingRecords ?? 20_000;
+    const maxBytes = o.maxPendingBytes ?? 16 * 1024 * 1024;
+
+    const commit = async () => {
+      if (pendingOffsets.size === 0 && pending.length === 0) return;
+      const offsets: TxnOffset[] = [...pendingOffsets].map(([partition, offset]) => ({ topic, partition, offset }));
+      await writer.commit(pending, offsets, member, fencing);
+      this.#figures = {
+        ...this.#figures,
+        recordsIn: this.#figures.recordsIn + pendingIn,
+        recordsOut: this.#figures.recordsOut + pending.length,
+        failed: this.#figures.failed + pendingFailed,
+        commits: this.#figures.commits + 1,
+      };
+      pending.length = 0;
+      pendingBytes = 0;
+      pendingOffsets.clear();
+      pendingIn = 0;
+      pendingFailed = 0;
+      firstPendingAt = null;
+      onProgress();
+    };
+
+    const emit = (out: StreamOutput, raw: RawRecord) => {
+      // `*` without a new key writes the input's bytes as they are (Avro stays Avro).
+      const passthrough = program.columns === null && out.key === undefined;
+      const key = out.key === undefined ? raw.key : keyBytes(out.key);
+      const value = passthrough ? raw.value : valueBytes(out.value);
+      const partition = key !== null ? partitionForKey(key, setup.targetPartitions) : raw.partition % setup.targetPartitions;
+      pending.push({
+        topic: program.target,
+        partition,
+        key,
+        value,
+        timestamp: raw.timestamp,
+        headers: raw.headers.map((h) => [h.key, h.value ?? new Uint8Array(0)]),
+      });
+      pendingBytes += (key?.byteLength ?? 0) + (value?.byteLength ?? 0);
+    };
+
+    // A rebalance or a stop ends the wait for records at once (a quiet topic sends none).
+    const interrupted = new Promise<typeof MOVED>((resolve) => {
+      this.#interrupt = () => resolve(MOVED);
+      if (this.#moved || this.#stop.signal.aborted) resolve(MOVED);
+    });
+    this.#set("RUNNING", null);
+    onProgress();
+    let next = batches.next();
+    try {
+      for (;;) {
+        if (this.#stop.signal.aborted || this.#moved) break;
+        const wait = firstPendingAt === null ? null : Math.max(0, firstPendingAt + interval - this.#now());
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const waits: Array<Promise<IteratorResult<RawRecord[]> | typeof TICK | typeof MOVED>> = [next, interrupted];
+        if (wait !== null) waits.push(new Promise<typeof TICK>((resolve) => (timer = setTimeout(() => resolve(TICK), wait))));
+        const result = await Promise.race(waits);
+        clearTimeout(timer);
+        if (result === MOVED) break;
+        if (result === TICK) {
+          await commit();
+          continue;
+        }
+        if (result.done) break;
+        for (const raw of result.value) {
+          pendingIn++;
+          pendingOffsets.set(raw.partition, raw.offset + 1);
+          firstPendingAt ??= this.#now();
+          try {
+            view.partition = raw.partition;
+            view.offset = raw.offset;
+            view.timestamp = raw.timestamp;
+            view.keySize = raw.key?.byteLength ?? 0;
+            view.valueSize = raw.value?.byteLength ?? 0;
+            const k = raw.key === null ? null : setup.decodeKey(raw.key);
+            view.key = k instanceof Promise ? await k : k;
+            const v = raw.value === null ? null : setup.decodeValue(raw.value);
+            view.value = v instanceof Promise ? await v : v;
+            if (!program.filter(view)) continue;
+            if (program.project) emit(program.project(view), raw);
+          } catch (err) {
+            const why = `record ${raw.offset} of partition ${raw.partition}: ${err instanceof Error ? err.message : String(err)}`;
+            if (program.settings.errorPolicy === "stop") {
+              // What came before it is written; the record itself is not consumed.
+              pendingIn--;
+              pendingOffsets.set(raw.partition, raw.offset);
+              await commit();
+              throw new PoisonRecordError(`Cannot process ${why}`);
+            }
+            pendingFailed++;
+            o.log.debug("processor skipped a record", { processor: o.processorId, reason: why });
+          }
+        }
+        next = batches.next();
+        if (
+          pending.length >= maxRecords ||
+          pendingBytes >= maxBytes ||
+          (firstPendingAt !== null && this.#now() - firstPendingAt >= interval)
+        ) {
+          await commit();
+        }
+      }
+      // Stopping or moving on: what is held is committed while the generation still owns it.
+      if (!this.#moved) await commit();
+    } catch (err) {
+      if (txnFailure(err) === "group") {
+        // The group moved on under the transaction: it is aborted, the new assignment is read.
+        this.#moved = true;
+        this.#rejoinAfter = joinsAtStart;
+        return;
+      }
+      throw err;
+    } finally {
+      this.#stop.signal.removeEventListener("abort", abortReading);
+      this.#interrupt = null;
+      reading.abort();
+      next.catch(() => {});
+      await batches.return?.(undefined).catch(() => {});
+    }
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * Stream processors: shapes the engine, the service and the routes share. A processor is one
+ * `INSERT INTO ... SELECT STREAM ...` program run by `runners` members of one consumer group.
+ */
+import type { StreamProgram } from "../../sql/index.ts";
+
+export type { AggregateProgram, StreamOutput, StreamProgram, StreamSettings, StreamWindow } from "../../sql/index.ts";
+
+/** What the user asked for last. */
+export type DesiredState = "RUNNING" | "PAUSED";
+
+/** A processor as a whole (SPEC States); FAILED when a runner is. */
+export type DeploymentState = "PENDING" | "RUNNING" | "PAUSED" | "FAILED" | "STOPPED";
+
+/** One runner, as it reports itself. */
+export type RunnerStateName = "PENDING" | "RUNNING" | "FAILED" | "STOPPED";
+
+export interface RunnerFigures {
+  recordsIn: number;
+  recordsOut: number;
+  /** Records skipped under error.policy=skip (decoding or evaluation failed). */
+  failed: number;
+  /** Records that came after their window closed (past the grace period). */
+  late: number;
+  /** Transactions committed. */
+  commits: number;
+  /** Per second, over the last report interval. */
+  inPerSec: number;
+  outPerSec: number;
+  /** Input partitions the runner owns now. */
+  partitions: number;
+}
+
+export const NO_FIGURES: RunnerFigures = {
+  recordsIn: 0,
+  recordsOut: 0,
+  failed: 0,
+  late: 0,
+  commits: 0,
+  inPerSec: 0,
+  outPerSec: 0,
+  partitions: 0,
+};
+
+export interface ProcessorRow {
+  id: string;
+  name: string;
+  cluster: string;
+  sql: string;
+  runners: number;
+  desired: DesiredState;
+  owner: string;
+  sourceTopic: string;
+  targetTopic: string;
+  clusterName: string | null;
+  namespace: string | null;
+  pipeline: string | null;
+  createdAt: number;
+  startTs: number | null;
+  stopTs: number | null;
+  lastAction: string | null;
+}
+
+export interface RunnerRow {
+  processorId: string;
+  runner: number;
+  instance: string | null;
+  leaseUntil: number;
+  state: RunnerStateName;
+  error: string | null;
+  figures: RunnerFigures;
+  updatedAt: number;
+}
+
+/** Everything a runner needs that depends on the processor, built when a runner starts. */
+export interface RunnerSetup {
+  program: StreamProgram;
+  /** Decoders of the source's key and value (topic metadata, SET formats, or inference). */
+  decodeKey(bytes: Uint8Array): unknown | Promise<unknown>;
+  decodeValue(bytes: Uint8Array): unknown | Promise<unknown>;
+  /** Partitions of the target (created before the runner starts when autocreate). */
+  targetPartitions: number;
+}

@@ -1,0 +1,316 @@
+/**
+ * What a stream processor's runner needs of Kafka beyond reading: membership of a consumer
+ * group (Kafka spreads the input partitions over the members), the group's committed offsets
+ * read stable (never past a transaction still open), and a transactional producer that writes
+ * output and commits the input offsets in one transaction, fenced by the group's generation
+ * (KIP-447): a member that lost its partitions cannot commit for them any more, and a runner
+ * restarted under the same transactional id aborts what its dead predecessor left open.
+ */
+
+import { Consumer, compatibilityPartitioner, type MessageToProduce, Producer } from "@platformatic/kafka";
+import { AppError } from "../errors.ts";
+import { callApi, clientOptions, num } from "./client.ts";
+import type { KafkaConnection } from "./connection.ts";
+import { kafkaErrorName, toAppError } from "./errors.ts";
+
+export interface GroupMemberOptions {
+  groupId: string;
+  /** Static membership: a member restarted under the same id takes its place without a rebalance. */
+  instanceId: string;
+  topics: string[];
+  sessionTimeoutMs?: number;
+  rebalanceTimeoutMs?: number;
+  heartbeatIntervalMs?: number;
+  /** Told each time the member (re)joins: the partitions it now owns, by topic. */
+  onAssigned?(assignment: Assignment): void;
+  /** Told when the member must rejoin (a rebalance began): what it owns is no longer certain. */
+  onRevoking?(): void;
+}
+
+/**
+ * The generation a runner read its offsets under: its commits carry it, so that once the group
+ * moves on (even when this member rejoined) they are refused instead of committing offsets of
+ * partitions another member now owns.
+ */
+export interface Fencing {
+  groupId: string;
+  generationId: number;
+  memberId: string;
+  coordinatorId: number;
+}
+
+export interface Assignment {
+  generation: number;
+  partitions: Map<string, number[]>;
+}
+
+/** A member of a consumer group that never consumes through the client: the runner reads itself. */
+export class GroupMember {
+  readonly #consumer: Consumer;
+  readonly #opts: GroupMemberOptions;
+  readonly #conn: KafkaConnection;
+  #closed = false;
+
+  constructor(conn: KafkaConnection, opts: GroupMemberOptions) {
+    this.#conn = conn;
+    this.#opts = opts;
+    this.#consumer = new Consumer({
+      ...clientOptions(conn.config, conn.counter),
+      groupId: opts.groupId,
+      groupInstanceId: opts.instanceId,
+      autocommit: false,
+      sessionTimeout: opts.sessionTimeoutMs ?? 10_000,
+      rebalanceTimeout: opts.rebalanceTimeoutMs ?? 15_000,
+      heartbeatInterval: opts.heartbeatIntervalMs ?? 1_000,
+    });
+    this.#consumer.on("consumer:group:join", () => {
+      if (!this.#closed) this.#opts.onAssigned?.(this.assignment());
+    });
+    this.#consumer.on("consumer:group:rebalance", () => this.#opts.onRevoking?.());
+    this.#consumer.on("consumer:group:rejoin", () => this.#opts.onRevoking?.());
+    // Heartbeat and rejoin failures come as events; the runner sees their effect as a failed commit.
+    this.#consumer.on("error", () => {});
+  }
+
+  get groupId(): string {
+    return this.#opts.groupId;
+  }
+
+  get generation(): number {
+    return this.#consumer.generationId;
+  }
+
+  get memberId(): string | null {
+    return this.#consumer.memberId;
+  }
+
+  assignment(): Assignment {
+    const partitions = new Map<string, number[]>();
+    for (const a of this.#consumer.assignments ?? []) {
+      if (this.#opts.topics.includes(a.topic))
+        partitions.set(
+          a.topic,
+          [...a.partitions].sort((x, y) => x - y),
+        );
+    }
+    return { generation: this.#consumer.generationId, partitions };
+  }
+
+  async join(): Promise<Assignment> {
+    try {
+      this.#consumer.topics.trackAll(...this.#opts.topics);
+      await this.#consumer.joinGroup({});
+      return this.assignment();
+    } catch (err) {
+      throw toAppError(err, `Cannot join consumer group '${this.#opts.groupId}'`, this.#conn.name);
+    }
+  }
+
+  /**
+   * The offsets the group committed for `partitions` of `topic` (null where none), read stable:
+   * while a transaction that commits offsets for one of them is open, the broker answers
+   * UNSTABLE_OFFSET_COMMIT, and this waits (up to `waitMs`) for it to end.
+   */
+  async committed(topic: string, partitions: number[], waitMs = 30_000): Promise<Map<number, number | null>> {
+    const deadline = Date.now() + waitMs;
+    for (let delay = 50; ; delay = Math.min(delay * 2, 1_000)) {
+      try {
+        return await this.#committedOnce(topic, partitions);
+      } catch (err) {
+        if (kafkaErrorName(err) !== "UNSTABLE_OFFSET_COMMIT" || Date.now() + delay > deadline) {
+          throw toAppError(err, `Cannot read the offsets of consumer group '${this.#opts.groupId}'`, this.#conn.name);
+        }
+        await Bun.sleep(delay);
+      }
+    }
+  }
+
+  async #committedOnce(topic: string, partitions: number[]): Promise<Map<number, number | null>> {
+    const consumer = this.#consumer;
+    const coordinator = await consumer.findGroupCoordinator();
+    const md = await consumer.metadata({ topics: [] });
+    const broker = md.brokers.get(coordinator) ?? null;
+    type Answer = {
+      groups?: Array<{
+        errorCode: number;
+        topics: Array<{ name: string; partitions: Array<{ partitionIndex: number; committedOffset: bigint }> }>;
+      }>;
+    };
+    const answer = await callApi<Answer>(
+      consumer,
+      "OffsetFetch",
+      broker,
+      [{ groupId: this.#opts.groupId, memberId: null, memberEpoch: -1, topics: [{ name: topic, partitionIndexes: partitions }] }],
+      true,
+    );
+    const out = new Map<number, number | null>(partitions.map((p) => [p, null]));
+    for (const g of answer.groups ?? []) {
+      for (const t of g.topics) {
+        if (t.name !== topic) continue;
+        for (const p of t.partitions) if (p.committedOffset >= 0n) out.set(p.partitionIndex, num(p.committedOffset));
+      }
+    }
+    return out;
+  }
+
+  /** The metadata a transaction's offset commit carries to be fenced by this generation. */
+  fencing(): Fencing {
+    return {
+      groupId: this.#opts.groupId,
+      generationId: this.#consumer.generationId,
+      memberId: this.#consumer.memberId ?? "",
+      coordinatorId: this.#consumer.coordinatorId ?? -1,
+    };
+  }
+
+  /** The client's consumer, for a transaction's AddOffsetsToTxn (it reads only the group id). */
+  get consumer(): Consumer {
+    return this.#consumer;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await Promise.race([this.#consumer.close(true).catch(() => {}), Bun.sleep(5_000)]);
+  }
+}
+
+export interface TxnRecord {
+  topic: string;
+  partition: number;
+  key: Uint8Array | null;
+  value: Uint8Array | null;
+  timestamp?: number;
+  headers?: Array<[string, Uint8Array]>;
+}
+
+export interface TxnOffset {
+  topic: string;
+  partition: number;
+  /** The next offset to read (one past the last record processed). */
+  offset: number;
+}
+
+/** Kafka errors after which the producer's identity is gone: a new producer must be made. */
+const FENCED = new Set([
+  "PRODUCER_FENCED",
+  "INVALID_PRODUCER_EPOCH",
+  "TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
+  "INVALID_PRODUCER_ID_MAPPING",
+]);
+
+/** Kafka errors that mean the group moved on: the runner must rejoin and re-read its offsets. */
+const GROUP_MOVED = new Set(["ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "REBALANCE_IN_PROGRESS", "FENCED_INSTANCE_ID"]);
+
+export type TxnFailure = "fenced" | "group" | "other";
+
+/** What a failed transaction means for the runner (see FENCED and GROUP_MOVED). */
+export function txnFailure(err: unknown): TxnFailure {
+  const details = err instanceof AppError ? (err.details as { txnFailure?: TxnFailure } | undefined) : undefined;
+  if (details?.txnFailure) return details.txnFailure;
+  const name = kafkaErrorName(err);
+  if (name !== null && FENCED.has(name)) return "fenced";
+  if (name !== null && GROUP_MOVED.has(name)) return "group";
+  return "other";
+}
+
+const asBuffer = (b: Uint8Array | null): Buffer | undefined =>
+  b === null ? undefined : Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+
+/**
+ * A transactional producer: each `commit` is one Kafka transaction holding output records and
+ * input offsets. The transactional id is the runner's: a producer made under the same id fences
+ * this one and aborts its open transaction.
+ */
+export class TransactionalWriter {
+  readonly #producer: Producer;
+  readonly #conn: KafkaConnection;
+  readonly transactionalId: string;
+
+  constructor(conn: KafkaConnection, transactionalId: string, transactionTimeoutMs = 10_000) {
+    this.#conn = conn;
+    this.transactionalId = transactionalId;
+    this.#producer = new Producer({
+      ...clientOptions(conn.config, conn.counter),
+      idempotent: true,
+      transactionalId,
+      acks: -1,
+      // The client sends its request timeout as the transaction timeout: a transaction left
+      // open by a runner that died is aborted by the broker after this.
+      timeout: transactionTimeoutMs,
+      // A new producer says so (-1, -1): the client's default (0, 0) reads to the broker as an
+      // old producer's identity, fenced when another producer used the transactional id before.
+      producerId: -1n,
+      producerEpoch: -1,
+    });
+  }
+
+  /**
+   * Writes `records` and commits `offsets` for `member`'s group, fenced by `generation`, in one transaction. On failure
+   * the transaction is aborted (when the broker still knows it) and the error thrown; see
+   * txnFailure for what the runner does next.
+   */
+  async commit(records: TxnRecord[], offsets: TxnOffset[], member: GroupMember, generation: Fencing = member.fencing()): Promise<void> {
+    const txn = await this.#producer.beginTransaction();
+    try {
+      if (records.length > 0) {
+        const messages: MessageToProduce[] = records.map((r) => ({
+          topic: r.topic,
+          partition: r.partition,
+          key: asBuffer(r.key),
+          value: asBuffer(r.value),
+          timestamp: r.timestamp === undefined ? undefined : BigInt(r.timestamp),
+          headers: r.headers ? new Map(r.headers.map(([k, v]) => [Buffer.from(k, "utf8"), asBuffer(v)!])) : undefined,
+        }));
+        await txn.send({ messages });
+      }
+      if (offsets.length > 0) {
+        await txn.addConsumer(member.consumer);
+        const consumer = generation;
+        for (const o of offsets) {
+          // The client commits a message's offset + 1: it is given the last offset processed.
+          await txn.addOffset({
+            topic: o.topic,
+            partition: o.partition,
+            offset: BigInt(o.offset - 1),
+            metadata: { consumer },
+          } as never);
+        }
+      }
+      await txn.commit();
+    } catch (err) {
+      if (!txn.completed) await txn.abort().catch(() => txn.cancel().catch(() => {}));
+      const failure = txnFailure(err);
+      const mapped = toAppError(err, `Cannot commit a transaction of '${this.transactionalId}'`, this.#conn.name);
+      throw new AppError(mapped.code, mapped.message, { details: { ...(mapped.details as object), txnFailure: failure }, cause: err });
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.race([this.#producer.close(true).catch(() => {}), Bun.sleep(5_000)]);
+  }
+}
+
+/** The partition of `partitions` that Kafka's Java producer picks for `key` (murmur2, positive). */
+export function partitionForKey(key: Uint8Array, partitions: number): number {
+  return compatibilityPartitioner(undefined as never, asBuffer(key)) % partitions;
+}
+
+/** A cluster's door to group membership and transactions (KafkaCluster.processing). */
+export class ProcessingOps {
+  readonly #conn: KafkaConnection;
+
+  constructor(conn: KafkaConnection) {
+    this.#conn = conn;
+  }
+
+  member(opts: GroupMemberOptions): GroupMember {
+    this.#conn.checkOpen();
+    return new GroupMember(this.#conn, opts);
+  }
+
+  writer(transactionalId: string, transactionTimeoutMs?: number): TransactionalWriter {
+    this.#conn.checkOpen();
+    return new TransactionalWriter(this.#conn, transactionalId, transactionTimeoutMs);
+  }
+}
