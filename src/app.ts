@@ -30,6 +30,8 @@ import { logRoutes } from "./domains/logs/routes.ts";
 import { metadataRoutes } from "./domains/metadata/routes.ts";
 import type { MetadataService } from "./domains/metadata/service.ts";
 import { metricsRoutes } from "./domains/metrics/routes.ts";
+import { processorRoutes } from "./domains/processors/routes.ts";
+import type { ProcessorService } from "./domains/processors/service.ts";
 import { profileRoutes } from "./domains/profile/routes.ts";
 import type { ProfileService } from "./domains/profile/service.ts";
 import { schemaRoutes } from "./domains/schemas/routes.ts";
@@ -81,6 +83,8 @@ export interface AppDeps {
   sqlLibrary: SqlLibraryService;
   /** INSERT statements and the JDBC driver's inserts. */
   inserts: InsertService;
+  /** Stream processors (`/api/streams`); their engine runs inside this Loupe. */
+  processors: ProcessorService;
   topics: TopicService;
   metadata: MetadataService;
   consumers: ConsumerService;
@@ -194,6 +198,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     ),
   );
   mount(schemaRoutes(deps.schemas));
+  mount(processorRoutes(deps.processors));
   mount(serverInfoRoutes(deps.serverInfo));
   mount(profileRoutes(deps.profiles));
   mount(configsRoutes(deps.kafkaConfigs));

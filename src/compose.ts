@@ -1,3 +1,4 @@
+import { hostname } from "node:os";
 /**
  * The composition root: the one place where Loupe is built from its config, in this order:
  * store -> logs -> Kafka pool -> services -> HTTP app. `src/main.ts` calls it to serve; tests call
@@ -20,6 +21,10 @@ import { type ClusterProbe, kafkaProbe } from "./domains/health/service.ts";
 import { InsertService } from "./domains/insert/service.ts";
 import { MetadataRepo } from "./domains/metadata/repo.ts";
 import { MetadataService } from "./domains/metadata/service.ts";
+import { ProcessorEngine } from "./domains/processors/engine.ts";
+import { ProcessorRepo } from "./domains/processors/repo.ts";
+import { ProcessorService } from "./domains/processors/service.ts";
+import { runnerSetup } from "./domains/processors/setup.ts";
 import { ProfileRepo } from "./domains/profile/repo.ts";
 import { ProfileService } from "./domains/profile/service.ts";
 import { SchemaProxyService } from "./domains/schemas/service.ts";
@@ -157,6 +162,26 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     maxQueryMemoryBytes: config.sql.maxQueryMemory,
     log: logs.logger("sql"),
   });
+  const processorLog = logs.logger("processors");
+  const processorEngine = new ProcessorEngine({
+    repo: new ProcessorRepo(store.db),
+    pool: kafka,
+    instance: config.processors.instance ?? `${hostname()}:${config.server.port}`,
+    prefix: config.processors.prefix,
+    log: processorLog,
+    setup: runnerSetup(kafka, sql),
+    leaseMs: config.processors.lease,
+    failAfterMs: config.processors.failAfter,
+  });
+  const processors = new ProcessorService({
+    repo: new ProcessorRepo(store.db),
+    engine: processorEngine,
+    pool: kafka,
+    lag,
+    log: processorLog,
+    maxRunners: config.processors.maxRunners,
+    catalog: (cluster) => sql.catalog(cluster),
+  });
   const sqlLibrary = new SqlLibraryService(new SqlLibraryRepo(store.db), logs.logger("sql"));
   sqlLibrary.completeRunsOf(sql);
   const counters: HttpCounters = { requests: 0, errors: 0, totalMs: 0 };
@@ -173,6 +198,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     sql,
     sqlLibrary,
     inserts,
+    processors,
     topics,
     metadata,
     consumers,
@@ -195,6 +221,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
 
   const timers = await startHousekeeping(config, { audit, auth, logs, counters, streams, kafka });
   sampler.start();
+  if (config.processors.enabled) processorEngine.start();
   return {
     ...parts,
     kafka,
@@ -207,6 +234,8 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
       streams.stop();
       sql.close();
       sampler.stop();
+      // Runners commit what they hold and leave their groups before the clients close.
+      await processorEngine.stop();
       await topics.drain();
       await kafka.close();
       await ldap?.close();

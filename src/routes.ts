@@ -13,6 +13,7 @@ import { liveApi } from "./domains/live/routes.ts";
 import { logApi } from "./domains/logs/routes.ts";
 import { metadataApi } from "./domains/metadata/routes.ts";
 import { metricsApi } from "./domains/metrics/routes.ts";
+import { processorApi } from "./domains/processors/routes.ts";
 import { profileApi } from "./domains/profile/routes.ts";
 import { schemaApi } from "./domains/schemas/routes.ts";
 import { serverInfoApi } from "./domains/server-info/routes.ts";
@@ -42,6 +43,7 @@ export const ROUTES: readonly AnyRoute[] = [
   ...Object.values(sqlLibraryApi),
   ...Object.values(liveApi),
   ...Object.values(jdbcSelectApi),
+  ...Object.values(processorApi),
   ...Object.values(topicApi),
   ...Object.values(metadataApi),
   ...Object.values(jdbcApi),

@@ -55,6 +55,30 @@ async function newTopic(prefix: string): Promise<string> {
   return name;
 }
 
+/** Processors are created by the write user: its role may change them as their owner, an admin as admin. */
+let processorCount = 0;
+let processorOut: string | undefined;
+async function newProcessor(): Promise<string> {
+  processorOut ??= await newTopic("rbac-proc-out");
+  const res = await rt.request("/api/streams", {
+    method: "POST",
+    role: "write",
+    headers: { accept: "text/plain" },
+    body: JSON.stringify({
+      name: `rbac-proc-${++processorCount}`,
+      sql: `INSERT INTO \`${processorOut}\` SELECT STREAM * FROM \`${topic}\``,
+    }),
+  });
+  expect(res.status).toBe(200);
+  return res.text();
+}
+let sharedProcessorId: Promise<string> | undefined;
+const sharedProcessor = () => {
+  sharedProcessorId ??= newProcessor();
+  return sharedProcessorId;
+};
+const processorCall = async (suffix: string): Promise<Prepared> => ({ path: `/api/streams/${await sharedProcessor()}${suffix}` });
+
 /** A consumer group with committed offsets and no members: what reset and delete act on. */
 async function newGroup(on: string): Promise<string> {
   const id = uniqueTopic("rbac-group");
@@ -458,6 +482,31 @@ const PREPARE: Record<string, Prepare> = {
       check: async () => expect((await rt.request(`/api/service-accounts/${name}`, { role: "admin" })).status).toBe(404),
     };
   },
+  "GET /api/streams": async () => {
+    await sharedProcessor();
+    return {
+      path: "/api/streams",
+      check: async (res) => expect(((await res.json()) as { streams: unknown[] }).streams.length).toBeGreaterThan(0),
+    };
+  },
+  "GET /api/streams/:processorId": async () => processorCall(""),
+  "POST /api/streams": async () => {
+    processorOut ??= await newTopic("rbac-proc-out");
+    return {
+      path: "/api/streams",
+      body: JSON.stringify({
+        name: `rbac-proc-${++processorCount}`,
+        sql: `INSERT INTO \`${processorOut}\` SELECT STREAM * FROM \`${topic}\``,
+      }),
+      headers: { accept: "text/plain" },
+      check: async (res) => expect(await res.text()).toStartWith("lsql_"),
+    };
+  },
+  "PUT /api/streams/:processorId/pause": async () => processorCall("/pause"),
+  "PUT /api/streams/:processorId/resume": async () => processorCall("/resume"),
+  "PUT /api/streams/:processorId/scale/:numberOfRunners": async () => processorCall("/scale/1"),
+  // A fresh processor per allowed call: the deletion uses it up.
+  "DELETE /api/streams/:processorId": async (c) => (c.allowed ? { path: `/api/streams/${await newProcessor()}` } : processorCall("")),
   "GET /api/connect/clusters": get("/api/connect/clusters", async (res) =>
     expect(await res.json()).toContainEqual({ alias: "rbac", workers: expect.arrayContaining([expect.objectContaining({ state: "UP" })]) }),
   ),

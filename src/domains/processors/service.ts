@@ -257,7 +257,7 @@ export class ProcessorService {
 
   #visible(p: ProcessorRow, caller: Caller): boolean {
     if (caller.admin) return true;
-    return caller.scope.topicAllowed(p.cluster, p.sourceTopic, "read") && caller.scope.topicAllowed(p.cluster, p.targetTopic, "read");
+    return caller.scope.topicAllowed(p.cluster, p.sourceTopic) && caller.scope.topicAllowed(p.cluster, p.targetTopic);
   }
 
   async #find(id: string, caller: Caller): Promise<ProcessorRow> {

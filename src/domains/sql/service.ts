@@ -13,16 +13,18 @@ import {
   DATA_FORMATS,
   type DataFormat,
   type ExpressionNode,
+  isStreamStatement,
   parse,
   type QueryPlan,
   type TopicAllowed,
   type ValidationResult,
   validateSql,
+  validateStream,
 } from "../../sql/index.ts";
 import { isInsertStatement } from "../../sql/insert.ts";
 import { planQuery } from "../../sql/planner.ts";
 import { canonicalSetting } from "../../sql/settings.ts";
-import { DecoderFactory } from "./decoders.ts";
+import { type Decoder, DecoderFactory } from "./decoders.ts";
 import {
   DEFAULT_MAX_QUERY_MEMORY,
   executeQuery,
@@ -175,6 +177,8 @@ export class SqlService {
 
   /** `allowed`: the topics the caller may name (see topic-check.ts); absent: all. */
   async validate(sql: string, cluster: string, allowed?: TopicAllowed): Promise<ValidationResult> {
+    // A stream program (INSERT INTO ... SELECT) is validated as the processor route compiles it.
+    if (isStreamStatement(sql)) return validateStream(sql, await this.catalog(cluster), allowed ? { topicAllowed: allowed } : {});
     if (this.opts.validateInsert && isInsertStatement(sql)) return this.opts.validateInsert(sql, cluster, allowed);
     return validateSql(sql, await this.catalog(cluster), { maxLimit: this.opts.maxLimit, ...(allowed ? { topicAllowed: allowed } : {}) });
   }
@@ -206,6 +210,24 @@ export class SqlService {
     return { sql, plan, where: analysed.where, now, ...(Object.keys(clamped).length > 0 ? { clamped } : {}) };
   }
 
+  /** The decoders of a topic's key and value: SET key.format / value.format win over the topic's metadata; without either, inference. */
+  async decoders(
+    cluster: string,
+    topic: string,
+    chosen: { keyFormat?: DataFormat; valueFormat?: DataFormat },
+  ): Promise<{ keyDecoder: Decoder; valueDecoder: Decoder; keyFormat?: DataFormat; valueFormat?: DataFormat }> {
+    const meta = await this.opts.formats.get(cluster, topic);
+    const factory = new DecoderFactory({ registry: this.opts.registry });
+    const keyFormat = chosen.keyFormat ?? format(meta?.keyType);
+    const valueFormat = chosen.valueFormat ?? format(meta?.valueType);
+    return {
+      keyDecoder: factory.create(keyFormat, meta?.keySchema ?? undefined, "key"),
+      valueDecoder: factory.create(valueFormat, meta?.valueSchema ?? undefined, "value"),
+      ...(keyFormat ? { keyFormat } : {}),
+      ...(valueFormat ? { valueFormat } : {}),
+    };
+  }
+
   /**
    * Takes a query slot for the user (TOO_MANY_REQUESTS beyond the cap) and builds the decoders.
    * Nothing is read until `events` is iterated.
@@ -213,13 +235,7 @@ export class SqlService {
   async prepare(compiled: CompiledQuery, cluster: string, user: string): Promise<PreparedQuery> {
     const { plan, sql } = compiled;
     const kafka = this.opts.pool.get(cluster);
-    const meta = await this.opts.formats.get(cluster, plan.topic);
-    const factory = new DecoderFactory({ registry: this.opts.registry });
-    // SET key.format / value.format win over the topic's metadata; without either, inference.
-    const keyFormat = plan.settings.keyFormat ?? format(meta?.keyType);
-    const valueFormat = plan.settings.valueFormat ?? format(meta?.valueType);
-    const keyDecoder = factory.create(keyFormat, meta?.keySchema ?? undefined, "key");
-    const valueDecoder = factory.create(valueFormat, meta?.valueSchema ?? undefined, "value");
+    const { keyDecoder, valueDecoder, valueFormat } = await this.decoders(cluster, plan.topic, plan.settings);
     // Only JSON (or inferred) values can be ruled out from their bytes.
     const prefilter = valueFormat === undefined || valueFormat === "JSON" ? buildPrefilter(compiled.where, compiled.now) : null;
     const maxMemoryBytes = this.opts.maxQueryMemoryBytes ?? DEFAULT_MAX_QUERY_MEMORY;

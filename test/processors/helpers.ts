@@ -1,0 +1,129 @@
+/**
+ * Shared by the processor tests: topics with JSON records, the output of a topic as a
+ * read_committed reader sees it, and the processor API as the clients call it.
+ */
+import type { KafkaCluster } from "../../src/kafka/index.ts";
+import { uniqueTopic } from "../cluster/cluster.ts";
+import type { TestRuntime } from "../helpers/runtime.ts";
+import { pollFor } from "../helpers/wait.ts";
+import { waitForLeaders } from "../kafka/helpers.ts";
+
+export async function jsonTopic(kafka: KafkaCluster, prefix: string, partitions: number, made: string[]): Promise<string> {
+  const name = uniqueTopic(prefix);
+  await kafka.topics.create({ name, partitions, replication: 1 });
+  made.push(name);
+  await waitForLeaders(kafka, name, partitions, 30_000);
+  return name;
+}
+
+export interface Rec {
+  key?: string;
+  value: unknown;
+  partition?: number;
+  timestamp?: number;
+}
+
+export async function produce(kafka: KafkaCluster, topic: string, records: Rec[]): Promise<void> {
+  for (let i = 0; i < records.length; i += 500) {
+    await kafka.writes.produce(
+      topic,
+      records.slice(i, i + 500).map((r) => ({
+        key: r.key,
+        value: typeof r.value === "string" ? r.value : JSON.stringify(r.value),
+        partition: r.partition,
+        timestamp: r.timestamp,
+      })),
+    );
+  }
+}
+
+export interface OutRecord {
+  key: string | null;
+  value: unknown;
+  partition: number;
+  timestamp: number;
+}
+
+/** Every record of `topic` a read_committed reader sees now, values parsed as JSON. */
+export async function readAll(kafka: KafkaCluster, topic: string): Promise<OutRecord[]> {
+  const [described] = await kafka.topics.describe([topic]);
+  const partitions = described!.partitionDetails.map((p) => p.partition);
+  const ends = await kafka.offsets.list(
+    partitions.map((partition) => ({ topic, partition })),
+    "latest",
+  );
+  const out: OutRecord[] = [];
+  const dec = new TextDecoder();
+  for await (const r of kafka.reads.records({ topic, partitions: ends.map((e) => ({ partition: e.partition, from: 0, to: e.offset })) })) {
+    const text = r.value === null ? null : dec.decode(r.value);
+    out.push({
+      key: r.key === null ? null : dec.decode(r.key),
+      value: text === null ? null : JSON.parse(text),
+      partition: r.partition,
+      timestamp: r.timestamp,
+    });
+  }
+  return out;
+}
+
+/** Waits until `topic` holds at least `n` committed records; answers them all. */
+export function outputOf(kafka: KafkaCluster, topic: string, n: number, timeoutMs = 60_000): Promise<OutRecord[]> {
+  return pollFor(
+    `${n} records in ${topic}`,
+    async () => {
+      const all = await readAll(kafka, topic);
+      return all.length >= n ? all : undefined;
+    },
+    timeoutMs,
+  );
+}
+
+export interface ProcessorJson {
+  id: string;
+  name: string;
+  deploymentState: string;
+  runners: number;
+  runnerState: Record<string, { id: string; worker: string; state: string; errorMsg: string }>;
+  deploymentErrorMsg?: string;
+  lastActionMsg?: string;
+  figures: { recordsIn: number; recordsOut: number; failed: number; late: number; lag: number | null };
+  [k: string]: unknown;
+}
+
+export async function createProcessor(
+  rt: TestRuntime,
+  name: string,
+  sql: string,
+  opts: { runners?: number; role?: "admin" | "write" } = {},
+): Promise<string> {
+  const res = await rt.request("/api/streams", {
+    method: "POST",
+    role: opts.role ?? "write",
+    headers: { accept: "text/plain" },
+    body: JSON.stringify({ name, sql, runners: opts.runners ?? 1, clusterName: "" }),
+  });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`create ${name}: ${res.status} ${text}`);
+  return text;
+}
+
+export async function getProcessor(rt: TestRuntime, id: string): Promise<ProcessorJson> {
+  const res = await rt.request(`/api/streams/${id}`, { role: "read" });
+  if (res.status !== 200) throw new Error(`get ${id}: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { streams: ProcessorJson }).streams;
+}
+
+export function untilState(rt: TestRuntime, id: string, state: string, timeoutMs = 60_000): Promise<ProcessorJson> {
+  return pollFor(
+    `processor ${id} ${state}`,
+    async () => {
+      const p = await getProcessor(rt, id);
+      return p.deploymentState === state ? p : undefined;
+    },
+    timeoutMs,
+  );
+}
+
+export async function action(rt: TestRuntime, id: string, what: string, role: "admin" | "write" = "write"): Promise<Response> {
+  return rt.request(`/api/streams/${id}${what === "delete" ? "" : `/${what}`}`, { method: what === "delete" ? "DELETE" : "PUT", role });
+}
