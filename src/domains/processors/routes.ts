@@ -51,6 +51,7 @@ export const processorSchema = z.object({
   deploymentErrorMsg: str.optional(),
   runnerState: z.record(str, runnerState),
   cluster: str,
+  consumerGroup: str,
   operations: z.array(str),
   figures: z.object({
     recordsIn: int,

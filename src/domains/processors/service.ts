@@ -65,6 +65,8 @@ export interface ProcessorAnswer {
   deploymentErrorMsg?: string;
   runnerState: Record<string, { id: string; worker: string; state: string; errorMsg: string }>;
   cluster: string;
+  /** The consumer group its runners are members of (its lag is the processor's). */
+  consumerGroup: string;
   operations: string[];
   figures: {
     recordsIn: number;
@@ -337,6 +339,7 @@ export class ProcessorService {
       fromTopics: [p.sourceTopic],
       runnerState,
       cluster: p.cluster,
+      consumerGroup: groupIdOf(this.#o.engine.prefix, p.id),
       operations: program?.operations ?? [],
       figures,
     };
