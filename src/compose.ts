@@ -169,7 +169,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     instance: config.processors.instance ?? `${hostname()}:${config.server.port}`,
     prefix: config.processors.prefix,
     log: processorLog,
-    setup: runnerSetup(kafka, sql),
+    setup: runnerSetup(kafka, sql, config.processors.prefix),
     leaseMs: config.processors.lease,
     failAfterMs: config.processors.failAfter,
   });

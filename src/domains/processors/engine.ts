@@ -39,6 +39,7 @@ interface LocalRunner {
 
 export const groupIdOf = (prefix: string, id: string) => `${prefix}-${id}`;
 export const changelogOf = (prefix: string, id: string) => `${prefix}-${id}-changelog`;
+export const repartitionOf = (prefix: string, id: string) => `${prefix}-${id}-repartition`;
 
 export class ProcessorEngine {
   readonly #opts: EngineOptions;

@@ -11,6 +11,7 @@ import { partitionForKey, txnFailure } from "../../kafka/index.ts";
 import type { Logger } from "../../log/logger.ts";
 import type { RecordView } from "../../sql/index.ts";
 import { recordText } from "../../sql/values.ts";
+import { AggregateState, type Emitted } from "./aggregate.ts";
 import { NO_FIGURES, type RunnerFigures, type RunnerSetup, type RunnerStateName, type StreamOutput } from "./types.ts";
 
 export interface RunnerOptions {
@@ -174,7 +175,7 @@ export class Runner {
     const member = o.kafka.processing.member({
       groupId: o.groupId,
       instanceId: `${o.groupId}-${o.index}`,
-      topics: [program.source],
+      topics: setup.repartition ? [program.source, setup.repartition.topic] : [program.source],
       onAssigned: () => {
         this.#joins++;
         this.#moveOn();
@@ -227,83 +228,147 @@ export class Runner {
   ) {
     const o = this.#opts;
     const program = setup.program;
-    const topic = program.source;
+    const agg = program.aggregate;
     const joinsAtStart = this.#joins;
     // Read together: the generation these partitions were given under fences every commit.
     const fencing = member.fencing();
-    const owned = member.assignment().partitions.get(topic) ?? [];
-    this.#figures = { ...this.#figures, partitions: owned.length };
-    if (owned.length === 0) {
+    const assignment = member.assignment();
+    const topics = setup.repartition ? [program.source, setup.repartition.topic] : [program.source];
+    const owned = new Map(topics.map((t) => [t, assignment.partitions.get(t) ?? []]));
+    const ownedCount = [...owned.values()].reduce((n, ps) => n + ps.length, 0);
+    this.#figures = { ...this.#figures, partitions: ownedCount };
+    if (ownedCount === 0) {
       this.#set("RUNNING", null);
       onProgress();
       return;
     }
-    const committed = await member.committed(topic, owned);
-    const missing = owned.filter((p) => committed.get(p) === null);
-    const reset =
-      missing.length === 0 ? new Map<number, number>() : await o.kafka.reads.offsetsOf(topic, missing, program.settings.autoOffsetReset);
-    const positions = new Map<number, number>(owned.map((p) => [p, committed.get(p) ?? reset.get(p) ?? 0]));
+    /** The topic whose records are aggregated (the source, or the repartition topic). */
+    const aggInput = setup.repartition ? setup.repartition.topic : program.source;
+    const state = agg && setup.changelog ? new AggregateState(agg, program.settings.graceMs, setup.changelog) : null;
+    if (state && setup.changelog) {
+      // The state of each partition as the last committed transaction left it.
+      for (const partition of owned.get(aggInput) ?? []) {
+        const [end] = await o.kafka.offsets.list([{ topic: setup.changelog, partition }], "latest");
+        if (!end || end.offset === 0) continue;
+        for await (const r of o.kafka.reads.records({ topic: setup.changelog, partitions: [{ partition, from: 0, to: end.offset }] })) {
+          state.restore(partition, r.key, r.value);
+        }
+      }
+    }
 
     const reading = new AbortController();
     const abortReading = () => reading.abort();
     this.#stop.signal.addEventListener("abort", abortReading, { once: true });
-    const batches = o.kafka.reads
-      .batches({
-        topic,
-        partitions: owned.map((partition) => ({ partition, from: positions.get(partition)! })),
-        follow: true,
-        signal: reading.signal,
-        // A broker that restarts is waited for a while; past it the session fails and retries.
-        retryUntil: this.#now() + 60_000,
-      })
-      [Symbol.asyncIterator]();
+    type Input = { topic: string; it: AsyncIterator<RawRecord[]>; next: Promise<IteratorResult<RawRecord[]>> | null };
+    const inputs: Input[] = [];
+    for (const topic of topics) {
+      const partitions = owned.get(topic)!;
+      if (partitions.length === 0) continue;
+      const committed = await member.committed(topic, partitions);
+      const missing = partitions.filter((p) => committed.get(p) === null);
+      // A repartition topic is read from its start: all of it is this processor's.
+      const reset =
+        missing.length === 0
+          ? new Map<number, number>()
+          : await o.kafka.reads.offsetsOf(topic, missing, topic === program.source ? program.settings.autoOffsetReset : "earliest");
+      const it = o.kafka.reads
+        .batches({
+          topic,
+          partitions: partitions.map((partition) => ({ partition, from: committed.get(partition) ?? reset.get(partition) ?? 0 })),
+          follow: true,
+          signal: reading.signal,
+          // A broker that restarts is waited for a while; past it the session fails and retries.
+          retryUntil: this.#now() + 60_000,
+        })
+        [Symbol.asyncIterator]();
+      inputs.push({ topic, it, next: null });
+    }
 
     const view = new InputView();
     const pending: TxnRecord[] = [];
     let pendingBytes = 0;
-    const pendingOffsets = new Map<number, number>();
+    const pendingOffsets = new Map<string, TxnOffset>();
     let pendingIn = 0;
+    let pendingOut = 0;
     let pendingFailed = 0;
     let firstPendingAt: number | null = null;
+    const emitted: Emitted[] = [];
     const interval = program.settings.commitIntervalMs;
     const maxRecords = o.maxPendingRecords ?? 20_000;
     const maxBytes = o.maxPendingBytes ?? 16 * 1024 * 1024;
 
+    const push = (r: TxnRecord) => {
+      pending.push(r);
+      pendingBytes += (r.key?.byteLength ?? 0) + (r.value?.byteLength ?? 0);
+    };
+    const output = (out: StreamOutput, raw: RawRecord | null, partition: number, timestamp: number) => {
+      // `*` writes the input's value bytes as they are (Avro stays Avro); a new key too.
+      const key = out.key === undefined ? (raw?.key ?? null) : keyBytes(out.key);
+      const value = raw !== null && program.columns === null ? raw.value : valueBytes(out.value);
+      push({
+        topic: program.target,
+        partition: key !== null ? partitionForKey(key, setup.targetPartitions) : partition % setup.targetPartitions,
+        key,
+        value,
+        timestamp,
+        ...(raw ? { headers: raw.headers.map((h): [string, Uint8Array] => [h.key, h.value ?? new Uint8Array(0)]) } : {}),
+      });
+      pendingOut++;
+    };
+    const flushEmitted = () => {
+      for (const e of emitted) output(e.out, null, e.partition, e.timestamp);
+      emitted.length = 0;
+    };
+
     const commit = async () => {
+      if (state) {
+        state.close(emitted);
+        const changelog: TxnRecord[] = [];
+        state.take(changelog, emitted, this.#now());
+        for (const r of changelog) push(r);
+        flushEmitted();
+      }
       if (pendingOffsets.size === 0 && pending.length === 0) return;
-      const offsets: TxnOffset[] = [...pendingOffsets].map(([partition, offset]) => ({ topic, partition, offset }));
-      await writer.commit(pending, offsets, member, fencing);
+      await writer.commit(pending, [...pendingOffsets.values()], member, fencing);
       this.#figures = {
         ...this.#figures,
         recordsIn: this.#figures.recordsIn + pendingIn,
-        recordsOut: this.#figures.recordsOut + pending.length,
+        recordsOut: this.#figures.recordsOut + pendingOut,
         failed: this.#figures.failed + pendingFailed,
+        late: this.#figures.late + (state?.late ?? 0),
         commits: this.#figures.commits + 1,
       };
+      if (state) state.late = 0;
       pending.length = 0;
       pendingBytes = 0;
       pendingOffsets.clear();
       pendingIn = 0;
+      pendingOut = 0;
       pendingFailed = 0;
       firstPendingAt = null;
       onProgress();
     };
 
-    const emit = (out: StreamOutput, raw: RawRecord) => {
-      // `*` without a new key writes the input's bytes as they are (Avro stays Avro).
-      const passthrough = program.columns === null && out.key === undefined;
-      const key = out.key === undefined ? raw.key : keyBytes(out.key);
-      const value = passthrough ? raw.value : valueBytes(out.value);
-      const partition = key !== null ? partitionForKey(key, setup.targetPartitions) : raw.partition % setup.targetPartitions;
-      pending.push({
-        topic: program.target,
-        partition,
-        key,
-        value,
-        timestamp: raw.timestamp,
-        headers: raw.headers.map((h) => [h.key, h.value ?? new Uint8Array(0)]),
-      });
-      pendingBytes += (key?.byteLength ?? 0) + (value?.byteLength ?? 0);
+    /** What one input record does: output, a repartitioned copy, or a change of the state. */
+    const handle = (topic: string, raw: RawRecord) => {
+      const fromSource = topic === program.source;
+      if (fromSource && !program.filter(view)) return;
+      if (program.project) {
+        output(program.project(view), raw, raw.partition, raw.timestamp);
+      } else if (fromSource && setup.repartition) {
+        // Records of one group meet in one partition of the repartition topic.
+        const groupKey = encoder.encode(JSON.stringify(agg!.groupKey(view)));
+        push({
+          topic: setup.repartition.topic,
+          partition: partitionForKey(groupKey, setup.repartition.partitions),
+          key: raw.key,
+          value: raw.value,
+          timestamp: raw.timestamp,
+          headers: raw.headers.map((h): [string, Uint8Array] => [h.key, h.value ?? new Uint8Array(0)]),
+        });
+      } else if (state) {
+        state.add(raw.partition, view);
+      }
     };
 
     // A rebalance or a stop ends the wait for records at once (a quiet topic sends none).
@@ -313,25 +378,39 @@ export class Runner {
     });
     this.#set("RUNNING", null);
     onProgress();
-    let next = batches.next();
+    type Got = { input: Input; result: IteratorResult<RawRecord[]> };
+    const nextOf = (input: Input): Promise<IteratorResult<RawRecord[]>> => {
+      input.next ??= input.it.next();
+      return input.next;
+    };
     try {
       for (;;) {
-        if (this.#stop.signal.aborted || this.#moved) break;
+        if (this.#stop.signal.aborted || this.#moved || inputs.length === 0) break;
         const wait = firstPendingAt === null ? null : Math.max(0, firstPendingAt + interval - this.#now());
         let timer: ReturnType<typeof setTimeout> | undefined;
-        const waits: Array<Promise<IteratorResult<RawRecord[]> | typeof TICK | typeof MOVED>> = [next, interrupted];
+        const waits: Array<Promise<Got | typeof TICK | typeof MOVED>> = inputs.map((input) =>
+          nextOf(input).then((result) => ({ input, result })),
+        );
+        waits.push(interrupted);
         if (wait !== null) waits.push(new Promise<typeof TICK>((resolve) => (timer = setTimeout(() => resolve(TICK), wait))));
-        const result = await Promise.race(waits);
+        const got = await Promise.race(waits);
         clearTimeout(timer);
-        if (result === MOVED) break;
-        if (result === TICK) {
+        if (got === MOVED) break;
+        if (got === TICK) {
           await commit();
           continue;
         }
-        if (result.done) break;
+        const { input, result } = got;
+        input.next = null;
+        if (result.done) {
+          inputs.splice(inputs.indexOf(input), 1);
+          continue;
+        }
+        const topic = input.topic;
         for (const raw of result.value) {
           pendingIn++;
-          pendingOffsets.set(raw.partition, raw.offset + 1);
+          const offsetKey = `${topic}/${raw.partition}`;
+          pendingOffsets.set(offsetKey, { topic, partition: raw.partition, offset: raw.offset + 1 });
           firstPendingAt ??= this.#now();
           try {
             view.partition = raw.partition;
@@ -343,14 +422,13 @@ export class Runner {
             view.key = k instanceof Promise ? await k : k;
             const v = raw.value === null ? null : setup.decodeValue(raw.value);
             view.value = v instanceof Promise ? await v : v;
-            if (!program.filter(view)) continue;
-            if (program.project) emit(program.project(view), raw);
+            handle(topic, raw);
           } catch (err) {
-            const why = `record ${raw.offset} of partition ${raw.partition}: ${err instanceof Error ? err.message : String(err)}`;
+            const why = `record ${raw.offset} of partition ${raw.partition} of '${topic}': ${err instanceof Error ? err.message : String(err)}`;
             if (program.settings.errorPolicy === "stop") {
               // What came before it is written; the record itself is not consumed.
               pendingIn--;
-              pendingOffsets.set(raw.partition, raw.offset);
+              pendingOffsets.set(offsetKey, { topic, partition: raw.partition, offset: raw.offset });
               await commit();
               throw new PoisonRecordError(`Cannot process ${why}`);
             }
@@ -358,7 +436,12 @@ export class Runner {
             o.log.debug("processor skipped a record", { processor: o.processorId, reason: why });
           }
         }
-        next = batches.next();
+        // The next fetch goes out while this batch is committed.
+        nextOf(input).catch(() => {});
+        if (state) {
+          state.close(emitted);
+          flushEmitted();
+        }
         if (
           pending.length >= maxRecords ||
           pendingBytes >= maxBytes ||
@@ -381,8 +464,10 @@ export class Runner {
       this.#stop.signal.removeEventListener("abort", abortReading);
       this.#interrupt = null;
       reading.abort();
-      next.catch(() => {});
-      await batches.return?.(undefined).catch(() => {});
+      for (const input of inputs) {
+        input.next?.catch(() => {});
+        await input.it.return?.(undefined).catch(() => {});
+      }
     }
   }
 }

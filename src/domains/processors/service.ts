@@ -11,7 +11,7 @@ import type { Logger } from "../../log/logger.ts";
 import { compileStream, SqlError } from "../../sql/index.ts";
 import type { Scope } from "../access/scope.ts";
 import { topicCheck } from "../sql/topic-check.ts";
-import { changelogOf, groupIdOf, type ProcessorEngine } from "./engine.ts";
+import { changelogOf, groupIdOf, type ProcessorEngine, repartitionOf } from "./engine.ts";
 import type { ProcessorRepo } from "./repo.ts";
 import type { DeploymentState, ProcessorRow, RunnerRow, StreamProgram } from "./types.ts";
 
@@ -246,9 +246,9 @@ export class ProcessorService {
       }
       this.#o.log.warn("processor group not deleted", { processor: p.id, group });
     })();
-    if (opts.deleteChangelog) {
-      await kafka.topics.delete(changelogOf(this.#o.engine.prefix, p.id)).catch(() => {});
-    }
+    // The repartition topic holds nothing anyone else reads; the changelog only when asked.
+    await kafka.topics.delete(repartitionOf(this.#o.engine.prefix, p.id)).catch(() => {});
+    if (opts.deleteChangelog) await kafka.topics.delete(changelogOf(this.#o.engine.prefix, p.id)).catch(() => {});
     this.#o.log.info("processor deleted", { processor: p.id, name: p.name, by: caller.user });
     return p;
   }

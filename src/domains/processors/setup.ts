@@ -4,18 +4,45 @@
  * target's partition count (a target recreated with another count is seen at the restart).
  */
 import { AppError } from "../../errors.ts";
-import type { KafkaPool } from "../../kafka/index.ts";
+import type { KafkaCluster, KafkaPool } from "../../kafka/index.ts";
 import { compileStream } from "../../sql/index.ts";
 import type { SqlService } from "../sql/service.ts";
+import { changelogOf, repartitionOf } from "./engine.ts";
 import type { ProcessorRow, RunnerSetup } from "./types.ts";
 
-export function runnerSetup(pool: KafkaPool, sql: SqlService): (p: ProcessorRow) => Promise<RunnerSetup> {
+/** Creates an internal topic unless it exists (another runner may create it at the same time). */
+async function ensureTopic(kafka: KafkaCluster, name: string, partitions: number, configs: Record<string, string>): Promise<number> {
+  const [existing] = await kafka.topics.describe([name]).catch(() => [undefined]);
+  if (existing) return existing.partitionDetails.length;
+  await kafka.topics.create({ name, partitions, replication: -1, configs }).catch((err: unknown) => {
+    if (!(err instanceof AppError && err.code === "CONFLICT")) throw err;
+  });
+  return partitions;
+}
+
+export function runnerSetup(pool: KafkaPool, sql: SqlService, prefix: string): (p: ProcessorRow) => Promise<RunnerSetup> {
   return async (p) => {
     const program = compileStream(p.sql);
+    const kafka = pool.get(p.cluster);
     const { keyDecoder, valueDecoder } = await sql.decoders(p.cluster, program.source, program.settings);
-    const [target] = await pool.get(p.cluster).topics.describe([program.target]);
+    const [target, source] = await kafka.topics.describe([program.target, program.source]);
     if (!target) throw new AppError("NOT_FOUND", `Topic '${program.target}' does not exist`);
+    if (!source) throw new AppError("NOT_FOUND", `Topic '${program.source}' does not exist`);
+    let changelog: string | undefined;
+    let repartition: RunnerSetup["repartition"];
+    if (program.aggregate) {
+      let inputPartitions = source.partitionDetails.length;
+      if (!program.aggregate.groupedByRecordKey) {
+        const topic = repartitionOf(prefix, p.id);
+        inputPartitions = await ensureTopic(kafka, topic, inputPartitions, { "cleanup.policy": "delete" });
+        repartition = { topic, partitions: inputPartitions };
+      }
+      changelog = changelogOf(prefix, p.id);
+      await ensureTopic(kafka, changelog, inputPartitions, { "cleanup.policy": "compact" });
+    }
     return {
+      ...(changelog ? { changelog } : {}),
+      ...(repartition ? { repartition } : {}),
       program,
       decodeKey: (bytes) => {
         const d = keyDecoder(bytes);

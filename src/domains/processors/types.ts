@@ -80,4 +80,8 @@ export interface RunnerSetup {
   decodeValue(bytes: Uint8Array): unknown | Promise<unknown>;
   /** Partitions of the target (created before the runner starts when autocreate). */
   targetPartitions: number;
+  /** Aggregations: the compacted topic holding the state, one partition per input partition. */
+  changelog?: string;
+  /** Aggregations grouped by other than the record key: where records are re-keyed by group first. */
+  repartition?: { topic: string; partitions: number };
 }

@@ -1,0 +1,163 @@
+/**
+ * Aggregating processors against the real broker, with outputs computed by hand: tumbling and
+ * hopping windows emitted once when they close, late records within and beyond the grace
+ * period, and tables (the latest aggregate per key) grouped by a value field, so through the
+ * repartition topic, whose state survives a pause through its changelog.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { type TestRuntime, testRuntime } from "../helpers/runtime.ts";
+import { pollFor } from "../helpers/wait.ts";
+import { action, createProcessor, getProcessor, jsonTopic, type OutRecord, outputOf, produce, readAll, untilState } from "./helpers.ts";
+
+let rt: TestRuntime;
+const made: string[] = [];
+beforeAll(async () => {
+  rt = await testRuntime();
+});
+afterAll(async () => {
+  await rt.dispose({ topics: made });
+}, 60_000);
+
+const kafka = () => rt.kafka.default();
+/** A minute boundary: windows of 1 minute start here. */
+const T0 = Math.floor(1_700_000_000_000 / 60_000) * 60_000;
+const s = (seconds: number) => T0 + seconds * 1000;
+
+const byWindowThenKey = (a: OutRecord, b: OutRecord) => {
+  const va = a.value as { windowStart: number };
+  const vb = b.value as { windowStart: number };
+  return va.windowStart - vb.windowStart || String(a.key).localeCompare(String(b.key));
+};
+
+describe("windows", () => {
+  test("tumbling COUNT and SUM by key: each window emitted once, when the stream time passes its end", async () => {
+    const source = await jsonTopic(kafka(), "agg-src", 1, made);
+    const target = await jsonTopic(kafka(), "agg-out", 1, made);
+    const id = await createProcessor(
+      rt,
+      `tumble-${source}`,
+      `INSERT INTO \`${target}\` SELECT STREAM _key AS customer, COUNT(*) AS orders, SUM(amount) AS total FROM \`${source}\` GROUP BY TUMBLE(1, m), _key`,
+    );
+    await produce(kafka(), source, [
+      { key: "a", value: { amount: 1 }, timestamp: s(1) },
+      { key: "b", value: { amount: 2 }, timestamp: s(2) },
+      { key: "a", value: { amount: 3 }, timestamp: s(30) },
+      { key: "a", value: { amount: 5 }, timestamp: s(61) },
+      { key: "b", value: { amount: 7 }, timestamp: s(90) },
+      { key: "b", value: { amount: null }, timestamp: s(95) },
+      // Moves the stream time past the second window's end: both first windows are closed.
+      { key: "c", value: { amount: 0 }, timestamp: s(125) },
+    ]);
+    const out = (await outputOf(kafka(), target, 4)).sort(byWindowThenKey);
+    const w = (start: number) => ({ windowStart: s(start), windowEnd: s(start + 60) });
+    expect(out.map((r) => [r.key, r.value])).toEqual([
+      ["a", { customer: "a", orders: 2, total: 4, ...w(0) }],
+      ["b", { customer: "b", orders: 1, total: 2, ...w(0) }],
+      ["a", { customer: "a", orders: 1, total: 5, ...w(60) }],
+      ["b", { customer: "b", orders: 2, total: 7, ...w(60) }],
+    ]);
+    const p = await getProcessor(rt, id);
+    expect(p.operations).toEqual(["AGGREGATE TUMBLE 1m"]);
+    // The window of c is still open: nothing more is written.
+    await pollFor("the input counted", async () => (await getProcessor(rt, id)).figures.recordsIn === 7, 30_000);
+    expect(await readAll(kafka(), target)).toHaveLength(4);
+  }, 60_000);
+
+  test("late records: within the grace period they count; past it they are counted as late and dropped", async () => {
+    const source = await jsonTopic(kafka(), "late-src", 1, made);
+    const target = await jsonTopic(kafka(), "late-out", 1, made);
+    const id = await createProcessor(
+      rt,
+      `late-${source}`,
+      `SET window.grace = 10s; INSERT INTO \`${target}\` SELECT STREAM COUNT(*) AS n, MAX(v) AS top FROM \`${source}\` GROUP BY TUMBLE(1, m), _key`,
+    );
+    await produce(kafka(), source, [
+      { key: "k", value: { v: 1 }, timestamp: s(10) },
+      { key: "k", value: { v: 2 }, timestamp: s(61) },
+      // Late for [0, 60) by 6 s, within the 10 s grace: counted.
+      { key: "k", value: { v: 9 }, timestamp: s(55) },
+      // Stream time 75: [0, 60) closes (60 + 10 <= 75).
+      { key: "k", value: { v: 3 }, timestamp: s(75) },
+      // Past the grace: dropped.
+      { key: "k", value: { v: 100 }, timestamp: s(20) },
+      // Stream time 131: [60, 120) closes.
+      { key: "k", value: { v: 4 }, timestamp: s(131) },
+    ]);
+    const out = (await outputOf(kafka(), target, 2)).sort(byWindowThenKey);
+    expect(out.map((r) => r.value)).toEqual([
+      { n: 2, top: 9, windowStart: s(0), windowEnd: s(60) },
+      { n: 2, top: 3, windowStart: s(60), windowEnd: s(120) },
+    ]);
+    await pollFor("one late record", async () => (await getProcessor(rt, id)).figures.late === 1, 30_000);
+  }, 60_000);
+
+  test("hopping windows: a record counts in every window it falls in", async () => {
+    const source = await jsonTopic(kafka(), "hop-src", 1, made);
+    const target = await jsonTopic(kafka(), "hop-out", 1, made);
+    await createProcessor(
+      rt,
+      `hop-${source}`,
+      `INSERT INTO \`${target}\` SELECT STREAM COUNT(*) AS n, AVG(v) AS mean FROM \`${source}\` WINDOW BY HOP 2m, 1m GROUP BY _key`,
+    );
+    await produce(kafka(), source, [
+      { key: "k", value: { v: 2 }, timestamp: s(30) },
+      { key: "k", value: { v: 4 }, timestamp: s(90) },
+      { key: "k", value: { v: 9 }, timestamp: s(300) },
+    ]);
+    // Windows of 2 minutes every minute: 30 s is in [-60, 60) and [0, 120); 90 s in [0, 120) and [60, 180).
+    const out = (await outputOf(kafka(), target, 3)).sort(byWindowThenKey);
+    expect(out.map((r) => r.value)).toEqual([
+      { n: 1, mean: 2, windowStart: s(-60), windowEnd: s(60) },
+      { n: 2, mean: 3, windowStart: s(0), windowEnd: s(120) },
+      { n: 1, mean: 4, windowStart: s(60), windowEnd: s(180) },
+    ]);
+  }, 60_000);
+});
+
+describe("tables", () => {
+  test("GROUP BY a value field: records meet through the repartition topic; the latest output per key is exact, and survives a pause", async () => {
+    const source = await jsonTopic(kafka(), "tbl-src", 3, made);
+    const target = `${source}-totals`;
+    made.push(target);
+    const id = await createProcessor(
+      rt,
+      `table-${source}`,
+      `SET autocreate = true; INSERT INTO \`${target}\` SELECT STREAM customer, COUNT(*) AS n, SUM(amount) AS total, MIN(amount) AS low, MAX(amount) AS high FROM \`${source}\` GROUP BY customer`,
+    );
+    const orders = (from: number, to: number) =>
+      Array.from({ length: to - from }, (_, i) => {
+        const n = from + i;
+        return { key: `o${n}`, value: { customer: `c${n % 4}`, amount: n % 10 }, partition: n % 3 };
+      });
+    const expected = (upTo: number) => {
+      const totals = new Map<string, { customer: string; n: number; total: number; low: number; high: number }>();
+      for (const o of orders(0, upTo)) {
+        const t = totals.get(o.value.customer) ?? { customer: o.value.customer, n: 0, total: 0, low: Infinity, high: -Infinity };
+        t.n++;
+        t.total += o.value.amount;
+        t.low = Math.min(t.low, o.value.amount);
+        t.high = Math.max(t.high, o.value.amount);
+        totals.set(o.value.customer, t);
+      }
+      return Object.fromEntries([...totals].sort());
+    };
+    const latest = async () => {
+      const last = new Map<string, unknown>();
+      for (const r of await readAll(kafka(), target)) last.set(r.key!, r.value);
+      return Object.fromEntries([...last].sort());
+    };
+    await produce(kafka(), source, orders(0, 400));
+    await pollFor("the totals of 400 orders", async () => JSON.stringify(await latest()) === JSON.stringify(expected(400)), 60_000);
+    const p = await getProcessor(rt, id);
+    expect(p.operations).toEqual(["REPARTITION", "AGGREGATE"]);
+    // autocreate made the table's topic compacted: the latest aggregate per key is what it keeps.
+    const configs = await kafka().configs.describeTopic(target);
+    expect(configs.find((c) => c.name === "cleanup.policy")?.value).toBe("compact");
+
+    expect((await action(rt, id, "pause")).status).toBe(200);
+    await untilState(rt, id, "PAUSED");
+    await produce(kafka(), source, orders(400, 700));
+    expect((await action(rt, id, "resume")).status).toBe(200);
+    await pollFor("the totals of 700 orders", async () => JSON.stringify(await latest()) === JSON.stringify(expected(700)), 60_000);
+  }, 120_000);
+});
