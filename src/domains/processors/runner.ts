@@ -68,6 +68,11 @@ function keyBytes(key: unknown): Uint8Array | null {
   return encoder.encode(recordText(key));
 }
 
+/** Fetched bytes kept past their batch: a copy, as the read reuses its buffer. */
+const kept = (b: Uint8Array | null): Uint8Array | null => (b === null ? null : b.slice());
+const keptHeaders = (raw: RawRecord): Array<[string, Uint8Array]> =>
+  raw.headers.map((h) => [h.key, h.value ? h.value.slice() : new Uint8Array(0)]);
+
 function valueBytes(value: unknown): Uint8Array | null {
   if (value === null || value === undefined) return null;
   return encoder.encode(recordText(value));
@@ -277,6 +282,9 @@ export class Runner {
           partitions: partitions.map((partition) => ({ partition, from: committed.get(partition) ?? reset.get(partition) ?? 0 })),
           follow: true,
           signal: reading.signal,
+          // Fetched bytes live in a buffer the next fetch reuses: what outlives a batch (kept
+          // keys, values written as they are) is copied (see `kept`).
+          reuseBuffers: true,
           // A broker that restarts is waited for a while; past it the session fails and retries.
           retryUntil: this.#now() + 60_000,
         })
@@ -303,15 +311,15 @@ export class Runner {
     };
     const output = (out: StreamOutput, raw: RawRecord | null, partition: number, timestamp: number) => {
       // `*` writes the input's value bytes as they are (Avro stays Avro); a new key too.
-      const key = out.key === undefined ? (raw?.key ?? null) : keyBytes(out.key);
-      const value = raw !== null && program.columns === null ? raw.value : valueBytes(out.value);
+      const key = out.key === undefined ? kept(raw?.key ?? null) : keyBytes(out.key);
+      const value = raw !== null && program.columns === null ? kept(raw.value) : valueBytes(out.value);
       push({
         topic: program.target,
         partition: key !== null ? partitionForKey(key, setup.targetPartitions) : partition % setup.targetPartitions,
         key,
         value,
         timestamp,
-        ...(raw ? { headers: raw.headers.map((h): [string, Uint8Array] => [h.key, h.value ?? new Uint8Array(0)]) } : {}),
+        ...(raw && raw.headers.length > 0 ? { headers: keptHeaders(raw) } : {}),
       });
       pendingOut++;
     };
@@ -361,10 +369,10 @@ export class Runner {
         push({
           topic: setup.repartition.topic,
           partition: partitionForKey(groupKey, setup.repartition.partitions),
-          key: raw.key,
-          value: raw.value,
+          key: kept(raw.key),
+          value: kept(raw.value),
           timestamp: raw.timestamp,
-          headers: raw.headers.map((h): [string, Uint8Array] => [h.key, h.value ?? new Uint8Array(0)]),
+          ...(raw.headers.length > 0 ? { headers: keptHeaders(raw) } : {}),
         });
       } else if (state) {
         state.add(raw.partition, view);
