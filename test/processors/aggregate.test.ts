@@ -161,3 +161,96 @@ describe("tables", () => {
     await pollFor("the totals of 700 orders", async () => JSON.stringify(await latest()) === JSON.stringify(expected(700)), 60_000);
   }, 120_000);
 });
+
+describe("every aggregate under every window", () => {
+  // Values with a null and a string among numbers: SUM and AVG skip both, COUNT(v) the null.
+  const values: Array<{ key: string; v: unknown; at: number }> = [
+    { key: "x", v: 4, at: 5 },
+    { key: "y", v: 10, at: 20 },
+    { key: "x", v: null, at: 40 },
+    { key: "x", v: -2, at: 70 },
+    { key: "x", v: "s", at: 80 },
+    { key: "y", v: 1.5, at: 100 },
+    { key: "x", v: 7, at: 130 },
+  ];
+  const fold = (vs: unknown[]) => {
+    const nums = vs.filter((v): v is number => typeof v === "number");
+    return {
+      n: vs.length,
+      nv: vs.filter((v) => v !== null).length,
+      total: nums.length ? nums.reduce((a, b) => a + b, 0) : null,
+      mean: nums.length ? nums.reduce((a, b) => a + b, 0) / nums.length : null,
+      low: nums.length ? Math.min(...nums) : null,
+      high: nums.length ? Math.max(...nums) : null,
+    };
+  };
+  const select = "COUNT(*) AS n, COUNT(v) AS nv, SUM(v) AS total, AVG(v) AS mean, MIN(v) AS low, MAX(v) AS high";
+  const windowsOf = (at: number, size: number, advance: number) => {
+    const out: number[] = [];
+    for (let start = Math.floor(at / advance) * advance; start > at - size; start -= advance) out.push(start);
+    return out.sort((a, b) => a - b);
+  };
+  /** Expected windowed output, for windows that end by `closedBy` seconds. */
+  const expectedWindows = (size: number, advance: number, closedBy: number) => {
+    const groups = new Map<string, unknown[]>();
+    for (const r of values) {
+      for (const start of windowsOf(r.at, size, advance)) {
+        const k = JSON.stringify([start, r.key]);
+        groups.set(k, [...(groups.get(k) ?? []), r.v]);
+      }
+    }
+    return [...groups]
+      .map(([k, vs]) => {
+        const [start, key] = JSON.parse(k) as [number, string];
+        return { key, start, value: { ...fold(vs), windowStart: s(start), windowEnd: s(start + size) } };
+      })
+      .filter((w) => w.start + size <= closedBy)
+      .sort((a, b) => a.start - b.start || a.key.localeCompare(b.key))
+      .map((w) => [w.key, w.value]);
+  };
+
+  test.each([
+    ["TUMBLE", "GROUP BY TUMBLE(1, m), _key", 60, 60],
+    ["HOP", "GROUP BY HOP(2, m, 1, m), _key", 120, 60],
+  ] as const)(
+    "%s: COUNT, SUM, AVG, MIN and MAX with nulls and strings among the values",
+    async (_kind, groupBy, size, advance) => {
+      const source = await jsonTopic(kafka(), "all-src", 1, made);
+      const target = await jsonTopic(kafka(), "all-out", 1, made);
+      await createProcessor(rt, `all-${source}`, `INSERT INTO \`${target}\` SELECT STREAM ${select} FROM \`${source}\` ${groupBy}`);
+      // The last record moves the stream time to 400 s: every window ending by then is closed.
+      await produce(kafka(), source, [
+        ...values.map((r) => ({ key: r.key, value: { v: r.v }, timestamp: s(r.at) })),
+        { key: "z", value: { v: 0 }, timestamp: s(400) },
+      ]);
+      const expected = expectedWindows(size, advance, 400);
+      const out = (await outputOf(kafka(), target, expected.length)).sort(byWindowThenKey);
+      expect(out.map((r) => [r.key, r.value])).toEqual(expected);
+    },
+    60_000,
+  );
+
+  test("a table: the latest output per key holds every aggregate of all its records", async () => {
+    const source = await jsonTopic(kafka(), "all-src", 2, made);
+    const target = await jsonTopic(kafka(), "all-out", 2, made);
+    await createProcessor(rt, `all-${source}`, `INSERT INTO \`${target}\` SELECT STREAM ${select} FROM \`${source}\` GROUP BY _key`);
+    await produce(
+      kafka(),
+      source,
+      values.map((r) => ({ key: r.key, value: { v: r.v }, timestamp: s(r.at) })),
+    );
+    const expected = {
+      x: fold(values.filter((r) => r.key === "x").map((r) => r.v)),
+      y: fold(values.filter((r) => r.key === "y").map((r) => r.v)),
+    };
+    await pollFor(
+      "the latest aggregates of x and y",
+      async () => {
+        const last = new Map<string, unknown>();
+        for (const r of await readAll(kafka(), target)) last.set(r.key!, r.value);
+        return JSON.stringify(Object.fromEntries([...last].sort())) === JSON.stringify(expected);
+      },
+      60_000,
+    );
+  }, 60_000);
+});
