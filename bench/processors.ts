@@ -26,69 +26,31 @@ import { DecoderFactory } from "../src/domains/sql/decoders.ts";
 import { createKafkaPool, type KafkaCluster } from "../src/kafka/index.ts";
 import { LogHub } from "../src/log/logger.ts";
 import { compileStream } from "../src/sql/index.ts";
-import { startCluster } from "../test/cluster/cluster.ts";
+import { arg, benchBroker, filledTopic, jsonValue } from "./common.ts";
 
 const PARTITIONS = 6;
 const KEYS = 1000;
 const KSQLDB_FILTER_PER_CORE = 50_000;
 
-function arg(name: string, fallback: string): string {
-  const hit = process.argv.find((a) => a.startsWith(`--${name}=`));
-  return hit ? hit.slice(name.length + 3) : fallback;
-}
 const RECORDS = Number(arg("records", "1000000"));
 const SIZE = Number(arg("size", "1024"));
 const ONLY = new Set(arg("only", "raw,stateless,window").split(","));
-const log = (...a: unknown[]) => console.error("[bench]", ...a);
 
-let stopCluster: (() => Promise<void>) | null = null;
-let bootstrap = process.env.KAFKA_BOOTSTRAP;
-if (!bootstrap) {
-  log("KAFKA_BOOTSTRAP not set: starting a broker");
-  const cluster = await startCluster({ services: ["kafka"], ownerPid: process.pid });
-  bootstrap = cluster.env.KAFKA_BOOTSTRAP!;
-  stopCluster = () => cluster.stop();
-}
+const broker = await benchBroker();
+const bootstrap = broker.bootstrap;
 const pool = createKafkaPool([{ name: "bench", bootstrapServers: [bootstrap], clientId: "loupe-bench", default: true }]);
 const kafka = pool.default();
 const T0 = Math.floor(1_700_000_000_000 / 60_000) * 60_000;
 
-function value(i: number): string {
-  const base = `{"id":${i},"sel":${i % 100},"name":"user-${i}","active":${i % 3 === 0},"pad":""}`;
-  return `{"id":${i},"sel":${i % 100},"name":"user-${i}","active":${i % 3 === 0},"pad":"${"p".repeat(Math.max(0, SIZE - base.length))}"}`;
-}
+const value = (i: number) => jsonValue(i, SIZE);
 
-async function fill(): Promise<string> {
-  const topic = `bench-proc-${SIZE}b-${RECORDS}`;
-  if ((await kafka.topics.list()).some((t) => t.name === topic)) {
-    const total = (await kafka.offsets.bounds([topic])).reduce((n, o) => n + o.latest - o.earliest, 0);
-    if (total === RECORDS) {
-      log(`${topic}: reusing ${total} records`);
-      return topic;
-    }
-    await kafka.topics.delete(topic);
-    await Bun.sleep(1000);
-  }
-  await kafka.topics.create({ name: topic, partitions: PARTITIONS, replication: 1 });
-  const perRequest = Math.max(1, Math.floor(900_000 / (SIZE + 60))) * PARTITIONS;
-  const t0 = performance.now();
-  let next = 0;
-  const worker = async () => {
-    while (next < RECORDS) {
-      const start = next;
-      const n = Math.min(perRequest, RECORDS - start);
-      next += n;
-      const records = new Array(n);
-      for (let j = 0; j < n; j++) {
-        const i = start + j;
-        records[j] = { key: `k${i % KEYS}`, value: value(i), partition: j % PARTITIONS, timestamp: T0 + i };
-      }
-      await kafka.writes.produce(topic, records);
-    }
-  };
-  await Promise.all([worker(), worker(), worker()]);
-  log(`${topic}: produced ${RECORDS} records in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-  return topic;
+function fill(): Promise<string> {
+  return filledTopic(kafka, `bench-proc-${SIZE}b-${RECORDS}`, RECORDS, PARTITIONS, SIZE, (i, j) => ({
+    key: `k${i % KEYS}`,
+    value: value(i),
+    partition: j % PARTITIONS,
+    timestamp: T0 + i,
+  }));
 }
 
 interface Row {
@@ -196,4 +158,4 @@ console.log(
 );
 
 await pool.close();
-await stopCluster?.();
+await broker.stop();

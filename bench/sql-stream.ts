@@ -28,15 +28,11 @@
 import { spawnSync } from "node:child_process";
 import { resolve } from "node:path";
 import { createKafkaPool, type KafkaCluster } from "../src/kafka/index.ts";
-import { startCluster } from "../test/cluster/cluster.ts";
 import { startServerProcess } from "../test/helpers/server-process.ts";
+import { arg, benchBroker, filledTopic, jsonValue, log } from "./common.ts";
 
 const PARTITIONS = 6;
 
-function arg(name: string, fallback: string): string {
-  const hit = process.argv.find((a) => a.startsWith(`--${name}=`));
-  return hit ? hit.slice(name.length + 3) : fallback;
-}
 const RECORDS = Number(arg("records", "1000000"));
 const SIZES = arg("sizes", "100,1024").split(",").map(Number);
 const SLOW_SECONDS = Number(arg("slow-seconds", "10"));
@@ -53,59 +49,22 @@ interface Row {
 }
 
 const rows: Row[] = [];
-const log = (...a: unknown[]) => console.error("[bench]", ...a);
 
 // ------------------------------------------------------------------------------------- setup
 
-let stopCluster: (() => Promise<void>) | null = null;
-let bootstrap = process.env.KAFKA_BOOTSTRAP;
-if (!bootstrap) {
-  log("KAFKA_BOOTSTRAP not set: starting a broker");
-  const cluster = await startCluster({ services: ["kafka"], ownerPid: process.pid });
-  bootstrap = cluster.env.KAFKA_BOOTSTRAP!;
-  stopCluster = () => cluster.stop();
-}
+const broker = await benchBroker();
+const bootstrap = broker.bootstrap;
 const pool = createKafkaPool([{ name: "bench", bootstrapServers: [bootstrap], clientId: "loupe-bench", default: true }]);
 const kafka = pool.default();
 
-/** A JSON value of about `size` bytes; `sel` is 7 for 1 % of the records. */
-function value(i: number, size: number): string {
-  const base = `{"id":${i},"sel":${i % 100},"name":"user-${i}","active":${i % 3 === 0},"pad":""}`;
-  return `{"id":${i},"sel":${i % 100},"name":"user-${i}","active":${i % 3 === 0},"pad":"${"p".repeat(Math.max(0, size - base.length))}"}`;
-}
+const value = jsonValue;
 
-async function fill(size: number): Promise<string> {
-  const topic = `bench-sql-${size}b-${RECORDS}`;
-  const existing = await kafka.topics.list();
-  if (existing.some((t) => t.name === topic)) {
-    const offsets = await kafka.offsets.bounds([topic]);
-    const total = offsets.reduce((n, o) => n + o.latest - o.earliest, 0);
-    if (total === RECORDS) {
-      log(`${topic}: reusing ${total} records`);
-      return topic;
-    }
-    await kafka.topics.delete(topic);
-    await Bun.sleep(1000);
-  }
-  await kafka.topics.create({ name: topic, partitions: PARTITIONS, replication: 1 });
-  // Big requests, one batch per partition under the broker's 1 MB message limit, several in flight.
-  const perPartition = Math.max(1, Math.floor(900_000 / (size + 40)));
-  const perRequest = perPartition * PARTITIONS;
-  const t0 = performance.now();
-  let next = 0;
-  const worker = async () => {
-    while (next < RECORDS) {
-      const start = next;
-      const n = Math.min(perRequest, RECORDS - start);
-      next += n;
-      const records = new Array(n);
-      for (let j = 0; j < n; j++) records[j] = { key: `k${start + j}`, value: value(start + j, size), partition: j % PARTITIONS };
-      await kafka.writes.produce(topic, records);
-    }
-  };
-  await Promise.all([worker(), worker(), worker()]);
-  log(`${topic}: produced ${RECORDS} records in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-  return topic;
+function fill(size: number): Promise<string> {
+  return filledTopic(kafka, `bench-sql-${size}b-${RECORDS}`, RECORDS, PARTITIONS, size, (i, j) => ({
+    key: `k${i}`,
+    value: value(i, size),
+    partition: j % PARTITIONS,
+  }));
 }
 
 // ---------------------------------------------------------------------------- (a) and (b)
@@ -138,7 +97,7 @@ function kcatPath(): string | null {
 function kcat(bin: string, topic: string, expected: number): { seconds: number; records: number } {
   const t0 = performance.now();
   // -f '%o\n': one short line per record, so the pipe is not what is measured.
-  const run = spawnSync(bin, ["-C", "-e", "-q", "-b", bootstrap!, "-t", topic, "-o", "beginning", "-f", "%o\\n"], {
+  const run = spawnSync(bin, ["-C", "-e", "-q", "-b", bootstrap, "-t", topic, "-o", "beginning", "-f", "%o\\n"], {
     stdio: ["ignore", "pipe", "pipe"],
     maxBuffer: 1 << 30,
   });
@@ -318,7 +277,7 @@ if (ONLY.has("e")) {
 }
 
 await pool.close();
-if (stopCluster) await stopCluster();
+await broker.stop();
 
 // ---------------------------------------------------------------------------------- report
 

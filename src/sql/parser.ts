@@ -171,27 +171,27 @@ export class Parser {
    * Document : SetStatement* SelectStatement ';'? <EOF>
    */
   parseDocument(): DocumentNode {
+    const { start, settings, body: select } = this.parseWithSettings("SELECT", () => this.parseSelect());
+    return { kind: "Document", settings, select, loc: { start, end: select.loc.end } };
+  }
+
+  /** SetStatement* <statement starting with `keyword`> ';'? <EOF>: the frame every document shares. */
+  private parseWithSettings<T>(keyword: string, body: () => T): { start: number; settings: SetStatementNode[]; body: T } {
     const start = this.lexer.token.start;
     const settings: SetStatementNode[] = [];
     while (this.peekKeyword("SET")) settings.push(this.parseSetStatement());
-    if (!this.peekKeyword("SELECT")) throw this.unexpected();
-    const select = this.parseSelect();
+    if (!this.peekKeyword(keyword)) throw this.unexpected();
+    const parsed = body();
     this.skip(TokenKind.SEMICOLON);
     this.expect(TokenKind.EOF);
-    return { kind: "Document", settings, select, loc: { start, end: select.loc.end } };
+    return { start, settings, body: parsed };
   }
 
   /**
    * InsertDocument : SetStatement* InsertStatement ';'? <EOF>
    */
   parseInsertDocument(): InsertDocumentNode {
-    const start = this.lexer.token.start;
-    const settings: SetStatementNode[] = [];
-    while (this.peekKeyword("SET")) settings.push(this.parseSetStatement());
-    if (!this.peekKeyword("INSERT")) throw this.unexpected();
-    const insert = this.parseInsertStatement();
-    this.skip(TokenKind.SEMICOLON);
-    this.expect(TokenKind.EOF);
+    const { start, settings, body: insert } = this.parseWithSettings("INSERT", () => this.parseInsertStatement());
     return { kind: "InsertDocument", settings, insert, loc: { start, end: insert.loc.end } };
   }
 
@@ -200,13 +200,7 @@ export class Parser {
    */
   parseStreamDocument(): StreamDocumentNode {
     this.countStar = true;
-    const start = this.lexer.token.start;
-    const settings: SetStatementNode[] = [];
-    while (this.peekKeyword("SET")) settings.push(this.parseSetStatement());
-    if (!this.peekKeyword("INSERT")) throw this.unexpected();
-    const statement = this.parseStreamStatement();
-    this.skip(TokenKind.SEMICOLON);
-    this.expect(TokenKind.EOF);
+    const { start, settings, body: statement } = this.parseWithSettings("INSERT", () => this.parseStreamStatement());
     return { kind: "StreamDocument", settings, statement, loc: { start, end: statement.loc.end } };
   }
 

@@ -20,6 +20,7 @@
  * evaluation goes past a limit of QUERY_LIMITS (a huge computed string, a runaway LIKE): that
  * record fails, and the program's error.policy says whether it is skipped or the program stops.
  */
+
 import type { Catalog, TopicAllowed } from "./analyzer.ts";
 import type { ExpressionNode, FieldPathNode } from "./ast.ts";
 import { SqlError } from "./errors.ts";
@@ -40,17 +41,10 @@ import {
   rebuild,
   sameExpression,
 } from "./stream-analyzer.ts";
+import type { ProgramSettings } from "./stream-settings.ts";
 import { compareValues, isNull } from "./values.ts";
 
-export interface StreamSettings {
-  autoCreate: boolean;
-  partitions?: number;
-  replication?: number;
-  autoOffsetReset: "earliest" | "latest";
-  outputFormat: "JSON" | "AVRO";
-  errorPolicy: "skip" | "stop";
-  graceMs: number;
-  commitIntervalMs: number;
+export interface StreamSettings extends ProgramSettings {
   /** Source decoders (SET key.format/value.format, or `_ktype`/`_vtype` in WHERE). */
   keyFormat?: DataFormat;
   valueFormat?: DataFormat;

@@ -4,21 +4,23 @@
  * period, and tables (the latest aggregate per key) grouped by a value field, so through the
  * repartition topic, whose state survives a pause through its changelog.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type TestRuntime, testRuntime } from "../helpers/runtime.ts";
+import { describe, expect, test } from "bun:test";
 import { pollFor } from "../helpers/wait.ts";
-import { action, createProcessor, getProcessor, jsonTopic, type OutRecord, outputOf, produce, readAll, untilState } from "./helpers.ts";
+import {
+  action,
+  createProcessor,
+  getProcessor,
+  jsonTopic,
+  type OutRecord,
+  outputOf,
+  processorFixture,
+  produce,
+  readAll,
+  untilState,
+} from "./helpers.ts";
 
-let rt: TestRuntime;
-const made: string[] = [];
-beforeAll(async () => {
-  rt = await testRuntime();
-});
-afterAll(async () => {
-  await rt.dispose({ topics: made });
-}, 60_000);
-
-const kafka = () => rt.kafka.default();
+const f = processorFixture();
+const { kafka, made } = f;
 /** A minute boundary: windows of 1 minute start here. */
 const T0 = Math.floor(1_700_000_000_000 / 60_000) * 60_000;
 const s = (seconds: number) => T0 + seconds * 1000;
@@ -34,7 +36,7 @@ describe("windows", () => {
     const source = await jsonTopic(kafka(), "agg-src", 1, made);
     const target = await jsonTopic(kafka(), "agg-out", 1, made);
     const id = await createProcessor(
-      rt,
+      f.rt(),
       `tumble-${source}`,
       `INSERT INTO \`${target}\` SELECT STREAM _key AS customer, COUNT(*) AS orders, SUM(amount) AS total FROM \`${source}\` GROUP BY TUMBLE(1, m), _key`,
     );
@@ -56,10 +58,10 @@ describe("windows", () => {
       ["a", { customer: "a", orders: 1, total: 5, ...w(60) }],
       ["b", { customer: "b", orders: 2, total: 7, ...w(60) }],
     ]);
-    const p = await getProcessor(rt, id);
+    const p = await getProcessor(f.rt(), id);
     expect(p.operations).toEqual(["AGGREGATE TUMBLE 1m"]);
     // The window of c is still open: nothing more is written.
-    await pollFor("the input counted", async () => (await getProcessor(rt, id)).figures.recordsIn === 7, 30_000);
+    await pollFor("the input counted", async () => (await getProcessor(f.rt(), id)).figures.recordsIn === 7, 30_000);
     expect(await readAll(kafka(), target)).toHaveLength(4);
   }, 60_000);
 
@@ -67,7 +69,7 @@ describe("windows", () => {
     const source = await jsonTopic(kafka(), "late-src", 1, made);
     const target = await jsonTopic(kafka(), "late-out", 1, made);
     const id = await createProcessor(
-      rt,
+      f.rt(),
       `late-${source}`,
       `SET window.grace = 10s; INSERT INTO \`${target}\` SELECT STREAM COUNT(*) AS n, MAX(v) AS top FROM \`${source}\` GROUP BY TUMBLE(1, m), _key`,
     );
@@ -88,14 +90,14 @@ describe("windows", () => {
       { n: 2, top: 9, windowStart: s(0), windowEnd: s(60) },
       { n: 2, top: 3, windowStart: s(60), windowEnd: s(120) },
     ]);
-    await pollFor("one late record", async () => (await getProcessor(rt, id)).figures.late === 1, 30_000);
+    await pollFor("one late record", async () => (await getProcessor(f.rt(), id)).figures.late === 1, 30_000);
   }, 60_000);
 
   test("hopping windows: a record counts in every window it falls in", async () => {
     const source = await jsonTopic(kafka(), "hop-src", 1, made);
     const target = await jsonTopic(kafka(), "hop-out", 1, made);
     await createProcessor(
-      rt,
+      f.rt(),
       `hop-${source}`,
       `INSERT INTO \`${target}\` SELECT STREAM COUNT(*) AS n, AVG(v) AS mean FROM \`${source}\` WINDOW BY HOP 2m, 1m GROUP BY _key`,
     );
@@ -120,7 +122,7 @@ describe("tables", () => {
     const target = `${source}-totals`;
     made.push(target);
     const id = await createProcessor(
-      rt,
+      f.rt(),
       `table-${source}`,
       `SET autocreate = true; INSERT INTO \`${target}\` SELECT STREAM customer, COUNT(*) AS n, SUM(amount) AS total, MIN(amount) AS low, MAX(amount) AS high FROM \`${source}\` GROUP BY customer`,
     );
@@ -148,16 +150,16 @@ describe("tables", () => {
     };
     await produce(kafka(), source, orders(0, 400));
     await pollFor("the totals of 400 orders", async () => JSON.stringify(await latest()) === JSON.stringify(expected(400)), 60_000);
-    const p = await getProcessor(rt, id);
+    const p = await getProcessor(f.rt(), id);
     expect(p.operations).toEqual(["REPARTITION", "AGGREGATE"]);
     // autocreate made the table's topic compacted: the latest aggregate per key is what it keeps.
     const configs = await kafka().configs.describeTopic(target);
     expect(configs.find((c) => c.name === "cleanup.policy")?.value).toBe("compact");
 
-    expect((await action(rt, id, "pause")).status).toBe(200);
-    await untilState(rt, id, "PAUSED");
+    expect((await action(f.rt(), id, "pause")).status).toBe(200);
+    await untilState(f.rt(), id, "PAUSED");
     await produce(kafka(), source, orders(400, 700));
-    expect((await action(rt, id, "resume")).status).toBe(200);
+    expect((await action(f.rt(), id, "resume")).status).toBe(200);
     await pollFor("the totals of 700 orders", async () => JSON.stringify(await latest()) === JSON.stringify(expected(700)), 60_000);
   }, 120_000);
 });
@@ -217,7 +219,7 @@ describe("every aggregate under every window", () => {
     async (_kind, groupBy, size, advance) => {
       const source = await jsonTopic(kafka(), "all-src", 1, made);
       const target = await jsonTopic(kafka(), "all-out", 1, made);
-      await createProcessor(rt, `all-${source}`, `INSERT INTO \`${target}\` SELECT STREAM ${select} FROM \`${source}\` ${groupBy}`);
+      await createProcessor(f.rt(), `all-${source}`, `INSERT INTO \`${target}\` SELECT STREAM ${select} FROM \`${source}\` ${groupBy}`);
       // The last record moves the stream time to 400 s: every window ending by then is closed.
       await produce(kafka(), source, [
         ...values.map((r) => ({ key: r.key, value: { v: r.v }, timestamp: s(r.at) })),
@@ -233,7 +235,7 @@ describe("every aggregate under every window", () => {
   test("a table: the latest output per key holds every aggregate of all its records", async () => {
     const source = await jsonTopic(kafka(), "all-src", 2, made);
     const target = await jsonTopic(kafka(), "all-out", 2, made);
-    await createProcessor(rt, `all-${source}`, `INSERT INTO \`${target}\` SELECT STREAM ${select} FROM \`${source}\` GROUP BY _key`);
+    await createProcessor(f.rt(), `all-${source}`, `INSERT INTO \`${target}\` SELECT STREAM ${select} FROM \`${source}\` GROUP BY _key`);
     await produce(
       kafka(),
       source,

@@ -3,21 +3,13 @@
  * output exactly once, pause and resume, scaling while records flow, rights, audit, the error
  * policies, and delete.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { errorOf, ROLE_USERS, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
+import { describe, expect, test } from "bun:test";
+import { errorOf, ROLE_USERS } from "../helpers/runtime.ts";
 import { pollFor } from "../helpers/wait.ts";
-import { action, createProcessor, getProcessor, jsonTopic, outputOf, produce, readAll, untilState } from "./helpers.ts";
+import { action, createProcessor, getProcessor, jsonTopic, outputOf, processorFixture, produce, readAll, untilState } from "./helpers.ts";
 
-let rt: TestRuntime;
-const made: string[] = [];
-beforeAll(async () => {
-  rt = await testRuntime();
-});
-afterAll(async () => {
-  await rt.dispose({ topics: made });
-}, 60_000);
-
-const kafka = () => rt.kafka.default();
+const f = processorFixture();
+const { kafka, made } = f;
 const orders = (from: number, to: number, partitions: number) =>
   Array.from({ length: to - from }, (_, i) => {
     const n = from + i;
@@ -31,9 +23,9 @@ describe("creating a processor", () => {
     made.push(target);
     await produce(kafka(), source, orders(0, 300, 3));
     const sql = ` SET autocreate=true; INSERT INTO \`${target}\` SELECT STREAM n, amount * 2 AS doubled, customer AS _key FROM \`${source}\` WHERE amount >= 5`;
-    const id = await createProcessor(rt, `big-${source}`, sql);
+    const id = await createProcessor(f.rt(), `big-${source}`, sql);
     expect(id).toMatch(/^lsql_[0-9a-f]+$/);
-    const p = await untilState(rt, id, "RUNNING");
+    const p = await untilState(f.rt(), id, "RUNNING");
     expect(p).toMatchObject({
       id,
       name: `big-${source}`,
@@ -57,8 +49,8 @@ describe("creating a processor", () => {
     await produce(kafka(), source, orders(300, 600, 3));
     const more = orders(0, 600, 3).filter((o) => o.value.amount >= 5);
     await outputOf(kafka(), target, more.length);
-    await pollFor("figures counted", async () => (await getProcessor(rt, id)).figures.recordsIn === 600, 30_000);
-    const after = await getProcessor(rt, id);
+    await pollFor("figures counted", async () => (await getProcessor(f.rt(), id)).figures.recordsIn === 600, 30_000);
+    const after = await getProcessor(f.rt(), id);
     expect(after.figures).toMatchObject({ recordsIn: 600, recordsOut: more.length, failed: 0 });
     expect((await readAll(kafka(), target)).length).toBe(more.length);
   }, 120_000);
@@ -66,8 +58,8 @@ describe("creating a processor", () => {
   test("the list has the shapes the Go client decodes: targets an array, integers where it wants them", async () => {
     const source = await jsonTopic(kafka(), "listed", 1, made);
     const target = await jsonTopic(kafka(), "listed-out", 1, made);
-    await createProcessor(rt, `listed-${source}`, `INSERT INTO \`${target}\` SELECT STREAM * FROM \`${source}\``);
-    const res = await rt.request("/api/streams", { role: "nodata" });
+    await createProcessor(f.rt(), `listed-${source}`, `INSERT INTO \`${target}\` SELECT STREAM * FROM \`${source}\``);
+    const res = await f.rt().request("/api/streams", { role: "nodata" });
     expect(res.status).toBe(200);
     const body = (await res.json()) as { targets: unknown[]; streams: Array<Record<string, unknown>> };
     expect(body.targets).toEqual([{ cluster: "local", version: null, namespaces: [] }]);
@@ -83,7 +75,7 @@ describe("creating a processor", () => {
   test("Accept: application/json gets the processor; clusterName, namespace and pipeline are kept", async () => {
     const source = await jsonTopic(kafka(), "orders", 1, made);
     const target = await jsonTopic(kafka(), "orders-out", 1, made);
-    const res = await rt.request("/api/streams", {
+    const res = await f.rt().request("/api/streams", {
       method: "POST",
       role: "write",
       headers: { accept: "application/json" },
@@ -114,8 +106,8 @@ describe("creating a processor", () => {
   ])("%s is a 400 with its position, and nothing is created", async (_what, sqlOf, message) => {
     const source = await jsonTopic(kafka(), "bad-src", 1, made);
     const target = await jsonTopic(kafka(), "bad-dst", 1, made);
-    const before = ((await (await rt.request("/api/streams", { role: "read" })).json()) as { streams: unknown[] }).streams.length;
-    const res = await rt.request("/api/streams", {
+    const before = ((await (await f.rt().request("/api/streams", { role: "read" })).json()) as { streams: unknown[] }).streams.length;
+    const res = await f.rt().request("/api/streams", {
       method: "POST",
       role: "write",
       body: JSON.stringify({ name: `bad-${source}`, sql: sqlOf(source, target) }),
@@ -124,7 +116,7 @@ describe("creating a processor", () => {
     const err = await errorOf(res);
     expect(err.message).toMatch(message);
     expect(err.details).toMatchObject({ line: expect.any(Number), column: expect.any(Number) });
-    const after = ((await (await rt.request("/api/streams", { role: "read" })).json()) as { streams: unknown[] }).streams.length;
+    const after = ((await (await f.rt().request("/api/streams", { role: "read" })).json()) as { streams: unknown[] }).streams.length;
     expect(after).toBe(before);
   });
 
@@ -134,11 +126,11 @@ describe("creating a processor", () => {
     const body = (name: string, runners = 1) =>
       JSON.stringify({ name, sql: `INSERT INTO \`${target}\` SELECT STREAM * FROM \`${source}\``, runners });
     for (const role of ["read", "nodata"] as const) {
-      expect((await rt.request("/api/streams", { method: "POST", role, body: body(`x-${source}`) })).status).toBe(403);
+      expect((await f.rt().request("/api/streams", { method: "POST", role, body: body(`x-${source}`) })).status).toBe(403);
     }
-    expect((await rt.request("/api/streams", { method: "POST", role: "write", body: body(`x-${source}`, 1000) })).status).toBe(400);
-    expect((await rt.request("/api/streams", { method: "POST", role: "write", body: body(`x-${source}`) })).status).toBe(200);
-    expect((await rt.request("/api/streams", { method: "POST", role: "write", body: body(`x-${source}`) })).status).toBe(409);
+    expect((await f.rt().request("/api/streams", { method: "POST", role: "write", body: body(`x-${source}`, 1000) })).status).toBe(400);
+    expect((await f.rt().request("/api/streams", { method: "POST", role: "write", body: body(`x-${source}`) })).status).toBe(200);
+    expect((await f.rt().request("/api/streams", { method: "POST", role: "write", body: body(`x-${source}`) })).status).toBe(409);
   });
 });
 
@@ -146,8 +138,8 @@ describe("pause, resume, scale and delete", () => {
   test("pause stops the output; resume goes on; scaling 1 -> 3 -> 1 while records flow writes each record once", async () => {
     const source = await jsonTopic(kafka(), "flow", 6, made);
     const target = await jsonTopic(kafka(), "flow-out", 3, made);
-    const id = await createProcessor(rt, `flow-${source}`, `INSERT INTO \`${target}\` SELECT STREAM n FROM \`${source}\``);
-    await untilState(rt, id, "RUNNING");
+    const id = await createProcessor(f.rt(), `flow-${source}`, `INSERT INTO \`${target}\` SELECT STREAM n FROM \`${source}\``);
+    await untilState(f.rt(), id, "RUNNING");
     let produced = 0;
     const step = async (n: number) => {
       await produce(kafka(), source, orders(produced, produced + n, 6));
@@ -155,28 +147,28 @@ describe("pause, resume, scale and delete", () => {
     };
     await step(600);
     await outputOf(kafka(), target, 600);
-    expect((await action(rt, id, "pause")).status).toBe(200);
-    const paused = await untilState(rt, id, "PAUSED");
+    expect((await action(f.rt(), id, "pause")).status).toBe(200);
+    const paused = await untilState(f.rt(), id, "PAUSED");
     expect(Object.values(paused.runnerState).map((r) => r.state)).toEqual(["STOPPED"]);
     await step(300);
     // Paused: nothing new is written while it is.
     expect((await readAll(kafka(), target)).length).toBe(600);
-    expect((await action(rt, id, "resume")).status).toBe(200);
-    await untilState(rt, id, "RUNNING");
+    expect((await action(f.rt(), id, "resume")).status).toBe(200);
+    await untilState(f.rt(), id, "RUNNING");
     await outputOf(kafka(), target, 900);
     // Resuming a running processor is fine (the Python client does it right after creating).
-    expect((await action(rt, id, "resume")).status).toBe(200);
-    expect((await action(rt, id, "scale/3")).status).toBe(200);
+    expect((await action(f.rt(), id, "resume")).status).toBe(200);
+    expect((await action(f.rt(), id, "scale/3")).status).toBe(200);
     await step(600);
     const three = await pollFor("three runners RUNNING", async () => {
-      const p = await getProcessor(rt, id);
+      const p = await getProcessor(f.rt(), id);
       return Object.values(p.runnerState).filter((r) => r.state === "RUNNING").length === 3 ? p : undefined;
     });
     expect(three.runners).toBe(3);
     await step(600);
-    expect((await action(rt, id, "scale/1")).status).toBe(200);
+    expect((await action(f.rt(), id, "scale/1")).status).toBe(200);
     await step(600);
-    await pollFor("one runner left", async () => Object.keys((await getProcessor(rt, id)).runnerState).length === 1);
+    await pollFor("one runner left", async () => Object.keys((await getProcessor(f.rt(), id)).runnerState).length === 1);
     await step(300);
     const out = await outputOf(kafka(), target, produced);
     const ns = out.map((r) => (r.value as { n: number }).n).sort((a, b) => a - b);
@@ -186,19 +178,19 @@ describe("pause, resume, scale and delete", () => {
   test("only the owner or an admin changes a processor; each change is audited as PROCESSOR", async () => {
     const source = await jsonTopic(kafka(), "own", 1, made);
     const target = await jsonTopic(kafka(), "own-out", 1, made);
-    const id = await createProcessor(rt, `own-${source}`, `INSERT INTO \`${target}\` SELECT STREAM * FROM \`${source}\``, {
+    const id = await createProcessor(f.rt(), `own-${source}`, `INSERT INTO \`${target}\` SELECT STREAM * FROM \`${source}\``, {
       role: "admin",
     });
-    const refused = await action(rt, id, "pause", "write");
+    const refused = await action(f.rt(), id, "pause", "write");
     expect(refused.status).toBe(403);
     expect((await errorOf(refused)).message).toContain("owner");
-    expect((await action(rt, id, "scale/abc", "admin")).status).toBe(400);
-    expect((await action(rt, id, "scale/0", "admin")).status).toBe(400);
-    expect((await action(rt, id, "pause", "admin")).status).toBe(200);
-    expect((await action(rt, id, "delete", "admin")).status).toBe(200);
-    expect((await rt.request(`/api/streams/${id}`, { role: "admin" })).status).toBe(404);
-    expect((await action(rt, id, "resume", "admin")).status).toBe(404);
-    const audit = (await (await rt.request("/api/audit?type=PROCESSOR", { role: "admin" })).json()) as Array<Record<string, unknown>>;
+    expect((await action(f.rt(), id, "scale/abc", "admin")).status).toBe(400);
+    expect((await action(f.rt(), id, "scale/0", "admin")).status).toBe(400);
+    expect((await action(f.rt(), id, "pause", "admin")).status).toBe(200);
+    expect((await action(f.rt(), id, "delete", "admin")).status).toBe(200);
+    expect((await f.rt().request(`/api/streams/${id}`, { role: "admin" })).status).toBe(404);
+    expect((await action(f.rt(), id, "resume", "admin")).status).toBe(404);
+    const audit = (await (await f.rt().request("/api/audit?type=PROCESSOR", { role: "admin" })).json()) as Array<Record<string, unknown>>;
     const entries = audit.filter((e) => (e.content as Record<string, string>).id === id);
     // Newest first: the delete, the pause, the creation (the refused pause is an entry without the id).
     const admin = ROLE_USERS.admin.name;
@@ -216,13 +208,13 @@ describe("error policies", () => {
     const target = await jsonTopic(kafka(), "poison-out", 1, made);
     await produce(kafka(), source, [{ value: { n: 1 } }, { value: "not json {" }, { value: { n: 3 } }]);
     const id = await createProcessor(
-      rt,
+      f.rt(),
       `skip-${source}`,
       `SET _vtype = JSON; INSERT INTO \`${target}\` SELECT STREAM n FROM \`${source}\``,
     );
     const out = await outputOf(kafka(), target, 2);
     expect(out.map((r) => r.value)).toEqual([{ n: 1 }, { n: 3 }]);
-    await pollFor("the failed record counted", async () => (await getProcessor(rt, id)).figures.failed === 1, 30_000);
+    await pollFor("the failed record counted", async () => (await getProcessor(f.rt(), id)).figures.failed === 1, 30_000);
   }, 60_000);
 
   test("stop: the processor is FAILED naming the record; what came before it is written", async () => {
@@ -230,15 +222,15 @@ describe("error policies", () => {
     const target = await jsonTopic(kafka(), "poison-out", 1, made);
     await produce(kafka(), source, [{ value: { n: 1 } }, { value: "not json {" }, { value: { n: 3 } }]);
     const id = await createProcessor(
-      rt,
+      f.rt(),
       `stop-${source}`,
       `SET error.policy = stop; SET _vtype = JSON; INSERT INTO \`${target}\` SELECT STREAM n FROM \`${source}\``,
     );
-    const failed = await untilState(rt, id, "FAILED");
+    const failed = await untilState(f.rt(), id, "FAILED");
     expect(failed.deploymentErrorMsg).toContain("record 1 of partition 0");
     expect(await readAll(kafka(), target)).toEqual([expect.objectContaining({ value: { n: 1 } })]);
     // The committed offset is the poison record's: resuming fails on it again.
-    expect((await action(rt, id, "resume")).status).toBe(200);
-    await untilState(rt, id, "FAILED");
+    expect((await action(f.rt(), id, "resume")).status).toBe(200);
+    await untilState(f.rt(), id, "FAILED");
   }, 60_000);
 });

@@ -2,11 +2,25 @@
  * Shared by the processor tests: topics with JSON records, the output of a topic as a
  * read_committed reader sees it, and the processor API as the clients call it.
  */
+import { afterAll, beforeAll } from "bun:test";
 import type { KafkaCluster } from "../../src/kafka/index.ts";
 import { uniqueTopic } from "../cluster/cluster.ts";
-import type { TestRuntime } from "../helpers/runtime.ts";
+import { type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 import { pollFor } from "../helpers/wait.ts";
 import { waitForLeaders } from "../kafka/helpers.ts";
+
+/** A runtime for the file's tests, and the topics they made (deleted after the file). */
+export function processorFixture(): { rt: () => TestRuntime; kafka: () => KafkaCluster; made: string[] } {
+  let rt: TestRuntime | undefined;
+  const made: string[] = [];
+  beforeAll(async () => {
+    rt = await testRuntime();
+  });
+  afterAll(async () => {
+    await rt?.dispose({ topics: made });
+  }, 60_000);
+  return { rt: () => rt!, kafka: () => rt!.kafka.default(), made };
+}
 
 export async function jsonTopic(kafka: KafkaCluster, prefix: string, partitions: number, made: string[]): Promise<string> {
   const name = uniqueTopic(prefix);

@@ -5,26 +5,10 @@
  * Kafka transactional id fences the one that lost its lease).
  */
 import type { Db } from "../../db/index.ts";
+import type { Database } from "../../db/types.ts";
 import { type DesiredState, NO_FIGURES, type ProcessorRow, type RunnerFigures, type RunnerRow, type RunnerStateName } from "./types.ts";
 
-type ProcessorRecord = {
-  id: string;
-  name: string;
-  cluster: string;
-  sql: string;
-  runners: number;
-  desired: string;
-  owner: string;
-  source_topic: string;
-  target_topic: string;
-  cluster_name: string | null;
-  namespace: string | null;
-  pipeline: string | null;
-  created_at: number;
-  start_ts: number | null;
-  stop_ts: number | null;
-  last_action: string | null;
-};
+type ProcessorRecord = Omit<Database["processors"], "updated_at">;
 
 function toRow(r: ProcessorRecord): ProcessorRow {
   return {

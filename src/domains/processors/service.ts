@@ -131,7 +131,9 @@ export class ProcessorService {
     }
     if (program.settings.outputFormat === "AVRO" && program.columns !== null) {
       // `*` writes the input's bytes as they are (Avro stays Avro); new values are JSON for now.
-      throw badRequest("output.format = AVRO is only for programs that write the input's value as it is (SELECT STREAM *); other outputs are JSON");
+      throw badRequest(
+        "output.format = AVRO is only for programs that write the input's value as it is (SELECT STREAM *); other outputs are JSON",
+      );
     }
     if (await this.#o.repo.byName(cluster, name)) throw conflict(`A processor named '${name}' already exists`);
     const kafka = this.#o.pool.get(cluster);

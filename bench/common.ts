@@ -1,0 +1,71 @@
+/**
+ * What the benchmarks share: their `--name=value` arguments, their log line, the broker they
+ * measure against (KAFKA_BOOTSTRAP, else one started from test/cluster) and the JSON records
+ * they fill topics with.
+ */
+import type { KafkaCluster, ProduceRecord } from "../src/kafka/index.ts";
+import { startCluster } from "../test/cluster/cluster.ts";
+
+export function arg(name: string, fallback: string): string {
+  const hit = process.argv.find((a) => a.startsWith(`--${name}=`));
+  return hit ? hit.slice(name.length + 3) : fallback;
+}
+
+export const log = (...a: unknown[]) => console.error("[bench]", ...a);
+
+/** The broker in KAFKA_BOOTSTRAP, else one started for this run (stop it with `stop`). */
+export async function benchBroker(): Promise<{ bootstrap: string; stop: () => Promise<void> }> {
+  const given = process.env.KAFKA_BOOTSTRAP;
+  if (given) return { bootstrap: given, stop: async () => {} };
+  log("KAFKA_BOOTSTRAP not set: starting a broker");
+  const cluster = await startCluster({ services: ["kafka"], ownerPid: process.pid });
+  return { bootstrap: cluster.env.KAFKA_BOOTSTRAP!, stop: () => cluster.stop() };
+}
+
+/** A JSON value of about `size` bytes; `sel` runs 0 to 99, so `sel = 7` matches 1 % of the records. */
+export function jsonValue(i: number, size: number): string {
+  const base = `{"id":${i},"sel":${i % 100},"name":"user-${i}","active":${i % 3 === 0},"pad":""}`;
+  return `{"id":${i},"sel":${i % 100},"name":"user-${i}","active":${i % 3 === 0},"pad":"${"p".repeat(Math.max(0, size - base.length))}"}`;
+}
+
+/**
+ * A topic of `name` holding `records` records, filled once and reused by later runs (the name
+ * should hold what makes the records differ). `recordOf(i, j)`: record i, the j-th of its
+ * request; big requests, one batch per partition under the broker's 1 MB message limit,
+ * three in flight.
+ */
+export async function filledTopic(
+  kafka: KafkaCluster,
+  name: string,
+  records: number,
+  partitions: number,
+  size: number,
+  recordOf: (i: number, j: number) => ProduceRecord,
+): Promise<string> {
+  if ((await kafka.topics.list()).some((t) => t.name === name)) {
+    const total = (await kafka.offsets.bounds([name])).reduce((n, o) => n + o.latest - o.earliest, 0);
+    if (total === records) {
+      log(`${name}: reusing ${total} records`);
+      return name;
+    }
+    await kafka.topics.delete(name);
+    await Bun.sleep(1000);
+  }
+  await kafka.topics.create({ name, partitions, replication: 1 });
+  const perRequest = Math.max(1, Math.floor(900_000 / (size + 60))) * partitions;
+  const t0 = performance.now();
+  let next = 0;
+  const worker = async () => {
+    while (next < records) {
+      const start = next;
+      const n = Math.min(perRequest, records - start);
+      next += n;
+      const batch = new Array<ProduceRecord>(n);
+      for (let j = 0; j < n; j++) batch[j] = recordOf(start + j, j);
+      await kafka.writes.produce(name, batch);
+    }
+  };
+  await Promise.all([worker(), worker(), worker()]);
+  log(`${name}: produced ${records} records in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  return name;
+}
