@@ -54,7 +54,7 @@ export function ProcessorCreate() {
     if (!host.current) return;
     const editor = createSqlEditor({
       parent: host.current,
-      doc: "INSERT INTO ",
+      doc: "",
       onRun: () => submit.current(),
       onValidation: setValidation,
       completions: [streamCompletion],
@@ -101,12 +101,14 @@ export function ProcessorCreate() {
         </div>
         <fieldset className="proc-examples">
           <legend>Start from an example</legend>
-          {EXAMPLES.map((x) => (
-            <button key={x.label} type="button" className="ghost" onClick={() => putInEditor(view.current, x.sql)}>
-              {x.label}
-            </button>
-          ))}
-          <span className="muted">They read a topic named orders: change the names to your topics.</span>
+          <div className="proc-example-row">
+            {EXAMPLES.map((x) => (
+              <button key={x.label} type="button" className="ghost" onClick={() => putInEditor(view.current, x.sql)}>
+                {x.label}
+              </button>
+            ))}
+            <span className="muted">They read a topic named orders: change the names to your topics.</span>
+          </div>
         </fieldset>
         <span className="proc-label">Program</span>
         <div className="editor" ref={host} />

@@ -134,7 +134,7 @@ function Runners({ p }: { p: Processor }) {
   const runners = Object.values(p.runnerState).sort((a, b) => a.id.localeCompare(b.id, undefined, { numeric: true }));
   if (runners.length === 0) return <p className="muted">No runner reports yet: they appear once they start.</p>;
   return (
-    <table aria-label="Runners" className="proc-runners-table">
+    <table aria-label="Runner states" className="proc-runners-table">
       <thead>
         <tr>
           <th scope="col">Runner</th>
