@@ -120,8 +120,8 @@ describe("stream processors page", () => {
       const broken = `SET _vtype = JSON; INSERT INTO \`${TARGET}\` SELECT STREAM n, word FORM \`${SOURCE}\``;
       await program(page, broken);
       const status = page.getByTestId("validation");
-      const at = `Line 1, column ${broken.indexOf("FORM") + 1}: `;
-      await waitFor(async () => (await status.innerText()).startsWith(at), { timeoutMs: 15_000, what: "the error shown at FORM" });
+      const at = new RegExp(`\\bline 1, column ${broken.indexOf("FORM") + 1}\\b`, "i");
+      await waitFor(async () => at.test(await status.innerText()), { timeoutMs: 15_000, what: "the error shown at FORM" });
       expect(await status.innerText()).toMatch(/FORM/);
       await page.locator(".cm-lintRange-error", { hasText: /^FORM$/ }).waitFor();
 

@@ -1,6 +1,7 @@
 import type { EditorView } from "@codemirror/view";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
+import { STREAM_KEYWORDS } from "../../src/sql/stream-vocabulary.ts";
 import { Link } from "../components.tsx";
 import { navigate } from "../router.ts";
 import { createSqlEditor } from "../sql/editor.ts";
@@ -25,6 +26,10 @@ export const EXAMPLES: Array<{ label: string; sql: string }> = [
     sql: "SET autocreate = true;\nINSERT INTO totals_by_city\nSELECT STREAM city, COUNT(*) AS orders, SUM(amount) AS total\nFROM orders\nGROUP BY city",
   },
 ];
+
+/** The problem with where it is: the parser's messages say so already, others get it in front. */
+const positioned = (p: { line: number; column: number; message: string }) =>
+  /\bline \d+/i.test(p.message) ? p.message : `Line ${p.line}, column ${p.column}: ${p.message}`;
 
 /**
  * A new stream processor: its name, its runners, and its program in the SQL workbench's editor
@@ -59,6 +64,7 @@ export function ProcessorCreate() {
       onValidation: setValidation,
       completions: [streamCompletion],
       label: "Stream program",
+      keywords: STREAM_KEYWORDS,
     });
     view.current = editor;
     return () => editor.destroy();
@@ -119,8 +125,7 @@ export function ProcessorCreate() {
         >
           {validation.kind === "none" && "Write INSERT INTO target SELECT STREAM … FROM source; it is checked as you type."}
           {validation.kind === "valid" && "The program is valid."}
-          {validation.kind === "invalid" &&
-            `Line ${validation.problem.line}, column ${validation.problem.column}: ${validation.problem.message}`}
+          {validation.kind === "invalid" && positioned(validation.problem)}
           {validation.kind === "unavailable" && validation.message}
         </p>
         {create.error && (

@@ -37,9 +37,19 @@ export interface SqlEditorOptions {
   completions?: CompletionSource[];
   /** The editor's accessible name (default "SQL query"). */
   label?: string;
+  /** Words highlighted as keywords beside the dialect's (the stream programs' INSERT, STREAM, GROUP...). */
+  keywords?: readonly string[];
 }
 
-export function createSqlEditor({ parent, doc, onRun, onValidation, completions = [], label = "SQL query" }: SqlEditorOptions): EditorView {
+export function createSqlEditor({
+  parent,
+  doc,
+  onRun,
+  onValidation,
+  completions = [],
+  label = "SQL query",
+  keywords,
+}: SqlEditorOptions): EditorView {
   return new EditorView({
     parent,
     state: EditorState.create({
@@ -47,7 +57,12 @@ export function createSqlEditor({ parent, doc, onRun, onValidation, completions 
       extensions: [
         lineNumbers(),
         history(),
-        sql({ dialect: LOUPE_SQL, upperCaseKeywords: true }),
+        sql({
+          dialect: keywords
+            ? SQLDialect.define({ ...LOUPE_SQL.spec, keywords: [...KEYWORDS, ...keywords].join(" ").toLowerCase() })
+            : LOUPE_SQL,
+          upperCaseKeywords: true,
+        }),
         syntaxHighlighting(classHighlighter),
         // lang-sql tags the dialect's functions as standard names, which classHighlighter leaves plain.
         syntaxHighlighting(tagHighlighter([{ tag: tags.standard(tags.name), class: "tok-function" }])),
