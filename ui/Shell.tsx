@@ -150,7 +150,7 @@ export function Shell({ location }: { location: string }) {
           <ProcessorsPage
             path={path}
             location={location}
-            viewer={{ name: user?.name ?? null, canWrite, admin: user?.administrator ?? false }}
+            viewer={{ name: user?.name ?? null, canWrite, canRead, admin: user?.administrator ?? false }}
           />
         ) : path === "/consumers" ? (
           <ConsumersPage location={location} />

@@ -4,7 +4,8 @@
  * program is underlined where it is wrong as it is typed, a valid one is created from the page,
  * goes RUNNING and counts the records produced, is paused, resumed, scaled and deleted after
  * the confirmation; a processor stopped by a record it cannot read shows its error first; a
- * read user sees the processors but no Create and no action. axe-core on the list, the create
+ * read user sees the processors but no Create and no action (a nodata user no lag chart: the
+ * history route needs read). axe-core on the list, the create
  * view and a processor's page, in light and dark.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -125,6 +126,12 @@ describe("stream processors page", () => {
       expect(await status.innerText()).toMatch(/FORM/);
       await page.locator(".cm-lintRange-error", { hasText: /^FORM$/ }).waitFor();
 
+      // The stream words are completed beside the workbench's: a program's settings after SET.
+      await program(page, "SET error.p");
+      await page.keyboard.press("Control+Space");
+      await page.locator(".cm-tooltip-autocomplete").getByText("error.policy", { exact: true }).waitFor();
+      await page.keyboard.press("Escape");
+
       const sql = `SET _vtype = JSON; INSERT INTO \`${TARGET}\` SELECT STREAM n, word FROM \`${SOURCE}\` WHERE n >= 0`;
       await program(page, sql);
       await waitFor(async () => (await status.innerText()) === "The program is valid.", { timeoutMs: 15_000, what: "the program valid" });
@@ -195,7 +202,7 @@ describe("stream processors page", () => {
     });
   }, 180_000);
 
-  test("a processor stopped by a record it cannot read shows its error first; a read user sees it without Create or any action", async () => {
+  test("a processor stopped by a record it cannot read shows its error first; a read user sees it without Create or any action, a nodata user without the lag chart", async () => {
     const id = await createThroughApi(
       FAILING,
       `SET error.policy = stop; SET _vtype = JSON; INSERT INTO \`${POISON_OUT}\` SELECT STREAM n FROM \`${POISON}\``,
@@ -215,6 +222,13 @@ describe("stream processors page", () => {
       expect(await failure.innerText()).toContain("Its owner or an administrator can resume it.");
       for (const name of ["Pause", "Resume", "Scale", "Delete…"])
         expect(await page.getByRole("button", { name, exact: true }).count()).toBe(0);
+    });
+    // A nodata user reads no group offsets: the page says so instead of the chart.
+    await withPage(browser, "processors failed nodata", async (page) => {
+      await signedIn(page, `/processors/${id}`, "nodata");
+      await page.locator(".proc-failure").waitFor();
+      await page.getByTestId("lag-hidden").waitFor();
+      expect(await page.locator(".lag-chart").count()).toBe(0);
     });
     // Its owner is offered Resume.
     await withPage(browser, "processors failed owner", async (page) => {

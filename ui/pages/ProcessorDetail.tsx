@@ -87,13 +87,21 @@ export function ProcessorDetail({ id, location, viewer }: { id: string; location
           <h2>Runners</h2>
           <Runners p={p} />
           <h2>Lag</h2>
-          <p className="muted proc-group">
-            Consumer group{" "}
-            <Link to={`/consumers/${encodeURIComponent(p.consumerGroup)}${cluster ? `?cluster=${encodeURIComponent(cluster)}` : ""}`}>
-              {p.consumerGroup}
-            </Link>
-          </p>
-          <LagChart group={p.consumerGroup} cluster={cluster} window={lagWindow} onWindow={setLagWindow} />
+          {viewer.canRead ? (
+            <>
+              <p className="muted proc-group">
+                Consumer group{" "}
+                <Link to={`/consumers/${encodeURIComponent(p.consumerGroup)}${cluster ? `?cluster=${encodeURIComponent(cluster)}` : ""}`}>
+                  {p.consumerGroup}
+                </Link>
+              </p>
+              <LagChart group={p.consumerGroup} cluster={cluster} window={lagWindow} onWindow={setLagWindow} />
+            </>
+          ) : (
+            <p className="muted proc-group" data-testid="lag-hidden">
+              Consumer group <span className="mono">{p.consumerGroup}</span>. Its lag history needs the read role.
+            </p>
+          )}
           <h2>Program</h2>
           <pre className="proc-sql">{p.sql}</pre>
         </>

@@ -78,6 +78,8 @@ export interface Viewer {
   canWrite: boolean;
   /** Holds admin: may change anyone's processor. */
   admin: boolean;
+  /** Holds a role other than nodata: may read the group's lag history. */
+  canRead: boolean;
 }
 
 /** Only the owner or an admin pauses, resumes, scales or deletes (the API answers 403 otherwise). */
