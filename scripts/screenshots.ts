@@ -4,8 +4,9 @@
  *
  *   bun scripts/screenshots.ts [--out=docs/screenshots] [--theme=light|dark]
  *
- * Writes topics.png (the topic list), workbench.png (a query's streamed rows) and
- * consumer-group.png (a group's lag per partition and its lag-history chart).
+ * Writes topics.png (the topic list), workbench.png (a query's streamed rows),
+ * consumer-group.png (a group's lag per partition and its lag-history chart) and processor.png
+ * (a stream processor's page: figures, topology, runners, lag).
  */
 
 import { mkdirSync } from "node:fs";
@@ -116,6 +117,24 @@ try {
   await page.goto(`${server.url}/consumers/billing`);
   await page.locator(".uplot canvas").first().waitFor({ timeout: 60_000 });
   await shot(page, "consumer-group");
+
+  const created = await server.request("/api/streams", {
+    method: "POST",
+    role: "admin",
+    headers: { "content-type": "application/json", accept: "application/json" },
+    body: JSON.stringify({
+      name: "paid-orders",
+      runners: 2,
+      sql: "SET autocreate = true; SET _vtype = JSON; INSERT INTO orders_paid SELECT STREAM orderId, amount, city AS _key FROM orders WHERE status = 'paid'",
+    }),
+  });
+  const processor = (await created.json()) as { id: string };
+  await produce(600);
+  await page.goto(`${server.url}/processors/${processor.id}`);
+  await page.locator(".uplot canvas").first().waitFor({ timeout: 60_000 });
+  await page.locator(".proc-state-running").first().waitFor({ timeout: 60_000 });
+  await shot(page, "processor");
+  await server.request(`/api/streams/${processor.id}`, { method: "DELETE", role: "admin" });
   await context.close();
 } finally {
   await browser.close();

@@ -8,6 +8,7 @@ import { ConsumersPage } from "./pages/Consumers.tsx";
 import { GroupsPage } from "./pages/Groups.tsx";
 import { LogsPage } from "./pages/Logs.tsx";
 import { type Health, OverviewPage } from "./pages/Overview.tsx";
+import { ProcessorsPage } from "./pages/Processors.tsx";
 import { SchemasPage } from "./pages/Schemas.tsx";
 import { ServiceAccountsPage } from "./pages/ServiceAccounts.tsx";
 import { SqlPage } from "./pages/Sql.tsx";
@@ -22,6 +23,7 @@ const NAV: Array<{ path: string; label: string }> = [
   { path: "/", label: "Overview" },
   { path: "/topics", label: "Topics" },
   { path: "/sql", label: "SQL" },
+  { path: "/processors", label: "Stream processors" },
   { path: "/consumers", label: "Consumer groups" },
   { path: "/connect", label: "Connect" },
   { path: "/schemas", label: "Schemas" },
@@ -144,6 +146,12 @@ export function Shell({ location }: { location: string }) {
           <ConnectPage path={path} location={location} canWrite={canWrite} />
         ) : path === "/schemas" || path.startsWith("/schemas/") ? (
           <SchemasPage path={path} location={location} canWrite={canWrite} />
+        ) : path === "/processors" || path.startsWith("/processors/") ? (
+          <ProcessorsPage
+            path={path}
+            location={location}
+            viewer={{ name: user?.name ?? null, canWrite, canRead, admin: user?.administrator ?? false }}
+          />
         ) : path === "/consumers" ? (
           <ConsumersPage location={location} />
         ) : path.startsWith("/consumers/") && path.length > "/consumers/".length ? (

@@ -4,7 +4,7 @@
  * type, Ctrl/Cmd+Enter to run. Token colours are classes (classHighlighter) coloured by
  * ui/styles/workbench.css, so both themes keep their contrast.
  */
-import { autocompletion } from "@codemirror/autocomplete";
+import { autocompletion, type CompletionSource } from "@codemirror/autocomplete";
 import { defaultKeymap, history, historyKeymap } from "@codemirror/commands";
 import { SQLDialect, sql } from "@codemirror/lang-sql";
 import { syntaxHighlighting } from "@codemirror/language";
@@ -33,9 +33,23 @@ export interface SqlEditorOptions {
   /** Ctrl/Cmd+Enter. */
   onRun(): void;
   onValidation(state: ValidationState): void;
+  /** More completion sources beside the dialect's (the stream programs' words). */
+  completions?: CompletionSource[];
+  /** The editor's accessible name (default "SQL query"). */
+  label?: string;
+  /** Words highlighted as keywords beside the dialect's (the stream programs' INSERT, STREAM, GROUP...). */
+  keywords?: readonly string[];
 }
 
-export function createSqlEditor({ parent, doc, onRun, onValidation }: SqlEditorOptions): EditorView {
+export function createSqlEditor({
+  parent,
+  doc,
+  onRun,
+  onValidation,
+  completions = [],
+  label = "SQL query",
+  keywords,
+}: SqlEditorOptions): EditorView {
   return new EditorView({
     parent,
     state: EditorState.create({
@@ -43,13 +57,18 @@ export function createSqlEditor({ parent, doc, onRun, onValidation }: SqlEditorO
       extensions: [
         lineNumbers(),
         history(),
-        sql({ dialect: LOUPE_SQL, upperCaseKeywords: true }),
+        sql({
+          dialect: keywords
+            ? SQLDialect.define({ ...LOUPE_SQL.spec, keywords: [...KEYWORDS, ...keywords].join(" ").toLowerCase() })
+            : LOUPE_SQL,
+          upperCaseKeywords: true,
+        }),
         syntaxHighlighting(classHighlighter),
         // lang-sql tags the dialect's functions as standard names, which classHighlighter leaves plain.
         syntaxHighlighting(tagHighlighter([{ tag: tags.standard(tags.name), class: "tok-function" }])),
         // The dialect's own words replace lang-sql's generic keyword list.
         // No icons: they are symbols some systems have no font for; the detail says topic, field, function.
-        autocompletion({ override: [loupeCompletion({ topics: topicNames, fields: topicFields })], icons: false }),
+        autocompletion({ override: [loupeCompletion({ topics: topicNames, fields: topicFields }), ...completions], icons: false }),
         validation(onValidation),
         // Ctrl+Enter runs, even with the completion list open (its keys take Enter alone).
         Prec.highest(
@@ -64,7 +83,7 @@ export function createSqlEditor({ parent, doc, onRun, onValidation }: SqlEditorO
           ]),
         ),
         keymap.of([...lintKeymap, ...defaultKeymap, ...historyKeymap]),
-        EditorView.contentAttributes.of({ "aria-label": "SQL query" }),
+        EditorView.contentAttributes.of({ "aria-label": label }),
         // Its styles are <style> elements: they carry the page's nonce (the policy allows no other).
         EditorView.cspNonce.of(document.querySelector<HTMLMetaElement>('meta[name="loupe-style-nonce"]')?.content ?? ""),
       ],

@@ -1,0 +1,102 @@
+/**
+ * Stream processors as the UI sees them: the shapes of `/api/streams` (src/domains/processors/
+ * routes.ts), the calls, and who may change what. Ids are `lsql_<hex>`; names are free text, so
+ * every path segment is encoded.
+ */
+import { api } from "../session.ts";
+
+export type DeploymentState = "PENDING" | "RUNNING" | "PAUSED" | "FAILED" | "STOPPED";
+
+export interface RunnerState {
+  id: string;
+  worker: string;
+  state: string;
+  errorMsg: string;
+}
+
+export interface Processor {
+  id: string;
+  name: string;
+  user: string;
+  sql: string;
+  runners: number;
+  deploymentState: DeploymentState;
+  startTs: number;
+  stopTs?: number;
+  uptime: number;
+  toTopic: string;
+  fromTopics: string[];
+  lastActionMsg?: string;
+  deploymentErrorMsg?: string;
+  runnerState: Record<string, RunnerState>;
+  consumerGroup: string;
+  operations: string[];
+  figures: {
+    recordsIn: number;
+    recordsOut: number;
+    inPerSec: number;
+    outPerSec: number;
+    failed: number;
+    late: number;
+    lag: number | null;
+  };
+}
+
+/** States move on their own (runners start, fail, rebalance): list and detail ask again this often. */
+export const PROCESSORS_REFRESH_MS = 2_000;
+
+export const processorKeys = {
+  all: ["processors"] as const,
+  list: (cluster: string | null) => ["processors", cluster, "list"] as const,
+  one: (cluster: string | null, id: string) => ["processors", cluster, "one", id] as const,
+};
+
+export const processorHref = (id: string) => `/processors/${encodeURIComponent(id)}`;
+export const NEW_PROCESSOR_HREF = "/processors/new";
+
+export const fetchProcessors = () => api<{ streams: Processor[] }>("/api/streams").then((r) => r.streams);
+
+export const fetchProcessor = (id: string) => api<{ streams: Processor }>(`/api/streams/${encodeURIComponent(id)}`).then((r) => r.streams);
+
+export const createProcessor = (body: { name: string; sql: string; runners: number }) =>
+  api<Processor>("/api/streams", { method: "POST", body: JSON.stringify(body) });
+
+export type ProcessorAction = "pause" | "resume" | { scale: number };
+
+export function processorAction(id: string, action: ProcessorAction): Promise<unknown> {
+  const path = typeof action === "string" ? action : `scale/${action.scale}`;
+  return api(`/api/streams/${encodeURIComponent(id)}/${path}`, { method: "PUT" });
+}
+
+export const deleteProcessor = (id: string, deleteChangelog: boolean) =>
+  api(`/api/streams/${encodeURIComponent(id)}${deleteChangelog ? "?deleteChangelog=true" : ""}`, { method: "DELETE" });
+
+/** The signed-in user as the processor rights need it. */
+export interface Viewer {
+  name: string | null;
+  /** Holds write or admin: may create. */
+  canWrite: boolean;
+  /** Holds admin: may change anyone's processor. */
+  admin: boolean;
+  /** Holds a role other than nodata: may read the group's lag history. */
+  canRead: boolean;
+}
+
+/** Only the owner or an admin pauses, resumes, scales or deletes (the API answers 403 otherwise). */
+export const mayChange = (viewer: Viewer, p: Processor) => viewer.canWrite && (viewer.admin || p.user === viewer.name);
+
+export const stateClass = (state: string) => `proc-state proc-state-${state.toLowerCase().replace(/[^a-z]/g, "")}`;
+
+const number = new Intl.NumberFormat("en-US");
+export const count = (n: number | null | undefined) => (n === null || n === undefined ? "—" : number.format(n));
+
+/** "3 h 12 min", "42 s": how long a processor has run. */
+export function duration(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min ${s % 60} s`;
+  const h = Math.floor(m / 60);
+  if (h < 48) return `${h} h ${m % 60} min`;
+  return `${Math.floor(h / 24)} d ${h % 24} h`;
+}
