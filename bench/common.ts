@@ -4,7 +4,7 @@
  * they fill topics with.
  */
 import type { KafkaCluster, ProduceRecord } from "../src/kafka/index.ts";
-import { startCluster } from "../test/cluster/cluster.ts";
+import { scriptBroker } from "../test/cluster/cluster.ts";
 
 export function arg(name: string, fallback: string): string {
   const hit = process.argv.find((a) => a.startsWith(`--${name}=`));
@@ -14,13 +14,7 @@ export function arg(name: string, fallback: string): string {
 export const log = (...a: unknown[]) => console.error("[bench]", ...a);
 
 /** The broker in KAFKA_BOOTSTRAP, else one started for this run (stop it with `stop`). */
-export async function benchBroker(): Promise<{ bootstrap: string; stop: () => Promise<void> }> {
-  const given = process.env.KAFKA_BOOTSTRAP;
-  if (given) return { bootstrap: given, stop: async () => {} };
-  log("KAFKA_BOOTSTRAP not set: starting a broker");
-  const cluster = await startCluster({ services: ["kafka"], ownerPid: process.pid });
-  return { bootstrap: cluster.env.KAFKA_BOOTSTRAP!, stop: () => cluster.stop() };
-}
+export const benchBroker = () => scriptBroker(log);
 
 /** A JSON value of about `size` bytes; `sel` runs 0 to 99, so `sel = 7` matches 1 % of the records. */
 export function jsonValue(i: number, size: number): string {

@@ -12,15 +12,12 @@
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Page } from "playwright-core";
+import { arg } from "../bench/common.ts";
 import { createKafkaPool } from "../src/kafka/index.ts";
 import { compiledLoupe, launchChromium, openAs } from "../test/browser/browser.ts";
 import { scriptBroker } from "../test/cluster/cluster.ts";
 import { startServerProcess } from "../test/helpers/server-process.ts";
 
-function arg(name: string, fallback: string): string {
-  const hit = process.argv.find((a) => a.startsWith(`--${name}=`));
-  return hit ? hit.slice(name.length + 3) : fallback;
-}
 const OUT = resolve(arg("out", "docs/screenshots"));
 const THEME = arg("theme", "light") as "light" | "dark";
 const log = (...a: unknown[]) => console.error("[screenshots]", ...a);
