@@ -193,7 +193,14 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   mount(connectRoutes({ service: deps.connect, notifications: deps.notifications, audit: deps.audit }));
   mount(
     metricsRoutes(
-      { pool: deps.kafka, lag: deps.lag, counters, openStreams: () => deps.streams.total, startedAt: deps.startedAt },
+      {
+        pool: deps.kafka,
+        lag: deps.lag,
+        counters,
+        openStreams: () => deps.streams.total,
+        startedAt: deps.startedAt,
+        processors: (cluster) => deps.processors.metrics(cluster),
+      },
       deps.config.metrics,
     ),
   );

@@ -55,6 +55,24 @@ describe("creating a processor", () => {
     expect((await readAll(kafka(), target)).length).toBe(more.length);
   }, 120_000);
 
+  test("/metrics has each processor's figures and state, labelled with its id, name and consumer group", async () => {
+    const source = await jsonTopic(kafka(), "metered", 1, made);
+    const target = await jsonTopic(kafka(), "metered-out", 1, made);
+    await produce(kafka(), source, orders(0, 50, 1));
+    const id = await createProcessor(f.rt(), `metered-${source}`, `INSERT INTO \`${target}\` SELECT STREAM n FROM \`${source}\``);
+    await outputOf(kafka(), target, 50);
+    const p = await pollFor("figures counted", async () => {
+      const got = await getProcessor(f.rt(), id);
+      return got.figures.recordsIn === 50 ? got : undefined;
+    });
+    const labels = `processor="${id}",name="metered-${source}",consumerGroup="${p.consumerGroup}"`;
+    const text = await (await f.rt().request("/metrics")).text();
+    expect(text).toContain(`loupe_processor_records_in_total{${labels}} 50`);
+    expect(text).toContain(`loupe_processor_records_out_total{${labels}} 50`);
+    expect(text).toContain(`loupe_processor_failed_records_total{${labels}} 0`);
+    expect(text).toContain(`loupe_processor_state{${labels},state="RUNNING"} 1`);
+  }, 60_000);
+
   test("the list has the shapes the Go client decodes: targets an array, integers where it wants them", async () => {
     const source = await jsonTopic(kafka(), "listed", 1, made);
     const target = await jsonTopic(kafka(), "listed-out", 1, made);

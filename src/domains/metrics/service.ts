@@ -9,6 +9,22 @@ export interface MetricsDeps {
   counters: HttpCounters;
   openStreams: () => number;
   startedAt: number;
+  /** The stream processors of a cluster with their figures (absent: none shown). */
+  processors?: (cluster: string) => Promise<ProcessorMetrics[]>;
+}
+
+export interface ProcessorMetrics {
+  id: string;
+  name: string;
+  consumerGroup: string;
+  state: string;
+  recordsIn: number;
+  recordsOut: number;
+  inPerSec: number;
+  outPerSec: number;
+  failed: number;
+  late: number;
+  lag: number | null;
 }
 
 /**
@@ -48,6 +64,29 @@ export async function renderMetrics(deps: MetricsDeps, cluster: string): Promise
   }
   out.metric("loupe_lag_up", "gauge", "1 when the consumer lag of the cluster could be read, else 0.");
   out.sample("loupe_lag_up", { cluster }, lagError === null ? 1 : 0);
+
+  if (deps.processors) {
+    const list = await deps.processors(cluster).catch(() => []);
+    const labels = (p: ProcessorMetrics) => ({ processor: p.id, name: p.name, consumerGroup: p.consumerGroup });
+    const series: Array<[string, "counter" | "gauge", string, (p: ProcessorMetrics) => number | null]> = [
+      ["loupe_processor_records_in_total", "counter", "Input records a stream processor has committed.", (p) => p.recordsIn],
+      ["loupe_processor_records_out_total", "counter", "Output records a stream processor has committed.", (p) => p.recordsOut],
+      ["loupe_processor_failed_records_total", "counter", "Records skipped under error.policy=skip.", (p) => p.failed],
+      ["loupe_processor_late_records_total", "counter", "Records that came after their window closed.", (p) => p.late],
+      ["loupe_processor_records_in_per_second", "gauge", "Input records per second, over the last report.", (p) => p.inPerSec],
+      ["loupe_processor_records_out_per_second", "gauge", "Output records per second, over the last report.", (p) => p.outPerSec],
+      ["loupe_processor_lag", "gauge", "The lag of the processor's consumer group (absent when unknown).", (p) => p.lag],
+    ];
+    for (const [name, type, help, value] of series) {
+      out.metric(name, type, help);
+      for (const p of list) {
+        const v = value(p);
+        if (v !== null) out.sample(name, labels(p), v);
+      }
+    }
+    out.metric("loupe_processor_state", "gauge", "1 for the processor's deployment state (PENDING, RUNNING, PAUSED, FAILED, STOPPED).");
+    for (const p of list) out.sample("loupe_processor_state", { ...labels(p), state: p.state }, 1);
+  }
 
   const mem = process.memoryUsage();
   out

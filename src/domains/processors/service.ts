@@ -10,6 +10,7 @@ import type { LagEngine } from "../../lag/engine.ts";
 import type { Logger } from "../../log/logger.ts";
 import { compileStream, SqlError } from "../../sql/index.ts";
 import type { Scope } from "../access/scope.ts";
+import type { ProcessorMetrics } from "../metrics/service.ts";
 import { topicCheck } from "../sql/topic-check.ts";
 import { changelogOf, groupIdOf, type ProcessorEngine, repartitionOf } from "./engine.ts";
 import type { ProcessorRepo } from "./repo.ts";
@@ -193,6 +194,21 @@ export class ProcessorService {
         lags.get(p.id) ?? null,
       ),
     );
+  }
+
+  /** Every processor of `cluster` with its figures, for /metrics (no scope: operators see all). */
+  async metrics(cluster: string): Promise<ProcessorMetrics[]> {
+    const rows = await this.#o.repo.list(cluster);
+    const slots = await this.#o.repo.runners();
+    const lags = await this.#lags(cluster, rows);
+    return rows.map((p) => {
+      const a = this.#answer(
+        p,
+        slots.filter((s) => s.processorId === p.id),
+        lags.get(p.id) ?? null,
+      );
+      return { id: a.id, name: a.name, consumerGroup: a.consumerGroup, state: a.deploymentState, ...a.figures };
+    });
   }
 
   async get(id: string, caller: Caller): Promise<ProcessorAnswer> {
