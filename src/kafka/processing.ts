@@ -9,7 +9,7 @@
 
 import { Consumer, compatibilityPartitioner, type MessageToProduce, Producer } from "@platformatic/kafka";
 import { AppError } from "../errors.ts";
-import { callApi, clientOptions, num } from "./client.ts";
+import { byTopic, callApi, clientOptions, num } from "./client.ts";
 import type { KafkaConnection } from "./connection.ts";
 import { kafkaErrorName, toAppError } from "./errors.ts";
 
@@ -36,6 +36,8 @@ export interface Fencing {
   groupId: string;
   generationId: number;
   memberId: string;
+  /** The static member's instance id (GroupMemberOptions.instanceId). */
+  instanceId: string;
   coordinatorId: number;
 }
 
@@ -159,6 +161,7 @@ export class GroupMember {
       groupId: this.#opts.groupId,
       generationId: this.#consumer.generationId,
       memberId: this.#consumer.memberId ?? "",
+      instanceId: this.#opts.instanceId,
       coordinatorId: this.#consumer.coordinatorId ?? -1,
     };
   }
@@ -266,16 +269,7 @@ export class TransactionalWriter {
       }
       if (offsets.length > 0) {
         await txn.addConsumer(member.consumer);
-        const consumer = generation;
-        for (const o of offsets) {
-          // The client commits a message's offset + 1: it is given the last offset processed.
-          await txn.addOffset({
-            topic: o.topic,
-            partition: o.partition,
-            offset: BigInt(o.offset - 1),
-            metadata: { consumer },
-          } as never);
-        }
+        await this.#commitOffsets(offsets, generation);
       }
       await txn.commit();
     } catch (err) {
@@ -284,6 +278,40 @@ export class TransactionalWriter {
       const mapped = toAppError(err, `Cannot commit a transaction of '${this.transactionalId}'`, this.#conn.name);
       throw new AppError(mapped.code, mapped.message, { details: { ...(mapped.details as object), txnFailure: failure }, cause: err });
     }
+  }
+
+  /**
+   * One TxnOffsetCommit for every partition (the client sends one request per partition, one
+   * after another), to the group's coordinator, fenced by the generation, the member and its
+   * static instance id.
+   */
+  async #commitOffsets(offsets: TxnOffset[], generation: Fencing): Promise<void> {
+    const producer = this.#producer;
+    const md = await producer.metadata({ topics: [] });
+    const broker = md.brokers.get(generation.coordinatorId) ?? null;
+    if (broker === null) throw new AppError("UNAVAILABLE", `The coordinator of group '${generation.groupId}' is not known`);
+    const topics = [...byTopic(offsets)].map(([name, list]) => ({
+      name,
+      partitions: list.map((o) => ({
+        partitionIndex: o.partition,
+        committedOffset: BigInt(o.offset),
+        committedLeaderEpoch: -1,
+        committedMetadata: null,
+      })),
+    }));
+    await callApi(
+      producer,
+      "TxnOffsetCommit",
+      broker,
+      this.transactionalId,
+      generation.groupId,
+      producer.producerId,
+      producer.producerEpoch,
+      generation.generationId,
+      generation.memberId,
+      generation.instanceId,
+      topics,
+    );
   }
 
   async close(): Promise<void> {

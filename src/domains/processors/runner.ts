@@ -293,7 +293,7 @@ export class Runner {
     }
 
     const view = new InputView();
-    const pending: TxnRecord[] = [];
+    let pending: TxnRecord[] = [];
     let pendingBytes = 0;
     const pendingOffsets = new Map<string, TxnOffset>();
     let pendingIn = 0;
@@ -328,7 +328,16 @@ export class Runner {
       emitted.length = 0;
     };
 
-    const commit = async () => {
+    /**
+     * Starts the transaction of what is held, after the previous one has ended; records read
+     * meanwhile go into the next. A failed transaction fails the next call (and the loop checks
+     * it at every turn): the assignment then starts over from what Kafka committed, dropping
+     * whatever was read after it, the state included.
+     */
+    let inFlight: Promise<void> = Promise.resolve();
+    let commitFailure: unknown = null;
+    const commit = async (wait = false) => {
+      await inFlight;
       if (state) {
         state.close(emitted);
         const changelog: TxnRecord[] = [];
@@ -337,24 +346,33 @@ export class Runner {
         flushEmitted();
       }
       if (pendingOffsets.size === 0 && pending.length === 0) return;
-      await writer.commit(pending, [...pendingOffsets.values()], member, fencing);
-      this.#figures = {
-        ...this.#figures,
-        recordsIn: this.#figures.recordsIn + pendingIn,
-        recordsOut: this.#figures.recordsOut + pendingOut,
-        failed: this.#figures.failed + pendingFailed,
-        late: this.#figures.late + (state?.late ?? 0),
-        commits: this.#figures.commits + 1,
-      };
+      const records = pending;
+      const offsets = [...pendingOffsets.values()];
+      const counted = { recordsIn: pendingIn, recordsOut: pendingOut, failed: pendingFailed, late: state?.late ?? 0 };
       if (state) state.late = 0;
-      pending.length = 0;
+      pending = [];
       pendingBytes = 0;
       pendingOffsets.clear();
       pendingIn = 0;
       pendingOut = 0;
       pendingFailed = 0;
       firstPendingAt = null;
-      onProgress();
+      inFlight = writer.commit(records, offsets, member, fencing).then(() => {
+        const f = this.#figures;
+        this.#figures = {
+          ...f,
+          recordsIn: f.recordsIn + counted.recordsIn,
+          recordsOut: f.recordsOut + counted.recordsOut,
+          failed: f.failed + counted.failed,
+          late: f.late + counted.late,
+          commits: f.commits + 1,
+        };
+        onProgress();
+      });
+      inFlight.catch((err: unknown) => {
+        commitFailure ??= err;
+      });
+      if (wait) await inFlight;
     };
 
     /** What one input record does: output, a repartitioned copy, or a change of the state. */
@@ -393,6 +411,7 @@ export class Runner {
     };
     try {
       for (;;) {
+        if (commitFailure !== null) throw commitFailure;
         if (this.#stop.signal.aborted || this.#moved || inputs.length === 0) break;
         const wait = firstPendingAt === null ? null : Math.max(0, firstPendingAt + interval - this.#now());
         let timer: ReturnType<typeof setTimeout> | undefined;
@@ -437,7 +456,7 @@ export class Runner {
               // What came before it is written; the record itself is not consumed.
               pendingIn--;
               pendingOffsets.set(offsetKey, { topic, partition: raw.partition, offset: raw.offset });
-              await commit();
+              await commit(true);
               throw new PoisonRecordError(`Cannot process ${why}`);
             }
             pendingFailed++;
@@ -459,8 +478,10 @@ export class Runner {
         }
       }
       // Stopping or moving on: what is held is committed while the generation still owns it.
-      if (!this.#moved) await commit();
+      if (!this.#moved) await commit(true);
+      else await inFlight;
     } catch (err) {
+      await inFlight.catch(() => {});
       if (txnFailure(err) === "group") {
         // The group moved on under the transaction: it is aborted, the new assignment is read.
         this.#moved = true;
