@@ -21,6 +21,8 @@ const ROOT = resolve(import.meta.dir, "../..");
 export interface ServerProcess {
   url: string;
   pid: number;
+  /** Its directory (config and data): another process started on it goes on with the same store. */
+  dir: string;
   /** Logs in and returns the token of the user holding `role`. */
   token(role: Role): Promise<string>;
   request(path: string, init?: RequestInit & { role?: Role }): Promise<Response>;
@@ -30,6 +32,8 @@ export interface ServerProcess {
   /** Asks GET /api/auth every `everyMs` until stopped (see Poller). */
   poll(role: Role, everyMs: number): Promise<Poller>;
   stop(): Promise<void>;
+  /** Kills it with SIGKILL, as a crash would, and keeps its directory. */
+  kill(): Promise<void>;
 }
 
 export interface Poll {
@@ -74,6 +78,8 @@ export interface ServerProcessOptions {
   bunArgs?: string[];
   /** A compiled executable (`bun build.ts --outfile ...`) to run instead of src/main.ts. */
   executable?: string;
+  /** The directory of a process that ended: the new one runs on its data (a restart). */
+  dir?: string;
 }
 
 /**
@@ -81,7 +87,7 @@ export interface ServerProcessOptions {
  * merged over those settings.
  */
 export async function startServerProcess(config: Record<string, unknown> = {}, opts: ServerProcessOptions = {}): Promise<ServerProcess> {
-  const dir = mkdtempSync(join(tmpdir(), "loupe-server-"));
+  const dir = opts.dir ?? mkdtempSync(join(tmpdir(), "loupe-server-"));
   const port = await freePort();
   const hashes = await roleHashes();
   const settings: Record<string, unknown> = {
@@ -144,6 +150,7 @@ export async function startServerProcess(config: Record<string, unknown> = {}, o
   return {
     url,
     pid: child.pid,
+    dir,
     token,
     async request(path, init = {}) {
       const headers = new Headers(init.headers);
@@ -154,6 +161,10 @@ export async function startServerProcess(config: Record<string, unknown> = {}, o
     peakRss: () => procStatus(child.pid, "VmHWM"),
     poll: async (role, everyMs) => startPoller(url, await token(role), child.pid, everyMs),
     stop,
+    async kill() {
+      child.kill("SIGKILL");
+      await child.exited;
+    },
   };
 }
 
