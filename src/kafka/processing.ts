@@ -249,6 +249,21 @@ export class TransactionalWriter {
   }
 
   /**
+   * Takes the transactional id (InitProducerId) before the runner reads its offsets: this fences
+   * a predecessor and has the broker abort the transaction it left open, whose offsets would
+   * otherwise keep the group's committed offsets unstable until that transaction timed out.
+   */
+  async init(): Promise<void> {
+    try {
+      const txn = await this.#producer.beginTransaction();
+      // Nothing was sent: the transaction ends here, without a word to the broker.
+      await txn.cancel();
+    } catch (err) {
+      throw toAppError(err, `Cannot start the transactional producer '${this.transactionalId}'`, this.#conn.name);
+    }
+  }
+
+  /**
    * Writes `records` and commits `offsets` for `member`'s group, fenced by `generation`, in one transaction. On failure
    * the transaction is aborted (when the broker still knows it) and the error thrown; see
    * txnFailure for what the runner does next.

@@ -8,13 +8,14 @@
  * LOUPE_CRASH_SEED=<seed> replays a run.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Consumer, Producer } from "@platformatic/kafka";
 import { createKafkaPool, type KafkaCluster } from "../../src/kafka/index.ts";
 import { compiledLoupe } from "../browser/browser.ts";
 import { kafkaBootstrap } from "../cluster/cluster.ts";
 import type { TestRuntime } from "../helpers/runtime.ts";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.ts";
 import { pollFor } from "../helpers/wait.ts";
-import { createProcessor, getProcessor, jsonTopic, type OutRecord, produce, type Rec, readAll, untilState } from "./helpers.ts";
+import { action, createProcessor, getProcessor, jsonTopic, type OutRecord, produce, type Rec, readAll, untilState } from "./helpers.ts";
 
 const SEED = Number(process.env.LOUPE_CRASH_SEED ?? Math.floor(Math.random() * 2 ** 31));
 
@@ -30,11 +31,11 @@ function seeded(seed: number): () => number {
   };
 }
 
-const RECORDS = 20_000;
-const BATCH = 250;
+/** Records go in at this pace until the last restart is RUNNING and at least MIN_RECORDS are in. */
+const PER_SECOND = 600;
+const MIN_RECORDS = 15_000;
+const BATCH = 200;
 const PARTITIONS = 4;
-/** Production is spread over about this long, so that every kill falls amid it. */
-const PRODUCE_OVER_MS = 30_000;
 
 interface Order {
   n: number;
@@ -118,51 +119,55 @@ describe(`SIGKILL mid-stream and a restart on the same data (seed ${SEED})`, () 
       const id = await createProcessor(asRuntime, `crash-${source}`, row.sql(source, target), { runners: 2 });
       await untilState(asRuntime, id, "RUNNING");
 
-      // Records go in all along, at a steady pace, whether Loupe is alive or not.
+      // Records go in all along, at a steady pace, whether Loupe is alive or not, until the
+      // last restart is RUNNING: each restart has records to read and write.
       const began = performance.now();
       let produced = 0;
+      let killing = true;
       const producing = (async () => {
-        while (produced < RECORDS) {
+        while (killing || produced < MIN_RECORDS) {
           const from = produced;
           await produce(
             kafka,
             source,
-            Array.from({ length: Math.min(BATCH, RECORDS - from) }, (_, i) => record(from + i)),
+            Array.from({ length: BATCH }, (_, i) => record(from + i)),
           );
-          produced = Math.min(RECORDS, from + BATCH);
-          const due = began + (produced / RECORDS) * PRODUCE_OVER_MS;
-          await Bun.sleep(Math.max(0, due - performance.now()));
+          produced = from + BATCH;
+          // The pace of a steady stream of records, not a wait for a condition.
+          await Bun.sleep(Math.max(0, began + (produced / PER_SECOND) * 1000 - performance.now()));
         }
       })();
 
       const kills = 3 + Math.floor(random() * 4);
       const restarts: Array<{ afterMs: number; produced: number; upMs: number; toRunningMs: number }> = [];
-      for (let k = 0; k < kills; k++) {
-        // A random point: up to the time the rest of the production takes, shared by the kills left.
-        const left = Math.max(2_000, PRODUCE_OVER_MS - (performance.now() - began));
-        const afterMs = Math.round(250 + random() * (left / (kills - k)));
-        await Bun.sleep(afterMs);
-        const at = produced;
-        const dir = loupe!.dir;
-        await loupe!.kill();
-        const killed = performance.now();
-        const written = (await readAll(kafka, target)).length;
-        loupe = await start(dir);
-        const upMs = Math.round(performance.now() - killed);
-        // RUNNING as the store said before the kill is not enough: RUNNING, and output written since.
-        await pollFor(
-          "the restarted processor RUNNING and writing",
-          async () =>
-            (await getProcessor(asRuntime, id)).deploymentState === "RUNNING" && (await readAll(kafka, target)).length > written
-              ? true
-              : undefined,
-          60_000,
-        );
-        restarts.push({ afterMs, produced: at, upMs, toRunningMs: Math.round(performance.now() - killed) });
+      try {
+        for (let k = 0; k < kills; k++) {
+          const afterMs = Math.round(250 + random() * 4_000);
+          await Bun.sleep(afterMs);
+          const at = produced;
+          const dir = loupe!.dir;
+          await loupe!.kill();
+          const killed = performance.now();
+          const written = (await readAll(kafka, target)).length;
+          loupe = await start(dir);
+          const upMs = Math.round(performance.now() - killed);
+          // RUNNING as the store said before the kill is not enough: RUNNING, and output written since.
+          await pollFor(
+            "the restarted processor RUNNING and writing",
+            async () =>
+              (await getProcessor(asRuntime, id)).deploymentState === "RUNNING" && (await readAll(kafka, target)).length > written
+                ? true
+                : undefined,
+            60_000,
+          );
+          restarts.push({ afterMs, produced: at, upMs, toRunningMs: Math.round(performance.now() - killed) });
+        }
+      } finally {
+        killing = false;
       }
       await producing;
 
-      const expected = row.expected(Array.from({ length: RECORDS }, (_, n) => input(n)));
+      const expected = row.expected(Array.from({ length: produced }, (_, n) => input(n)));
       // Done: all of the input is committed (lag 0) and the output holds at least what is expected.
       let out: OutRecord[] = [];
       await pollFor(
@@ -175,11 +180,73 @@ describe(`SIGKILL mid-stream and a restart on the same data (seed ${SEED})`, () 
         },
         90_000,
       );
-      console.log(`seed ${SEED}: ${kills} kills ${JSON.stringify(restarts)}; ${out.length} records out of ${expected.length} expected`);
+      console.log(
+        `seed ${SEED}: ${kills} kills ${JSON.stringify(restarts)}; ${produced} records in, ${out.length} out of ${expected.length} expected`,
+      );
       const got = out.map(canonical).sort();
       expect(got.length).toBe(expected.length);
       expect(got).toEqual(expected);
     },
     150_000,
   );
+});
+
+describe("a runner that takes over from one that died mid-transaction", () => {
+  test("regression: the new runner waited for its predecessor's open transaction to time out before reading its offsets; now it aborts it at once", async () => {
+    const source = await jsonTopic(kafka, "orphan-in", 1, made);
+    const target = await jsonTopic(kafka, "orphan-out", 1, made);
+    await produce(
+      kafka,
+      source,
+      Array.from({ length: 100 }, (_, n) => ({ value: { n } })),
+    );
+    const id = await createProcessor(asRuntime, `orphan-${source}`, `INSERT INTO \`${target}\` SELECT STREAM n FROM \`${source}\``);
+    await pollFor("the first 100 records out", async () => ((await readAll(kafka, target)).length === 100 ? true : undefined));
+    expect((await action(asRuntime, id, "pause")).status).toBe(200);
+    const { consumerGroup } = (await untilState(asRuntime, id, "PAUSED")) as unknown as { consumerGroup: string };
+
+    // A runner that died mid-transaction: a record written and the group's offset moved on past
+    // records it never read, under its transactional id, neither committed nor aborted. The
+    // broker would abort it only after its timeout, a minute.
+    const options = { clientId: "loupe-test-orphan", bootstrapBrokers: [kafkaBootstrap()] };
+    const dead = new Producer({
+      ...options,
+      idempotent: true,
+      transactionalId: `${consumerGroup}-0`,
+      acks: -1,
+      timeout: 60_000,
+      producerId: -1n,
+      producerEpoch: -1,
+    });
+    const consumer = new Consumer({ ...options, groupId: consumerGroup });
+    try {
+      const txn = await dead.beginTransaction();
+      await txn.send({ messages: [{ topic: target, partition: 0, value: Buffer.from(JSON.stringify({ n: -1 })) }] });
+      await txn.addConsumer(consumer);
+      // No generation (-1): the group has no member now; the offsets go to its coordinator.
+      const coordinatorId = await consumer.findGroupCoordinator();
+      const fencing = { groupId: consumerGroup, generationId: -1, memberId: "", coordinatorId };
+      await txn.addOffset({ topic: source, partition: 0, offset: 149n, metadata: { consumer: fencing } } as never);
+    } finally {
+      await dead.close(true);
+      await consumer.close(true);
+    }
+
+    await produce(
+      kafka,
+      source,
+      Array.from({ length: 100 }, (_, i) => ({ value: { n: 100 + i } })),
+    );
+    const t0 = performance.now();
+    expect((await action(asRuntime, id, "resume")).status).toBe(200);
+    const out = await pollFor("all 200 records out", async () => {
+      const all = await readAll(kafka, target);
+      return all.length >= 200 ? all : undefined;
+    });
+    const tookMs = Math.round(performance.now() - t0);
+    console.log(`resumed over an orphaned transaction: all records out in ${tookMs} ms`);
+    // Well inside the orphan's minute: its transaction was aborted when the runner started.
+    expect(tookMs).toBeLessThan(20_000);
+    expect(out.map((r) => (r.value as { n: number }).n)).toEqual(Array.from({ length: 200 }, (_, n) => n));
+  }, 90_000);
 });

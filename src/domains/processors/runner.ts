@@ -189,6 +189,7 @@ export class Runner {
     });
     const writer = o.kafka.processing.writer(o.transactionalId);
     try {
+      await writer.init();
       await member.join();
       while (!this.#stop.signal.aborted) {
         this.#moved = false;
