@@ -9,13 +9,13 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Consumer, Producer } from "@platformatic/kafka";
-import { createKafkaPool, type KafkaCluster } from "../../src/kafka/index.ts";
+import { createKafkaPool, type KafkaCluster, partitionForKey } from "../../src/kafka/index.ts";
 import { compiledLoupe } from "../browser/browser.ts";
 import { kafkaBootstrap } from "../cluster/cluster.ts";
 import type { TestRuntime } from "../helpers/runtime.ts";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.ts";
 import { pollFor } from "../helpers/wait.ts";
-import { action, createProcessor, getProcessor, jsonTopic, type OutRecord, produce, type Rec, readAll, untilState } from "./helpers.ts";
+import { action, createProcessor, getProcessor, jsonTopic, type OutRecord, produce, readAll, untilState } from "./helpers.ts";
 
 const SEED = Number(process.env.LOUPE_CRASH_SEED ?? Math.floor(Math.random() * 2 ** 31));
 
@@ -47,30 +47,33 @@ interface Order {
 const BASE_TS = Math.floor(Date.now() / 60_000) * 60_000;
 
 interface Input {
+  key: string;
   order: Order;
   timestamp: number;
+  /** Where it was written (`undefined`: by its key, as Java producers place it). */
+  partition: number | undefined;
 }
-
-const input = (n: number): Input => ({ order: { n, customer: `c${n % 7}`, amount: n % 10 }, timestamp: BASE_TS + n * 5 });
-
-const record = (n: number): Rec => {
-  const { order, timestamp } = input(n);
-  return { key: `o${n}`, value: order, partition: n % PARTITIONS, timestamp };
-};
 
 /** A record as compared: its key and value, in a canonical text. */
 const canonical = (r: { key: string | null; value: unknown }) => JSON.stringify([r.key, r.value]);
 
+const order = (n: number): Order => ({ n, customer: `c${n % 7}`, amount: n % 10 });
+
 interface Row {
   name: string;
+  /** The n-th input record. */
+  input(n: number): Input;
   sql(source: string, target: string): string;
   /** The output the inputs must give, each record once, canonical and sorted. */
   expected(inputs: Input[]): string[];
 }
 
+const WINDOW_MS = 5_000;
+
 const rows: Row[] = [
   {
     name: "a filter, a projection and a new key",
+    input: (n) => ({ key: `o${n}`, order: order(n), timestamp: BASE_TS + n * 5, partition: n % PARTITIONS }),
     sql: (source, target) =>
       `INSERT INTO \`${target}\` SELECT STREAM n, amount * 2 AS doubled, customer AS _key FROM \`${source}\` WHERE amount >= 4`,
     expected: (inputs) =>
@@ -79,6 +82,29 @@ const rows: Row[] = [
         .filter((o) => o.amount >= 4)
         .map((o) => canonical({ key: o.customer, value: { n: o.n, doubled: o.amount * 2 } }))
         .sort(),
+  },
+  {
+    name: "a tumbling COUNT and SUM by key",
+    input: (n) => ({ key: order(n).customer, order: order(n), timestamp: BASE_TS + n * 5, partition: undefined }),
+    sql: (source, target) =>
+      `INSERT INTO \`${target}\` SELECT STREAM _key AS customer, COUNT(*) AS orders, SUM(amount) AS total FROM \`${source}\` GROUP BY TUMBLE(5, s), _key`,
+    expected: (inputs) => {
+      // A window is written once its partition's stream time (its highest timestamp) reaches its end.
+      const partitionOf = (key: string) => partitionForKey(new TextEncoder().encode(key), PARTITIONS);
+      const streamTime = new Map<number, number>();
+      for (const i of inputs) streamTime.set(partitionOf(i.key), Math.max(streamTime.get(partitionOf(i.key)) ?? 0, i.timestamp));
+      const windows = new Map<string, { customer: string; orders: number; total: number; windowStart: number; windowEnd: number }>();
+      for (const i of inputs) {
+        const windowStart = Math.floor(i.timestamp / WINDOW_MS) * WINDOW_MS;
+        if (windowStart + WINDOW_MS > streamTime.get(partitionOf(i.key))!) continue;
+        const id = `${i.key}@${windowStart}`;
+        const w = windows.get(id) ?? { customer: i.key, orders: 0, total: 0, windowStart, windowEnd: windowStart + WINDOW_MS };
+        w.orders++;
+        w.total += i.order.amount;
+        windows.set(id, w);
+      }
+      return [...windows.values()].map((w) => canonical({ key: w.customer, value: w })).sort();
+    },
   },
 ];
 
@@ -130,7 +156,10 @@ describe(`SIGKILL mid-stream and a restart on the same data (seed ${SEED})`, () 
           await produce(
             kafka,
             source,
-            Array.from({ length: BATCH }, (_, i) => record(from + i)),
+            Array.from({ length: BATCH }, (_, i) => {
+              const r = row.input(from + i);
+              return { key: r.key, value: r.order, partition: r.partition, timestamp: r.timestamp };
+            }),
           );
           produced = from + BATCH;
           // The pace of a steady stream of records, not a wait for a condition.
@@ -167,7 +196,7 @@ describe(`SIGKILL mid-stream and a restart on the same data (seed ${SEED})`, () 
       }
       await producing;
 
-      const expected = row.expected(Array.from({ length: produced }, (_, n) => input(n)));
+      const expected = row.expected(Array.from({ length: produced }, (_, n) => row.input(n)));
       // Done: all of the input is committed (lag 0) and the output holds at least what is expected.
       let out: OutRecord[] = [];
       await pollFor(
