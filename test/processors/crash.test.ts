@@ -9,10 +9,12 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Consumer, Producer } from "@platformatic/kafka";
+import { ProcessorRepo } from "../../src/domains/processors/repo.ts";
+import { NO_FIGURES } from "../../src/domains/processors/types.ts";
 import { createKafkaPool, type KafkaCluster, partitionForKey } from "../../src/kafka/index.ts";
 import { compiledLoupe } from "../browser/browser.ts";
 import { kafkaBootstrap } from "../cluster/cluster.ts";
-import type { TestRuntime } from "../helpers/runtime.ts";
+import { type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.ts";
 import { pollFor } from "../helpers/wait.ts";
 import { action, createProcessor, getProcessor, jsonTopic, type OutRecord, produce, readAll, untilState } from "./helpers.ts";
@@ -278,4 +280,30 @@ describe("a runner that takes over from one that died mid-transaction", () => {
     expect(tookMs).toBeLessThan(20_000);
     expect(out.map((r) => (r.value as { n: number }).n)).toEqual(Array.from({ length: 200 }, (_, n) => n));
   }, 90_000);
+});
+
+describe("right after a restart", () => {
+  test("regression: the API said RUNNING, with the dead process's figures, for runners not started again yet; and an instance with processors disabled ran them when the API changed one", async () => {
+    // An instance whose engine never starts stands for one that has not started its runners yet.
+    const rt = await testRuntime({ processors: { enabled: false, instance: "restarted" } });
+    try {
+      const source = await jsonTopic(kafka, "stale-in", 1, made);
+      const target = await jsonTopic(kafka, "stale-out", 1, made);
+      const id = await createProcessor(rt, `stale-${source}`, `INSERT INTO \`${target}\` SELECT STREAM * FROM \`${source}\``);
+      // Resume waits for the engine's tick: a disabled engine takes no lease.
+      expect((await action(rt, id, "resume")).status).toBe(200);
+      const repo = new ProcessorRepo(rt.store.db);
+      expect((await repo.runners(id)).map((r) => r.instance)).toEqual([null]);
+
+      // The store as a process of this name left it when it was killed: leased, RUNNING, its figures.
+      const now = Date.now();
+      expect(await repo.lease(id, 0, "restarted", now, 60_000)).toBe(true);
+      await repo.report(id, 0, "restarted", "RUNNING", null, { ...NO_FIGURES, recordsIn: 1234, recordsOut: 1234 }, now);
+      const p = await getProcessor(rt, id);
+      expect(p.deploymentState).toBe("PENDING");
+      expect(Object.values(p.runnerState)).toEqual([{ id: `${id}-0`, worker: "", state: "PENDING", errorMsg: "" }]);
+    } finally {
+      await rt.dispose();
+    }
+  }, 60_000);
 });

@@ -71,7 +71,8 @@ export class ProcessorEngine {
 
   /** Runs a tick now (after a change through the API), or right after the one running. */
   kick(): Promise<void> {
-    if (this.#stopped) return Promise.resolve();
+    // Not started (processors.enabled = false): this instance runs no runner, API changes included.
+    if (this.#stopped || this.#timer === null) return Promise.resolve();
     if (this.#ticking) {
       this.#again = true;
       return this.#ticking;

@@ -319,7 +319,10 @@ export class ProcessorService {
     const figures = { recordsIn: 0, recordsOut: 0, inPerSec: 0, outPerSec: 0, failed: 0, late: 0, lag };
     for (const s of slots) {
       const id = `${p.id}-${s.runner}`;
-      const live = s.instance !== null && s.leaseUntil >= now;
+      // A lease under this instance's name without a runner here was left by its previous life
+      // (a crash): not live until the engine has started the runner again.
+      const mine = s.instance === this.#o.engine.instance;
+      const live = s.instance !== null && s.leaseUntil >= now && (!mine || this.#o.engine.localRunner(p.id, s.runner) !== undefined);
       const state = p.desired === "PAUSED" ? "STOPPED" : live || s.state === "FAILED" ? s.state : "PENDING";
       runnerState[id] = { id, worker: live ? (s.instance ?? "") : "", state, errorMsg: s.error ?? "" };
       figures.recordsIn += s.figures.recordsIn;
