@@ -4,9 +4,9 @@
  * A test that cannot start Chromium fails; it never passes quietly. A failing test saves a
  * screenshot under test-results/.
  */
-import { mkdirSync, mkdtempSync, readFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { ROLE_USERS } from "../helpers/runtime.ts";
 import type { ServerProcess } from "../helpers/server-process.ts";
@@ -27,6 +27,13 @@ export function compiledLoupe(): Promise<string> {
     return out;
   })();
   return built;
+}
+
+/** Removes the executable (about 115 MB) once a file is done with it; a later compiledLoupe() builds it again. */
+export async function removeCompiledLoupe(): Promise<void> {
+  const done = built;
+  built = null;
+  if (done) rmSync(dirname(await done), { recursive: true, force: true });
 }
 
 export function launchChromium(): Promise<Browser> {

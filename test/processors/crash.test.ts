@@ -12,7 +12,7 @@ import { Consumer, Producer } from "@platformatic/kafka";
 import { ProcessorRepo } from "../../src/domains/processors/repo.ts";
 import { NO_FIGURES } from "../../src/domains/processors/types.ts";
 import { createKafkaPool, type KafkaCluster, partitionForKey } from "../../src/kafka/index.ts";
-import { compiledLoupe } from "../browser/browser.ts";
+import { compiledLoupe, removeCompiledLoupe } from "../browser/browser.ts";
 import { kafkaBootstrap } from "../cluster/cluster.ts";
 import { type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.ts";
@@ -133,6 +133,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await loupe?.stop();
+  await removeCompiledLoupe();
   for (const t of made) await kafka.topics.delete(t).catch(() => {});
   await pool.close();
 }, 30_000);
