@@ -26,7 +26,7 @@ import { DecoderFactory } from "../src/domains/sql/decoders.ts";
 import { createKafkaPool, type KafkaCluster } from "../src/kafka/index.ts";
 import { LogHub } from "../src/log/logger.ts";
 import { compileStream } from "../src/sql/index.ts";
-import { arg, benchBroker, filledTopic, jsonValue } from "./common.ts";
+import { arg, benchBroker, filledTopic, jsonValue, log } from "./common.ts";
 
 const PARTITIONS = 6;
 const KEYS = 1000;
@@ -109,10 +109,16 @@ async function processor(name: string, slug: string, source: string, select: str
   const c0 = cpu();
   const t0 = performance.now();
   runner.start();
+  let said = performance.now();
   for (;;) {
     await Bun.sleep(100);
     if (runner.state === "FAILED") throw new Error(`${name}: ${runner.error}`);
     if (runner.figures.recordsIn >= RECORDS) break;
+    if (performance.now() - said > 5_000) {
+      said = performance.now();
+      const f = runner.figures;
+      log(`${slug}: ${runner.state}${runner.error ? ` (${runner.error})` : ""}, ${f.recordsIn} in, ${f.recordsOut} out, ${f.commits} commits, ${f.partitions} partitions`);
+    }
   }
   const seconds = (performance.now() - t0) / 1000;
   const cpuSeconds = cpu() - c0;
