@@ -117,7 +117,9 @@ async function processor(name: string, slug: string, source: string, select: str
     if (performance.now() - said > 5_000) {
       said = performance.now();
       const f = runner.figures;
-      log(`${slug}: ${runner.state}${runner.error ? ` (${runner.error})` : ""}, ${f.recordsIn} in, ${f.recordsOut} out, ${f.commits} commits, ${f.partitions} partitions`);
+      log(
+        `${slug}: ${runner.state}${runner.error ? ` (${runner.error})` : ""}, ${f.recordsIn} in, ${f.recordsOut} out, ${f.commits} commits, ${f.partitions} partitions`,
+      );
     }
   }
   const seconds = (performance.now() - t0) / 1000;
