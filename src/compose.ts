@@ -22,6 +22,7 @@ import { InsertService } from "./domains/insert/service.ts";
 import { MetadataRepo } from "./domains/metadata/repo.ts";
 import { MetadataService } from "./domains/metadata/service.ts";
 import { ProcessorEngine } from "./domains/processors/engine.ts";
+import { avroSchemaOf } from "./domains/processors/output.ts";
 import { ProcessorRepo } from "./domains/processors/repo.ts";
 import { ProcessorService } from "./domains/processors/service.ts";
 import { runnerSetup } from "./domains/processors/setup.ts";
@@ -163,13 +164,14 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     log: logs.logger("sql"),
   });
   const processorLog = logs.logger("processors");
+  const outputSchemaOf = avroSchemaOf(inserts);
   const processorEngine = new ProcessorEngine({
     repo: new ProcessorRepo(store.db),
     pool: kafka,
     instance: config.processors.instance ?? `${hostname()}:${config.server.port}`,
     prefix: config.processors.prefix,
     log: processorLog,
-    setup: runnerSetup(kafka, sql, config.processors.prefix),
+    setup: runnerSetup(kafka, sql, config.processors.prefix, outputSchemaOf),
     leaseMs: config.processors.lease,
     failAfterMs: config.processors.failAfter,
   });
@@ -180,6 +182,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     lag,
     log: processorLog,
     maxRunners: config.processors.maxRunners,
+    schemaOf: outputSchemaOf,
     catalog: (cluster) => sql.catalog(cluster),
   });
   const sqlLibrary = new SqlLibraryService(new SqlLibraryRepo(store.db), logs.logger("sql"));

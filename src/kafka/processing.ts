@@ -229,10 +229,12 @@ export class TransactionalWriter {
   readonly #producer: Producer;
   readonly #conn: KafkaConnection;
   readonly transactionalId: string;
+  readonly #deadlineMs: number;
 
   constructor(conn: KafkaConnection, transactionalId: string, transactionTimeoutMs = 10_000) {
     this.#conn = conn;
     this.transactionalId = transactionalId;
+    this.#deadlineMs = Math.max(30_000, 3 * transactionTimeoutMs);
     this.#producer = new Producer({
       ...clientOptions(conn.config, conn.counter),
       idempotent: true,
@@ -269,6 +271,40 @@ export class TransactionalWriter {
    * txnFailure for what the runner does next.
    */
   async commit(records: TxnRecord[], offsets: TxnOffset[], member: GroupMember, generation: Fencing = member.fencing()): Promise<void> {
+    const step = { name: "BeginTransaction" };
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    // A request the client never answers would hold the runner for good: after the deadline
+    // the transaction counts as failed and the producer as lost (the broker aborts what it
+    // holds once the transaction timeout passes).
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        reject(
+          new AppError(
+            "UNAVAILABLE",
+            `A transaction of '${this.transactionalId}' did not end within ${this.#deadlineMs} ms (at ${step.name})`,
+            {
+              details: { txnFailure: "fenced" satisfies TxnFailure, step: step.name },
+            },
+          ),
+        );
+      }, this.#deadlineMs);
+    });
+    const work = this.#transaction(records, offsets, member, generation, step);
+    work.catch(() => {});
+    try {
+      await Promise.race([work, deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async #transaction(
+    records: TxnRecord[],
+    offsets: TxnOffset[],
+    member: GroupMember,
+    generation: Fencing,
+    step: { name: string },
+  ): Promise<void> {
     const txn = await this.#producer.beginTransaction();
     try {
       if (records.length > 0) {
@@ -280,17 +316,21 @@ export class TransactionalWriter {
           timestamp: r.timestamp === undefined ? undefined : BigInt(r.timestamp),
           headers: r.headers ? new Map(r.headers.map(([k, v]) => [Buffer.from(k, "utf8"), asBuffer(v)!])) : undefined,
         }));
+        step.name = "Produce";
         await txn.send({ messages });
       }
       if (offsets.length > 0) {
+        step.name = "AddOffsetsToTxn";
         await txn.addConsumer(member.consumer);
+        step.name = "TxnOffsetCommit";
         await this.#commitOffsets(offsets, generation);
       }
+      step.name = "EndTxn";
       await txn.commit();
     } catch (err) {
       if (!txn.completed) await txn.abort().catch(() => txn.cancel().catch(() => {}));
       const failure = txnFailure(err);
-      const mapped = toAppError(err, `Cannot commit a transaction of '${this.transactionalId}'`, this.#conn.name);
+      const mapped = toAppError(err, `Cannot commit a transaction of '${this.transactionalId}' (at ${step.name})`, this.#conn.name);
       throw new AppError(mapped.code, mapped.message, { details: { ...(mapped.details as object), txnFailure: failure }, cause: err });
     }
   }

@@ -10,11 +10,15 @@ import { pollFor } from "../helpers/wait.ts";
 import { waitForLeaders } from "../kafka/helpers.ts";
 
 /** A runtime for the file's tests, and the topics they made (deleted after the file). */
-export function processorFixture(): { rt: () => TestRuntime; kafka: () => KafkaCluster; made: string[] } {
+export function processorFixture(config: Record<string, unknown> = {}): {
+  rt: () => TestRuntime;
+  kafka: () => KafkaCluster;
+  made: string[];
+} {
   let rt: TestRuntime | undefined;
   const made: string[] = [];
   beforeAll(async () => {
-    rt = await testRuntime();
+    rt = await testRuntime(config);
   });
   afterAll(async () => {
     await rt?.dispose({ topics: made });
@@ -58,8 +62,12 @@ export interface OutRecord {
   timestamp: number;
 }
 
-/** Every record of `topic` a read_committed reader sees now, values parsed as JSON. */
-export async function readAll(kafka: KafkaCluster, topic: string): Promise<OutRecord[]> {
+/** How a test reads output values: JSON text by default. */
+export type ValueParser = (bytes: Uint8Array) => unknown;
+const jsonParser: ValueParser = (bytes) => JSON.parse(new TextDecoder().decode(bytes));
+
+/** Every record of `topic` a read_committed reader sees now, values parsed (as JSON by default). */
+export async function readAll(kafka: KafkaCluster, topic: string, parse: ValueParser = jsonParser): Promise<OutRecord[]> {
   const [described] = await kafka.topics.describe([topic]);
   const partitions = described!.partitionDetails.map((p) => p.partition);
   const ends = await kafka.offsets.list(
@@ -69,10 +77,9 @@ export async function readAll(kafka: KafkaCluster, topic: string): Promise<OutRe
   const out: OutRecord[] = [];
   const dec = new TextDecoder();
   for await (const r of kafka.reads.records({ topic, partitions: ends.map((e) => ({ partition: e.partition, from: 0, to: e.offset })) })) {
-    const text = r.value === null ? null : dec.decode(r.value);
     out.push({
       key: r.key === null ? null : dec.decode(r.key),
-      value: text === null ? null : JSON.parse(text),
+      value: r.value === null ? null : parse(r.value),
       partition: r.partition,
       timestamp: r.timestamp,
     });
@@ -81,11 +88,11 @@ export async function readAll(kafka: KafkaCluster, topic: string): Promise<OutRe
 }
 
 /** Waits until `topic` holds at least `n` committed records; answers them all. */
-export function outputOf(kafka: KafkaCluster, topic: string, n: number, timeoutMs = 60_000): Promise<OutRecord[]> {
+export function outputOf(kafka: KafkaCluster, topic: string, n: number, timeoutMs = 60_000, parse?: ValueParser): Promise<OutRecord[]> {
   return pollFor(
     `${n} records in ${topic}`,
     async () => {
-      const all = await readAll(kafka, topic);
+      const all = await readAll(kafka, topic, parse);
       return all.length >= n ? all : undefined;
     },
     timeoutMs,

@@ -43,6 +43,7 @@ const RETRY_MAX_MS = 15_000;
 const DEFAULT_FAIL_AFTER_MS = 5 * 60_000;
 const TICK = Symbol("tick");
 const MOVED = Symbol("moved");
+const FAILED = Symbol("failed");
 /** Longest wait for the member to rejoin after its group moved on (the rebalance timeout and some). */
 const REJOIN_WAIT_MS = 30_000;
 const encoder = new TextEncoder();
@@ -313,7 +314,23 @@ export class Runner {
     const output = (out: StreamOutput, raw: RawRecord | null, partition: number, timestamp: number) => {
       // `*` writes the input's value bytes as they are (Avro stays Avro); a new key too.
       const key = out.key === undefined ? kept(raw?.key ?? null) : keyBytes(out.key);
-      const value = raw !== null && program.columns === null ? kept(raw.value) : valueBytes(out.value);
+      let value: Uint8Array | null;
+      if (raw !== null && program.columns === null) value = kept(raw.value);
+      else if (!setup.encodeValue) value = valueBytes(out.value);
+      else {
+        try {
+          value = setup.encodeValue(out.value);
+        } catch (err) {
+          // A record's own output: the read loop applies the error policy to that record.
+          if (raw !== null) throw err;
+          // A result of the state (a closed window, a table row) that the schema does not take.
+          const why = `a result for partition ${partition} of '${program.target}': ${err instanceof Error ? err.message : String(err)}`;
+          if (program.settings.errorPolicy === "stop") throw new PoisonRecordError(`Cannot write ${why}`);
+          pendingFailed++;
+          o.log.debug("processor skipped a result", { processor: o.processorId, reason: why });
+          return;
+        }
+      }
       push({
         topic: program.target,
         partition: key !== null ? partitionForKey(key, setup.targetPartitions) : partition % setup.targetPartitions,
@@ -337,6 +354,11 @@ export class Runner {
      */
     let inFlight: Promise<void> = Promise.resolve();
     let commitFailure: unknown = null;
+    let onFailure = () => {};
+    // A failed transaction ends the wait for records too: a quiet input must not hide it.
+    const failed = new Promise<typeof FAILED>((resolve) => {
+      onFailure = () => resolve(FAILED);
+    });
     const commit = async (wait = false) => {
       await inFlight;
       if (state) {
@@ -372,6 +394,7 @@ export class Runner {
       });
       inFlight.catch((err: unknown) => {
         commitFailure ??= err;
+        onFailure();
       });
       if (wait) await inFlight;
     };
@@ -416,14 +439,15 @@ export class Runner {
         if (this.#stop.signal.aborted || this.#moved || inputs.length === 0) break;
         const wait = firstPendingAt === null ? null : Math.max(0, firstPendingAt + interval - this.#now());
         let timer: ReturnType<typeof setTimeout> | undefined;
-        const waits: Array<Promise<Got | typeof TICK | typeof MOVED>> = inputs.map((input) =>
+        const waits: Array<Promise<Got | typeof TICK | typeof MOVED | typeof FAILED>> = inputs.map((input) =>
           nextOf(input).then((result) => ({ input, result })),
         );
-        waits.push(interrupted);
+        waits.push(interrupted, failed);
         if (wait !== null) waits.push(new Promise<typeof TICK>((resolve) => (timer = setTimeout(() => resolve(TICK), wait))));
         const got = await Promise.race(waits);
         clearTimeout(timer);
         if (got === MOVED) break;
+        if (got === FAILED) continue;
         if (got === TICK) {
           await commit();
           continue;

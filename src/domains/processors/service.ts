@@ -13,6 +13,7 @@ import type { Scope } from "../access/scope.ts";
 import type { ProcessorMetrics } from "../metrics/service.ts";
 import { topicCheck } from "../sql/topic-check.ts";
 import { changelogOf, groupIdOf, type ProcessorEngine, repartitionOf } from "./engine.ts";
+import { type AvroSchemaOf, outputEncoder } from "./output.ts";
 import type { ProcessorRepo } from "./repo.ts";
 import type { DeploymentState, ProcessorRow, RunnerRow, StreamProgram } from "./types.ts";
 
@@ -22,6 +23,8 @@ export interface ProcessorServiceOptions {
   pool: KafkaPool;
   lag: LagEngine;
   log: Logger;
+  /** The schema Avro output is written in (see output.ts). */
+  schemaOf: AvroSchemaOf;
   maxRunners: number;
   /** The cluster's topics, for validation (null: not checked). */
   catalog(cluster: string): Promise<{ topicExists(name: string): boolean } | null>;
@@ -130,12 +133,8 @@ export class ProcessorService {
       if (err instanceof SqlError) throw invalidSql(err);
       throw err;
     }
-    if (program.settings.outputFormat === "AVRO" && program.columns !== null) {
-      // `*` writes the input's bytes as they are (Avro stays Avro); new values are JSON for now.
-      throw badRequest(
-        "output.format = AVRO is only for programs that write the input's value as it is (SELECT STREAM *); other outputs are JSON",
-      );
-    }
+    // Avro output needs the target's registered schema, fit for the program's columns.
+    await outputEncoder(program, cluster, this.#o.schemaOf);
     if (await this.#o.repo.byName(cluster, name)) throw conflict(`A processor named '${name}' already exists`);
     const kafka = this.#o.pool.get(cluster);
     const [source] = await kafka.topics.describe([program.source]);

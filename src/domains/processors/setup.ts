@@ -8,6 +8,7 @@ import type { KafkaCluster, KafkaPool } from "../../kafka/index.ts";
 import { compileStream } from "../../sql/index.ts";
 import type { SqlService } from "../sql/service.ts";
 import { changelogOf, repartitionOf } from "./engine.ts";
+import { type AvroSchemaOf, outputEncoder } from "./output.ts";
 import type { ProcessorRow, RunnerSetup } from "./types.ts";
 
 /** Creates an internal topic unless it exists (another runner may create it at the same time). */
@@ -20,7 +21,12 @@ async function ensureTopic(kafka: KafkaCluster, name: string, partitions: number
   return partitions;
 }
 
-export function runnerSetup(pool: KafkaPool, sql: SqlService, prefix: string): (p: ProcessorRow) => Promise<RunnerSetup> {
+export function runnerSetup(
+  pool: KafkaPool,
+  sql: SqlService,
+  prefix: string,
+  schemaOf: AvroSchemaOf,
+): (p: ProcessorRow) => Promise<RunnerSetup> {
   return async (p) => {
     const program = compileStream(p.sql);
     const kafka = pool.get(p.cluster);
@@ -28,6 +34,7 @@ export function runnerSetup(pool: KafkaPool, sql: SqlService, prefix: string): (
     const [target, source] = await kafka.topics.describe([program.target, program.source]);
     if (!target) throw new AppError("NOT_FOUND", `Topic '${program.target}' does not exist`);
     if (!source) throw new AppError("NOT_FOUND", `Topic '${program.source}' does not exist`);
+    const encodeValue = await outputEncoder(program, p.cluster, schemaOf);
     let changelog: string | undefined;
     let repartition: RunnerSetup["repartition"];
     if (program.aggregate) {
@@ -43,6 +50,7 @@ export function runnerSetup(pool: KafkaPool, sql: SqlService, prefix: string): (
     return {
       ...(changelog ? { changelog } : {}),
       ...(repartition ? { repartition } : {}),
+      ...(encodeValue ? { encodeValue } : {}),
       program,
       decodeKey: (bytes) => {
         const d = keyDecoder(bytes);

@@ -78,6 +78,8 @@ export interface RunnerSetup {
   /** Decoders of the source's key and value (topic metadata, SET formats, or inference). */
   decodeKey(bytes: Uint8Array): unknown | Promise<unknown>;
   decodeValue(bytes: Uint8Array): unknown | Promise<unknown>;
+  /** Output values in Avro (SET output.format = AVRO); absent: JSON text. Throws EncodeError. */
+  encodeValue?(value: unknown): Uint8Array | null;
   /** Partitions of the target (created before the runner starts when autocreate). */
   targetPartitions: number;
   /** Aggregations: the compacted topic holding the state, one partition per input partition. */
