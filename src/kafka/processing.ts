@@ -7,7 +7,7 @@
  * restarted under the same transactional id aborts what its dead predecessor left open.
  */
 
-import { Consumer, compatibilityPartitioner, type MessageToProduce, Producer } from "@platformatic/kafka";
+import { Consumer, type MessageToProduce, Producer } from "@platformatic/kafka";
 import { AppError } from "../errors.ts";
 import { byTopic, callApi, clientOptions, num } from "./client.ts";
 import type { KafkaConnection } from "./connection.ts";
@@ -217,6 +217,37 @@ export function txnFailure(err: unknown): TxnFailure {
   return "other";
 }
 
+/**
+ * The client writes one record batch per partition per send, and the broker refuses a batch
+ * over its `message.max.bytes` (1 MiB by default, per topic `max.message.bytes`): a transaction
+ * holding more for one partition is sent in pieces of at most this much per partition.
+ */
+const SEND_BYTES_PER_PARTITION = 512 * 1024;
+/** What a record adds to its batch beyond key and value (lengths, deltas, attributes). */
+const RECORD_OVERHEAD = 24;
+
+export function sendChunks(messages: MessageToProduce[], limit = SEND_BYTES_PER_PARTITION): MessageToProduce[][] {
+  const chunks: MessageToProduce[][] = [];
+  let chunk: MessageToProduce[] = [];
+  const sizes = new Map<string, number>();
+  for (const m of messages) {
+    let size = RECORD_OVERHEAD + ((m.key as Buffer | undefined)?.length ?? 0) + ((m.value as Buffer | undefined)?.length ?? 0);
+    if (m.headers) for (const [k, v] of m.headers as Map<Buffer, Buffer>) size += k.length + (v?.length ?? 0) + 8;
+    const at = `${m.topic}\u0000${m.partition}`;
+    const held = sizes.get(at) ?? 0;
+    // A record alone over the limit still goes (alone): the broker judges it.
+    if (held > 0 && held + size > limit) {
+      chunks.push(chunk);
+      chunk = [];
+      sizes.clear();
+    }
+    chunk.push(m);
+    sizes.set(at, (sizes.get(at) ?? 0) + size);
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
+}
+
 const asBuffer = (b: Uint8Array | null): Buffer | undefined =>
   b === null ? undefined : Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
 
@@ -317,7 +348,8 @@ export class TransactionalWriter {
           headers: r.headers ? new Map(r.headers.map(([k, v]) => [Buffer.from(k, "utf8"), asBuffer(v)!])) : undefined,
         }));
         step.name = "Produce";
-        await txn.send({ messages });
+        // Sent one after another in the transaction, each within the broker's batch size limit.
+        for (const chunk of sendChunks(messages)) await txn.send({ messages: chunk });
       }
       if (offsets.length > 0) {
         step.name = "AddOffsetsToTxn";
@@ -374,10 +406,7 @@ export class TransactionalWriter {
   }
 }
 
-/** The partition of `partitions` that Kafka's Java producer picks for `key` (murmur2, positive). */
-export function partitionForKey(key: Uint8Array, partitions: number): number {
-  return compatibilityPartitioner(undefined as never, asBuffer(key)) % partitions;
-}
+export { partitionForKey } from "./murmur2.ts";
 
 /** A cluster's door to group membership and transactions (KafkaCluster.processing). */
 export class ProcessingOps {

@@ -5,10 +5,11 @@
  * records without key and partition rotate over the partitions.
  */
 
-import { compatibilityPartitioner, type MessageToProduce, ProduceAcks, type Producer } from "@platformatic/kafka";
+import { type MessageToProduce, ProduceAcks, type Producer } from "@platformatic/kafka";
 import { AppError } from "../errors.ts";
 import type { KafkaConnection } from "./connection.ts";
 import { toAppError } from "./errors.ts";
+import { partitionForKey } from "./murmur2.ts";
 import type { ProducedRecord, ProduceRecord } from "./types.ts";
 
 function bytes(v: string | Uint8Array | null | undefined): Buffer | undefined {
@@ -44,7 +45,7 @@ export async function produceRecords(
       const key = bytes(r.key);
       let partition = r.partition;
       if (partition === undefined) {
-        if (key) partition = compatibilityPartitioner(undefined as never, key) % partitions;
+        if (key) partition = partitionForKey(key, partitions);
         else {
           const n = counters.get(topic) ?? 0;
           counters.set(topic, n + 1);

@@ -41,17 +41,22 @@ export interface Rec {
   timestamp?: number;
 }
 
+/** Writes `records` in order, in requests of at most 500 records and about 256 KiB. */
 export async function produce(kafka: KafkaCluster, topic: string, records: Rec[]): Promise<void> {
-  for (let i = 0; i < records.length; i += 500) {
+  const texts = records.map((r) => ({ ...r, value: typeof r.value === "string" ? r.value : JSON.stringify(r.value) }));
+  let i = 0;
+  while (i < texts.length) {
+    let end = i;
+    let bytes = 0;
+    while (end < texts.length && end - i < 500 && (end === i || bytes + texts[end]!.value.length <= 256 * 1024)) {
+      bytes += texts[end]!.value.length;
+      end++;
+    }
     await kafka.writes.produce(
       topic,
-      records.slice(i, i + 500).map((r) => ({
-        key: r.key,
-        value: typeof r.value === "string" ? r.value : JSON.stringify(r.value),
-        partition: r.partition,
-        timestamp: r.timestamp,
-      })),
+      texts.slice(i, end).map((r) => ({ key: r.key, value: r.value, partition: r.partition, timestamp: r.timestamp })),
     );
+    i = end;
   }
 }
 

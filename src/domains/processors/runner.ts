@@ -46,7 +46,6 @@ const MOVED = Symbol("moved");
 const FAILED = Symbol("failed");
 /** Longest wait for the member to rejoin after its group moved on (the rebalance timeout and some). */
 const REJOIN_WAIT_MS = 30_000;
-const encoder = new TextEncoder();
 
 /** What the program sees of one input record; key and value decoded before it runs. */
 class InputView implements RecordView {
@@ -63,20 +62,23 @@ class InputView implements RecordView {
   }
 }
 
-function keyBytes(key: unknown): Uint8Array | null {
+// Buffers, which the producer takes as they are (a plain Uint8Array is wrapped first).
+function keyBytes(key: unknown): Buffer | null {
   if (key === null || key === undefined) return null;
-  if (typeof key === "string") return encoder.encode(key);
-  return encoder.encode(recordText(key));
+  return Buffer.from(typeof key === "string" ? key : recordText(key), "utf8");
 }
 
-/** Fetched bytes kept past their batch: a copy, as the read reuses its buffer. */
-const kept = (b: Uint8Array | null): Uint8Array | null => (b === null ? null : b.slice());
+/**
+ * Fetched bytes kept past their batch: a copy, as the read reuses its buffer. (Not `slice()`:
+ * on a Buffer that is a view of the same bytes.)
+ */
+const kept = (b: Uint8Array | null): Buffer | null => (b === null ? null : Buffer.from(b));
 const keptHeaders = (raw: RawRecord): Array<[string, Uint8Array]> =>
-  raw.headers.map((h) => [h.key, h.value ? h.value.slice() : new Uint8Array(0)]);
+  raw.headers.map((h) => [h.key, h.value ? Buffer.from(h.value) : Buffer.alloc(0)]);
 
-function valueBytes(value: unknown): Uint8Array | null {
+function valueBytes(value: unknown): Buffer | null {
   if (value === null || value === undefined) return null;
-  return encoder.encode(recordText(value));
+  return Buffer.from(recordText(value), "utf8");
 }
 
 export class Runner {
@@ -407,7 +409,7 @@ export class Runner {
         output(program.project(view), raw, raw.partition, raw.timestamp);
       } else if (fromSource && setup.repartition) {
         // Records of one group meet in one partition of the repartition topic.
-        const groupKey = encoder.encode(JSON.stringify(agg!.groupKey(view)));
+        const groupKey = Buffer.from(JSON.stringify(agg!.groupKey(view)), "utf8");
         push({
           topic: setup.repartition.topic,
           partition: partitionForKey(groupKey, setup.repartition.partitions),
