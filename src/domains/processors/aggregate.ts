@@ -39,7 +39,6 @@ export interface Emitted {
   timestamp: number;
 }
 
-const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 export class AggregateState {
@@ -146,16 +145,16 @@ export class AggregateState {
       for (const key of s.dirty) {
         const g = s.groups.get(key);
         if (!g) continue;
-        changelog.push({ topic: this.#changelog, partition, key: encoder.encode(key), value: encoder.encode(JSON.stringify(g.acc)) });
+        changelog.push({ topic: this.#changelog, partition, key: Buffer.from(key), value: Buffer.from(JSON.stringify(g.acc)) });
         if (this.#program.window === null) out.push({ out: this.#program.emit(g.groupKey, g.acc, null), partition, timestamp: now });
       }
-      for (const key of s.removed) changelog.push({ topic: this.#changelog, partition, key: encoder.encode(key), value: null });
+      for (const key of s.removed) changelog.push({ topic: this.#changelog, partition, key: Buffer.from(key), value: null });
       if (s.streamTimeChanged) {
         changelog.push({
           topic: this.#changelog,
           partition,
-          key: encoder.encode(STREAM_TIME_KEY),
-          value: encoder.encode(JSON.stringify({ t: s.streamTime })),
+          key: Buffer.from(STREAM_TIME_KEY),
+          value: Buffer.from(JSON.stringify({ t: s.streamTime })),
         });
       }
       s.dirty.clear();
