@@ -136,3 +136,19 @@ export function ConfirmDeleteDialog({
     </dialog>
   );
 }
+
+/** What the last action on a page did: its error (an alert), or what it achieved (a status line). */
+export function ActionResult({ error, done }: { error: Error | null; done: string | null }) {
+  if (error) {
+    return (
+      <p className="error" role="alert">
+        {error.message}
+      </p>
+    );
+  }
+  return done ? (
+    <p className="muted" role="status">
+      {done}
+    </p>
+  ) : null;
+}

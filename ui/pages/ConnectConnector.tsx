@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type RefObject, useRef, useState } from "react";
-import { ConfirmDeleteDialog, Link, Tile } from "../components.tsx";
+import { ActionResult, ConfirmDeleteDialog, Link, Tile } from "../components.tsx";
 import { navigate } from "../router.ts";
 import {
   connectKeys,
@@ -110,16 +110,7 @@ export function ConnectorPage({ alias, name, canWrite }: { alias: string; name: 
           </button>
         </div>
       )}
-      {act.error && (
-        <p className="error" role="alert">
-          {act.error.message}
-        </p>
-      )}
-      {done && !act.error && (
-        <p className="muted" role="status">
-          {done}
-        </p>
-      )}
+      <ActionResult error={act.error} done={done} />
 
       {s && (
         <>

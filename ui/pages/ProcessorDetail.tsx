@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type RefObject, useRef, useState } from "react";
 import { clusterOf } from "../cluster.ts";
-import { ConfirmDeleteDialog, Link, Tile } from "../components.tsx";
+import { ActionResult, ConfirmDeleteDialog, Link, Tile } from "../components.tsx";
 import { navigate } from "../router.ts";
 import { LagChart, type LagWindow } from "./LagChart.tsx";
 import {
@@ -219,16 +219,7 @@ function Actions({ p, cluster }: { p: Processor; cluster: string | null }) {
           Delete…
         </button>
       </div>
-      {act.error && (
-        <p className="error" role="alert">
-          {act.error.message}
-        </p>
-      )}
-      {done && !act.error && (
-        <p className="muted" role="status">
-          {done}
-        </p>
-      )}
+      <ActionResult error={act.error} done={done} />
       <DeleteProcessorDialog dialog={deleteDialog} p={p} cluster={cluster} />
     </>
   );
