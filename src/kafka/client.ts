@@ -68,6 +68,22 @@ export function callApi<R>(client: Base, apiName: string, broker: Broker | null,
 }
 
 /** Rejects with an AbortError-named error when `signal` aborts first. */
+/**
+ * `promise`, or an UNAVAILABLE error once `ms` pass without its answer (a request whose answer
+ * the client lost would otherwise be waited for forever).
+ */
+export function answerWithin<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new AppError("UNAVAILABLE", `${what}: no answer within ${ms} ms`, { details: { retriable: true } })),
+      ms,
+    );
+  });
+  promise.catch(() => {});
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
 export function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (!signal) return promise;
   if (signal.aborted) {

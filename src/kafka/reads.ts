@@ -14,7 +14,7 @@
 
 import { type Broker, Consumer, IS_CONTROL, type RecordsBatch } from "@platformatic/kafka";
 import { AppError } from "../errors.ts";
-import { abortable, callApi, clientOptions } from "./client.ts";
+import { abortable, answerWithin, callApi, clientOptions } from "./client.ts";
 import type { KafkaConnection, MetadataResponse } from "./connection.ts";
 import { kafkaErrorName, toAppError } from "./errors.ts";
 import { negotiatedFetch, type RecordBytes, rawFetch } from "./raw-fetch.ts";
@@ -29,6 +29,8 @@ export interface ConsumeDeps {
   /** The bootstrap brokers, named when the cluster cannot be asked at all. */
   bootstrap: string[];
   createConsumer(): Consumer;
+  /** The client's request timeout: a fetch unanswered well past it is given up (see answerWithin). */
+  requestTimeoutMs: number;
   /** Told when the call's connections are open and when they are closed again. */
   onOpen(): void;
   onClose(): void;
@@ -45,6 +47,9 @@ interface FetchedPartition {
   raw: RecordBytes | null;
   batches: RecordsBatch[] | null;
 }
+
+/** Beyond the request timeout and the fetch's max wait, before a round counts as lost. */
+const ROUND_SLACK_MS = 5_000;
 
 /** Without a deadline (retryUntil), failures in a row before the read gives up. */
 const MAX_TRANSIENT_RETRIES = 5;
@@ -344,7 +349,12 @@ export async function* consumeBatches(deps: ConsumeDeps, req: ConsumeRequest): A
                       ),
                     };
                   }
-                  const response = await rawFetch(consumer, fetchApi, broker, maxWaitTime, maxBytes, topicId, partitions);
+                  // The client times requests out itself; this bounds a round whose answer it lost.
+                  const response = await answerWithin(
+                    rawFetch(consumer, fetchApi, broker, maxWaitTime, maxBytes, topicId, partitions),
+                    deps.requestTimeoutMs + maxWaitTime + ROUND_SLACK_MS,
+                    `Fetch from Kafka broker ${broker.host}:${broker.port}`,
+                  );
                   return {
                     cursors: group,
                     partitions: response.responses.flatMap((t) =>
@@ -520,6 +530,7 @@ export class ReadOps {
     this.#deps = {
       cluster: conn.name,
       bootstrap: conn.config.bootstrapServers,
+      requestTimeoutMs: conn.config.requestTimeoutMs ?? 30_000,
       createConsumer: () =>
         new Consumer({
           ...clientOptions(conn.config, conn.counter),
