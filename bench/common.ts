@@ -36,7 +36,11 @@ export async function filledTopic(
   size: number,
   recordOf: (i: number, j: number) => ProduceRecord,
 ): Promise<string> {
+  // Records are stamped in the past: time-based retention would delete them under a run (a
+  // reader then skips to the new log start, and the run never sees all its records).
+  const keep = { "retention.ms": "-1" };
   if ((await kafka.topics.list()).some((t) => t.name === name)) {
+    await kafka.configs.alterTopic(name, [{ key: "retention.ms", value: keep["retention.ms"] }]);
     const total = (await kafka.offsets.bounds([name])).reduce((n, o) => n + o.latest - o.earliest, 0);
     if (total === records) {
       log(`${name}: reusing ${total} records`);
@@ -45,7 +49,7 @@ export async function filledTopic(
     await kafka.topics.delete(name);
     await Bun.sleep(1000);
   }
-  await kafka.topics.create({ name, partitions, replication: 1 });
+  await kafka.topics.create({ name, partitions, replication: 1, configs: keep });
   const perRequest = Math.max(1, Math.floor(900_000 / (size + 60))) * partitions;
   const t0 = performance.now();
   let next = 0;

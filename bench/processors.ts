@@ -110,10 +110,15 @@ async function processor(name: string, slug: string, source: string, select: str
   const t0 = performance.now();
   runner.start();
   let said = performance.now();
+  let seen = 0;
+  let movedAt = performance.now();
   for (;;) {
     await Bun.sleep(100);
     if (runner.state === "FAILED") throw new Error(`${name}: ${runner.error}`);
     if (runner.figures.recordsIn >= RECORDS) break;
+    if (runner.figures.recordsIn !== seen) [seen, movedAt] = [runner.figures.recordsIn, performance.now()];
+    // The input read to its end short of every record means some were deleted under the read.
+    if (performance.now() - movedAt > 60_000) throw new Error(`${name}: no progress for 60 s at ${seen} of ${RECORDS} records in`);
     if (performance.now() - said > 5_000) {
       said = performance.now();
       const f = runner.figures;

@@ -461,6 +461,10 @@ function brokerProperties(dataDir: string, port: number, controllerPort: number,
     "group.consumer.min.session.timeout.ms": 1000,
     "group.consumer.min.heartbeat.interval.ms": 500,
     "file.delete.delay.ms": 1000,
+    // Tests and benchmarks write records stamped years back (windows at fixed minutes), which
+    // time-based retention (7 days, the default the config tests expect) would delete at the
+    // next retention check, by default every 5 minutes, under a running test: checked daily.
+    "log.retention.check.interval.ms": 24 * 60 * 60 * 1000,
     "log.cleaner.dedupe.buffer.size": 16 * 1024 * 1024,
     "num.network.threads": 2,
     "num.io.threads": 2,
