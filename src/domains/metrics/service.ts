@@ -1,6 +1,7 @@
 import type { HttpCounters } from "../../http/middleware.ts";
 import type { KafkaPool } from "../../kafka/index.ts";
 import { LagEngine } from "../../lag/engine.ts";
+import type { ProcessorFigures } from "../processors/types.ts";
 import { MetricsText } from "./prometheus.ts";
 
 export interface MetricsDeps {
@@ -13,18 +14,11 @@ export interface MetricsDeps {
   processors?: (cluster: string) => Promise<ProcessorMetrics[]>;
 }
 
-export interface ProcessorMetrics {
+export interface ProcessorMetrics extends ProcessorFigures {
   id: string;
   name: string;
   consumerGroup: string;
   state: string;
-  recordsIn: number;
-  recordsOut: number;
-  inPerSec: number;
-  outPerSec: number;
-  failed: number;
-  late: number;
-  lag: number | null;
 }
 
 /**

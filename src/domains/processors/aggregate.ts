@@ -88,14 +88,7 @@ export class AggregateState {
     const s = this.#state(partition);
     const groupKey = p.groupKey(view);
     if (p.window === null) {
-      const key = JSON.stringify([null, ...groupKey]);
-      let g = s.groups.get(key);
-      if (!g) {
-        g = { groupKey, window: null, acc: p.initial() };
-        s.groups.set(key, g);
-      }
-      p.accumulate(g.acc, view);
-      s.dirty.add(key);
+      this.#accumulate(s, groupKey, null, view);
       return true;
     }
     if (view.timestamp > s.streamTime) {
@@ -105,19 +98,24 @@ export class AggregateState {
     let added = false;
     for (const w of p.windowsOf(view.timestamp)) {
       if (w.end + this.#graceMs <= s.streamTime) continue;
-      const key = JSON.stringify([w.start, ...groupKey]);
-      let g = s.groups.get(key);
-      if (!g) {
-        g = { groupKey, window: w, acc: p.initial() };
-        s.groups.set(key, g);
-      }
-      p.accumulate(g.acc, view);
-      s.dirty.add(key);
-      s.removed.delete(key);
+      this.#accumulate(s, groupKey, w, view);
       added = true;
     }
     if (!added) this.late++;
     return added;
+  }
+
+  /** Adds the record to its group's aggregate (in `window`, or the table's when null). */
+  #accumulate(s: PartitionState, groupKey: unknown[], window: Group["window"], view: RecordView): void {
+    const key = JSON.stringify([window?.start ?? null, ...groupKey]);
+    let g = s.groups.get(key);
+    if (!g) {
+      g = { groupKey, window, acc: this.#program.initial() };
+      s.groups.set(key, g);
+    }
+    this.#program.accumulate(g.acc, view);
+    s.dirty.add(key);
+    s.removed.delete(key);
   }
 
   /** Emits and removes the windows of every partition that the stream time has closed. */

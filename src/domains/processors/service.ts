@@ -15,7 +15,7 @@ import { topicCheck } from "../sql/topic-check.ts";
 import { changelogOf, groupIdOf, type ProcessorEngine, repartitionOf } from "./engine.ts";
 import { type AvroSchemaOf, outputEncoder } from "./output.ts";
 import type { ProcessorRepo } from "./repo.ts";
-import type { DeploymentState, ProcessorRow, RunnerRow, StreamProgram } from "./types.ts";
+import type { DeploymentState, ProcessorFigures, ProcessorRow, RunnerRow, StreamProgram } from "./types.ts";
 
 export interface ProcessorServiceOptions {
   repo: ProcessorRepo;
@@ -72,15 +72,7 @@ export interface ProcessorAnswer {
   /** The consumer group its runners are members of (its lag is the processor's). */
   consumerGroup: string;
   operations: string[];
-  figures: {
-    recordsIn: number;
-    recordsOut: number;
-    inPerSec: number;
-    outPerSec: number;
-    failed: number;
-    late: number;
-    lag: number | null;
-  };
+  figures: ProcessorFigures;
 }
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9 ._-]{0,99}$/;

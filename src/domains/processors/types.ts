@@ -87,3 +87,15 @@ export interface RunnerSetup {
   /** Aggregations grouped by other than the record key: where records are re-keyed by group first. */
   repartition?: { topic: string; partitions: number };
 }
+
+/** A processor's figures, in its answer and on /metrics. */
+export interface ProcessorFigures {
+  recordsIn: number;
+  recordsOut: number;
+  inPerSec: number;
+  outPerSec: number;
+  failed: number;
+  late: number;
+  /** Its consumer group's lag; null when unknown. */
+  lag: number | null;
+}
