@@ -17,4 +17,5 @@ export {
   type TxnRecord,
   txnFailure,
 } from "./processing.ts";
+export { type RecordBytes, type TxnHeader, TxnOutput } from "./txn-output.ts";
 export type * from "./types.ts";

@@ -6,8 +6,7 @@
 const SEED = 0x9747b28c;
 const M = 0x5bd1e995;
 
-export function murmur2(data: Uint8Array): number {
-  const length = data.length;
+export function murmur2(data: Uint8Array, length: number = data.length): number {
   let h = SEED ^ length;
   const whole = length & ~3;
   for (let i = 0; i < whole; i += 4) {
@@ -31,7 +30,14 @@ export function murmur2(data: Uint8Array): number {
   return h | 0;
 }
 
-/** The partition of `partitions` that Kafka's Java producer picks for `key` (murmur2, positive). */
-export function partitionForKey(key: Uint8Array, partitions: number): number {
-  return (murmur2(key) & 0x7fffffff) % partitions;
+/** Where a string key is encoded for hashing (grown as needed): no buffer per key. */
+let scratch = Buffer.allocUnsafe(256);
+
+/** The partition of `partitions` that Kafka's Java producer picks for `key` (murmur2, positive); a string is its UTF-8 bytes. */
+export function partitionForKey(key: Uint8Array | string, partitions: number): number {
+  if (typeof key !== "string") return (murmur2(key) & 0x7fffffff) % partitions;
+  const need = Buffer.byteLength(key, "utf8");
+  if (need > scratch.length) scratch = Buffer.allocUnsafe(Math.max(need, scratch.length * 2));
+  const length = scratch.write(key, 0, "utf8");
+  return (murmur2(scratch, length) & 0x7fffffff) % partitions;
 }

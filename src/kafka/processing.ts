@@ -7,11 +7,13 @@
  * restarted under the same transactional id aborts what its dead predecessor left open.
  */
 
-import { Consumer, type MessageToProduce, Producer } from "@platformatic/kafka";
+import { type ClusterMetadata, Consumer, type MessageRecord, Producer } from "@platformatic/kafka";
 import { AppError } from "../errors.ts";
 import { byTopic, callApi, clientOptions, num } from "./client.ts";
 import type { KafkaConnection } from "./connection.ts";
 import { kafkaErrorName, toAppError } from "./errors.ts";
+import { negotiatedProduce, type ProduceTopic, rawProduce, rawProduceApi } from "./raw-produce.ts";
+import { type PartitionOutput, TxnOutput } from "./txn-output.ts";
 
 export interface GroupMemberOptions {
   groupId: string;
@@ -217,39 +219,18 @@ export function txnFailure(err: unknown): TxnFailure {
   return "other";
 }
 
-/**
- * The client writes one record batch per partition per send, and the broker refuses a batch
- * over its `message.max.bytes` (1 MiB by default, per topic `max.message.bytes`): a transaction
- * holding more for one partition is sent in pieces of at most this much per partition.
- */
-const SEND_BYTES_PER_PARTITION = 512 * 1024;
-/** What a record adds to its batch beyond key and value (lengths, deltas, attributes). */
-const RECORD_OVERHEAD = 24;
-
-export function sendChunks(messages: MessageToProduce[], limit = SEND_BYTES_PER_PARTITION): MessageToProduce[][] {
-  const chunks: MessageToProduce[][] = [];
-  let chunk: MessageToProduce[] = [];
-  const sizes = new Map<string, number>();
-  for (const m of messages) {
-    let size = RECORD_OVERHEAD + ((m.key as Buffer | undefined)?.length ?? 0) + ((m.value as Buffer | undefined)?.length ?? 0);
-    if (m.headers) for (const [k, v] of m.headers as Map<Buffer, Buffer>) size += k.length + (v?.length ?? 0) + 8;
-    const at = `${m.topic}\u0000${m.partition}`;
-    const held = sizes.get(at) ?? 0;
-    // A record alone over the limit still goes (alone): the broker judges it.
-    if (held > 0 && held + size > limit) {
-      chunks.push(chunk);
-      chunk = [];
-      sizes.clear();
-    }
-    chunk.push(m);
-    sizes.set(at, (sizes.get(at) ?? 0) + size);
-  }
-  if (chunk.length > 0) chunks.push(chunk);
-  return chunks;
+/** The sequence after `count` records from `sequence` (Kafka's wraps past 2^31 - 1 to 0). */
+export function nextSequence(sequence: number, count: number): number {
+  const max = 0x7fffffff;
+  return sequence > max - count ? count - (max - sequence) - 1 : sequence + count;
 }
 
-const asBuffer = (b: Uint8Array | null): Buffer | undefined =>
-  b === null ? undefined : Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+/** Records given as a list, as one transaction's output. */
+export function outputOf(records: readonly TxnRecord[]): TxnOutput {
+  const out = new TxnOutput();
+  for (const r of records) out.add(r.topic, r.partition, r.key, r.value, r.timestamp, r.headers ?? null);
+  return out;
+}
 
 /**
  * A transactional producer: each `commit` is one Kafka transaction holding output records and
@@ -261,10 +242,17 @@ export class TransactionalWriter {
   readonly #conn: KafkaConnection;
   readonly transactionalId: string;
   readonly #deadlineMs: number;
+  readonly #timeoutMs: number;
+  /** The next sequence of each partition written to, for the producer identity `#identity`. */
+  readonly #sequences = new Map<string, number>();
+  #identity: string | null = null;
+  /** Set when a Produce failed: the broker's sequences may be ahead of ours, so this producer writes no more. */
+  #sequencesLost = false;
 
   constructor(conn: KafkaConnection, transactionalId: string, transactionTimeoutMs = 10_000) {
     this.#conn = conn;
     this.transactionalId = transactionalId;
+    this.#timeoutMs = transactionTimeoutMs;
     this.#deadlineMs = Math.max(30_000, 3 * transactionTimeoutMs);
     this.#producer = new Producer({
       ...clientOptions(conn.config, conn.counter),
@@ -301,7 +289,12 @@ export class TransactionalWriter {
    * the transaction is aborted (when the broker still knows it) and the error thrown; see
    * txnFailure for what the runner does next.
    */
-  async commit(records: TxnRecord[], offsets: TxnOffset[], member: GroupMember, generation: Fencing = member.fencing()): Promise<void> {
+  async commit(
+    records: TxnOutput | readonly TxnRecord[],
+    offsets: TxnOffset[],
+    member: GroupMember,
+    generation: Fencing = member.fencing(),
+  ): Promise<void> {
     const step = { name: "BeginTransaction" };
     let timer: ReturnType<typeof setTimeout> | undefined;
     // A request the client never answers would hold the runner for good: after the deadline
@@ -330,7 +323,7 @@ export class TransactionalWriter {
   }
 
   async #transaction(
-    records: TxnRecord[],
+    records: TxnOutput | readonly TxnRecord[],
     offsets: TxnOffset[],
     member: GroupMember,
     generation: Fencing,
@@ -338,18 +331,18 @@ export class TransactionalWriter {
   ): Promise<void> {
     const txn = await this.#producer.beginTransaction();
     try {
-      if (records.length > 0) {
-        const messages: MessageToProduce[] = records.map((r) => ({
-          topic: r.topic,
-          partition: r.partition,
-          key: asBuffer(r.key),
-          value: asBuffer(r.value),
-          timestamp: r.timestamp === undefined ? undefined : BigInt(r.timestamp),
-          headers: r.headers ? new Map(r.headers.map(([k, v]) => [Buffer.from(k, "utf8"), asBuffer(v)!])) : undefined,
-        }));
+      const output = records instanceof TxnOutput ? records : outputOf(records);
+      if (!output.empty) {
+        step.name = "AddPartitionsToTxn";
+        const partitions = output.partitions();
+        const md = await this.#producer.metadata({ topics: [...new Set(partitions.map((p) => p.topic))] });
+        for (const p of partitions) {
+          const count = md.topics.get(p.topic)?.partitionsCount ?? 0;
+          if (p.partition >= count) throw new AppError("NOT_FOUND", `Topic '${p.topic}' has no partition ${p.partition}`);
+        }
+        await txn.addPartitions(md, partitions.map((p) => ({ topic: p.topic, partition: p.partition })) as MessageRecord[]);
         step.name = "Produce";
-        // Sent one after another in the transaction, each within the broker's batch size limit.
-        for (const chunk of sendChunks(messages)) await txn.send({ messages: chunk });
+        await this.#produce(partitions, md);
       }
       if (offsets.length > 0) {
         step.name = "AddOffsetsToTxn";
@@ -366,6 +359,64 @@ export class TransactionalWriter {
       throw new AppError(mapped.code, mapped.message, { details: { ...(mapped.details as object), txnFailure: failure }, cause: err });
     }
   }
+
+  /**
+   * Sends the batches of a transaction: each partition's first batch to its leader (one request
+   * per leader, leaders in parallel), then each partition's second, and so on, with the
+   * producer's id, epoch and the partition's next sequence in each batch header. A failed send
+   * leaves the broker's sequences unknown: this producer then writes no more (the runner makes a
+   * new one, with a new epoch).
+   */
+  async #produce(partitions: PartitionOutput[], md: ClusterMetadata): Promise<void> {
+    const producer = this.#producer;
+    if (this.#sequencesLost) {
+      throw new AppError("UNAVAILABLE", `The producer '${this.transactionalId}' lost a send; a new one must take over`, {
+        details: { txnFailure: "fenced" satisfies TxnFailure },
+      });
+    }
+    const api = rawProduceApi(this.#produceVersion ?? -1) ?? (await negotiatedProduce(producer));
+    this.#produceVersion = api.version;
+    const producerId = producer.producerId ?? -1n;
+    const epoch = producer.producerEpoch ?? -1;
+    const identity = `${producerId}:${epoch}`;
+    if (identity !== this.#identity) {
+      this.#sequences.clear();
+      this.#identity = identity;
+    }
+    const rounds = Math.max(...partitions.map((p) => p.batches.length));
+    try {
+      for (let round = 0; round < rounds; round++) {
+        const byLeader = new Map<number, Map<string, ProduceTopic>>();
+        const sent: Array<[string, number, number]> = [];
+        for (const p of partitions) {
+          const batch = p.batches[round];
+          if (batch === undefined) continue;
+          const at = `${p.topic}:${p.partition}`;
+          const sequence = this.#sequences.get(at) ?? 0;
+          const leader = md.topics.get(p.topic)!.partitions[p.partition]!.leader;
+          let topics = byLeader.get(leader);
+          if (!topics) byLeader.set(leader, (topics = new Map()));
+          let topic = topics.get(p.topic);
+          if (!topic) topics.set(p.topic, (topic = { name: p.topic, partitions: [] }));
+          topic.partitions.push({ partition: p.partition, batch: batch.finish(producerId, epoch, sequence, true) });
+          sent.push([at, sequence, batch.count]);
+        }
+        await Promise.all(
+          [...byLeader].map(([leader, topics]) => {
+            const broker = md.brokers.get(leader);
+            if (!broker) throw new AppError("UNAVAILABLE", `The leader ${leader} is not among the brokers known`);
+            return rawProduce(producer, api, broker, this.transactionalId, -1, this.#timeoutMs, [...topics.values()]);
+          }),
+        );
+        for (const [at, sequence, count] of sent) this.#sequences.set(at, nextSequence(sequence, count));
+      }
+    } catch (err) {
+      this.#sequencesLost = true;
+      throw err;
+    }
+  }
+
+  #produceVersion: number | null = null;
 
   /**
    * One TxnOffsetCommit for every partition (the client sends one request per partition, one

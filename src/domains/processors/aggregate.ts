@@ -10,7 +10,7 @@
  * late: counted, never added. Tables (GROUP BY without a window) emit each changed group at
  * commit: the latest aggregate per key, coalesced per commit interval.
  */
-import type { TxnRecord } from "../../kafka/index.ts";
+import type { TxnOutput } from "../../kafka/index.ts";
 import type { RecordView } from "../../sql/index.ts";
 import type { AggregateProgram, StreamOutput } from "./types.ts";
 
@@ -138,22 +138,17 @@ export class AggregateState {
    * the last commit, and (tables) the output of every changed group. The state counts them as
    * written; after a failed transaction it is restored from the changelog anew.
    */
-  take(changelog: TxnRecord[], out: Emitted[], now: number): void {
+  take(changelog: TxnOutput, out: Emitted[], now: number): void {
     for (const [partition, s] of this.#partitions) {
       for (const key of s.dirty) {
         const g = s.groups.get(key);
         if (!g) continue;
-        changelog.push({ topic: this.#changelog, partition, key: Buffer.from(key), value: Buffer.from(JSON.stringify(g.acc)) });
+        changelog.add(this.#changelog, partition, key, JSON.stringify(g.acc));
         if (this.#program.window === null) out.push({ out: this.#program.emit(g.groupKey, g.acc, null), partition, timestamp: now });
       }
-      for (const key of s.removed) changelog.push({ topic: this.#changelog, partition, key: Buffer.from(key), value: null });
+      for (const key of s.removed) changelog.add(this.#changelog, partition, key, null);
       if (s.streamTimeChanged) {
-        changelog.push({
-          topic: this.#changelog,
-          partition,
-          key: Buffer.from(STREAM_TIME_KEY),
-          value: Buffer.from(JSON.stringify({ t: s.streamTime })),
-        });
+        changelog.add(this.#changelog, partition, STREAM_TIME_KEY, JSON.stringify({ t: s.streamTime }));
       }
       s.dirty.clear();
       s.removed.clear();

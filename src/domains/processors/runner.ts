@@ -6,8 +6,8 @@
  * the runner drops what it holds and starts over from the committed offsets and the state
  * restored from its changelog, so every input record counts exactly once in the output.
  */
-import type { GroupMember, KafkaCluster, RawRecord, TxnOffset, TxnRecord } from "../../kafka/index.ts";
-import { partitionForKey, txnFailure } from "../../kafka/index.ts";
+import type { GroupMember, KafkaCluster, RawRecord, TxnHeader, TxnOffset } from "../../kafka/index.ts";
+import { partitionForKey, TxnOutput, txnFailure } from "../../kafka/index.ts";
 import type { Logger } from "../../log/logger.ts";
 import type { RecordView } from "../../sql/index.ts";
 import { recordText } from "../../sql/values.ts";
@@ -62,24 +62,16 @@ class InputView implements RecordView {
   }
 }
 
-// Buffers, which the producer takes as they are (a plain Uint8Array is wrapped first).
-function keyBytes(key: unknown): Buffer | null {
-  if (key === null || key === undefined) return null;
-  return Buffer.from(typeof key === "string" ? key : recordText(key), "utf8");
-}
-
 /**
- * Fetched bytes kept past their batch: a copy, as the read reuses its buffer. (Not `slice()`:
- * on a Buffer that is a view of the same bytes.)
+ * A new key or value as text (the output takes strings as UTF-8). Fetched bytes written as they
+ * are go into the output's batch at once, before the read reuses its buffer.
  */
-const kept = (b: Uint8Array | null): Buffer | null => (b === null ? null : Buffer.from(b));
-const keptHeaders = (raw: RawRecord): Array<[string, Uint8Array]> =>
-  raw.headers.map((h) => [h.key, h.value ? Buffer.from(h.value) : Buffer.alloc(0)]);
-
-function valueBytes(value: unknown): Buffer | null {
-  if (value === null || value === undefined) return null;
-  return Buffer.from(recordText(value), "utf8");
+function outputText(v: unknown): string | null {
+  if (v === null || v === undefined) return null;
+  return typeof v === "string" ? v : recordText(v);
 }
+
+const headersOf = (raw: RawRecord): TxnHeader[] | null => (raw.headers.length === 0 ? null : raw.headers.map((h) => [h.key, h.value]));
 
 export class Runner {
   readonly #opts: RunnerOptions;
@@ -297,8 +289,7 @@ export class Runner {
     }
 
     const view = new InputView();
-    let pending: TxnRecord[] = [];
-    let pendingBytes = 0;
+    let pending = new TxnOutput();
     const pendingOffsets = new Map<string, TxnOffset>();
     let pendingIn = 0;
     let pendingOut = 0;
@@ -309,16 +300,12 @@ export class Runner {
     const maxRecords = o.maxPendingRecords ?? 20_000;
     const maxBytes = o.maxPendingBytes ?? 16 * 1024 * 1024;
 
-    const push = (r: TxnRecord) => {
-      pending.push(r);
-      pendingBytes += (r.key?.byteLength ?? 0) + (r.value?.byteLength ?? 0);
-    };
     const output = (out: StreamOutput, raw: RawRecord | null, partition: number, timestamp: number) => {
-      // `*` writes the input's value bytes as they are (Avro stays Avro); a new key too.
-      const key = out.key === undefined ? kept(raw?.key ?? null) : keyBytes(out.key);
-      let value: Uint8Array | null;
-      if (raw !== null && program.columns === null) value = kept(raw.value);
-      else if (!setup.encodeValue) value = valueBytes(out.value);
+      // `*` writes the input's value bytes as they are (Avro stays Avro); a new key as text.
+      const key = out.key === undefined ? (raw?.key ?? null) : outputText(out.key);
+      let value: Uint8Array | string | null;
+      if (raw !== null && program.columns === null) value = raw.value;
+      else if (!setup.encodeValue) value = outputText(out.value);
       else {
         try {
           value = setup.encodeValue(out.value);
@@ -333,14 +320,14 @@ export class Runner {
           return;
         }
       }
-      push({
-        topic: program.target,
-        partition: key !== null ? partitionForKey(key, setup.targetPartitions) : partition % setup.targetPartitions,
+      pending.add(
+        program.target,
+        key !== null ? partitionForKey(key, setup.targetPartitions) : partition % setup.targetPartitions,
         key,
         value,
         timestamp,
-        ...(raw && raw.headers.length > 0 ? { headers: keptHeaders(raw) } : {}),
-      });
+        raw ? headersOf(raw) : null,
+      );
       pendingOut++;
     };
     const flushEmitted = () => {
@@ -365,18 +352,15 @@ export class Runner {
       await inFlight;
       if (state) {
         state.close(emitted);
-        const changelog: TxnRecord[] = [];
-        state.take(changelog, emitted, this.#now());
-        for (const r of changelog) push(r);
+        state.take(pending, emitted, this.#now());
         flushEmitted();
       }
-      if (pendingOffsets.size === 0 && pending.length === 0) return;
+      if (pendingOffsets.size === 0 && pending.empty) return;
       const records = pending;
       const offsets = [...pendingOffsets.values()];
       const counted = { recordsIn: pendingIn, recordsOut: pendingOut, failed: pendingFailed, late: state?.late ?? 0 };
       if (state) state.late = 0;
-      pending = [];
-      pendingBytes = 0;
+      pending = new TxnOutput();
       pendingOffsets.clear();
       pendingIn = 0;
       pendingOut = 0;
@@ -409,15 +393,15 @@ export class Runner {
         output(program.project(view), raw, raw.partition, raw.timestamp);
       } else if (fromSource && setup.repartition) {
         // Records of one group meet in one partition of the repartition topic.
-        const groupKey = Buffer.from(JSON.stringify(agg!.groupKey(view)), "utf8");
-        push({
-          topic: setup.repartition.topic,
-          partition: partitionForKey(groupKey, setup.repartition.partitions),
-          key: kept(raw.key),
-          value: kept(raw.value),
-          timestamp: raw.timestamp,
-          ...(raw.headers.length > 0 ? { headers: keptHeaders(raw) } : {}),
-        });
+        const groupKey = JSON.stringify(agg!.groupKey(view));
+        pending.add(
+          setup.repartition.topic,
+          partitionForKey(groupKey, setup.repartition.partitions),
+          raw.key,
+          raw.value,
+          raw.timestamp,
+          headersOf(raw),
+        );
       } else if (state) {
         state.add(raw.partition, view);
       }
@@ -497,8 +481,8 @@ export class Runner {
           flushEmitted();
         }
         if (
-          pending.length >= maxRecords ||
-          pendingBytes >= maxBytes ||
+          pending.records >= maxRecords ||
+          pending.bytes >= maxBytes ||
           (firstPendingAt !== null && this.#now() - firstPendingAt >= interval)
         ) {
           await commit();
