@@ -83,7 +83,7 @@ async function processor(name: string, slug: string, source: string, select: str
   const program = compileStream(`SET commit.interval = 200ms; INSERT INTO \`${target}\` ${select.replace("$SRC", `\`${source}\``)}`);
   const factory = new DecoderFactory({ registry: null });
   const keyDecoder = factory.create("STRING", undefined, "key");
-  const valueDecoder = factory.create("JSON", undefined, "value");
+  const valueDecoder = factory.create("JSON", undefined, "value", program.valueFields);
   const group = `bench-proc-${slug}-${id}`;
   let changelog: string | undefined;
   if (program.aggregate) {

@@ -22,7 +22,7 @@
  */
 
 import type { Catalog, TopicAllowed } from "./analyzer.ts";
-import type { ExpressionNode, FieldPathNode } from "./ast.ts";
+import { type ExpressionNode, type FieldPathNode, walkExpression } from "./ast.ts";
 import { SqlError } from "./errors.ts";
 import { compileExpression, compileExpressionPart, type EvaluationContext, type Evaluator } from "./evaluator.ts";
 import type { ValidationResult } from "./index.ts";
@@ -99,6 +99,11 @@ export interface StreamProgram {
   operations: string[];
   /** Output value field names in order, or null for `*` (and for a program that only re-keys). */
   columns: string[] | null;
+  /**
+   * The top-level fields of the value that the program reads (a decoder may read only these),
+   * or null when it reads the value whole (`*`, `_value`, an index into it).
+   */
+  valueFields: readonly string[] | null;
 }
 
 export interface StreamOptions extends ParseOptions {
@@ -161,7 +166,14 @@ function buildProgram(analyzed: AnalyzedStream, context: EvaluationContext): Str
   const valueIsInput = projection.kind === "Star" || projection.items.length === 0;
   const plan = planQuery(valueIsInput ? { ...query, select: { ...query.select, projection: starOf(query) } } : query, context);
   const operations: string[] = query.where === null ? [] : ["FILTER"];
-  const base = { sql: analyzed.sql, source: analyzed.source, target: analyzed.target, settings, filter: plan.filter };
+  const base = {
+    sql: analyzed.sql,
+    source: analyzed.source,
+    target: analyzed.target,
+    settings,
+    filter: plan.filter,
+    valueFields: valueIsInput ? null : valueFieldsOf(analyzed),
+  };
 
   if (analyzed.groupBy === null) {
     const key = keyItem === null ? null : compileExpression(keyItem, context);
@@ -187,6 +199,29 @@ function buildProgram(analyzed: AnalyzedStream, context: EvaluationContext): Str
   const columns = [...(plan.columns ?? [])];
   if (window !== null) for (const name of WINDOW_FIELDS) if (!columns.includes(name)) columns.push(name);
   return { ...base, project: null, aggregate, operations, columns };
+}
+
+/** See StreamProgram.valueFields. */
+function valueFieldsOf(analyzed: AnalyzedStream): string[] | null {
+  const { query } = analyzed;
+  const roots: ExpressionNode[] = [];
+  if (query.where !== null) roots.push(query.where);
+  const projection = query.select.projection;
+  if (projection.kind !== "Star") for (const item of projection.items) if (item.kind === "ExpressionItem") roots.push(item.expression);
+  if (analyzed.keyItem !== null) roots.push(analyzed.keyItem);
+  if (analyzed.groupBy !== null) roots.push(...analyzed.groupBy.fields);
+  for (const use of analyzed.aggregates) if (use.arg !== null) roots.push(use.arg);
+  const fields = new Set<string>();
+  let whole = false;
+  for (const root of roots) {
+    walkExpression(root, (node) => {
+      if (node.kind !== "FieldPath" || node.source !== "value") return;
+      const first = node.segments[0];
+      if (first?.kind === "Field") fields.add(first.name);
+      else whole = true;
+    });
+  }
+  return whole ? null : [...fields];
 }
 
 function starOf(query: AnalyzedStream["query"]): { kind: "Star"; loc: { start: number; end: number } } {

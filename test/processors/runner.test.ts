@@ -54,6 +54,7 @@ function evens(source: string, target: string): StreamProgram {
     aggregate: null,
     operations: ["FILTER", "PROJECT"],
     columns: ["n", "doubled"],
+    valueFields: ["n"],
   };
 }
 

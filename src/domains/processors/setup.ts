@@ -30,7 +30,7 @@ export function runnerSetup(
   return async (p) => {
     const program = compileStream(p.sql);
     const kafka = pool.get(p.cluster);
-    const { keyDecoder, valueDecoder } = await sql.decoders(p.cluster, program.source, program.settings);
+    const { keyDecoder, valueDecoder } = await sql.decoders(p.cluster, program.source, program.settings, program.valueFields);
     const [target, source] = await kafka.topics.describe([program.target, program.source]);
     if (!target) throw new AppError("NOT_FOUND", `Topic '${program.target}' does not exist`);
     if (!source) throw new AppError("NOT_FOUND", `Topic '${program.source}' does not exist`);

@@ -31,6 +31,7 @@ import type { SchemaRegistryClient } from "../../registry/client.ts";
 import type { DataFormat } from "../../sql/index.ts";
 import type { TypedValueText } from "../../sql/planner.ts";
 import { avroText, avroTextAt, avroToJson, avroTypeOptions, javaDouble, javaFloat } from "./avro-text.ts";
+import { JsonFieldError, JsonFields } from "./json-fields.ts";
 
 export class DecodeError extends Error {
   override readonly name = "DecodeError";
@@ -347,6 +348,19 @@ function decodeJson(bytes: Uint8Array): Decoded {
   }
 }
 
+/** A JSON decoder that reads only `fields` of an object (see json-fields.ts). */
+function jsonFieldsDecoder(fields: readonly string[]): (bytes: Uint8Array) => Decoded {
+  const reader = new JsonFields(fields);
+  return (bytes) => {
+    try {
+      return { value: reader.read(bytes) };
+    } catch (err) {
+      if (err instanceof JsonFieldError) throw new DecodeError("not valid JSON");
+      throw err;
+    }
+  };
+}
+
 function decodeString(bytes: Uint8Array): Decoded {
   return { value: text(bytes) };
 }
@@ -439,26 +453,29 @@ export class DecoderFactory {
 
   /**
    * The decoder for a format; `schema` is the topic metadata's schema text (AVRO only).
-   * No format: inference per record. PROTOBUF is not supported (UNSUPPORTED).
+   * No format: inference per record. PROTOBUF is not supported (UNSUPPORTED). `fields`: only
+   * these top-level fields of a JSON object are read (json-fields.ts), for a reader that needs
+   * no more (a stream processor); the answer then has no `json` text.
    */
-  create(format: DataFormat | undefined, schema: string | undefined, what: "key" | "value"): Decoder {
-    const decoder = this.#create(format, schema, what);
+  create(format: DataFormat | undefined, schema: string | undefined, what: "key" | "value", fields?: readonly string[] | null): Decoder {
+    const json = fields ? jsonFieldsDecoder(fields) : decodeJson;
+    const decoder = this.#create(format, schema, what, json);
     // An empty or missing payload is null whatever the format (tombstones, keyless records).
     const wrapped: Decoder = (bytes) => (bytes.byteLength === 0 && format !== "STRING" && format !== "BYTES" ? NULL : decoder(bytes));
     // JSON, and inference: JSON text is JSON (a registry id needs a 0 byte first, never JSON text).
-    if (format === undefined || format === "JSON") JSON_TEXT_DECODERS.add(wrapped);
+    if ((format === undefined || format === "JSON") && !fields) JSON_TEXT_DECODERS.add(wrapped);
     if (format === undefined || format === "STRING") PLAIN_TEXT_DECODERS.add(wrapped);
     return wrapped;
   }
 
-  #create(format: DataFormat | undefined, schema: string | undefined, what: "key" | "value"): Decoder {
+  #create(format: DataFormat | undefined, schema: string | undefined, what: "key" | "value", json: Decoder): Decoder {
     switch (format) {
       case undefined:
-        return this.#infer();
+        return this.#infer(json);
       case "STRING":
         return decodeString;
       case "JSON":
-        return decodeJson;
+        return json;
       case "BYTES":
         return (b) => ({ value: base64(b) });
       case "INT":
@@ -502,11 +519,11 @@ export class DecoderFactory {
     };
   }
 
-  #infer(): Decoder {
+  #infer(json: Decoder): Decoder {
     const rest = (bytes: Uint8Array): Decoded => {
       if (mayBeJson(bytes)) {
         try {
-          return decodeJson(bytes);
+          return json(bytes) as Decoded;
         } catch {
           /* text or bytes */
         }

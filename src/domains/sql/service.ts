@@ -215,6 +215,8 @@ export class SqlService {
     cluster: string,
     topic: string,
     chosen: { keyFormat?: DataFormat; valueFormat?: DataFormat },
+    /** Only these top-level fields of a JSON value are read (see DecoderFactory.create). */
+    valueFields?: readonly string[] | null,
   ): Promise<{ keyDecoder: Decoder; valueDecoder: Decoder; keyFormat?: DataFormat; valueFormat?: DataFormat }> {
     const meta = await this.opts.formats.get(cluster, topic);
     const factory = new DecoderFactory({ registry: this.opts.registry });
@@ -222,7 +224,7 @@ export class SqlService {
     const valueFormat = chosen.valueFormat ?? format(meta?.valueType);
     return {
       keyDecoder: factory.create(keyFormat, meta?.keySchema ?? undefined, "key"),
-      valueDecoder: factory.create(valueFormat, meta?.valueSchema ?? undefined, "value"),
+      valueDecoder: factory.create(valueFormat, meta?.valueSchema ?? undefined, "value", valueFields),
       ...(keyFormat ? { keyFormat } : {}),
       ...(valueFormat ? { valueFormat } : {}),
     };
