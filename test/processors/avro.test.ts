@@ -9,7 +9,17 @@ import avro from "avsc";
 import { registryEnv, uniqueTopic } from "../cluster/cluster.ts";
 import { registerSchema } from "../helpers/registry.ts";
 import { pollFor } from "../helpers/wait.ts";
-import { createProcessor, getProcessor, jsonTopic, type OutRecord, outputOf, processorFixture, produce } from "./helpers.ts";
+import {
+  createProcessor,
+  getProcessor,
+  jsonTopic,
+  type OutRecord,
+  outputOf,
+  processorFixture,
+  produce,
+  readAll,
+  untilState,
+} from "./helpers.ts";
 
 const f = processorFixture({ schemaRegistry: { urls: registryEnv().urls } });
 const { kafka, made } = f;
@@ -128,6 +138,59 @@ describe("Avro output", () => {
       ["a", { customer: "a", orders: 2, total: 4.5, windowStart: s(0), windowEnd: s(60) }],
       ["b", { customer: "b", orders: 1, total: 2, windowStart: s(0), windowEnd: s(60) }],
     ]);
+  }, 90_000);
+});
+
+describe("a window result the schema does not take", () => {
+  const schema = {
+    type: "record",
+    name: "ByRegion",
+    fields: [
+      { name: "region", type: "string" },
+      { name: "orders", type: "long" },
+      { name: "windowStart", type: "long" },
+      { name: "windowEnd", type: "long" },
+    ],
+  };
+  // The group of region 7 makes a result whose region is a number, which the schema refuses.
+  const input = [
+    { value: { region: "north" }, timestamp: s(1) },
+    { value: { region: 7 }, timestamp: s(2) },
+    { value: { region: "north" }, timestamp: s(3) },
+    { value: { region: "south" }, timestamp: s(65) },
+  ];
+  const sqlOf = (policy: string, source: string, target: string) =>
+    `SET output.format = AVRO; SET error.policy = ${policy}; INSERT INTO \`${target}\` SELECT STREAM region, COUNT(*) AS orders FROM \`${source}\` GROUP BY TUMBLE(1, m), region`;
+
+  test("skip: the other windows are written, the refused result is counted as failed", async () => {
+    const source = await jsonTopic(kafka(), "avro-win-skip-src", 1, made);
+    const target = await jsonTopic(kafka(), "avro-win-skip-out", 1, made);
+    const id = await registerSchema(`${target}-value`, schema);
+    const pid = await createProcessor(f.rt(), `avro-win-skip-${source}`, sqlOf("skip", source, target));
+    await produce(kafka(), source, input);
+    const out = await outputOf(kafka(), target, 1, 60_000, wireParser(id, avro.Type.forSchema(schema as avro.Schema)));
+    expect(out.map((r) => r.value)).toEqual([{ region: "north", orders: 2, windowStart: s(0), windowEnd: s(60) }]);
+    const p = await pollFor(
+      "the refused result counted as failed",
+      async () => {
+        const p = await getProcessor(f.rt(), pid);
+        return p.figures.recordsIn === input.length && p.figures.failed === 1 ? p : undefined;
+      },
+      30_000,
+    );
+    expect(p.deploymentState).toBe("RUNNING");
+    expect(p.figures.recordsOut).toBe(1);
+  }, 90_000);
+
+  test("stop: the processor is FAILED naming the result; nothing of that transaction is written", async () => {
+    const source = await jsonTopic(kafka(), "avro-win-stop-src", 1, made);
+    const target = await jsonTopic(kafka(), "avro-win-stop-out", 1, made);
+    await registerSchema(`${target}-value`, schema);
+    const pid = await createProcessor(f.rt(), `avro-win-stop-${source}`, sqlOf("stop", source, target));
+    await produce(kafka(), source, input);
+    const failed = await untilState(f.rt(), pid, "FAILED");
+    expect(failed.deploymentErrorMsg).toContain(`Cannot write a result for partition 0 of '${target}'`);
+    expect(await readAll(kafka(), target)).toEqual([]);
   }, 90_000);
 });
 

@@ -445,8 +445,10 @@ export class Runner {
           continue;
         }
         const topic = input.topic;
+        // Records in are the source's: a repartitioned record is not counted a second time.
+        const counts = topic === program.source ? 1 : 0;
         for (const raw of result.value) {
-          pendingIn++;
+          pendingIn += counts;
           const offsetKey = `${topic}/${raw.partition}`;
           pendingOffsets.set(offsetKey, { topic, partition: raw.partition, offset: raw.offset + 1 });
           firstPendingAt ??= this.#now();
@@ -465,7 +467,7 @@ export class Runner {
             const why = `record ${raw.offset} of partition ${raw.partition} of '${topic}': ${err instanceof Error ? err.message : String(err)}`;
             if (program.settings.errorPolicy === "stop") {
               // What came before it is written; the record itself is not consumed.
-              pendingIn--;
+              pendingIn -= counts;
               pendingOffsets.set(offsetKey, { topic, partition: raw.partition, offset: raw.offset });
               await commit(true);
               throw new PoisonRecordError(`Cannot process ${why}`);
