@@ -16,6 +16,7 @@ import {
   processorFixture,
   produce,
   readAll,
+  untilFigures,
   untilState,
 } from "./helpers.ts";
 
@@ -153,15 +154,8 @@ describe("tables", () => {
     const p = await getProcessor(f.rt(), id);
     expect(p.operations).toEqual(["REPARTITION", "AGGREGATE"]);
     // Records in are the source's 400: their reading back from the repartition topic is not counted.
-    const counted = await pollFor(
-      "the input counted",
-      async () => {
-        const { figures } = await getProcessor(f.rt(), id);
-        return figures.recordsIn >= 400 ? figures : undefined;
-      },
-      30_000,
-    );
-    expect(counted.recordsIn).toBe(400);
+    const counted = await untilFigures(f.rt(), id, "the input counted", (x) => x.recordsIn >= 400);
+    expect(counted.figures.recordsIn).toBe(400);
     // autocreate made the table's topic compacted: the latest aggregate per key is what it keeps.
     const configs = await kafka().configs.describeTopic(target);
     expect(configs.find((c) => c.name === "cleanup.policy")?.value).toBe("compact");

@@ -8,16 +8,15 @@ import { describe, expect, test } from "bun:test";
 import avro from "avsc";
 import { registryEnv, uniqueTopic } from "../cluster/cluster.ts";
 import { registerSchema } from "../helpers/registry.ts";
-import { pollFor } from "../helpers/wait.ts";
 import {
   createProcessor,
-  getProcessor,
   jsonTopic,
   type OutRecord,
   outputOf,
   processorFixture,
   produce,
   readAll,
+  untilFigures,
   untilState,
 } from "./helpers.ts";
 
@@ -68,14 +67,7 @@ describe("Avro output", () => {
     );
     // Keys are the input's, as with JSON output.
     expect(out.map((r) => r.key).sort()).toEqual(expected.map((r) => r.key).sort());
-    const p = await pollFor(
-      "every input record counted",
-      async () => {
-        const p = await getProcessor(f.rt(), pid);
-        return p.figures.recordsIn === input.length ? p : undefined;
-      },
-      30_000,
-    );
+    const p = await untilFigures(f.rt(), pid, "every input record counted", (x) => x.recordsIn === input.length);
     expect(p.deploymentState).toBe("RUNNING");
     expect(p.figures.failed).toBe(0);
   }, 90_000);
@@ -95,14 +87,7 @@ describe("Avro output", () => {
       { id: 1, label: "one", note: null },
       { id: 3, label: "three", note: null },
     ]);
-    const p = await pollFor(
-      "the bad record counted as failed",
-      async () => {
-        const p = await getProcessor(f.rt(), pid);
-        return p.figures.recordsIn === 3 && p.figures.failed === 1 ? p : undefined;
-      },
-      30_000,
-    );
+    const p = await untilFigures(f.rt(), pid, "the bad record counted as failed", (x) => x.recordsIn === 3 && x.failed === 1);
     expect(p.figures.recordsOut).toBe(2);
   }, 90_000);
 
@@ -170,13 +155,11 @@ describe("a window result the schema does not take", () => {
     await produce(kafka(), source, input);
     const out = await outputOf(kafka(), target, 1, 60_000, wireParser(id, avro.Type.forSchema(schema as avro.Schema)));
     expect(out.map((r) => r.value)).toEqual([{ region: "north", orders: 2, windowStart: s(0), windowEnd: s(60) }]);
-    const p = await pollFor(
+    const p = await untilFigures(
+      f.rt(),
+      pid,
       "the refused result counted as failed",
-      async () => {
-        const p = await getProcessor(f.rt(), pid);
-        return p.figures.recordsIn === input.length && p.figures.failed === 1 ? p : undefined;
-      },
-      30_000,
+      (x) => x.recordsIn === input.length && x.failed === 1,
     );
     expect(p.deploymentState).toBe("RUNNING");
     expect(p.figures.recordsOut).toBe(1);

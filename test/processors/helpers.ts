@@ -139,16 +139,35 @@ export async function getProcessor(rt: TestRuntime, id: string): Promise<Process
   return ((await res.json()) as { streams: ProcessorJson }).streams;
 }
 
-export function untilState(rt: TestRuntime, id: string, state: string, timeoutMs = 60_000): Promise<ProcessorJson> {
+/** The processor once it satisfies `holds` (polled until the deadline). */
+export function untilProcessor(
+  rt: TestRuntime,
+  id: string,
+  what: string,
+  holds: (p: ProcessorJson) => boolean,
+  timeoutMs = 30_000,
+): Promise<ProcessorJson> {
   return pollFor(
-    `processor ${id} ${state}`,
+    what,
     async () => {
       const p = await getProcessor(rt, id);
-      return p.deploymentState === state ? p : undefined;
+      return holds(p) ? p : undefined;
     },
     timeoutMs,
   );
 }
+
+/** The processor once its figures hold `holds`. */
+export const untilFigures = (
+  rt: TestRuntime,
+  id: string,
+  what: string,
+  holds: (f: ProcessorJson["figures"]) => boolean,
+  timeoutMs = 30_000,
+) => untilProcessor(rt, id, what, (p) => holds(p.figures), timeoutMs);
+
+export const untilState = (rt: TestRuntime, id: string, state: string, timeoutMs = 60_000) =>
+  untilProcessor(rt, id, `processor ${id} ${state}`, (p) => p.deploymentState === state, timeoutMs);
 
 export async function action(rt: TestRuntime, id: string, what: string, role: "admin" | "write" = "write"): Promise<Response> {
   return rt.request(`/api/streams/${id}${what === "delete" ? "" : `/${what}`}`, { method: what === "delete" ? "DELETE" : "PUT", role });
