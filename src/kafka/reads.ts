@@ -412,6 +412,7 @@ export async function* consumeBatches(deps: ConsumeDeps, req: ConsumeRequest): A
             if (signal?.aborted) return;
             yield out;
           }
+          if (fetched && req.onPosition) req.onPosition(p.partitionIndex, cursor.next);
           // Nothing more will come before the end we were given.
           if (!req.follow && !fetched && p.highWatermark >= 0 && cursor.next >= p.highWatermark) {
             cursor.end = cursor.next;

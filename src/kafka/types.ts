@@ -272,6 +272,13 @@ export interface ConsumeRequest {
    */
   onFetching?(since: number | null): void;
   /**
+   * Told a partition's read position (the next offset) after each fetched record set, once
+   * what it yielded has been taken: it moves past transaction markers and aborted records too,
+   * which yield nothing. A consumer that commits this position shows no lag when caught up on
+   * a topic written in transactions (the commit marker is the log's last offset).
+   */
+  onPosition?(partition: number, next: number): void;
+  /**
    * What decodes the fetched record batches: Loupe's own decoder (the default, with brokers
    * that speak Fetch v13 or later) or the Kafka client's, which older brokers get anyway.
    */

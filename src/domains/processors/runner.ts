@@ -44,6 +44,7 @@ const DEFAULT_FAIL_AFTER_MS = 5 * 60_000;
 const TICK = Symbol("tick");
 const MOVED = Symbol("moved");
 const FAILED = Symbol("failed");
+const NUDGED = Symbol("nudged");
 /** Longest wait for the member to rejoin after its group moved on (the rebalance timeout and some). */
 const REJOIN_WAIT_MS = 30_000;
 
@@ -262,6 +263,23 @@ export class Runner {
     this.#stop.signal.addEventListener("abort", abortReading, { once: true });
     type Input = { topic: string; it: AsyncIterator<RawRecord[]>; next: Promise<IteratorResult<RawRecord[]>> | null };
     const inputs: Input[] = [];
+    const pendingOffsets = new Map<string, TxnOffset>();
+    let firstPendingAt: number | null = null;
+    /** Per input partition, the offset last committed (or read from). */
+    const committedAt = new Map<string, number>();
+    /** Ends the wait for records when a read moved past transaction markers alone. */
+    let nudge: (() => void) | null = null;
+    /**
+     * A read's position past what it yielded (transaction markers, aborted records) is
+     * committed too, so a processor caught up on a topic written in transactions shows no lag.
+     */
+    const positionOf = (topic: string) => (partition: number, next: number) => {
+      const key = `${topic}/${partition}`;
+      if (next <= (pendingOffsets.get(key)?.offset ?? committedAt.get(key) ?? next)) return;
+      pendingOffsets.set(key, { topic, partition, offset: next });
+      firstPendingAt ??= this.#now();
+      nudge?.();
+    };
     for (const topic of topics) {
       const partitions = owned.get(topic)!;
       if (partitions.length === 0) continue;
@@ -272,14 +290,17 @@ export class Runner {
         missing.length === 0
           ? new Map<number, number>()
           : await o.kafka.reads.offsetsOf(topic, missing, topic === program.source ? program.settings.autoOffsetReset : "earliest");
+      const from = (partition: number) => committed.get(partition) ?? reset.get(partition) ?? 0;
+      for (const partition of partitions) committedAt.set(`${topic}/${partition}`, from(partition));
       const it = o.kafka.reads
         .batches({
           topic,
-          partitions: partitions.map((partition) => ({ partition, from: committed.get(partition) ?? reset.get(partition) ?? 0 })),
+          partitions: partitions.map((partition) => ({ partition, from: from(partition) })),
           follow: true,
+          onPosition: positionOf(topic),
           signal: reading.signal,
-          // Fetched bytes live in a buffer the next fetch reuses: what outlives a batch (kept
-          // keys, values written as they are) is copied (see `kept`).
+          // Fetched bytes live in a buffer the next fetch reuses: what outlives a batch (keys and
+          // values written as they are) is copied into the output's batches at once.
           reuseBuffers: true,
           // A broker that restarts is waited for a while; past it the session fails and retries.
           retryUntil: this.#now() + 60_000,
@@ -290,11 +311,9 @@ export class Runner {
 
     const view = new InputView();
     let pending = new TxnOutput();
-    const pendingOffsets = new Map<string, TxnOffset>();
     let pendingIn = 0;
     let pendingOut = 0;
     let pendingFailed = 0;
-    let firstPendingAt: number | null = null;
     const emitted: Emitted[] = [];
     const interval = program.settings.commitIntervalMs;
     const maxRecords = o.maxPendingRecords ?? 20_000;
@@ -362,6 +381,7 @@ export class Runner {
       if (state) state.late = 0;
       pending = new TxnOutput();
       pendingOffsets.clear();
+      for (const off of offsets) committedAt.set(`${off.topic}/${off.partition}`, off.offset);
       pendingIn = 0;
       pendingOut = 0;
       pendingFailed = 0;
@@ -425,15 +445,18 @@ export class Runner {
         if (this.#stop.signal.aborted || this.#moved || inputs.length === 0) break;
         const wait = firstPendingAt === null ? null : Math.max(0, firstPendingAt + interval - this.#now());
         let timer: ReturnType<typeof setTimeout> | undefined;
-        const waits: Array<Promise<Got | typeof TICK | typeof MOVED | typeof FAILED>> = inputs.map((input) =>
+        const waits: Array<Promise<Got | typeof TICK | typeof MOVED | typeof FAILED | typeof NUDGED>> = inputs.map((input) =>
           nextOf(input).then((result) => ({ input, result })),
         );
         waits.push(interrupted, failed);
         if (wait !== null) waits.push(new Promise<typeof TICK>((resolve) => (timer = setTimeout(() => resolve(TICK), wait))));
+        else waits.push(new Promise<typeof NUDGED>((resolve) => (nudge = () => resolve(NUDGED))));
         const got = await Promise.race(waits);
         clearTimeout(timer);
+        nudge = null;
         if (got === MOVED) break;
-        if (got === FAILED) continue;
+        // A position to commit: the next turn waits the commit interval for it.
+        if (got === FAILED || got === NUDGED) continue;
         if (got === TICK) {
           await commit();
           continue;
