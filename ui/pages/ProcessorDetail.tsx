@@ -118,7 +118,8 @@ function failedRunnerMessage(p: Processor): string | undefined {
 function Topology({ p }: { p: Processor }) {
   const steps = [
     ...p.fromTopics.map((t) => ({ kind: "topic", label: t, note: "source" })),
-    ...p.operations.map((o) => ({ kind: "op", label: o, note: "" })),
+    // Each kind of operation has its colour: `proc-op-filter`, `proc-op-aggregate`...
+    ...p.operations.map((o) => ({ kind: `op proc-op-${o.split(" ")[0]!.toLowerCase()}`, label: o, note: "" })),
     { kind: "topic", label: p.toTopic, note: "target" },
   ];
   return (
