@@ -12,7 +12,7 @@ import { AppError } from "../errors.ts";
 import { byTopic, callApi, clientOptions, num } from "./client.ts";
 import type { KafkaConnection } from "./connection.ts";
 import { kafkaErrorName, toAppError } from "./errors.ts";
-import { negotiatedProduce, type ProduceTopic, rawProduce, rawProduceApi } from "./raw-produce.ts";
+import { negotiatedProduce, type ProduceApi, type ProduceTopic, rawProduce } from "./raw-produce.ts";
 import { type PartitionOutput, TxnOutput } from "./txn-output.ts";
 
 export interface GroupMemberOptions {
@@ -248,6 +248,8 @@ export class TransactionalWriter {
   #identity: string | null = null;
   /** Set when a Produce failed: the broker's sequences may be ahead of ours, so this producer writes no more. */
   #sequencesLost = false;
+  /** The raw Produce at the version negotiated, once known. */
+  #produceApi: ProduceApi | null = null;
 
   constructor(conn: KafkaConnection, transactionalId: string, transactionTimeoutMs = 10_000) {
     this.#conn = conn;
@@ -374,8 +376,7 @@ export class TransactionalWriter {
         details: { txnFailure: "fenced" satisfies TxnFailure },
       });
     }
-    const api = rawProduceApi(this.#produceVersion ?? -1) ?? (await negotiatedProduce(producer));
-    this.#produceVersion = api.version;
+    const api = (this.#produceApi ??= await negotiatedProduce(producer));
     const producerId = producer.producerId ?? -1n;
     const epoch = producer.producerEpoch ?? -1;
     const identity = `${producerId}:${epoch}`;
@@ -415,8 +416,6 @@ export class TransactionalWriter {
       throw err;
     }
   }
-
-  #produceVersion: number | null = null;
 
   /**
    * One TxnOffsetCommit for every partition (the client sends one request per partition, one

@@ -85,7 +85,7 @@ function requestOf(flexible: boolean) {
   };
 }
 
-type ProduceApi = ReturnType<typeof createAPI>;
+export type ProduceApi = ReturnType<typeof createAPI>;
 const apis = new Map<number, ProduceApi>();
 
 /** The raw Produce for a version the broker chose, or null outside 3 to 11. */

@@ -74,7 +74,7 @@ export class BatchBuilder {
     return uvarintSize(zigzag(body)) + body;
   }
 
-  /** Appends one record whose key and value lengths the caller measured (see TxnOutput.add). */
+  /** Appends one record whose key, value and headers sizes the caller measured (see TxnOutput.add). */
   add(
     key: RecordBytes,
     keyLen: number,
@@ -82,13 +82,14 @@ export class BatchBuilder {
     valueLen: number,
     timestamp: number,
     headers: readonly TxnHeader[] | null,
+    headersSize: number,
   ): void {
     if (this.count === 0) {
       this.#firstTs = timestamp;
       this.#maxTs = timestamp;
     } else if (timestamp > this.#maxTs) this.#maxTs = timestamp;
     const tsDelta = timestamp - this.#firstTs;
-    const body = BatchBuilder.bodySize(keyLen, valueLen, headersBytes(headers), tsDelta, this.count);
+    const body = BatchBuilder.bodySize(keyLen, valueLen, headersSize, tsDelta, this.count);
     this.#ensure(uvarintSize(zigzag(body)) + body);
     this.#uvarint(zigzag(body));
     this.#buf[this.#pos++] = 0; // attributes
@@ -208,12 +209,13 @@ export class TxnOutput {
     let batch = p.batches[p.batches.length - 1];
     // A record that would take the batch past the limit starts the next one (an upper bound
     // of its size: deltas as wide as they get).
-    const bound = BatchBuilder.recordSize(keyLen, valueLen, headersBytes(headers), 2 ** 52, batch ? batch.count : 0);
+    const headersSize = headersBytes(headers);
+    const bound = BatchBuilder.recordSize(keyLen, valueLen, headersSize, 2 ** 52, batch ? batch.count : 0);
     if (batch === undefined || (batch.count > 0 && batch.size + bound > this.#limit)) {
       batch = new BatchBuilder(Math.min(this.#limit, Math.max(FIRST_CAPACITY, bound + BATCH_HEAD)));
       p.batches.push(batch);
     }
-    batch.add(key, keyLen, value, valueLen, timestamp, headers);
+    batch.add(key, keyLen, value, valueLen, timestamp, headers, headersSize);
     this.records++;
     this.bytes += Math.max(0, keyLen) + Math.max(0, valueLen);
   }

@@ -3,6 +3,7 @@
  * routes.ts), the calls, and who may change what. Ids are `lsql_<hex>`; names are free text, so
  * every path segment is encoded.
  */
+import type { ProcessorFigures } from "../../src/domains/processors/types.ts";
 import { api } from "../session.ts";
 
 export type DeploymentState = "PENDING" | "RUNNING" | "PAUSED" | "FAILED" | "STOPPED";
@@ -31,15 +32,7 @@ export interface Processor {
   runnerState: Record<string, RunnerState>;
   consumerGroup: string;
   operations: string[];
-  figures: {
-    recordsIn: number;
-    recordsOut: number;
-    inPerSec: number;
-    outPerSec: number;
-    failed: number;
-    late: number;
-    lag: number | null;
-  };
+  figures: ProcessorFigures;
 }
 
 /** States move on their own (runners start, fail, rebalance): list and detail ask again this often. */

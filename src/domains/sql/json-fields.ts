@@ -63,8 +63,7 @@ function stringEnd(b: Buffer, i: number): number {
     while (k >= i && b[k] === BACKSLASH) k--;
     // An odd run of backslashes escapes this quote.
     if ((q - 1 - k) % 2 === 0) return q;
-    const from = q + 1;
-    q = b.indexOf(QUOTE, from);
+    q = b.indexOf(QUOTE, q + 1);
   }
 }
 
