@@ -44,8 +44,11 @@ export const enc = encodeURIComponent;
 /** `/api/proxy-connect/<alias><rest>`. */
 export const proxy = (rest: string, alias = ALIAS) => `/api/proxy-connect/${alias}${rest}`;
 
-/** Connect's 409 (and 500) messages while its workers rebalance (not "already exists"). */
-export const REBALANCING = /rebalanc|conflicting operation|stale configuration|momentarily/i;
+/**
+ * Connect's 409 (and 500) messages while its workers rebalance (not "already exists"), and its
+ * 500 "Failed to start connector" when a restart meets the start that a resume just began.
+ */
+export const REBALANCING = /rebalanc|conflicting operation|stale configuration|momentarily|failed to start connector/i;
 
 /**
  * Sends through Loupe, retrying while Connect answers 409 (a rebalance under way: the tests'
