@@ -134,6 +134,9 @@ async function main() {
       LOUPE_KAFKA_BOOTSTRAP: env.KAFKA_BOOTSTRAP,
       // Both registry hosts, comma-separated: Loupe tries them in turn.
       ...(env.SCHEMA_REGISTRY_URL ? { LOUPE_SCHEMA_REGISTRY_URL: env.SCHEMA_REGISTRY_URL } : {}),
+      // Their storage topics, and Connect's: internal (an admin's only).
+      ...(env.SCHEMA_REGISTRY_TOPICS ? { LOUPE_SCHEMA_REGISTRY_TOPICS: env.SCHEMA_REGISTRY_TOPICS } : {}),
+      ...(env.CONNECT_TOPICS ? { LOUPE_CONNECT_TOPICS: `dev=${env.CONNECT_TOPICS}` } : {}),
       // The Connect cluster's two workers, under the alias `dev`.
       ...(env.CONNECT_URL ? { LOUPE_CONNECT_URLS: `dev=${env.CONNECT_URL}` } : {}),
       LOUPE_ADMIN_PASSWORD: process.env.LOUPE_ADMIN_PASSWORD ?? "admin",

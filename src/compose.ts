@@ -10,6 +10,7 @@ import { type Config, deprecations } from "./config/schema.ts";
 import { openStore } from "./db/index.ts";
 import { GroupRepo } from "./domains/access/group-repo.ts";
 import { GroupService } from "./domains/access/group-service.ts";
+import { internalTopicsOf } from "./domains/access/internal-topics.ts";
 import { NotificationService } from "./domains/alerts/notifications.ts";
 import { AuditService } from "./domains/audit/service.ts";
 import { LdapDirectory } from "./domains/auth/ldap.ts";
@@ -80,6 +81,8 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
   const audit = new AuditService(store.db, logs.logger("audit"));
   await audit.closeInterrupted();
   const groups = new GroupService(new GroupRepo(store.db), config.groups);
+  // Kafka's, Connect's, the registry's and Loupe's own topics: their records are an unrestricted admin's only.
+  const internalTopics = internalTopicsOf(config);
   // The directory, when configured: logins of names that are no local user are checked there.
   const ldap = config.ldap ? new LdapDirectory(config.ldap, logs.logger("ldap")) : undefined;
   const directory = ldap && {
@@ -98,7 +101,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     config.users,
     logs.logger("auth"),
     opts.auth,
-    { groups: (names) => groups.resolve(names), ...(directory ? { directory } : {}) },
+    { groups: (names) => groups.resolve(names), internalTopics, ...(directory ? { directory } : {}) },
   );
   groups.onChange(() => auth.accessChanged("group changed"));
   const admin = await auth.ensureBootstrapAdmin(opts.adminPassword);
@@ -125,7 +128,16 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
   const streams = new StreamRegistry(config.auth.maxStreamsPerUser, { auth });
   const notifications = new NotificationService(store.db, logs.logger("alerts"));
   const metadata = new MetadataService(new MetadataRepo(store.db), kafka);
-  const topics = new TopicService({ pool: kafka, lag, sampler, metadata, audit, notifications, log: logs.logger("topics") });
+  const topics = new TopicService({
+    pool: kafka,
+    lag,
+    sampler,
+    metadata,
+    audit,
+    notifications,
+    log: logs.logger("topics"),
+    internalTopics,
+  });
   const lagHistory = new LagHistory(kafka, sampler, {}, logs.logger("sampler"));
   const consumers = new ConsumerService(kafka, lag, lagHistory, config.lag.sampleInterval);
   // One upstream for the registry: the decoders and the proxy skip the same bad host.

@@ -25,7 +25,9 @@ export const ENV_OVERRIDES = {
   LOUPE_TOKEN_LIFETIME: "auth.tokenLifetime",
   LOUPE_IDLE_TIMEOUT: "auth.idleTimeout",
   LOUPE_SCHEMA_REGISTRY_URL: "schemaRegistry.urls",
+  LOUPE_SCHEMA_REGISTRY_TOPICS: "schemaRegistry.topics",
   LOUPE_CONNECT_URLS: "connect.clusters[alias].urls",
+  LOUPE_CONNECT_TOPICS: "connect.clusters[alias].topics",
 } as const;
 
 type Env = Record<string, string | undefined>;
@@ -54,7 +56,13 @@ function applyEnv(raw: Raw, env: Env): void {
     if (legacy && typeof legacy === "object" && !("urls" in registry)) delete (raw.sql as Raw).schemaRegistry;
     registry.urls = env.LOUPE_SCHEMA_REGISTRY_URL;
   }
+  // Comma-separated: the registry's storage topics (internal).
+  if (env.LOUPE_SCHEMA_REGISTRY_TOPICS)
+    obj(raw, "schemaRegistry").topics = env.LOUPE_SCHEMA_REGISTRY_TOPICS.split(",")
+      .map((t) => t.trim())
+      .filter(Boolean);
   if (env.LOUPE_CONNECT_URLS) applyConnectUrls(raw, env.LOUPE_CONNECT_URLS);
+  if (env.LOUPE_CONNECT_TOPICS) applyConnectTopics(raw, env.LOUPE_CONNECT_TOPICS);
   if (env.LOUPE_KAFKA_BOOTSTRAP) {
     const kafka = obj(raw, "kafka");
     const clusters = Array.isArray(kafka.clusters) ? (kafka.clusters as Raw[]) : [];
@@ -83,6 +91,25 @@ function applyConnectUrls(raw: Raw, text: string): void {
     else clusters.push({ alias, urls });
   }
   connect.clusters = clusters;
+}
+
+/** `alias=configs,offsets,statuses;alias2=...`: each alias's storage topics (internal). */
+function applyConnectTopics(raw: Raw, text: string): void {
+  const clusters = (obj(raw, "connect").clusters ?? []) as Raw[];
+  for (const part of text.split(";")) {
+    if (!part.trim()) continue;
+    const eq = part.indexOf("=");
+    const names = part
+      .slice(eq + 1)
+      .split(",")
+      .map((t) => t.trim());
+    if (eq < 1 || names.length !== 3 || names.some((n) => !n))
+      throw new ConfigError(`LOUPE_CONNECT_TOPICS: expected alias=configs,offsets,statuses;alias2=..., got '${part.trim()}'`);
+    const alias = part.slice(0, eq).trim();
+    const known = clusters.find((c) => c?.alias === alias);
+    if (!known) throw new ConfigError(`LOUPE_CONNECT_TOPICS: no Connect cluster '${alias}' (set its URLs first)`);
+    known.topics = { configs: names[0], offsets: names[1], statuses: names[2] };
+  }
 }
 
 export function formatIssues(error: z.ZodError): { key: string; message: string }[] {

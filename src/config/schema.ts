@@ -182,6 +182,12 @@ export const schemaRegistrySchema = z
     allowDelete: z.boolean().default(false),
     /** Larger answers of a host are refused (502). */
     maxResponseSize: byteSize.default(8 * 1024 * 1024),
+    /**
+     * The registry's storage topics, internal (only an admin without limits reads or writes their
+     * records), beside the defaults that always are: `_schemas` (Confluent), `kafkasql-journal`,
+     * `kafkasql-snapshots` and `registry-events` (Apicurio).
+     */
+    topics: z.array(z.string().min(1).max(249)).max(64).default([]),
   })
   .strict();
 export type SchemaRegistryConfig = z.infer<typeof schemaRegistrySchema>;

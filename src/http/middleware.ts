@@ -108,8 +108,8 @@ function denied(
     return { message: `Role ${roles} may not ${rule.method} ${rule.path}`, audit: "role does not allow this action" };
   }
   const topic = params.topicName ?? params.topic;
-  if (topic !== undefined && !scope.topicAllowed(cluster, topic, rule.level))
-    return { message: `Topic '${topic}' is outside your scope`, audit: "topic outside the identity's scope" };
+  const refused = topic === undefined ? undefined : scope.refusal(cluster, topic, rule.level);
+  if (refused) return { message: refused, audit: "topic outside the identity's scope" };
   return undefined;
 }
 

@@ -57,7 +57,13 @@ export type TopicAccess = "read" | "write";
  * identity). Asked once per statement, before the catalog, so that a topic out of scope gets the
  * same answer whether it exists or not.
  */
-export type TopicAllowed = (topic: string, access: TopicAccess) => boolean;
+export type TopicAllowed = (topic: string, access: TopicAccess) => boolean | string;
+
+/** Why `allowed` refuses the topic (its own words, or the scope's), or undefined when it does not. */
+export function topicRefusal(allowed: TopicAllowed | undefined, topic: string, access: TopicAccess): string | undefined {
+  const verdict = allowed?.(topic, access) ?? true;
+  return verdict === true ? undefined : verdict === false ? outsideScope(topic) : verdict;
+}
 
 /** The problem of a topic the caller may not use: says nothing of whether it exists. */
 export function outsideScope(topic: string): string {
@@ -121,9 +127,10 @@ class Analyzer {
 
     const topic = select.from.name;
     let fields: TopicFields | null = null;
-    if (this.allowed && !this.allowed(topic, "read")) {
+    const refused = topicRefusal(this.allowed, topic, "read");
+    if (refused) {
       // Before the catalog, and no fields looked up: nothing tells whether the topic exists.
-      this.fail(select.from.loc, outsideScope(topic));
+      this.fail(select.from.loc, refused);
     } else if (this.catalog !== null) {
       if (!this.catalog.topicExists(topic)) {
         this.fail(select.from.loc, `Unknown topic ${quote(topic)}`);

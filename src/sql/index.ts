@@ -49,7 +49,6 @@ export function validateSql(sql: string, catalog?: Catalog | null, options: Quer
 }
 
 export type { Catalog, TopicAccess, TopicAllowed, TopicFields } from "./analyzer.ts";
-export { outsideScope } from "./analyzer.ts";
 export type * from "./ast.ts";
 export { getLocation, SqlError, syntaxError } from "./errors.ts";
 export type { QueryLimit } from "./limits.ts";

@@ -9,7 +9,7 @@
  *
  * Errors are SqlErrors at the position of what is wrong, like those of a query.
  */
-import { type Catalog, outsideScope, type TopicAllowed } from "./analyzer.ts";
+import { type Catalog, type TopicAllowed, topicRefusal } from "./analyzer.ts";
 import type { InsertColumnNode, InsertDocumentNode, InsertValueNode } from "./ast.ts";
 import { describeChoices, quote, type Span, SqlError, syntaxError } from "./errors.ts";
 import { Lexer, TokenKind } from "./lexer.ts";
@@ -121,7 +121,8 @@ export function analyzeInsert(
   const { insert } = document;
   const topic = insert.topic.name;
   // Before the catalog: a topic out of scope gets the same answer whether it exists or not.
-  if (allowed && !allowed(topic, "write")) fail(insert.topic.loc, outsideScope(topic));
+  const refused = topicRefusal(allowed, topic, "write");
+  if (refused) fail(insert.topic.loc, refused);
   if (catalog && !catalog.topicExists(topic)) fail(insert.topic.loc, `Unknown topic ${quote(topic)}`);
 
   const columns = insert.columns.map(toColumn);

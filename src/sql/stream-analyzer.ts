@@ -12,7 +12,7 @@
  * As with queries, every problem is collected and the one that starts first in the text is
  * thrown.
  */
-import { type AnalyzedQuery, analyze, type Catalog, outsideScope, type TopicAllowed } from "./analyzer.ts";
+import { type AnalyzedQuery, analyze, type Catalog, type TopicAllowed, topicRefusal } from "./analyzer.ts";
 import {
   type CallNode,
   childExpressions,
@@ -228,8 +228,9 @@ class StreamAnalyzer {
 
   /** The target: writable, existing unless created, and not the source. */
   private checkTarget(target: string, targetLoc: Span, source: string, sourceLoc: Span, autoCreate: boolean): void {
-    if (this.allowed && !this.allowed(target, "write")) {
-      this.fail(targetLoc, outsideScope(target));
+    const refused = topicRefusal(this.allowed, target, "write");
+    if (refused) {
+      this.fail(targetLoc, refused);
     } else if (this.catalog !== null && !autoCreate && !this.catalog.topicExists(target)) {
       this.fail(targetLoc, `Unknown topic ${quote(target)}`, "an existing target topic, or SET autocreate = true; to create it");
     }

@@ -635,6 +635,8 @@ interface ReplicatedStart {
   /** The command of process `i` (from 1), whose own files go in `runDir`. */
   command(i: number, runDir: string, port: number): string[];
   timeoutMs: number;
+  /** More lines of the service's environment (beside its URLs). */
+  env?: Record<string, string>;
 }
 
 /**
@@ -674,7 +676,7 @@ async function startReplicated(name: keyof typeof REPLICATED, ctx: StartContext,
     runDir: ctx.runDir,
     logFile: first.logFile,
     ports: Object.fromEntries(workers.map((w, i) => [`${kind.role}${i + 1}`, w.ports.http!])),
-    env: { [kind.envKey]: workers.map((w) => w.env[kind.envKey]).join(",") },
+    env: { [kind.envKey]: workers.map((w) => w.env[kind.envKey]).join(","), ...spec.env },
     version: spec.version,
     startMs: 0,
     workers,
@@ -836,7 +838,7 @@ async function apicurioClassArchive(jar: string): Promise<string | undefined> {
 
 export const registryService: ServiceDef = {
   name: "registry",
-  envKeys: ["SCHEMA_REGISTRY_URL"],
+  envKeys: ["SCHEMA_REGISTRY_URL", "SCHEMA_REGISTRY_TOPICS"],
   needs: ["kafka"],
   async fetch() {
     await apicurioClassArchive(await apicurioJar());
@@ -851,6 +853,8 @@ export const registryService: ServiceDef = {
       count: REGISTRY_HOSTS,
       version: versions().apicurio,
       logName: "registry.log",
+      // Loupe is told the registry's storage topics: they are internal (written by admins only).
+      env: { SCHEMA_REGISTRY_TOPICS: [`${store}-journal`, `${store}-snapshots`, `${store}-events`].join(",") },
       url: (port) => `http://127.0.0.1:${port}/apis/ccompat/v7`,
       command: (host, runDir, port) => [
         javaBin(),
@@ -1181,7 +1185,7 @@ export async function connectWorkerReady(url: string): Promise<boolean> {
 
 export const connectService: ServiceDef = {
   name: "connect",
-  envKeys: ["CONNECT_URL"],
+  envKeys: ["CONNECT_URL", "CONNECT_TOPICS"],
   needs: ["kafka"],
   async fetch() {
     await fetchConnect();
@@ -1197,6 +1201,8 @@ export const connectService: ServiceDef = {
       count: CONNECT_WORKERS,
       version: versions().kafka,
       logName: "connect.log",
+      // Loupe is told Connect's storage topics (configs, offsets, statuses): they are internal.
+      env: { CONNECT_TOPICS: [`${groupId}-configs`, `${groupId}-offsets`, `${groupId}-status`].join(",") },
       url: (port) => `http://127.0.0.1:${port}`,
       command: (_worker, runDir, port) => {
         const propsFile = join(runDir, "worker.properties");
@@ -1390,13 +1396,20 @@ export const schemaRegistryUrl = (): string => registryEnv().urls[0]!;
  * The schema registry test/setup.ts publishes (SCHEMA_REGISTRY_URL): its hosts' URLs, in order,
  * all of one store; Loupe is given them all.
  */
-export function registryEnv(): { urls: string[] } {
-  return { urls: requireEnv("SCHEMA_REGISTRY_URL").split(",").filter(Boolean) };
+export function registryEnv(): { urls: string[]; topics: string[] } {
+  return {
+    urls: requireEnv("SCHEMA_REGISTRY_URL").split(",").filter(Boolean),
+    topics: (process.env.SCHEMA_REGISTRY_TOPICS ?? "").split(",").filter(Boolean),
+  };
 }
 
 /** The Connect cluster test/setup.ts publishes (CONNECT_URL): its workers' URLs, in order. */
-export function connectEnv(): { urls: string[] } {
-  return { urls: requireEnv("CONNECT_URL").split(",").filter(Boolean) };
+export function connectEnv(): { urls: string[]; topics?: { configs: string; offsets: string; statuses: string } } {
+  const [configs, offsets, statuses] = (process.env.CONNECT_TOPICS ?? "").split(",");
+  return {
+    urls: requireEnv("CONNECT_URL").split(",").filter(Boolean),
+    ...(configs && offsets && statuses ? { topics: { configs, offsets, statuses } } : {}),
+  };
 }
 
 /** The directory test/setup.ts publishes: its URL, base, and the service and admin accounts. */

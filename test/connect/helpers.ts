@@ -14,7 +14,7 @@ export const eventually = pollFor;
 /** A Loupe whose `dev` alias is the run's two workers; `more` adds aliases. */
 export function connectRuntime(more: Record<string, unknown>[] = [], connect: Record<string, unknown> = {}): Promise<TestRuntime> {
   return testRuntime({
-    connect: { clusters: [{ alias: ALIAS, urls: connectEnv().urls }, ...more], timeout: "20s", grace: "2s", ...connect },
+    connect: { clusters: [{ alias: ALIAS, ...connectEnv() }, ...more], timeout: "20s", grace: "2s", ...connect },
   });
 }
 

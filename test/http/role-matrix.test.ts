@@ -29,8 +29,8 @@ let insertTopic: string;
 beforeAll(async () => {
   rt = await testRuntime({
     lag: { cacheTtl: 0 },
-    schemaRegistry: { urls: registryEnv().urls, allowDelete: true },
-    connect: { clusters: [{ alias: "rbac", urls: connectEnv().urls }], timeout: "20s" },
+    schemaRegistry: { ...registryEnv(), allowDelete: true },
+    connect: { clusters: [{ alias: "rbac", ...connectEnv() }], timeout: "20s" },
   });
   topic = await newTopic("rbac");
   insertTopic = await newTopic("rbac-ins");

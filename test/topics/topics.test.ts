@@ -515,7 +515,13 @@ describe("internal topics", () => {
     const res = await rt.request("/api/topics/__consumer_offsets", { role: "read" });
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ topicName: "__consumer_offsets", isControlTopic: true, keyType: "BYTES" });
-    expect((await rt.request("/api/topics/__consumer_offsets/0/0", { method: "DELETE", role: "write" })).status).toBe(400);
+    // A writer may not touch an internal topic at all; an admin is told Kafka's own are not deleted by hand.
+    const byWriter = await rt.request("/api/topics/__consumer_offsets/0/0", { method: "DELETE", role: "write" });
+    expect(byWriter.status).toBe(403);
+    expect(((await byWriter.json()) as { message: string }).message).toBe(
+      "Topic '__consumer_offsets' is internal to Kafka: only an admin without limits may read or write its records",
+    );
+    expect((await rt.request("/api/topics/__consumer_offsets/0/0", { method: "DELETE", role: "admin" })).status).toBe(400);
     expect((await rt.request("/api/metadata/topics/__consumer_offsets", { role: "read" })).status).toBe(200);
     await rt.kafka.default().groups.delete([group]);
   });

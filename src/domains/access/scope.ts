@@ -7,8 +7,16 @@
  * pattern times name, both bounded by the schema).
  */
 import type { GroupConfig, Role } from "../../config/schema.ts";
+import { type InternalTopics, internalTopicMessage } from "./internal-topics.ts";
 
 export type Group = GroupConfig;
+
+/**
+ * What a check is for: a topic's `records` (reading or writing them, or changing the topic),
+ * or its `metadata` at a role's level (a consumer group's offsets and lag, a table list). Only
+ * the first is limited on internal topics.
+ */
+export type TopicUse = "records" | "metadata";
 
 /**
  * Roles include the ones below them, as the access levels do (src/http/access.ts): a group
@@ -158,13 +166,34 @@ export class Scope {
    */
   readonly unrestricted: ReadonlySet<Role>;
 
+  /**
+   * Internal topics (Kafka's, Connect's, the registry's, Loupe's): on them, every role above
+   * `nodata` is an unrestricted admin's only, whatever the groups allow. Seeing that one
+   * exists follows the groups as for any topic.
+   */
+  readonly internal: InternalTopics | undefined;
+  /** Whether `internal` limits this identity (it is no unrestricted admin). */
+  readonly #internalLimited: boolean;
+
   constructor(
     groups: readonly Group[],
     /** Equal for equal groups: an open stream compares it to see whether its identity's rights changed. */
     readonly key = scopeKey(groups),
+    internal?: InternalTopics,
   ) {
     this.groups = groups.map(compileGroup);
     this.unrestricted = new Set(this.groups.filter((g) => g.everyCluster && g.allow.all && g.deny.empty).flatMap((g) => g.roles));
+    this.internal = internal;
+    this.#internalLimited = internal !== undefined && !this.unrestricted.has("admin");
+  }
+
+  /** Whether a need for `role` on an internal topic is refused to this identity. */
+  #limitedFor(role: Role | undefined, use: TopicUse): boolean {
+    return this.#internalLimited && use === "records" && role !== undefined && role !== "nodata";
+  }
+
+  #isInternal(topic: string): boolean {
+    return this.internal?.has(topic) === true;
   }
 
   /** Every role any group grants, anywhere: what a session shows as its roles. */
@@ -173,7 +202,11 @@ export class Scope {
   }
 
   /** Whether every topic of the cluster is in scope for `role`: lists then need no filtering. */
-  everyTopic(cluster: string, role?: Role): boolean {
+  everyTopic(cluster: string, role?: Role, use: TopicUse = "records"): boolean {
+    return !this.#limitedFor(role, use) && this.#everyTopicByGroups(cluster, role);
+  }
+
+  #everyTopicByGroups(cluster: string, role?: Role): boolean {
     return this.groups.some(
       (g) => onCluster(g, cluster) && g.allow.all && g.deny.empty && (!role || g.roles.some((r) => roleCovers(r, role))),
     );
@@ -201,11 +234,13 @@ export class Scope {
       if (!onCluster(g, cluster) || !g.allow.matches(topic) || g.deny.matches(topic)) continue;
       for (const r of g.roles) roles.add(r);
     }
+    if (roles.size > 0 && this.#internalLimited && this.#isInternal(topic)) return ["nodata"];
     return sortRoles(roles);
   }
 
   /** Whether any role applies to the topic, or (given `role`) one that covers it. */
-  topicAllowed(cluster: string, topic: string, role?: Role): boolean {
+  topicAllowed(cluster: string, topic: string, role?: Role, use: TopicUse = "records"): boolean {
+    if (this.#limitedFor(role, use) && this.#isInternal(topic)) return false;
     for (const g of this.groups) {
       if (!onCluster(g, cluster) || (role && !g.roles.some((r) => roleCovers(r, role)))) continue;
       if (g.allow.matches(topic) && !g.deny.matches(topic)) return true;
@@ -213,15 +248,27 @@ export class Scope {
     return false;
   }
 
+  /**
+   * Why the identity may not use the topic with `role`, in words, or undefined when it may:
+   * the message every path's refusal gives (an internal topic says whose it is).
+   */
+  refusal(cluster: string, topic: string, role?: Role, use: TopicUse = "records"): string | undefined {
+    if (this.topicAllowed(cluster, topic, role, use)) return undefined;
+    const owner = this.#limitedFor(role, use) ? this.internal?.ownerOf(topic) : undefined;
+    return owner ? internalTopicMessage(topic, owner) : `Topic '${topic}' is outside your scope`;
+  }
+
   /** The topics of `names` in scope, in their order: what a list answers. */
-  filterTopics(cluster: string, names: readonly string[], role?: Role): string[] {
-    if (this.everyTopic(cluster, role)) return [...names];
+  filterTopics(cluster: string, names: readonly string[], role?: Role, use: TopicUse = "records"): string[] {
+    const limited = this.#limitedFor(role, use);
+    const open = (t: string) => !limited || !this.#isInternal(t);
+    if (this.#everyTopicByGroups(cluster, role)) return limited ? names.filter(open) : [...names];
     // Only the groups that can allow anything on this cluster take part.
     const relevant = this.groups.filter(
       (g) => onCluster(g, cluster) && !g.allow.empty && (!role || g.roles.some((r) => roleCovers(r, role))),
     );
     if (relevant.length === 0) return [];
-    return names.filter((t) => relevant.some((g) => g.allow.matches(t) && !g.deny.matches(t)));
+    return names.filter((t) => open(t) && relevant.some((g) => g.allow.matches(t) && !g.deny.matches(t)));
   }
 }
 
@@ -234,19 +281,26 @@ function sortRoles(roles: Set<Role>): Role[] {
  * compiled form until a group changes (its content, hence its key, then differs). Bounded:
  * cleared when it grows past `MAX_CACHED`, which only costs a recompile.
  */
-const cache = new Map<string, Scope>();
+const caches = new WeakMap<InternalTopics, Map<string, Scope>>();
+const plainCache = new Map<string, Scope>();
 const MAX_CACHED = 1000;
 
 function scopeKey(groups: readonly Group[]): string {
   return JSON.stringify(groups.map((g) => [g.name, g.roles, g.clusters, g.topics.allow, g.topics.deny ?? []]));
 }
 
-export function compileScope(groups: readonly Group[]): Scope {
+/** The compiled scope of `groups`; `internal` (one per running Loupe) limits roles on internal topics. */
+export function compileScope(groups: readonly Group[], internal?: InternalTopics): Scope {
   const key = scopeKey(groups);
+  let cache = plainCache;
+  if (internal) {
+    cache = caches.get(internal) ?? new Map();
+    caches.set(internal, cache);
+  }
   let scope = cache.get(key);
   if (!scope) {
     if (cache.size >= MAX_CACHED) cache.clear();
-    scope = new Scope(groups, key);
+    scope = new Scope(groups, key, internal);
     cache.set(key, scope);
   }
   return scope;

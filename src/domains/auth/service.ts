@@ -3,6 +3,7 @@ import type { Role, UserConfig } from "../../config/schema.ts";
 import type { Db } from "../../db/index.ts";
 import { AppError } from "../../errors.ts";
 import type { Logger } from "../../log/logger.ts";
+import type { InternalTopics } from "../access/internal-topics.ts";
 import { compileScope, type Group, type Scope } from "../access/scope.ts";
 import { LoginThrottle } from "./throttle.ts";
 
@@ -66,6 +67,8 @@ export interface IdentityDeps {
   /** The groups of these names that exist (unknown names grant nothing). */
   groups?: (names: readonly string[]) => Promise<Group[]>;
   directory?: Directory;
+  /** The internal topics, on which only an unrestricted admin holds more than `nodata`. */
+  internalTopics?: InternalTopics;
 }
 
 /** Called when tokens stop working: one token (logout), or null when any may have (users changed). */
@@ -164,6 +167,7 @@ export class AuthService {
   private readonly delay: (ms: number) => Promise<void>;
   private readonly resolveGroups: (names: readonly string[]) => Promise<Group[]>;
   private readonly directory: Directory | undefined;
+  private readonly internalTopics: InternalTopics | undefined;
 
   constructor(
     private readonly db: Db,
@@ -177,6 +181,7 @@ export class AuthService {
     this.delay = opts.delay ?? ((ms) => Bun.sleep(ms));
     this.resolveGroups = deps.groups ?? (async () => []);
     this.directory = deps.directory;
+    this.internalTopics = deps.internalTopics;
     this.throttle = new LoginThrottle({ limit: settings.maxFailedLogins, windowMs: settings.failedLoginWindowMs }, this.now);
     this.indexConfigUsers(configUsers);
   }
@@ -353,7 +358,7 @@ export class AuthService {
     now: number,
   ): Promise<{ user: User; scope: Scope }> {
     const groups = await this.groupsOf(base.groups, now);
-    const scope = compileScope(base.roles.length ? [ownRolesGroup(base.roles), ...groups] : groups);
+    const scope = compileScope(base.roles.length ? [ownRolesGroup(base.roles), ...groups] : groups, this.internalTopics);
     return {
       user: { id: base.name, name: base.name, email: base.email, roles: scope.allRoles, groups: [...base.groups], kind: base.kind },
       scope,

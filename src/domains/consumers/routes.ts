@@ -137,14 +137,16 @@ export const consumerApi = {
 export function consumerRoutes(service: ConsumerService) {
   const app = new RouteGroup();
 
-  app.handle(consumerApi.list, async (c) => c.json(await service.list(clusterOf(c), topicFilterOf(c))));
+  app.handle(consumerApi.list, async (c) => c.json(await service.list(clusterOf(c), topicFilterOf(c, undefined, "metadata"))));
 
-  app.handle(consumerApi.get, async (c) => c.json(await service.get(clusterOf(c), c.req.valid("param").group, topicFilterOf(c))));
+  app.handle(consumerApi.get, async (c) =>
+    c.json(await service.get(clusterOf(c), c.req.valid("param").group, topicFilterOf(c, undefined, "metadata"))),
+  );
 
   app.handle(consumerApi.lagHistory, async (c) => {
     const { group } = c.req.valid("param");
     const { window } = c.req.valid("query");
-    return c.json(await service.lagHistory(clusterOf(c), group, window ?? 3_600_000, topicFilterOf(c)));
+    return c.json(await service.lagHistory(clusterOf(c), group, window ?? 3_600_000, topicFilterOf(c, undefined, "metadata")));
   });
 
   app.handle(consumerApi.resetOffsets, async (c) => {
@@ -157,7 +159,9 @@ export function consumerRoutes(service: ConsumerService) {
 
   app.handle(consumerApi.delete, async (c) => {
     const { group } = c.req.valid("param");
-    await service.delete(clusterOf(c), group, topicFilterOf(c, "write"));
+    // Changes: an internal topic's offsets are an unrestricted admin's; a group on no topic is
+    // anyone's whose groups cover every topic.
+    await service.delete(clusterOf(c), group, topicFilterOf(c, "write"), topicFilterOf(c, "write", "metadata") !== null);
     return c.text(`Consumer group '${group}' deleted`);
   });
   return app;

@@ -288,12 +288,12 @@ export class ConsumerService {
    * Given a filter, every topic the group holds offsets or assignments on must pass it: deleting
    * the group drops its offsets on all of them.
    */
-  async delete(cluster: string, group: string, allowed: TopicFilter = null): Promise<void> {
+  async delete(cluster: string, group: string, allowed: TopicFilter = null, scoped = allowed !== null): Promise<void> {
     const kafka = this.pool.get(cluster);
     if (allowed) {
       const [d, committed] = await Promise.all([this.#describe(kafka, group), kafka.groups.committedOffsets([group])]);
       const topics = [...new Set([...(committed.get(group) ?? []).map((o) => o.topic), ...assignedTopics(d)])].sort();
-      if (topics.length === 0) throw groupOutsideScope(group);
+      if (topics.length === 0 && scoped) throw groupOutsideScope(group);
       requireTopics(allowed, topics);
     }
     await kafka.groups.delete([group]);

@@ -32,12 +32,13 @@ export async function listTables(
   const listed = await deps.pool.get(cluster).topics.list({ includeInternal: true });
   // Before any registry lookup: nothing is asked about a topic the caller may not see.
   const visible =
-    scope && !scope.everyTopic(cluster, "read")
+    scope && !scope.everyTopic(cluster, "read", "metadata")
       ? new Set(
           scope.filterTopics(
             cluster,
             listed.map((t) => t.name),
             "read",
+            "metadata",
           ),
         )
       : null;

@@ -25,7 +25,7 @@ import type { StreamRegistry } from "../../http/sse.ts";
 import type { Socket } from "../../http/websocket.ts";
 import type { KafkaPool } from "../../kafka/index.ts";
 import type { Logger } from "../../log/logger.ts";
-import { outsideScope, SqlError } from "../../sql/index.ts";
+import { SqlError } from "../../sql/index.ts";
 import type { AuditService } from "../audit/service.ts";
 import type { AuditChange, AuditType } from "../audit/types.ts";
 import type { AuthService, Session } from "../auth/service.ts";
@@ -268,10 +268,11 @@ export class LiveConnection {
       await this.#deny(req, session, "role does not allow this action", audit);
       throw new Refusal("ERROR", `Role ${held.join(",") || "none"} may not ${req.type}`);
     }
-    const outside = this.#writtenTopics(req).find((t) => !session.scope.topicAllowed(cluster, t, "write"));
-    if (outside !== undefined) {
+    for (const topic of this.#writtenTopics(req)) {
+      const refused = session.scope.refusal(cluster, topic, "write");
+      if (!refused) continue;
       await this.#deny(req, session, "topic outside the identity's scope", audit);
-      throw new Refusal("ERROR", outsideScope(outside));
+      throw new Refusal("ERROR", refused);
     }
     return session;
   }

@@ -25,6 +25,6 @@ export function topicCheck(scope: Scope, cluster: string, mode: "run" | "validat
   if (everyRead && everyWrite) return undefined;
   return (topic, access) =>
     access === "write"
-      ? everyWrite || scope.topicAllowed(cluster, topic, writeNeed)
-      : everyRead || scope.topicAllowed(cluster, topic, readNeed);
+      ? everyWrite || (scope.refusal(cluster, topic, writeNeed) ?? true)
+      : everyRead || (scope.refusal(cluster, topic, readNeed) ?? true);
 }

@@ -7,8 +7,3 @@ export const topicName = z
   .max(249, "a topic name has at most 249 characters")
   .regex(/^[a-zA-Z0-9._-]+$/, "a topic name may only contain letters, digits, '.', '_' and '-'")
   .refine((n) => n !== "." && n !== "..", "a topic name cannot be '.' or '..'");
-
-/** Internal topics, and those of Loupe and its companions: shown, but flagged as control topics. */
-export function isControlTopic(name: string, internal: boolean): boolean {
-  return internal || name.startsWith("__") || name.startsWith("_loupe") || name === "_schemas" || name.startsWith("_confluent");
-}

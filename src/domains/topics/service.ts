@@ -3,11 +3,11 @@ import type { BrokerInfo, KafkaCluster, KafkaPool } from "../../kafka/index.ts";
 import type { LagEngine, PartitionLag } from "../../lag/engine.ts";
 import type { OffsetSampler } from "../../lag/sampler.ts";
 import type { Logger } from "../../log/logger.ts";
+import type { InternalTopics } from "../access/internal-topics.ts";
 import { type NotificationService, TOPIC_ALERTS } from "../alerts/notifications.ts";
 import type { AuditService } from "../audit/service.ts";
 import type { MetadataService } from "../metadata/service.ts";
 import type { DataType } from "../metadata/types.ts";
-import { isControlTopic } from "./names.ts";
 import { readTail } from "./sample.ts";
 import type { TopicFilter } from "./visibility.ts";
 
@@ -162,8 +162,15 @@ export class TopicService {
       audit: AuditService;
       notifications: NotificationService;
       log: Logger;
+      /** Kafka's, Connect's, the registry's and Loupe's topics: marked `isControlTopic`. */
+      internalTopics: InternalTopics;
     },
   ) {}
+
+  /** Internal to Kafka (its metadata says so) or to Loupe and its companions: the list's marking. */
+  #isControlTopic(name: string, internal: boolean): boolean {
+    return internal || this.deps.internalTopics.has(name);
+  }
 
   #kafka(cluster: string): KafkaCluster {
     return this.deps.pool.get(cluster);
@@ -207,7 +214,7 @@ export class TopicService {
         topicName: tp.name,
         partitions: tp.partitions,
         replication: tp.replicationFactor,
-        isControlTopic: isControlTopic(tp.name, tp.internal),
+        isControlTopic: this.#isControlTopic(tp.name, tp.internal),
         isMarkedForDeletion: false,
         keyType: types?.keyType ?? "BYTES",
         valueType: types?.valueType ?? "BYTES",
@@ -273,7 +280,7 @@ export class TopicService {
       inferred: types.inferred,
       partitions: topic.partitions,
       replication: topic.replicationFactor,
-      isControlTopic: isControlTopic(name, topic.internal),
+      isControlTopic: this.#isControlTopic(name, topic.internal),
       // KRaft removes a deleted topic from metadata at once; a listed topic is not being deleted.
       isMarkedForDeletion: false,
       messagesPerSecond: Math.round(this.deps.sampler.rate(cluster, name, { t: now, ends: latest })),
