@@ -852,3 +852,51 @@ describe("role matrix", () => {
     );
   });
 });
+
+/**
+ * What each role may do with an internal topic (case 22.1): see it (`nodata` and up), but read,
+ * write or change its records only as an admin without limits. A Loupe-internal topic made for
+ * the test (`_loupe-...`), so that the admin's successes change nothing of a real service.
+ */
+describe("role matrix on an internal topic", () => {
+  const internal = uniqueTopic("_loupe-rbac");
+  beforeAll(async () => {
+    topics.push(internal);
+    await rt.kafka.default().topics.create({ name: internal, partitions: 1, replication: 1 });
+    await rt.kafka.default().writes.produce(internal, [{ key: "k", value: JSON.stringify({ i: 1 }) }]);
+  });
+
+  const select = `/api/sql/data?${new URLSearchParams({ sql: `SELECT * FROM \`${internal}\` LIMIT 1` })}`;
+  const insert = `INSERT INTO \`${internal}\` (_key, _value) VALUES ('k2', '{"i":2}')`;
+  const cases: { what: string; call: () => RequestInit & { path: string }; want: Record<Role, number> }[] = [
+    { what: "GET its detail", call: () => ({ path: `/api/topics/${internal}` }), want: { admin: 200, write: 200, read: 200, nodata: 200 } },
+    { what: "SELECT its records", call: () => ({ path: select }), want: { admin: 200, write: 400, read: 400, nodata: 403 } },
+    {
+      what: "INSERT a record",
+      call: () => ({ path: "/api/jdbc/insert", method: "POST", body: insert, headers: { "content-type": "text/plain" } }),
+      want: { admin: 200, write: 400, read: 403, nodata: 403 },
+    },
+    {
+      what: "change its configs",
+      call: () => ({
+        path: `/api/topics/config/${internal}`,
+        method: "PUT",
+        body: JSON.stringify({ configs: [{ key: "retention.ms", value: "86400000" }] }),
+      }),
+      want: { admin: 200, write: 403, read: 403, nodata: 403 },
+    },
+  ];
+  for (const c of cases)
+    test(`22.1: ${c.what}: ${Object.entries(c.want)
+      .map(([r, s]) => `${r} ${s}`)
+      .join(", ")}`, async () => {
+      const got: Record<string, number> = {};
+      for (const role of ROLES) {
+        const { path, ...init } = c.call();
+        const res = await rt.request(path, { ...init, role });
+        await res.arrayBuffer();
+        got[role] = res.status;
+      }
+      expect(got).toEqual(c.want);
+    });
+});
