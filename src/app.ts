@@ -204,7 +204,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       deps.config.metrics,
     ),
   );
-  mount(schemaRoutes(deps.schemas));
+  mount(schemaRoutes({ proxy: deps.schemas, audit: deps.audit, clusters: () => deps.clusters.names() }));
   mount(processorRoutes(deps.processors));
   mount(serverInfoRoutes(deps.serverInfo));
   mount(profileRoutes(deps.profiles));

@@ -11,13 +11,22 @@
  * `{compatibilityLevel}` only (a client compares it for equality); a PUT of a level that
  * answers no body answers `{compatibility}`; setting NONE where Apicurio has no rule (its 404)
  * is the success it is; an error without the registry's JSON body gets the COMPAT body. Everything else is the registry's status, body and content type.
+ *
+ * Subjects follow their topic's scope (see subject-scope.ts), checked here before anything goes
+ * upstream: a route naming a subject needs the route's level on its topic (changes: on every
+ * cluster), the subject list holds only the subjects the caller sees, a schema by id is shown
+ * when one of the subjects holding it is seen, the references of a schema sent must be seen,
+ * and the global level needs `write` on every topic of every cluster. A refusal is 403 naming
+ * the subject and its topic, audited as the route's change or as ACCESS DENY.
  */
 import type { Context } from "hono";
 import { z } from "zod";
-import { AppError } from "../../errors.ts";
-import { type AppEnv, clusterOf } from "../../http/context.ts";
+import type { Role } from "../../config/schema.ts";
+import { AppError, forbidden } from "../../errors.ts";
+import { type AppEnv, clusterOf, userOf } from "../../http/context.ts";
 import { defineRoute, RouteGroup } from "../../http/route.ts";
 import type { UpstreamAnswer } from "../../proxy/upstream.ts";
+import type { AuditService } from "../audit/service.ts";
 import {
   COMPATIBILITY_LEVELS,
   REGISTRY_MEDIA_TYPES,
@@ -27,6 +36,7 @@ import {
   subjectSegment,
   versionSegment,
 } from "./service.ts";
+import { SubjectAccess, type SubjectRefusal } from "./subject-scope.ts";
 
 const tags = ["schema registry"];
 
@@ -86,7 +96,7 @@ export const schemaApi = {
     method: "GET",
     path: "/api/proxy-sr/subjects",
     level: "nodata",
-    summary: "List the registry's subjects",
+    summary: "List the registry's subjects (those the caller sees)",
     tags,
     request: { query: QUERY.subjects },
     responses: { 200: registryJson(z.array(z.string())) },
@@ -114,7 +124,7 @@ export const schemaApi = {
     method: "GET",
     path: "/api/proxy-sr/schemas/ids/{id}",
     level: "nodata",
-    summary: "A schema by its integer id",
+    summary: "A schema by its integer id (for a scoped caller: held by a subject it sees)",
     tags,
     request: { params: z.object({ id: z.string().describe("1 to 2147483647") }), query: QUERY.byId },
     responses: { 200: registryJson(z.object({ schema: z.string() }).passthrough()) },
@@ -170,7 +180,7 @@ export const schemaApi = {
     method: "PUT",
     path: "/api/proxy-sr/config",
     level: "write",
-    summary: "Set the global compatibility level",
+    summary: "Set the global compatibility level (write on every topic of every cluster)",
     audit: { type: "SCHEMA", change: "UPDATE" },
     tags,
     request: { body: compatibilityBody },
@@ -274,7 +284,18 @@ function outcomeOf(answer: UpstreamAnswer): Record<string, string> {
   return out;
 }
 
-export function schemaRoutes(proxy: SchemaProxyService) {
+export interface SchemaRouteDeps {
+  proxy: SchemaProxyService;
+  /** Records the refusals of the reading routes (ACCESS DENY); the guard records the changes'. */
+  audit: AuditService;
+  /** The configured Kafka clusters: a subject's change is checked on each (see subject-scope.ts). */
+  clusters: () => readonly string[];
+}
+
+/** The role seeing a subject needs: the level of the routes that read one. */
+const SEE = schemaApi.version.access.level as Role;
+
+export function schemaRoutes({ proxy, audit, clusters }: SchemaRouteDeps) {
   const app = new RouteGroup();
 
   const send = (c: Context<AppEnv>, call: Omit<RegistryCall, "contentType" | "accept" | "signal">) =>
@@ -283,13 +304,76 @@ export function schemaRoutes(proxy: SchemaProxyService) {
       clusterOf(c),
     );
 
-  app.handle(schemaApi.subjects, async (c) =>
-    answerWith(c, await send(c, { method: "GET", path: "/subjects", query: queryOf(c.req.valid("query")) })),
-  );
+  /** The caller's rights over subjects, on the request's cluster. */
+  const accessOf = (c: Context<AppEnv>) => new SubjectAccess(c.get("session")!.scope, clusterOf(c), clusters());
+  /** The role the route asks (its level): what it needs on a subject's topic. */
+  const roleOf = (c: Context<AppEnv>): Role => {
+    const level = c.get("rule")?.level;
+    if (level === "admin" || level === "write" || level === "read" || level === "nodata") return level;
+    throw new AppError("INTERNAL", `The route ${c.req.method} ${c.req.path} has no role level`);
+  };
+
+  /**
+   * 403 with the refusal's words. A change's entry (begun by the guard) is completed as a
+   * failure with the subject and topic added here; a read's refusal is recorded as ACCESS DENY.
+   */
+  const refuse = async (c: Context<AppEnv>, refusal: SubjectRefusal, content: Record<string, string>): Promise<never> => {
+    const detail = { ...content, ...(refusal.topic !== undefined ? { topic: refusal.topic } : {}) };
+    c.set("auditContent", { ...(c.get("auditContent") ?? {}), ...detail });
+    if (!c.get("rule")?.audit)
+      await audit.record({
+        type: "ACCESS",
+        change: "DENY",
+        user: userOf(c),
+        content: { ...detail, method: c.req.method, path: new URL(c.req.url).pathname },
+        failure: `FORBIDDEN: ${refusal.message}`,
+      });
+    throw forbidden(refusal.message);
+  };
+  const see = async (c: Context<AppEnv>, subject: string) => {
+    const refused = accessOf(c).seeRefusal(subject, roleOf(c));
+    if (refused) await refuse(c, refused, { subject });
+  };
+  const change = async (c: Context<AppEnv>, subject: string) => {
+    const refused = accessOf(c).changeRefusal(subject, roleOf(c));
+    if (refused) await refuse(c, refused, { subject });
+  };
+  /**
+   * A schema sent (registered or checked) may reference only subjects the caller sees: the
+   * registry reads them to parse it, and its answer (an error, a compatibility verdict) would
+   * tell of them; a reference also pins the version it names against deletion.
+   */
+  const seeReferences = async (c: Context<AppEnv>, subject: string, body: z.output<typeof schemaBody>) => {
+    const access = accessOf(c);
+    for (const ref of body.references ?? []) {
+      const refused = access.seeRefusal(ref.subject, SEE);
+      if (refused)
+        await refuse(
+          c,
+          { ...refused, message: `Reference '${ref.name}' of subject '${subject}': ${refused.message}` },
+          {
+            subject,
+            reference: ref.subject,
+          },
+        );
+    }
+  };
+
+  app.handle(schemaApi.subjects, async (c) => {
+    const answer = await send(c, { method: "GET", path: "/subjects", query: queryOf(c.req.valid("query")) });
+    const access = accessOf(c);
+    const role = roleOf(c);
+    if (answer.status >= 300 || access.coversEverything(role)) return answerWith(c, answer);
+    const names = jsonOf(answer);
+    if (!Array.isArray(names) || names.some((n) => typeof n !== "string")) throw badAnswer("a subject list", answer);
+    return answerWith(c, answer, access.visible(names as string[], role));
+  });
 
   app.handle(schemaApi.versions, async (c) => {
-    const subject = subjectSegment(c.req.valid("param").subject);
-    return answerWith(c, await send(c, { method: "GET", path: `/subjects/${subject}/versions`, query: queryOf(c.req.valid("query")) }));
+    const { subject } = c.req.valid("param");
+    const segment = subjectSegment(subject);
+    await see(c, subject);
+    return answerWith(c, await send(c, { method: "GET", path: `/subjects/${segment}/versions`, query: queryOf(c.req.valid("query")) }));
   });
 
   app.handle(schemaApi.deleteSubject, async (c) => {
@@ -297,6 +381,7 @@ export function schemaRoutes(proxy: SchemaProxyService) {
     const path = `/subjects/${subjectSegment(subject)}`;
     const query = c.req.valid("query");
     proxy.requireDelete();
+    await change(c, subject);
     const answer = await send(c, { method: "DELETE", path, query: queryOf(query) });
     const versions = jsonOf(answer);
     c.set("auditContent", {
@@ -308,20 +393,45 @@ export function schemaRoutes(proxy: SchemaProxyService) {
     return answerWith(c, answer);
   });
 
+  /**
+   * A schema by id names no subject. A caller who does not see every subject gets it when one
+   * of the subjects holding it (soft-deleted ones included: records written before still carry
+   * the id) is one they see, asked of the registry first: ids are small consecutive integers,
+   * and without this a scoped caller could read every schema by counting.
+   */
   app.handle(schemaApi.schemaById, async (c) => {
     const id = schemaIdSegment(c.req.valid("param").id);
-    return answerWith(c, await send(c, { method: "GET", path: `/schemas/ids/${id}`, query: queryOf(c.req.valid("query")) }));
+    const query = c.req.valid("query");
+    const access = accessOf(c);
+    const role = roleOf(c);
+    if (!access.coversEverything(role)) {
+      if (query.subject !== undefined) await see(c, query.subject);
+      const holders = await send(c, {
+        method: "GET",
+        path: `/schemas/ids/${id}/versions`,
+        query: new URLSearchParams({ deleted: "true" }),
+      });
+      if (holders.status >= 300) return answerWith(c, holders);
+      const found = jsonOf(holders);
+      if (!Array.isArray(found)) throw badAnswer("the subjects of a schema", holders);
+      const subjects = found.map((v) => (v as { subject?: unknown } | null)?.subject).filter((s): s is string => typeof s === "string");
+      if (access.visible(subjects, role).length === 0)
+        await refuse(c, { message: `Schema ${id} is registered under no subject you may see` }, { id });
+    }
+    return answerWith(c, await send(c, { method: "GET", path: `/schemas/ids/${id}`, query: queryOf(query) }));
   });
 
   app.handle(schemaApi.version, async (c) => {
     const { subject, version } = c.req.valid("param");
     const path = `/subjects/${subjectSegment(subject)}/versions/${versionSegment(version)}`;
+    await see(c, subject);
     return answerWith(c, await send(c, { method: "GET", path, query: queryOf(c.req.valid("query")) }));
   });
 
   app.handle(schemaApi.versionSchema, async (c) => {
     const { subject, version } = c.req.valid("param");
     const path = `/subjects/${subjectSegment(subject)}/versions/${versionSegment(version)}/schema`;
+    await see(c, subject);
     return answerWith(c, await send(c, { method: "GET", path, query: queryOf(c.req.valid("query")) }));
   });
 
@@ -347,6 +457,8 @@ export function schemaRoutes(proxy: SchemaProxyService) {
     const body = c.req.valid("json");
     const subjectPath = `/subjects/${subjectSegment(subject)}`;
     const query = queryOf(c.req.valid("query"));
+    await change(c, subject);
+    await seeReferences(c, subject, body);
     const answer = await send(c, { method: "POST", path: `${subjectPath}/versions`, query, body: await c.req.text() });
     const id = (jsonOf(answer) as { id?: unknown } | undefined)?.id;
     const registered = answer.status < 300 && typeof id === "number";
@@ -366,6 +478,7 @@ export function schemaRoutes(proxy: SchemaProxyService) {
     const query = c.req.valid("query");
     const path = `/subjects/${subjectSegment(subject)}/versions/${versionSegment(version)}`;
     proxy.requireDelete();
+    await change(c, subject);
     const answer = await send(c, { method: "DELETE", path, query: queryOf(query) });
     const deleted = jsonOf(answer);
     c.set("auditContent", {
@@ -380,6 +493,9 @@ export function schemaRoutes(proxy: SchemaProxyService) {
   app.handle(schemaApi.checkCompatibility, async (c) => {
     const { subject, version } = c.req.valid("param");
     const path = `/compatibility/subjects/${subjectSegment(subject)}/versions/${versionSegment(version)}`;
+    // What a check answers tells of the subject's schemas and level: it needs what reading them needs.
+    await see(c, subject);
+    await seeReferences(c, subject, c.req.valid("json"));
     return answerWith(c, await send(c, { method: "POST", path, query: queryOf(c.req.valid("query")), body: await c.req.text() }));
   });
 
@@ -394,10 +510,24 @@ export function schemaRoutes(proxy: SchemaProxyService) {
     if (answer.status < 300 && jsonOf(answer) === undefined) return answerWith(c, answer, { compatibility: level });
     return answerWith(c, answer);
   };
-  app.handle(schemaApi.putGlobalConfig, (c) => putLevel(c, "/config", c.req.valid("json").compatibility));
-  app.handle(schemaApi.putSubjectConfig, (c) => {
+  // The global level is the level of every subject without its own: of every topic of every cluster.
+  app.handle(schemaApi.putGlobalConfig, async (c) => {
+    const role = roleOf(c);
+    if (!accessOf(c).coversEverything(role))
+      await refuse(
+        c,
+        {
+          message: `The global compatibility level applies to every subject: only an identity with ${role} on every topic of every cluster may change it`,
+        },
+        { scope: "global" },
+      );
+    return putLevel(c, "/config", c.req.valid("json").compatibility);
+  });
+  app.handle(schemaApi.putSubjectConfig, async (c) => {
     const { subject } = c.req.valid("param");
-    return putLevel(c, `/config/${subjectSegment(subject)}`, c.req.valid("json").compatibility, subject);
+    const segment = subjectSegment(subject);
+    await change(c, subject);
+    return putLevel(c, `/config/${segment}`, c.req.valid("json").compatibility, subject);
   });
 
   /** `{compatibilityLevel}` and nothing else: the Python client compares the whole answer. */
@@ -410,9 +540,12 @@ export function schemaRoutes(proxy: SchemaProxyService) {
     return answerWith(c, answer, { compatibilityLevel: level });
   };
   app.handle(schemaApi.getGlobalConfig, (c) => getLevel(c, "/config"));
-  app.handle(schemaApi.getSubjectConfig, (c) =>
-    getLevel(c, `/config/${subjectSegment(c.req.valid("param").subject)}`, queryOf(c.req.valid("query"))),
-  );
+  app.handle(schemaApi.getSubjectConfig, async (c) => {
+    const { subject } = c.req.valid("param");
+    const segment = subjectSegment(subject);
+    await see(c, subject);
+    return getLevel(c, `/config/${segment}`, queryOf(c.req.valid("query")));
+  });
 
   return app;
 }
