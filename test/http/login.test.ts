@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
 import { fillStore } from "../helpers/full-store.ts";
 import { errorOf, ROLE_USERS, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 
@@ -178,6 +179,61 @@ describe("POST /api/login", () => {
     expect(rt.sink.text()).not.toContain("a-very-secret-guess");
     expect(rt.sink.text()).not.toContain(ROLE_USERS.admin.password);
   });
+});
+
+describe("an account attacked from many addresses", () => {
+  /** The account's budget with MAX_FAILED = 3 and a 2 s window: 12 failed checks, then one per 2000 / 3 ms. */
+  const BURST = 4 * MAX_FAILED;
+  const REFILL_MS = 2_000 / MAX_FAILED;
+  /** A check whose turn is at most the longest delay (2 s) away waits for it instead of a 429. */
+  const AHEAD = Math.floor(2_000 / REFILL_MS);
+
+  test("22.12: unlimited addresses test a bounded number of passwords (a burst, then one per refill); the owner gets in from a known address at once, from a new one at its turn", async () => {
+    clock += 10_000;
+    const name = `many-${randomBytes(4).toString("hex")}`;
+    const password = "many-addresses-password";
+    const made = await rt.request("/api/users", { method: "POST", role: "admin", body: JSON.stringify({ name, password, groups: [] }) });
+    expect(made.status).toBe(201);
+    // The owner logged in from home before the attack.
+    expect((await attempt(name, password, "10.12.0.1")).status).toBe(200);
+
+    // 60 addresses, each under its own limit, the name in either case (one account), no time passing.
+    delays.length = 0;
+    const statuses: number[] = [];
+    let refused: Response | undefined;
+    for (let a = 0; a < 60; a++)
+      for (let i = 0; i < MAX_FAILED - 1; i++) {
+        const res = await attempt(i % 2 ? name.toUpperCase() : name, `guess-${a}-${i}`, `10.12.1.${a}`);
+        statuses.push(res.status);
+        if (res.status === 429) refused ??= res;
+      }
+    const checked = statuses.filter((x) => x === 401).length;
+    expect(checked).toBeGreaterThanOrEqual(BURST);
+    expect(checked).toBeLessThanOrEqual(BURST + AHEAD + 1);
+    expect(statuses.filter((x) => x === 429).length).toBe(statuses.length - checked);
+    expect(Number(refused!.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect(Math.max(...delays)).toBeLessThanOrEqual(2_000);
+
+    // Time passes, an attempt from a new address every 100 ms: one check per refill gets through.
+    let later = 0;
+    for (let step = 0; step < 200; step++) {
+      clock += 100;
+      if ((await attempt(name, `later-${step}`, `10.12.2.${step}`)).status === 401) later++;
+    }
+    expect(later).toBeLessThanOrEqual(Math.ceil(20_000 / REFILL_MS) + 1);
+    expect(later).toBeGreaterThanOrEqual(Math.floor(20_000 / REFILL_MS) - 1);
+
+    // The owner, from home, is neither slowed nor refused.
+    delays.length = 0;
+    expect((await attempt(name, password, "10.12.0.1")).status).toBe(200);
+    expect(delays).toEqual([]);
+    // From a new address they wait their turn, with the right password, like anyone; never locked out.
+    for (let a = 0; a < AHEAD + 2; a++) await attempt(name, "one-more-guess", `10.12.3.${a}`);
+    const turn = await attempt(name, password, "10.12.9.9");
+    expect(turn.status).toBe(429);
+    clock += Number(turn.headers.get("retry-after")) * 1000;
+    expect((await attempt(name, password, "10.12.9.9")).status).toBe(200);
+  }, 60_000);
 });
 
 describe("first start with no users", () => {

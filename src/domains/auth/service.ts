@@ -389,7 +389,8 @@ export class AuthService {
       } else await Bun.password.verify(password, await getDummyHash());
     } finally {
       // A directory that cannot answer says nothing of the password: the attempt counts neither way.
-      if (ok || unavailable) attempt.succeeded();
+      if (ok) attempt.succeeded();
+      else if (unavailable) attempt.abandoned();
       else attempt.failed();
     }
     if (!ok) {
