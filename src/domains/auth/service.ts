@@ -258,11 +258,14 @@ export class AuthService {
     this.accessChanged("user changed");
   }
 
-  /** Ends every login token of a store user (a reset password, a disabled or deleted account). */
-  async revokeUser(name: string): Promise<void> {
+  /**
+   * Ends every login token of a store user (a reset password, a disabled or deleted account),
+   * but `keep`: the session that changed its own password stays.
+   */
+  async revokeUser(name: string, keep?: string): Promise<void> {
     const ended: string[] = [];
     for (const [hash, t] of this.tokens)
-      if (t.source === "store" && t.userName === name) {
+      if (t.source === "store" && t.userName === name && hash !== keep) {
         this.tokens.delete(hash);
         ended.push(hash);
       }
@@ -272,6 +275,7 @@ export class AuthService {
       .where("user_name", "=", name)
       .where("source", "=", "store")
       .where("revoked_at", "is", null)
+      .$if(keep !== undefined, (q) => q.where("hash", "!=", keep!))
       .execute();
     for (const hash of ended) this.notify(hash, "token revoked");
   }
@@ -441,6 +445,29 @@ export class AuthService {
     });
     this.log.info("login", { user: user.name, address, kind: base.kind });
     return { token, session };
+  }
+
+  /**
+   * Checks a password outside a login (a user changing their own), under the login throttle:
+   * a wrong one counts against the same account and address as a failed login, and the check
+   * is slowed or refused (429) alike, so a stolen token is no way round the throttle.
+   */
+  async checkPassword(name: string, address: string, check: () => Promise<boolean>): Promise<boolean> {
+    const attempt = await this.throttle.reserve(name, address);
+    let ok: boolean;
+    try {
+      if (attempt.delayMs > 0) await this.delay(attempt.delayMs);
+      ok = await check();
+    } catch (e) {
+      attempt.abandoned();
+      throw e;
+    }
+    if (ok) attempt.succeeded();
+    else {
+      attempt.failed();
+      this.log.warn("password check failed", { user: name, address });
+    }
+    return ok;
   }
 
   /** The token's entry from the cache or the store; undefined when unknown or revoked. */

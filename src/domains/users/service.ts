@@ -171,18 +171,24 @@ export class UserService {
     return before;
   }
 
-  /** A signed-in local user's own password, given the current one. */
-  async changeOwnPassword(name: string, current: string, next: string): Promise<void> {
+  /**
+   * A signed-in local user's own password, given the current one. The check of the current
+   * password is a login's: throttled per account and address (429 with Retry-After), so a
+   * stolen token cannot guess it faster than a login could. The new password ends every other
+   * session of the user (their open streams too); `session`, the one that changed it, stays.
+   */
+  async changeOwnPassword(name: string, current: string, next: string, from: { address: string; session: string }): Promise<void> {
     if (this.auth.isConfigUser(name)) throw readOnly(name);
     const row = await this.db.selectFrom("users").select(["password_hash", "disabled"]).where("name", "=", name).executeTakeFirst();
     if (!row) throw new AppError("CONFLICT", "Only local users have a password here: change a directory password in the directory");
-    if (!(await Bun.password.verify(current, row.password_hash).catch(() => false)))
-      throw new AppError("BAD_REQUEST", "The current password is wrong");
+    const ok = await this.auth.checkPassword(name, from.address, () => Bun.password.verify(current, row.password_hash).catch(() => false));
+    if (!ok) throw new AppError("BAD_REQUEST", "The current password is wrong");
     await this.db
       .updateTable("users")
       .set({ password_hash: await hashPassword(next), updated_at: this.now() })
       .where("name", "=", name)
       .execute();
+    await this.auth.revokeUser(name, from.session);
     this.auth.accessChanged("user changed");
   }
 }
