@@ -94,6 +94,16 @@ allowDelete = true
         },
       }),
     ).toThrow("duplicate Connect alias 'a'");
+    // One name, one identity: a user's name is compared without case.
+    const hash = "$argon2id$v=19$m=65536,t=2,p=1$c2FsdA$aGFzaA";
+    expect(() =>
+      parseConfig({
+        users: [
+          { name: "carol", passwordHash: hash },
+          { name: "Carol", passwordHash: hash },
+        ],
+      }),
+    ).toThrow("user 'Carol' is user 'carol' but for case");
     expect(() => parseConfig({ schemaRegistry: { urls: "http://x", auth: { username: "u" } } })).toThrow(
       "exactly one of password and passwordFile",
     );
