@@ -94,7 +94,12 @@ allowDelete = true
         },
       }),
     ).toThrow("duplicate Connect alias 'a'");
-    // One name, one identity: a user's name is compared without case.
+    expect(() => parseConfig({ schemaRegistry: { urls: "http://x", auth: { username: "u" } } })).toThrow(
+      "exactly one of password and passwordFile",
+    );
+  });
+
+  test("22.7: the file may not name two users alike but for case (one name, one identity)", () => {
     const hash = "$argon2id$v=19$m=65536,t=2,p=1$c2FsdA$aGFzaA";
     expect(() =>
       parseConfig({
@@ -104,9 +109,6 @@ allowDelete = true
         ],
       }),
     ).toThrow("user 'Carol' is user 'carol' but for case");
-    expect(() => parseConfig({ schemaRegistry: { urls: "http://x", auth: { username: "u" } } })).toThrow(
-      "exactly one of password and passwordFile",
-    );
   });
 
   test("sql.schemaRegistry still works, read as schemaRegistry, with a deprecation line", () => {
