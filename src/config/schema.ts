@@ -389,10 +389,17 @@ export const configSchema = z
     });
     const defaults = cfg.kafka.clusters.filter((c) => c.default).length;
     if (defaults > 1) ctx.addIssue({ code: "custom", path: ["kafka", "clusters"], message: "only one cluster may be the default" });
-    const users = new Set<string>();
+    // Names are compared without case: `Carol` and `carol` would be one identity's name.
+    const users = new Map<string, string>();
     cfg.users.forEach((u, i) => {
-      if (users.has(u.name)) ctx.addIssue({ code: "custom", path: ["users", i, "name"], message: `duplicate user '${u.name}'` });
-      users.add(u.name);
+      const other = users.get(u.name.toLowerCase());
+      if (other !== undefined)
+        ctx.addIssue({
+          code: "custom",
+          path: ["users", i, "name"],
+          message: other === u.name ? `duplicate user '${u.name}'` : `user '${u.name}' is user '${other}' but for case`,
+        });
+      users.set(u.name.toLowerCase(), u.name);
     });
     const groups = new Set<string>();
     cfg.groups.forEach((g, i) => {

@@ -99,6 +99,18 @@ allowDelete = true
     );
   });
 
+  test("22.7: the file may not name two users alike but for case (one name, one identity)", () => {
+    const hash = "$argon2id$v=19$m=65536,t=2,p=1$c2FsdA$aGFzaA";
+    expect(() =>
+      parseConfig({
+        users: [
+          { name: "carol", passwordHash: hash },
+          { name: "Carol", passwordHash: hash },
+        ],
+      }),
+    ).toThrow("user 'Carol' is user 'carol' but for case");
+  });
+
   test("sql.schemaRegistry still works, read as schemaRegistry, with a deprecation line", () => {
     const legacy = parseConfig({ sql: { schemaRegistry: { urls: ["http://old:8081"] } } });
     expect(legacy.schemaRegistry).toMatchObject({ urls: ["http://old:8081"], allowDelete: false });

@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
+import { LiveClient } from "../clients/ws-client.ts";
 import { fillStore } from "../helpers/full-store.ts";
 import { errorOf, ROLE_USERS, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
+import { createReadyTopic } from "../helpers/topics.ts";
+import { StreamReader } from "./stream-reader.ts";
 
 let rt: TestRuntime;
 /** The clock of the service: tests advance it instead of sleeping. */
@@ -178,6 +182,170 @@ describe("POST /api/login", () => {
     expect(rt.sink.text()).not.toContain("a-very-secret-guess");
     expect(rt.sink.text()).not.toContain(ROLE_USERS.admin.password);
   });
+});
+
+describe("an account attacked from many addresses", () => {
+  /** The account's budget with MAX_FAILED = 3 and a 2 s window: 12 failed checks, then one per 2000 / 3 ms. */
+  const BURST = 4 * MAX_FAILED;
+  const REFILL_MS = 2_000 / MAX_FAILED;
+  /** A check whose turn is at most the longest delay (2 s) away waits for it instead of a 429. */
+  const AHEAD = Math.floor(2_000 / REFILL_MS);
+
+  test("22.12: unlimited addresses test a bounded number of passwords (a burst, then one per refill); the owner gets in from a known address at once, from a new one at its turn", async () => {
+    clock += 10_000;
+    const name = `many-${randomBytes(4).toString("hex")}`;
+    const password = "many-addresses-password";
+    const made = await rt.request("/api/users", { method: "POST", role: "admin", body: JSON.stringify({ name, password, groups: [] }) });
+    expect(made.status).toBe(201);
+    // The owner logged in from home before the attack.
+    expect((await attempt(name, password, "10.12.0.1")).status).toBe(200);
+
+    // 60 addresses, each under its own limit, the name in either case (one account), no time passing.
+    delays.length = 0;
+    const statuses: number[] = [];
+    let refused: Response | undefined;
+    for (let a = 0; a < 60; a++)
+      for (let i = 0; i < MAX_FAILED - 1; i++) {
+        const res = await attempt(i % 2 ? name.toUpperCase() : name, `guess-${a}-${i}`, `10.12.1.${a}`);
+        statuses.push(res.status);
+        if (res.status === 429) refused ??= res;
+      }
+    const checked = statuses.filter((x) => x === 401).length;
+    expect(checked).toBeGreaterThanOrEqual(BURST);
+    expect(checked).toBeLessThanOrEqual(BURST + AHEAD + 1);
+    expect(statuses.filter((x) => x === 429).length).toBe(statuses.length - checked);
+    expect(Number(refused!.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect(Math.max(...delays)).toBeLessThanOrEqual(2_000);
+
+    // Time passes, an attempt from a new address every 100 ms: one check per refill gets through.
+    let later = 0;
+    for (let step = 0; step < 200; step++) {
+      clock += 100;
+      if ((await attempt(name, `later-${step}`, `10.12.2.${step}`)).status === 401) later++;
+    }
+    expect(later).toBeLessThanOrEqual(Math.ceil(20_000 / REFILL_MS) + 1);
+    expect(later).toBeGreaterThanOrEqual(Math.floor(20_000 / REFILL_MS) - 1);
+
+    // The owner, from home, is neither slowed nor refused.
+    delays.length = 0;
+    expect((await attempt(name, password, "10.12.0.1")).status).toBe(200);
+    expect(delays).toEqual([]);
+    // From a new address they wait their turn, with the right password, like anyone; never locked out.
+    for (let a = 0; a < AHEAD + 2; a++) await attempt(name, "one-more-guess", `10.12.3.${a}`);
+    const turn = await attempt(name, password, "10.12.9.9");
+    expect(turn.status).toBe(429);
+    clock += Number(turn.headers.get("retry-after")) * 1000;
+    expect((await attempt(name, password, "10.12.9.9")).status).toBe(200);
+  }, 60_000);
+});
+
+describe("changing one's own password", () => {
+  const PASSWORD = "own-password-before";
+  const NEXT = "own-password-after";
+  const json = (body: unknown) => JSON.stringify(body);
+
+  /** A store user (in `groups`), made by the admin. */
+  async function storeUser(groups: string[] = []): Promise<string> {
+    const name = `own-${randomBytes(4).toString("hex")}`;
+    const made = await rt.request("/api/users", { method: "POST", role: "admin", body: json({ name, password: PASSWORD, groups }) });
+    expect(made.status).toBe(201);
+    return name;
+  }
+  const tokenOf = async (user: string, password: string, address = "10.9.9.9") => {
+    const res = await attempt(user, password, address);
+    expect(res.status).toBe(200);
+    return res.text();
+  };
+  /** The password change, from `address` as the socket's peer. */
+  const change = (token: string, currentPassword: string, address: string, password = NEXT) =>
+    rt.app.request(
+      "/api/user/password",
+      {
+        method: "PUT",
+        headers: { "x-service-token": token, "content-type": "application/json" },
+        body: json({ currentPassword, password }),
+      },
+      { server: { requestIP: () => ({ address, family: "IPv4", port: 40000 }) } },
+    );
+
+  test("22.9: a wrong current password counts as a failed login: past the limit 429 with Retry-After, for the change and the login alike", async () => {
+    clock += 10_000;
+    const name = await storeUser();
+    const token = await tokenOf(name, PASSWORD);
+    rt.sink.lines.length = 0;
+    // A stolen token guessing the current password from one address.
+    const statuses: number[] = [];
+    let refused: Response | undefined;
+    for (let i = 0; i < 30; i++) {
+      const res = await change(token, `guess-${i}`, "10.9.0.1");
+      statuses.push(res.status);
+      if (res.status === 429) refused ??= res;
+    }
+    expect(statuses.slice(0, MAX_FAILED)).toEqual(Array(MAX_FAILED).fill(400));
+    expect(statuses.slice(MAX_FAILED)).toEqual(Array(30 - MAX_FAILED).fill(429));
+    expect(Number(refused!.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect((await errorOf(refused!)).code).toBe("TOO_MANY_REQUESTS");
+    // The same count as a login's: the right password from that address waits too, for both.
+    expect((await attempt(name, PASSWORD, "10.9.0.1")).status).toBe(429);
+    expect((await change(token, PASSWORD, "10.9.0.1")).status).toBe(429);
+    expect(rt.sink.lines.filter((l) => l.includes("password check failed"))).toHaveLength(MAX_FAILED);
+    expect(rt.sink.text()).not.toContain("guess-0");
+    // Once the window has passed, the right current password changes it.
+    clock += 2_100;
+    expect((await change(token, PASSWORD, "10.9.0.1")).status).toBe(200);
+    expect((await attempt(name, NEXT, "10.9.0.1")).status).toBe(200);
+  }, 30_000);
+
+  test("22.9: a changed password ends every other session of the user, with their event streams and websocket subscriptions; the session that changed it stays", async () => {
+    clock += 10_000;
+    const group = `own-admins-${randomBytes(4).toString("hex")}`;
+    const g = await rt.request("/api/groups", {
+      method: "POST",
+      role: "admin",
+      body: json({ name: group, roles: ["admin"], clusters: ["*"], topics: { allow: ["*"], deny: [] } }),
+    });
+    expect(g.status).toBe(201);
+    const name = await storeUser([group]);
+    const topics: string[] = [];
+    const socket = await LiveClient.open(rt.url, crypto.randomUUID());
+    try {
+      const t = await createReadyTopic(rt.kafka.default(), { prefix: "own-pw", track: topics });
+      const changer = await tokenOf(name, PASSWORD);
+      const streaming = await tokenOf(name, PASSWORD, "10.9.9.8");
+      const subscribed = await tokenOf(name, PASSWORD, "10.9.9.7");
+      const res = await rt.request("/api/sse/audit", { token: streaming });
+      expect(res.status).toBe(200);
+      const stream = new StreamReader(res);
+      expect(await stream.until((text) => text.startsWith(":"))).toBe(true);
+      socket.request("SUBSCRIBE", 2, { sqls: [`SELECT * FROM \`${t}\``] }, subscribed);
+      expect((await socket.reply(2)).type).toBe("SUCCESS");
+
+      expect((await change(changer, PASSWORD, "10.9.9.9")).status).toBe(200);
+      for (const other of [streaming, subscribed]) expect((await rt.request("/api/auth", { token: other })).status).toBe(401);
+      expect(await stream.end()).toBe(true);
+      expect(stream.lines().at(-1)).toBe("data:");
+      const ended = await socket.reply(2);
+      expect(ended.type).toBe("ERROR");
+      expect(ended.content as string).toContain("revoked");
+      expect((await rt.request("/api/auth", { token: changer })).status).toBe(200);
+
+      // An admin's reset ends every session, the one left included, and its stream.
+      const again = await rt.request("/api/sse/audit", { token: changer });
+      const kept = new StreamReader(again);
+      expect(await kept.until((text) => text.startsWith(":"))).toBe(true);
+      const reset = await rt.request(`/api/users/${name}`, { method: "PUT", role: "admin", body: json({ password: PASSWORD }) });
+      expect(reset.status).toBe(200);
+      expect((await rt.request("/api/auth", { token: changer })).status).toBe(401);
+      expect(await kept.end()).toBe(true);
+    } finally {
+      socket.close();
+      for (const topic of topics)
+        await rt.kafka
+          .default()
+          .topics.delete(topic)
+          .catch(() => {});
+    }
+  }, 60_000);
 });
 
 describe("first start with no users", () => {

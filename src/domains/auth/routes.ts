@@ -41,7 +41,7 @@ const canDeleteSchemas = (allowDelete: boolean, s: Session, cluster: string) =>
   allowDelete && s.scope.clusterRoles(cluster).some((r) => r === "admin" || r === "write");
 
 /** Client address for throttling: the socket's peer, never a header a client can forge. */
-function clientAddress(c: import("hono").Context<AppEnv>): string {
+export function clientAddress(c: import("hono").Context<AppEnv>): string {
   try {
     return c.env?.server?.requestIP(c.req.raw)?.address ?? "local";
   } catch {

@@ -5,6 +5,7 @@ import { AppError } from "../../errors.ts";
 import type { Logger } from "../../log/logger.ts";
 import type { InternalTopics } from "../access/internal-topics.ts";
 import { compileScope, type Group, type Scope } from "../access/scope.ts";
+import { describeHolder, type NameHolder, nameKey, storeHolder } from "./names.ts";
 import { LoginThrottle } from "./throttle.ts";
 
 /** Where an identity comes from: a local user (config file or store), the directory, or a service account. */
@@ -151,6 +152,10 @@ export class AuthService {
   /** Tokens revoked while the store could not record it, until they would have expired anyway. */
   private readonly revoked = new Map<string, number>();
   private configUsers = new Map<string, LocalUser>();
+  /** The config file's users by nameKey: a store user or service account of such a name is shadowed. */
+  private configKeys = new Map<string, string>();
+  /** Who holds a name (config, store user or service account), read recently: see names.ts. */
+  private readonly holders = new Map<string, { holder: NameHolder | undefined; at: number; gen: number }>();
   /** Store users and service accounts read recently, with the access generation they were read in. */
   private readonly storeUsers = new Map<string, { user: LocalUser | undefined; at: number; gen: number }>();
   private readonly accounts = new Map<string, { account: ServiceAccountRecord | undefined; at: number; gen: number }>();
@@ -193,6 +198,36 @@ export class AuthService {
         { name: u.name, email: u.email ?? null, roles: u.roles, groups: u.groups, disabled: false, passwordHash: u.passwordHash },
       ]),
     );
+    this.configKeys = new Map(users.map((u) => [nameKey(u.name), u.name]));
+  }
+
+  /**
+   * The identity that owns `name` (compared without case) among the config file's users, the
+   * store's users and the service accounts, in that order; cached like the store's records.
+   */
+  private async holderOf(name: string, now: number, fresh = false): Promise<NameHolder | undefined> {
+    const key = nameKey(name);
+    const config = this.configKeys.get(key);
+    if (config !== undefined) return { source: "config", name: config };
+    const cached = this.holders.get(key);
+    if (!fresh && cached && cached.gen === this.generation && now - cached.at < STORE_TTL_MS) return cached.holder;
+    const gen = this.generation;
+    const holder = await storeHolder(this.db, name);
+    if (this.holders.size > 10_000) this.holders.clear();
+    this.holders.set(key, { holder, at: now, gen });
+    return holder;
+  }
+
+  /**
+   * Who already holds `name` (compared without case), the directory included, for the API to
+   * refuse making a second identity of it. Throws UNAVAILABLE when the directory cannot answer:
+   * a name is given out only once it is known to be free.
+   */
+  async nameTaken(name: string): Promise<NameHolder | undefined> {
+    const holder = await this.holderOf(name, this.now(), true);
+    if (holder || !this.directory) return holder;
+    const found = await this.directory.lookup(name);
+    return found ? { source: "ldap", name: found.name } : undefined;
   }
 
   /** Whether the config file defines this user (read-only through the API). */
@@ -228,6 +263,7 @@ export class AuthService {
     this.generation++;
     this.storeUsers.clear();
     this.accounts.clear();
+    this.holders.clear();
     this.groupCache.clear();
     this.notify(null, reason);
   }
@@ -258,11 +294,14 @@ export class AuthService {
     this.accessChanged("user changed");
   }
 
-  /** Ends every login token of a store user (a reset password, a disabled or deleted account). */
-  async revokeUser(name: string): Promise<void> {
+  /**
+   * Ends every login token of a store user (a reset password, a disabled or deleted account),
+   * but `keep`: the session that changed its own password stays.
+   */
+  async revokeUser(name: string, keep?: string): Promise<void> {
     const ended: string[] = [];
     for (const [hash, t] of this.tokens)
-      if (t.source === "store" && t.userName === name) {
+      if (t.source === "store" && t.userName === name && hash !== keep) {
         this.tokens.delete(hash);
         ended.push(hash);
       }
@@ -272,6 +311,7 @@ export class AuthService {
       .where("user_name", "=", name)
       .where("source", "=", "store")
       .where("revoked_at", "is", null)
+      .$if(keep !== undefined, (q) => q.where("hash", "!=", keep!))
       .execute();
     for (const hash of ended) this.notify(hash, "token revoked");
   }
@@ -327,6 +367,8 @@ export class AuthService {
   private async localUser(name: string, now: number, fresh: boolean): Promise<{ user: LocalUser; source: Source } | undefined> {
     const fromConfig = this.configUsers.get(name);
     if (fromConfig) return { user: fromConfig, source: "config" };
+    // A store user whose name is a config user's but for case: the file owns the name.
+    if (this.configKeys.has(nameKey(name))) return undefined;
     const cached = this.storeUsers.get(name);
     let user: LocalUser | undefined;
     if (!fresh && cached && cached.gen === this.generation && now - cached.at < STORE_TTL_MS) user = cached.user;
@@ -372,6 +414,8 @@ export class AuthService {
     let fromDirectory: DirectoryUser | null = null;
     let ok = false;
     let unavailable = false;
+    /** Who holds the name a directory login resolved to, when it is not the directory user. */
+    let taken: NameHolder | undefined;
     try {
       if (attempt.delayMs > 0) await this.delay(attempt.delayMs);
       local = await this.localUser(name, this.now(), true);
@@ -385,12 +429,26 @@ export class AuthService {
           unavailable = true;
           throw e;
         }
-        ok = fromDirectory !== null;
+        // A name another identity holds (the file's, a store user, a service account, in any case)
+        // is theirs: the directory's user of that name is not let in as them.
+        if (fromDirectory) taken = await this.holderOf(fromDirectory.name, this.now(), true);
+        ok = fromDirectory !== null && taken === undefined;
       } else await Bun.password.verify(password, await getDummyHash());
     } finally {
-      // A directory that cannot answer says nothing of the password: the attempt counts neither way.
-      if (ok || unavailable) attempt.succeeded();
+      // A directory that cannot answer says nothing of the password, and a refused directory user
+      // typed theirs right: such attempts count neither way.
+      if (ok) attempt.succeeded();
+      else if (unavailable || taken) attempt.abandoned();
       else attempt.failed();
+    }
+    if (taken) {
+      this.log.warn(`directory login refused: the name is held by ${describeHolder(taken)}`, {
+        user: fromDirectory!.name,
+        holder: taken.name,
+        holderSource: taken.source,
+        address,
+      });
+      throw new AppError("UNAUTHORIZED", "UNAUTHORIZED");
     }
     if (!ok) {
       // A name that is no user may be a password typed into the wrong field: never log it.
@@ -440,6 +498,29 @@ export class AuthService {
     });
     this.log.info("login", { user: user.name, address, kind: base.kind });
     return { token, session };
+  }
+
+  /**
+   * Checks a password outside a login (a user changing their own), under the login throttle:
+   * a wrong one counts against the same account and address as a failed login, and the check
+   * is slowed or refused (429) alike, so a stolen token is no way round the throttle.
+   */
+  async checkPassword(name: string, address: string, check: () => Promise<boolean>): Promise<boolean> {
+    const attempt = await this.throttle.reserve(name, address);
+    let ok: boolean;
+    try {
+      if (attempt.delayMs > 0) await this.delay(attempt.delayMs);
+      ok = await check();
+    } catch (e) {
+      attempt.abandoned();
+      throw e;
+    }
+    if (ok) attempt.succeeded();
+    else {
+      attempt.failed();
+      this.log.warn("password check failed", { user: name, address });
+    }
+    return ok;
   }
 
   /** The token's entry from the cache or the store; undefined when unknown or revoked. */
@@ -519,8 +600,8 @@ export class AuthService {
   /** The current user and scope behind a token entry; undefined when removed, disabled, or no longer that source's. */
   private async current(hash: string, t: TokenEntry, now: number): Promise<{ user: User; scope: Scope } | undefined> {
     if (t.source === "ldap") {
-      // A local user of that name now takes the name: the directory's token no longer speaks for it.
-      if (!this.directory || this.configUsers.has(t.userName)) return undefined;
+      // Another identity now holds the name: the directory's token no longer speaks for it.
+      if (!this.directory || (await this.holderOf(t.userName, now))) return undefined;
       if (!(await this.refreshDirectoryGroups(hash, t, now)) || !t.groups) return undefined;
       return this.identity({ name: t.userName, email: null, kind: "ldap", roles: [], groups: t.groups }, now);
     }
@@ -563,14 +644,19 @@ export class AuthService {
     if (cached && cached.gen === this.generation && now - cached.at < STORE_TTL_MS) return cached.account;
     const gen = this.generation;
     const row = await this.db.selectFrom("service_accounts").selectAll().where("name", "=", name).executeTakeFirst();
-    const account = row && {
-      name: row.name,
-      secretHash: row.secret_hash,
-      groups: JSON.parse(row.groups) as string[],
-      expiresAt: row.expires_at,
-      disabled: row.disabled === 1,
-      createdAt: row.created_at,
-    };
+    // A user of the config file or the store whose name is the account's but for case owns the name.
+    const holder = row && (await this.holderOf(name, now));
+    const account =
+      row && (!holder || holder.source === "service")
+        ? {
+            name: row.name,
+            secretHash: row.secret_hash,
+            groups: JSON.parse(row.groups) as string[],
+            expiresAt: row.expires_at,
+            disabled: row.disabled === 1,
+            createdAt: row.created_at,
+          }
+        : undefined;
     if (this.accounts.size > 10_000) this.accounts.clear();
     this.accounts.set(name, { account, at: now, gen });
     return account;

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import type { Db } from "../../db/index.ts";
 import { AppError } from "../../errors.ts";
 import type { GroupService } from "../access/group-service.ts";
+import { deletePersonalRecords, type NameHolder, nameTakenError, storeHolder } from "../auth/names.ts";
 import type { AuthService } from "../auth/service.ts";
 
 /** A service account as the API answers it; its secret never. */
@@ -82,12 +83,16 @@ export class ServiceAccountService {
     a: { name: string; groups: string[]; expiresAt?: number | null | undefined },
     createdBy: string,
   ): Promise<ServiceAccountView & { secret: string; token: string }> {
+    // One name, one identity (see auth/names.ts): a user's name, in any case, is no account's.
+    const taken = await this.auth.nameTaken(a.name);
+    if (taken) throw this.takenError(a.name, taken);
     await this.groups.requireExisting(a.groups);
     this.checkExpiry(a.expiresAt);
     const secret = randomBytes(32).toString("base64url");
     const at = this.now();
     const created = await this.db.transaction().execute(async (trx) => {
-      if (await trx.selectFrom("service_accounts").select("name").where("name", "=", a.name).executeTakeFirst()) return false;
+      const holder = await storeHolder(trx, a.name);
+      if (holder) return holder;
       await trx
         .insertInto("service_accounts")
         .values({
@@ -102,11 +107,16 @@ export class ServiceAccountService {
           last_used_at: null,
         })
         .execute();
-      return true;
+      return undefined;
     });
-    if (!created) throw new AppError("CONFLICT", `Service account '${a.name}' exists`);
+    if (created) throw this.takenError(a.name, created);
     this.auth.accessChanged("service account changed");
     return { ...(await this.get(a.name)), secret, token: `${a.name}:${secret}` };
+  }
+
+  private takenError(name: string, holder: NameHolder): AppError {
+    if (holder.source === "service" && holder.name === name) return new AppError("CONFLICT", `Service account '${name}' exists`);
+    return nameTakenError(name, holder, "Service account");
   }
 
   async update(name: string, change: ServiceAccountChange): Promise<{ account: ServiceAccountView; changed: string[] }> {
@@ -137,6 +147,8 @@ export class ServiceAccountService {
     const before = await this.get(name);
     const res = await this.db.deleteFrom("service_accounts").where("name", "=", name).executeTakeFirst();
     if (Number(res.numDeletedRows) === 0) throw new AppError("NOT_FOUND", `No service account named '${name}'`);
+    // Whoever holds the name next must not find this account's records.
+    await deletePersonalRecords(this.db, name);
     this.auth.accessChanged("service account removed");
     return before;
   }

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { AppError } from "../../errors.ts";
 import { userOf } from "../../http/context.ts";
 import { defineRoute, json, RouteGroup } from "../../http/route.ts";
+import { clientAddress } from "../auth/routes.ts";
 import { PASSWORD_MAX, PASSWORD_MIN, type UserService, type UserView } from "./service.ts";
 
 const userName = z
@@ -96,7 +97,8 @@ export const userApi = {
     method: "PUT",
     path: "/api/user/password",
     level: "session",
-    summary: "Change your own password, given the current one (local users of the store)",
+    summary:
+      "Change your own password, given the current one (local users of the store): a wrong one counts as a failed login (429 when throttled); every other session of yours ends",
     audit: { type: "USER", change: "UPDATE" },
     tags,
     request: { body: ownPasswordBody },
@@ -134,7 +136,7 @@ export function userRoutes(users: UserService) {
     if (session.user.kind !== "local")
       throw new AppError("CONFLICT", `A ${session.user.kind === "ldap" ? "directory" : "service account"} identity has no password here`);
     const { currentPassword, password: next } = c.req.valid("json");
-    await users.changeOwnPassword(session.user.name, currentPassword, next);
+    await users.changeOwnPassword(session.user.name, currentPassword, next, { address: clientAddress(c), session: session.tokenHash });
     c.set("auditContent", { name: session.user.name, changed: "password" });
     return c.json({ success: true });
   });

@@ -2,6 +2,7 @@ import type { Role } from "../../config/schema.ts";
 import type { Db } from "../../db/index.ts";
 import { AppError } from "../../errors.ts";
 import type { GroupService } from "../access/group-service.ts";
+import { deletePersonalRecords, type NameHolder, nameTakenError, storeHolder } from "../auth/names.ts";
 import { type AuthService, hashPassword } from "../auth/service.ts";
 
 /** A local user as the API answers it. `roles` are its own (everywhere); its groups' rights come on top. */
@@ -91,11 +92,15 @@ export class UserService {
 
   async create(u: NewUser): Promise<UserView> {
     if (this.auth.isConfigUser(u.name)) throw new AppError("CONFLICT", `User '${u.name}' exists: it is defined in the configuration file`);
+    const taken = await this.auth.nameTaken(u.name);
+    if (taken) throw this.takenError(u.name, taken);
     await this.groups.requireExisting(u.groups);
     const hash = await hashPassword(u.password);
     const at = this.now();
     const created = await this.db.transaction().execute(async (trx) => {
-      if (await trx.selectFrom("users").select("name").where("name", "=", u.name).executeTakeFirst()) return false;
+      // Again in the transaction that inserts: a user or service account made meanwhile is seen.
+      const holder = await storeHolder(trx, u.name);
+      if (holder) return holder;
       await trx
         .insertInto("users")
         .values({
@@ -109,11 +114,16 @@ export class UserService {
           updated_at: at,
         })
         .execute();
-      return true;
+      return undefined;
     });
-    if (!created) throw new AppError("CONFLICT", `User '${u.name}' exists`);
+    if (created) throw this.takenError(u.name, created);
     this.auth.accessChanged("user changed");
     return this.get(u.name);
+  }
+
+  private takenError(name: string, holder: NameHolder): AppError {
+    if (holder.source === "store" && holder.name === name) return new AppError("CONFLICT", `User '${name}' exists`);
+    return nameTakenError(name, holder, "User");
   }
 
   /** The user after the change and the names of the fields that changed (never the password's value). */
@@ -165,24 +175,31 @@ export class UserService {
     const before = await this.get(name);
     const res = await this.db.deleteFrom("users").where("name", "=", name).executeTakeFirst();
     if (Number(res.numDeletedRows) === 0) throw new AppError("NOT_FOUND", `No user named '${name}'`);
-    await this.db.deleteFrom("user_profile").where("user_name", "=", name).execute();
+    // Whoever holds the name next (a directory user, a new user) must not find this one's records.
+    await deletePersonalRecords(this.db, name);
     await this.auth.revokeUser(name);
     this.auth.accessChanged("user removed");
     return before;
   }
 
-  /** A signed-in local user's own password, given the current one. */
-  async changeOwnPassword(name: string, current: string, next: string): Promise<void> {
+  /**
+   * A signed-in local user's own password, given the current one. The check of the current
+   * password is a login's: throttled per account and address (429 with Retry-After), so a
+   * stolen token cannot guess it faster than a login could. The new password ends every other
+   * session of the user (their open streams too); `session`, the one that changed it, stays.
+   */
+  async changeOwnPassword(name: string, current: string, next: string, from: { address: string; session: string }): Promise<void> {
     if (this.auth.isConfigUser(name)) throw readOnly(name);
     const row = await this.db.selectFrom("users").select(["password_hash", "disabled"]).where("name", "=", name).executeTakeFirst();
     if (!row) throw new AppError("CONFLICT", "Only local users have a password here: change a directory password in the directory");
-    if (!(await Bun.password.verify(current, row.password_hash).catch(() => false)))
-      throw new AppError("BAD_REQUEST", "The current password is wrong");
+    const ok = await this.auth.checkPassword(name, from.address, () => Bun.password.verify(current, row.password_hash).catch(() => false));
+    if (!ok) throw new AppError("BAD_REQUEST", "The current password is wrong");
     await this.db
       .updateTable("users")
       .set({ password_hash: await hashPassword(next), updated_at: this.now() })
       .where("name", "=", name)
       .execute();
+    await this.auth.revokeUser(name, from.session);
     this.auth.accessChanged("user changed");
   }
 }
