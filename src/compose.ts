@@ -188,7 +188,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     failAfterMs: config.processors.failAfter,
     maxStateBytes: config.processors.maxStateBytes,
     // The service is built below; the engine asks it only once started.
-    admit: (p): Promise<string | null> => processors.ownerRefusal(p),
+    admit: (p): Promise<string | null> => processors.admission(p),
     pause: (p, reason): Promise<boolean> => processors.pauseFor(p, reason),
   });
   const processors: ProcessorService = new ProcessorService({

@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ProcessorRepo } from "../../src/domains/processors/repo.ts";
+import type { ProcessorRow } from "../../src/domains/processors/types.ts";
 import { errorOf, testRuntime } from "../helpers/runtime.ts";
 import { pollFor } from "../helpers/wait.ts";
 import {
@@ -27,6 +28,33 @@ import {
 const BUDGET = 64 * 1024;
 const f = processorFixture({ processors: { maxPerUser: 3, maxStateBytes: "64k" } });
 const kafka = () => f.kafka();
+
+/** A processor as an older Loupe stored it, bypassing today's checks at creation. */
+function storedProcessor(id: string, name: string, source: string, target: string, sql: string): ProcessorRow {
+  const now = Date.now();
+  return {
+    id,
+    name,
+    cluster: "local",
+    sql,
+    runners: 1,
+    desired: "RUNNING",
+    owner: "alice",
+    sourceTopic: source,
+    targetTopic: target,
+    clusterName: null,
+    namespace: null,
+    pipeline: null,
+    createdAt: now,
+    startTs: now,
+    stopTs: null,
+    lastAction: "Created by alice",
+    ownerKind: null,
+    pausedReason: null,
+  };
+}
+
+const storedId = () => `lsql_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`;
 
 async function createRefused(sql: string, name: string, role: "admin" | "write" = "admin") {
   const res = await f.rt().request("/api/streams", {
@@ -84,6 +112,47 @@ describe("refused at creation", () => {
       }
     } finally {
       await action(f.rt(), ab, "delete", "admin");
+    }
+  }, 60_000);
+
+  test("22.3: a cycle stored before creation refused it (B→A beside A→B) does not start: PAUSED with the chain; resuming waits for a deletion", async () => {
+    const a = await jsonTopic(kafka(), "stored-a", 1, f.made);
+    const b = await jsonTopic(kafka(), "stored-b", 1, f.made);
+    const ab = await createProcessor(f.rt(), `ab-${a}`, `INSERT INTO \`${b}\` SELECT STREAM * FROM \`${a}\``, { role: "admin" });
+    // What an older Loupe let through, as the store holds it.
+    const repo = new ProcessorRepo(f.rt().store.db);
+    const ba = storedId();
+    await repo.create(storedProcessor(ba, `ba-${a}`, b, a, `INSERT INTO \`${a}\` SELECT STREAM * FROM \`${b}\``), Date.now());
+    try {
+      const paused = await untilState(f.rt(), ba, "PAUSED");
+      const chain = `its target '${a}' leads back to its source '${b}' ('${a}' -> '${b}' (processor 'ab-${a}'))`;
+      expect(paused.deploymentErrorMsg).toBe(`Paused by Loupe: ${chain}`);
+      const refused = await action(f.rt(), ba, "resume", "admin");
+      expect(refused.status).toBe(409);
+      expect((await errorOf(refused)).message).toBe(`Processor 'ba-${a}' cannot run: ${chain}; delete one of the processors of the cycle`);
+      expect((await action(f.rt(), ab, "delete", "admin")).status).toBe(200);
+      expect((await action(f.rt(), ba, "resume", "admin")).status).toBe(200);
+      await untilState(f.rt(), ba, "RUNNING");
+    } finally {
+      await action(f.rt(), ab, "delete", "admin");
+      await action(f.rt(), ba, "delete", "admin");
+    }
+  }, 60_000);
+
+  test("22.3: a stored HOP(1, d, 1, ms) from before the bound FAILS at once, not retried", async () => {
+    const source = await jsonTopic(kafka(), "old-hop", 1, f.made);
+    const target = await jsonTopic(kafka(), "old-hop-out", 1, f.made);
+    const id = storedId();
+    const sql = `INSERT INTO \`${target}\` SELECT STREAM _key, COUNT(*) AS n FROM \`${source}\` GROUP BY HOP(1, d, 1, ms), _key`;
+    await new ProcessorRepo(f.rt().store.db).create(storedProcessor(id, `old-hop-${source}`, source, target, sql), Date.now());
+    try {
+      // Within seconds: a passing failure would be retried for processors.failAfter (5 minutes).
+      const failed = await untilState(f.rt(), id, "FAILED", 20_000);
+      expect(failed.deploymentErrorMsg).toStartWith(
+        "The program is no longer valid: HOP size 1d with advance 1ms puts each record in 86400000 windows",
+      );
+    } finally {
+      await action(f.rt(), id, "delete", "admin");
     }
   }, 60_000);
 

@@ -24,7 +24,7 @@ export interface EngineOptions {
   /** Builds a runner's program and decoders from its processor. */
   setup(p: ProcessorRow): Promise<RunnerSetup>;
   /**
-   * Why the processor may not run now (its owner's rights no longer hold), or null; asked before
+   * Why the processor may not run now (a cycle of processors, its owner's rights), or null; asked before
    * any of its runners starts here (at start-up, after a resume, when a slot moves). Throws when
    * it cannot be known now: the runner is not started this tick.
    */
@@ -183,7 +183,7 @@ export class ProcessorEngine {
   /**
    * Why a runner of `p` must not start: its slot was left marked in a risky phase by a holder
    * that never released it (an instance that died, likely of memory: running it again blindly
-   * would take this one down the same way), or its owner may no longer run it. Undefined: not
+   * would take this one down the same way), or it may not run (see `admit`). Undefined: not
    * known now (try at the next tick).
    */
   async #refusal(

@@ -46,6 +46,14 @@ export class PoisonRecordError extends Error {
   override name = "PoisonRecordError";
 }
 
+/**
+ * The stored program no longer compiles (a bound added since it was created, such as the windows
+ * per record): retrying cannot help, so the runner fails at once.
+ */
+export class InvalidProgramError extends Error {
+  override name = "InvalidProgramError";
+}
+
 const RETRY_FIRST_MS = 500;
 const RETRY_MAX_MS = 15_000;
 const DEFAULT_FAIL_AFTER_MS = 5 * 60_000;
@@ -153,7 +161,8 @@ export class Runner {
         this.#opts.log.warn("processor runner failed", { processor: this.#opts.processorId, runner: this.#opts.index, error: message });
         failingSince ??= this.#now();
         // A state past its budget would only grow past it again: failed at once, as a poison record.
-        if (err instanceof PoisonRecordError || err instanceof StateBudgetError || this.#now() - failingSince >= failAfter) {
+        const final = err instanceof PoisonRecordError || err instanceof StateBudgetError || err instanceof InvalidProgramError;
+        if (final || this.#now() - failingSince >= failAfter) {
           this.#set("FAILED", message);
           return;
         }

@@ -258,6 +258,9 @@ export class ProcessorService {
 
   async resume(id: string, caller: Caller): Promise<ProcessorRow> {
     const p = await this.#changeable(id, caller);
+    // Processors stored in a cycle before creation refused them stay paused until one is deleted.
+    const loop = await this.cycleOf(p);
+    if (loop !== null) throw conflict(`Processor '${p.name}' cannot run: ${loop}; delete one of the processors of the cycle`);
     // It runs with its owner's rights, whoever resumes it: they must still hold.
     const refused = await this.ownerRefusal(p);
     if (refused !== null) throw forbidden(`Processor '${p.name}' cannot run: ${refused}`);
@@ -308,6 +311,24 @@ export class ProcessorService {
     if (opts.deleteChangelog) await kafka.topics.delete(changelogOf(this.#o.engine.prefix, p.id)).catch(() => {});
     this.#o.log.info("processor deleted", { processor: p.id, name: p.name, by: caller.user });
     return p;
+  }
+
+  /**
+   * Why the processor may not run now, asked before any of its runners starts: a cycle with the
+   * cluster's other processors, or its owner's rights.
+   */
+  async admission(p: ProcessorRow): Promise<string | null> {
+    return (await this.cycleOf(p)) ?? (await this.ownerRefusal(p));
+  }
+
+  /**
+   * The cycle the processor is part of, in words, or null. Creation refuses cycles; processors
+   * stored in one before that (A->B and B->A copying one record round forever) are caught here.
+   */
+  async cycleOf(p: ProcessorRow): Promise<string | null> {
+    const others = (await this.#o.repo.list(p.cluster)).filter((o) => o.id !== p.id);
+    const chain = loopOf(others)(p.targetTopic, p.sourceTopic);
+    return chain === null ? null : `its target '${p.targetTopic}' leads back to its source '${p.sourceTopic}' (${chain})`;
   }
 
   /**
