@@ -138,7 +138,7 @@ export class ProcessorEngine {
     const processors = new Map((await repo.list()).map((p) => [p.id, p]));
     const slots = await repo.runners();
     const wanted = new Set<string>();
-    /** Owner checks of this tick, one per processor. */
+    /** Admission checks of this tick, one per processor. */
     const admitted = new Map<string, Promise<string | null | undefined>>();
     for (const slot of slots) {
       const p = processors.get(slot.processorId);
@@ -202,7 +202,7 @@ export class ProcessorEngine {
     let check = admitted.get(p.id);
     if (!check) {
       check = admit(p).catch((err: unknown) => {
-        this.#opts.log.warn("processor owner not checked: not started now", { processor: p.id, owner: p.owner }, err);
+        this.#opts.log.warn("processor admission not known: not started now", { processor: p.id, owner: p.owner }, err);
         return undefined;
       });
       admitted.set(p.id, check);
