@@ -5,9 +5,12 @@
  */
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Attribute, Change, Client } from "ldapts";
+import { LDAP_PEOPLE_DN, ldapEnv, ldapGroupDn, ldapUserDn } from "../cluster/cluster.ts";
 import { errorOf, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 import { scopedUser, topicGroup } from "../helpers/scoped.ts";
 import { action, jsonTopic, outputOf, processorFixture, produce, untilState } from "./helpers.ts";
@@ -128,6 +131,54 @@ describe("the owner's access is checked again", () => {
     } finally {
       await rt.dispose({ topics: made });
       rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 90_000);
+
+  test("22.5: a directory user's processor pauses when the directory drops it from the group that grants the access", async () => {
+    const env = ldapEnv();
+    const suffix = randomBytes(4).toString("hex");
+    const uid = `proc-owner-${suffix}`;
+    const dirGroup = `proc-writers-${suffix}`;
+    const admin = new Client({ url: env.url, timeout: 5_000, connectTimeout: 5_000 });
+    await admin.bind(env.adminDn, env.adminPassword);
+    // A user and a group of this test only: the seeded organisation stays as it is.
+    await admin.add(ldapUserDn(uid), { objectClass: "inetOrgPerson", uid, cn: uid, sn: uid, userPassword: "proc-ldap-pass" });
+    // groupOfNames needs a member: the directory's admin stays when the owner is dropped.
+    await admin.add(ldapGroupDn(dirGroup), { objectClass: "groupOfNames", cn: dirGroup, member: [ldapUserDn(uid), env.adminDn] });
+    const made: string[] = [];
+    const source = await jsonTopic(kafka(), "dir-owned", 1, made);
+    const target = await jsonTopic(kafka(), "dir-owned-out", 1, made);
+    const group = `ldap-writers-${suffix}`;
+    const rt = await testRuntime({
+      ldap: {
+        url: env.url,
+        bindDn: env.bindDn,
+        bindPassword: env.bindPassword,
+        userBase: LDAP_PEOPLE_DN,
+        groupMappings: { [dirGroup]: [group] },
+        // Owners are checked again at this interval too: what changes in the directory tells Loupe nothing.
+        refreshInterval: "1s",
+      },
+      groups: [{ name: group, roles: ["write"], clusters: ["*"], topics: { allow: [source, target], deny: [] } }],
+    });
+    try {
+      const login = await rt.app.request("/api/login", { method: "POST", body: JSON.stringify({ user: uid, password: "proc-ldap-pass" }) });
+      expect(login.status).toBe(200);
+      const id = await createAs(rt, await login.text(), `dir-${source}`, `INSERT INTO \`${target}\` SELECT STREAM n FROM \`${source}\``);
+      await untilState(rt, id, "RUNNING");
+      await admin.modify(
+        ldapGroupDn(dirGroup),
+        new Change({ operation: "delete", modification: new Attribute({ type: "member", values: [ldapUserDn(uid)] }) }),
+      );
+      const paused = await untilState(rt, id, "PAUSED", 30_000);
+      expect(paused.deploymentErrorMsg).toBe(`Paused by Loupe: its owner '${uid}' no longer holds read on '${source}'`);
+      expect(await loupePauses(rt, id)).toHaveLength(1);
+      await action(rt, id, "delete", "admin");
+    } finally {
+      await rt.dispose({ topics: made });
+      await admin.del(ldapGroupDn(dirGroup)).catch(() => {});
+      await admin.del(ldapUserDn(uid)).catch(() => {});
+      await admin.unbind().catch(() => {});
     }
   }, 90_000);
 });
