@@ -1,25 +1,30 @@
 #!/usr/bin/env bash
 # Installs Loupe on this host as a systemd service.
 #
-#   sudo ./install.sh [--binary dist/loupe] [--no-start]
+#   sudo ./install.sh [--binary dist/loupe] [--no-start] [--memory-max 2G]
 #
 # Puts the executable at /usr/local/bin/loupe, creates the system user `loupe`,
 # the data directory /var/lib/loupe (0700), a starting configuration at
 # /etc/loupe/loupe.toml (kept if it exists) and the unit loupe.service.
+# --memory-max (or LOUPE_MEMORY_MAX) is the unit's MemoryMax: 1G plus
+# processors.maxStateBytes (64m) times the processors it runs, 2G by default.
 # Works offline: it needs nothing but the compiled binary (bun build.ts).
 set -euo pipefail
 
 binary="dist/loupe"
 start=1
+memory_max="${LOUPE_MEMORY_MAX:-2G}"
 while [ $# -gt 0 ]; do
   case "$1" in
     --binary) binary="$2"; shift 2 ;;
     --no-start) start=0; shift ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    --memory-max) memory_max="$2"; shift 2 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) echo "unknown option: $1" >&2; exit 2 ;;
   esac
 done
 
+[[ "$memory_max" =~ ^[0-9]+[KMGT]?$ ]] || { echo "--memory-max takes a size such as 2G or 1536M, not '$memory_max'" >&2; exit 2; }
 [ "$(id -u)" -eq 0 ] || { echo "install.sh must run as root" >&2; exit 1; }
 [ -x "$binary" ] || { echo "no executable at $binary: run 'bun build.ts' first" >&2; exit 1; }
 
@@ -59,7 +64,7 @@ fi
 
 /usr/local/bin/loupe check-config --config /etc/loupe/loupe.toml
 
-cat > /etc/systemd/system/loupe.service <<'UNIT'
+cat > /etc/systemd/system/loupe.service <<UNIT
 [Unit]
 Description=Loupe, management and access layer over Apache Kafka
 After=network-online.target
@@ -82,6 +87,13 @@ ProtectHome=true
 PrivateTmp=true
 ReadWritePaths=/var/lib/loupe
 LimitNOFILE=65536
+# A ceiling on the whole service: past it the kernel ends Loupe, never the host. Each
+# processor's state is bounded on its own (processors.maxStateBytes, 64 MiB by default, which
+# fails the processor alone); size this to about 1G plus that bound times the processors run
+# here. A runner that was restoring or holding a large state when Loupe was ended is not
+# started again blindly: its processor comes back PAUSED with the reason. Change it with
+# 'install.sh --memory-max 4G' or 'systemctl edit loupe' ([Service] MemoryMax=4G).
+MemoryMax=${memory_max}
 
 [Install]
 WantedBy=multi-user.target

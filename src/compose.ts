@@ -177,7 +177,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
   });
   const processorLog = logs.logger("processors");
   const outputSchemaOf = avroSchemaOf(inserts);
-  const processorEngine = new ProcessorEngine({
+  const processorEngine: ProcessorEngine = new ProcessorEngine({
     repo: new ProcessorRepo(store.db),
     pool: kafka,
     instance: config.processors.instance ?? `${hostname()}:${config.server.port}`,
@@ -186,16 +186,28 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     setup: runnerSetup(kafka, sql, config.processors.prefix, outputSchemaOf),
     leaseMs: config.processors.lease,
     failAfterMs: config.processors.failAfter,
+    maxStateBytes: config.processors.maxStateBytes,
+    // The service is built below; the engine asks it only once started.
+    admit: (p): Promise<string | null> => processors.admission(p),
+    pause: (p, reason): Promise<boolean> => processors.pauseFor(p, reason),
   });
-  const processors = new ProcessorService({
+  const processors: ProcessorService = new ProcessorService({
     repo: new ProcessorRepo(store.db),
     engine: processorEngine,
     pool: kafka,
     lag,
     log: processorLog,
     maxRunners: config.processors.maxRunners,
+    maxPerUser: config.processors.maxPerUser,
+    ownerScope: (owner, kind) => auth.scopeOfIdentity(owner, kind),
+    audit: (entry) => audit.record(entry),
     schemaOf: outputSchemaOf,
     catalog: (cluster) => sql.catalog(cluster),
+  });
+  // A processor runs with its owner's rights: checked again whenever access changes, and now and
+  // then for what changes outside Loupe (a directory's groups).
+  auth.onRevoke((tokenHash, reason) => {
+    if (tokenHash === null) void processors.checkOwners(reason);
   });
   const sqlLibrary = new SqlLibraryService(new SqlLibraryRepo(store.db), logs.logger("sql"));
   sqlLibrary.completeRunsOf(sql);
@@ -236,7 +248,12 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
 
   const timers = await startHousekeeping(config, { audit, auth, logs, counters, streams, kafka });
   sampler.start();
-  if (config.processors.enabled) processorEngine.start();
+  if (config.processors.enabled) {
+    processorEngine.start();
+    const ownerChecks = setInterval(() => void processors.checkOwners("periodic check"), directory?.refreshMs ?? 60_000);
+    ownerChecks.unref?.();
+    timers.push(ownerChecks);
+  }
   return {
     ...parts,
     kafka,

@@ -348,13 +348,29 @@ export const configSchema = z
         instance: z.string().min(1).max(200).optional(),
         /** Most runners of one processor. */
         maxRunners: z.number().int().positive().max(256).default(32),
+        /** Most processors one user owns (all clusters); more are refused with 429. */
+        maxPerUser: z.number().int().positive().max(10_000).default(20),
+        /**
+         * Most state one processor's aggregation holds on this instance, in approximate bytes (its
+         * groups and open windows, over all its runners here); past it the processor FAILS, not the
+         * instance. Size the unit's MemoryMax to about the processors you run times this, plus 1 GiB.
+         */
+        maxStateBytes: byteSize.default(64 * 1024 * 1024),
         /** How long a runner keeps retrying a failure (with backoff) before it is FAILED. */
         failAfter: duration.default(300_000),
         /** How long a runner's lease lasts without renewal; another instance takes the slot after it. */
         lease: duration.default(10_000),
       })
       .strict()
-      .default({ enabled: true, prefix: "loupe-processor", maxRunners: 32, failAfter: 300_000, lease: 10_000 }),
+      .default({
+        enabled: true,
+        prefix: "loupe-processor",
+        maxRunners: 32,
+        maxPerUser: 20,
+        maxStateBytes: 64 * 1024 * 1024,
+        failAfter: 300_000,
+        lease: 10_000,
+      }),
     /**
      * GET /metrics. Public by default (the SPEC's, for operators' Prometheus): it names every
      * consumer group and topic whatever any user's scope. `enabled: false` answers 404; a

@@ -136,6 +136,10 @@ export interface Database {
     start_ts: number | null;
     stop_ts: number | null;
     last_action: string | null;
+    /** local, ldap or service: where the owner's rights are resolved from (null: created before it was kept). */
+    owner_kind: string | null;
+    /** Why Loupe paused it by itself (owner's access gone, a risky runner of a dead instance). */
+    paused_reason: string | null;
     updated_at: number;
   };
   processor_runners: {
@@ -148,6 +152,8 @@ export interface Database {
     error: string | null;
     /** JSON RunnerFigures. */
     figures: string | null;
+    /** Set by the running instance before a phase that may exhaust its memory; cleared after. */
+    risk: string | null;
     updated_at: number;
   };
 }

@@ -52,7 +52,7 @@ export type { Catalog, TopicAccess, TopicAllowed, TopicFields } from "./analyzer
 export type * from "./ast.ts";
 export { getLocation, SqlError, syntaxError } from "./errors.ts";
 export type { QueryLimit } from "./limits.ts";
-export { QUERY_LIMITS, QueryLimitError } from "./limits.ts";
+export { QUERY_LIMITS, QueryLimitError, STREAM_LIMITS } from "./limits.ts";
 export type { ParseOptions } from "./parser.ts";
 export { parse } from "./parser.ts";
 export type { OffsetBound, OffsetRange, PlanOptions, QueryPlan, TimeRange } from "./planner.ts";

@@ -92,6 +92,21 @@ export const WORK_COST = Object.freeze({
   comparedPerUnit: 4,
 } as const);
 
+/**
+ * Bounds of stream programs, checked when a program is validated and reported with the position
+ * that exceeds them, as the query limits are.
+ */
+export const STREAM_LIMITS = Object.freeze({
+  /**
+   * Most windows one record falls in: a HOP window of size S advancing by A puts every record
+   * in S/A windows, and the state holds that many groups per distinct key (a TUMBLE puts it in
+   * one). `HOP(1, d, 1, ms)` would make 86.4 million accumulators per record and hold the event
+   * loop for seconds on each; 100 keeps a record's work and state within about what a query
+   * record may cost. It bounds the advance by the size: at least 1/100 of it.
+   */
+  windowsPerRecord: 100,
+} as const);
+
 export type QueryLimit = "computedValue" | "likePattern" | "recordWork" | "projectedRecord";
 
 /**

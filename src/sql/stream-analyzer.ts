@@ -29,6 +29,7 @@ import {
   walkExpression,
 } from "./ast.ts";
 import { describeChoices, quote, type Span, SqlError, syntaxError } from "./errors.ts";
+import { STREAM_LIMITS } from "./limits.ts";
 import {
   applyProgramSetting,
   classifyProgramSetting,
@@ -83,8 +84,21 @@ export interface AnalyzedStream {
   aggregates: AggregateUse[];
 }
 
-export function analyzeStream(sql: string, document: StreamDocumentNode, catalog: Catalog | null, allowed?: TopicAllowed): AnalyzedStream {
-  return new StreamAnalyzer(sql, catalog, allowed).run(document);
+/**
+ * How the target's records come back to the source through other programs: the chain
+ * ("'b' -> 'a' (processor 'p')"), or null when they never do. Writing such a target closes a
+ * cycle in which every record is copied round forever.
+ */
+export type TargetLoop = (target: string, source: string) => string | null;
+
+export function analyzeStream(
+  sql: string,
+  document: StreamDocumentNode,
+  catalog: Catalog | null,
+  allowed?: TopicAllowed,
+  loop?: TargetLoop,
+): AnalyzedStream {
+  return new StreamAnalyzer(sql, catalog, allowed, loop).run(document);
 }
 
 class StreamAnalyzer {
@@ -94,6 +108,7 @@ class StreamAnalyzer {
     private readonly sql: string,
     private readonly catalog: Catalog | null,
     private readonly allowed?: TopicAllowed,
+    private readonly loop?: TargetLoop,
   ) {}
 
   private fail(at: Span, what: string, expected?: string): void {
@@ -236,6 +251,15 @@ class StreamAnalyzer {
     }
     if (source === target) {
       this.fail(sourceLoc, `The source is the target topic ${quote(target)}`, "a source other than the target");
+    } else {
+      const chain = this.loop?.(target, source);
+      if (chain) {
+        this.fail(
+          targetLoc,
+          `Writing ${quote(target)} closes a cycle of processors: ${chain}`,
+          `a target from which no processor leads back to ${quote(source)}`,
+        );
+      }
     }
   }
 
@@ -346,6 +370,15 @@ class StreamAnalyzer {
         advanceNode.loc,
         `HOP size ${formatDuration(size)} is not a multiple of its advance ${formatDuration(advance)}`,
         "an advance that divides the size",
+      );
+      return null;
+    }
+    const windows = size / advance;
+    if (windows > STREAM_LIMITS.windowsPerRecord) {
+      this.fail(
+        advanceNode.loc,
+        `HOP size ${formatDuration(size)} with advance ${formatDuration(advance)} puts each record in ${windows} windows`,
+        `at most ${STREAM_LIMITS.windowsPerRecord} windows per record: an advance of at least ${formatDuration(Math.ceil(size / STREAM_LIMITS.windowsPerRecord))}`,
       );
       return null;
     }

@@ -40,6 +40,7 @@ import {
   placeholderIndex,
   rebuild,
   sameExpression,
+  type TargetLoop,
 } from "./stream-analyzer.ts";
 import type { ProgramSettings } from "./stream-settings.ts";
 import { compareValues, isNull } from "./values.ts";
@@ -109,6 +110,8 @@ export interface StreamProgram {
 export interface StreamOptions extends ParseOptions {
   /** Which topics the caller may use: the source needs "read", the target "write"; absent: all. */
   topicAllowed?: TopicAllowed;
+  /** Other programs that read the target: whether they lead back to the source (a cycle). */
+  targetLoop?: TargetLoop;
   /** Epoch milliseconds NOW() stands for (default: when the program is compiled). */
   now?: number;
 }
@@ -140,14 +143,14 @@ export function isStreamStatement(sql: string): boolean {
 
 /** Parses, checks and compiles a program; throws SqlError when it is not valid. */
 export function compileStream(sql: string, catalog?: Catalog | null, options: StreamOptions = {}): StreamProgram {
-  const analyzed = analyzeStream(sql, parseStream(sql, options), catalog ?? null, options.topicAllowed);
+  const analyzed = analyzeStream(sql, parseStream(sql, options), catalog ?? null, options.topicAllowed, options.targetLoop);
   return buildProgram(analyzed, { now: options.now ?? Date.now() });
 }
 
 /** The validation answer of the API, as validateSql gives for queries. */
 export function validateStream(sql: string, catalog?: Catalog | null, options: StreamOptions = {}): ValidationResult {
   try {
-    analyzeStream(sql, parseStream(sql, options), catalog ?? null, options.topicAllowed);
+    analyzeStream(sql, parseStream(sql, options), catalog ?? null, options.topicAllowed, options.targetLoop);
     return { isValid: true, line: 0, column: 0, message: null };
   } catch (error) {
     if (!(error instanceof SqlError)) throw error;

@@ -453,6 +453,54 @@ describe("invalid stream programs", () => {
     expect(validateStream(sql, streamCatalog, { topicAllowed: allowed })).toEqual({ isValid: false, line, column, message });
   });
 
+  const WINDOW_BOUNDS: Case[] = [
+    [
+      "INSERT INTO dst SELECT STREAM id, COUNT(*) FROM orders GROUP BY HOP(1, d, 1, ms), id",
+      1,
+      75,
+      "HOP size 1d with advance 1ms puts each record in 86400000 windows at line 1, column 75. Expected at most 100 windows per record: an advance of at least 864s.",
+    ],
+    [
+      "INSERT INTO dst SELECT STREAM id, COUNT(*) FROM orders GROUP BY HOP(10, m, 1, ms), id",
+      1,
+      76,
+      "HOP size 10m with advance 1ms puts each record in 600000 windows at line 1, column 76. Expected at most 100 windows per record: an advance of at least 6s.",
+    ],
+    [
+      "INSERT INTO dst SELECT STREAM id, COUNT(*) FROM orders WINDOW BY HOP 1h, 30s GROUP BY id",
+      1,
+      74,
+      "HOP size 1h with advance 30s puts each record in 120 windows at line 1, column 74. Expected at most 100 windows per record: an advance of at least 36s.",
+    ],
+  ];
+
+  test.each(WINDOW_BOUNDS)(
+    "22.3: a HOP putting a record in more than 100 windows is refused at its advance: %s",
+    (sql, line, column, message) => {
+      expect(validateStream(sql, streamCatalog)).toEqual({ isValid: false, line, column, message });
+      expect(() => compileStream(sql, streamCatalog)).toThrow(SqlError);
+    },
+  );
+
+  test("22.3: a HOP of exactly 100 windows per record is accepted", () => {
+    const program = compileStream("INSERT INTO dst SELECT STREAM id, COUNT(*) FROM orders GROUP BY HOP(100, s, 1, s), id", streamCatalog);
+    expect(program.aggregate?.window).toEqual({ kind: "hop", sizeMs: 100_000, advanceMs: 1000 });
+  });
+
+  test("22.3: a target that other processors copy back into the source is refused at the target", () => {
+    // Processors of the cluster: totals -> orders (named 'back').
+    const loop: StreamOptions["targetLoop"] = (target, source) =>
+      target === "totals" && source === "orders" ? "'totals' -> 'orders' (processor 'back')" : null;
+    expect(validateStream("INSERT INTO totals SELECT STREAM * FROM orders", streamCatalog, { targetLoop: loop })).toEqual({
+      isValid: false,
+      line: 1,
+      column: 13,
+      message:
+        "Writing 'totals' closes a cycle of processors: 'totals' -> 'orders' (processor 'back') at line 1, column 13. Expected a target from which no processor leads back to 'orders'.",
+    });
+    expect(validateStream("INSERT INTO dst SELECT STREAM * FROM orders", streamCatalog, { targetLoop: loop }).isValid).toBe(true);
+  });
+
   test("the access asked for: read of the source, write of the target", () => {
     const asked: string[] = [];
     validateStream("INSERT INTO dst SELECT * FROM src", streamCatalog, {

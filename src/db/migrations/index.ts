@@ -7,6 +7,7 @@ import * as m0005 from "./0005-sql-library.ts";
 import * as m0006 from "./0006-groups.ts";
 import * as m0007 from "./0007-identity.ts";
 import * as m0008 from "./0008-processors.ts";
+import * as m0009 from "./0009-processor-guards.ts";
 
 export interface Migration {
   version: number;
@@ -27,4 +28,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 6, ...m0006 },
   { version: 7, ...m0007 },
   { version: 8, ...m0008 },
+  { version: 9, ...m0009 },
 ];

@@ -697,6 +697,43 @@ export class AuthService {
   }
 
   /**
+   * The current scope of an identity by name, resolved as a login resolves it (the config file's
+   * user, the store's, a service account, the directory's through a lookup), for what acts in its
+   * name while it is away (a processor runs with its owner's rights). `kind` is where it came
+   * from when known; null tries each source in the login's order. A string says why it has no
+   * rights now ("no longer exists", "is disabled"). Throws when the directory cannot answer.
+   */
+  async scopeOfIdentity(name: string, kind: string | null): Promise<Scope | string> {
+    const now = this.now();
+    const ofAccount = async (): Promise<Scope | string | undefined> => {
+      const a = await this.account(name, now);
+      if (!a) return undefined;
+      if (a.disabled) return "is disabled";
+      if (a.expiresAt !== null && now >= a.expiresAt) return "has expired";
+      return (await this.identity({ name, email: null, kind: "service", roles: [], groups: a.groups }, now)).scope;
+    };
+    if (kind === "service") return (await ofAccount()) ?? "no longer exists";
+    if (kind !== "ldap") {
+      const local = await this.localUser(name, now, true);
+      if (local) {
+        if (local.user.disabled) return "is disabled";
+        const u = local.user;
+        return (await this.identity({ name: u.name, email: u.email, kind: "local", roles: u.roles, groups: u.groups }, now)).scope;
+      }
+      if (kind === "local") return "no longer exists";
+      const account = await ofAccount();
+      if (account !== undefined) return account;
+    } else if (this.configUsers.has(name)) {
+      // A local user of that name now takes it: the directory's identity no longer speaks for it.
+      return "is no longer a directory user";
+    }
+    if (!this.directory) return "no longer exists";
+    const found = await this.directory.lookup(name);
+    if (!found) return "no longer exists";
+    return (await this.identity({ name: found.name, email: found.email, kind: "ldap", roles: [], groups: found.groups }, now)).scope;
+  }
+
+  /**
    * Whether an open stream's token still works: its session, or why not. The open stream is
    * use of the token, so it does not go idle meanwhile.
    */

@@ -21,6 +21,43 @@ interface Group {
   groupKey: unknown[];
   window: { start: number; end: number } | null;
   acc: unknown[];
+  /** What it is counted as in the budget (approximate bytes). */
+  bytes: number;
+}
+
+/**
+ * What one group costs beyond its key and accumulator text: the map entry, the group and
+ * window objects, the arrays (measured with Bun's heap figures: about 250 bytes; rounded up).
+ */
+const GROUP_BYTES = 320;
+
+/** A group's approximate size: JS strings take 2 bytes a code unit. */
+const groupBytes = (key: string, accText: string) => GROUP_BYTES + 2 * (key.length + accText.length);
+
+/**
+ * The state one processor may hold on this instance (processors.maxStateBytes), shared by its
+ * runners here. Going past it fails the processor, never the instance.
+ */
+export class StateBudget {
+  used = 0;
+  constructor(readonly limitBytes: number) {}
+}
+
+/** A processor's state went past its budget: it FAILS at once (no retry, whatever error.policy says). */
+export class StateBudgetError extends Error {
+  override name = "StateBudgetError";
+}
+
+/** 65536 -> "64 KiB", 67108864 -> "64 MiB". */
+export function formatBytes(n: number): string {
+  for (const [unit, size] of [
+    ["GiB", 1024 ** 3],
+    ["MiB", 1024 ** 2],
+    ["KiB", 1024],
+  ] as const) {
+    if (n >= size) return `${Math.round((n / size) * 10) / 10} ${unit}`;
+  }
+  return `${n} B`;
 }
 
 class PartitionState {
@@ -46,13 +83,47 @@ export class AggregateState {
   readonly #graceMs: number;
   readonly #changelog: string;
   readonly #partitions = new Map<number, PartitionState>();
+  readonly #budget: StateBudget;
+  /** This state's part of the budget's use. */
+  #bytes = 0;
   /** Records that came after their window closed, since the last take. */
   late = 0;
 
-  constructor(program: AggregateProgram, graceMs: number, changelog: string) {
+  constructor(
+    program: AggregateProgram,
+    graceMs: number,
+    changelog: string,
+    budget: StateBudget = new StateBudget(Number.MAX_SAFE_INTEGER),
+  ) {
     this.#program = program;
     this.#graceMs = graceMs;
     this.#changelog = changelog;
+    this.#budget = budget;
+  }
+
+  /** Counts `delta` bytes against the budget; throws StateBudgetError past it. */
+  #charge(delta: number): void {
+    this.#bytes += delta;
+    this.#budget.used += delta;
+    if (delta > 0 && this.#budget.used > this.#budget.limitBytes) {
+      throw new StateBudgetError(
+        `The processor's state went past its budget of ${formatBytes(this.#budget.limitBytes)} (processors.maxStateBytes) ` +
+          `with ${this.size} groups of windows and GROUP BY values on this runner; ` +
+          "fewer distinct GROUP BY values, shorter windows or a larger budget let it run",
+      );
+    }
+  }
+
+  /** Approximate bytes this state holds. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  /** Drops the state and gives its part of the budget back (the assignment ended). */
+  dispose(): void {
+    this.#budget.used -= this.#bytes;
+    this.#bytes = 0;
+    this.#partitions.clear();
   }
 
   #state(partition: number): PartitionState {
@@ -73,13 +144,18 @@ export class AggregateState {
       if (value !== null) s.streamTime = (JSON.parse(decoder.decode(value)) as { t: number }).t;
       return;
     }
-    if (value === null) {
+    const old = s.groups.get(k);
+    if (old) {
       s.groups.delete(k);
-      return;
+      this.#charge(-old.bytes);
     }
+    if (value === null) return;
     const [start, ...groupKey] = JSON.parse(k) as [number | null, ...unknown[]];
     const window = start === null ? null : { start, end: start + (this.#program.window?.sizeMs ?? 0) };
-    s.groups.set(k, { groupKey, window, acc: JSON.parse(decoder.decode(value)) as unknown[] });
+    const text = decoder.decode(value);
+    const bytes = groupBytes(k, text);
+    s.groups.set(k, { groupKey, window, acc: JSON.parse(text) as unknown[], bytes });
+    this.#charge(bytes);
   }
 
   /** Folds a record of `partition` into its groups; false when it was late for every window it falls in. */
@@ -110,8 +186,10 @@ export class AggregateState {
     const key = JSON.stringify([window?.start ?? null, ...groupKey]);
     let g = s.groups.get(key);
     if (!g) {
-      g = { groupKey, window, acc: this.#program.initial() };
+      const acc = this.#program.initial();
+      g = { groupKey, window, acc, bytes: groupBytes(key, JSON.stringify(acc)) };
       s.groups.set(key, g);
+      this.#charge(g.bytes);
     }
     this.#program.accumulate(g.acc, view);
     s.dirty.add(key);
@@ -126,6 +204,7 @@ export class AggregateState {
         if (g.window !== null && g.window.end + this.#graceMs <= s.streamTime) {
           out.push({ out: this.#program.emit(g.groupKey, g.acc, g.window), partition, timestamp: g.window.end - 1 });
           s.groups.delete(key);
+          this.#charge(-g.bytes);
           s.dirty.delete(key);
           s.removed.add(key);
         }
@@ -143,7 +222,15 @@ export class AggregateState {
       for (const key of s.dirty) {
         const g = s.groups.get(key);
         if (!g) continue;
-        changelog.add(this.#changelog, partition, key, JSON.stringify(g.acc));
+        const text = JSON.stringify(g.acc);
+        changelog.add(this.#changelog, partition, key, text);
+        // An accumulator grows (MIN and MAX of text): counted anew when written.
+        const bytes = groupBytes(key, text);
+        if (bytes !== g.bytes) {
+          const delta = bytes - g.bytes;
+          g.bytes = bytes;
+          this.#charge(delta);
+        }
         if (this.#program.window === null) out.push({ out: this.#program.emit(g.groupKey, g.acc, null), partition, timestamp: now });
       }
       for (const key of s.removed) changelog.add(this.#changelog, partition, key, null);

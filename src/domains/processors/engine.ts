@@ -8,9 +8,10 @@
  */
 import type { KafkaPool } from "../../kafka/index.ts";
 import type { Logger } from "../../log/logger.ts";
+import { StateBudget } from "./aggregate.ts";
 import type { ProcessorRepo } from "./repo.ts";
 import { Runner } from "./runner.ts";
-import type { ProcessorRow, RunnerFigures, RunnerSetup } from "./types.ts";
+import type { ProcessorRow, RunnerFigures, RunnerRow, RunnerSetup } from "./types.ts";
 
 export interface EngineOptions {
   repo: ProcessorRepo;
@@ -22,6 +23,16 @@ export interface EngineOptions {
   log: Logger;
   /** Builds a runner's program and decoders from its processor. */
   setup(p: ProcessorRow): Promise<RunnerSetup>;
+  /**
+   * Why the processor may not run now (a cycle of processors, its owner's rights), or null; asked before
+   * any of its runners starts here (at start-up, after a resume, when a slot moves). Throws when
+   * it cannot be known now: the runner is not started this tick.
+   */
+  admit?(p: ProcessorRow): Promise<string | null>;
+  /** Pauses it with the reason (stored, shown, audited). */
+  pause?(p: ProcessorRow, reason: string): Promise<unknown>;
+  /** The state one processor may hold on this instance (approximate bytes); unbounded when absent. */
+  maxStateBytes?: number;
   tickMs?: number;
   leaseMs?: number;
   failAfterMs?: number;
@@ -45,6 +56,8 @@ export class ProcessorEngine {
   readonly #opts: EngineOptions;
   readonly #now: () => number;
   readonly #local = new Map<string, LocalRunner>();
+  /** Each processor's state budget on this instance, shared by its runners here. */
+  readonly #budgets = new Map<string, StateBudget>();
   #timer: ReturnType<typeof setInterval> | null = null;
   #ticking: Promise<void> | null = null;
   #again = false;
@@ -115,6 +128,7 @@ export class ProcessorEngine {
   async #stopLocal(key: string, l: LocalRunner): Promise<void> {
     this.#local.delete(key);
     await l.runner.stop();
+    if (![...this.#local.values()].some((o) => o.processorId === l.processorId)) this.#budgets.delete(l.processorId);
     await this.#opts.repo.release(l.processorId, l.index, this.#opts.instance, "STOPPED", this.#now()).catch(() => {});
   }
 
@@ -124,6 +138,8 @@ export class ProcessorEngine {
     const processors = new Map((await repo.list()).map((p) => [p.id, p]));
     const slots = await repo.runners();
     const wanted = new Set<string>();
+    /** Admission checks of this tick, one per processor. */
+    const admitted = new Map<string, Promise<string | null | undefined>>();
     for (const slot of slots) {
       const p = processors.get(slot.processorId);
       if (p?.desired !== "RUNNING" || slot.runner >= p.runners) continue;
@@ -131,6 +147,16 @@ export class ProcessorEngine {
       const now = this.#now();
       const local = this.#local.get(key);
       if (!local && slot.instance !== null && slot.instance !== instance && slot.leaseUntil >= now) continue;
+      if (!local) {
+        const refused = await this.#refusal(p, slot, admitted);
+        if (refused === undefined) continue;
+        if (refused !== null) {
+          // Its other slots are not started either; its runners here stop below.
+          processors.delete(p.id);
+          await this.#opts.pause?.(p, refused);
+          continue;
+        }
+      }
       if (!(await repo.lease(slot.processorId, slot.runner, instance, now, leaseMs))) continue;
       wanted.add(key);
       if (!local) this.#startLocal(key, p, slot.runner);
@@ -154,8 +180,50 @@ export class ProcessorEngine {
     }
   }
 
+  /**
+   * Why a runner of `p` must not start: its slot was left marked in a risky phase by a holder
+   * that never released it (an instance that died, likely of memory: running it again blindly
+   * would take this one down the same way), or it may not run (see `admit`). Undefined: not
+   * known now (try at the next tick).
+   */
+  async #refusal(
+    p: ProcessorRow,
+    slot: RunnerRow,
+    admitted: Map<string, Promise<string | null | undefined>>,
+  ): Promise<string | null | undefined> {
+    if (slot.risk !== null && slot.instance !== null) {
+      return (
+        `runner ${slot.runner} was ${slot.risk} when instance '${slot.instance}' stopped without releasing it ` +
+        "(out of memory, or killed); resume it once its state budget (processors.maxStateBytes) or the instance's memory allows"
+      );
+    }
+    const admit = this.#opts.admit;
+    if (!admit) return null;
+    let check = admitted.get(p.id);
+    if (!check) {
+      check = admit(p).catch((err: unknown) => {
+        this.#opts.log.warn("processor admission not known: not started now", { processor: p.id, owner: p.owner }, err);
+        return undefined;
+      });
+      admitted.set(p.id, check);
+    }
+    return check;
+  }
+
+  #budgetOf(processorId: string): StateBudget | undefined {
+    const limit = this.#opts.maxStateBytes;
+    if (limit === undefined) return undefined;
+    let b = this.#budgets.get(processorId);
+    if (!b) {
+      b = new StateBudget(limit);
+      this.#budgets.set(processorId, b);
+    }
+    return b;
+  }
+
   #startLocal(key: string, p: ProcessorRow, index: number): void {
-    const { prefix, log } = this.#opts;
+    const { prefix, log, repo, instance } = this.#opts;
+    const budget = this.#budgetOf(p.id);
     const kafka = this.#opts.pool.get(p.cluster);
     const runner = new Runner({
       kafka,
@@ -169,6 +237,8 @@ export class ProcessorEngine {
       now: this.#now,
       // A state change is in the store at the next tick; one now makes it visible at once.
       onState: () => void this.kick(),
+      ...(budget ? { budget } : {}),
+      onRisk: (risk) => repo.setRisk(p.id, index, instance, risk),
     });
     this.#local.set(key, {
       processorId: p.id,

@@ -28,6 +28,8 @@ function toRow(r: ProcessorRecord): ProcessorRow {
     startTs: r.start_ts,
     stopTs: r.stop_ts,
     lastAction: r.last_action,
+    ownerKind: r.owner_kind,
+    pausedReason: r.paused_reason,
   };
 }
 
@@ -81,6 +83,8 @@ export class ProcessorRepo {
           start_ts: p.startTs,
           stop_ts: p.stopTs,
           last_action: p.lastAction,
+          owner_kind: p.ownerKind,
+          paused_reason: p.pausedReason,
           updated_at: now,
         })
         .execute();
@@ -98,10 +102,50 @@ export class ProcessorRepo {
       .updateTable("processors")
       .set(
         desired === "RUNNING"
-          ? { desired, start_ts: now, stop_ts: null, last_action: action, updated_at: now }
-          : { desired, stop_ts: now, last_action: action, updated_at: now },
+          ? { desired, start_ts: now, stop_ts: null, last_action: action, paused_reason: null, updated_at: now }
+          : { desired, stop_ts: now, last_action: action, paused_reason: null, updated_at: now },
       )
       .where("id", "=", id)
+      .execute();
+  }
+
+  /**
+   * Loupe pauses a running processor by itself, with the reason its answer shows until it is
+   * resumed. The risk marks of its slots go too: a resume starts it afresh. False when it was
+   * not running (paused meanwhile, or deleted).
+   */
+  async pauseFor(id: string, reason: string, now: number): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const r = await trx
+        .updateTable("processors")
+        .set({ desired: "PAUSED", stop_ts: now, last_action: reason, paused_reason: reason, updated_at: now })
+        .where("id", "=", id)
+        .where("desired", "=", "RUNNING")
+        .executeTakeFirst();
+      if (Number(r.numUpdatedRows) === 0) return false;
+      await trx.updateTable("processor_runners").set({ risk: null }).where("processor_id", "=", id).execute();
+      return true;
+    });
+  }
+
+  /** How many processors `owner` has, on every cluster. */
+  async countByOwner(owner: string): Promise<number> {
+    const r = await this.db
+      .selectFrom("processors")
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .where("owner", "=", owner)
+      .executeTakeFirst();
+    return Number(r?.n ?? 0);
+  }
+
+  /** Marks (or clears, null) the risky phase of a slot `instance` holds, before it starts. */
+  async setRisk(processorId: string, runner: number, instance: string, risk: string | null): Promise<void> {
+    await this.db
+      .updateTable("processor_runners")
+      .set({ risk })
+      .where("processor_id", "=", processorId)
+      .where("runner", "=", runner)
+      .where("instance", "=", instance)
       .execute();
   }
 
@@ -141,6 +185,7 @@ export class ProcessorRepo {
       state: r.state as RunnerStateName,
       error: r.error,
       figures: parseFigures(r.figures),
+      risk: r.risk,
       updatedAt: r.updated_at,
     }));
   }
@@ -180,7 +225,7 @@ export class ProcessorRepo {
   async release(processorId: string, runner: number, instance: string, state: RunnerStateName, now: number): Promise<void> {
     await this.db
       .updateTable("processor_runners")
-      .set({ instance: null, lease_until: 0, state, updated_at: now })
+      .set({ instance: null, lease_until: 0, state, risk: null, updated_at: now })
       .where("processor_id", "=", processorId)
       .where("runner", "=", runner)
       .where("instance", "=", instance)

@@ -145,7 +145,7 @@ export const processorApi = {
 
 function callerOf(c: Context<AppEnv>): Caller {
   const session = c.get("session")!;
-  return { user: session.user.name, scope: session.scope, admin: session.scope.unrestricted.has("admin") };
+  return { user: session.user.name, scope: session.scope, admin: session.scope.unrestricted.has("admin"), kind: session.user.kind };
 }
 
 function audit(c: Context<AppEnv>, p: { id: string; name: string }, extra: Record<string, string> = {}): void {

@@ -11,7 +11,7 @@ import { partitionForKey, TxnOutput, txnFailure } from "../../kafka/index.ts";
 import type { Logger } from "../../log/logger.ts";
 import type { RecordView } from "../../sql/index.ts";
 import { recordText } from "../../sql/values.ts";
-import { AggregateState, type Emitted } from "./aggregate.ts";
+import { AggregateState, type Emitted, formatBytes, type StateBudget, StateBudgetError } from "./aggregate.ts";
 import { NO_FIGURES, type RunnerFigures, type RunnerSetup, type RunnerStateName, type StreamOutput } from "./types.ts";
 
 export interface RunnerOptions {
@@ -25,6 +25,14 @@ export interface RunnerOptions {
   log: Logger;
   /** Told on each state change. */
   onState?(state: RunnerStateName, error: string | null): void;
+  /** The state budget of the processor on this instance (shared by its runners here). */
+  budget?: StateBudget;
+  /**
+   * Records in the store, before it starts, a phase that may exhaust the instance's memory
+   * (restoring the state, a state past half its budget), and clears it (null) after: an
+   * instance that dies in it does not start the processor again blindly.
+   */
+  onRisk?(risk: string | null): Promise<void>;
   /** Longest a runner keeps failing before it is FAILED (it retries with backoff until then). */
   failAfterMs?: number;
   /** Records or bytes held before a commit, besides the program's commit interval. */
@@ -36,6 +44,14 @@ export interface RunnerOptions {
 /** A record the program cannot take under error.policy=stop: the runner fails at once, no retry. */
 export class PoisonRecordError extends Error {
   override name = "PoisonRecordError";
+}
+
+/**
+ * The stored program no longer compiles (a bound added since it was created, such as the windows
+ * per record): retrying cannot help, so the runner fails at once.
+ */
+export class InvalidProgramError extends Error {
+  override name = "InvalidProgramError";
 }
 
 const RETRY_FIRST_MS = 500;
@@ -144,7 +160,9 @@ export class Runner {
         const message = err instanceof Error ? err.message : String(err);
         this.#opts.log.warn("processor runner failed", { processor: this.#opts.processorId, runner: this.#opts.index, error: message });
         failingSince ??= this.#now();
-        if (err instanceof PoisonRecordError || this.#now() - failingSince >= failAfter) {
+        // A state past its budget would only grow past it again: failed at once, as a poison record.
+        const final = err instanceof PoisonRecordError || err instanceof StateBudgetError || err instanceof InvalidProgramError;
+        if (final || this.#now() - failingSince >= failAfter) {
           this.#set("FAILED", message);
           return;
         }
@@ -246,17 +264,59 @@ export class Runner {
     }
     /** The topic whose records are aggregated (the source, or the repartition topic). */
     const aggInput = setup.repartition ? setup.repartition.topic : program.source;
-    const state = agg && setup.changelog ? new AggregateState(agg, program.settings.graceMs, setup.changelog) : null;
-    if (state && setup.changelog) {
-      // The state of each partition as the last committed transaction left it.
-      for (const partition of owned.get(aggInput) ?? []) {
-        const [end] = await o.kafka.offsets.list([{ topic: setup.changelog, partition }], "latest");
-        if (!end || end.offset === 0) continue;
-        for await (const r of o.kafka.reads.records({ topic: setup.changelog, partitions: [{ partition, from: 0, to: end.offset }] })) {
-          state.restore(partition, r.key, r.value);
+    const state = agg && setup.changelog ? new AggregateState(agg, program.settings.graceMs, setup.changelog, o.budget) : null;
+    /** The risky phase marked in the store, if any (see onRisk). */
+    let risk: string | null = null;
+    const markRisk = async (next: string | null) => {
+      if (next === risk || !o.onRisk) return;
+      await o.onRisk(next);
+      risk = next;
+    };
+    /** Over half the budget: marked; back under a quarter: cleared. */
+    const checkStateRisk = async () => {
+      const budget = o.budget;
+      if (!state || !budget) return;
+      if (budget.used > budget.limitBytes / 2) {
+        if (risk === null) await markRisk(`holding ${formatBytes(budget.used)} of state, over half its budget`);
+      } else if (risk !== null && budget.used < budget.limitBytes / 4) await markRisk(null);
+    };
+    try {
+      if (state && setup.changelog) {
+        // The state of each partition as the last committed transaction left it.
+        for (const partition of owned.get(aggInput) ?? []) {
+          const [end] = await o.kafka.offsets.list([{ topic: setup.changelog, partition }], "latest");
+          if (!end || end.offset === 0) continue;
+          await markRisk("restoring its state from the changelog");
+          for await (const r of o.kafka.reads.records({ topic: setup.changelog, partitions: [{ partition, from: 0, to: end.offset }] })) {
+            state.restore(partition, r.key, r.value);
+          }
         }
+        if (risk !== null) await markRisk(null);
+        await checkStateRisk();
       }
+      await this.#consume(member, writer, setup, onProgress, owned, state, checkStateRisk, joinsAtStart, fencing);
+    } finally {
+      state?.dispose();
+      await markRisk(null).catch(() => {});
     }
+  }
+
+  /** Reads the owned partitions from their committed offsets into the program, committing in transactions. */
+  async #consume(
+    member: GroupMember,
+    writer: ReturnType<KafkaCluster["processing"]["writer"]>,
+    setup: RunnerSetup,
+    onProgress: () => void,
+    owned: Map<string, number[]>,
+    state: AggregateState | null,
+    checkStateRisk: () => Promise<void>,
+    joinsAtStart: number,
+    fencing: ReturnType<GroupMember["fencing"]>,
+  ) {
+    const o = this.#opts;
+    const program = setup.program;
+    const agg = program.aggregate;
+    const topics = setup.repartition ? [program.source, setup.repartition.topic] : [program.source];
 
     const reading = new AbortController();
     const abortReading = () => reading.abort();
@@ -487,6 +547,8 @@ export class Runner {
             view.value = v instanceof Promise ? await v : v;
             handle(topic, raw);
           } catch (err) {
+            // The budget is the processor's, not the record's: no error policy skips it.
+            if (err instanceof StateBudgetError) throw err;
             const why = `record ${raw.offset} of partition ${raw.partition} of '${topic}': ${err instanceof Error ? err.message : String(err)}`;
             if (program.settings.errorPolicy === "stop") {
               // What came before it is written; the record itself is not consumed.
@@ -504,6 +566,7 @@ export class Runner {
         if (state) {
           state.close(emitted);
           flushEmitted();
+          await checkStateRisk();
         }
         if (
           pending.records >= maxRecords ||

@@ -4,12 +4,14 @@
  * should be doing is written to the store, and the engine of each Loupe instance makes it so.
  */
 import { randomBytes } from "node:crypto";
+import type { Role } from "../../config/schema.ts";
 import { AppError, badRequest, conflict, forbidden, notFound } from "../../errors.ts";
 import type { KafkaPool } from "../../kafka/index.ts";
 import type { LagEngine } from "../../lag/engine.ts";
 import type { Logger } from "../../log/logger.ts";
 import { compileStream, SqlError } from "../../sql/index.ts";
 import type { Scope } from "../access/scope.ts";
+import type { AuditRecord } from "../audit/types.ts";
 import type { ProcessorMetrics } from "../metrics/service.ts";
 import { topicCheck } from "../sql/topic-check.ts";
 import { changelogOf, groupIdOf, type ProcessorEngine, repartitionOf } from "./engine.ts";
@@ -26,6 +28,15 @@ export interface ProcessorServiceOptions {
   /** The schema Avro output is written in (see output.ts). */
   schemaOf: AvroSchemaOf;
   maxRunners: number;
+  /** Most processors one user owns, on all clusters together. */
+  maxPerUser: number;
+  /**
+   * The owner's current rights, resolved as a login would resolve them: its scope, or why it has
+   * none ("no longer exists"). Throws when they cannot be known now (the directory is down).
+   */
+  ownerScope?(owner: string, kind: string | null): Promise<Scope | string>;
+  /** Writes an audit entry of what Loupe did by itself (a pause for lost access). */
+  audit?(entry: AuditRecord): Promise<unknown>;
   /** The cluster's topics, for validation (null: not checked). */
   catalog(cluster: string): Promise<{ topicExists(name: string): boolean } | null>;
   now?: () => number;
@@ -44,7 +55,12 @@ export interface Caller {
   user: string;
   scope: Scope;
   admin: boolean;
+  /** Where the identity comes from (local, ldap, service): its rights are resolved from there again later. */
+  kind?: string;
 }
+
+/** Who Loupe's own actions are audited as. */
+export const LOUPE_ACTOR = "loupe";
 
 /** A processor as the API answers it (SPEC Processor, CLIENTS.md §1, plus Loupe's figures). */
 export interface ProcessorAnswer {
@@ -82,6 +98,11 @@ export class ProcessorService {
   readonly #now: () => number;
   /** Compiled programs by SQL text, for the answers (decoders, operations). */
   readonly #programs = new Map<string, StreamProgram | null>();
+  /** Creations one at a time: the per-user cap and the cycle check see every earlier creation. */
+  #creating: Promise<unknown> = Promise.resolve();
+  /** The owner check running (one at a time), and whether another was asked for meanwhile. */
+  #checking: Promise<void> | null = null;
+  #checkAgain: string | null = null;
 
   constructor(opts: ProcessorServiceOptions) {
     this.#o = opts;
@@ -102,14 +123,25 @@ export class ProcessorService {
     return p;
   }
 
-  /** Compiles against the cluster's topics and the caller's scope; SqlError for an invalid program. */
+  /**
+   * Compiles against the cluster's topics, the caller's scope and the cluster's other processors
+   * (a target they copy back into the source closes a cycle); SqlError for an invalid program.
+   */
   async compile(sql: string, cluster: string, scope: Scope): Promise<StreamProgram> {
     const catalog = await this.#o.catalog(cluster);
     const allowed = topicCheck(scope, cluster, "run");
-    return compileStream(sql, catalog, allowed ? { topicAllowed: allowed } : {});
+    const targetLoop = loopOf(await this.#o.repo.list(cluster));
+    return compileStream(sql, catalog, { targetLoop, ...(allowed ? { topicAllowed: allowed } : {}) });
   }
 
   async create(input: CreateInput, cluster: string, caller: Caller): Promise<ProcessorAnswer> {
+    // One at a time: two creations checked together could each pass the cap or close a cycle.
+    const run = this.#creating.then(() => this.#create(input, cluster, caller));
+    this.#creating = run.catch(() => {});
+    return run;
+  }
+
+  async #create(input: CreateInput, cluster: string, caller: Caller): Promise<ProcessorAnswer> {
     const name = input.name.trim();
     if (!NAME.test(name)) {
       throw badRequest("A processor name is 1 to 100 letters, digits, spaces, '.', '_' or '-', starting with a letter or digit");
@@ -117,6 +149,13 @@ export class ProcessorService {
     const runners = input.runners ?? 1;
     if (!Number.isInteger(runners) || runners < 1 || runners > this.#o.maxRunners) {
       throw badRequest(`runners must be an integer from 1 to ${this.#o.maxRunners}`);
+    }
+    const owned = await this.#o.repo.countByOwner(caller.user);
+    if (owned >= this.#o.maxPerUser) {
+      throw new AppError(
+        "TOO_MANY_REQUESTS",
+        `At most ${this.#o.maxPerUser} processors per user (processors.maxPerUser): ${caller.user} has ${owned}; delete one first`,
+      );
     }
     let program: StreamProgram;
     try {
@@ -166,6 +205,8 @@ export class ProcessorService {
       startTs: now,
       stopTs: null,
       lastAction: `Created by ${caller.user}`,
+      ownerKind: caller.kind ?? null,
+      pausedReason: null,
     };
     await this.#o.repo.create(row, now);
     this.#o.log.info("processor created", { processor: id, name, owner: caller.user, source: program.source, target: program.target });
@@ -217,6 +258,12 @@ export class ProcessorService {
 
   async resume(id: string, caller: Caller): Promise<ProcessorRow> {
     const p = await this.#changeable(id, caller);
+    // Processors stored in a cycle before creation refused them stay paused until one is deleted.
+    const loop = await this.cycleOf(p);
+    if (loop !== null) throw conflict(`Processor '${p.name}' cannot run: ${loop}; delete one of the processors of the cycle`);
+    // It runs with its owner's rights, whoever resumes it: they must still hold.
+    const refused = await this.ownerRefusal(p);
+    if (refused !== null) throw forbidden(`Processor '${p.name}' cannot run: ${refused}`);
     const slots = await this.#o.repo.runners(p.id);
     // Resuming a processor that runs is fine (the clients resume right after creating); one
     // that FAILED starts its runners again.
@@ -264,6 +311,111 @@ export class ProcessorService {
     if (opts.deleteChangelog) await kafka.topics.delete(changelogOf(this.#o.engine.prefix, p.id)).catch(() => {});
     this.#o.log.info("processor deleted", { processor: p.id, name: p.name, by: caller.user });
     return p;
+  }
+
+  /**
+   * Why the processor may not run now, asked before any of its runners starts: a cycle with the
+   * cluster's other processors, or its owner's rights.
+   */
+  async admission(p: ProcessorRow): Promise<string | null> {
+    return (await this.cycleOf(p)) ?? (await this.ownerRefusal(p));
+  }
+
+  /**
+   * The cycle the processor is part of, in words, or null. Creation refuses cycles; processors
+   * stored in one before that (A->B and B->A copying one record round forever) are caught here.
+   */
+  async cycleOf(p: ProcessorRow): Promise<string | null> {
+    const others = (await this.#o.repo.list(p.cluster)).filter((o) => o.id !== p.id);
+    const chain = loopOf(others)(p.targetTopic, p.sourceTopic);
+    return chain === null ? null : `its target '${p.targetTopic}' leads back to its source '${p.sourceTopic}' (${chain})`;
+  }
+
+  /**
+   * Why the owner's current rights no longer let the processor run (read of the source, write
+   * of the target, as at its creation), or null when they do. Throws when the owner's rights
+   * cannot be known now.
+   */
+  async ownerRefusal(p: ProcessorRow, seen?: Map<string, Promise<Scope | string>>): Promise<string | null> {
+    const resolve = this.#o.ownerScope;
+    if (!resolve) return null;
+    const key = `${p.ownerKind ?? ""}\u0000${p.owner}`;
+    let resolving = seen?.get(key);
+    if (!resolving) {
+      resolving = resolve(p.owner, p.ownerKind);
+      seen?.set(key, resolving);
+    }
+    const scope = await resolving;
+    if (typeof scope === "string") return `its owner '${p.owner}' ${scope}`;
+    if (scope.unrestricted.has("admin")) return null;
+    const needs: Array<[string, Role]> = [
+      [p.sourceTopic, "read"],
+      [p.targetTopic, "write"],
+    ];
+    for (const [topic, role] of needs) {
+      if (scope.refusal(p.cluster, topic, role) !== undefined) return `its owner '${p.owner}' no longer holds ${role} on '${topic}'`;
+    }
+    return null;
+  }
+
+  /**
+   * Loupe pauses a running processor by itself: the reason stays in its answer until it is
+   * resumed, and an audit entry says it. False when it was not running.
+   */
+  async pauseFor(p: ProcessorRow, reason: string): Promise<boolean> {
+    const text = `Paused by Loupe: ${reason}`;
+    if (!(await this.#o.repo.pauseFor(p.id, text, this.#now()))) return false;
+    this.#o.log.warn("processor paused", { processor: p.id, name: p.name, owner: p.owner, reason });
+    await this.#o.audit?.({
+      type: "PROCESSOR",
+      change: "UPDATE",
+      user: LOUPE_ACTOR,
+      content: { id: p.id, name: p.name, action: "PAUSE", owner: p.owner, reason },
+    });
+    void this.#o.engine.kick();
+    return true;
+  }
+
+  /**
+   * Checks every running processor's owner anew (access changed: a group, a user, a directory's
+   * groups) and pauses those whose owner no longer may run them. Checks asked for while one runs
+   * are folded into one more.
+   */
+  checkOwners(why: string): Promise<void> {
+    if (this.#checking) {
+      this.#checkAgain = why;
+      return this.#checking;
+    }
+    this.#checking = (async () => {
+      try {
+        let reason: string | null = why;
+        while (reason !== null) {
+          this.#checkAgain = null;
+          await this.#checkOwnersOnce(reason).catch((err: unknown) =>
+            this.#o.log.warn("processor owners not checked", { after: reason }, err),
+          );
+          reason = this.#checkAgain;
+        }
+      } finally {
+        this.#checking = null;
+      }
+    })();
+    return this.#checking;
+  }
+
+  async #checkOwnersOnce(why: string): Promise<void> {
+    // Each owner resolved once per check (a directory lookup each).
+    const seen = new Map<string, Promise<Scope | string>>();
+    for (const p of await this.#o.repo.list()) {
+      if (p.desired !== "RUNNING") continue;
+      try {
+        const refused = await this.ownerRefusal(p, seen);
+        if (refused !== null) await this.pauseFor(p, refused);
+      } catch (err) {
+        // Unknown now (the directory is down): the processor stays as it is until the next check.
+        this.#o.log.warn("processor owner not checked", { processor: p.id, owner: p.owner, after: why }, err);
+      }
+    }
   }
 
   async #restartFailed(p: ProcessorRow): Promise<void> {
@@ -335,6 +487,9 @@ export class ProcessorService {
           : states.length > 0 && states.every((s) => s === "RUNNING")
             ? "RUNNING"
             : "PENDING";
+    if (p.desired === "PAUSED" && p.pausedReason !== null) {
+      for (const r of Object.values(runnerState)) r.errorMsg = p.pausedReason;
+    }
     const pendingError = Object.values(runnerState).find((r) => r.errorMsg !== "");
     const answer: ProcessorAnswer = {
       id: p.id,
@@ -364,6 +519,36 @@ export class ProcessorService {
     if (failed || pendingError) answer.deploymentErrorMsg = (failed ?? pendingError)!.errorMsg;
     return answer;
   }
+}
+
+/**
+ * Whether a program writing `target` from `source` closes a cycle with the cluster's processors
+ * (paused ones included: they may be resumed): the chain from the target back to the source.
+ */
+export function loopOf(processors: readonly ProcessorRow[]): (target: string, source: string) => string | null {
+  return (target, source) => {
+    const from = new Map<string, ProcessorRow[]>();
+    for (const p of processors) from.set(p.sourceTopic, [...(from.get(p.sourceTopic) ?? []), p]);
+    // Breadth first: the shortest chain is the one named.
+    const via = new Map<string, ProcessorRow>();
+    const queue = [target];
+    const seen = new Set(queue);
+    while (queue.length > 0) {
+      const topic = queue.shift()!;
+      for (const p of from.get(topic) ?? []) {
+        if (seen.has(p.targetTopic)) continue;
+        seen.add(p.targetTopic);
+        via.set(p.targetTopic, p);
+        if (p.targetTopic === source) {
+          const steps: string[] = [];
+          for (let t = source; t !== target; t = via.get(t)!.sourceTopic) steps.unshift(`'${t}' (processor '${via.get(t)!.name}')`);
+          return [`'${target}'`, ...steps].join(" -> ");
+        }
+        queue.push(p.targetTopic);
+      }
+    }
+    return null;
+  };
 }
 
 const blank = (s: string | undefined): string | null => (s === undefined || s.trim() === "" ? null : s);

@@ -5,10 +5,11 @@
  */
 import { AppError } from "../../errors.ts";
 import type { KafkaCluster, KafkaPool } from "../../kafka/index.ts";
-import { compileStream } from "../../sql/index.ts";
+import { compileStream, SqlError, type StreamProgram } from "../../sql/index.ts";
 import type { SqlService } from "../sql/service.ts";
 import { changelogOf, repartitionOf } from "./engine.ts";
 import { type AvroSchemaOf, outputEncoder } from "./output.ts";
+import { InvalidProgramError } from "./runner.ts";
 import type { ProcessorRow, RunnerSetup } from "./types.ts";
 
 /** Creates an internal topic unless it exists (another runner may create it at the same time). */
@@ -28,7 +29,13 @@ export function runnerSetup(
   schemaOf: AvroSchemaOf,
 ): (p: ProcessorRow) => Promise<RunnerSetup> {
   return async (p) => {
-    const program = compileStream(p.sql);
+    let program: StreamProgram;
+    try {
+      program = compileStream(p.sql);
+    } catch (err) {
+      if (err instanceof SqlError) throw new InvalidProgramError(`The program is no longer valid: ${err.message}`);
+      throw err;
+    }
     const kafka = pool.get(p.cluster);
     const { keyDecoder, valueDecoder } = await sql.decoders(p.cluster, program.source, program.settings, program.valueFields);
     const [target, source] = await kafka.topics.describe([program.target, program.source]);

@@ -59,6 +59,10 @@ export interface ProcessorRow {
   startTs: number | null;
   stopTs: number | null;
   lastAction: string | null;
+  /** local, ldap or service: where the owner's rights are resolved from; null for processors created before it was kept. */
+  ownerKind: string | null;
+  /** Why Loupe paused it by itself; null when it runs or a user paused it. */
+  pausedReason: string | null;
 }
 
 export interface RunnerRow {
@@ -69,6 +73,8 @@ export interface RunnerRow {
   state: RunnerStateName;
   error: string | null;
   figures: RunnerFigures;
+  /** The risky phase the holder was in (restoring, a large state); null outside one. */
+  risk: string | null;
   updatedAt: number;
 }
 
