@@ -18,6 +18,7 @@ import { AppError } from "../../errors.ts";
 import { type AppEnv, clusterOf } from "../../http/context.ts";
 import { defineRoute, RouteGroup } from "../../http/route.ts";
 import type { UpstreamAnswer } from "../../proxy/upstream.ts";
+import { parseJson } from "../../util/json.ts";
 import {
   COMPATIBILITY_LEVELS,
   REGISTRY_MEDIA_TYPES,
@@ -213,9 +214,10 @@ function queryOf(values: Record<string, string | undefined>): URLSearchParams {
 }
 
 const decoder = new TextDecoder();
+/** The registry's answer as JSON (nesting bounded, see util/json.ts); undefined when it is none. */
 function jsonOf(answer: UpstreamAnswer): unknown {
   try {
-    return JSON.parse(decoder.decode(answer.body));
+    return parseJson(decoder.decode(answer.body));
   } catch {
     return undefined;
   }
