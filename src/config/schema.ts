@@ -339,6 +339,11 @@ export const configSchema = z
         maxQueryTime: duration.default(3_600_000),
         /** Most memory one query may hold at once (its pending answer and the values at hand); beyond it the query ends with an error. */
         maxQueryMemory: byteSize.default(64 * 1024 * 1024),
+        /**
+         * How long a query (also a live subscription, a JDBC select) waits for a cluster that does
+         * not answer before its read begins; then it ends with UNAVAILABLE naming the cluster.
+         */
+        clusterWait: duration.pipe(z.number().min(1_000, "at least 1s")).default(30_000),
         /** Deprecated: the top-level `schemaRegistry` section (this key is read as `schemaRegistry.urls` when that is absent). */
         schemaRegistry: z
           .object({ urls: z.array(z.string().url()).min(1) })
@@ -352,6 +357,7 @@ export const configSchema = z
         maxSize: 256 * 1024 * 1024,
         maxQueryTime: 3_600_000,
         maxQueryMemory: 64 * 1024 * 1024,
+        clusterWait: 30_000,
       }),
     connect: connectSchema,
     schemaRegistry: schemaRegistrySchema.optional(),
