@@ -56,7 +56,12 @@ export function hostMatcher(opts: HostCheckOptions): ((host: string) => boolean)
   if (opts.allowedHosts.includes("*")) return null;
   const exact = new Set<string>(["localhost"]);
   const suffixes: string[] = [".localhost"];
-  const listen = hostOf(opts.listenHost);
+  // An address or a name, never with a port ("::1" is an address, not "host:port").
+  const listen = opts.listenHost
+    .trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, "$1")
+    .replace(/\.$/, "");
   if (listen !== "" && isIP(listen) === 0) exact.add(listen);
   const machine = hostOf(opts.machineName ?? hostname());
   if (machine !== "") {

@@ -189,10 +189,10 @@ describe("hostOf and the matcher", () => {
   });
 
   test("listening on every interface adds no name; an address as server.host adds nothing either", () => {
-    for (const listenHost of ["0.0.0.0", "::", "10.0.0.5"]) {
+    for (const listenHost of ["0.0.0.0", "::", "10.0.0.5", "::1", "[::]"]) {
       const allowed = hostMatcher({ listenHost, allowedHosts: [], checkForwardedHost: false, machineName: "box-1.corp.example" })!;
       expect(["box-1.corp.example", "box-1", "localhost", "10.0.0.5", "[::]"].every(allowed)).toBe(true);
-      expect(["corp.example", "box-2", "", "0.0.0.0.nip.io"].some(allowed)).toBe(false);
+      expect(["corp.example", "box-2", "", ":", "0.0.0.0.nip.io"].some(allowed)).toBe(false);
     }
   });
 });
