@@ -45,6 +45,9 @@ dataDir = "/var/lib/loupe"
 [server]
 host = "0.0.0.0"
 port = 9991
+# Names users reach Loupe by, besides its IP addresses, localhost and this machine's
+# name (any other Host is answered 421): a reverse proxy's public name, a DNS alias.
+# allowedHosts = ["loupe.example.com"]
 
 [[kafka.clusters]]
 name = "default"

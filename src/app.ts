@@ -54,6 +54,7 @@ import { type AccessRule, indexRules, ruleKey } from "./http/access.ts";
 import type { AppEnv } from "./http/context.ts";
 import { errorBody } from "./http/errors.ts";
 import { securityHeaders } from "./http/headers.ts";
+import { hostCheck } from "./http/host-check.ts";
 import { accessLog, authorize, type HttpCounters, requestId } from "./http/middleware.ts";
 import { openApiDocument, openApiRoute } from "./http/openapi.ts";
 import { RouteGroup } from "./http/route.ts";
@@ -137,6 +138,15 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.use("*", requestId());
   app.use("*", securityHeaders());
   app.use("*", accessLog(log, counters));
+  // Before anything reads the request: a Host that names no name of this Loupe is 421.
+  app.use(
+    "*",
+    hostCheck({
+      listenHost: deps.config.server.host,
+      allowedHosts: deps.config.server.allowedHosts,
+      checkForwardedHost: deps.config.server.checkForwardedHost,
+    }),
+  );
   app.use("/api/*", compress({ threshold: 4096 }));
   app.use(
     "*",

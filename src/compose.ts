@@ -173,6 +173,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     maxSizeBytes: config.sql.maxSize,
     maxQueryTimeMs: config.sql.maxQueryTime,
     maxQueryMemoryBytes: config.sql.maxQueryMemory,
+    clusterWaitMs: config.sql.clusterWait,
     log: logs.logger("sql"),
   });
   const processorLog = logs.logger("processors");

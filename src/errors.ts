@@ -14,6 +14,8 @@ export const ERROR_STATUS = {
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   CONFLICT: 409,
+  /** The request's Host is not a name of this Loupe (DNS rebinding): src/http/host-check.ts. */
+  MISDIRECTED_REQUEST: 421,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED: 422,
   TOO_MANY_REQUESTS: 429,

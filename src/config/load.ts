@@ -19,6 +19,7 @@ export class ConfigError extends Error {
 export const ENV_OVERRIDES = {
   LOUPE_HOST: "server.host",
   LOUPE_PORT: "server.port",
+  LOUPE_ALLOWED_HOSTS: "server.allowedHosts",
   LOUPE_DATA_DIR: "dataDir",
   LOUPE_LOG_LEVEL: "log.level",
   LOUPE_KAFKA_BOOTSTRAP: "kafka.clusters[default].bootstrapServers",
@@ -44,6 +45,8 @@ function obj(parent: Raw, key: string): Raw {
 function applyEnv(raw: Raw, env: Env): void {
   if (env.LOUPE_HOST) obj(raw, "server").host = env.LOUPE_HOST;
   if (env.LOUPE_PORT) obj(raw, "server").port = env.LOUPE_PORT;
+  // Comma-separated, as the file's string form.
+  if (env.LOUPE_ALLOWED_HOSTS) obj(raw, "server").allowedHosts = env.LOUPE_ALLOWED_HOSTS;
   if (env.LOUPE_DATA_DIR) raw.dataDir = env.LOUPE_DATA_DIR;
   if (env.LOUPE_LOG_LEVEL) obj(raw, "log").level = env.LOUPE_LOG_LEVEL.toLowerCase();
   if (env.LOUPE_TOKEN_LIFETIME) obj(raw, "auth").tokenLifetime = env.LOUPE_TOKEN_LIFETIME;

@@ -31,6 +31,17 @@ export const byteSize = z.union([
     }),
 ]);
 
+/**
+ * An entry of `server.allowedHosts`: `*`, a host name, or `.domain` for the domain and its
+ * subdomains. No scheme, port or path: the port of a Host header is not compared.
+ */
+const allowedHost = z
+  .string()
+  .regex(
+    /^(\*|\.?[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*)$/,
+    "a host name (or '.domain', or '*') without scheme, port or path",
+  );
+
 export const ROLES = ["admin", "write", "read", "nodata"] as const;
 export type Role = (typeof ROLES)[number];
 
@@ -249,9 +260,21 @@ export const configSchema = z
         port: z.coerce.number().int().min(0).max(65535).default(9991),
         /** Largest request body accepted, in bytes. */
         bodyLimit: z.number().int().positive().default(1_048_576),
+        /**
+         * Host names a request's Host may name besides those always accepted (IP addresses,
+         * `localhost`, the listen host, this machine's name): see src/http/host-check.ts. `*`
+         * turns the check off; `.example.com` takes the domain and its subdomains.
+         */
+        allowedHosts: z
+          .union([z.string(), z.array(z.string())])
+          .transform((v) => (Array.isArray(v) ? v : v.split(",")).map((s) => s.trim().toLowerCase().replace(/\.$/, "")).filter(Boolean))
+          .pipe(z.array(allowedHost).max(100, "at most 100 host names"))
+          .default([]),
+        /** Also check every name of X-Forwarded-Host (set by a reverse proxy from the browser's Host). */
+        checkForwardedHost: z.boolean().default(false),
       })
       .strict()
-      .default({ host: "127.0.0.1", port: 9991, bodyLimit: 1_048_576 }),
+      .default({ host: "127.0.0.1", port: 9991, bodyLimit: 1_048_576, allowedHosts: [], checkForwardedHost: false }),
     dataDir: z.string().min(1).default("./.loupe"),
     log: z
       .object({
@@ -316,6 +339,11 @@ export const configSchema = z
         maxQueryTime: duration.default(3_600_000),
         /** Most memory one query may hold at once (its pending answer and the values at hand); beyond it the query ends with an error. */
         maxQueryMemory: byteSize.default(64 * 1024 * 1024),
+        /**
+         * How long a query (also a live subscription, a JDBC select) waits for a cluster that does
+         * not answer before its read begins; then it ends with UNAVAILABLE naming the cluster.
+         */
+        clusterWait: duration.pipe(z.number().min(1_000, "at least 1s")).default(30_000),
         /** Deprecated: the top-level `schemaRegistry` section (this key is read as `schemaRegistry.urls` when that is absent). */
         schemaRegistry: z
           .object({ urls: z.array(z.string().url()).min(1) })
@@ -329,6 +357,7 @@ export const configSchema = z
         maxSize: 256 * 1024 * 1024,
         maxQueryTime: 3_600_000,
         maxQueryMemory: 64 * 1024 * 1024,
+        clusterWait: 30_000,
       }),
     connect: connectSchema,
     schemaRegistry: schemaRegistrySchema.optional(),

@@ -4,6 +4,7 @@ import type { AuditService } from "../domains/audit/service.ts";
 import type { AuthService } from "../domains/auth/service.ts";
 import { AppError } from "../errors.ts";
 import type { Logger } from "../log/logger.ts";
+import { parseJson } from "../util/json.ts";
 import { type AccessRule, LEVEL_ROLES } from "./access.ts";
 import type { AppEnv } from "./context.ts";
 import type { Guard } from "./route.ts";
@@ -78,10 +79,11 @@ async function requestFields(c: Context): Promise<Record<string, unknown>> {
   if (c.req.raw.body === null) return out;
   const text = await c.req.text();
   try {
-    const body: unknown = JSON.parse(text);
+    // Bounded: the audit walks the fields it keeps, and a deep body would overflow the stack there.
+    const body: unknown = parseJson(text);
     if (body && typeof body === "object" && !Array.isArray(body)) Object.assign(out, body);
   } catch {
-    /* not JSON: the handler answers that; the intent keeps the path and the query */
+    /* not JSON (or nested too deeply): the handler answers that; the intent keeps the path and the query */
   }
   return out;
 }

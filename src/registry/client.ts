@@ -13,6 +13,7 @@
 
 import { AppError } from "../errors.ts";
 import { Upstream } from "../proxy/upstream.ts";
+import { parseJson } from "../util/json.ts";
 
 export interface RegistrySchema {
   id: number;
@@ -37,6 +38,19 @@ const ACCEPT = "application/vnd.schemaregistry.v1+json, application/vnd.schemare
 
 /** The answers the decoders read are small; the proxy's configured cap applies when it is shared. */
 const DEFAULT_MAX_BYTES = 8 * 1024 * 1024;
+
+/**
+ * A registry answer's JSON, parsed with the nesting bound of util/json.ts: one that is no JSON,
+ * or nested too deeply, is the registry's fault (502) naming `what` was asked.
+ */
+export async function registryJson(res: Response, what: string): Promise<unknown> {
+  const text = await res.text();
+  try {
+    return parseJson(text);
+  } catch (e) {
+    throw new AppError("BAD_GATEWAY", `Schema registry answered for ${what} with ${(e as Error).message}`);
+  }
+}
 
 export class SchemaRegistryClient {
   readonly upstream: Upstream;
@@ -74,8 +88,8 @@ export class SchemaRegistryClient {
     const loading = this.request(`/schemas/ids/${id}`).then(async (res) => {
       if (res.status === 404) throw new AppError("NOT_FOUND", `Schema id ${id} is not in the schema registry`);
       if (!res.ok) throw new AppError("BAD_GATEWAY", `Schema registry answered ${res.status} for schema id ${id}`);
-      const body = (await res.json()) as { schema?: unknown; schemaType?: unknown };
-      if (typeof body.schema !== "string") throw new AppError("BAD_GATEWAY", `Schema registry answer for id ${id} has no schema`);
+      const body = (await registryJson(res, `schema id ${id}`)) as { schema?: unknown; schemaType?: unknown } | null;
+      if (typeof body?.schema !== "string") throw new AppError("BAD_GATEWAY", `Schema registry answer for id ${id} has no schema`);
       const schema: RegistrySchema = {
         id,
         schema: body.schema,

@@ -22,7 +22,8 @@ export const QUERY_LIMITS = Object.freeze({
    * (`NOT NOT x`, `- - x`). The parser, the analyzer and the evaluator recurse
    * over that nesting, so it must stay far below the stack's depth. Chains of
    * binary operators (`a + b + c`, `x OR y OR z`) are parsed without recursion
-   * and are bounded by the token limit instead.
+   * and are bounded by the token limit instead. Also the most fields of an
+   * INSERT column path (`_value.a.b.c`): each is a level of the record written.
    */
   depth: 64,
   /** Most output columns of a projection; `_meta.*` counts as its 5 columns. */

@@ -388,7 +388,8 @@ export class Parser {
    * ColumnName : Name | QuotedName
    *
    * An unquoted `_key` or `_value` first names the key or the whole value; anything else is a
-   * field of the value. Reserved words are accepted: a column list holds names only.
+   * field of the value. Reserved words are accepted: a column list holds names only. Each field
+   * is a level of the record written (built and serialised recursively): at most maxDepth.
    */
   parseInsertColumn(): InsertColumnNode {
     const first = this.lexer.token;
@@ -407,6 +408,8 @@ export class Parser {
         this.note("a field name");
         throw this.unexpected();
       }
+      if (segments.length >= this.maxDepth)
+        throw syntaxError(this.source, span(name), "Column path nested too deeply", `at most ${this.maxDepth} fields in one column path`);
       this.lexer.advance();
       segments.push({ name: name.value, loc: span(name) });
       end = name.end;

@@ -17,7 +17,7 @@ const root = join(import.meta.dir, "../..");
 describe("configuration", () => {
   test("defaults without a file", () => {
     const cfg = loadConfig({ env: {} });
-    expect(cfg.server).toEqual({ host: "127.0.0.1", port: 9991, bodyLimit: 1_048_576 });
+    expect(cfg.server).toEqual({ host: "127.0.0.1", port: 9991, bodyLimit: 1_048_576, allowedHosts: [], checkForwardedHost: false });
     expect(cfg.auth.tokenLifetime).toBe(8 * 3_600_000);
     expect(cfg.kafka.clusters[0]!.bootstrapServers).toEqual(["127.0.0.1:9092"]);
   });
@@ -49,6 +49,18 @@ bootstrapServers = ["d1:9092"]
       ["prod", ["x:1"]],
       ["dr", ["d1:9092"]],
     ]);
+  });
+
+  test("22.13: server.allowedHosts from the file (a list or one comma-separated string), then LOUPE_ALLOWED_HOSTS; a scheme or a port is refused", () => {
+    const p = file("hosts.toml", `[server]\nallowedHosts = ["Loupe.Example.COM.", ".corp.example", "*"]\ncheckForwardedHost = true\n`);
+    expect(loadConfig({ path: p, env: {} }).server).toMatchObject({
+      allowedHosts: ["loupe.example.com", ".corp.example", "*"],
+      checkForwardedHost: true,
+    });
+    const fromEnv = loadConfig({ path: p, env: { LOUPE_ALLOWED_HOSTS: "kafka-ui.example.com, loupe" } });
+    expect(fromEnv.server.allowedHosts).toEqual(["kafka-ui.example.com", "loupe"]);
+    expect(() => loadConfig({ env: { LOUPE_ALLOWED_HOSTS: "https://loupe.example.com" } })).toThrow("server.allowedHosts.0");
+    expect(() => loadConfig({ env: { LOUPE_ALLOWED_HOSTS: "loupe.example.com:443" } })).toThrow("without scheme, port or path");
   });
 
   test("Connect clusters and the registry: file, then LOUPE_CONNECT_URLS and LOUPE_SCHEMA_REGISTRY_URL", () => {

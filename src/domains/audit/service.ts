@@ -2,6 +2,7 @@ import { sql } from "kysely";
 import type { Db } from "../../db/index.ts";
 import { AppError } from "../../errors.ts";
 import type { Logger } from "../../log/logger.ts";
+import { JsonDepthError, parseJson } from "../../util/json.ts";
 import { Listeners } from "../../util/listeners.ts";
 import type { AuditChange, AuditEntry, AuditOutcome, AuditRecord, AuditResult, AuditType } from "./types.ts";
 
@@ -48,13 +49,18 @@ function maskDeep(value: unknown): unknown {
   return value;
 }
 
-/** A string may itself be JSON (a connector config, say): mask secrets inside it too. */
+/**
+ * A string may itself be JSON (a connector config, say): mask secrets inside it too. JSON text
+ * nested past MAX_JSON_DEPTH is not walked (maskDeep recurses) and not kept either: it could
+ * hold a secret.
+ */
 function maskInText(text: string): string {
   const t = text.trimStart();
   if (t.startsWith("{") || t.startsWith("[")) {
     try {
-      return JSON.stringify(maskDeep(JSON.parse(text)));
-    } catch {
+      return JSON.stringify(maskDeep(parseJson(text)));
+    } catch (e) {
+      if (e instanceof JsonDepthError) return `(JSON text of ${text.length} characters nested deeper than ${e.maxDepth} levels: not kept)`;
       /* not JSON: keep as is */
     }
   }

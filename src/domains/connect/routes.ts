@@ -18,6 +18,7 @@ import { type AppEnv, clusterOf, userOf } from "../../http/context.ts";
 import { defineRoute, json, RouteGroup } from "../../http/route.ts";
 import { intSegment, nameSegment } from "../../proxy/paths.ts";
 import type { UpstreamAnswer } from "../../proxy/upstream.ts";
+import { JsonDepthError, parseJson } from "../../util/json.ts";
 import type { NotificationService } from "../alerts/notifications.ts";
 import type { AuditService } from "../audit/service.ts";
 import type { AuditChange } from "../audit/types.ts";
@@ -301,6 +302,19 @@ interface ExpandedEntry {
 const isJson = (answer: UpstreamAnswer) => /\bjson\b/i.test(answer.contentType ?? "");
 
 /**
+ * A worker's JSON answer, parsed with the nesting bound of util/json.ts (the reshaping walks it);
+ * an answer that is no JSON, or nested too deeply, is the worker's fault: 502.
+ */
+function connectJson(answer: UpstreamAnswer): unknown {
+  try {
+    return parseJson(new TextDecoder().decode(answer.body));
+  } catch (e) {
+    const why = e instanceof JsonDepthError ? e.message : "a body that is not JSON";
+    throw new AppError("BAD_GATEWAY", `Kafka Connect answered HTTP ${answer.status} with ${why}`);
+  }
+}
+
+/**
  * The worker's answer as the client gets it: status and body untouched, the content type the
  * only header; `reshape` applies to a 2xx JSON body (masking, the plugin catalogue).
  */
@@ -308,13 +322,7 @@ function relay(c: Context<AppEnv>, answer: UpstreamAnswer, reshape?: (body: unkn
   // The router keeps `%2F` and `%25` encoded in the path: a name holding `/` or `%`.
   if (answer.status >= 400 && !isJson(answer)) throw notConnectJson(answer, /%2F|%25/i.test(c.req.path));
   if (reshape && answer.status < 300 && isJson(answer)) {
-    let body: unknown;
-    try {
-      body = JSON.parse(new TextDecoder().decode(answer.body));
-    } catch {
-      throw new AppError("BAD_GATEWAY", `Kafka Connect answered HTTP ${answer.status} with a body that is not JSON`);
-    }
-    return c.json(reshape(body) as object, status as 200);
+    return c.json(reshape(connectJson(answer)) as object, status as 200);
   }
   const empty = status === 204 || status === 205 || status === 304 || answer.body.byteLength === 0;
   const headers: Record<string, string> = answer.contentType && !empty ? { "content-type": answer.contentType } : {};
@@ -438,7 +446,7 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
       ]),
     });
     if (answer.status !== 200 || !isJson(answer)) return relay(c, answer);
-    const entry = (JSON.parse(new TextDecoder().decode(answer.body)) as Record<string, ExpandedEntry>)[name];
+    const entry = (connectJson(answer) as Record<string, ExpandedEntry | undefined> | null)?.[name];
     if (!entry) return c.json({ error_code: 404, message: `Connector ${name} not found` }, 404);
     return c.json(pick(entry) as object);
   };

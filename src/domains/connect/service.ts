@@ -7,6 +7,7 @@ import type { ConnectConfig } from "../../config/schema.ts";
 import { AppError, notFound } from "../../errors.ts";
 import type { Logger } from "../../log/logger.ts";
 import { basicAuthorization, tlsOptions, Upstream, type UpstreamAnswer, type UpstreamRequest } from "../../proxy/upstream.ts";
+import { parseJson } from "../../util/json.ts";
 import type { NotificationService } from "../alerts/notifications.ts";
 import { publicUrl } from "../server-info/service.ts";
 import { SecretKeys } from "./masking.ts";
@@ -141,7 +142,7 @@ async function probe(upstream: Upstream, url: string): Promise<WorkerState> {
   try {
     const answer = await upstream.sendTo(url, { method: "GET", path: "/", headers: { accept: "application/json" }, signal });
     if (answer.status !== 200) return { url: shown, state: "DOWN", error: `HTTP ${answer.status}` };
-    const root = JSON.parse(new TextDecoder().decode(answer.body)) as { version?: string; commit?: string; kafka_cluster_id?: string };
+    const root = parseJson(new TextDecoder().decode(answer.body)) as { version?: string; commit?: string; kafka_cluster_id?: string };
     return {
       url: shown,
       state: "UP",

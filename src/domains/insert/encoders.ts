@@ -19,6 +19,7 @@
  */
 import avro from "avsc";
 import type { InsertFormat } from "../../sql/insert.ts";
+import { JsonDepthError, MAX_SCHEMA_DEPTH, parseJson } from "../../util/json.ts";
 
 export class EncodeError extends Error {
   override readonly name = "EncodeError";
@@ -46,8 +47,10 @@ export interface AvroSchema {
 export function parseAvroSchema(text: string): avro.Type {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
-  } catch {
+    parsed = parseJson(text, MAX_SCHEMA_DEPTH);
+  } catch (e) {
+    if (e instanceof JsonDepthError) throw e;
+    // A bare type name such as "string".
     parsed = text;
   }
   return avro.Type.forSchema(parsed as avro.Schema, { wrapUnions: "auto" });

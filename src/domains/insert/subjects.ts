@@ -4,7 +4,7 @@
  * Through the registry client's `request`, so failover between its URLs applies.
  */
 import { AppError } from "../../errors.ts";
-import type { SchemaRegistryClient } from "../../registry/client.ts";
+import { registryJson, type SchemaRegistryClient } from "../../registry/client.ts";
 
 export interface LatestSchema {
   id: number;
@@ -22,8 +22,8 @@ export async function latestSchema(registry: SchemaRegistryClient, subject: stri
     return null;
   }
   if (!res.ok) throw new AppError("BAD_GATEWAY", `Schema registry answered ${res.status} for subject '${subject}'`);
-  const body = (await res.json()) as { id?: unknown; schema?: unknown; schemaType?: unknown };
-  if (typeof body.id !== "number" || typeof body.schema !== "string")
+  const body = (await registryJson(res, `subject '${subject}'`)) as { id?: unknown; schema?: unknown; schemaType?: unknown } | null;
+  if (typeof body?.id !== "number" || typeof body.schema !== "string")
     throw new AppError("BAD_GATEWAY", `Schema registry answer for subject '${subject}' has no id or schema`);
   return { id: body.id, schema: body.schema, schemaType: typeof body.schemaType === "string" ? body.schemaType : "AVRO" };
 }
@@ -32,6 +32,6 @@ export async function latestSchema(registry: SchemaRegistryClient, subject: stri
 export async function listSubjects(registry: SchemaRegistryClient): Promise<Set<string>> {
   const res = await registry.request("/subjects");
   if (!res.ok) throw new AppError("BAD_GATEWAY", `Schema registry answered ${res.status} for its subjects`);
-  const body = (await res.json()) as unknown;
+  const body = await registryJson(res, "its subjects");
   return new Set(Array.isArray(body) ? body.filter((s): s is string => typeof s === "string") : []);
 }

@@ -37,8 +37,12 @@ import { Subscription } from "./subscription.ts";
 
 /** Most subscriptions one connection may hold at once. */
 export const MAX_SUBSCRIPTIONS_PER_CONNECTION = 16;
-/** How long a SUBSCRIBE waits for its queries to start reading before it answers ERROR. */
-const START_TIMEOUT_MS = 30_000;
+/**
+ * How long a SUBSCRIBE waits for its queries to start reading, beyond sql.clusterWait, before it
+ * answers ERROR: a query whose cluster does not answer ends by itself within sql.clusterWait,
+ * with the error that names the cluster, and that error is the answer.
+ */
+const START_MARGIN_MS = 5_000;
 /** How often the tokens and scopes behind open subscriptions are checked again. */
 const SWEEP_MS = 1_000;
 
@@ -346,7 +350,8 @@ export class LiveConnection {
         });
         const held: Held = { sub, tokenHash: session.tokenHash, scopeKey: session.scope.key, release };
         started.push(held);
-        await withTimeout(sub.start(), START_TIMEOUT_MS, `Reading topic '${sub.topic}' did not start within ${START_TIMEOUT_MS / 1000} s`);
+        const startMs = sql.clusterWaitMs + START_MARGIN_MS;
+        await withTimeout(sub.start(), startMs, `Reading topic '${sub.topic}' did not start within ${Math.round(startMs / 1000)} s`);
       }
     } catch (err) {
       for (const held of started) {

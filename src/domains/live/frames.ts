@@ -7,12 +7,14 @@
  *   server -> client  {"type":"SUCCESS|ERROR|INVALIDREQUEST|KAFKAMSG|HEARTBEAT","correlationId":<as sent>,
  *                      "content":<any JSON>}
  *
- * `content` of a request is a string holding JSON text (an object is taken too). The reply echoes
+ * `content` of a request is a string holding JSON text (an object is taken too). A frame or a
+ * content nested deeper than MAX_JSON_DEPTH (util/json.ts) is refused unparsed. The reply echoes
  * the request's correlationId as it was written, digits and all: an int64 beyond 2^53 survives.
  * ERROR and INVALIDREQUEST carry a string (the Go CLI decodes it as one).
  */
 
 import { z } from "zod";
+import { JsonDepthError, parseJson } from "../../util/json.ts";
 
 export const REQUEST_TYPES = ["LOGIN", "SUBSCRIBE", "UNSUBSCRIBE", "PUBLISH", "COMMIT"] as const;
 export type RequestType = (typeof REQUEST_TYPES)[number];
@@ -85,9 +87,12 @@ const issuesText = (e: z.ZodError) => e.issues.map((i) => (i.path.length ? `${i.
 export function parseRequest(raw: string): Request | Invalid {
   let frame: unknown;
   try {
-    frame = JSON.parse(raw);
-  } catch {
-    return { correlationId: "0", message: "The frame is not JSON" };
+    frame = parseJson(raw);
+  } catch (e) {
+    return {
+      correlationId: "0",
+      message: e instanceof JsonDepthError ? `The frame is not accepted: ${e.message}` : "The frame is not JSON",
+    };
   }
   if (frame === null || typeof frame !== "object" || Array.isArray(frame))
     return { correlationId: "0", message: "The frame is not a JSON object" };
@@ -102,8 +107,9 @@ export function parseRequest(raw: string): Request | Invalid {
   let content: unknown = f.content;
   if (typeof content === "string") {
     try {
-      content = JSON.parse(content);
-    } catch {
+      content = parseJson(content);
+    } catch (e) {
+      if (e instanceof JsonDepthError) return { correlationId, message: `The content of ${type} is not accepted: ${e.message}` };
       return { correlationId, message: `The content of ${type} is not JSON text` };
     }
   }

@@ -59,6 +59,8 @@ export class Subscription {
   readonly #stopping = new Promise<void>((resolve) => this.#abort.signal.addEventListener("abort", () => resolve(), { once: true }));
   #prepared: PreparedQuery | null = null;
   #stopped = false;
+  /** Rejects start() (a no-op once it resolved). */
+  #failStart: (err: unknown) => void = () => {};
 
   constructor(private readonly opts: SubscriptionOptions) {
     this.topic = opts.compiled.plan.topic;
@@ -71,17 +73,23 @@ export class Subscription {
   async start(): Promise<void> {
     const { opts } = this;
     let reading!: () => void;
-    const started = new Promise<void>((resolve) => (reading = resolve));
+    let failed!: (err: unknown) => void;
+    const started = new Promise<void>((resolve, reject) => {
+      reading = resolve;
+      failed = reject;
+    });
+    // The query ending before it read is a failure to start, told as soon as it ends: the run
+    // itself settles only after the SUBSCRIBE is answered. The query's own error is the reason
+    // (a cluster that does not answer names itself and how long it was waited for).
+    this.#failStart = failed;
     const plan = followPlan(opts.compiled.plan, { onReading: () => reading() });
     this.#prepared = await opts.sql.prepare({ ...opts.compiled, plan }, opts.cluster, opts.user);
     const run = this.#run(this.#prepared);
-    run.catch(() => {});
-    // The run settles only when the query ends: before it started, that is a failure to start.
-    const endedEarly = run.then(() => {
-      throw new Error(`The subscription to '${this.topic}' ended at once`);
-    });
-    endedEarly.catch(() => {});
-    await Promise.race([started, endedEarly]);
+    run.then(
+      () => failed(new AppError("UNAVAILABLE", `The subscription to '${this.topic}' ended at once`)),
+      (err: unknown) => failed(err),
+    );
+    await started;
   }
 
   /** Ends the subscription and its query; nothing more is sent for it. */
@@ -118,12 +126,15 @@ export class Subscription {
           if (!socket.send(frame("KAFKAMSG", correlationId, `[${elements}]`))) break;
           while (socket.wouldBlock() && !this.#stopped) await Promise.race([socket.drained(), this.#stopping]);
           if (this.#stopped || socket.closed) break;
-        } else if (ev.type === "error") why = ev.error.message;
-        else if (!this.#stopped) why = `the subscription to '${this.topic}' ended (${ev.end.stopReason})`;
+        } else if (ev.type === "error") {
+          why = ev.error.message;
+          this.#failStart(new AppError("BAD_REQUEST", why));
+        } else if (!this.#stopped) why = `the subscription to '${this.topic}' ended (${ev.end.stopReason})`;
       }
     } catch (err) {
       // Kafka's and the query's errors say what went wrong; anything else is not the client's to read.
       if (!this.#stopped) why = err instanceof AppError || err instanceof QueryError ? err.message : `Reading topic '${this.topic}' failed`;
+      this.#failStart(err instanceof AppError ? err : new AppError("UNAVAILABLE", why ?? `Reading topic '${this.topic}' failed`));
       throw err;
     } finally {
       prepared.release();

@@ -1,5 +1,6 @@
 import avro from "avsc";
 import { badRequest } from "../../errors.ts";
+import { JsonDepthError, MAX_SCHEMA_DEPTH, parseJson } from "../../util/json.ts";
 
 export const DATA_TYPES = ["AVRO", "JSON", "STRING", "INT", "LONG", "DOUBLE", "FLOAT", "BYTES", "PROTOBUF"] as const;
 export type DataType = (typeof DATA_TYPES)[number];
@@ -29,8 +30,9 @@ export function checkSchema(type: DataType, schema: string | undefined, field: s
   if (type === "AVRO") {
     let parsed: unknown;
     try {
-      parsed = JSON.parse(schema);
-    } catch {
+      parsed = parseJson(schema, MAX_SCHEMA_DEPTH);
+    } catch (e) {
+      if (e instanceof JsonDepthError) throw badRequest(`Invalid ${field}: ${e.message}`, { errors: [{ field, message: e.message }] });
       // Avro also accepts a bare type name such as "string".
       parsed = schema;
     }
@@ -43,7 +45,7 @@ export function checkSchema(type: DataType, schema: string | undefined, field: s
     }
   } else if (type === "JSON") {
     try {
-      JSON.parse(schema);
+      parseJson(schema, MAX_SCHEMA_DEPTH);
     } catch (e) {
       throw badRequest(`Invalid ${field}: not valid JSON: ${(e as Error).message}`, { errors: [{ field, message: (e as Error).message }] });
     }

@@ -26,6 +26,7 @@ import { AppError, forbidden } from "../../errors.ts";
 import { type AppEnv, clusterOf, userOf } from "../../http/context.ts";
 import { defineRoute, RouteGroup } from "../../http/route.ts";
 import type { UpstreamAnswer } from "../../proxy/upstream.ts";
+import { parseJson } from "../../util/json.ts";
 import type { AuditService } from "../audit/service.ts";
 import {
   COMPATIBILITY_LEVELS,
@@ -223,9 +224,10 @@ function queryOf(values: Record<string, string | undefined>): URLSearchParams {
 }
 
 const decoder = new TextDecoder();
+/** The registry's answer as JSON (nesting bounded, see util/json.ts); undefined when it is none. */
 function jsonOf(answer: UpstreamAnswer): unknown {
   try {
-    return JSON.parse(decoder.decode(answer.body));
+    return parseJson(decoder.decode(answer.body));
   } catch {
     return undefined;
   }

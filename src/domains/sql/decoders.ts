@@ -30,6 +30,7 @@ import { AppError } from "../../errors.ts";
 import type { SchemaRegistryClient } from "../../registry/client.ts";
 import type { DataFormat } from "../../sql/index.ts";
 import type { TypedValueText } from "../../sql/planner.ts";
+import { MAX_SCHEMA_DEPTH, parseJson } from "../../util/json.ts";
 import { avroText, avroTextAt, avroToJson, avroTypeOptions, javaDouble, javaFloat } from "./avro-text.ts";
 import { JsonFieldError, JsonFields } from "./json-fields.ts";
 
@@ -373,7 +374,7 @@ function decodeLong(bytes: Uint8Array): Decoded {
 
 function avroType(schemaText: string, what: string): avro.Type {
   try {
-    return avro.Type.forSchema(JSON.parse(schemaText), avroTypeOptions());
+    return avro.Type.forSchema(parseJson(schemaText, MAX_SCHEMA_DEPTH) as avro.Schema, avroTypeOptions());
   } catch (err) {
     throw new AppError("BAD_REQUEST", `${what} is not a valid Avro schema: ${(err as Error).message}`);
   }

@@ -220,6 +220,12 @@ export interface ExecuteOptions {
    * and the text computed from it. Beyond it the query ends with a QueryError (default 64 MiB).
    */
   maxMemoryBytes?: number;
+  /**
+   * How long the query waits for a cluster it cannot reach before its read begins (down now, or
+   * never reached since Loupe started): then it ends with UNAVAILABLE naming the cluster and the
+   * wait (default DEFAULT_CLUSTER_WAIT_MS; `sql.clusterWait`). max.query.time bounds it too.
+   */
+  clusterWaitMs?: number;
   /** Clock of the slices (default performance.now). */
   now?: () => number;
   /**
@@ -239,6 +245,12 @@ const LARGE_RECORD_BYTES = 64 * 1024;
 /** Records waiting in the sink are handed on at least this often. */
 const FLUSH_MS = 200;
 export const DEFAULT_MAX_QUERY_MEMORY = 64 * 1024 * 1024;
+/**
+ * How long a query waits for a cluster that does not answer before its read begins: long enough
+ * for a broker's restart or a leader election (the client's own connect timeout is 5 s), short
+ * enough that a query on a dead or mistyped cluster lets go of its slot and says why.
+ */
+export const DEFAULT_CLUSTER_WAIT_MS = 30_000;
 
 /** A macrotask: lets timers, sockets and other requests run before evaluation goes on. */
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -504,17 +516,30 @@ export async function* executeQuery(
       yield { type: "end", end: ended() };
       return;
     }
-    // A cluster that cannot be reached is waited for as long as the query may run.
+    // A broker lost once the read began is waited for as long as the query may run (a restart
+    // resumes the read). Before it began, a cluster that does not answer (down, or never reached)
+    // is waited for at most clusterWaitMs: a query must not hold its slot for an hour on a dead
+    // cluster. A planning request still out at that bound is given up too.
     const retryUntil = Date.now() + Math.max(0, deadline - clock());
+    const waitFrom = Date.now();
+    const clusterWait = opts.clusterWaitMs ?? DEFAULT_CLUSTER_WAIT_MS;
+    const waitUntil = Math.min(retryUntil, waitFrom + clusterWait);
     let planned: Awaited<ReturnType<typeof planReads>> | null = null;
+    let lastFailure: AppError | null = null;
     for (let failures = 1; planned === null; failures++) {
       try {
-        planned = await abortable(planReads(deps.cluster, plan, internal.signal), internal.signal);
+        const planning = planReads(deps.cluster, plan, internal.signal);
+        planned = await abortable(answerBy(planning, waitUntil, deps.cluster.name), internal.signal);
       } catch (err) {
         if (internal.signal.aborted || !isUnavailable(err)) throw err;
-        progress.outage = planningOutage(deps.cluster.name, plan.topic, progress.outage?.since ?? Date.now(), err as AppError);
-        if (Date.now() >= retryUntil) throw progress.outage.toError();
-        await abortable(Bun.sleep(Math.min(retryDelay(failures), retryUntil - Date.now())), internal.signal);
+        const gaveUp = Date.now() >= waitUntil;
+        const bound = gaveUp && waitUntil < retryUntil ? clusterWait : undefined;
+        // An attempt cut short by the bound says less than the failure before it.
+        const cause: AppError = err instanceof NoAnswerYet && lastFailure !== null ? lastFailure : (err as AppError);
+        lastFailure = cause;
+        progress.outage = planningOutage(deps.cluster, plan.topic, progress.outage?.since ?? waitFrom, cause, bound);
+        if (gaveUp) throw progress.outage.toError();
+        await abortable(Bun.sleep(Math.min(retryDelay(failures), waitUntil - Date.now())), internal.signal);
       }
     }
     progress.outage = null;
@@ -754,26 +779,59 @@ export async function* executeQuery(
   }
 }
 
-/** The cluster could not be asked for the topic's offsets: the outage, and the error once the query gives up. */
-function planningOutage(cluster: string, topic: string, since: number, err: AppError): ReadOutage {
+/** A planning request still out when the wait for the cluster ended. */
+class NoAnswerYet extends AppError {
+  constructor(cluster: string) {
+    super("UNAVAILABLE", `no answer from Kafka cluster '${cluster}'`);
+  }
+}
+
+/**
+ * `planning`, or UNAVAILABLE once `until` (a Date.now() time) passes without its answer: the
+ * client waits its connect timeout for each broker and retries, which could outlast the bound.
+ * The late answer is dropped.
+ */
+function answerBy<T>(planning: Promise<T>, until: number, cluster: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new NoAnswerYet(cluster)), Math.max(0, until - Date.now()));
+  });
+  planning.catch(() => {});
+  return Promise.race([planning, late]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * The cluster could not be asked for the topic's offsets: the outage, and the error once the
+ * query gives up. `bound`: the wait (sql.clusterWait) that ended it, when that did.
+ */
+function planningOutage(cluster: KafkaCluster, topic: string, since: number, err: AppError, bound?: number): ReadOutage {
+  const name = cluster.name;
   return {
     since,
-    what: `Kafka cluster '${cluster}' unreachable`,
+    what: `Kafka cluster '${name}' unreachable`,
     partitions: [],
     reason: err.message,
     toError: () => {
-      const secs = Math.max(1, Math.round((Date.now() - since) / 1000));
+      const waited = Date.now() - since;
+      const secs = Math.max(1, Math.round(waited / 1000));
+      // No request to it was ever answered: a cluster down since Loupe started, or a wrong address.
+      const neverReached = cluster.lastRoundTripMs === null;
       return new AppError(
         "UNAVAILABLE",
-        `Cannot read topic '${topic}': Kafka cluster '${cluster}' unreachable for ${secs} s before the read began (${err.message})`,
+        `Cannot read topic '${topic}': Kafka cluster '${name}' unreachable for ${secs} s before the read began` +
+          `${neverReached ? ", never reached since Loupe started" : ""}` +
+          `${bound !== undefined ? `; the query gave up after sql.clusterWait (${formatWait(bound)})` : ""} (${err.message})`,
         {
-          details: { cluster, retriable: true, unavailableMs: Date.now() - since },
+          details: { cluster: name, retriable: true, unavailableMs: waited, neverReached },
           cause: err,
         },
       );
     },
   };
 }
+
+/** 30000 -> "30 s", 1500 -> "1500 ms". */
+const formatWait = (ms: number) => (ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`);
 
 function overBudget(maxMemory: number, cause?: unknown): QueryError {
   return new QueryError(

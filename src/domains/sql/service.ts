@@ -26,6 +26,7 @@ import { planQuery } from "../../sql/planner.ts";
 import { canonicalSetting } from "../../sql/settings.ts";
 import { type Decoder, DecoderFactory } from "./decoders.ts";
 import {
+  DEFAULT_CLUSTER_WAIT_MS,
   DEFAULT_MAX_QUERY_MEMORY,
   executeQuery,
   type PartitionScan,
@@ -68,6 +69,8 @@ export interface SqlServiceOptions {
   maxQueryTimeMs?: number;
   /** Most bytes one query may hold at once (see ExecuteOptions.maxMemoryBytes). */
   maxQueryMemoryBytes?: number;
+  /** How long a query waits for a cluster that does not answer before its read begins (see ExecuteOptions.clusterWaitMs). */
+  clusterWaitMs?: number;
   log: Logger;
   /** Validates an INSERT statement (the write path owns its checks); without it INSERT is not valid here. */
   validateInsert?: (sql: string, cluster: string, allowed?: TopicAllowed) => Promise<ValidationResult>;
@@ -136,6 +139,11 @@ export class SqlService {
     this.queries = new QueryRegistry(opts.maxQueriesPerUser);
   }
 
+  /** How long a query waits for a cluster that does not answer before its read begins (sql.clusterWait). */
+  get clusterWaitMs(): number {
+    return this.opts.clusterWaitMs ?? DEFAULT_CLUSTER_WAIT_MS;
+  }
+
   defaultCluster(): string {
     return this.opts.pool.default().name;
   }
@@ -149,7 +157,7 @@ export class SqlService {
   /**
    * The cluster's topic names as a catalog; null when the cluster cannot be asked, or does not
    * answer within CATALOG_WAIT_MS (no topic check then: the read itself waits for the cluster,
-   * within max.query.time). Regression: a broker that did not answer held every query's start
+   * within sql.clusterWait). Regression: a broker that did not answer held every query's start
    * for the client's whole request timeout (30 s) before the read even began.
    */
   async catalog(cluster: string): Promise<Catalog | null> {
@@ -241,6 +249,7 @@ export class SqlService {
     // Only JSON (or inferred) values can be ruled out from their bytes.
     const prefilter = valueFormat === undefined || valueFormat === "JSON" ? buildPrefilter(compiled.where, compiled.now) : null;
     const maxMemoryBytes = this.opts.maxQueryMemoryBytes ?? DEFAULT_MAX_QUERY_MEMORY;
+    const clusterWaitMs = this.clusterWaitMs;
 
     const slot = this.queries.register(user, sql);
     const progress = new QueryProgress();
@@ -267,6 +276,7 @@ export class SqlService {
             progress,
             sink: opts.sink,
             maxMemoryBytes,
+            clusterWaitMs,
             ...(opts.maxOutputBytes !== undefined ? { maxOutputBytes: opts.maxOutputBytes } : {}),
             ...(opts.onStop ? { onStop: opts.onStop } : {}),
           })) {
