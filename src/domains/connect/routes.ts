@@ -323,16 +323,20 @@ function relay(c: Context<AppEnv>, answer: UpstreamAnswer, reshape?: (body: unkn
 }
 
 /**
- * A connector name from a request body (creation): Connect 4 accepts names with `/` or `%`, but
- * its HTTP server then refuses every path naming them, so such a connector could never be read,
- * changed or deleted again through the REST API. Refused here, before it exists.
+ * A connector name a request would create: Connect 4 accepts names with `/`, `%` or `;`, but
+ * then cannot address them again: its HTTP server refuses `%2F` and `%25` in every path, and
+ * cuts a path segment at `;` (a path parameter to Jetty), so a request a worker forwards to the
+ * leader names another connector (`a;b` becomes `a`). Such a connector could never be changed
+ * or deleted through the REST API: refused here, before it exists (a create, and a PUT of a
+ * config, which creates when the name is new).
  */
 function creatableName(name: string): void {
   nameSegment("connector name", name);
-  if (/[/%]/.test(name))
+  const held = [...new Set(name.match(/[/%;]/g) ?? [])];
+  if (held.length)
     throw new AppError(
       "BAD_REQUEST",
-      `The connector name '${name}' holds '/' or '%': Kafka Connect would create it, but its REST server refuses such names in every later path (no way to change or delete it)`,
+      `The connector name '${name}' holds ${held.map((ch) => `'${ch}'`).join(" and ")}: Kafka Connect would create it, but its REST server cannot address such names in later paths (no way to change or delete it)`,
     );
 }
 
@@ -462,6 +466,7 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
     const { alias, name, path } = connectorPath(c);
     const config = c.req.valid("json");
     c.set("auditContent", { alias, connector: name, config: service.secrets.maskConfig(config) });
+    creatableName(name);
     await checkRails(c, config);
     const answer = await send(c, "PUT", `${path}/config`, { body: config });
     // Connect answers 201 when the PUT created the connector; the Python client accepts only 200.
