@@ -431,3 +431,32 @@ export function deprecations(cfg: Config): string[] {
     );
   return out;
 }
+
+/**
+ * Lines for the log about backend URLs that carry credentials as user info
+ * (`http://user:pass@host`): they still work (sent as basic auth), but belong in the section's
+ * `auth` (with `passwordFile`), where no message, answer or log line can show them. Names the
+ * key and the URL without its user info.
+ */
+export function credentialWarnings(cfg: Config): string[] {
+  const out: string[] = [];
+  const check = (key: string, urls: readonly string[]) =>
+    urls.forEach((raw, i) => {
+      let u: URL;
+      try {
+        u = new URL(raw);
+      } catch {
+        return;
+      }
+      if (!u.username && !u.password) return;
+      u.username = "";
+      u.password = "";
+      out.push(
+        `${key}[${i}] (${u.toString().replace(/\/$/, "")}) carries credentials in the URL: move them to auth (passwordFile); they are sent as basic auth and never shown`,
+      );
+    });
+  for (const c of cfg.connect.clusters) check(`connect.clusters[${c.alias}].urls`, c.urls);
+  if (cfg.schemaRegistry) check("schemaRegistry.urls", cfg.schemaRegistry.urls);
+  if (cfg.sql.schemaRegistry) check("sql.schemaRegistry.urls", cfg.sql.schemaRegistry.urls);
+  return out;
+}
