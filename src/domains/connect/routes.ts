@@ -279,9 +279,9 @@ const STATUS_CODES: Record<number, ErrorCode> = { 400: "BAD_REQUEST", 404: "NOT_
  * status with a COMPAT body, since clients read `{error_code, message}`. Jetty 12 (Connect 4)
  * refuses `%2F` and `%25` in paths, which is how a name with `/` or `%` reaches it.
  */
-function notConnectJson(answer: UpstreamAnswer, encodedName: boolean): AppError {
+function notConnectJson(answer: UpstreamAnswer, encodedName: boolean, mask: (text: string) => string): AppError {
   const text = new TextDecoder().decode(answer.body);
-  const reason = (/<title>([^<]*)<\/title>/i.exec(text)?.[1] ?? text.slice(0, 200)).replace(/\s+/g, " ").trim() || "no body";
+  const reason = mask((/<title>([^<]*)<\/title>/i.exec(text)?.[1] ?? text.slice(0, 200)).replace(/\s+/g, " ").trim() || "no body");
   // Jetty names the cause in its page for a GET; for other methods its 400 has no body.
   const hint =
     /Ambiguous URI path (separator|encoding)/i.test(reason) || (encodedName && answer.status === 400)
@@ -300,26 +300,16 @@ interface ExpandedEntry {
 
 const isJson = (answer: UpstreamAnswer) => /\bjson\b/i.test(answer.contentType ?? "");
 
-/**
- * The worker's answer as the client gets it: status and body untouched, the content type the
- * only header; `reshape` applies to a 2xx JSON body (masking, the plugin catalogue).
- */
-function relay(c: Context<AppEnv>, answer: UpstreamAnswer, reshape?: (body: unknown) => unknown, status = answer.status): Response {
-  // The router keeps `%2F` and `%25` encoded in the path: a name holding `/` or `%`.
-  if (answer.status >= 400 && !isJson(answer)) throw notConnectJson(answer, /%2F|%25/i.test(c.req.path));
-  if (reshape && answer.status < 300 && isJson(answer)) {
-    let body: unknown;
-    try {
-      body = JSON.parse(new TextDecoder().decode(answer.body));
-    } catch {
-      throw new AppError("BAD_GATEWAY", `Kafka Connect answered HTTP ${answer.status} with a body that is not JSON`);
-    }
-    return c.json(reshape(body) as object, status as 200);
+/** Connect's error body `{error_code, message}` and its message, or undefined for another body. */
+function refusalOf(answer: UpstreamAnswer): { body: Record<string, unknown>; message: string } | undefined {
+  try {
+    const body = JSON.parse(new TextDecoder().decode(answer.body)) as unknown;
+    if (!body || typeof body !== "object" || Array.isArray(body)) return undefined;
+    const message = (body as Record<string, unknown>).message;
+    return typeof message === "string" ? { body: body as Record<string, unknown>, message } : undefined;
+  } catch {
+    return undefined;
   }
-  const empty = status === 204 || status === 205 || status === 304 || answer.body.byteLength === 0;
-  const headers: Record<string, string> = answer.contentType && !empty ? { "content-type": answer.contentType } : {};
-  if (empty) return c.body(null, status as 200, headers);
-  return c.body(answer.body as Uint8Array<ArrayBuffer>, status as 200, headers);
 }
 
 /**
@@ -344,6 +334,41 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
   const { service, notifications, audit } = deps;
   const app = new RouteGroup();
   const rails = service.guardRails;
+  /** The config a request sent (create, change, validate): its secret values are masked in Connect's texts about it. */
+  const sentConfigs = new WeakMap<Context<AppEnv>, Record<string, unknown>>();
+
+  /**
+   * The worker's answer as the client gets it: status and body untouched, the content type the
+   * only header; `reshape` applies to a 2xx JSON body (masking, the plugin catalogue). An error's
+   * message is Connect's text about the request, which may quote a refused value: its secrets
+   * are masked (see SecretKeys.maskText) in the answer and in the audit entry, which keeps it.
+   */
+  const relay = (c: Context<AppEnv>, answer: UpstreamAnswer, reshape?: (body: unknown) => unknown, status = answer.status): Response => {
+    const maskText = (text: string) => service.secrets.maskText(text, sentConfigs.get(c));
+    // The router keeps `%2F` and `%25` encoded in the path: a name holding `/` or `%`.
+    if (answer.status >= 400 && !isJson(answer)) throw notConnectJson(answer, /%2F|%25/i.test(c.req.path), maskText);
+    if (answer.status >= 400) {
+      const refused = refusalOf(answer);
+      if (refused) {
+        const message = maskText(refused.message);
+        c.set("auditContent", { ...(c.get("auditContent") ?? {}), connectError: message.slice(0, 2000) });
+        if (message !== refused.message) return c.json({ ...refused.body, message }, status as 400);
+      }
+    }
+    if (reshape && answer.status < 300 && isJson(answer)) {
+      let body: unknown;
+      try {
+        body = JSON.parse(new TextDecoder().decode(answer.body));
+      } catch {
+        throw new AppError("BAD_GATEWAY", `Kafka Connect answered HTTP ${answer.status} with a body that is not JSON`);
+      }
+      return c.json(reshape(body) as object, status as 200);
+    }
+    const empty = status === 204 || status === 205 || status === 304 || answer.body.byteLength === 0;
+    const headers: Record<string, string> = answer.contentType && !empty ? { "content-type": answer.contentType } : {};
+    if (empty) return c.body(null, status as 200, headers);
+    return c.body(answer.body as Uint8Array<ArrayBuffer>, status as 200, headers);
+  };
 
   /**
    * The guard rails on a config: refused (403, naming the keys) for a non-admin, let through for
@@ -422,6 +447,7 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
     const alias = c.req.valid("param").clusterAlias;
     service.upstream(alias);
     const body = c.req.valid("json");
+    sentConfigs.set(c, body.config);
     c.set("auditContent", { alias, connector: body.name, config: service.secrets.maskConfig(body.config) });
     creatableName(body.name);
     await checkRails(c, body.config);
@@ -465,6 +491,7 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
   app.handle(connectApi.putConfig, async (c) => {
     const { alias, name, path } = connectorPath(c);
     const config = c.req.valid("json");
+    sentConfigs.set(c, config);
     c.set("auditContent", { alias, connector: name, config: service.secrets.maskConfig(config) });
     creatableName(name);
     await checkRails(c, config);
@@ -475,8 +502,9 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
 
   app.handle(connectApi.status, async (c) => {
     const { name, path } = connectorPath(c);
-    if (unaddressable(name)) return fromExpandedList(c, name, (e) => e.status);
-    return relay(c, await send(c, "GET", `${path}/status`));
+    const mask = masked(c, (b) => service.secrets.maskStatus(b));
+    if (unaddressable(name)) return fromExpandedList(c, name, (e) => (mask ? mask(e.status) : e.status));
+    return relay(c, await send(c, "GET", `${path}/status`), mask);
   });
 
   for (const [route, action] of [
@@ -507,7 +535,11 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
   app.handle(connectApi.taskStatus, async (c) => {
     const { path } = connectorPath(c);
     const task = intSegment("task id", c.req.valid("param").task_id);
-    return relay(c, await send(c, "GET", `${path}/tasks/${task}/status`));
+    return relay(
+      c,
+      await send(c, "GET", `${path}/tasks/${task}/status`),
+      masked(c, (b) => service.secrets.maskStatus(b)),
+    );
   });
 
   app.handle(connectApi.taskRestart, async (c) => {
@@ -543,6 +575,7 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
     service.upstream(clusterAlias);
     const segment = nameSegment("plugin", name);
     const config = c.req.valid("json");
+    sentConfigs.set(c, config);
     // Read only by a refusal's ACCESS DENY entry: validation changes nothing.
     c.set("auditContent", { alias: clusterAlias, plugin: name, config: service.secrets.maskConfig(config) });
     await checkRails(c, config, [name]);
