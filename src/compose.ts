@@ -6,7 +6,7 @@ import { hostname } from "node:os";
  */
 import type { Hono } from "hono";
 import { type AppDeps, createApp } from "./app.ts";
-import { type Config, credentialWarnings, deprecations } from "./config/schema.ts";
+import { type Config, credentialWarnings, defaultCluster, deprecations } from "./config/schema.ts";
 import { openStore } from "./db/index.ts";
 import { GroupRepo } from "./domains/access/group-repo.ts";
 import { GroupService } from "./domains/access/group-service.ts";
@@ -219,7 +219,11 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     consumers,
     notifications,
     schemas,
-    connect: new ConnectService(config.connect, { notifications, log: logs.logger("connect") }),
+    connect: new ConnectService(config.connect, {
+      notifications,
+      log: logs.logger("connect"),
+      kafka: { default: defaultCluster(config).name, clusters: config.kafka.clusters },
+    }),
     serverInfo: new ServerInfoService(config, VERSION),
     profiles: new ProfileService(new ProfileRepo(store.db)),
     kafkaConfigs: new KafkaConfigService(kafka),

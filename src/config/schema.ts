@@ -115,6 +115,11 @@ export const connectClusterSchema = z
     urls: httpUrls,
     auth: httpAuthSchema.optional(),
     tls: httpTlsSchema.optional(),
+    /**
+     * The Kafka cluster (a `kafka.clusters[].name`) whose topics the connectors read and write:
+     * the requests of this alias act on it (roles, topic scopes, alerts). The default cluster when absent.
+     */
+    kafkaCluster: z.string().min(1).optional(),
     /** The cluster's internal topics, as `GET /api/config` reports them (Connect's defaults when absent). */
     topics: z
       .object({
@@ -404,6 +409,12 @@ export const configSchema = z
       if (aliases.has(c.alias))
         ctx.addIssue({ code: "custom", path: ["connect", "clusters", i, "alias"], message: `duplicate Connect alias '${c.alias}'` });
       aliases.add(c.alias);
+      if (c.kafkaCluster !== undefined && !names.has(c.kafkaCluster))
+        ctx.addIssue({
+          code: "custom",
+          path: ["connect", "clusters", i, "kafkaCluster"],
+          message: `unknown Kafka cluster '${c.kafkaCluster}' (known: ${[...names].join(", ")})`,
+        });
     });
   })
   // The registry section moved from `sql.schemaRegistry` to the top level; the old key still works.

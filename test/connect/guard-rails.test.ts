@@ -349,11 +349,11 @@ describe("guard rails and secrets through the proxy", () => {
       role: "write",
       body: JSON.stringify({
         name,
-        config: { "connector.class": "X", "ssl.key": "pem-in-intent", "webhook.sig": "sig-in-intent" },
+        config: heartbeatConfig({ "tasks.max": "zero", "ssl.key": "pem-in-intent", "webhook.sig": "sig-in-intent" }),
       }),
     });
-    // The name and the guard rails pass; Connect refuses the unknown class.
-    expect([res.status, await res.text()]).toEqual([400, expect.stringContaining("Failed to find any class")]);
+    // The name, the guard rails and the topics pass; Connect refuses the value.
+    expect([res.status, await res.text()]).toEqual([400, expect.stringContaining("Invalid value zero for configuration tasks.max")]);
     const rows = rt.store.sqlite.query("SELECT content FROM audit").all() as { content: string }[];
     const stored = rows.map((r) => r.content).join("\n");
     expect(stored).toContain(name);

@@ -54,7 +54,7 @@ export const REBALANCING = /rebalanc|conflicting operation|stale configuration|m
  * Sends through Loupe, retrying while Connect answers 409 (a rebalance under way: the tests'
  * own connector changes cause them) and returns the first other answer.
  */
-export async function settled(rt: TestRuntime, path: string, init: RequestInit & { role?: Role } = {}): Promise<Response> {
+export async function settled(rt: TestRuntime, path: string, init: RequestInit & { role?: Role; token?: string } = {}): Promise<Response> {
   return eventually(`${init.method ?? "GET"} ${path} past a rebalance`, async () => {
     const res = await rt.request(path, init);
     if (res.status !== 409 && res.status !== 500) return res;

@@ -18,12 +18,14 @@ import { type AppEnv, clusterOf, userOf } from "../../http/context.ts";
 import { defineRoute, json, RouteGroup } from "../../http/route.ts";
 import { intSegment, nameSegment } from "../../proxy/paths.ts";
 import type { UpstreamAnswer } from "../../proxy/upstream.ts";
+import { internalPatternRefusal } from "../access/scope.ts";
 import type { NotificationService } from "../alerts/notifications.ts";
 import type { AuditService } from "../audit/service.ts";
 import type { AuditChange } from "../audit/types.ts";
 import { enrichPlugins } from "./catalogue.ts";
 import { describeViolations, guardRailViolations } from "./guard-rails.ts";
 import type { ConnectService } from "./service.ts";
+import { type ConnectorTopics, connectorTopics, knownPluginType } from "./topics.ts";
 
 /** SPEC alert 3000. */
 export const CONNECTOR_DELETED_ALERT = { id: 3000, summary: "Connector deleted" } as const;
@@ -399,6 +401,70 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
     throw err;
   };
 
+  /**
+   * The topics the config makes the connector read or write (see topics.ts), against the
+   * caller's scope on the Kafka cluster of the alias (and on any other of Loupe's clusters the
+   * config names by bootstrap address): read for what it consumes, write for what it produces;
+   * where the topics cannot be known, write on every topic of the cluster, internal ones
+   * included, which only an admin without limits holds. Refused with 403 naming each topic and
+   * why, audited as a failure; an admin without limits goes through, the entry saying what a
+   * scoped user would have been refused (internal topics, topics that cannot be known).
+   * Applies whether or not the guard rails are on: it is the scope, not a rail.
+   */
+  const checkTopics = async (c: Context<AppEnv>, config: Record<string, unknown>, plugin?: string): Promise<void> => {
+    const alias = c.req.param("clusterAlias") ?? "";
+    const scope = c.get("session")?.scope;
+    const cluster = clusterOf(c);
+    const given = typeof config["connector.class"] === "string" ? config["connector.class"] : undefined;
+    // Validation names the plugin in its path; Connect checks the two agree, both are read here.
+    const classes = [...new Set([given, plugin].filter((x): x is string => x !== undefined && x.trim() !== ""))];
+    const analyses: ConnectorTopics[] = [];
+    for (const connectorClass of classes.length ? classes : [""]) {
+      const type = connectorClass
+        ? (knownPluginType(connectorClass) ?? (await service.pluginType(alias, connectorClass, c.req.raw.signal, cluster)))
+        : undefined;
+      analyses.push(connectorTopics({ ...config, "connector.class": connectorClass }, type));
+    }
+    const clusters = [...new Set([cluster, ...service.kafkaClustersNamedIn(config)])];
+    const admin = isAdmin(c);
+    const problems = new Set<string>();
+    for (const { uses, unknown } of analyses) {
+      for (const use of uses)
+        for (const on of clusters) {
+          const why = admin
+            ? scope?.internal && internalPatternRefusal(scope.internal, use.topic)
+            : scope
+              ? scope.patternRefusal(on, use.topic, use.access)
+              : "no session";
+          if (why)
+            problems.add(
+              `it ${use.access === "read" ? "reads" : "writes"} '${use.topic}' (${use.from})${clusters.length > 1 ? ` on cluster ${on}` : ""}: ${why}`,
+            );
+        }
+      for (const why of unknown)
+        if (admin || !clusters.every((on) => scope?.everyTopic(on, "write")))
+          problems.add(`${why}: only a user with write on every topic, internal ones included (an admin without limits), may set it`);
+    }
+    if (!problems.size) return;
+    const said = [...problems].join("; ");
+    const content = c.get("auditContent") ?? {};
+    if (admin) {
+      c.set("auditContent", { ...content, topicRulesOverridden: said });
+      return;
+    }
+    c.set("auditContent", { ...content, topicsRefused: said });
+    const err = forbidden(`Loupe refuses this connector config for your topic scope: ${said}`);
+    if (!c.get("rule")?.audit)
+      await audit.record({
+        type: "ACCESS",
+        change: "DENY",
+        user: userOf(c),
+        content: c.get("auditContent"),
+        failure: `FORBIDDEN: ${err.message}`,
+      });
+    throw err;
+  };
+
   const send = (
     c: Context<AppEnv>,
     method: string,
@@ -451,6 +517,7 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
     c.set("auditContent", { alias, connector: body.name, config: service.secrets.maskConfig(body.config) });
     creatableName(body.name);
     await checkRails(c, body.config);
+    await checkTopics(c, body.config);
     return relay(c, await send(c, "POST", "/connectors", { body }));
   });
 
@@ -495,6 +562,7 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
     c.set("auditContent", { alias, connector: name, config: service.secrets.maskConfig(config) });
     creatableName(name);
     await checkRails(c, config);
+    await checkTopics(c, config);
     const answer = await send(c, "PUT", `${path}/config`, { body: config });
     // Connect answers 201 when the PUT created the connector; the Python client accepts only 200.
     return relay(c, answer, undefined, answer.status === 201 ? 200 : answer.status);
@@ -579,6 +647,7 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
     // Read only by a refusal's ACCESS DENY entry: validation changes nothing.
     c.set("auditContent", { alias: clusterAlias, plugin: name, config: service.secrets.maskConfig(config) });
     await checkRails(c, config, [name]);
+    await checkTopics(c, config, name);
     return relay(c, await send(c, "PUT", `/connector-plugins/${segment}/config/validate`, { body: config }));
   });
 
