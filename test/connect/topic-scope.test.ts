@@ -133,6 +133,10 @@ describe("22.2: the topics of a connector config", () => {
     expect(uses({ "connector.class": "com.acme.CdcSource", "kafka.topic": "x" }).unknown).toEqual([
       "com.acme.CdcSource is a source connector Loupe has no topic rules for: the topics it writes cannot be known",
     ]);
+    // Only Kafka's own class has MirrorMaker's rules, not another package's of the same name.
+    expect(uses({ "connector.class": "com.evil.MirrorSourceConnector", topics: "in\\.x" }).unknown[0]).toBe(
+      "com.evil.MirrorSourceConnector is a source connector Loupe has no topic rules for: the topics it writes cannot be known",
+    );
     expect(connectorTopics({ "connector.class": "com.acme.Nothing" }, undefined).unknown[0]).toContain(
       "is not a connector plugin of this Kafka Connect cluster",
     );

@@ -27,6 +27,9 @@ import { describeViolations, guardRailViolations } from "./guard-rails.ts";
 import type { ConnectService } from "./service.ts";
 import { type ConnectorTopics, connectorTopics, knownPluginType } from "./topics.ts";
 
+/** How many topic problems a refusal names. */
+const MAX_PROBLEMS = 20;
+
 /** SPEC alert 3000. */
 export const CONNECTOR_DELETED_ALERT = { id: 3000, summary: "Connector deleted" } as const;
 
@@ -418,11 +421,11 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
     const given = typeof config["connector.class"] === "string" ? config["connector.class"] : undefined;
     // Validation names the plugin in its path; Connect checks the two agree, both are read here.
     const classes = [...new Set([given, plugin].filter((x): x is string => x !== undefined && x.trim() !== ""))];
+    // No class, no connector: Connect refuses such a config itself.
+    if (!classes.length) return;
     const analyses: ConnectorTopics[] = [];
-    for (const connectorClass of classes.length ? classes : [""]) {
-      const type = connectorClass
-        ? (knownPluginType(connectorClass) ?? (await service.pluginType(alias, connectorClass, c.req.raw.signal, cluster)))
-        : undefined;
+    for (const connectorClass of classes) {
+      const type = knownPluginType(connectorClass) ?? (await service.pluginType(alias, connectorClass, c.req.raw.signal, cluster));
       analyses.push(connectorTopics({ ...config, "connector.class": connectorClass }, type));
     }
     const clusters = [...new Set([cluster, ...service.kafkaClustersNamedIn(config)])];
@@ -446,7 +449,10 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
           problems.add(`${why}: only a user with write on every topic, internal ones included (an admin without limits), may set it`);
     }
     if (!problems.size) return;
-    const said = [...problems].join("; ");
+    const all = [...problems];
+    // A config listing thousands of topics is answered with the first few problems.
+    const said =
+      all.length > MAX_PROBLEMS ? `${all.slice(0, MAX_PROBLEMS).join("; ")}; and ${all.length - MAX_PROBLEMS} more` : all.join("; ");
     const content = c.get("auditContent") ?? {};
     if (admin) {
       c.set("auditContent", { ...content, topicRulesOverridden: said });

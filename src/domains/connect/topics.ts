@@ -28,18 +28,31 @@ export interface ConnectorTopics {
 
 export type PluginType = "source" | "sink";
 
-/** The classes with rules of their own, by `pluginKey`. */
+/** The classes with rules of their own: Kafka's, by full name. */
 const KNOWN: Record<string, PluginType> = {
-  mirrorsource: "source",
-  mirrorcheckpoint: "source",
-  mirrorheartbeat: "source",
-  filestreamsource: "source",
-  filestreamsink: "sink",
+  "org.apache.kafka.connect.mirror.MirrorSourceConnector": "source",
+  "org.apache.kafka.connect.mirror.MirrorCheckpointConnector": "source",
+  "org.apache.kafka.connect.mirror.MirrorHeartbeatConnector": "source",
+  "org.apache.kafka.connect.file.FileStreamSourceConnector": "source",
+  "org.apache.kafka.connect.file.FileStreamSinkConnector": "sink",
 };
+const KNOWN_BY_KEY = new Map(Object.entries(KNOWN).map(([cls, type]) => [pluginKey(cls), { cls, type }]));
+
+/**
+ * The full name of one of Kafka's classes with rules here, given as Connect accepts it: the
+ * full name, or an alias (`MirrorSourceConnector`, `MirrorSource`). Another package's class of
+ * the same simple name is not Kafka's and has no rules here.
+ */
+function knownClass(connectorClass: string): string | undefined {
+  const given = connectorClass.trim();
+  if (given.includes(".")) return given in KNOWN ? given : undefined;
+  return KNOWN_BY_KEY.get(pluginKey(given))?.cls;
+}
 
 /** The type of a class with rules of its own, or undefined (the cluster's plugin list then says). */
 export function knownPluginType(connectorClass: string): PluginType | undefined {
-  return KNOWN[pluginKey(connectorClass)];
+  const cls = knownClass(connectorClass);
+  return cls ? KNOWN[cls] : undefined;
 }
 
 const DEFAULT_POLICY = "org.apache.kafka.connect.mirror.DefaultReplicationPolicy";
@@ -148,7 +161,8 @@ export function connectorTopics(config: Record<string, unknown>, type: PluginTyp
     return text(config[key]);
   };
   const connectorClass = text(config["connector.class"])?.trim() ?? "";
-  const key = pluginKey(connectorClass);
+  const known = knownClass(connectorClass);
+  const key = known ? pluginKey(known) : "";
 
   if (!connectorClass) unknown.push("the config names no connector.class");
   else if (key === "mirrorsource") mirrorSource(get, uses, unknown);
