@@ -70,7 +70,7 @@ describe("22.2: the topics of a connector config", () => {
 
   const uses = (config: Record<string, unknown>, type: "source" | "sink" | undefined = "source") => {
     const { uses: found, unknown } = connectorTopics(config, type);
-    return { uses: found.map((u) => `${u.access} ${u.topic}`), unknown };
+    return { uses: found.map((u) => `${u.access} ${u.topic}`), unknown: unknown.map((u) => u.why) };
   };
 
   test("22.2: MirrorSourceConnector: reads `topics`, writes <alias><separator><topic>, heartbeat copies and offset syncs", () => {
@@ -137,7 +137,7 @@ describe("22.2: the topics of a connector config", () => {
     expect(uses({ "connector.class": "com.evil.MirrorSourceConnector", topics: "in\\.x" }).unknown[0]).toBe(
       "com.evil.MirrorSourceConnector is a source connector Loupe has no topic rules for: the topics it writes cannot be known",
     );
-    expect(connectorTopics({ "connector.class": "com.acme.Nothing" }, undefined).unknown[0]).toContain(
+    expect(connectorTopics({ "connector.class": "com.acme.Nothing" }, undefined).unknown[0]!.why).toContain(
       "is not a connector plugin of this Kafka Connect cluster",
     );
     const renaming = heartbeatConfig({
@@ -237,10 +237,17 @@ describe("22.2: connectors against the creator's topic scope, on the real worker
     return { create, put, validate };
   }
 
-  async function expectRefused(runtime: TestRuntime, token: string, config: Record<string, unknown>, plugin: string, said: string[]) {
+  /** `plugin`: the validation's too (null: a validation is not refused, what is refused is implied by the class). */
+  async function expectRefused(
+    runtime: TestRuntime,
+    token: string,
+    config: Record<string, unknown>,
+    plugin: string | null,
+    said: string[],
+  ) {
     const name = connectorName("loupe scope");
-    const answers = await tryAll(runtime, token, name, config, plugin);
-    for (const [what, res] of Object.entries(answers)) {
+    const { validate, ...changes } = await tryAll(runtime, token, name, config, plugin ?? "MirrorSourceConnector");
+    for (const [what, res] of Object.entries(plugin === null ? changes : { ...changes, validate })) {
       const body = res.status === 403 ? (await errorOf(res)).message : await res.text();
       expect([what, res.status]).toEqual([what, 403]);
       for (const s of said) expect(body).toContain(s);
@@ -382,9 +389,31 @@ describe("22.2: connectors against the creator's topic scope, on the real worker
     expect(added.content.topicRulesOverridden).toContain(`mm2-offset-syncs.${IN}-dst.internal`);
   }, 120_000);
 
+  test("22.2: a validation is refused only for what the config names: a form's empty config gets the plugin's definitions", async () => {
+    const probe = { "connector.class": MIRROR_SOURCE, name: "loupe-definitions" };
+    const validate = await rt.request(proxy("/connector-plugins/MirrorSourceConnector/config/validate"), {
+      method: "PUT",
+      token: writer,
+      body: JSON.stringify(probe),
+    });
+    expect([validate.status, ((await validate.json()) as { configs: unknown[] }).configs.length > 0]).toEqual([200, true]);
+    // Created, the same config copies every topic (`topics` absent): refused.
+    const name = connectorName("loupe scope probe");
+    made.push(name);
+    const create = await settled(rt, proxy("/connectors"), {
+      method: "POST",
+      token: writer,
+      body: JSON.stringify({ name, config: probe }),
+    });
+    expect([create.status, (await errorOf(create)).message]).toEqual([
+      403,
+      expect.stringContaining("it reads '*' (topics (absent: every topic))"),
+    ]);
+  }, 60_000);
+
   test("22.2: topics that cannot be known (a plugin the cluster lacks, a renaming transform, a custom policy) need an admin without limits", async () => {
     const token = await rt.token("write");
-    await expectRefused(rt, token, { "connector.class": "com.acme.NoSuchConnector", topics: `${IN}.orders` }, "MirrorSourceConnector", [
+    await expectRefused(rt, token, { "connector.class": "com.acme.NoSuchConnector", "tasks.max": "1" }, null, [
       "com.acme.NoSuchConnector is not a connector plugin of this Kafka Connect cluster",
     ]);
     await expectRefused(

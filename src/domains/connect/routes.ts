@@ -431,8 +431,10 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
     const clusters = [...new Set([cluster, ...service.kafkaClustersNamedIn(config)])];
     const admin = isAdmin(c);
     const problems = new Set<string>();
+    // A validation runs nothing: only what the config itself names is refused (see TopicUse.implied).
+    const counted = (x: { implied?: boolean }) => !(plugin !== undefined && x.implied);
     for (const { uses, unknown } of analyses) {
-      for (const use of uses)
+      for (const use of uses.filter(counted))
         for (const on of clusters) {
           const why = admin
             ? scope?.internal && internalPatternRefusal(scope.internal, use.topic)
@@ -444,7 +446,7 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
               `it ${use.access === "read" ? "reads" : "writes"} '${use.topic}' (${use.from})${clusters.length > 1 ? ` on cluster ${on}` : ""}: ${why}`,
             );
         }
-      for (const why of unknown)
+      for (const { why } of unknown.filter(counted))
         if (admin || !clusters.every((on) => scope?.everyTopic(on, "write")))
           problems.add(`${why}: only a user with write on every topic, internal ones included (an admin without limits), may set it`);
     }

@@ -18,12 +18,24 @@ export interface TopicUse {
   access: "read" | "write";
   /** Said in messages: the key, or what the connector does with it. */
   from: string;
+  /**
+   * Not named by the config but implied by the class or a default (MirrorMaker's `topics`
+   * absent, its heartbeat copies and offset syncs): a validation, which runs nothing, is not
+   * refused for it (a form asks for a plugin's definitions with an empty config).
+   */
+  implied?: boolean;
+}
+
+/** Why some of a config's topics cannot be known; `implied` as for TopicUse (the class itself). */
+export interface Unknowable {
+  why: string;
+  implied?: boolean;
 }
 
 export interface ConnectorTopics {
   uses: TopicUse[];
-  /** Why some topics cannot be known; empty when all are. */
-  unknown: string[];
+  /** Empty when every topic is known. */
+  unknown: Unknowable[];
 }
 
 export type PluginType = "source" | "sink";
@@ -153,7 +165,7 @@ function alternativeGlob(src: string): string | undefined {
 /** What the scope check needs of a config, given the plugin's type (undefined: not a plugin of the cluster). */
 export function connectorTopics(config: Record<string, unknown>, type: PluginType | undefined): ConnectorTopics {
   const uses: TopicUse[] = [];
-  const unknown: string[] = [];
+  const unknown: Unknowable[] = [];
   /** Keys a rule below has read: the generic topic keys skip them. */
   const read = new Set<string>();
   const get = (key: string) => {
@@ -164,7 +176,7 @@ export function connectorTopics(config: Record<string, unknown>, type: PluginTyp
   const known = knownClass(connectorClass);
   const key = known ? pluginKey(known) : "";
 
-  if (!connectorClass) unknown.push("the config names no connector.class");
+  if (!connectorClass) unknown.push({ why: "the config names no connector.class", implied: true });
   else if (key === "mirrorsource") mirrorSource(get, uses, unknown);
   else if (key === "mirrorcheckpoint") mirrorCheckpoint(get, uses, unknown);
   else if (key === "mirrorheartbeat") mirrorHeartbeat(get, uses, unknown);
@@ -172,9 +184,15 @@ export function connectorTopics(config: Record<string, unknown>, type: PluginTyp
     const topic = get("topic");
     if (topic) uses.push({ topic, access: "write", from: "topic" });
   } else if (type === undefined)
-    unknown.push(`${connectorClass} is not a connector plugin of this Kafka Connect cluster, so the topics it would use cannot be known`);
+    unknown.push({
+      why: `${connectorClass} is not a connector plugin of this Kafka Connect cluster, so the topics it would use cannot be known`,
+      implied: true,
+    });
   else if (type === "source")
-    unknown.push(`${connectorClass} is a source connector Loupe has no topic rules for: the topics it writes cannot be known`);
+    unknown.push({
+      why: `${connectorClass} is a source connector Loupe has no topic rules for: the topics it writes cannot be known`,
+      implied: true,
+    });
 
   if (type === "sink") {
     // Connect's framework subscribes a sink's tasks to exactly these.
@@ -183,7 +201,7 @@ export function connectorTopics(config: Record<string, unknown>, type: PluginTyp
     if (regex !== undefined && regex !== "") {
       const globs = regexGlobs(regex);
       if (globs) for (const topic of globs) uses.push({ topic, access: "read", from: `topics.regex '${regex}'` });
-      else unknown.push(`topics.regex '${regex}' is not a pattern Loupe can compare with scopes`);
+      else unknown.push({ why: `topics.regex '${regex}' is not a pattern Loupe can compare with scopes` });
     }
   }
   const dlq = get("errors.deadletterqueue.topic.name");
@@ -194,9 +212,9 @@ export function connectorTopics(config: Record<string, unknown>, type: PluginTyp
     for (const alias of list(get("transforms"))) {
       const transform = get(`transforms.${alias}.type`)?.trim() ?? "";
       const simple = (transform.split(".").pop() ?? "").split("$")[0]!.toLowerCase();
-      if (RENAMES_TOPIC.has(simple)) unknown.push(`transform '${alias}' (${transform}) renames the topics the connector writes`);
+      if (RENAMES_TOPIC.has(simple)) unknown.push({ why: `transform '${alias}' (${transform}) renames the topics the connector writes` });
       else if (!KEEPS_TOPIC.has(simple))
-        unknown.push(`transform '${alias}' (${transform || "no type"}) may rename the topics the connector writes`);
+        unknown.push({ why: `transform '${alias}' (${transform || "no type"}) may rename the topics the connector writes` });
     }
 
   // Any other key naming topics (`kafka.topic`, `offsets.storage.topic`, a plugin's `*.topic.name`):
@@ -205,13 +223,14 @@ export function connectorTopics(config: Record<string, unknown>, type: PluginTyp
     if (read.has(k) || /^topic\.creation\./i.test(k) || !/(^|[._-])topics?([._-]name)?$/i.test(k)) continue;
     const names = list(text(raw));
     const bad = names.find((n) => !/^[A-Za-z0-9._-]{1,249}$/.test(n));
-    if (bad !== undefined) unknown.push(`${k} '${bad}' is not a topic name`);
+    if (bad !== undefined) unknown.push({ why: `${k} '${bad}' is not a topic name` });
     else for (const topic of names) uses.push({ topic, access: "write", from: k });
   }
   return { uses, unknown };
 }
 
 type Get = (key: string) => string | undefined;
+type Unknown = Unknowable[];
 
 /** MirrorMaker's replication policy: how a source topic is named on the target, and the separators. */
 interface Policy {
@@ -221,14 +240,14 @@ interface Policy {
   internalSeparator: string;
 }
 
-function policyOf(get: Get, alias: string, unknown: string[]): Policy | undefined {
+function policyOf(get: Get, alias: string, unknown: Unknown): Policy | undefined {
   const cls = get("replication.policy.class")?.trim() || DEFAULT_POLICY;
   const separator = get("replication.policy.separator") ?? ".";
   const internalSeparator =
     (get("replication.policy.internal.topic.separator.enabled") ?? "true").trim().toLowerCase() === "false" ? "." : separator;
   if (cls === DEFAULT_POLICY) return { remote: (t) => `${alias}${separator}${t}`, separator, internalSeparator };
   if (cls === IDENTITY_POLICY) return { remote: (t) => t, separator, internalSeparator };
-  unknown.push(`replication.policy.class ${cls} names the topics it writes in a way Loupe cannot compute`);
+  unknown.push({ why: `replication.policy.class ${cls} names the topics it writes in a way Loupe cannot compute` });
   return undefined;
 }
 
@@ -255,48 +274,62 @@ const aliases = (get: Get) => ({
  * `emit.offset-syncs.enabled` is false. Reading the heartbeat topics is not counted: they hold
  * MirrorMaker's liveness records, and every MirrorSourceConnector copies them.
  */
-function mirrorSource(get: Get, uses: TopicUse[], unknown: string[]): void {
+function mirrorSource(get: Get, uses: TopicUse[], unknown: Unknown): void {
   const { source, target } = aliases(get);
   const policy = policyOf(get, source, unknown);
   const filter = get("topic.filter.class")?.trim();
-  if (filter && filter !== DEFAULT_TOPIC_FILTER) unknown.push(`topic.filter.class ${filter} decides the topics it reads`);
+  if (filter && filter !== DEFAULT_TOPIC_FILTER) unknown.push({ why: `topic.filter.class ${filter} decides the topics it reads` });
   const given = get("topics");
   for (const entry of list(given ?? ".*")) {
     const globs = regexGlobs(entry);
     if (!globs) {
-      unknown.push(`topics entry '${entry}' is not a pattern Loupe can compare with scopes`);
+      unknown.push({ why: `topics entry '${entry}' is not a pattern Loupe can compare with scopes` });
       continue;
     }
     for (const glob of globs) {
-      uses.push({ topic: glob, access: "read", from: given === undefined ? "topics (absent: every topic)" : "topics" });
-      if (policy) uses.push({ topic: policy.remote(glob), access: "write", from: `the copy of topics '${entry}'` });
+      const implied = given === undefined;
+      uses.push({ topic: glob, access: "read", from: implied ? "topics (absent: every topic)" : "topics", implied });
+      if (policy) uses.push({ topic: policy.remote(glob), access: "write", from: `the copy of topics '${entry}'`, implied });
     }
   }
   if (!policy) return;
-  uses.push({ topic: `${source}${policy.separator}*heartbeats`, access: "write", from: "the copies of the heartbeat topics" });
-  if (enabled(get("emit.offset-syncs.enabled")))
-    uses.push({ topic: offsetSyncsTopic(get, source, target, policy), access: "write", from: "offset syncs (emit.offset-syncs.enabled)" });
+  uses.push({
+    topic: `${source}${policy.separator}*heartbeats`,
+    access: "write",
+    from: "the copies of the heartbeat topics",
+    implied: get("source.cluster.alias") === undefined,
+  });
+  const emit = get("emit.offset-syncs.enabled");
+  if (enabled(emit))
+    uses.push({
+      topic: offsetSyncsTopic(get, source, target, policy),
+      access: "write",
+      from: "offset syncs (emit.offset-syncs.enabled)",
+      implied: emit === undefined,
+    });
 }
 
 /**
  * MirrorCheckpointConnector: reads the offset syncs and writes `<source alias>.checkpoints.internal`
  * (unless `emit.checkpoints.enabled` is false); the group offsets it translates are metadata.
  */
-function mirrorCheckpoint(get: Get, uses: TopicUse[], unknown: string[]): void {
+function mirrorCheckpoint(get: Get, uses: TopicUse[], unknown: Unknown): void {
   const { source, target } = aliases(get);
   const policy = policyOf(get, source, unknown);
   if (!policy) return;
-  uses.push({ topic: offsetSyncsTopic(get, source, target, policy), access: "read", from: "offset syncs" });
-  if (enabled(get("emit.checkpoints.enabled")))
+  uses.push({ topic: offsetSyncsTopic(get, source, target, policy), access: "read", from: "offset syncs", implied: true });
+  const emit = get("emit.checkpoints.enabled");
+  if (enabled(emit))
     uses.push({
       topic: `${source}${policy.internalSeparator}checkpoints${policy.internalSeparator}internal`,
       access: "write",
       from: "checkpoints (emit.checkpoints.enabled)",
+      implied: emit === undefined,
     });
 }
 
 /** MirrorHeartbeatConnector: writes `heartbeats` (unless `emit.heartbeats.enabled` is false). */
-function mirrorHeartbeat(get: Get, uses: TopicUse[], unknown: string[]): void {
+function mirrorHeartbeat(get: Get, uses: TopicUse[], unknown: Unknown): void {
   const { source } = aliases(get);
   const policy = policyOf(get, source, unknown);
   if (policy && enabled(get("emit.heartbeats.enabled")))
