@@ -129,7 +129,9 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const selectCluster = (rule: AccessRule, c: Context<AppEnv>): string => {
     const name = rule.path.startsWith("/api/") ? c.req.header("x-service-cluster") : undefined;
     if (name !== undefined && !deps.clusters.names().includes(name)) throw new AppError("NOT_FOUND", `Unknown cluster '${name}'`);
-    const cluster = name ?? deps.clusters.defaultName();
+    // A Connect cluster's connectors act on the Kafka cluster it is bound to, whatever the request selects.
+    const bound = rule.path.startsWith("/api/proxy-connect/") ? deps.connect.kafkaClusterOf(c.req.param("clusterAlias") ?? "") : undefined;
+    const cluster = bound || (name ?? deps.clusters.defaultName());
     c.set("cluster", cluster);
     return cluster;
   };

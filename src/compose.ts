@@ -6,7 +6,7 @@ import { hostname } from "node:os";
  */
 import type { Hono } from "hono";
 import { type AppDeps, createApp } from "./app.ts";
-import { type Config, deprecations } from "./config/schema.ts";
+import { type Config, credentialWarnings, defaultCluster, deprecations } from "./config/schema.ts";
 import { openStore } from "./db/index.ts";
 import { GroupRepo } from "./domains/access/group-repo.ts";
 import { GroupService } from "./domains/access/group-service.ts";
@@ -75,7 +75,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
   const startedAt = Date.now();
   const logs = new LogHub(config.log.level, opts.sink, { maxLines: config.log.maxLines, maxAgeMs: config.log.maxAge });
   const store = await openStore(config.dataDir);
-  for (const line of deprecations(config)) logs.logger("config").warn(line);
+  for (const line of [...deprecations(config), ...credentialWarnings(config)]) logs.logger("config").warn(line);
 
   // Identity and audit.
   const audit = new AuditService(store.db, logs.logger("audit"));
@@ -232,7 +232,11 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     consumers,
     notifications,
     schemas,
-    connect: new ConnectService(config.connect, { notifications, log: logs.logger("connect") }),
+    connect: new ConnectService(config.connect, {
+      notifications,
+      log: logs.logger("connect"),
+      kafka: { default: defaultCluster(config).name, clusters: config.kafka.clusters },
+    }),
     serverInfo: new ServerInfoService(config, VERSION),
     profiles: new ProfileService(new ProfileRepo(store.db)),
     kafkaConfigs: new KafkaConfigService(kafka),

@@ -126,6 +126,11 @@ export const connectClusterSchema = z
     urls: httpUrls,
     auth: httpAuthSchema.optional(),
     tls: httpTlsSchema.optional(),
+    /**
+     * The Kafka cluster (a `kafka.clusters[].name`) whose topics the connectors read and write:
+     * the requests of this alias act on it (roles, topic scopes, alerts). The default cluster when absent.
+     */
+    kafkaCluster: z.string().min(1).optional(),
     /** The cluster's internal topics, as `GET /api/config` reports them (Connect's defaults when absent). */
     topics: z
       .object({
@@ -456,6 +461,12 @@ export const configSchema = z
       if (aliases.has(c.alias))
         ctx.addIssue({ code: "custom", path: ["connect", "clusters", i, "alias"], message: `duplicate Connect alias '${c.alias}'` });
       aliases.add(c.alias);
+      if (c.kafkaCluster !== undefined && !names.has(c.kafkaCluster))
+        ctx.addIssue({
+          code: "custom",
+          path: ["connect", "clusters", i, "kafkaCluster"],
+          message: `unknown Kafka cluster '${c.kafkaCluster}' (known: ${[...names].join(", ")})`,
+        });
     });
   })
   // The registry section moved from `sql.schemaRegistry` to the top level; the old key still works.
@@ -481,5 +492,34 @@ export function deprecations(cfg: Config): string[] {
         ? "sql.schemaRegistry is deprecated and ignored: the top-level schemaRegistry section is set"
         : "sql.schemaRegistry is deprecated: move it to the top-level schemaRegistry section",
     );
+  return out;
+}
+
+/**
+ * Lines for the log about backend URLs that carry credentials as user info
+ * (`http://user:pass@host`): they still work (sent as basic auth), but belong in the section's
+ * `auth` (with `passwordFile`), where no message, answer or log line can show them. Names the
+ * key and the URL without its user info.
+ */
+export function credentialWarnings(cfg: Config): string[] {
+  const out: string[] = [];
+  const check = (key: string, urls: readonly string[]) =>
+    urls.forEach((raw, i) => {
+      let u: URL;
+      try {
+        u = new URL(raw);
+      } catch {
+        return;
+      }
+      if (!u.username && !u.password) return;
+      u.username = "";
+      u.password = "";
+      out.push(
+        `${key}[${i}] (${u.toString().replace(/\/$/, "")}) carries credentials in the URL: move them to auth (passwordFile); they are sent as basic auth and never shown`,
+      );
+    });
+  for (const c of cfg.connect.clusters) check(`connect.clusters[${c.alias}].urls`, c.urls);
+  if (cfg.schemaRegistry) check("schemaRegistry.urls", cfg.schemaRegistry.urls);
+  if (cfg.sql.schemaRegistry) check("sql.schemaRegistry.urls", cfg.sql.schemaRegistry.urls);
   return out;
 }

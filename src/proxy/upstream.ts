@@ -12,6 +12,9 @@
  *   byte of it is sent on: a slow or huge backend answer never holds a Loupe request open.
  * - Only what the caller names goes upstream: the method, the path (already validated and
  *   encoded), the query, the headers given, the body; credentials come from the configuration.
+ * - A configured URL's user info (`http://user:pass@host`) is taken out of it at once and sent
+ *   as that URL's basic auth (unless `auth` is configured, which wins): every URL this class
+ *   hands out or names in a message, an answer or a log line is the credential-free one.
  */
 
 import { readFileSync } from "node:fs";
@@ -57,6 +60,7 @@ export interface UpstreamAnswer {
 }
 
 export interface UrlState {
+  /** Without user info. */
   url: string;
   /** Until when the URL is left out (epoch ms), 0 when it is not. */
   badUntil: number;
@@ -74,12 +78,17 @@ class HostFailure extends Error {
   }
 }
 
+/** One URL's state, with the basic auth its configured form carried as user info. */
+interface HostState extends UrlState {
+  authorization?: string;
+}
+
 export class Upstream {
   readonly name: string;
   readonly #opts: UpstreamOptions;
   readonly #now: () => number;
   readonly #fetch: typeof fetch;
-  readonly #state: UrlState[];
+  readonly #state: HostState[];
 
   constructor(opts: UpstreamOptions) {
     if (opts.urls.length === 0) throw new Error(`${opts.name} needs at least one URL`);
@@ -87,16 +96,20 @@ export class Upstream {
     this.#opts = opts;
     this.#now = opts.now ?? Date.now;
     this.#fetch = opts.fetch ?? fetch;
-    this.#state = opts.urls.map((u) => ({ url: u.replace(/\/+$/, ""), badUntil: 0 }));
+    this.#state = opts.urls.map((u) => {
+      const { url, authorization } = splitUserInfo(u);
+      return { url, badUntil: 0, ...(authorization && !opts.authorization ? { authorization } : {}) };
+    });
   }
 
+  /** The URLs, without user info. */
   get urls(): string[] {
     return this.#state.map((s) => s.url);
   }
 
   /** Each URL and whether it is left out now. */
   states(): UrlState[] {
-    return this.#state.map((s) => ({ ...s }));
+    return this.#state.map(({ url, badUntil, lastError }) => ({ url, badUntil, ...(lastError === undefined ? {} : { lastError }) }));
   }
 
   /**
@@ -115,7 +128,7 @@ export class Upstream {
     const failures: string[] = [];
     for (const state of usable) {
       try {
-        const answer = await this.#once(state.url, req);
+        const answer = await this.#once(state, req);
         if (this.#opts.failoverOn5xx && answer.status >= 500) throw new HostFailure(`HTTP ${answer.status}`, false);
         state.badUntil = 0;
         return answer;
@@ -129,24 +142,28 @@ export class Upstream {
     throw new AppError("UNAVAILABLE", `${this.name} is unreachable (${failures.join("; ")})`);
   }
 
-  /** One request to one URL, without moving on or marking it: a health probe. */
+  /** One request to one of the URLs (as `urls` gives them), without moving on or marking it: a health probe. */
   async sendTo(url: string, req: UpstreamRequest): Promise<UpstreamAnswer> {
+    const plain = splitUserInfo(url).url;
+    const state = this.#state.find((s) => s.url === plain) ?? { url: plain, badUntil: 0 };
     try {
-      return await this.#once(url.replace(/\/+$/, ""), req);
+      return await this.#once(state, req);
     } catch (e) {
-      if (e instanceof HostFailure) throw new AppError("UNAVAILABLE", `${this.name} at ${url}: ${e.message}`);
+      if (e instanceof HostFailure) throw new AppError("UNAVAILABLE", `${this.name} at ${plain}: ${e.message}`);
       throw e;
     }
   }
 
-  async #once(base: string, req: UpstreamRequest): Promise<UpstreamAnswer> {
+  async #once(host: HostState, req: UpstreamRequest): Promise<UpstreamAnswer> {
     const { timeoutMs, maxBytes } = this.#opts;
+    const base = host.url;
     const timeout = AbortSignal.timeout(timeoutMs);
     const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
     const query = req.query?.toString();
     const url = `${base}${req.path}${query ? `?${query}` : ""}`;
     const headers: Record<string, string> = { ...(req.headers ?? {}) };
-    if (this.#opts.authorization) headers.authorization = this.#opts.authorization;
+    const authorization = this.#opts.authorization ?? host.authorization;
+    if (authorization) headers.authorization = authorization;
     try {
       const res = await this.#fetch(url, {
         method: req.method,
@@ -203,7 +220,34 @@ function describe(e: unknown): string {
   const err = e as { code?: string; message?: string };
   if (err.code === "ConnectionRefused" || err.code === "ECONNREFUSED") return "connection refused";
   if (err.code === "ECONNRESET" || err.code === "ConnectionClosed") return "connection closed before an answer";
-  return err.message ?? String(e);
+  return withoutUserInfo(err.message ?? String(e));
+}
+
+/**
+ * A configured URL without its user info and trailing slashes, and the basic auth the user
+ * info stood for (percent-decoded, as fetch would have sent it). A text that is no URL is only
+ * trimmed of slashes (the config schema has checked it).
+ */
+export function splitUserInfo(raw: string): { url: string; authorization?: string } {
+  const trimmed = raw.replace(/\/+$/, "");
+  let u: URL;
+  try {
+    u = new URL(trimmed);
+  } catch {
+    return { url: withoutUserInfo(trimmed) };
+  }
+  if (!u.username && !u.password) return { url: trimmed };
+  const user = decodeURIComponent(u.username);
+  const password = decodeURIComponent(u.password);
+  u.username = "";
+  u.password = "";
+  const url = u.toString().replace(/\/+$/, "");
+  return { url, authorization: `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}` };
+}
+
+/** A text with the user info of every URL in it taken out (`http://u:p@h` -> `http://h`). */
+export function withoutUserInfo(text: string): string {
+  return text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]*@/gi, "$1");
 }
 
 /** The `authorization` header of basic auth from the configuration, reading a password file once. */

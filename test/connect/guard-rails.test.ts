@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { guardRailViolations, pluginKey } from "../../src/domains/connect/guard-rails.ts";
+import * as masking from "../../src/domains/connect/masking.ts";
 import { MASK, SecretKeys } from "../../src/domains/connect/masking.ts";
 import { errorOf, type TestRuntime } from "../helpers/runtime.ts";
 import {
@@ -101,6 +102,45 @@ describe("guard rail rules", () => {
     ];
     for (const k of secret) expect([k, keys.isSecret(k)]).toEqual([k, true]);
     for (const k of plain) expect([k, keys.isSecret(k)]).toEqual([k, false]);
+  });
+});
+
+describe("22.8: secrets the masking knows by key and by the value's shape", () => {
+  const keys = new SecretKeys();
+  test("22.8: keys: user info, passphrases, authorization headers", () => {
+    for (const k of [
+      "schema.registry.basic.auth.user.info",
+      "value.converter.basic.auth.user.info",
+      "ssl.key.passphrase",
+      "http.headers.authorization",
+      "x.userinfo",
+      "datadog.apikey",
+    ])
+      expect([k, keys.isSecret(k)]).toEqual([k, true]);
+    for (const k of ["key.converter", "connection.uri", "connection.url", "topics", "user.name"])
+      expect([k, keys.isSecret(k)]).toEqual([k, false]);
+  });
+  const shapes: [string, string][] = [
+    ["mongodb://bob:s3cr3t@mongo:27017/db", `mongodb://bob:${MASK}@mongo:27017/db`],
+    ["jdbc:postgresql://bob:s3cr3t@db/x", `jdbc:postgresql://bob:${MASK}@db/x`],
+    ["https://tok3n@example.com/x", `https://${MASK}@example.com/x`],
+    ["jdbc:sqlserver://db:1433;user=bob;password=s3cr3t;encrypt=true", `jdbc:sqlserver://db:1433;user=bob;password=${MASK};encrypt=true`],
+    ["jdbc:mysql://db/x?user=bob&password=s3cr3t", `jdbc:mysql://db/x?user=bob&password=${MASK}`],
+    ["https://acct.blob/c?sv=1&sig=abcd", `https://acct.blob/c?sv=1&sig=${MASK}`],
+    ["Authorization: Bearer abc.def.ghi", `Authorization: Bearer ${MASK}`],
+    [
+      'org.x.PlainLoginModule required username="bob" password="s3cr3t";',
+      `org.x.PlainLoginModule required username="bob" password="${MASK}";`,
+    ],
+    ["http://plain.host:8083/path", "http://plain.host:8083/path"],
+    ["org.apache.kafka.connect.storage.StringConverter", "org.apache.kafka.connect.storage.StringConverter"],
+  ];
+  for (const [value, shown] of shapes) test(`22.8: value shape ${value}`, () => expect(masking.maskValueShapes(value)).toBe(shown));
+  test("22.8: a text Connect wrote: shapes, and the request's secret values wherever they are quoted", () => {
+    const config = { "my.basic.auth.user.info": "bob:pw-12345", "tasks.max": "1", url: "http://u:p4ss@h" };
+    expect(keys.maskText("Invalid value bob:pw-12345 for x; Invalid value http://u:p4ss@h for url; tasks.max=1", config)).toBe(
+      `Invalid value ${MASK} for x; Invalid value ${MASK} for url; tasks.max=1`,
+    );
   });
 });
 
@@ -243,6 +283,65 @@ describe("guard rails and secrets through the proxy", () => {
     expect(JSON.parse(entry.content.config!)).toMatchObject(masked);
   }, 60_000);
 
+  test("22.8: secrets under keys and in values the masking did not know: masked for read and nodata, in Connect's refusal and in the audit", async () => {
+    const name = connectorName("loupe secret2");
+    made.push(name);
+    const secrets = {
+      "loupe.basic.auth.user.info": "bob:SECRET-userinfo",
+      "loupe.ssl.key.passphrase": "SECRET-passphrase",
+      "http.headers.authorization": "Bearer SECRET-header",
+    };
+    const shaped = {
+      "connection.uri": "mongodb://bob:SECRET-uri@mongo:27017/db",
+      "connection.url": "jdbc:sqlserver://db:1433;user=bob;password=SECRET-url",
+    };
+    await createHeartbeat(
+      rt,
+      name,
+      { ...secrets, ...shaped, "key.converter": "org.apache.kafka.connect.storage.StringConverter" },
+      "write",
+    );
+    await runningThrough(rt, name);
+    const base = proxy(`/connectors/${enc(name)}`);
+    for (const role of ["read", "nodata"] as const) {
+      const texts = [
+        await (await rt.request(base, { role })).text(),
+        await (await rt.request(`${base}/tasks`, { role })).text(),
+        await (await rt.request(`${base}/status`, { role })).text(),
+        await (await rt.request(proxy("/connectors?expand=info&expand=status"), { role })).text(),
+      ];
+      const config = (await (await rt.request(`${base}/config`, { role })).json()) as Record<string, string>;
+      expect(config).toMatchObject({
+        ...Object.fromEntries(Object.keys(secrets).map((k) => [k, MASK])),
+        "connection.uri": `mongodb://bob:${MASK}@mongo:27017/db`,
+        "connection.url": `jdbc:sqlserver://db:1433;user=bob;password=${MASK}`,
+        "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+      });
+      for (const text of [...texts, JSON.stringify(config)]) expect(text).not.toContain("SECRET-");
+    }
+    // Connect's refusal quotes the value it refuses: masked in the answer and in the audit entry.
+    const refused = await settled(rt, `${base}/config`, {
+      method: "PUT",
+      role: "write",
+      body: JSON.stringify(heartbeatConfig({ ...secrets, "emit.heartbeats.interval.seconds": "http://bob:SECRET-refusal@x" })),
+    });
+    expect(refused.status).toBe(400);
+    const message = (await refused.json()) as { error_code: number; message: string };
+    expect(message).toEqual({
+      error_code: 400,
+      message: expect.stringContaining(`Invalid value ${MASK} for configuration emit.heartbeats.interval.seconds`),
+    });
+    const entry = (await auditEntries(rt)).find((e) => e.content.connector === name && e.change === "UPDATE")!;
+    expect(entry.content).toMatchObject({
+      outcome: "FAILURE",
+      connectError: expect.stringContaining(`Invalid value ${MASK} for configuration`),
+    });
+    const rows = rt.store.sqlite.query("SELECT content FROM audit").all() as { content: string }[];
+    const stored = rows.map((r) => r.content).join("\n");
+    expect(stored).toContain(name);
+    expect(stored).not.toContain("SECRET-");
+  }, 60_000);
+
   test("a creation Connect refuses leaves an entry without the config's secrets", async () => {
     const name = connectorName("loupe intent");
     const res = await settled(rt, proxy("/connectors"), {
@@ -250,11 +349,11 @@ describe("guard rails and secrets through the proxy", () => {
       role: "write",
       body: JSON.stringify({
         name,
-        config: { "connector.class": "X", "ssl.key": "pem-in-intent", "webhook.sig": "sig-in-intent" },
+        config: heartbeatConfig({ "tasks.max": "zero", "ssl.key": "pem-in-intent", "webhook.sig": "sig-in-intent" }),
       }),
     });
-    // The name and the guard rails pass; Connect refuses the unknown class.
-    expect([res.status, await res.text()]).toEqual([400, expect.stringContaining("Failed to find any class")]);
+    // The name, the guard rails and the topics pass; Connect refuses the value.
+    expect([res.status, await res.text()]).toEqual([400, expect.stringContaining("Invalid value zero for configuration tasks.max")]);
     const rows = rt.store.sqlite.query("SELECT content FROM audit").all() as { content: string }[];
     const stored = rows.map((r) => r.content).join("\n");
     expect(stored).toContain(name);

@@ -54,7 +54,7 @@ export const REBALANCING = /rebalanc|conflicting operation|stale configuration|m
  * Sends through Loupe, retrying while Connect answers 409 (a rebalance under way: the tests'
  * own connector changes cause them) and returns the first other answer.
  */
-export async function settled(rt: TestRuntime, path: string, init: RequestInit & { role?: Role } = {}): Promise<Response> {
+export async function settled(rt: TestRuntime, path: string, init: RequestInit & { role?: Role; token?: string } = {}): Promise<Response> {
   return eventually(`${init.method ?? "GET"} ${path} past a rebalance`, async () => {
     const res = await rt.request(path, init);
     if (res.status !== 409 && res.status !== 500) return res;
@@ -74,14 +74,21 @@ export async function createHeartbeat(rt: TestRuntime, name: string, extra: Reco
   return (await res.json()) as { name: string; config: Record<string, string>; tasks: unknown[]; type: string | null };
 }
 
-/** Deletes through a worker directly (cleanup: whatever a test left), ignoring failures. */
+/**
+ * Deletes through the workers directly (cleanup: whatever a test left), ignoring failures. Each
+ * worker in turn: one that forwards to the leader cuts a name at `;`, the leader does not.
+ */
 export async function deleteDirect(name: string, urls = connectEnv().urls): Promise<void> {
   await eventually(
     `delete ${name}`,
     async () => {
-      const res = await fetch(`${urls[0]}/connectors/${enc(name)}`, { method: "DELETE", signal: AbortSignal.timeout(10_000) });
-      await res.arrayBuffer();
-      return res.status === 409 ? undefined : true;
+      for (const url of urls) {
+        const res = await fetch(`${url}/connectors/${enc(name)}`, { method: "DELETE", signal: AbortSignal.timeout(10_000) });
+        await res.arrayBuffer();
+        if (res.status === 409) return undefined;
+        if (res.status === 204) return true;
+      }
+      return true;
     },
     20_000,
   ).catch(() => {});

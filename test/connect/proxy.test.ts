@@ -257,7 +257,7 @@ describe("Connect proxy", () => {
       body: json({ name: "team/orders", config: heartbeatConfig() }),
     });
     expect(res.status).toBe(400);
-    expect((await errorOf(res)).message).toContain("holds '/' or '%'");
+    expect((await errorOf(res)).message).toContain("holds '/'");
     // Encoded as one segment (a%2Fb): Connect 4's Jetty refuses it (an empty 400): it becomes a COMPAT body saying why.
     const del = await rt.request(proxy(`/connectors/${enc("team/orders")}`), { method: "DELETE", role: "write" });
     expect(del.status).toBe(400);
@@ -267,4 +267,22 @@ describe("Connect proxy", () => {
     expect(get.status).toBe(404);
     expect(await get.json()).toEqual({ error_code: 404, message: "Connector team/orders not found" });
   });
+
+  test("22.11: a name holding ';' is refused at creation and in a config PUT (Connect cuts it there, so it could never be deleted)", async () => {
+    const name = connectorName("loupe semi;colon");
+    made.push(name);
+    const res = await settled(rt, proxy("/connectors"), { method: "POST", role: "write", body: json({ name, config: heartbeatConfig() }) });
+    expect([res.status, (await errorOf(res)).message]).toEqual([400, expect.stringContaining("holds ';'")]);
+    const put = await settled(rt, proxy(`/connectors/${enc(name)}/config`), {
+      method: "PUT",
+      role: "write",
+      body: json(heartbeatConfig()),
+    });
+    expect([put.status, (await errorOf(put)).message]).toEqual([400, expect.stringContaining("holds ';'")]);
+    // Nothing reached Connect.
+    const listed = (await (await rt.request(proxy("/connectors"), { role: "nodata" })).json()) as string[];
+    expect(listed).not.toContain(name);
+    const failed = (await auditEntries(rt)).filter((e) => e.content.connector === name || e.content.name === name);
+    expect(failed.map((e) => e.content.outcome)).toEqual(["FAILURE", "FAILURE"]);
+  }, 60_000);
 });

@@ -137,6 +137,31 @@ describe("Upstream", () => {
     expect(got.headers.host).toBe(`127.0.0.1:${ok.port}`);
   });
 
+  test("22.6: a URL's user info goes upstream as basic auth only; every URL handed out or named is without it", async () => {
+    let now = 1_000;
+    const withCreds = (url: string) => url.replace("http://", "http://lo%40upe:SECRET-pw@");
+    const u = upstream([withCreds(refusedUrl), withCreds(okUrl)], { now: () => now });
+    seen.length = 0;
+    const answer = await u.send({ method: "GET", path: "/c" });
+    expect(answer.url).toBe(okUrl);
+    expect(seen[0]!.headers.authorization).toBe(`Basic ${Buffer.from("lo@upe:SECRET-pw").toString("base64")}`);
+    expect(u.urls).toEqual([refusedUrl, okUrl]);
+    expect(JSON.stringify(u.states())).not.toContain("SECRET");
+    // The configured auth wins over a URL's user info.
+    seen.length = 0;
+    await upstream([withCreds(okUrl)], { authorization: "Basic dTpw" }).send({ method: "GET", path: "/c" });
+    expect(seen[0]!.headers.authorization).toBe("Basic dTpw");
+    // Every host down: the 503 (at once and after the grace period) names them without credentials.
+    const down = upstream([withCreds(refusedUrl), withCreds(silentUrl)], { now: () => now });
+    const e = await failure(down.send({ method: "GET", path: "/" }));
+    expect(e.message).toContain(`${refusedUrl}: connection refused`);
+    const again = await failure(down.send({ method: "GET", path: "/" }));
+    now += 1;
+    for (const m of [e.message, again.message]) expect(m).not.toContain("SECRET");
+    const probe = await failure(down.sendTo(down.urls[0]!, { method: "GET", path: "/" }));
+    expect(probe.message).toBe(`Test backend at ${refusedUrl}: connection refused`);
+  });
+
   test("a cancelled client request cancels the upstream one and marks no host bad", async () => {
     const u = upstream([silentUrl, okUrl], { timeoutMs: 5_000 });
     const ac = new AbortController();

@@ -69,6 +69,15 @@ export class InternalTopics {
   has(topic: string): boolean {
     return this.ownerOf(topic) !== undefined;
   }
+
+  /** The rules as globs (`name`, `prefix*`, `*suffix`) with their owner: for checks of topic patterns. */
+  patterns(): { owner: InternalOwner; glob: string }[] {
+    return this.#rules.flatMap((r) => [
+      ...r.names.map((n) => ({ owner: r.owner, glob: n })),
+      ...r.prefixes.map((p) => ({ owner: r.owner, glob: `${p}*` })),
+      ...r.suffixes.map((x) => ({ owner: r.owner, glob: `*${x}` })),
+    ]);
+  }
 }
 
 /** The internal topics of a configuration: its Connect clusters', its registry's and its processors'. */

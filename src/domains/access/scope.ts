@@ -8,6 +8,7 @@
  */
 import type { GroupConfig, Role } from "../../config/schema.ts";
 import { type InternalTopics, internalTopicMessage } from "./internal-topics.ts";
+import { globCovers, globsMeet, isPattern } from "./pattern-relations.ts";
 
 export type Group = GroupConfig;
 
@@ -101,10 +102,13 @@ class PatternSet {
   private readonly suffixes = new AffixSet();
   private readonly globs: Glob[] = [];
   private any = false;
+  /** Every pattern as given (`**` collapsed): what pattern-to-pattern checks compare. */
+  readonly patterns: string[] = [];
 
   constructor(patterns: readonly string[]) {
     for (const raw of patterns) {
       const p = raw.replace(/\*{2,}/g, "*");
+      this.patterns.push(p);
       if (p === "*") this.any = true;
       else if (!/[*?]/.test(p)) this.exact.add(p);
       else if (p.endsWith("*") && !/[*?]/.test(p.slice(0, -1))) this.prefixes.add(p.slice(0, -1));
@@ -258,6 +262,26 @@ export class Scope {
     return owner ? internalTopicMessage(topic, owner) : `Topic '${topic}' is outside your scope`;
   }
 
+  /**
+   * As `refusal`, for a glob of topic names (`*`, `?`) a request reaches without naming them (a
+   * connector's `topics.regex`): undefined only when every name it matches is in scope for
+   * `role` and none is internal. One group must allow all of it (one of its allow patterns
+   * covering the glob, none of its deny patterns meeting it); a glob without wildcards is the
+   * one topic it names.
+   */
+  patternRefusal(cluster: string, glob: string, role?: Role, use: TopicUse = "records"): string | undefined {
+    if (!isPattern(glob)) return this.refusal(cluster, glob, role, use);
+    if (this.#limitedFor(role, use) && this.internal) {
+      const internal = internalPatternRefusal(this.internal, glob);
+      if (internal) return internal;
+    }
+    for (const g of this.groups) {
+      if (!onCluster(g, cluster) || (role && !g.roles.some((r) => roleCovers(r, role)))) continue;
+      if (g.allow.patterns.some((p) => globCovers(p, glob)) && !g.deny.patterns.some((d) => globsMeet(d, glob))) return undefined;
+    }
+    return `Topics matching '${glob}' are not all in your scope`;
+  }
+
   /** The topics of `names` in scope, in their order: what a list answers. */
   filterTopics(cluster: string, names: readonly string[], role?: Role, use: TopicUse = "records"): string[] {
     const limited = this.#limitedFor(role, use);
@@ -270,6 +294,21 @@ export class Scope {
     if (relevant.length === 0) return [];
     return names.filter((t) => open(t) && relevant.some((g) => g.allow.matches(t) && !g.deny.matches(t)));
   }
+}
+
+/**
+ * Why a glob of topic names reaches internal topics, naming whose and the first internal
+ * pattern it meets; undefined when it reaches none.
+ */
+export function internalPatternRefusal(internal: InternalTopics, glob: string): string | undefined {
+  if (!isPattern(glob)) {
+    const owner = internal.ownerOf(glob);
+    return owner ? internalTopicMessage(glob, owner) : undefined;
+  }
+  const hit = internal.patterns().find((p) => globsMeet(p.glob, glob));
+  return hit
+    ? `Topics matching '${glob}' include topics internal to ${hit.owner} ('${hit.glob}'): only an admin without limits may read or write their records`
+    : undefined;
 }
 
 function sortRoles(roles: Set<Role>): Role[] {

@@ -19,12 +19,17 @@ import { defineRoute, json, RouteGroup } from "../../http/route.ts";
 import { intSegment, nameSegment } from "../../proxy/paths.ts";
 import type { UpstreamAnswer } from "../../proxy/upstream.ts";
 import { JsonDepthError, parseJson } from "../../util/json.ts";
+import { internalPatternRefusal } from "../access/scope.ts";
 import type { NotificationService } from "../alerts/notifications.ts";
 import type { AuditService } from "../audit/service.ts";
 import type { AuditChange } from "../audit/types.ts";
 import { enrichPlugins } from "./catalogue.ts";
 import { describeViolations, guardRailViolations } from "./guard-rails.ts";
 import type { ConnectService } from "./service.ts";
+import { type ConnectorTopics, connectorTopics, knownPluginType } from "./topics.ts";
+
+/** How many topic problems a refusal names. */
+const MAX_PROBLEMS = 20;
 
 /** SPEC alert 3000. */
 export const CONNECTOR_DELETED_ALERT = { id: 3000, summary: "Connector deleted" } as const;
@@ -280,9 +285,9 @@ const STATUS_CODES: Record<number, ErrorCode> = { 400: "BAD_REQUEST", 404: "NOT_
  * status with a COMPAT body, since clients read `{error_code, message}`. Jetty 12 (Connect 4)
  * refuses `%2F` and `%25` in paths, which is how a name with `/` or `%` reaches it.
  */
-function notConnectJson(answer: UpstreamAnswer, encodedName: boolean): AppError {
+function notConnectJson(answer: UpstreamAnswer, encodedName: boolean, mask: (text: string) => string): AppError {
   const text = new TextDecoder().decode(answer.body);
-  const reason = (/<title>([^<]*)<\/title>/i.exec(text)?.[1] ?? text.slice(0, 200)).replace(/\s+/g, " ").trim() || "no body";
+  const reason = mask((/<title>([^<]*)<\/title>/i.exec(text)?.[1] ?? text.slice(0, 200)).replace(/\s+/g, " ").trim() || "no body");
   // Jetty names the cause in its page for a GET; for other methods its 400 has no body.
   const hint =
     /Ambiguous URI path (separator|encoding)/i.test(reason) || (encodedName && answer.status === 400)
@@ -314,33 +319,33 @@ function connectJson(answer: UpstreamAnswer): unknown {
   }
 }
 
-/**
- * The worker's answer as the client gets it: status and body untouched, the content type the
- * only header; `reshape` applies to a 2xx JSON body (masking, the plugin catalogue).
- */
-function relay(c: Context<AppEnv>, answer: UpstreamAnswer, reshape?: (body: unknown) => unknown, status = answer.status): Response {
-  // The router keeps `%2F` and `%25` encoded in the path: a name holding `/` or `%`.
-  if (answer.status >= 400 && !isJson(answer)) throw notConnectJson(answer, /%2F|%25/i.test(c.req.path));
-  if (reshape && answer.status < 300 && isJson(answer)) {
-    return c.json(reshape(connectJson(answer)) as object, status as 200);
+/** Connect's error body `{error_code, message}` and its message, or undefined for another body. */
+function refusalOf(answer: UpstreamAnswer): { body: Record<string, unknown>; message: string } | undefined {
+  try {
+    const body = parseJson(new TextDecoder().decode(answer.body));
+    if (!body || typeof body !== "object" || Array.isArray(body)) return undefined;
+    const message = (body as Record<string, unknown>).message;
+    return typeof message === "string" ? { body: body as Record<string, unknown>, message } : undefined;
+  } catch {
+    return undefined;
   }
-  const empty = status === 204 || status === 205 || status === 304 || answer.body.byteLength === 0;
-  const headers: Record<string, string> = answer.contentType && !empty ? { "content-type": answer.contentType } : {};
-  if (empty) return c.body(null, status as 200, headers);
-  return c.body(answer.body as Uint8Array<ArrayBuffer>, status as 200, headers);
 }
 
 /**
- * A connector name from a request body (creation): Connect 4 accepts names with `/` or `%`, but
- * its HTTP server then refuses every path naming them, so such a connector could never be read,
- * changed or deleted again through the REST API. Refused here, before it exists.
+ * A connector name a request would create: Connect 4 accepts names with `/`, `%` or `;`, but
+ * then cannot address them again: its HTTP server refuses `%2F` and `%25` in every path, and
+ * cuts a path segment at `;` (a path parameter to Jetty), so a request a worker forwards to the
+ * leader names another connector (`a;b` becomes `a`). Such a connector could never be changed
+ * or deleted through the REST API: refused here, before it exists (a create, and a PUT of a
+ * config, which creates when the name is new).
  */
 function creatableName(name: string): void {
   nameSegment("connector name", name);
-  if (/[/%]/.test(name))
+  const held = [...new Set(name.match(/[/%;]/g) ?? [])];
+  if (held.length)
     throw new AppError(
       "BAD_REQUEST",
-      `The connector name '${name}' holds '/' or '%': Kafka Connect would create it, but its REST server refuses such names in every later path (no way to change or delete it)`,
+      `The connector name '${name}' holds ${held.map((ch) => `'${ch}'`).join(" and ")}: Kafka Connect would create it, but its REST server cannot address such names in later paths (no way to change or delete it)`,
     );
 }
 
@@ -348,6 +353,35 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
   const { service, notifications, audit } = deps;
   const app = new RouteGroup();
   const rails = service.guardRails;
+  /** The config a request sent (create, change, validate): its secret values are masked in Connect's texts about it. */
+  const sentConfigs = new WeakMap<Context<AppEnv>, Record<string, unknown>>();
+
+  /**
+   * The worker's answer as the client gets it: status and body untouched, the content type the
+   * only header; `reshape` applies to a 2xx JSON body (masking, the plugin catalogue). An error's
+   * message is Connect's text about the request, which may quote a refused value: its secrets
+   * are masked (see SecretKeys.maskText) in the answer and in the audit entry, which keeps it.
+   */
+  const relay = (c: Context<AppEnv>, answer: UpstreamAnswer, reshape?: (body: unknown) => unknown, status = answer.status): Response => {
+    const maskText = (text: string) => service.secrets.maskText(text, sentConfigs.get(c));
+    // The router keeps `%2F` and `%25` encoded in the path: a name holding `/` or `%`.
+    if (answer.status >= 400 && !isJson(answer)) throw notConnectJson(answer, /%2F|%25/i.test(c.req.path), maskText);
+    if (answer.status >= 400) {
+      const refused = refusalOf(answer);
+      if (refused) {
+        const message = maskText(refused.message);
+        c.set("auditContent", { ...(c.get("auditContent") ?? {}), connectError: message.slice(0, 2000) });
+        if (message !== refused.message) return c.json({ ...refused.body, message }, status as 400);
+      }
+    }
+    if (reshape && answer.status < 300 && isJson(answer)) {
+      return c.json(reshape(connectJson(answer)) as object, status as 200);
+    }
+    const empty = status === 204 || status === 205 || status === 304 || answer.body.byteLength === 0;
+    const headers: Record<string, string> = answer.contentType && !empty ? { "content-type": answer.contentType } : {};
+    if (empty) return c.body(null, status as 200, headers);
+    return c.body(answer.body as Uint8Array<ArrayBuffer>, status as 200, headers);
+  };
 
   /**
    * The guard rails on a config: refused (403, naming the keys) for a non-admin, let through for
@@ -367,6 +401,75 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
     c.set("auditContent", { ...content, guardRailsRefused: said });
     const err = forbidden(`Loupe's guard rails refuse this connector config: ${said}. Only an administrator may set these.`);
     // A route audited as a change records the refusal itself (from the status); validation changes nothing.
+    if (!c.get("rule")?.audit)
+      await audit.record({
+        type: "ACCESS",
+        change: "DENY",
+        user: userOf(c),
+        content: c.get("auditContent"),
+        failure: `FORBIDDEN: ${err.message}`,
+      });
+    throw err;
+  };
+
+  /**
+   * The topics the config makes the connector read or write (see topics.ts), against the
+   * caller's scope on the Kafka cluster of the alias (and on any other of Loupe's clusters the
+   * config names by bootstrap address): read for what it consumes, write for what it produces;
+   * where the topics cannot be known, write on every topic of the cluster, internal ones
+   * included, which only an admin without limits holds. Refused with 403 naming each topic and
+   * why, audited as a failure; an admin without limits goes through, the entry saying what a
+   * scoped user would have been refused (internal topics, topics that cannot be known).
+   * Applies whether or not the guard rails are on: it is the scope, not a rail.
+   */
+  const checkTopics = async (c: Context<AppEnv>, config: Record<string, unknown>, plugin?: string): Promise<void> => {
+    const alias = c.req.param("clusterAlias") ?? "";
+    const scope = c.get("session")?.scope;
+    const cluster = clusterOf(c);
+    const given = typeof config["connector.class"] === "string" ? config["connector.class"] : undefined;
+    // Validation names the plugin in its path; Connect checks the two agree, both are read here.
+    const classes = [...new Set([given, plugin].filter((x): x is string => x !== undefined && x.trim() !== ""))];
+    // No class, no connector: Connect refuses such a config itself.
+    if (!classes.length) return;
+    const analyses: ConnectorTopics[] = [];
+    for (const connectorClass of classes) {
+      const type = knownPluginType(connectorClass) ?? (await service.pluginType(alias, connectorClass, c.req.raw.signal, cluster));
+      analyses.push(connectorTopics({ ...config, "connector.class": connectorClass }, type));
+    }
+    const clusters = [...new Set([cluster, ...service.kafkaClustersNamedIn(config)])];
+    const admin = isAdmin(c);
+    const problems = new Set<string>();
+    // A validation runs nothing: only what the config itself names is refused (see TopicUse.implied).
+    const counted = (x: { implied?: boolean }) => !(plugin !== undefined && x.implied);
+    for (const { uses, unknown } of analyses) {
+      for (const use of uses.filter(counted))
+        for (const on of clusters) {
+          const why = admin
+            ? scope?.internal && internalPatternRefusal(scope.internal, use.topic)
+            : scope
+              ? scope.patternRefusal(on, use.topic, use.access)
+              : "no session";
+          if (why)
+            problems.add(
+              `it ${use.access === "read" ? "reads" : "writes"} '${use.topic}' (${use.from})${clusters.length > 1 ? ` on cluster ${on}` : ""}: ${why}`,
+            );
+        }
+      for (const { why } of unknown.filter(counted))
+        if (admin || !clusters.every((on) => scope?.everyTopic(on, "write")))
+          problems.add(`${why}: only a user with write on every topic, internal ones included (an admin without limits), may set it`);
+    }
+    if (!problems.size) return;
+    const all = [...problems];
+    // A config listing thousands of topics is answered with the first few problems.
+    const said =
+      all.length > MAX_PROBLEMS ? `${all.slice(0, MAX_PROBLEMS).join("; ")}; and ${all.length - MAX_PROBLEMS} more` : all.join("; ");
+    const content = c.get("auditContent") ?? {};
+    if (admin) {
+      c.set("auditContent", { ...content, topicRulesOverridden: said });
+      return;
+    }
+    c.set("auditContent", { ...content, topicsRefused: said });
+    const err = forbidden(`Loupe refuses this connector config for your topic scope: ${said}`);
     if (!c.get("rule")?.audit)
       await audit.record({
         type: "ACCESS",
@@ -426,9 +529,11 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
     const alias = c.req.valid("param").clusterAlias;
     service.upstream(alias);
     const body = c.req.valid("json");
+    sentConfigs.set(c, body.config);
     c.set("auditContent", { alias, connector: body.name, config: service.secrets.maskConfig(body.config) });
     creatableName(body.name);
     await checkRails(c, body.config);
+    await checkTopics(c, body.config);
     return relay(c, await send(c, "POST", "/connectors", { body }));
   });
 
@@ -469,8 +574,11 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
   app.handle(connectApi.putConfig, async (c) => {
     const { alias, name, path } = connectorPath(c);
     const config = c.req.valid("json");
+    sentConfigs.set(c, config);
     c.set("auditContent", { alias, connector: name, config: service.secrets.maskConfig(config) });
+    creatableName(name);
     await checkRails(c, config);
+    await checkTopics(c, config);
     const answer = await send(c, "PUT", `${path}/config`, { body: config });
     // Connect answers 201 when the PUT created the connector; the Python client accepts only 200.
     return relay(c, answer, undefined, answer.status === 201 ? 200 : answer.status);
@@ -478,8 +586,9 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
 
   app.handle(connectApi.status, async (c) => {
     const { name, path } = connectorPath(c);
-    if (unaddressable(name)) return fromExpandedList(c, name, (e) => e.status);
-    return relay(c, await send(c, "GET", `${path}/status`));
+    const mask = masked(c, (b) => service.secrets.maskStatus(b));
+    if (unaddressable(name)) return fromExpandedList(c, name, (e) => (mask ? mask(e.status) : e.status));
+    return relay(c, await send(c, "GET", `${path}/status`), mask);
   });
 
   for (const [route, action] of [
@@ -510,7 +619,11 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
   app.handle(connectApi.taskStatus, async (c) => {
     const { path } = connectorPath(c);
     const task = intSegment("task id", c.req.valid("param").task_id);
-    return relay(c, await send(c, "GET", `${path}/tasks/${task}/status`));
+    return relay(
+      c,
+      await send(c, "GET", `${path}/tasks/${task}/status`),
+      masked(c, (b) => service.secrets.maskStatus(b)),
+    );
   });
 
   app.handle(connectApi.taskRestart, async (c) => {
@@ -546,9 +659,11 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
     service.upstream(clusterAlias);
     const segment = nameSegment("plugin", name);
     const config = c.req.valid("json");
+    sentConfigs.set(c, config);
     // Read only by a refusal's ACCESS DENY entry: validation changes nothing.
     c.set("auditContent", { alias: clusterAlias, plugin: name, config: service.secrets.maskConfig(config) });
     await checkRails(c, config, [name]);
+    await checkTopics(c, config, name);
     return relay(c, await send(c, "PUT", `/connector-plugins/${segment}/config/validate`, { body: config }));
   });
 

@@ -10,6 +10,7 @@ import { basicAuthorization, tlsOptions, Upstream, type UpstreamAnswer, type Ups
 import { parseJson } from "../../util/json.ts";
 import type { NotificationService } from "../alerts/notifications.ts";
 import { publicUrl } from "../server-info/service.ts";
+import { pluginKey } from "./guard-rails.ts";
 import { SecretKeys } from "./masking.ts";
 
 /** How long `GET /` of one worker may take when the clusters' page asks whether it is up. */
@@ -29,6 +30,11 @@ export interface WorkerState {
 export const WORKER_DOWN_ALERT = { id: 1002, summary: "Connector worker is down" } as const;
 
 export interface ConnectServiceOptions {
+  /**
+   * Loupe's Kafka clusters: `default` is what an alias without `kafkaCluster` acts on; each
+   * cluster's bootstrap servers let a connector config's `*bootstrap.servers` be matched to it.
+   */
+  kafka?: { default: string; clusters: readonly { name: string; bootstrapServers: readonly string[] }[] };
   now?: () => number;
   fetch?: typeof fetch;
   /** Where alert 1002 goes; none: no alert. */
@@ -43,6 +49,7 @@ export interface ConnectClusterState {
 
 export class ConnectService {
   readonly #upstreams = new Map<string, Upstream>();
+  readonly #kafkaClusters = new Map<string, string>();
   readonly secrets: SecretKeys;
   readonly guardRails: ConnectConfig["guardRails"];
 
@@ -58,6 +65,7 @@ export class ConnectService {
     this.#graceMs = config.grace;
     this.secrets = new SecretKeys(config.guardRails.secretKeys);
     this.guardRails = config.guardRails;
+    for (const c of config.clusters) this.#kafkaClusters.set(c.alias, c.kafkaCluster ?? opts.kafka?.default ?? "");
     for (const c of config.clusters)
       this.#upstreams.set(
         c.alias,
@@ -80,6 +88,63 @@ export class ConnectService {
 
   aliases(): string[] {
     return [...this.#upstreams.keys()];
+  }
+
+  /** The Kafka cluster an alias's connectors act on (`kafkaCluster`, else the default); undefined for an unknown alias. */
+  kafkaClusterOf(alias: string): string | undefined {
+    return this.#kafkaClusters.get(alias);
+  }
+
+  /**
+   * Loupe's Kafka clusters that a connector config names by address in any `*bootstrap.servers`
+   * key (MirrorMaker's `source.cluster.bootstrap.servers`, a client override): those whose
+   * bootstrap servers share a `host:port` with it, compared ignoring case.
+   */
+  kafkaClustersNamedIn(config: Record<string, unknown>): string[] {
+    const given = new Set<string>();
+    for (const [k, v] of Object.entries(config))
+      if (/bootstrap\.servers$/i.test(k) && typeof v === "string")
+        for (const address of v.split(","))
+          given.add(
+            address
+              .trim()
+              .replace(/^[a-z_]+:\/\//i, "")
+              .toLowerCase(),
+          );
+    return (this.#opts.kafka?.clusters ?? []).filter((c) => c.bootstrapServers.some((b) => given.has(b.toLowerCase()))).map((c) => c.name);
+  }
+
+  /**
+   * The type Connect gives a connector class (`GET /connector-plugins`, asked each time: a
+   * worker restart may change the list), matched as Connect matches names (the full class, the
+   * simple name, the simple name without `Connector`); undefined when it has no such plugin.
+   */
+  async pluginType(alias: string, connectorClass: string, signal?: AbortSignal, cluster = ""): Promise<"source" | "sink" | undefined> {
+    const answer = await this.send(
+      alias,
+      {
+        method: "GET",
+        path: "/connector-plugins",
+        query: new URLSearchParams({ connectorsOnly: "true" }),
+        headers: { accept: "application/json" },
+        ...(signal ? { signal } : {}),
+      },
+      cluster,
+    );
+    if (answer.status !== 200) throw new AppError("BAD_GATEWAY", `Kafka Connect answered HTTP ${answer.status} to its plugin list`);
+    let plugins: { class?: unknown; type?: unknown }[] = [];
+    try {
+      const body = parseJson(new TextDecoder().decode(answer.body));
+      if (Array.isArray(body)) plugins = body;
+    } catch {
+      // Not Connect's list: no plugin is known.
+    }
+    const exact = plugins.find((p) => p.class === connectorClass.trim());
+    const wanted = pluginKey(connectorClass);
+    // By simple name, only when every plugin of that name has the same type.
+    const types = new Set(plugins.filter((p) => typeof p.class === "string" && pluginKey(p.class) === wanted).map((p) => p.type));
+    const type = exact ? exact.type : types.size === 1 ? [...types][0] : undefined;
+    return type === "source" || type === "sink" ? type : undefined;
   }
 
   /** 404 naming the alias when it is not configured. */
