@@ -137,6 +137,8 @@ describe("what reaches a Connect worker", () => {
     await rt.request("/api/proxy-connect/rec/connector-plugins?connectorsOnly=false&forward=true", { role: "nodata" });
     expect(seen.map((s) => `${s.method} ${s.path}?${s.query}`)).toEqual([
       "GET /connectors?expand=status&expand=info",
+      // A writer's restart reads the connector's config first, for the topic check.
+      "GET /connectors/c/config?",
       "POST /connectors/c/restart?includeTasks=true&onlyFailed=true",
       "GET /connectors/c/status?",
       "GET /connector-plugins?connectorsOnly=false",

@@ -303,6 +303,35 @@ describe("22.2: connectors against the creator's topic scope, on the real worker
     expect((await settled(rt, proxy(`/connectors/${enc(name)}`), { method: "DELETE", token: writer })).status).toBe(204);
   }, 120_000);
 
+  test("22.2: a scoped writer may not pause, resume, restart or delete a connector whose topics are outside her scope", async () => {
+    // An admin's copy of a topic she may not read: changing its life is changing what it copies.
+    const name = connectorName("loupe scope admin");
+    made.push(name);
+    const res = await settled(rt, proxy("/connectors"), {
+      method: "POST",
+      role: "admin",
+      body: JSON.stringify({ name, config: mirror(SECRET) }),
+    });
+    expect([res.status, res.status === 201 ? "" : await res.text()]).toEqual([201, ""]);
+    const path = proxy(`/connectors/${enc(name)}`);
+    for (const [method, suffix, action] of [
+      ["PUT", "/pause", "pause"],
+      ["PUT", "/resume", "resume"],
+      ["POST", "/restart", "restart"],
+      ["POST", "/tasks/0/restart", "restart a task of"],
+      ["DELETE", "", "delete"],
+    ] as const) {
+      const refused = await settled(rt, `${path}${suffix}`, { method, token: writer });
+      expect([method, suffix, refused.status]).toEqual([method, suffix, 403]);
+      const message = (await errorOf(refused)).message;
+      expect(message).toStartWith(`Loupe refuses to ${action} this connector for your topic scope`);
+      expect(message).toContain(`it reads '${SECRET}' (topics)`);
+    }
+    // Still there, and the admin may delete it.
+    expect((await settled(rt, path, { role: "nodata" })).status).toBe(200);
+    expect((await settled(rt, path, { method: "DELETE", role: "admin" })).status).toBe(204);
+  }, 120_000);
+
   test("22.2: IdentityReplicationPolicy keeps names: copying a topic she may only read into its own name is refused; <alias>.<topic> is allowed", async () => {
     await expectRefused(rt, writer, mirror(`${PUB}\\.x`, { "replication.policy.class": IDENTITY }), "MirrorSourceConnector", [
       `it writes '${PUB}.x' (the copy of topics '${PUB}\\.x'): Topic '${PUB}.x' is outside your scope`,

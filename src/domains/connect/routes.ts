@@ -422,7 +422,12 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
    * scoped user would have been refused (internal topics, topics that cannot be known).
    * Applies whether or not the guard rails are on: it is the scope, not a rail.
    */
-  const checkTopics = async (c: Context<AppEnv>, config: Record<string, unknown>, plugin?: string): Promise<void> => {
+  const checkTopics = async (
+    c: Context<AppEnv>,
+    config: Record<string, unknown>,
+    plugin?: string,
+    refusal = "Loupe refuses this connector config for your topic scope",
+  ): Promise<void> => {
     const alias = c.req.param("clusterAlias") ?? "";
     const scope = c.get("session")?.scope;
     const cluster = clusterOf(c);
@@ -469,7 +474,7 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
       return;
     }
     c.set("auditContent", { ...content, topicsRefused: said });
-    const err = forbidden(`Loupe refuses this connector config for your topic scope: ${said}`);
+    const err = forbidden(`${refusal}: ${said}`);
     if (!c.get("rule")?.audit)
       await audit.record({
         type: "ACCESS",
@@ -512,6 +517,21 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
     return { alias: clusterAlias, name: connectorName, path: `/connectors/${nameSegment("connector name", connectorName)}` };
   };
   const masked = (c: Context<AppEnv>, mask: (body: unknown) => unknown) => (seesSecrets(c) ? undefined : mask);
+
+  /**
+   * Pausing, resuming, restarting or deleting a connector changes what it reads and writes as
+   * much as its config does: the caller's scope must cover the topics of its current config, as
+   * a create of that config would (an admin without limits is not asked). A connector Connect
+   * does not know is left to Connect's 404.
+   */
+  const checkExisting = async (c: Context<AppEnv>, path: string, action: string): Promise<void> => {
+    if (isAdmin(c)) return;
+    const answer = await send(c, "GET", `${path}/config`);
+    if (answer.status !== 200 || !isJson(answer)) return;
+    const config = connectJson(answer);
+    if (!config || typeof config !== "object" || Array.isArray(config)) return;
+    await checkTopics(c, config as Record<string, unknown>, undefined, `Loupe refuses to ${action} this connector for your topic scope`);
+  };
 
   app.handle(connectApi.clusters, async (c) => c.json(await service.clusters()));
 
@@ -598,6 +618,7 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
     app.handle(route, async (c) => {
       const { alias, name, path } = connectorPath(c);
       c.set("auditContent", { alias, connector: name, action });
+      await checkExisting(c, path, action);
       return relay(c, await send(c, "PUT", `${path}/${action}`));
     });
 
@@ -605,6 +626,7 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
     const { alias, name, path } = connectorPath(c);
     const q = c.req.valid("query");
     c.set("auditContent", { alias, connector: name, action: "restart", ...q });
+    await checkExisting(c, path, "restart");
     return relay(c, await send(c, "POST", `${path}/restart`, { query: ["includeTasks", "onlyFailed"] }));
   });
 
@@ -630,12 +652,14 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
     const { alias, name, path } = connectorPath(c);
     const task = intSegment("task id", c.req.valid("param").task_id);
     c.set("auditContent", { alias, connector: name, task, action: "restart" });
+    await checkExisting(c, path, "restart a task of");
     return relay(c, await send(c, "POST", `${path}/tasks/${task}/restart`));
   });
 
   app.handle(connectApi.delete, async (c) => {
     const { alias, name, path } = connectorPath(c);
     c.set("auditContent", { alias, connector: name });
+    await checkExisting(c, path, "delete");
     const answer = await send(c, "DELETE", path);
     if (answer.status < 300)
       await notifications.raise({
