@@ -393,14 +393,35 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
     for (const value of extra) violations.push(...guardRailViolations({ "connector.class": value }, rails.deniedPlugins));
     if (!violations.length) return;
     const said = describeViolations(violations);
+    await refuseUnlessAdmin(
+      c,
+      isAdmin(c),
+      said,
+      { overridden: "guardRailsOverridden", refused: "guardRailsRefused" },
+      `Loupe's guard rails refuse this connector config: ${said}. Only an administrator may set these.`,
+    );
+  };
+
+  /**
+   * What a rule found in a request: an admin without limits goes through, its audit entry saying
+   * (`keys.overridden`) what it overrode; anyone else gets 403 `message`, the entry saying
+   * (`keys.refused`) why. A route audited as a change records the refusal itself (from the
+   * status); one that changes nothing (validation) is audited here as ACCESS DENY.
+   */
+  const refuseUnlessAdmin = async (
+    c: Context<AppEnv>,
+    admin: boolean,
+    said: string,
+    keys: { overridden: string; refused: string },
+    message: string,
+  ): Promise<void> => {
     const content = c.get("auditContent") ?? {};
-    if (isAdmin(c)) {
-      c.set("auditContent", { ...content, guardRailsOverridden: said });
+    if (admin) {
+      c.set("auditContent", { ...content, [keys.overridden]: said });
       return;
     }
-    c.set("auditContent", { ...content, guardRailsRefused: said });
-    const err = forbidden(`Loupe's guard rails refuse this connector config: ${said}. Only an administrator may set these.`);
-    // A route audited as a change records the refusal itself (from the status); validation changes nothing.
+    c.set("auditContent", { ...content, [keys.refused]: said });
+    const err = forbidden(message);
     if (!c.get("rule")?.audit)
       await audit.record({
         type: "ACCESS",
@@ -468,22 +489,7 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
     // A config listing thousands of topics is answered with the first few problems.
     const said =
       all.length > MAX_PROBLEMS ? `${all.slice(0, MAX_PROBLEMS).join("; ")}; and ${all.length - MAX_PROBLEMS} more` : all.join("; ");
-    const content = c.get("auditContent") ?? {};
-    if (admin) {
-      c.set("auditContent", { ...content, topicRulesOverridden: said });
-      return;
-    }
-    c.set("auditContent", { ...content, topicsRefused: said });
-    const err = forbidden(`${refusal}: ${said}`);
-    if (!c.get("rule")?.audit)
-      await audit.record({
-        type: "ACCESS",
-        change: "DENY",
-        user: userOf(c),
-        content: c.get("auditContent"),
-        failure: `FORBIDDEN: ${err.message}`,
-      });
-    throw err;
+    await refuseUnlessAdmin(c, admin, said, { overridden: "topicRulesOverridden", refused: "topicsRefused" }, `${refusal}: ${said}`);
   };
 
   const send = (
