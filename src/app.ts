@@ -6,6 +6,7 @@ import type { Config } from "./config/schema.ts";
 import type { Store } from "./db/index.ts";
 import { groupRoutes } from "./domains/access/group-routes.ts";
 import type { GroupService } from "./domains/access/group-service.ts";
+import type { InternalTopics } from "./domains/access/internal-topics.ts";
 import type { NotificationService } from "./domains/alerts/notifications.ts";
 import { alertRoutes } from "./domains/alerts/routes.ts";
 import { auditRoutes } from "./domains/audit/routes.ts";
@@ -87,6 +88,8 @@ export interface AppDeps {
   /** Stream processors (`/api/streams`); their engine runs inside this Loupe. */
   processors: ProcessorService;
   topics: TopicService;
+  /** Kafka's, Connect's, the registry's and Loupe's topics: an unrestricted admin's records, marked internal. */
+  internalTopics: InternalTopics;
   metadata: MetadataService;
   consumers: ConsumerService;
   notifications: NotificationService;
@@ -200,7 +203,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   mount(metadataRoutes(deps.metadata));
   mount(jdbcRoutes({ inserts: deps.inserts, metadata: deps.metadata, audit: deps.audit, pool: deps.kafka, log: deps.logs.logger("jdbc") }));
   mount(consumerRoutes(deps.consumers));
-  mount(clusterRoutes(new ClusterOverviewService(deps.kafka, deps.lag)));
+  mount(clusterRoutes(new ClusterOverviewService(deps.kafka, deps.lag, deps.internalTopics)));
   mount(alertRoutes(deps.notifications, deps.streams));
   mount(connectRoutes({ service: deps.connect, notifications: deps.notifications, audit: deps.audit }));
   mount(

@@ -228,6 +228,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     inserts,
     processors,
     topics,
+    internalTopics,
     metadata,
     consumers,
     notifications,

@@ -76,8 +76,8 @@ export class KafkaCluster {
   }
 
   /** Brokers, controller, counts and unhealthy partitions, from one Metadata request. */
-  describe(): Promise<ClusterState> {
-    return describeCluster(this.#conn);
+  describe(isInternal?: (topic: string) => boolean): Promise<ClusterState> {
+    return describeCluster(this.#conn, isInternal);
   }
 
   /** Whether the brokers speak the named Kafka API ("DeleteRecords" needs 0.11 or later). */

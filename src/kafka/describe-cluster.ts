@@ -26,7 +26,8 @@ export async function metadataWithErrors(conn: KafkaConnection): Promise<Metadat
   }
 }
 
-export function describeCluster(conn: KafkaConnection): Promise<ClusterState> {
+/** `isInternal`: topics counted as internal beside those Kafka marks (the companions' and Loupe's). */
+export function describeCluster(conn: KafkaConnection, isInternal?: (topic: string) => boolean): Promise<ClusterState> {
   return conn.call("Cannot describe the cluster", async () => {
     const md = await metadataWithErrors(conn);
     const leaders = new Map<number, number>();
@@ -39,7 +40,7 @@ export function describeCluster(conn: KafkaConnection): Promise<ClusterState> {
     for (const t of md.topics) {
       // A topic the broker could not describe (being deleted, not authorized) has no partitions to count.
       if (t.errorCode !== 0 && t.partitions.length === 0) continue;
-      if (t.isInternal) internalTopics++;
+      if (t.isInternal || isInternal?.(t.name ?? "") === true) internalTopics++;
       else topics++;
       for (const p of t.partitions) {
         partitions++;

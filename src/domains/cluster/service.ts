@@ -19,12 +19,16 @@ export class ClusterOverviewService {
   constructor(
     private readonly pool: KafkaPool,
     private readonly lag: LagEngine,
+    /** The topics of Kafka's companions and Loupe's, counted as internal as the topic list marks them. */
+    private readonly internalTopics?: { has(topic: string): boolean },
   ) {}
+
+  readonly #isInternal = (topic: string) => this.internalTopics?.has(topic) === true;
 
   async overview(cluster: string, visible: TopicFilter = null): Promise<ClusterOverview> {
     const kafka = this.pool.get(cluster);
     const [state, lag, topics] = await Promise.all([
-      kafka.describe(),
+      kafka.describe(this.#isInternal),
       this.lag.snapshot(cluster).then(
         (s) => ({ snapshot: s, error: null }),
         (e: unknown) => ({ snapshot: null, error: (e as Error).message }),
@@ -33,7 +37,7 @@ export class ClusterOverviewService {
       // the list, asked beside it (same Metadata cost, no added wait). Unscoped callers skip it.
       visible ? kafka.topics.list({ includeInternal: true }) : null,
     ]);
-    const counts = topics && visible ? visibleCounts(topics, visible) : state;
+    const counts = topics && visible ? visibleCounts(topics, visible, this.#isInternal) : state;
     const listed = (list: ClusterOverview["offline"]["partitions"]) => {
       const shown = visible ? list.filter((p) => visible(p.topic)) : list;
       return { count: shown.length, partitions: shown.slice(0, PARTITION_LIST_LIMIT) };
@@ -57,11 +61,12 @@ export class ClusterOverviewService {
 function visibleCounts(
   topics: TopicSummary[],
   visible: (topic: string) => boolean,
+  isInternal: (topic: string) => boolean,
 ): Pick<ClusterState, "topics" | "internalTopics" | "partitions"> {
   const out = { topics: 0, internalTopics: 0, partitions: 0 };
   for (const t of topics) {
     if (!visible(t.name)) continue;
-    if (t.internal) out.internalTopics++;
+    if (t.internal || isInternal(t.name)) out.internalTopics++;
     else out.topics++;
     out.partitions += t.partitions;
   }
