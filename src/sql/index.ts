@@ -61,4 +61,5 @@ export type { RecordView } from "./record.ts";
 export type { DataFormat, QuerySettings } from "./settings.ts";
 export { DATA_FORMATS, DEFAULT_SETTINGS, SETTING_NAMES } from "./settings.ts";
 export type { AggregateProgram, StreamOptions, StreamOutput, StreamProgram, StreamSettings, StreamWindow } from "./stream.ts";
-export { compileStream, isStreamStatement, validateStream } from "./stream.ts";
+export { compileStream, isStreamStatement, streamTarget, validateStream } from "./stream.ts";
+export type { TopicCompacted } from "./stream-analyzer.ts";

@@ -91,14 +91,21 @@ export interface AnalyzedStream {
  */
 export type TargetLoop = (target: string, source: string) => string | null;
 
+/**
+ * Whether a topic is compacted (its cleanup.policy has `compact`); undefined where it is not
+ * known. Absent: nothing is known of topics' policies beyond what the catalog says.
+ */
+export type TopicCompacted = (topic: string) => boolean | undefined;
+
 export function analyzeStream(
   sql: string,
   document: StreamDocumentNode,
   catalog: Catalog | null,
   allowed?: TopicAllowed,
   loop?: TargetLoop,
+  compacted?: TopicCompacted,
 ): AnalyzedStream {
-  return new StreamAnalyzer(sql, catalog, allowed, loop).run(document);
+  return new StreamAnalyzer(sql, catalog, allowed, loop, compacted).run(document);
 }
 
 class StreamAnalyzer {
@@ -109,6 +116,7 @@ class StreamAnalyzer {
     private readonly catalog: Catalog | null,
     private readonly allowed?: TopicAllowed,
     private readonly loop?: TargetLoop,
+    private readonly compacted?: TopicCompacted,
   ) {}
 
   private fail(at: Span, what: string, expected?: string): void {
@@ -154,6 +162,8 @@ class StreamAnalyzer {
         this.fail(first.nameLoc, `Aggregate ${first.name} without GROUP BY`, "GROUP BY with the fields to aggregate by");
       }
     }
+
+    this.checkKeyForCompaction(statement.target.name, program.autoCreate, rawItems, keyIndex, groupBy, groupFields);
 
     for (const item of rawItems) if (item.kind === "ExpressionItem") this.refuseSnapshotOnly(item.expression);
     if (statement.where !== null) this.refuseSnapshotOnly(statement.where);
@@ -261,6 +271,58 @@ class StreamAnalyzer {
         );
       }
     }
+  }
+
+  /**
+   * A compacted topic refuses a record without a key, and one such record fails the whole
+   * transaction it is in. Where the program makes the key (`AS _key`, or the GROUP BY of an
+   * aggregation), a target known to be compacted (an existing compacted topic, or the topic
+   * autocreated for a table) needs a key that is never null. A program that keeps its input's
+   * keys is not refused here: its records without a key follow error.policy when they come.
+   */
+  private checkKeyForCompaction(
+    target: string,
+    autoCreate: boolean,
+    items: SelectItemNode[],
+    keyIndex: number,
+    groupBy: StreamDocumentNode["statement"]["groupBy"],
+    groupFields: ExpressionNode[],
+  ): void {
+    const table = groupBy !== null && groupBy.window === null;
+    const known = this.compacted?.(target);
+    const autocreatedTable = this.catalog !== null && !this.catalog.topicExists(target) && autoCreate && table;
+    if (!(known ?? autocreatedTable)) return;
+    const where = known ? `the compacted topic ${quote(target)}` : `topic ${quote(target)}, created compacted for a table,`;
+    const keyItem = keyIndex >= 0 ? items[keyIndex] : undefined;
+    if (keyItem?.kind === "ExpressionItem") {
+      if (neverNull(keyItem.expression)) return;
+      const text = this.sql.slice(keyItem.expression.loc.start, keyItem.expression.loc.end);
+      this.fail(
+        keyItem.expression.loc,
+        `The key ${quote(text)} may be null, and ${where} takes no record without a key`,
+        `a key that is never null, such as COALESCE(${text}, 'none') AS _key`,
+      );
+      return;
+    }
+    if (groupBy === null) return;
+    if (groupBy.fields.length === 0) {
+      this.fail(
+        groupBy.keywordLoc,
+        `A GROUP BY without fields writes its results without a key, and ${where} takes no record without a key`,
+        "a GROUP BY field, or an item AS _key that is never null",
+      );
+      return;
+    }
+    // Several fields key the output by their JSON array, which is never null.
+    const [only] = groupFields;
+    const at = groupBy.fields[0];
+    if (groupBy.fields.length > 1 || only === undefined || at === undefined || neverNull(only)) return;
+    const text = this.sql.slice(at.loc.start, at.loc.end);
+    this.fail(
+      at.loc,
+      `The key ${quote(text)} may be null, and ${where} takes no record without a key`,
+      `a key that is never null, such as COALESCE(${text}, 'none') AS _key in the projection`,
+    );
   }
 
   /** An unquoted alias `_key`, in any case: the item is the output record's key. */
@@ -425,6 +487,26 @@ class StreamAnalyzer {
         this.fail(outside.loc, `${role} ${quote(text)} is not in GROUP BY`, "it in GROUP BY, or inside an aggregate");
       }
     });
+  }
+}
+
+/**
+ * Whether an expression is never null, as far as its form tells: a literal, a `_meta` field,
+ * an IS NULL test, COUNT, or COALESCE with such an argument. Fields may always be missing.
+ */
+export function neverNull(node: ExpressionNode): boolean {
+  switch (node.kind) {
+    case "StringLiteral":
+    case "NumberLiteral":
+    case "BooleanLiteral":
+    case "MetaField":
+    case "IsNull":
+      return true;
+    case "Call":
+      if (node.name === "COUNT") return true;
+      return node.name === "COALESCE" && node.args.some(neverNull);
+    default:
+      return false;
   }
 }
 

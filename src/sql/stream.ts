@@ -41,6 +41,7 @@ import {
   rebuild,
   sameExpression,
   type TargetLoop,
+  type TopicCompacted,
 } from "./stream-analyzer.ts";
 import type { ProgramSettings } from "./stream-settings.ts";
 import { compareValues, isNull } from "./values.ts";
@@ -112,6 +113,8 @@ export interface StreamOptions extends ParseOptions {
   topicAllowed?: TopicAllowed;
   /** Other programs that read the target: whether they lead back to the source (a cycle). */
   targetLoop?: TargetLoop;
+  /** Which topics are compacted: a program writing one must give every record a key. */
+  topicCompacted?: TopicCompacted;
   /** Epoch milliseconds NOW() stands for (default: when the program is compiled). */
   now?: number;
 }
@@ -141,16 +144,33 @@ export function isStreamStatement(sql: string): boolean {
   }
 }
 
+/** The target topic a program names, or null when it does not parse (for lookups before checking it). */
+export function streamTarget(sql: string, options: ParseOptions = {}): string | null {
+  try {
+    return parseStream(sql, options).statement.target.name;
+  } catch (error) {
+    if (error instanceof SqlError) return null;
+    throw error;
+  }
+}
+
 /** Parses, checks and compiles a program; throws SqlError when it is not valid. */
 export function compileStream(sql: string, catalog?: Catalog | null, options: StreamOptions = {}): StreamProgram {
-  const analyzed = analyzeStream(sql, parseStream(sql, options), catalog ?? null, options.topicAllowed, options.targetLoop);
+  const analyzed = analyzeStream(
+    sql,
+    parseStream(sql, options),
+    catalog ?? null,
+    options.topicAllowed,
+    options.targetLoop,
+    options.topicCompacted,
+  );
   return buildProgram(analyzed, { now: options.now ?? Date.now() });
 }
 
 /** The validation answer of the API, as validateSql gives for queries. */
 export function validateStream(sql: string, catalog?: Catalog | null, options: StreamOptions = {}): ValidationResult {
   try {
-    analyzeStream(sql, parseStream(sql, options), catalog ?? null, options.topicAllowed, options.targetLoop);
+    analyzeStream(sql, parseStream(sql, options), catalog ?? null, options.topicAllowed, options.targetLoop, options.topicCompacted);
     return { isValid: true, line: 0, column: 0, message: null };
   } catch (error) {
     if (!(error instanceof SqlError)) throw error;

@@ -4,6 +4,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import {
+  type Catalog,
   compileStream,
   isStreamStatement,
   SqlError,
@@ -744,5 +745,72 @@ describe("isStreamStatement", () => {
     ["", false],
   ] as [string, boolean][])("%s -> %p", (sql, expected) => {
     expect(isStreamStatement(sql)).toBe(expected);
+  });
+});
+
+describe("23: a compacted target needs a key on every record", () => {
+  /** `orders` without known fields; `latest` exists compacted, `plain` exists with delete; `fresh` does not exist. */
+  const catalog: Catalog = { topicExists: (name) => ["orders", "latest", "plain"].includes(name) };
+  const compacted: StreamOptions["topicCompacted"] = (topic) => (topic === "latest" ? true : topic === "plain" ? false : undefined);
+  /** The UI's "Table of totals per city" as it was written before it gave its output a key. */
+  const TOTALS_AS_WRITTEN =
+    "SET autocreate = true;\nINSERT INTO totals_by_city\nSELECT STREAM city, COUNT(*) AS orders, SUM(amount) AS total\nFROM orders\nGROUP BY city";
+
+  const REFUSED: Case[] = [
+    [
+      TOTALS_AS_WRITTEN,
+      5,
+      10,
+      "The key 'city' may be null, and topic 'totals_by_city', created compacted for a table, takes no record without a key at line 5, column 10. Expected a key that is never null, such as COALESCE(city, 'none') AS _key in the projection.",
+    ],
+    [
+      "INSERT INTO latest SELECT STREAM city, COUNT(*) AS n FROM orders GROUP BY TUMBLE(1, m), city",
+      1,
+      89,
+      "The key 'city' may be null, and the compacted topic 'latest' takes no record without a key at line 1, column 89. Expected a key that is never null, such as COALESCE(city, 'none') AS _key in the projection.",
+    ],
+    [
+      "INSERT INTO latest SELECT STREAM COUNT(*) AS n FROM orders GROUP BY TUMBLE(1, m)",
+      1,
+      60,
+      "A GROUP BY without fields writes its results without a key, and the compacted topic 'latest' takes no record without a key at line 1, column 60. Expected a GROUP BY field, or an item AS _key that is never null.",
+    ],
+    [
+      "INSERT INTO latest SELECT STREAM customer.id AS _key, amount FROM orders",
+      1,
+      34,
+      "The key 'customer.id' may be null, and the compacted topic 'latest' takes no record without a key at line 1, column 34. Expected a key that is never null, such as COALESCE(customer.id, 'none') AS _key.",
+    ],
+    [
+      "SET autocreate = true; INSERT INTO fresh SELECT STREAM UPPERCASE(city) AS _key, COUNT(*) AS n FROM orders GROUP BY city",
+      1,
+      56,
+      "The key 'UPPERCASE(city)' may be null, and topic 'fresh', created compacted for a table, takes no record without a key at line 1, column 56. Expected a key that is never null, such as COALESCE(UPPERCASE(city), 'none') AS _key.",
+    ],
+  ];
+
+  test.each(REFUSED)("refused at the key, with its position: %s", (sql, line, column, message) => {
+    expect(validateStream(sql, catalog, { topicCompacted: compacted })).toEqual({ isValid: false, line, column, message });
+    expect(() => compileStream(sql, catalog, { topicCompacted: compacted })).toThrow(message);
+  });
+
+  test.each([
+    // The UI's example as it is now: a key for the records without a city too.
+    "SET autocreate = true;\nINSERT INTO totals_by_city\nSELECT STREAM COALESCE(city, 'unknown') AS _key, city, COUNT(*) AS orders, SUM(amount) AS total\nFROM orders\nGROUP BY city",
+    // Several GROUP BY fields key the output by their JSON array.
+    "INSERT INTO latest SELECT STREAM city, status, COUNT(*) AS n FROM orders GROUP BY city, status",
+    "INSERT INTO latest SELECT STREAM COALESCE(customer.id, _key, 'none') AS _key, amount FROM orders",
+    "INSERT INTO latest SELECT STREAM _meta.partition AS _key, amount FROM orders",
+    // Keeping the input's keys: records without one follow error.policy when they come.
+    "INSERT INTO latest SELECT STREAM amount FROM orders",
+    // Not compacted, or not known to be.
+    "INSERT INTO plain SELECT STREAM city, COUNT(*) AS n FROM orders GROUP BY city",
+    "SET autocreate = true; INSERT INTO fresh SELECT STREAM city, COUNT(*) AS n FROM orders GROUP BY TUMBLE(1, m), city",
+  ])("accepted: %s", (sql) => {
+    expect(validateStream(sql, catalog, { topicCompacted: compacted })).toEqual({ isValid: true, line: 0, column: 0, message: null });
+  });
+
+  test("without a catalog nor the target's policy (a stored program compiled by a runner), nothing is refused", () => {
+    expect(validateStream(TOTALS_AS_WRITTEN).isValid).toBe(true);
   });
 });

@@ -9,23 +9,8 @@ import type { ValidationState } from "../sql/validation.ts";
 import "../styles/workbench.css";
 import { createProcessor, processorHref, processorKeys } from "./ProcessorsApi.ts";
 import { streamCompletion } from "./ProcessorWords.ts";
+import { EXAMPLES } from "./processor-examples.ts";
 import { putInEditor } from "./QueryLibrary.tsx";
-
-/** Programs to start from; they read a topic named orders: the names are the user's to change. */
-export const EXAMPLES: Array<{ label: string; sql: string }> = [
-  {
-    label: "Filter and projection",
-    sql: "SET autocreate = true;\nINSERT INTO orders_paid\nSELECT STREAM orderId, customer, amount\nFROM orders\nWHERE status = 'paid'",
-  },
-  {
-    label: "Count per key every minute",
-    sql: "SET autocreate = true;\nINSERT INTO orders_per_minute\nSELECT STREAM _key, COUNT(*) AS orders\nFROM orders\nGROUP BY TUMBLE(1, m), _key",
-  },
-  {
-    label: "Table of totals per city",
-    sql: "SET autocreate = true;\nINSERT INTO totals_by_city\nSELECT STREAM city, COUNT(*) AS orders, SUM(amount) AS total\nFROM orders\nGROUP BY city",
-  },
-];
 
 /** The problem with where it is: the parser's messages say so already, others get it in front. */
 const positioned = (p: { line: number; column: number; message: string }) =>

@@ -57,10 +57,21 @@ export class InvalidProgramError extends Error {
 const RETRY_FIRST_MS = 500;
 const RETRY_MAX_MS = 15_000;
 const DEFAULT_FAIL_AFTER_MS = 5 * 60_000;
+/**
+ * A session of a failing runner that reads this long with nothing to commit (a quiet input)
+ * works again; one with records to commit works again only once they are committed.
+ */
+const QUIET_HEALTHY_MS = 5_000;
+
+/** The wait before the attempt after `failures` failures in a row: 0.5 s, doubling, at most 15 s. */
+export function retryDelay(failures: number): number {
+  return Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** Math.max(0, failures - 1));
+}
 const TICK = Symbol("tick");
 const MOVED = Symbol("moved");
 const FAILED = Symbol("failed");
 const NUDGED = Symbol("nudged");
+const QUIET = Symbol("quiet");
 /** Longest wait for the member to rejoin after its group moved on (the rebalance timeout and some). */
 const REJOIN_WAIT_MS = 30_000;
 
@@ -106,6 +117,8 @@ export class Runner {
   #rejoinAfter: number | null = null;
   #wake: (() => void) | null = null;
   #interrupt: (() => void) | null = null;
+  /** The failures in a row since the runner last worked (null: it works). */
+  #streak: { since: number; failures: number; message: string } | null = null;
 
   constructor(opts: RunnerOptions) {
     this.#opts = opts;
@@ -122,6 +135,11 @@ export class Runner {
 
   get figures(): RunnerFigures {
     return this.#figures;
+  }
+
+  /** Failures in a row since the runner last worked (0 while it works). */
+  get failures(): number {
+    return this.#streak?.failures ?? 0;
   }
 
   start(): void {
@@ -145,32 +163,65 @@ export class Runner {
   }
 
   async #run(): Promise<void> {
-    const failAfter = this.#opts.failAfterMs ?? DEFAULT_FAIL_AFTER_MS;
-    let failingSince: number | null = null;
-    let attempt = 0;
+    const o = this.#opts;
+    const failAfter = o.failAfterMs ?? DEFAULT_FAIL_AFTER_MS;
+    const who = { processor: o.processorId, runner: o.index };
     while (!this.#stop.signal.aborted) {
       try {
-        await this.#session(() => {
-          failingSince = null;
-          attempt = 0;
-        });
+        await this.#session();
         return;
       } catch (err) {
         if (this.#stop.signal.aborted) return;
         const message = err instanceof Error ? err.message : String(err);
-        this.#opts.log.warn("processor runner failed", { processor: this.#opts.processorId, runner: this.#opts.index, error: message });
-        failingSince ??= this.#now();
+        const now = this.#now();
+        const streak = (this.#streak ??= { since: now, failures: 0, message });
+        streak.failures++;
+        const failingForMs = now - streak.since;
         // A state past its budget would only grow past it again: failed at once, as a poison record.
         const final = err instanceof PoisonRecordError || err instanceof StateBudgetError || err instanceof InvalidProgramError;
-        if (final || this.#now() - failingSince >= failAfter) {
+        const delay = retryDelay(streak.failures);
+        // FAILED once the next attempt would start past failAfter from the first failure: a
+        // processor that cannot run says so within failAfter, whatever the failure.
+        if (final || failingForMs + delay > failAfter) {
+          o.log.warn("processor runner FAILED", {
+            ...who,
+            error: message,
+            failures: streak.failures,
+            failingForMs,
+            ...(final ? {} : { failAfterMs: failAfter }),
+          });
           this.#set("FAILED", message);
           return;
         }
+        // One line per run of failures (the first, and one when the error changes); the end of
+        // the run (recovered or FAILED) gives the count.
+        const line = { ...who, error: message, failures: streak.failures, retryInMs: delay };
+        if (streak.failures === 1) o.log.warn("processor runner failed; retrying", line);
+        else if (message !== streak.message) o.log.warn("processor runner failed otherwise; retrying", line);
+        else o.log.debug("processor runner failed again; retrying", line);
+        streak.message = message;
         this.#set("PENDING", message);
-        attempt++;
-        await this.#sleep(Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** (attempt - 1)));
+        await this.#sleep(delay);
       }
     }
+  }
+
+  /**
+   * The runner works: a transaction committed, or it reads with nothing to commit (nothing owned,
+   * or a quiet input). Ends a run of failures: the next failure starts a new one, and is logged.
+   */
+  #healthy(): void {
+    const streak = this.#streak;
+    if (streak !== null) {
+      this.#streak = null;
+      this.#opts.log.info("processor runner recovered", {
+        processor: this.#opts.processorId,
+        runner: this.#opts.index,
+        failures: streak.failures,
+        failingForMs: this.#now() - streak.since,
+      });
+    }
+    this.#set("RUNNING", null);
   }
 
   #sleep(ms: number): Promise<void> {
@@ -187,7 +238,7 @@ export class Runner {
   }
 
   /** One membership of the group and one producer, until stopped or failed. */
-  async #session(onProgress: () => void): Promise<void> {
+  async #session(): Promise<void> {
     const o = this.#opts;
     const setup = await o.setup();
     const program = setup.program;
@@ -208,7 +259,7 @@ export class Runner {
       while (!this.#stop.signal.aborted) {
         this.#moved = false;
         this.#rejoinAfter = null;
-        await this.#assignment(member, writer, setup, onProgress);
+        await this.#assignment(member, writer, setup);
         if (this.#rejoinAfter !== null) {
           // The member rejoins by itself (its heartbeat learns of the rebalance); a member the
           // group dropped for good fails the session, which starts over with a new one.
@@ -240,12 +291,7 @@ export class Runner {
   }
 
   /** Reads what the member owns now, from its committed offsets, until the group moves or the runner stops. */
-  async #assignment(
-    member: GroupMember,
-    writer: ReturnType<KafkaCluster["processing"]["writer"]>,
-    setup: RunnerSetup,
-    onProgress: () => void,
-  ) {
+  async #assignment(member: GroupMember, writer: ReturnType<KafkaCluster["processing"]["writer"]>, setup: RunnerSetup) {
     const o = this.#opts;
     const program = setup.program;
     const agg = program.aggregate;
@@ -258,8 +304,8 @@ export class Runner {
     const ownedCount = [...owned.values()].reduce((n, ps) => n + ps.length, 0);
     this.#figures = { ...this.#figures, partitions: ownedCount };
     if (ownedCount === 0) {
-      this.#set("RUNNING", null);
-      onProgress();
+      // Nothing to read is not failing: another member owns the partitions.
+      this.#healthy();
       return;
     }
     /** The topic whose records are aggregated (the source, or the repartition topic). */
@@ -294,7 +340,7 @@ export class Runner {
         if (risk !== null) await markRisk(null);
         await checkStateRisk();
       }
-      await this.#consume(member, writer, setup, onProgress, owned, state, checkStateRisk, joinsAtStart, fencing);
+      await this.#consume(member, writer, setup, owned, state, checkStateRisk, joinsAtStart, fencing);
     } finally {
       state?.dispose();
       await markRisk(null).catch(() => {});
@@ -306,7 +352,6 @@ export class Runner {
     member: GroupMember,
     writer: ReturnType<KafkaCluster["processing"]["writer"]>,
     setup: RunnerSetup,
-    onProgress: () => void,
     owned: Map<string, number[]>,
     state: AggregateState | null,
     checkStateRisk: () => Promise<void>,
@@ -370,18 +415,40 @@ export class Runner {
     }
 
     const view = new InputView();
+    /** Output, changelog and state records of the next commit. */
     let pending = new TxnOutput();
+    /** Source records re-keyed into the repartition topic, for the next commit. */
+    let rekeyed = new TxnOutput();
     let pendingIn = 0;
     let pendingOut = 0;
-    let pendingFailed = 0;
+    /** Records and results skipped under error.policy = skip, by the leg they are committed with. */
+    let pendingFailed = { up: 0, down: 0 };
     const emitted: Emitted[] = [];
     const interval = program.settings.commitIntervalMs;
     const maxRecords = o.maxPendingRecords ?? 20_000;
     const maxBytes = o.maxPendingBytes ?? 16 * 1024 * 1024;
 
+    /**
+     * A record's own output that cannot be written is thrown: the read loop applies the error
+     * policy to that record. A result of the state (a closed window, a table row) follows the
+     * policy here.
+     */
+    const unwritable = (raw: RawRecord | null, partition: number, err: unknown) => {
+      if (raw !== null) throw err;
+      const why = `a result for partition ${partition} of '${program.target}': ${err instanceof Error ? err.message : String(err)}`;
+      if (program.settings.errorPolicy === "stop") throw new PoisonRecordError(`Cannot write ${why}`);
+      pendingFailed.down++;
+      o.log.debug("processor skipped a result", { processor: o.processorId, reason: why });
+    };
     const output = (out: StreamOutput, raw: RawRecord | null, partition: number, timestamp: number) => {
       // `*` writes the input's value bytes as they are (Avro stays Avro); a new key as text.
       const key = out.key === undefined ? (raw?.key ?? null) : outputText(out.key);
+      // The broker refuses the whole transaction for one keyless record in a compacted topic:
+      // it is refused here instead, as a record the program cannot write.
+      if (key === null && setup.targetCompacted) {
+        unwritable(raw, partition, new Error(`Topic '${program.target}' is compacted and takes no record without a key`));
+        return;
+      }
       let value: Uint8Array | string | null;
       if (raw !== null && program.columns === null) value = raw.value;
       else if (!setup.encodeValue) value = outputText(out.value);
@@ -389,13 +456,7 @@ export class Runner {
         try {
           value = setup.encodeValue(out.value);
         } catch (err) {
-          // A record's own output: the read loop applies the error policy to that record.
-          if (raw !== null) throw err;
-          // A result of the state (a closed window, a table row) that the schema does not take.
-          const why = `a result for partition ${partition} of '${program.target}': ${err instanceof Error ? err.message : String(err)}`;
-          if (program.settings.errorPolicy === "stop") throw new PoisonRecordError(`Cannot write ${why}`);
-          pendingFailed++;
-          o.log.debug("processor skipped a result", { processor: o.processorId, reason: why });
+          unwritable(raw, partition, err);
           return;
         }
       }
@@ -415,10 +476,16 @@ export class Runner {
     };
 
     /**
-     * Starts the transaction of what is held, after the previous one has ended; records read
+     * Starts the transactions of what is held, after the previous ones have ended; records read
      * meanwhile go into the next. A failed transaction fails the next call (and the loop checks
      * it at every turn): the assignment then starts over from what Kafka committed, dropping
      * whatever was read after it, the state included.
+     *
+     * A program with a repartition topic commits in two transactions, one after the other: the
+     * source's offsets with the records re-keyed into the repartition topic, then the
+     * repartition topic's offsets with the state's changes and the output. A failing output
+     * (a target that refuses what it is sent) then fails only the second: the source's records
+     * are re-keyed once, and the attempts after a failure do not send them again.
      */
     let inFlight: Promise<void> = Promise.resolve();
     let commitFailure: unknown = null;
@@ -427,6 +494,14 @@ export class Runner {
     const failed = new Promise<typeof FAILED>((resolve) => {
       onFailure = () => resolve(FAILED);
     });
+    const addFigures = (f: RunnerFigures, add: { recordsIn: number; recordsOut: number; failed: number; late: number }): RunnerFigures => ({
+      ...f,
+      recordsIn: f.recordsIn + add.recordsIn,
+      recordsOut: f.recordsOut + add.recordsOut,
+      failed: f.failed + add.failed,
+      late: f.late + add.late,
+      commits: f.commits + 1,
+    });
     const commit = async (wait = false) => {
       await inFlight;
       if (state) {
@@ -434,30 +509,41 @@ export class Runner {
         state.take(pending, emitted, this.#now());
         flushEmitted();
       }
-      if (pendingOffsets.size === 0 && pending.empty) return;
-      const records = pending;
-      const offsets = [...pendingOffsets.values()];
-      const counted = { recordsIn: pendingIn, recordsOut: pendingOut, failed: pendingFailed, late: state?.late ?? 0 };
+      if (pendingOffsets.size === 0 && pending.empty && rekeyed.empty) return;
+      const all = [...pendingOffsets.values()];
+      // Two legs when re-keyed (see above); one transaction otherwise.
+      const split = setup.repartition !== undefined;
+      const upOffsets = split ? all.filter((off) => off.topic === program.source) : [];
+      const downOffsets = split ? all.filter((off) => off.topic !== program.source) : all;
+      const up = { records: rekeyed, offsets: upOffsets, recordsIn: split ? pendingIn : 0, failed: pendingFailed.up };
+      const down = {
+        records: pending,
+        offsets: downOffsets,
+        recordsIn: split ? 0 : pendingIn,
+        recordsOut: pendingOut,
+        failed: pendingFailed.down,
+        late: state?.late ?? 0,
+      };
       if (state) state.late = 0;
       pending = new TxnOutput();
+      rekeyed = new TxnOutput();
       pendingOffsets.clear();
-      for (const off of offsets) committedAt.set(`${off.topic}/${off.partition}`, off.offset);
+      for (const off of all) committedAt.set(`${off.topic}/${off.partition}`, off.offset);
       pendingIn = 0;
       pendingOut = 0;
-      pendingFailed = 0;
+      pendingFailed = { up: 0, down: 0 };
       firstPendingAt = null;
-      inFlight = writer.commit(records, offsets, member, fencing).then(() => {
-        const f = this.#figures;
-        this.#figures = {
-          ...f,
-          recordsIn: f.recordsIn + counted.recordsIn,
-          recordsOut: f.recordsOut + counted.recordsOut,
-          failed: f.failed + counted.failed,
-          late: f.late + counted.late,
-          commits: f.commits + 1,
-        };
-        onProgress();
-      });
+      inFlight = (async () => {
+        if (!up.records.empty || up.offsets.length > 0) {
+          await writer.commit(up.records, up.offsets, member, fencing);
+          this.#figures = addFigures(this.#figures, { recordsIn: up.recordsIn, recordsOut: 0, failed: up.failed, late: 0 });
+        }
+        if (!down.records.empty || down.offsets.length > 0) {
+          await writer.commit(down.records, down.offsets, member, fencing);
+          this.#figures = addFigures(this.#figures, down);
+        }
+        this.#healthy();
+      })();
       inFlight.catch((err: unknown) => {
         commitFailure ??= err;
         onFailure();
@@ -474,7 +560,7 @@ export class Runner {
       } else if (fromSource && setup.repartition) {
         // Records of one group meet in one partition of the repartition topic.
         const groupKey = JSON.stringify(agg!.groupKey(view));
-        pending.add(
+        rekeyed.add(
           setup.repartition.topic,
           partitionForKey(groupKey, setup.repartition.partitions),
           raw.key,
@@ -492,8 +578,9 @@ export class Runner {
       this.#interrupt = () => resolve(MOVED);
       if (this.#moved || this.#stop.signal.aborted) resolve(MOVED);
     });
-    this.#set("RUNNING", null);
-    onProgress();
+    // A runner that was failing is RUNNING again once it commits (or reads a quiet input a while).
+    if (this.#streak === null) this.#set("RUNNING", null);
+    const readingSince = this.#now();
     type Got = { input: Input; result: IteratorResult<RawRecord[]> };
     const nextOf = (input: Input): Promise<IteratorResult<RawRecord[]>> => {
       input.next ??= input.it.next();
@@ -505,18 +592,32 @@ export class Runner {
         if (this.#stop.signal.aborted || this.#moved || inputs.length === 0) break;
         const wait = firstPendingAt === null ? null : Math.max(0, firstPendingAt + interval - this.#now());
         let timer: ReturnType<typeof setTimeout> | undefined;
-        const waits: Array<Promise<Got | typeof TICK | typeof MOVED | typeof FAILED | typeof NUDGED>> = inputs.map((input) =>
+        const waits: Array<Promise<Got | typeof TICK | typeof MOVED | typeof FAILED | typeof NUDGED | typeof QUIET>> = inputs.map((input) =>
           nextOf(input).then((result) => ({ input, result })),
         );
         waits.push(interrupted, failed);
+        let quietTimer: ReturnType<typeof setTimeout> | undefined;
         if (wait !== null) waits.push(new Promise<typeof TICK>((resolve) => (timer = setTimeout(() => resolve(TICK), wait))));
-        else waits.push(new Promise<typeof NUDGED>((resolve) => (nudge = () => resolve(NUDGED))));
+        else {
+          waits.push(new Promise<typeof NUDGED>((resolve) => (nudge = () => resolve(NUDGED))));
+          // Failing before, nothing to commit now: a quiet input read a while is working again.
+          if (this.#streak !== null) {
+            const left = Math.max(0, readingSince + QUIET_HEALTHY_MS - this.#now());
+            waits.push(new Promise<typeof QUIET>((resolve) => (quietTimer = setTimeout(() => resolve(QUIET), left))));
+          }
+        }
         const got = await Promise.race(waits);
         clearTimeout(timer);
+        clearTimeout(quietTimer);
         nudge = null;
         if (got === MOVED) break;
         // A position to commit: the next turn waits the commit interval for it.
         if (got === FAILED || got === NUDGED) continue;
+        if (got === QUIET) {
+          await inFlight.catch(() => {});
+          if (commitFailure === null && firstPendingAt === null) this.#healthy();
+          continue;
+        }
         if (got === TICK) {
           await commit();
           continue;
@@ -557,7 +658,8 @@ export class Runner {
               await commit(true);
               throw new PoisonRecordError(`Cannot process ${why}`);
             }
-            pendingFailed++;
+            if (topic === program.source && setup.repartition) pendingFailed.up++;
+            else pendingFailed.down++;
             o.log.debug("processor skipped a record", { processor: o.processorId, reason: why });
           }
         }
@@ -569,8 +671,8 @@ export class Runner {
           await checkStateRisk();
         }
         if (
-          pending.records >= maxRecords ||
-          pending.bytes >= maxBytes ||
+          pending.records + rekeyed.records >= maxRecords ||
+          pending.bytes + rekeyed.bytes >= maxBytes ||
           (firstPendingAt !== null && this.#now() - firstPendingAt >= interval)
         ) {
           await commit();

@@ -14,6 +14,7 @@ import type { Scope } from "../access/scope.ts";
 import type { AuditRecord } from "../audit/types.ts";
 import type { ProcessorMetrics } from "../metrics/service.ts";
 import { topicCheck } from "../sql/topic-check.ts";
+import { compactionOf } from "./compaction.ts";
 import { changelogOf, groupIdOf, type ProcessorEngine, repartitionOf } from "./engine.ts";
 import { type AvroSchemaOf, outputEncoder } from "./output.ts";
 import type { ProcessorRepo } from "./repo.ts";
@@ -131,7 +132,8 @@ export class ProcessorService {
     const catalog = await this.#o.catalog(cluster);
     const allowed = topicCheck(scope, cluster, "run");
     const targetLoop = loopOf(await this.#o.repo.list(cluster));
-    return compileStream(sql, catalog, { targetLoop, ...(allowed ? { topicAllowed: allowed } : {}) });
+    const topicCompacted = await compactionOf(this.#o.pool.get(cluster), sql, catalog);
+    return compileStream(sql, catalog, { targetLoop, topicCompacted, ...(allowed ? { topicAllowed: allowed } : {}) });
   }
 
   async create(input: CreateInput, cluster: string, caller: Caller): Promise<ProcessorAnswer> {

@@ -7,6 +7,7 @@ import { AppError } from "../../errors.ts";
 import type { KafkaCluster, KafkaPool } from "../../kafka/index.ts";
 import { compileStream, SqlError, type StreamProgram } from "../../sql/index.ts";
 import type { SqlService } from "../sql/service.ts";
+import { isCompacted } from "./compaction.ts";
 import { changelogOf, repartitionOf } from "./engine.ts";
 import { type AvroSchemaOf, outputEncoder } from "./output.ts";
 import { InvalidProgramError } from "./runner.ts";
@@ -42,6 +43,7 @@ export function runnerSetup(
     if (!target) throw new AppError("NOT_FOUND", `Topic '${program.target}' does not exist`);
     if (!source) throw new AppError("NOT_FOUND", `Topic '${program.source}' does not exist`);
     const encodeValue = await outputEncoder(program, p.cluster, schemaOf);
+    const targetCompacted = await isCompacted(kafka, program.target);
     let changelog: string | undefined;
     let repartition: RunnerSetup["repartition"];
     if (program.aggregate) {
@@ -68,6 +70,7 @@ export function runnerSetup(
         return d instanceof Promise ? d.then((x) => x.value) : d.value;
       },
       targetPartitions: target.partitionDetails.length,
+      targetCompacted,
     };
   };
 }

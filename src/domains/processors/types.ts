@@ -88,6 +88,8 @@ export interface RunnerSetup {
   encodeValue?(value: unknown): Uint8Array | null;
   /** Partitions of the target (created before the runner starts when autocreate). */
   targetPartitions: number;
+  /** The target is compacted (cleanup.policy has compact): every record written to it needs a key. */
+  targetCompacted?: boolean;
   /** Aggregations: the compacted topic holding the state, one partition per input partition. */
   changelog?: string;
   /** Aggregations grouped by other than the record key: where records are re-keyed by group first. */

@@ -24,6 +24,7 @@ import {
 import { isInsertStatement } from "../../sql/insert.ts";
 import { planQuery } from "../../sql/planner.ts";
 import { canonicalSetting } from "../../sql/settings.ts";
+import { compactionOf } from "../processors/compaction.ts";
 import { type Decoder, DecoderFactory } from "./decoders.ts";
 import {
   DEFAULT_CLUSTER_WAIT_MS,
@@ -186,7 +187,11 @@ export class SqlService {
   /** `allowed`: the topics the caller may name (see topic-check.ts); absent: all. */
   async validate(sql: string, cluster: string, allowed?: TopicAllowed): Promise<ValidationResult> {
     // A stream program (INSERT INTO ... SELECT) is validated as the processor route compiles it.
-    if (isStreamStatement(sql)) return validateStream(sql, await this.catalog(cluster), allowed ? { topicAllowed: allowed } : {});
+    if (isStreamStatement(sql)) {
+      const catalog = await this.catalog(cluster);
+      const topicCompacted = await compactionOf(this.opts.pool.get(cluster), sql, catalog);
+      return validateStream(sql, catalog, { topicCompacted, ...(allowed ? { topicAllowed: allowed } : {}) });
+    }
     if (this.opts.validateInsert && isInsertStatement(sql)) return this.opts.validateInsert(sql, cluster, allowed);
     return validateSql(sql, await this.catalog(cluster), { maxLimit: this.opts.maxLimit, ...(allowed ? { topicAllowed: allowed } : {}) });
   }
