@@ -11,7 +11,8 @@
  *       a running cluster that lacks an asked-for service gets it added
  *   bun test/cluster/cli.ts env      the same lines for a running cluster (eval "$(... env)")
  *   bun test/cluster/cli.ts status   what runs, with pids, ports, logs; exit 1 when something is down
- *   bun test/cluster/cli.ts down     stops everything and removes the data
+ *   bun test/cluster/cli.ts down     stops everything and deletes the cluster's data (topics, records,
+ *                                    groups, schemas, connectors): the next `up` starts empty
  *   bun test/cluster/cli.ts fetch    only downloads the jars into .cache/ (and makes the registry's
  *                                    class archive there, from a throwaway start)
  *
@@ -23,6 +24,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { join } from "node:path";
 import {
   CACHE_DIR,
+  fetchAll,
   isAlive,
   SERVICES,
   type ServiceName,
@@ -75,6 +77,11 @@ function parseServices(args: string[]): ServiceName[] {
   );
 }
 
+/** "kafka 4.3.1 up in 5200 ms (pid, log)", said as each service is up while the others still start. */
+function said(verb: string): (s: ServiceProcess) => void {
+  return (s) => console.error(`${s.name} ${s.version} ${verb} in ${s.startMs} ms (pid ${s.pid}, log ${s.logFile})`);
+}
+
 async function down(): Promise<void> {
   const state = readState();
   if (!state) {
@@ -97,10 +104,10 @@ async function up(args: string[]): Promise<number> {
       if (missing.length > 0) {
         // On the running services: Connect added later joins the running broker.
         const given = Object.assign({}, ...state.services.map((s) => s.env));
-        const added = await startCluster({ services: missing, baseDir: STATE_DIR, given });
+        console.error(`adding ${missing.join(", ")} ...`);
+        const added = await startCluster({ services: missing, baseDir: STATE_DIR, given, onStarted: said("added") });
         state.services.push(...added.services);
         writeFileSync(STATE_FILE, JSON.stringify(state, null, 2));
-        for (const s of added.services) console.error(`${s.name} ${s.version} added in ${s.startMs} ms (pid ${s.pid}, log ${s.logFile})`);
       }
       printEnv(state.services);
       return 0;
@@ -110,9 +117,9 @@ async function up(args: string[]): Promise<number> {
   }
   mkdirSync(STATE_DIR, { recursive: true });
   const t0 = performance.now();
-  const cluster = await startCluster({ services: names, baseDir: STATE_DIR });
+  console.error(`starting ${names.join(", ")} (the broker first, then the others side by side) ...`);
+  const cluster = await startCluster({ services: names, baseDir: STATE_DIR, onStarted: said("up") });
   writeFileSync(STATE_FILE, JSON.stringify({ startedAt: new Date().toISOString(), services: cluster.services } satisfies State, null, 2));
-  for (const s of cluster.services) console.error(`${s.name} ${s.version} up in ${s.startMs} ms (pid ${s.pid}, log ${s.logFile})`);
   console.error(`cluster up in ${Math.round(performance.now() - t0)} ms`);
   printEnv(cluster.services);
   return 0;
@@ -165,7 +172,7 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case "fetch":
-      for (const name of parseServices(args)) await serviceByName(name).fetch();
+      await fetchAll(parseServices(args).map(serviceByName));
       return 0;
     default:
       console.error(

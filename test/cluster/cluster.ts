@@ -33,6 +33,7 @@ import {
 import { connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import { DownloadProgress, endPlan, planSteps, progress, stepLine } from "./fetch-progress.ts";
 
 export const REPO_ROOT = resolve(import.meta.dir, "../..");
 export const CACHE_DIR = join(REPO_ROOT, ".cache");
@@ -104,6 +105,8 @@ export interface ServiceDef {
   needs: ServiceName[];
   /** Downloads what the service needs into .cache/, once. */
   fetch(): Promise<void>;
+  /** What fetch() still has to download or make (FETCH_STEPS names), for the progress lines. */
+  pendingFetch?(): string[];
   start(ctx: StartContext): Promise<ServiceProcess>;
   /** True when the service answers a real request. */
   probe(proc: ServiceProcess): Promise<boolean>;
@@ -134,26 +137,45 @@ export function connectLibsDir(): string {
   return join(CACHE_DIR, `connect-${versions().kafka}`, "libs");
 }
 
-function runMaven(args: string[], what: string, pom = POM): void {
-  const res = spawnSync("mvn", ["-q", "-B", "-f", pom, ...args], { cwd: REPO_ROOT, encoding: "utf8" });
-  if (res.error) throw new Error(`could not run mvn to fetch ${what}: ${res.error.message}`);
-  if (res.status !== 0) {
-    throw new Error(`mvn failed to fetch ${what} (exit ${res.status}):\n${tail(`${res.stdout}\n${res.stderr}`, 40)}`);
-  }
+/**
+ * Runs Maven in batch mode, following its "Downloaded from" lines to say how far the download
+ * got (see fetch-progress.ts); its whole output is kept for the error when it fails.
+ */
+async function runMaven(args: string[], what: string, pom = POM): Promise<void> {
+  const said = new DownloadProgress(what);
+  const output: string[] = [];
+  const code = await new Promise<number>((resolveExit, reject) => {
+    const child = spawn("mvn", ["-B", "-f", pom, ...args], { cwd: REPO_ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    let rest = "";
+    const take = (chunk: Buffer) => {
+      const lines = (rest + chunk.toString("utf8")).split("\n");
+      rest = lines.pop() ?? "";
+      for (const line of lines) {
+        output.push(line);
+        said.line(line);
+      }
+    };
+    child.stdout.on("data", take);
+    child.stderr.on("data", take);
+    child.on("error", (err) => reject(new Error(`could not run mvn to fetch ${what}: ${err.message}`)));
+    child.on("close", (status) => resolveExit(status ?? 1));
+  });
+  if (code !== 0) throw new Error(`mvn failed to fetch ${what} (exit ${code}):\n${tail(output.join("\n"), 40)}`);
+  said.done();
 }
 
 /**
  * Runs `fill(tmp)` and moves tmp to `dir` when it succeeds, so an interrupted download never
  * looks complete and two concurrent runs do not see each other's half-written directory.
  */
-function fetchOnce(dir: string, fill: (tmp: string) => void): void {
+async function fetchOnce(dir: string, fill: (tmp: string) => Promise<void>): Promise<void> {
   const marker = join(dir, ".complete");
   if (existsSync(marker)) return;
   const tmp = `${dir}.tmp-${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { recursive: true });
   try {
-    fill(tmp);
+    await fill(tmp);
     writeFileSync(join(tmp, ".complete"), new Date().toISOString());
     rmSync(dir, { recursive: true, force: true });
     renameSync(tmp, dir);
@@ -164,10 +186,20 @@ function fetchOnce(dir: string, fill: (tmp: string) => void): void {
   }
 }
 
+const fetched = (dir: string) => existsSync(join(dir, ".complete"));
+
+/** What each download is called in the progress lines (with its size, for what comes next). */
+export const FETCH_STEPS = {
+  kafka: () => `Kafka ${versions().kafka} jars (about 45 MB)`,
+  apicurio: () => `Apicurio Registry ${versions().apicurio} (about 115 MB)`,
+  connect: () => `Kafka Connect ${versions().kafka} jars (about 40 MB)`,
+  classArchive: () => "the registry's class archive (one throwaway start, about 20 s)",
+};
+
 export async function fetchKafka(): Promise<string> {
   const dir = kafkaLibsDir();
-  fetchOnce(dir, (tmp) => {
-    runMaven(["dependency:copy-dependencies", `-DoutputDirectory=${tmp}`], `Kafka ${versions().kafka}`);
+  await fetchOnce(dir, async (tmp) => {
+    await runMaven(["dependency:copy-dependencies", `-DoutputDirectory=${tmp}`], FETCH_STEPS.kafka());
     if (!readdirSync(tmp).some((f) => f.startsWith("kafka_2.13-"))) throw new Error("mvn copied no Kafka jars");
   });
   return dir;
@@ -176,10 +208,10 @@ export async function fetchKafka(): Promise<string> {
 export async function fetchConnect(): Promise<string> {
   const dir = connectLibsDir();
   const version = versions().kafka;
-  fetchOnce(dir, (tmp) => {
-    runMaven(
+  await fetchOnce(dir, async (tmp) => {
+    await runMaven(
       [`-Dkafka.version=${version}`, "dependency:copy-dependencies", `-DoutputDirectory=${tmp}`],
-      `Kafka Connect ${version}`,
+      FETCH_STEPS.connect(),
       CONNECT_POM,
     );
     if (!readdirSync(tmp).some((f) => f.startsWith("connect-runtime-"))) throw new Error("mvn copied no connect-runtime jar");
@@ -190,14 +222,14 @@ export async function fetchConnect(): Promise<string> {
 export async function fetchApicurio(): Promise<string> {
   const dir = apicurioDir();
   const version = versions().apicurio;
-  fetchOnce(dir, (tmp) => {
-    runMaven(
+  await fetchOnce(dir, async (tmp) => {
+    await runMaven(
       [
         "org.apache.maven.plugins:maven-dependency-plugin:2.8:copy",
         `-Dartifact=io.apicurio:apicurio-registry-app:${version}:tar.gz:all`,
         `-DoutputDirectory=${tmp}`,
       ],
-      `Apicurio Registry ${version}`,
+      FETCH_STEPS.apicurio(),
     );
     const archive = join(tmp, `apicurio-registry-app-${version}-all.tar.gz`);
     const res = spawnSync("tar", ["xzf", archive, "-C", tmp], { encoding: "utf8" });
@@ -546,6 +578,7 @@ export const kafkaService: ServiceDef = {
   async fetch() {
     await fetchKafka();
   },
+  pendingFetch: () => (fetched(kafkaLibsDir()) ? [] : [FETCH_STEPS.kafka()]),
   async start(ctx) {
     const t0 = performance.now();
     const libs = await fetchKafka();
@@ -779,11 +812,28 @@ async function apicurioJar(): Promise<string> {
  * made: the hosts then start without it, as a JVM does with an archive it cannot use.
  */
 async function apicurioClassArchive(jar: string): Promise<string | undefined> {
+  const file = classArchiveFile(jar);
+  if (file === undefined) return undefined;
+  if (existsSync(file)) return file;
+  const what = FETCH_STEPS.classArchive();
+  const began = Date.now();
+  progress(stepLine(what));
+  try {
+    return await makeClassArchive(jar, file);
+  } finally {
+    progress(`  ${what}: done in ${Math.round((Date.now() - began) / 1000)} s`);
+  }
+}
+
+/** Where the class archive of `jar` for this JDK lives; undefined without a JDK to ask. */
+function classArchiveFile(jar: string): string | undefined {
   const jdk = spawnSync(javaBin(), ["-version"], { encoding: "utf8" });
   if (jdk.status !== 0) return undefined;
   const id = createHash("sha256").update(`${jar}\n${jdk.stderr}`).digest("hex").slice(0, 12);
-  const file = join(dirname(dirname(jar)), `classes-${id}.jsa`);
-  if (existsSync(file)) return file;
+  return join(dirname(dirname(jar)), `classes-${id}.jsa`);
+}
+
+async function makeClassArchive(jar: string, file: string): Promise<string | undefined> {
   const runDir = mkdtempSync(join(tmpdir(), "loupe-apicurio-cds-"));
   // Beside the archive, so the rename is atomic; each maker its own, so runs at once do not meet.
   const tmp = `${file}.tmp-${process.pid}`;
@@ -842,6 +892,12 @@ export const registryService: ServiceDef = {
   needs: ["kafka"],
   async fetch() {
     await apicurioClassArchive(await apicurioJar());
+  },
+  pendingFetch() {
+    if (!fetched(apicurioDir())) return [FETCH_STEPS.apicurio(), FETCH_STEPS.classArchive()];
+    const runner = readdirSync(apicurioDir()).find((f) => f.endsWith("-runner.jar"));
+    const file = runner ? classArchiveFile(join(realpathSync(apicurioDir()), runner)) : undefined;
+    return file !== undefined && !existsSync(file) ? [FETCH_STEPS.classArchive()] : [];
   },
   async start(ctx) {
     const jar = await apicurioJar();
@@ -1190,6 +1246,7 @@ export const connectService: ServiceDef = {
   async fetch() {
     await fetchConnect();
   },
+  pendingFetch: () => (fetched(connectLibsDir()) ? [] : [FETCH_STEPS.connect()]),
   async start(ctx) {
     const libs = await fetchConnect();
     const bootstrap = ctx.env.KAFKA_BOOTSTRAP;
@@ -1276,6 +1333,20 @@ export interface StartClusterOptions {
    * whose variables are all here is used, not started (Connect on the run's broker).
    */
   given?: Record<string, string | undefined>;
+  /** Told as each service is up (the CLI says so while the others still start). */
+  onStarted?(proc: ServiceProcess): void;
+}
+
+/** Runs the services' fetches, numbered as one plan of the steps still to do. */
+export async function fetchAll(defs: ServiceDef[]): Promise<void> {
+  const steps = defs.flatMap((d) => d.pendingFetch?.() ?? []);
+  if (steps.length > 0) progress(`first start: ${steps.length} downloads and builds into .cache/ (kept for the next starts)`);
+  planSteps(steps);
+  try {
+    for (const def of defs) await def.fetch();
+  } finally {
+    endPlan();
+  }
 }
 
 /**
@@ -1297,8 +1368,9 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
     if (ownsBase && !stopOpts.keepDir) rmSync(base, { recursive: true, force: true });
   };
   try {
-    // Fetch one after another: two mvn runs at once would contend for ~/.m2.
-    for (const def of defs) await def.fetch();
+    // Fetch one after another: two mvn runs at once would contend for ~/.m2. Each step with
+    // work to do says so (which of how many, how far, what next); cached ones are silent.
+    await fetchAll(defs);
     // Each service starts as soon as the ones it needs are up (Connect and the registry once the
     // broker is, side by side), so the slowest chain sets the start time.
     const starting = new Map<ServiceName, Promise<void>>();
@@ -1323,6 +1395,7 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
               });
               started.push(proc);
               Object.assign(env, proc.env);
+              opts.onStarted?.(proc);
               return;
             } catch (err) {
               if (attempt >= 3 || !/Address already in use|BindException/.test(String(err))) throw err;
