@@ -64,7 +64,7 @@ const DEFAULT_FAIL_AFTER_MS = 5 * 60_000;
 const QUIET_HEALTHY_MS = 5_000;
 
 /** The wait before the attempt after `failures` failures in a row: 0.5 s, doubling, at most 15 s. */
-export function retryDelay(failures: number): number {
+function retryDelay(failures: number): number {
   return Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** Math.max(0, failures - 1));
 }
 const TICK = Symbol("tick");
@@ -135,11 +135,6 @@ export class Runner {
 
   get figures(): RunnerFigures {
     return this.#figures;
-  }
-
-  /** Failures in a row since the runner last worked (0 while it works). */
-  get failures(): number {
-    return this.#streak?.failures ?? 0;
   }
 
   start(): void {
