@@ -104,6 +104,8 @@ export interface Topic {
   partitions: number;
   replication: number;
   isControlTopic: boolean;
+  /** Whose machinery an internal topic is ("Kafka Connect", ...); null for the users' topics. */
+  internalTo: string | null;
   isMarkedForDeletion: boolean;
   messagesPerSecond: number;
   totalMessages: number;
@@ -227,6 +229,12 @@ export class TopicService {
     });
   }
 
+  /** The topic's partition count; NOT_FOUND for a topic the cluster does not have. */
+  async partitionCount(cluster: string, name: string): Promise<number> {
+    const [described] = await this.#kafka(cluster).topics.describe([name]);
+    return described!.partitions;
+  }
+
   async get(cluster: string, name: string): Promise<Topic> {
     const kafka = this.#kafka(cluster);
     const [described] = await kafka.topics.describe([name]);
@@ -281,6 +289,7 @@ export class TopicService {
       partitions: topic.partitions,
       replication: topic.replicationFactor,
       isControlTopic: this.#isControlTopic(name, topic.internal),
+      internalTo: this.deps.internalTopics.ownerOf(name) ?? (topic.internal ? "Kafka" : null),
       // KRaft removes a deleted topic from metadata at once; a listed topic is not being deleted.
       isMarkedForDeletion: false,
       messagesPerSecond: Math.round(this.deps.sampler.rate(cluster, name, { t: now, ends: latest })),
@@ -416,6 +425,33 @@ export class TopicService {
       instance: name,
       source: user,
     });
+  }
+
+  /**
+   * Grows the topic to `count` partitions. Kafka never removes a partition, so a count that is
+   * not larger is a 400 saying so; Kafka's own internal topics are not changed by hand. Answers
+   * once every new partition is led (bounded, as creation waits).
+   */
+  async addPartitions(cluster: string, name: string, count: number): Promise<{ previous: number; partitions: number }> {
+    const kafka = this.#kafka(cluster);
+    const [described] = await kafka.topics.describe([name]);
+    const t = described!;
+    if (t.internal) throw badRequest(`Topic '${name}' is internal to Kafka: its partitions are not changed by hand`);
+    if (count < t.partitions)
+      throw badRequest(`Topic '${name}' has ${t.partitions} partitions: Kafka cannot remove partitions, so the count can only grow`, {
+        partitions: t.partitions,
+      });
+    if (count === t.partitions)
+      throw badRequest(`Topic '${name}' has ${t.partitions} partitions already: give a larger count`, { partitions: t.partitions });
+    await kafka.topics.createPartitions(name, count);
+    const ready = async () => {
+      const [now] = await kafka.topics.describe([name]);
+      return now !== undefined && now.partitions >= count && now.partitionDetails.every((p) => p.leader >= 0);
+    };
+    if (!(await settles(ready, SETTLE_MS)))
+      this.deps.log.warn("added partitions are not yet led", { cluster, topic: name, partitions: count });
+    this.deps.lag.invalidate(cluster);
+    return { previous: t.partitions, partitions: count };
   }
 
   /** Validated as a whole first (validateOnly), so a bad entry changes nothing. */
