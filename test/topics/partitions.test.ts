@@ -112,4 +112,19 @@ describe("23: GET /api/topics/{topicName} says what the caller may do and whose 
     const other = await createReadyTopic(kafka, { prefix: "access-other", track: made });
     expect(await access(other, { token: mixed })).toEqual({ access: { read: true, write: false }, internalTo: null });
   });
+
+  test("23: an override's default is the cluster's, in the key's own unit, even where its synonyms do not name it", async () => {
+    const topic = await createReadyTopic(rt.kafka.default(), {
+      prefix: "defaults",
+      configs: { "retention.ms": "3600000", "segment.bytes": "268435456" },
+      track: made,
+    });
+    const res = await rt.request(`/api/topics/${topic}`, { role: "read" });
+    const config = ((await res.json()) as { config: Array<{ configuration: string; value: string; defaultValue: string | null }> }).config;
+    const of = (name: string) => config.find((c) => c.configuration === name);
+    // The broker keeps retention as log.retention.hours (168): the topic's default is 7 days in ms.
+    expect(of("retention.ms")).toMatchObject({ value: "3600000", defaultValue: "604800000" });
+    expect(of("segment.bytes")).toMatchObject({ value: "268435456", defaultValue: "1073741824" });
+    expect(of("cleanup.policy")).toMatchObject({ value: "delete", defaultValue: "delete" });
+  });
 });

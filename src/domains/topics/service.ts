@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { AppError, badRequest, notFound } from "../../errors.ts";
 import type { BrokerInfo, KafkaCluster, KafkaPool } from "../../kafka/index.ts";
 import type { LagEngine, PartitionLag } from "../../lag/engine.ts";
@@ -13,6 +14,9 @@ import type { TopicFilter } from "./visibility.ts";
 
 /** How long creating or deleting a topic waits for the brokers' metadata to follow. */
 const SETTLE_MS = 15_000;
+
+/** How long the configs a new topic would get are kept before the brokers are asked again. */
+const DEFAULTS_TTL_MS = 5 * 60_000;
 
 /** Polls `check` (a failure counts as not yet) until it holds or `ms` pass; answers whether it held. */
 async function settles(check: () => Promise<boolean>, ms: number): Promise<boolean> {
@@ -154,6 +158,8 @@ function withOffsets<T extends { internal: boolean }>(topics: T[]): T[] {
 export class TopicService {
   /** Background deletions under way; close() waits for them. */
   readonly #pending = new Set<Promise<unknown>>();
+  /** Per cluster: the configs a new topic gets, and when they were asked. */
+  readonly #defaults = new Map<string, { at: number; configs: Promise<Record<string, string | null>> }>();
 
   constructor(
     private readonly deps: {
@@ -279,6 +285,10 @@ export class TopicService {
       ),
     ]);
     const types = await this.deps.metadata.typesFor(cluster, name, records);
+    // A topic's override whose default the broker lists under another name (`log.retention.hours`
+    // for `retention.ms`) has no default among its synonyms: the configs a new topic would get say it.
+    const overridden = configs.filter((c) => !c.isDefault && (c.defaultValue ?? null) === null);
+    const fresh = overridden.length > 0 ? await this.#newTopicConfigs(cluster) : {};
     return {
       topicName: name,
       keyType: types.keyType,
@@ -299,12 +309,32 @@ export class TopicService {
         configuration: c.name,
         value: c.value,
         // A value nobody overrode is its own default (the broker lists no synonym for it).
-        defaultValue: c.defaultValue ?? (c.isDefault ? c.value : null),
+        defaultValue: c.defaultValue ?? (c.isDefault ? c.value : (fresh[c.name] ?? null)),
         documentation: c.documentation,
       })),
       consumers,
       messagesPerPartition: perPartition,
     };
+  }
+
+  /**
+   * The configs a topic created now would get (a creation the brokers only validate): the
+   * cluster's defaults in each topic config's own name and unit. Kept a few minutes; none when
+   * the brokers cannot say.
+   */
+  async #newTopicConfigs(cluster: string): Promise<Record<string, string | null>> {
+    const kept = this.#defaults.get(cluster);
+    if (kept && Date.now() - kept.at < DEFAULTS_TTL_MS) return kept.configs;
+    const configs = this.#kafka(cluster)
+      .topics.create({ name: `loupe-config-probe-${randomBytes(8).toString("hex")}`, validateOnly: true })
+      .then((t) => t.configs)
+      .catch((e: unknown) => {
+        this.deps.log.warn("cannot ask the brokers for a new topic's configs", { cluster, error: (e as Error).message });
+        this.#defaults.delete(cluster);
+        return {};
+      });
+    this.#defaults.set(cluster, { at: Date.now(), configs });
+    return configs;
   }
 
   async #consumers(
