@@ -68,12 +68,18 @@ export function parseSchema(text: string): { schema: Schema; named: Named } | nu
   }
 }
 
-/** An example value of the schema: defaults where given, else the smallest value of each type. */
+/** An example value of the schema: defaults where given, now for times, else the least value of each type. */
 export function avroTemplate(text: string): unknown {
   const parsed = parseSchema(text);
   if (!parsed) return {};
   const seen = new Set<unknown>();
   const example = (raw: Schema): unknown => {
+    // A time is more use as now than as 1970.
+    if (isObject(raw) && typeof raw.logicalType === "string") {
+      if (raw.logicalType === "timestamp-millis" || raw.logicalType === "local-timestamp-millis") return Date.now();
+      if (raw.logicalType === "timestamp-micros" || raw.logicalType === "local-timestamp-micros") return Date.now() * 1000;
+      if (raw.logicalType === "date") return Math.floor(Date.now() / 86_400_000);
+    }
     const s = resolve(raw, parsed.named);
     if (Array.isArray(s)) {
       const first = s.find((b) => b !== "null") ?? "null";
