@@ -51,6 +51,8 @@ const partitionWords = (ps: number[]) => (ps.length === 1 ? `partition ${ps[0]}`
 
 /** What the rows are and what is left, in a sentence. */
 function readSummary(rows: number, last: BrowseAnswer, more: number[]): string {
+  // No rows at all: the table's place says so.
+  if (rows === 0 && more.length === 0 && last.stopReason === "END" && last.message === null) return "";
   const what = `${number.format(rows)} record${rows === 1 ? "" : "s"}, ${last.order} first`;
   if (more.length === 0) {
     if (last.stopReason !== "END") return `${what}.`;
