@@ -46,6 +46,7 @@ import type { SqlService } from "./domains/sql/service.ts";
 import { storeTopicFormats } from "./domains/sql/topic-formats.ts";
 import { sqlLibraryRoutes } from "./domains/sql-library/routes.ts";
 import type { SqlLibraryService } from "./domains/sql-library/service.ts";
+import { RecordBrowser, topicDecoders } from "./domains/topics/browse-records.ts";
 import { topicRoutes } from "./domains/topics/routes.ts";
 import type { TopicService } from "./domains/topics/service.ts";
 import { userRoutes } from "./domains/users/routes.ts";
@@ -199,7 +200,12 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const extra = new RouteGroup();
   deps.extraRoutes?.(extra);
   mount(extra);
-  mount(topicRoutes(deps.topics));
+  mount(
+    topicRoutes(deps.topics, {
+      inserts: deps.inserts,
+      browser: new RecordBrowser({ pool: deps.kafka, decoders: (cluster, topic) => topicDecoders(deps.sql, cluster, topic) }),
+    }),
+  );
   mount(metadataRoutes(deps.metadata));
   mount(jdbcRoutes({ inserts: deps.inserts, metadata: deps.metadata, audit: deps.audit, pool: deps.kafka, log: deps.logs.logger("jdbc") }));
   mount(consumerRoutes(deps.consumers));

@@ -55,7 +55,9 @@ export async function produceRecords(
         throw new AppError("BAD_REQUEST", `${context}: record ${i} names partition ${partition}, but the topic has ${partitions}`);
       }
       const headers = new Map<Buffer, Buffer>();
-      for (const [k, v] of Object.entries(r.headers ?? {})) headers.set(Buffer.from(k, "utf8"), bytes(v) ?? Buffer.alloc(0));
+      const entries = Array.isArray(r.headers) ? r.headers : Object.entries(r.headers ?? {});
+      // Keys are distinct Buffer objects: a key given twice stays twice.
+      for (const [k, v] of entries) headers.set(Buffer.from(k, "utf8"), bytes(v) ?? Buffer.alloc(0));
       return {
         topic,
         partition,

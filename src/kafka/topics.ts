@@ -1,5 +1,5 @@
 /**
- * Topics: list, describe, create, delete. Metadata and CreateTopics go out as raw requests
+ * Topics: list, describe, create, add partitions, delete. Metadata and CreateTopics go out as raw requests
  * (client.ts callApi): the client's own methods drop topic ids, internal flags and
  * validateOnly.
  */
@@ -160,6 +160,16 @@ export class TopicOps {
         configs: Object.fromEntries((t.configs ?? []).map((c) => [c.name, c.value])),
       };
     });
+  }
+
+  /**
+   * Grows the topic to `count` partitions (CreatePartitions; Kafka never removes one). The
+   * broker refuses a count that is not larger (INVALID_PARTITIONS), with its own message.
+   */
+  createPartitions(name: string, count: number): Promise<void> {
+    return this.#conn.call(`Cannot add partitions to topic '${name}'`, () =>
+      this.#conn.admin.createPartitions({ topics: [{ name, count, assignments: null }] }),
+    );
   }
 
   delete(name: string): Promise<void> {

@@ -209,7 +209,8 @@ export interface ProduceRecord {
   key?: string | Uint8Array | null;
   value: string | Uint8Array | null;
   partition?: number;
-  headers?: Record<string, string | Uint8Array>;
+  /** As a map, or as a list when a key repeats (Kafka allows that; order is kept either way). */
+  headers?: Record<string, string | Uint8Array> | Array<[string, string | Uint8Array | null]>;
   /** Milliseconds since the epoch; the broker's or producer's time when absent. */
   timestamp?: number;
 }

@@ -2,7 +2,8 @@
  * Consumer groups in a real browser: the list with lag, a group's offsets and lag per
  * partition, its lag chart filled by the sampler, and the offset reset of an empty group
  * through the dialog (latest, explicit offsets, a time; write role); a read user is not
- * offered the reset. axe-core on the list and the group page in both themes.
+ * offered the reset. Deleting an empty group from its page (issue 23), offered to writers only
+ * and only while the group has no member. axe-core on the list and the group page in both themes.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
@@ -10,7 +11,7 @@ import type { KafkaPool } from "../../src/kafka/index.ts";
 import type { ROLE_USERS } from "../helpers/runtime.ts";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.ts";
 import { waitFor } from "../helpers/wait.ts";
-import { testPool } from "../kafka/helpers.ts";
+import { joinGroup, testPool } from "../kafka/helpers.ts";
 import { compiledLoupe, createTopic, insert, launchChromium, openAs, seriousViolations, withPage } from "./browser.ts";
 
 const RUN = `ui${Date.now().toString(36)}`;
@@ -18,6 +19,9 @@ const TOPIC = `${RUN}-orders`;
 const GROUP = `${RUN}-billing`;
 /** A second empty group, lagging on both partitions, for the chart and the other resets. */
 const CHARTED = `${RUN}-audit`;
+/** 23: an empty group deleted through its page, and a group with a live member. */
+const DOOMED = `${RUN}-doomed`;
+const LIVE = `${RUN}-live`;
 
 let server: ServerProcess;
 let browser: Browser;
@@ -38,13 +42,14 @@ beforeAll(async () => {
     { topic: TOPIC, partition: 0, offset: 0 },
     { topic: TOPIC, partition: 1, offset: 0 },
   ]);
+  await pool.default().groups.alterOffsets(DOOMED, [{ topic: TOPIC, partition: 0, offset: 1 }]);
   browser = await launchChromium();
 }, 120_000);
 
 afterAll(async () => {
   await pool
     ?.default()
-    .groups.delete([GROUP, CHARTED])
+    .groups.delete([GROUP, CHARTED, DOOMED, LIVE])
     .catch(() => {});
   await server?.request(`/api/topics/${TOPIC}`, { method: "DELETE", role: "admin" }).catch(() => {});
   await pool?.close();
@@ -208,4 +213,57 @@ describe("consumer groups", () => {
         { colorScheme },
       );
   }, 60_000);
+
+  test("23: a writer deletes an empty group from its page after typing its name; a group with a member and a read user are offered no delete", async () => {
+    await withPage(browser, "group delete", async (page) => {
+      const errors: string[] = [];
+      page.on("console", (m) => {
+        if (m.type() === "error" && !m.location().url.endsWith("/favicon.ico")) errors.push(m.text());
+      });
+      await signedIn(page, `/consumers/${DOOMED}?cluster=local`, "write");
+      await page.getByRole("table", { name: "Offsets and lag" }).waitFor();
+      await page.getByRole("button", { name: "Delete group…" }).click();
+      const dialog = page.getByRole("dialog", { name: `Delete ${DOOMED}` });
+      expect(await dialog.innerText()).toContain("Its committed offsets are deleted with it (1 topic)");
+      const confirm = dialog.getByRole("button", { name: "Delete group" });
+      expect(await confirm.isDisabled()).toBe(true);
+      await dialog.getByLabel("Type the group's name to confirm").fill(DOOMED);
+      expect(await seriousViolations(page)).toEqual([]);
+      await confirm.click();
+      await page.waitForURL(`${server.url}/consumers?cluster=local`);
+      expect((await server.request(`/api/consumers/${DOOMED}`, { role: "read" })).status).toBe(404);
+      expect((await pool.default().groups.list()).some((g) => g.groupId === DOOMED)).toBe(false);
+      const audit = (await (await server.request("/api/audit?type=CONSUMER_GROUP&limit=1", { role: "admin" })).json()) as Array<{
+        change: string;
+        content: Record<string, string>;
+      }>;
+      expect(audit[0]).toMatchObject({ change: "REMOVE", content: { outcome: "SUCCESS", group: DOOMED } });
+      expect(errors).toEqual([]);
+    });
+
+    // A member reading: no delete, and the page says when there would be one.
+    const member = joinGroup(pool.default(), { groupId: LIVE, topics: [TOPIC] });
+    const reading = (async () => {
+      for await (const r of member.records()) await r.commit();
+    })().catch(() => {});
+    try {
+      await waitFor(async () => ((await detail(LIVE)) as unknown as { members: unknown[] }).members?.length > 0, {
+        timeoutMs: 30_000,
+        what: "the member in the group",
+      });
+      await withPage(browser, "group delete live", async (page) => {
+        await signedIn(page, `/consumers/${LIVE}`, "write");
+        await page.getByText("Offsets can be reset, and the group deleted, when it has no active member.").waitFor();
+        expect(await page.getByRole("button", { name: "Delete group…" }).count()).toBe(0);
+      });
+    } finally {
+      await member.close();
+      await reading;
+    }
+    await withPage(browser, "group delete read", async (page) => {
+      await signedIn(page, `/consumers/${GROUP}`, "read");
+      await page.getByRole("table", { name: "Offsets and lag" }).waitFor();
+      expect(await page.getByRole("button", { name: /Delete group/ }).count()).toBe(0);
+    });
+  }, 90_000);
 });

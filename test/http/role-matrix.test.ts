@@ -244,6 +244,27 @@ const PREPARE: Record<string, Prepare> = {
     const name = c.allowed ? await newTopic("rbac-dr") : topic;
     return { path: `/api/topics/${name}/0/1`, check: async (res) => expect(await res.text()).toContain("are being deleted") };
   },
+  "PUT /api/topics/:topicName/partitions": async (c) => {
+    const name = c.allowed ? await newTopic("rbac-grow") : topic;
+    return {
+      path: `/api/topics/${name}/partitions`,
+      body: JSON.stringify({ partitions: 2 }),
+      check: async (res) => expect(await res.json()).toEqual({ topicName: name, partitions: 2, previous: 1 }),
+    };
+  },
+  "GET /api/topics/:topicName/records": async () => ({
+    path: `/api/topics/${topic}/records?limit=2`,
+    check: async (res) => expect(((await res.json()) as { records: unknown[] }).records.length).toBe(2),
+  }),
+  "GET /api/topics/:topicName/records/formats": async () => ({
+    path: `/api/topics/${insertTopic}/records/formats`,
+    check: async (res) => expect(await res.json()).toMatchObject({ topicName: insertTopic, key: { format: "STRING" } }),
+  }),
+  "POST /api/topics/:topicName/records": async () => ({
+    path: `/api/topics/${insertTopic}/records`,
+    body: JSON.stringify({ records: [{ key: "k7", value: '{"i":7}', headers: { via: "rbac" } }] }),
+    check: async (res) => expect(await res.json()).toMatchObject({ topicName: insertTopic, records: 1 }),
+  }),
   "GET /api/metadata/topics": get("/api/metadata/topics", jsonArray),
   "GET /api/metadata/topics/:topicName": async () => ({
     path: `/api/metadata/topics/${topic}`,

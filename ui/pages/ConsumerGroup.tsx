@@ -1,7 +1,8 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, type RefObject, useRef, useState } from "react";
-import { clusterOf } from "../cluster.ts";
-import { DialogFooter, Tile } from "../components.tsx";
+import { deleteConsumerGroup } from "../api/topics.ts";
+import { clusterOf, withCluster } from "../cluster.ts";
+import { ConfirmDeleteDialog, DialogFooter, Tile } from "../components.tsx";
 import { navigate } from "../router.ts";
 import { api } from "../session.ts";
 import { LAG_WINDOWS, LagChart, type LagWindow } from "./LagChart.tsx";
@@ -34,7 +35,7 @@ const number = new Intl.NumberFormat("en-US");
 
 /**
  * One group: its lag over time, members, per-partition offsets and lag (also in seconds), and
- * the offset reset for empty groups.
+ * for writers, while the group has no member, the offset reset and deleting the group.
  */
 export function ConsumerGroupPage({ id, location, canWrite }: { id: string; location: string; canWrite: boolean }) {
   const cluster = clusterOf(location);
@@ -51,7 +52,18 @@ export function ConsumerGroupPage({ id, location, canWrite }: { id: string; loca
   const group = useQuery({ queryKey: key, queryFn: () => api<GroupDetail>(`/api/consumers/${encodeURIComponent(id)}`) });
   const g = group.data;
   const dialog = useRef<HTMLDialogElement>(null);
+  const deleteDialog = useRef<HTMLDialogElement>(null);
   const empty = g !== undefined && (g.state === "Empty" || g.members.length === 0);
+  const client = useQueryClient();
+  const remove = useMutation({
+    mutationFn: () => deleteConsumerGroup(id),
+    onSuccess: async () => {
+      deleteDialog.current?.close();
+      client.removeQueries({ queryKey: key });
+      await client.invalidateQueries({ queryKey: ["groups", cluster] });
+      navigate(withCluster("/consumers", cluster));
+    },
+  });
   return (
     <section className="page">
       <h1>
@@ -75,7 +87,13 @@ export function ConsumerGroupPage({ id, location, canWrite }: { id: string; loca
               <button type="button" onClick={() => dialog.current?.showModal()} disabled={!empty}>
                 Reset offsets…
               </button>
-              {!empty && <span className="muted">Offsets can be reset when the group has no active member.</span>}
+              {empty ? (
+                <button type="button" className="danger" onClick={() => deleteDialog.current?.showModal()}>
+                  Delete group…
+                </button>
+              ) : (
+                <span className="muted">Offsets can be reset, and the group deleted, when it has no active member.</span>
+              )}
             </div>
           )}
 
@@ -143,6 +161,18 @@ export function ConsumerGroupPage({ id, location, canWrite }: { id: string; loca
             </table>
           )}
           {canWrite && <ResetDialog dialog={dialog} group={id} offsets={g.offsets} queryKey={key} />}
+          {canWrite && empty && (
+            <ConfirmDeleteDialog
+              dialog={deleteDialog}
+              id="delete-group-title"
+              title={`Delete ${id}`}
+              typeName={{ name: id, noun: "group" }}
+              label="Delete group"
+              action={remove}
+            >
+              {`Its committed offsets are deleted with it (${number.format(new Set(g.offsets.map((o) => o.topic)).size)} topic${new Set(g.offsets.map((o) => o.topic)).size === 1 ? "" : "s"}): a consumer that joins the group later starts where its auto.offset.reset says. This cannot be undone.`}
+            </ConfirmDeleteDialog>
+          )}
         </>
       )}
     </section>

@@ -1,7 +1,8 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
-import { useEffect, useRef, useState } from "react";
-import { api } from "../session.ts";
-import { type TopicConfig, topicKey } from "./TopicDetail.tsx";
+import { useEffect, useId, useRef, useState } from "react";
+import { setTopicConfig, type TopicConfig, topicKey } from "../api/topics.ts";
+import "../styles/topic-messages.css";
+import { configInput, firstSentence, humanConfig } from "./TopicShared.ts";
 
 /** Set on the topic: its value differs from what the broker would give it. */
 const overridden = (c: TopicConfig) => c.value !== c.defaultValue;
@@ -13,9 +14,11 @@ function overridesFirst(config: TopicConfig[]): TopicConfig[] {
 }
 
 /**
- * The topic's configs, each with its value and default, overrides marked. Roles that may change
- * topics edit a value in its row (Enter saves, Escape cancels) or reset an override; the API's
- * refusal (the broker validates first) shows in that row.
+ * The topic's configs as a person reads them: times and sizes in words (`7 d`, `1 GiB`, `∞`, the
+ * raw value beside), each key's documentation under its name, overrides first and marked, the
+ * default shown only where the value differs from it. Roles that may change topics edit a value
+ * in its row (Enter saves, Escape cancels; `7d` or `1 GiB` is taken for a time or a size) or reset
+ * an override; the API's refusal (the broker validates first) shows in that row.
  */
 export function TopicConfigs({
   cluster,
@@ -29,7 +32,10 @@ export function TopicConfigs({
   canWrite: boolean;
 }) {
   const [filter, setFilter] = useState("");
-  const shown = overridesFirst(config).filter((c) => c.configuration.includes(filter.trim().toLowerCase()));
+  const needle = filter.trim().toLowerCase();
+  const shown = overridesFirst(config).filter(
+    (c) => c.configuration.includes(needle) || (needle.length > 2 && (c.documentation ?? "").toLowerCase().includes(needle)),
+  );
   const setCount = config.filter(overridden).length;
   return (
     <>
@@ -48,7 +54,7 @@ export function TopicConfigs({
           <tr>
             <th scope="col">Name</th>
             <th scope="col">Value</th>
-            <th scope="col">Default</th>
+            <th scope="col">Default (where it differs)</th>
             {canWrite && (
               <th scope="col">
                 <span className="sr-only">Actions</span>
@@ -67,11 +73,31 @@ export function TopicConfigs({
   );
 }
 
-/** A value as the broker has it: an empty string and no value at all look different. */
-function ConfigValue({ value }: { value: string | null }) {
+/** A value as a person reads it (`7 d`), the broker's own beside it; an empty string and no value look different. */
+function ConfigValue({ name, value }: { name: string; value: string | null }) {
   if (value === null) return <span className="muted">—</span>;
   if (value === "") return <span className="muted">(empty)</span>;
-  return <span className="config-value">{value}</span>;
+  const human = humanConfig(name, value);
+  if (human === null || human === value) return <span className="config-value">{value}</span>;
+  return (
+    <>
+      <span className="config-value">{human}</span>
+      <span className="muted config-raw config-value">{value}</span>
+    </>
+  );
+}
+
+/** The key's documentation: its first sentence, the rest a click away. */
+function ConfigDoc({ doc }: { doc: string | null }) {
+  if (!doc) return null;
+  const { head, rest } = firstSentence(doc);
+  if (rest === "") return <span className="config-doc">{head}</span>;
+  return (
+    <details className="config-doc">
+      <summary>{head}</summary>
+      {rest}
+    </details>
+  );
 }
 
 function ConfigRow({
@@ -86,6 +112,7 @@ function ConfigRow({
   canWrite: boolean;
 }) {
   const client = useQueryClient();
+  const ids = useId();
   const [editing, setEditing] = useState(false);
   const [draft, setDraft] = useState(c.value ?? "");
   const input = useRef<HTMLInputElement>(null);
@@ -93,11 +120,7 @@ function ConfigRow({
   /** Set when the control that had focus goes away (saved, reset, cancelled): focus returns to Edit. */
   const refocus = useRef(false);
   const save = useMutation({
-    mutationFn: (value: string | null) =>
-      api<string>(`/api/topics/config/${encodeURIComponent(topic)}`, {
-        method: "PUT",
-        body: JSON.stringify({ configs: [{ key: c.configuration, value }] }),
-      }),
+    mutationFn: (value: string | null) => setTopicConfig(topic, c.configuration, value),
     // The row leaves edit mode once the page shows the broker's new value.
     onSuccess: async () => {
       await client.invalidateQueries({ queryKey: topicKey(cluster, topic) });
@@ -120,10 +143,13 @@ function ConfigRow({
     save.reset();
     refocus.current = true;
   };
+  const sent = configInput(c.configuration, draft);
+  const preview = humanConfig(c.configuration, sent);
   return (
     <tr className={isSet ? "overridden" : undefined}>
-      <td title={c.documentation ?? undefined} className="config-name">
-        {c.configuration}
+      <td className="config-name">
+        <span className="config-key">{c.configuration}</span>
+        <ConfigDoc doc={c.documentation} />
       </td>
       <td>
         {editing ? (
@@ -131,7 +157,7 @@ function ConfigRow({
             className="config-edit"
             onSubmit={(e) => {
               e.preventDefault();
-              save.mutate(draft);
+              save.mutate(sent);
             }}
           >
             <input
@@ -145,6 +171,7 @@ function ConfigRow({
                 }
               }}
               aria-label={`New value of ${c.configuration}`}
+              aria-describedby={`${ids}-preview`}
               autoComplete="off"
               spellCheck={false}
             />
@@ -154,10 +181,13 @@ function ConfigRow({
             <button type="button" className="ghost" onClick={cancel} disabled={save.isPending}>
               Cancel
             </button>
+            <span id={`${ids}-preview`} className="muted config-preview" aria-live="polite">
+              {sent !== draft ? `= ${sent}${preview ? ` (${preview})` : ""}` : preview ? `= ${preview}` : ""}
+            </span>
           </form>
         ) : (
           <>
-            <ConfigValue value={c.value} />
+            <ConfigValue name={c.configuration} value={c.value} />
             {isSet && <span className="badge">set</span>}
           </>
         )}
@@ -168,7 +198,13 @@ function ConfigRow({
         )}
       </td>
       <td className="muted">
-        <ConfigValue value={c.defaultValue} />
+        {isSet ? (
+          c.defaultValue === null ? (
+            <span className="muted">not reported</span>
+          ) : (
+            <ConfigValue name={c.configuration} value={c.defaultValue} />
+          )
+        ) : null}
       </td>
       {canWrite && (
         <td className="row-actions">

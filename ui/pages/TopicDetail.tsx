@@ -1,51 +1,18 @@
 import { useQuery } from "@tanstack/react-query";
 import { useRef, useState } from "react";
-import { RESERVED_WORDS } from "../../src/sql/parser.ts";
+import { fetchTopic, type TopicDetail, topicKey } from "../api/topics.ts";
 import { clusterOf, withCluster } from "../cluster.ts";
 import { Link, Tile } from "../components.tsx";
-import { api } from "../session.ts";
 import "../styles/topic.css";
 import { TopicConfigs } from "./TopicConfigs.tsx";
-import { DeleteRecordsDialog, DeleteTopicDialog } from "./TopicDialogs.tsx";
+import { AddPartitionsDialog, DeleteRecordsDialog, DeleteTopicDialog } from "./TopicDialogs.tsx";
+import { TopicMessages } from "./TopicMessages.tsx";
 import { TopicMetadataPanel } from "./TopicMetadata.tsx";
-
-export interface TopicDetail {
-  topicName: string;
-  keyType: string;
-  valueType: string;
-  inferred: boolean;
-  partitions: number;
-  replication: number;
-  isControlTopic: boolean;
-  messagesPerSecond: number;
-  totalMessages: number;
-  config: TopicConfig[];
-  consumers: Array<{ id: string; state: string; consumersCount: number; lag: number; maxLag: number }>;
-  messagesPerPartition: Array<{
-    partition: number;
-    messages: number;
-    begin: number;
-    end: number;
-    leader?: number;
-    replicas?: number[];
-    isr?: number[];
-  }>;
-}
-
-export interface TopicConfig {
-  configuration: string;
-  value: string | null;
-  defaultValue: string | null;
-  documentation: string | null;
-}
-
-export const topicKey = (cluster: string | null, name: string) => ["topic", cluster, name] as const;
-
-export const fetchTopic = (name: string) => api<TopicDetail>(`/api/topics/${encodeURIComponent(name)}`);
-
-export const number = new Intl.NumberFormat("en-US");
+import { ProduceDialog } from "./TopicProduce.tsx";
+import { number, topicQuery } from "./TopicShared.ts";
 
 const TABS = [
+  { id: "messages", label: "Messages" },
   { id: "partitions", label: "Partitions" },
   { id: "configs", label: "Configs" },
   { id: "consumers", label: "Consumers" },
@@ -53,52 +20,63 @@ const TABS = [
 ] as const;
 type TabId = (typeof TABS)[number]["id"];
 
-/** The workbench's first query on a topic: its name in backticks when the dialect needs them. */
-export function topicQuery(topic: string): string {
-  const bare = /^[A-Za-z_][A-Za-z0-9_]*$/.test(topic) && !RESERVED_WORDS.has(topic.toUpperCase());
-  return `SELECT * FROM ${bare ? topic : `\`${topic.replaceAll("`", "``")}\``} LIMIT 100`;
-}
-
-function tabOf(location: string): TabId {
+function paramsOf(location: string): URLSearchParams {
   const i = location.indexOf("?");
-  const asked = i < 0 ? null : new URLSearchParams(location.slice(i)).get("tab");
-  return TABS.find((t) => t.id === asked)?.id ?? "partitions";
+  return new URLSearchParams(i < 0 ? "" : location.slice(i));
 }
 
 /**
- * One topic: its figures on top, then a section at a time (partitions, configs, consumers,
- * metadata), the one shown kept in the URL (`?tab=`). Data opens the SQL workbench on the topic,
- * for the roles that may read records.
+ * One topic: its figures on top, then a section at a time, the one shown kept in the URL
+ * (`?tab=`). Messages, the records themselves, come first for whoever may read them (and is
+ * then the section shown without `?tab=`); the others start on the partitions. What the page
+ * offers follows what the caller may do on this topic (the answer's `access`), not the roles it
+ * holds elsewhere.
  */
 export function TopicDetailPage({
   name,
   location,
-  canWrite,
-  canRead,
+  canRead: mayReadGroups,
 }: {
   name: string;
   location: string;
-  canWrite: boolean;
+  /** Roles of the shell: whether group pages (offsets) may be opened; this topic's own rights come with it. */
   canRead: boolean;
+  canWrite?: boolean;
 }) {
   const cluster = clusterOf(location);
-  const tab = tabOf(location);
+  const params = paramsOf(location);
   const topic = useQuery({ queryKey: topicKey(cluster, name), queryFn: () => fetchTopic(name) });
   const t = topic.data;
+  const canRead = t?.access.read ?? false;
+  const canWrite = t?.access.write ?? false;
+  const tabs = TABS.filter((x) => x.id !== "messages" || canRead);
+  const asked = params.get("tab");
+  const tab: TabId = tabs.find((x) => x.id === asked)?.id ?? (canRead ? "messages" : "partitions");
   const deleteDialog = useRef<HTMLDialogElement>(null);
   const [deleteRecords, setDeleteRecords] = useState<{ partition: number | "all"; opened: number } | null>(null);
+  const [producing, setProducing] = useState<number | null>(null);
+  const [growing, setGrowing] = useState<number | null>(null);
   const base = `/topics/${encodeURIComponent(name)}`;
-  const tabPath = (id: TabId) => withCluster(id === "partitions" ? base : `${base}?tab=${id}`, cluster);
+  const tabPath = (id: TabId) => withCluster(`${base}?tab=${id}`, cluster);
   return (
     <section className="page topic-page">
       <div className="topic-head">
         <h1>
           <span className="muted">Topic</span> {name}
         </h1>
-        {t && canWrite && (
-          <button type="button" className="danger" onClick={() => deleteDialog.current?.showModal()}>
-            Delete topic…
-          </button>
+        {t && (canWrite || canRead) && (
+          <div className="toolbar head-actions">
+            {canWrite && (
+              <button type="button" onClick={() => setProducing(Date.now())}>
+                Produce records…
+              </button>
+            )}
+            {canWrite && (
+              <button type="button" className="danger" onClick={() => deleteDialog.current?.showModal()}>
+                Delete topic…
+              </button>
+            )}
+          </div>
         )}
       </div>
       {topic.error && (
@@ -109,6 +87,7 @@ export function TopicDetailPage({
       {topic.isPending && <p className="muted">Loading the topic…</p>}
       {t && (
         <>
+          {t.internalTo && <InternalNotice topic={t} />}
           <div className="tiles">
             <Tile label="Partitions" value={number.format(t.partitions)} />
             <Tile label="Replication" value={number.format(t.replication)} />
@@ -119,7 +98,7 @@ export function TopicDetailPage({
 
           <nav className="tabs" aria-label="Topic sections">
             <ul>
-              {TABS.map((x) => (
+              {tabs.map((x) => (
                 <li key={x.id}>
                   <Link to={tabPath(x.id)} current={x.id === tab}>
                     {x.label}
@@ -129,18 +108,24 @@ export function TopicDetailPage({
               {canRead && (
                 <li className="tab-data">
                   <Link to={withCluster(`/sql?q=${encodeURIComponent(topicQuery(name))}`, cluster)}>
-                    Data<span aria-hidden="true"> →</span>
+                    Query in SQL<span aria-hidden="true"> →</span>
                   </Link>
                 </li>
               )}
             </ul>
           </nav>
 
+          {tab === "messages" && <TopicMessages key={`${cluster}/${name}`} topic={t} cluster={cluster} location={location} />}
           {tab === "partitions" && (
-            <Partitions topic={t} canWrite={canWrite} onDelete={(partition) => setDeleteRecords({ partition, opened: Date.now() })} />
+            <Partitions
+              topic={t}
+              canWrite={canWrite}
+              onDelete={(partition) => setDeleteRecords({ partition, opened: Date.now() })}
+              onGrow={() => setGrowing(Date.now())}
+            />
           )}
           {tab === "configs" && <TopicConfigs cluster={cluster} name={name} config={t.config} canWrite={canWrite} />}
-          {tab === "consumers" && <Consumers topic={t} cluster={cluster} canRead={canRead} />}
+          {tab === "consumers" && <Consumers topic={t} cluster={cluster} canRead={mayReadGroups} />}
           {tab === "metadata" && <TopicMetadataPanel cluster={cluster} name={name} canWrite={canWrite} />}
 
           {canWrite && <DeleteTopicDialog dialog={deleteDialog} cluster={cluster} name={name} />}
@@ -153,28 +138,61 @@ export function TopicDetailPage({
               onClosed={() => setDeleteRecords(null)}
             />
           )}
+          {canWrite && producing !== null && (
+            <ProduceDialog key={producing} cluster={cluster} topic={t} onClosed={() => setProducing(null)} />
+          )}
+          {canWrite && growing !== null && (
+            <AddPartitionsDialog key={growing} cluster={cluster} topic={t} onClosed={() => setGrowing(null)} />
+          )}
         </>
       )}
     </section>
   );
 }
 
-/** Cleanup policy `compact` alone keeps records by key: Kafka refuses to delete them by offset. */
-export function compactedOnly(topic: TopicDetail): boolean {
-  const policy = topic.config.find((c) => c.configuration === "cleanup.policy")?.value ?? "delete";
-  return !policy.split(",").some((p) => p.trim() === "delete");
+/** An internal topic says whose it is, and who may touch its records. */
+function InternalNotice({ topic }: { topic: TopicDetail }) {
+  const owner = topic.internalTo;
+  return (
+    <p className="notice" data-testid="internal-notice">
+      <strong>Internal topic.</strong> {`Its records are ${owner === "Kafka" ? "Kafka's own" : `the machinery of ${owner}`}: `}
+      {topic.access.write
+        ? "you may read and write them, and a record written here changes that service behind its API."
+        : "only an admin without limits reads or writes them. Its partitions, offsets and configs are shown."}{" "}
+      The topic list hides it unless “Show internal topics” is on.
+    </p>
+  );
 }
 
-function Partitions({ topic, canWrite, onDelete }: { topic: TopicDetail; canWrite: boolean; onDelete: (p: number | "all") => void }) {
+function Partitions({
+  topic,
+  canWrite,
+  onDelete,
+  onGrow,
+}: {
+  topic: TopicDetail;
+  canWrite: boolean;
+  onDelete: (p: number | "all") => void;
+  onGrow: () => void;
+}) {
   const hasRecords = topic.messagesPerPartition.some((p) => p.messages > 0);
+  // Kafka's own internal topics are not grown by hand (the server refuses it too).
+  const growable = canWrite && topic.internalTo !== "Kafka";
   return (
     <>
       <div className="section-head">
         <h2>Partitions</h2>
         {canWrite && (
-          <button type="button" className="ghost" onClick={() => onDelete("all")} disabled={!hasRecords}>
-            Delete records in all partitions…
-          </button>
+          <div className="toolbar">
+            {growable && (
+              <button type="button" className="ghost" onClick={onGrow}>
+                Add partitions…
+              </button>
+            )}
+            <button type="button" className="ghost" onClick={() => onDelete("all")} disabled={!hasRecords}>
+              Delete records in all partitions…
+            </button>
+          </div>
         )}
       </div>
       <table aria-label="Partitions">
@@ -208,9 +226,9 @@ function Partitions({ topic, canWrite, onDelete }: { topic: TopicDetail; canWrit
               <td className="num">{number.format(p.begin)}</td>
               <td className="num">{number.format(p.end)}</td>
               <td className="num">{number.format(p.messages)}</td>
-              <td className="num">{p.leader === undefined ? "" : p.leader < 0 ? <span className="error">none</span> : p.leader}</td>
-              <td className={p.isr && p.replicas && p.isr.length < p.replicas.length ? "error" : undefined}>
-                {p.isr?.join(", ")} / {p.replicas?.join(", ")}
+              <td className="num">{p.leader < 0 ? <span className="error">none</span> : p.leader}</td>
+              <td className={p.isr.length < p.replicas.length ? "error" : undefined}>
+                {p.isr.join(", ")} / {p.replicas.join(", ")}
               </td>
               {canWrite && (
                 <td className="row-actions">

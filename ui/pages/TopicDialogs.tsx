@@ -1,10 +1,24 @@
-import { useMutation, useQueryClient } from "@tanstack/react-query";
-import { type FormEvent, type RefObject, useEffect, useRef, useState } from "react";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { type FormEvent, type RefObject, useEffect, useId, useRef, useState } from "react";
+import {
+  addPartitions,
+  createTopic,
+  deleteRecordsUpTo,
+  deleteTopic,
+  fetchTopic,
+  fetchTopicConfigKeys,
+  type TopicDetail,
+  type TopicItem,
+  topicConfigKeysKey,
+  topicKey,
+  topicsKey,
+} from "../api/topics.ts";
 import { withCluster } from "../cluster.ts";
 import { ConfirmDeleteDialog, DialogFooter } from "../components.tsx";
 import { navigate } from "../router.ts";
-import { api } from "../session.ts";
-import { compactedOnly, fetchTopic, number, type TopicDetail, topicKey } from "./TopicDetail.tsx";
+import { Field } from "./TopicField.tsx";
+import "../styles/topic-list.css";
+import { compactedOnly, configInput, humanConfig, number, topicNameCollision, topicNameProblem } from "./TopicShared.ts";
 
 /** Config presets a platform engineer reaches for; the broker's defaults otherwise. */
 const PRESETS: Record<string, { label: string; configs: Record<string, string> }> = {
@@ -14,38 +28,91 @@ const PRESETS: Record<string, { label: string; configs: Record<string, string> }
   week: { label: "Kept one week", configs: { "retention.ms": "604800000" } },
 };
 
-/** Create a topic: name, partitions, replication and a config preset; the API's message on refusal. */
+interface ConfigDraft {
+  key: string;
+  value: string;
+}
+
+/**
+ * Create a topic: the name checked as it is typed (Kafka's rule, a name that exists, one that
+ * collides in metric names), partitions, replication, and configs: a preset fills the rows,
+ * any config the brokers know can be added (times and sizes may be typed as `7 d`, `1 GiB`).
+ * The API's message on refusal.
+ */
 export function CreateTopicDialog({ dialog, cluster }: { dialog: RefObject<HTMLDialogElement | null>; cluster: string | null }) {
   const client = useQueryClient();
+  const ids = useId();
+  const [name, setName] = useState("");
+  const [preset, setPreset] = useState("none");
+  const [configs, setConfigs] = useState<ConfigDraft[]>([]);
+  const keys = useQuery({ queryKey: topicConfigKeysKey(cluster), queryFn: fetchTopicConfigKeys, staleTime: 600_000 });
+  const existing = (client.getQueryData<TopicItem[]>(topicsKey(cluster)) ?? []).map((t) => t.topicName);
   const create = useMutation({
-    mutationFn: (body: object) => api<string>("/api/topics", { method: "POST", body: JSON.stringify(body) }),
+    mutationFn: createTopic,
     onSuccess: async (_text, body) => {
-      await client.invalidateQueries({ queryKey: ["topics", cluster] });
+      await client.invalidateQueries({ queryKey: topicsKey(cluster) });
       dialog.current?.close();
-      const name = (body as { topicName: string }).topicName;
-      navigate(withCluster(`/topics/${encodeURIComponent(name)}`, cluster));
+      const made = body.topicName;
+      navigate(withCluster(`/topics/${encodeURIComponent(made)}`, cluster));
     },
   });
+  const trimmed = name.trim();
+  // Said once something is typed: an empty field is not yet wrong.
+  const problem = trimmed === "" ? null : topicNameProblem(trimmed, existing);
+  const collision = problem ? null : topicNameCollision(trimmed, existing);
+  const known = new Set(keys.data ?? []);
+  const configProblems = configs.map((c) =>
+    c.key.trim() === ""
+      ? "A config needs a name."
+      : keys.data && !known.has(c.key.trim())
+        ? `The brokers have no topic config '${c.key.trim()}'.`
+        : configs.filter((x) => x.key.trim() === c.key.trim()).length > 1
+          ? `'${c.key.trim()}' is given twice.`
+          : null,
+  );
   function submit(e: FormEvent<HTMLFormElement>) {
     e.preventDefault();
     const form = new FormData(e.currentTarget);
-    const preset = PRESETS[String(form.get("preset"))] ?? PRESETS.none!;
-    const number = (k: string) => (String(form.get(k) ?? "") === "" ? undefined : Number(form.get(k)));
+    const whole = (k: string) => (String(form.get(k) ?? "") === "" ? undefined : Number(form.get(k)));
     create.mutate({
-      topicName: String(form.get("name") ?? "").trim(),
-      partitions: number("partitions"),
-      replication: number("replication"),
-      configs: preset.configs,
+      topicName: trimmed,
+      partitions: whole("partitions"),
+      replication: whole("replication"),
+      configs: Object.fromEntries(configs.map((c) => [c.key.trim(), configInput(c.key.trim(), c.value)])),
     });
   }
+  const setRow = (i: number, change: Partial<ConfigDraft>) => setConfigs(configs.map((c, j) => (j === i ? { ...c, ...change } : c)));
   return (
-    <dialog ref={dialog} aria-labelledby="create-title" onClose={() => create.reset()}>
+    <dialog
+      ref={dialog}
+      aria-labelledby="create-title"
+      onClose={() => {
+        create.reset();
+        setName("");
+        setPreset("none");
+        setConfigs([]);
+      }}
+    >
       <form onSubmit={submit} className="dialog-form">
         <h2 id="create-title">Create a topic</h2>
-        <label className="stacked">
-          <span>Name</span>
-          <input name="name" required maxLength={249} autoComplete="off" />
-        </label>
+        <Field
+          label="Name"
+          problem={problem}
+          hint={collision ?? "Letters, digits, '.', '_' and '-'; at most 249."}
+          live
+          control={(props) => (
+            <input
+              {...props}
+              name="name"
+              required
+              maxLength={249}
+              autoComplete="off"
+              spellCheck={false}
+              value={name}
+              onChange={(e) => setName(e.target.value)}
+            />
+          )}
+        />
         <label className="stacked">
           <span>Partitions (empty: the broker's default)</span>
           <input name="partitions" type="number" min={1} max={100000} />
@@ -56,7 +123,15 @@ export function CreateTopicDialog({ dialog, cluster }: { dialog: RefObject<HTMLD
         </label>
         <label className="stacked">
           <span>Configuration</span>
-          <select name="preset" defaultValue="none">
+          <select
+            name="preset"
+            value={preset}
+            onChange={(e) => {
+              setPreset(e.target.value);
+              const chosen = PRESETS[e.target.value] ?? PRESETS.none!;
+              setConfigs(Object.entries(chosen.configs).map(([key, value]) => ({ key, value })));
+            }}
+          >
             {Object.entries(PRESETS).map(([k, p]) => (
               <option key={k} value={k}>
                 {p.label}
@@ -64,11 +139,139 @@ export function CreateTopicDialog({ dialog, cluster }: { dialog: RefObject<HTMLD
             ))}
           </select>
         </label>
+        <fieldset>
+          <legend>Configs</legend>
+          <datalist id={`${ids}-keys`}>
+            {(keys.data ?? []).map((k) => (
+              <option key={k} value={k} />
+            ))}
+          </datalist>
+          <div className="config-rows">
+            {configs.length === 0 && <span className="muted">The broker's defaults. Add a config to set one.</span>}
+            {configs.map((c, i) => {
+              const sent = configInput(c.key.trim(), c.value);
+              const human = humanConfig(c.key.trim(), sent);
+              const preview =
+                sent !== c.value ? `= ${sent}${human ? ` (${human})` : ""}` : human && human !== c.value ? `= ${human}` : null;
+              return (
+                // biome-ignore lint/suspicious/noArrayIndexKey: rows are edited in place; their place is their identity
+                <div key={i}>
+                  <div className="config-row">
+                    <input
+                      aria-label={`Config ${i + 1} name`}
+                      list={`${ids}-keys`}
+                      value={c.key}
+                      onChange={(e) => setRow(i, { key: e.target.value })}
+                      autoComplete="off"
+                      spellCheck={false}
+                      aria-invalid={configProblems[i] !== null}
+                    />
+                    <input
+                      aria-label={`Config ${i + 1} value`}
+                      value={c.value}
+                      onChange={(e) => setRow(i, { value: e.target.value })}
+                      autoComplete="off"
+                      spellCheck={false}
+                    />
+                    <button
+                      type="button"
+                      className="ghost small"
+                      aria-label={`Remove config ${i + 1}`}
+                      onClick={() => setConfigs(configs.filter((_, j) => j !== i))}
+                    >
+                      Remove
+                    </button>
+                  </div>
+                  {(configProblems[i] || preview) && (
+                    <p className={configProblems[i] ? "error field-problem" : "muted field-problem"}>{configProblems[i] ?? preview}</p>
+                  )}
+                </div>
+              );
+            })}
+          </div>
+          <div>
+            <button type="button" className="ghost small" onClick={() => setConfigs([...configs, { key: "", value: "" }])}>
+              Add config
+            </button>
+          </div>
+        </fieldset>
         <DialogFooter
           error={create.error}
           label="Create"
           busyLabel="Creating…"
           busy={create.isPending}
+          disabled={trimmed === "" || problem !== null || configProblems.some((p) => p !== null)}
+          onCancel={() => dialog.current?.close()}
+        />
+      </form>
+    </dialog>
+  );
+}
+
+/**
+ * Add partitions: the new count, larger than today's (Kafka never removes one), with what it
+ * changes for keyed records said before. Mounted when opened.
+ */
+export function AddPartitionsDialog({ cluster, topic, onClosed }: { cluster: string | null; topic: TopicDetail; onClosed: () => void }) {
+  const client = useQueryClient();
+  const dialog = useRef<HTMLDialogElement>(null);
+  const ids = useId();
+  const [count, setCount] = useState(String(topic.partitions + 1));
+  useEffect(() => {
+    dialog.current?.showModal();
+  }, []);
+  const grow = useMutation({
+    mutationFn: (n: number) => addPartitions(topic.topicName, n),
+    onSuccess: async () => {
+      await client.invalidateQueries({ queryKey: topicKey(cluster, topic.topicName) });
+      dialog.current?.close();
+    },
+  });
+  const n = Number(count);
+  const problem =
+    count.trim() === "" || !Number.isInteger(n)
+      ? "A whole number of partitions."
+      : n <= topic.partitions
+        ? `More than ${topic.partitions}: Kafka cannot remove partitions.`
+        : n > 100_000
+          ? "At most 100,000."
+          : null;
+  return (
+    <dialog ref={dialog} aria-labelledby={`${ids}-title`} onClose={onClosed}>
+      <form
+        className="dialog-form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (!problem) grow.mutate(n);
+        }}
+      >
+        <h2 id={`${ids}-title`}>Add partitions to {topic.topicName}</h2>
+        <p>
+          {`It has ${number.format(topic.partitions)}. Partitions can be added, never removed. Keyed records then go to other partitions than before (the partitioner counts them): consumers that expect all records of a key in one partition see the key's new records elsewhere.`}
+        </p>
+        <Field
+          label="Partitions after"
+          problem={problem}
+          hint={`${number.format(n - topic.partitions)} new partition${n - topic.partitions === 1 ? "" : "s"}.`}
+          control={(props) => (
+            <input
+              {...props}
+              type="number"
+              min={topic.partitions + 1}
+              max={100000}
+              step={1}
+              required
+              value={count}
+              onChange={(e) => setCount(e.target.value)}
+            />
+          )}
+        />
+        <DialogFooter
+          error={grow.error}
+          label="Add partitions"
+          busyLabel="Adding…"
+          busy={grow.isPending}
+          disabled={problem !== null}
           onCancel={() => dialog.current?.close()}
         />
       </form>
@@ -88,9 +291,9 @@ export function DeleteTopicDialog({
 }) {
   const client = useQueryClient();
   const remove = useMutation({
-    mutationFn: () => api<string>(`/api/topics/${encodeURIComponent(name)}`, { method: "DELETE" }),
+    mutationFn: () => deleteTopic(name),
     onSuccess: async () => {
-      await client.invalidateQueries({ queryKey: ["topics", cluster] });
+      await client.invalidateQueries({ queryKey: topicsKey(cluster) });
       dialog.current?.close();
       navigate(withCluster("/topics", cluster));
     },
@@ -174,7 +377,7 @@ export function DeleteRecordsDialog({
       setState({ phase: "deleting", done: i, total: wanted.length, partition: w.partition });
       try {
         const sent = mode === "all" ? w.upTo : Number(offset);
-        await api<string>(`/api/topics/${encodeURIComponent(topic.topicName)}/${w.partition}/${sent}`, { method: "DELETE" });
+        await deleteRecordsUpTo(topic.topicName, w.partition, sent);
       } catch (e) {
         setState({ phase: "failed", message: (e as Error).message, partition: w.partition });
         await client.invalidateQueries({ queryKey: topicKey(cluster, topic.topicName) });
@@ -261,7 +464,7 @@ export function DeleteRecordsDialog({
         ) : (
           <>
             <p>Deleted records are gone for every consumer. This cannot be undone.</p>
-            {compactedOnly(topic) && (
+            {compactedOnly(topic.config) && (
               <p className="warning">This topic is compacted (cleanup.policy=compact): Kafka refuses to delete its records by offset.</p>
             )}
             <label className="stacked">

@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
+import { topicKey } from "../api/topics.ts";
 import { api } from "../session.ts";
-import { topicKey } from "./TopicDetail.tsx";
 
 /** The types the API accepts (src/domains/metadata/types.ts: DATA_TYPES; that module pulls in the Avro library). */
 const DATA_TYPES = ["AVRO", "JSON", "STRING", "INT", "LONG", "DOUBLE", "FLOAT", "BYTES", "PROTOBUF"] as const;

@@ -1,27 +1,12 @@
 import { useQuery } from "@tanstack/react-query";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useMemo, useRef } from "react";
+import { fetchTopics, type TopicItem, topicsKey } from "../api/topics.ts";
 import { clusterOf, withCluster } from "../cluster.ts";
 import { Link } from "../components.tsx";
 import { replaceParams } from "../router.ts";
-import { api } from "../session.ts";
 import "../styles/topic-list.css";
 import { CreateTopicDialog } from "./TopicDialogs.tsx";
-
-export interface TopicItem {
-  topicName: string;
-  partitions: number;
-  replication: number;
-  isControlTopic: boolean;
-  keyType: string;
-  valueType: string;
-  totalMessages: number;
-  messagesPerSecond: number;
-  /** Bytes of one copy of the topic; null when the brokers do not say. */
-  sizeBytes?: number | null;
-  /** Records its consumer groups have still to read; null when unknown. */
-  lag?: number | null;
-}
 
 type SortKey = "name" | "partitions" | "messages" | "size" | "rate" | "lag";
 const SORTS: readonly SortKey[] = ["name", "partitions", "messages", "size", "rate", "lag"];
@@ -75,7 +60,7 @@ function viewOf(location: string) {
 export function TopicsPage({ location, canWrite }: { location: string; canWrite: boolean }) {
   const cluster = clusterOf(location);
   const view = viewOf(location);
-  const topics = useQuery({ queryKey: ["topics", cluster], queryFn: () => api<TopicItem[]>("/api/topics") });
+  const topics = useQuery({ queryKey: topicsKey(cluster), queryFn: fetchTopics });
 
   const set = (changes: Record<string, string | null>) => replaceParams("/topics", view.params, changes);
 
@@ -175,6 +160,7 @@ export function TopicsPage({ location, canWrite }: { location: string; canWrite:
                 >
                   <td>
                     <Link to={href}>{t.topicName}</Link>
+                    {t.isControlTopic && <span className="badge topic-badge">internal</span>}
                   </td>
                   <td className="num">{t.partitions}</td>
                   <td className="num">{t.replication}</td>

@@ -19,7 +19,7 @@
  */
 import avro from "avsc";
 import type { InsertFormat } from "../../sql/insert.ts";
-import { JsonDepthError, MAX_SCHEMA_DEPTH, parseJson } from "../../util/json.ts";
+import { JsonDepthError, MAX_JSON_DEPTH, MAX_SCHEMA_DEPTH, parseJson } from "../../util/json.ts";
 
 export class EncodeError extends Error {
   override readonly name = "EncodeError";
@@ -160,6 +160,38 @@ export function encoderFor(format: InsertFormat, schema?: AvroSchema): Encoder {
         head.writeInt32BE(schema.id, 1);
         return Buffer.concat([head, body]);
       };
+    }
+  }
+}
+
+/**
+ * The encoder of values given as text in their format (the produce dialog): JSON text is
+ * checked and written as typed (every digit and space kept); Avro text is the value as JSON;
+ * STRING the text itself; the numbers and BYTES their text, as INSERT reads a literal.
+ */
+export function textEncoder(side: { format: InsertFormat; avro?: AvroSchema }): (text: string, field: string) => Buffer | null {
+  const json = (text: string, field: string): unknown => {
+    try {
+      return parseJson(text, MAX_JSON_DEPTH);
+    } catch (err) {
+      throw new EncodeError(`${field}: not valid JSON (${(err as Error).message})`, field);
+    }
+  };
+  switch (side.format) {
+    case "STRING":
+      return (text) => Buffer.from(text, "utf8");
+    case "JSON":
+      return (text, field) => {
+        json(text, field);
+        return Buffer.from(text, "utf8");
+      };
+    case "AVRO": {
+      const encode = encoderFor("AVRO", side.avro);
+      return (text, field) => encode(json(text, field), field);
+    }
+    default: {
+      const encode = encoderFor(side.format);
+      return (text, field) => encode(text.trim(), field);
     }
   }
 }

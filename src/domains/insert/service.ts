@@ -28,8 +28,8 @@ import {
   type InsertOptions,
   type InsertPlan,
 } from "../../sql/insert.ts";
-import type { TopicFormats } from "../sql/service.ts";
-import { type AvroSchema, EncodeError, encoderFor, parseAvroSchema } from "./encoders.ts";
+import type { TopicFormat, TopicFormats } from "../sql/service.ts";
+import { type AvroSchema, EncodeError, encoderFor, parseAvroSchema, textEncoder } from "./encoders.ts";
 import { latestSchema, subjectOf } from "./subjects.ts";
 
 export type Side = "key" | "value";
@@ -52,6 +52,14 @@ export interface TopicEncoding {
 export interface PreparedRecord {
   key: string | null;
   value: unknown;
+}
+
+/** A record as the produce dialog sends it: key and value as text in their formats. */
+export interface TextRecord {
+  key?: string | null;
+  value?: string | null;
+  headers: Array<{ key: string; value: string }>;
+  partition?: number;
 }
 
 export interface InsertResult {
@@ -105,47 +113,68 @@ export class InsertService {
    */
   async encoding(cluster: string, topic: string, chosen: { key?: InsertFormat; value?: InsertFormat } = {}): Promise<TopicEncoding> {
     const meta = await this.opts.formats.get(cluster, topic);
-    const side = async (s: Side): Promise<SideFormat> => {
-      // A stored type the statement overrides is not looked at (it may be one INSERT cannot write).
-      const stored = chosen[s]
-        ? undefined
-        : insertFormat(s === "key" ? meta?.keyType : meta?.valueType, `The ${s} type in the metadata of topic '${topic}'`);
-      const storedSchema = (s === "key" ? meta?.keySchema : meta?.valueSchema) ?? undefined;
-      const explicit = chosen[s] ?? stored;
-      // The registry is asked only when its answer matters: AVRO, or no type named anywhere.
-      const registered =
-        this.opts.registry && (explicit === undefined || explicit === "AVRO")
-          ? await latestSchema(this.opts.registry, subjectOf(topic, s))
-          : null;
-      let format: InsertFormat;
-      let source: SideFormat["source"];
-      if (chosen[s]) [format, source] = [chosen[s], "statement"];
-      else if (stored) [format, source] = [stored, "metadata"];
-      else if (registered && registered.schemaType.toUpperCase() === "AVRO") [format, source] = ["AVRO", "registry"];
-      else [format, source] = [s === "key" ? "STRING" : "JSON", "default"];
-      if (format !== "AVRO") return { format, source };
-      if (registered) {
-        if (registered.schemaType.toUpperCase() !== "AVRO")
-          throw new AppError(
-            "UNSUPPORTED",
-            `Subject '${subjectOf(topic, s)}' holds a ${registered.schemaType} schema: AVRO cannot be written with it`,
-          );
-        return {
-          format,
-          source,
-          avro: { type: avroType(registered.schema, `subject '${subjectOf(topic, s)}'`), id: registered.id, text: registered.schema },
-        };
-      }
-      // Without a registry the decoders read bare Avro binary of the metadata's schema; with one,
-      // values are written under a registered schema only.
-      if (storedSchema && !this.opts.registry)
-        return { format, source, avro: { type: avroType(storedSchema, `the ${s} schema of the metadata`), id: null, text: storedSchema } };
-      throw badRequest(
-        `Topic '${topic}' has no Avro schema for its ${s}: ${this.opts.registry ? `the schema registry has no subject '${subjectOf(topic, s)}'` : "no schema registry is configured and its metadata holds no schema"}`,
-      );
-    };
-    const [key, value] = await Promise.all([side("key"), side("value")]);
+    const [key, value] = await Promise.all([this.#side(meta, topic, "key", chosen.key), this.#side(meta, topic, "value", chosen.value)]);
     return { key, value };
+  }
+
+  /**
+   * As encoding(), each side on its own: a side that cannot be written (an Avro type without a
+   * schema, a stored type INSERT does not write) is its error instead of failing both. What the
+   * produce dialog shows before anything is typed.
+   */
+  async encodingBySide(
+    cluster: string,
+    topic: string,
+    chosen: { key?: InsertFormat; value?: InsertFormat } = {},
+  ): Promise<Record<Side, SideFormat | AppError>> {
+    const meta = await this.opts.formats.get(cluster, topic);
+    const settle = (s: Side) =>
+      this.#side(meta, topic, s, chosen[s]).catch((err: unknown) => {
+        if (err instanceof AppError && err.status < 500) return err;
+        throw err;
+      });
+    const [key, value] = await Promise.all([settle("key"), settle("value")]);
+    return { key, value };
+  }
+
+  async #side(meta: TopicFormat | null, topic: string, s: Side, chosen: InsertFormat | undefined): Promise<SideFormat> {
+    // A stored type the statement overrides is not looked at (it may be one INSERT cannot write).
+    const stored = chosen
+      ? undefined
+      : insertFormat(s === "key" ? meta?.keyType : meta?.valueType, `The ${s} type in the metadata of topic '${topic}'`);
+    const storedSchema = (s === "key" ? meta?.keySchema : meta?.valueSchema) ?? undefined;
+    const explicit = chosen ?? stored;
+    // The registry is asked only when its answer matters: AVRO, or no type named anywhere.
+    const registered =
+      this.opts.registry && (explicit === undefined || explicit === "AVRO")
+        ? await latestSchema(this.opts.registry, subjectOf(topic, s))
+        : null;
+    let format: InsertFormat;
+    let source: SideFormat["source"];
+    if (chosen) [format, source] = [chosen, "statement"];
+    else if (stored) [format, source] = [stored, "metadata"];
+    else if (registered && registered.schemaType.toUpperCase() === "AVRO") [format, source] = ["AVRO", "registry"];
+    else [format, source] = [s === "key" ? "STRING" : "JSON", "default"];
+    if (format !== "AVRO") return { format, source };
+    if (registered) {
+      if (registered.schemaType.toUpperCase() !== "AVRO")
+        throw new AppError(
+          "UNSUPPORTED",
+          `Subject '${subjectOf(topic, s)}' holds a ${registered.schemaType} schema: AVRO cannot be written with it`,
+        );
+      return {
+        format,
+        source,
+        avro: { type: avroType(registered.schema, `subject '${subjectOf(topic, s)}'`), id: registered.id, text: registered.schema },
+      };
+    }
+    // Without a registry the decoders read bare Avro binary of the metadata's schema; with one,
+    // values are written under a registered schema only.
+    if (storedSchema && !this.opts.registry)
+      return { format, source, avro: { type: avroType(storedSchema, `the ${s} schema of the metadata`), id: null, text: storedSchema } };
+    throw badRequest(
+      `Topic '${topic}' has no Avro schema for its ${s}: ${this.opts.registry ? `the schema registry has no subject '${subjectOf(topic, s)}'` : "no schema registry is configured and its metadata holds no schema"}`,
+    );
   }
 
   /**
@@ -244,6 +273,46 @@ export class InsertService {
     const records = input.map((r, i) => {
       try {
         return { key: keyEncoder(r.key, "_key"), value: valueEncoder(wholeValue(r.value), "_value") } satisfies ProduceRecord;
+      } catch (err) {
+        if (!(err instanceof EncodeError)) throw err;
+        throw badRequest(`Record ${i + 1}: ${err.message}`, { record: i, field: err.field });
+      }
+    });
+    const offsets = await this.produce(cluster, topic, records);
+    return { topic, records: records.length, keyType: encoding.key.format, valueType: encoding.value.format, offsets };
+  }
+
+  /**
+   * Writes records given as text in their formats (the produce dialog, POST
+   * /api/topics/{t}/records): JSON text is written as typed once it parses, Avro text is the
+   * value as JSON, BYTES base64, numbers their digits. Every record is encoded first: one that
+   * does not fit is a 400 naming it and its field, and nothing is written.
+   */
+  async executeRecords(
+    cluster: string,
+    topic: string,
+    chosen: { key?: InsertFormat; value?: InsertFormat },
+    input: TextRecord[],
+    maxBytes: number,
+  ): Promise<InsertResult> {
+    if (input.length > INSERT_LIMITS.rows) throw badRequest(`At most ${INSERT_LIMITS.rows} records per request, found ${input.length}`);
+    const catalog = await this.catalog(cluster);
+    if (!catalog.topicExists(topic)) throw new AppError("NOT_FOUND", `Topic '${topic}' does not exist`);
+    const encoding = await this.encoding(cluster, topic, chosen);
+    const keyEncoder = textEncoder(encoding.key);
+    const valueEncoder = textEncoder(encoding.value);
+    let bytes = 0;
+    const records = input.map((r, i) => {
+      try {
+        const record: ProduceRecord = {
+          key: r.key == null ? null : keyEncoder(r.key, "_key"),
+          value: r.value == null ? null : valueEncoder(r.value, "_value"),
+          ...(r.headers.length > 0 ? { headers: r.headers.map((h): [string, string] => [h.key, h.value]) } : {}),
+          ...(r.partition !== undefined ? { partition: r.partition } : {}),
+        };
+        bytes += sizeOf(record) + r.headers.reduce((n, h) => n + h.key.length + Buffer.byteLength(h.value), 0);
+        if (bytes > maxBytes) throw badRequest(`The records encode to more than ${maxBytes} bytes: send them in several requests`);
+        return record;
       } catch (err) {
         if (!(err instanceof EncodeError)) throw err;
         throw badRequest(`Record ${i + 1}: ${err.message}`, { record: i, field: err.field });

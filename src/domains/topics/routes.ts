@@ -1,41 +1,39 @@
 import { z } from "zod";
 import { clusterOf, userOf } from "../../http/context.ts";
 import { defineRoute, json, RouteGroup, text } from "../../http/route.ts";
-import { DATA_TYPES } from "../metadata/types.ts";
-import { partitionLag } from "../shared/schemas.ts";
+import type { InsertService } from "../insert/service.ts";
+import type { RecordBrowser } from "./browse-records.ts";
 import { topicName } from "./names.ts";
+import {
+  browseAnswer,
+  browseQuery,
+  createTopicBody,
+  PRODUCE_LIMITS,
+  partitionsAnswer,
+  partitionsBody,
+  produceAnswer,
+  produceBody,
+  topicConfigBody,
+  topicListItem,
+  topicParam,
+  topicShape,
+  WRITE_FORMATS,
+  writeFormatsAnswer,
+} from "./schemas.ts";
 import { topicFilterOf } from "./scope-filter.ts";
 import type { TopicService } from "./service.ts";
 import { requireTopics } from "./visibility.ts";
 
-/** Config values arrive as strings, and from some clients as numbers or booleans. */
-const configValue = z.union([z.string(), z.number(), z.boolean()]).transform(String);
-const configKey = z.string().min(1).max(255);
+export { createTopicBody, topicConfigBody } from "./schemas.ts";
 
-export const createTopicBody = z.object({
-  topicName,
-  partitions: z.number().int().min(1).max(100_000).optional(),
-  replication: z.number().int().min(1).max(32_767).optional(),
-  /** The Go client sends `"configs": null` when it has none (a nil map). */
-  configs: z
-    .record(configKey, configValue)
-    .nullish()
-    .transform((v) => v ?? undefined),
-});
+/** The COMPAT.md text; clients compare the part before the first comma. */
+export function deleteRecordsMessage(topic: string, partition: number, offset: number): string {
+  return (
+    `Records from topic '${topic}' and partition '${partition}' up to offset '${offset}', are being deleted. ` +
+    `When the process is completed, an audit entry will appear.`
+  );
+}
 
-/**
- * A `null` entry in the list is skipped (a client may build the list with holes); a `null` value
- * resets the key to its default.
- */
-export const topicConfigBody = z.object({
-  configs: z
-    .array(z.union([z.object({ key: configKey, value: z.union([configValue, z.null()]) }), z.null()]))
-    .max(1_000)
-    .transform((list) => list.filter((x) => x !== null))
-    .refine((list) => list.length > 0, "at least one config is needed"),
-});
-
-const topicParam = z.object({ topicName });
 /** Digits only: a sign, a fraction or a word is a 400 before anything reaches the broker. */
 const nonNegative = (what: string) =>
   z
@@ -45,88 +43,10 @@ const nonNegative = (what: string) =>
     .refine(Number.isSafeInteger, `${what} is too large`);
 const deleteRecordsParams = z.object({ topicName, partition: nonNegative("partition"), offset: nonNegative("offset") });
 
-/** Counts, offsets, rates and times are integers: the Go client decodes them as int64. */
-const int = () => z.number().int();
-
-const topicShape = z.object({
-  topicName: z.string(),
-  keyType: z.enum(DATA_TYPES),
-  valueType: z.enum(DATA_TYPES),
-  keySchema: z.string().nullable(),
-  valueSchema: z.string().nullable(),
-  inferred: z.boolean(),
-  partitions: int(),
-  replication: int(),
-  isControlTopic: z.boolean(),
-  isMarkedForDeletion: z.boolean(),
-  messagesPerSecond: int().describe("whole messages per second"),
-  totalMessages: int(),
-  timestamp: int().describe("epoch ms of the newest record; 0 when empty"),
-  config: z.array(
-    z.object({
-      configuration: z.string(),
-      value: z.string().nullable(),
-      defaultValue: z.string().nullable(),
-      documentation: z.string().nullable(),
-    }),
-  ),
-  consumers: z.array(
-    z.object({
-      id: z.string(),
-      coordinator: z.object({ id: int(), host: z.string(), port: int(), rack: z.string().nullable() }).nullable(),
-      active: z.boolean(),
-      state: z.enum(["Unknown", "Stable", "Rebalancing", "Dead", "NoActiveMembers", "ExistsNot", "CoordinatorNotFound"]),
-      kafkaState: z.string().describe("Kafka's name of the state"),
-      consumers: z.array(z.string()).describe("ids of the members reading the topic"),
-      consumersCount: int(),
-      topicPartitionsCount: int(),
-      lag: int(),
-      minLag: int(),
-      maxLag: int(),
-      partitions: z.array(
-        partitionLag.extend({
-          consumerId: z.string().nullable(),
-          clientId: z.string().nullable(),
-          host: z.string().nullable(),
-        }),
-      ),
-    }),
-  ),
-  messagesPerPartition: z.array(
-    z.object({
-      partition: int(),
-      messages: int(),
-      begin: int(),
-      end: int(),
-      leader: int().describe("Broker id of the partition's leader; -1 when it has none (offline)"),
-      replicas: z.array(int()).describe("Broker ids holding a replica"),
-      isr: z.array(int()).describe("Broker ids of the in-sync replicas"),
-    }),
-  ),
+const formatsQuery = z.object({
+  keyFormat: z.enum(WRITE_FORMATS).optional().describe("the key's format to describe instead of the topic's"),
+  valueFormat: z.enum(WRITE_FORMATS).optional().describe("the value's format to describe instead of the topic's"),
 });
-
-const listItem = z.object({
-  topicName: z.string(),
-  partitions: int(),
-  replication: int(),
-  isControlTopic: z.boolean(),
-  isMarkedForDeletion: z.boolean(),
-  keyType: z.enum(DATA_TYPES),
-  valueType: z.enum(DATA_TYPES),
-  inferred: z.boolean(),
-  totalMessages: int(),
-  messagesPerSecond: int().describe("whole messages per second"),
-  sizeBytes: int().nullable().describe("bytes of one copy of the topic on disk; null when the brokers do not say"),
-  lag: int().nullable().describe("records not yet read by the groups that committed on the topic; null when unknown"),
-});
-
-/** The COMPAT.md text; clients compare the part before the first comma. */
-export function deleteRecordsMessage(topic: string, partition: number, offset: number): string {
-  return (
-    `Records from topic '${topic}' and partition '${partition}' up to offset '${offset}', are being deleted. ` +
-    `When the process is completed, an audit entry will appear.`
-  );
-}
 
 const tags = ["topics"];
 
@@ -137,7 +57,7 @@ export const topicApi = {
     level: "nodata",
     summary: "Topics with partitions, sizes and rates",
     tags,
-    responses: { 200: json(z.array(listItem)) },
+    responses: { 200: json(z.array(topicListItem)) },
   }),
   get: defineRoute({
     method: "GET",
@@ -189,14 +109,78 @@ export const topicApi = {
     request: { params: deleteRecordsParams },
     responses: { 200: text("`Records from topic '<t>' and partition '<p>' up to offset '<o>', are being deleted. ...`") },
   }),
+  addPartitions: defineRoute({
+    method: "PUT",
+    path: "/api/topics/{topicName}/partitions",
+    level: "write",
+    summary: "Add partitions to a topic (the count only grows: 400 for a smaller or equal one)",
+    audit: { type: "TOPIC", change: "UPDATE" },
+    tags,
+    request: { params: topicParam, body: partitionsBody },
+    responses: { 200: json(partitionsAnswer) },
+  }),
+  // Not audited, as queries are not: reading records changes nothing. Bounded in records,
+  // bytes and time; the answer says which bound cut it.
+  records: defineRoute({
+    method: "GET",
+    path: "/api/topics/{topicName}/records",
+    level: "read",
+    summary: "Browse a topic's records: newest first, or from an offset or a time; keys, values, headers, raw bytes",
+    tags,
+    request: { params: topicParam, query: browseQuery },
+    responses: { 200: json(browseAnswer) },
+  }),
+  writeFormats: defineRoute({
+    method: "GET",
+    path: "/api/topics/{topicName}/records/formats",
+    level: "write",
+    summary: "How records written to the topic are encoded: format, its source and the Avro schema of key and value",
+    tags,
+    request: { params: topicParam, query: formatsQuery },
+    responses: { 200: json(writeFormatsAnswer) },
+  }),
+  produce: defineRoute({
+    method: "POST",
+    path: "/api/topics/{topicName}/records",
+    level: "write",
+    summary: "Write records with keys, values, headers and partitions (all encoded before any is sent)",
+    audit: {
+      type: "TOPIC_DATA",
+      change: "INSERT",
+      // The intent keeps what is written where, not a megabyte of values: a sample, as INSERT keeps its statement's start.
+      request: (fields) => ({
+        keyFormat: fields.keyFormat,
+        valueFormat: fields.valueFormat,
+        records: Array.isArray(fields.records) ? fields.records.length : undefined,
+        sample: JSON.stringify(fields.records ?? null).slice(0, 2_000),
+      }),
+    },
+    tags,
+    request: { params: topicParam, body: produceBody },
+    responses: { 200: json(produceAnswer) },
+  }),
 };
 
-export function topicRoutes(service: TopicService) {
+export interface TopicRecordDeps {
+  browser: RecordBrowser;
+  inserts: InsertService;
+}
+
+export function topicRoutes(service: TopicService, records: TopicRecordDeps) {
   const app = new RouteGroup();
 
   app.handle(topicApi.list, async (c) => c.json(await service.list(clusterOf(c), topicFilterOf(c))));
 
-  app.handle(topicApi.get, async (c) => c.json(await service.get(clusterOf(c), c.req.valid("param").topicName)));
+  app.handle(topicApi.get, async (c) => {
+    const name = c.req.valid("param").topicName;
+    const topic = await service.get(clusterOf(c), name);
+    // What the page offers: the caller's groups on this topic, internal topics included.
+    const may = (role: "read" | "write") => {
+      const filter = topicFilterOf(c, role);
+      return filter === null || filter(name);
+    };
+    return c.json({ ...topic, access: { read: may("read"), write: may("write") } });
+  });
 
   app.handle(topicApi.create, async (c) => {
     const body = c.req.valid("json");
@@ -232,5 +216,92 @@ export function topicRoutes(service: TopicService) {
     // parameters included) here.
     { onRefused: (c, e) => service.auditRefusedDeletion(c.req.param(), userOf(c), e) },
   );
+
+  app.handle(topicApi.addPartitions, async (c) => {
+    const { topicName: t } = c.req.valid("param");
+    const { partitions } = c.req.valid("json");
+    c.set("auditContent", { topicName: t, partitions });
+    const done = await service.addPartitions(clusterOf(c), t, partitions);
+    c.set("auditContent", { topicName: t, partitions, previous: done.previous });
+    return c.json({ topicName: t, partitions: done.partitions, previous: done.previous });
+  });
+
+  app.handle(topicApi.records, async (c) => {
+    const { topicName: t } = c.req.valid("param");
+    const q = c.req.valid("query");
+    return c.json(
+      await records.browser.browse(
+        clusterOf(c),
+        t,
+        {
+          seek: q.seek,
+          limit: q.limit,
+          ...(q.partition !== undefined ? { partition: q.partition } : {}),
+          ...(q.offset !== undefined ? { offset: q.offset } : {}),
+          ...(q.time !== undefined ? { time: q.time } : {}),
+          ...(q.after ? { after: q.after } : {}),
+          ...(q.before ? { before: q.before } : {}),
+        },
+        userOf(c),
+      ),
+    );
+  });
+
+  app.handle(topicApi.writeFormats, async (c) => {
+    const { topicName: t } = c.req.valid("param");
+    const q = c.req.valid("query");
+    const cluster = clusterOf(c);
+    const partitions = await service.partitionCount(cluster, t);
+    const sides = await records.inserts.encodingBySide(cluster, t, { key: q.keyFormat, value: q.valueFormat });
+    const problems: string[] = [];
+    const describe = (side: "key" | "value") => {
+      const s = sides[side];
+      if (s instanceof Error) {
+        problems.push(s.message);
+        const chosen = side === "key" ? q.keyFormat : q.valueFormat;
+        return { format: chosen ?? null, source: chosen ? ("chosen" as const) : ("metadata" as const), schema: null, subject: null };
+      }
+      return {
+        format: s.format,
+        source: s.source === "statement" ? ("chosen" as const) : s.source,
+        schema: s.avro?.text ?? null,
+        subject: s.source === "registry" || (s.avro && s.avro.id !== null) ? `${t}-${side}` : null,
+      };
+    };
+    return c.json({ topicName: t, partitions, key: describe("key"), value: describe("value"), problems });
+  });
+
+  app.handle(topicApi.produce, async (c) => {
+    const { topicName: t } = c.req.valid("param");
+    const body = c.req.valid("json");
+    c.set("auditContent", { topic: t, records: body.records.length, keyFormat: body.keyFormat, valueFormat: body.valueFormat });
+    const result = await records.inserts.executeRecords(
+      clusterOf(c),
+      t,
+      { key: body.keyFormat, value: body.valueFormat },
+      body.records.map((r) => ({
+        key: r.key ?? null,
+        value: r.value ?? null,
+        headers: r.headers,
+        ...(r.partition !== undefined ? { partition: r.partition } : {}),
+      })),
+      PRODUCE_LIMITS.bytes,
+    );
+    const partitions = [...new Set(result.offsets.map((o) => o.partition))].sort((a, b) => a - b);
+    c.set("auditContent", {
+      topic: t,
+      records: result.records,
+      keyType: result.keyType,
+      valueType: result.valueType,
+      partitions: partitions.join(","),
+    });
+    return c.json({
+      topicName: t,
+      records: result.records,
+      keyFormat: result.keyType,
+      valueFormat: result.valueType,
+      offsets: result.offsets.map((o) => ({ partition: o.partition, offset: o.offset })),
+    });
+  });
   return app;
 }

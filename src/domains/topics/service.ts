@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { AppError, badRequest, notFound } from "../../errors.ts";
 import type { BrokerInfo, KafkaCluster, KafkaPool } from "../../kafka/index.ts";
 import type { LagEngine, PartitionLag } from "../../lag/engine.ts";
@@ -13,6 +14,9 @@ import type { TopicFilter } from "./visibility.ts";
 
 /** How long creating or deleting a topic waits for the brokers' metadata to follow. */
 const SETTLE_MS = 15_000;
+
+/** How long the configs a new topic would get are kept before the brokers are asked again. */
+const DEFAULTS_TTL_MS = 5 * 60_000;
 
 /** Polls `check` (a failure counts as not yet) until it holds or `ms` pass; answers whether it held. */
 async function settles(check: () => Promise<boolean>, ms: number): Promise<boolean> {
@@ -104,6 +108,8 @@ export interface Topic {
   partitions: number;
   replication: number;
   isControlTopic: boolean;
+  /** Whose machinery an internal topic is ("Kafka Connect", ...); null for the users' topics. */
+  internalTo: string | null;
   isMarkedForDeletion: boolean;
   messagesPerSecond: number;
   totalMessages: number;
@@ -152,6 +158,8 @@ function withOffsets<T extends { internal: boolean }>(topics: T[]): T[] {
 export class TopicService {
   /** Background deletions under way; close() waits for them. */
   readonly #pending = new Set<Promise<unknown>>();
+  /** Per cluster: the configs a new topic gets, and when they were asked. */
+  readonly #defaults = new Map<string, { at: number; configs: Promise<Record<string, string | null>> }>();
 
   constructor(
     private readonly deps: {
@@ -227,6 +235,12 @@ export class TopicService {
     });
   }
 
+  /** The topic's partition count; NOT_FOUND for a topic the cluster does not have. */
+  async partitionCount(cluster: string, name: string): Promise<number> {
+    const [described] = await this.#kafka(cluster).topics.describe([name]);
+    return described!.partitions;
+  }
+
   async get(cluster: string, name: string): Promise<Topic> {
     const kafka = this.#kafka(cluster);
     const [described] = await kafka.topics.describe([name]);
@@ -271,6 +285,10 @@ export class TopicService {
       ),
     ]);
     const types = await this.deps.metadata.typesFor(cluster, name, records);
+    // A topic's override whose default the broker lists under another name (`log.retention.hours`
+    // for `retention.ms`) has no default among its synonyms: the configs a new topic would get say it.
+    const overridden = configs.filter((c) => !c.isDefault && (c.defaultValue ?? null) === null);
+    const fresh = overridden.length > 0 ? await this.#newTopicConfigs(cluster) : {};
     return {
       topicName: name,
       keyType: types.keyType,
@@ -281,6 +299,7 @@ export class TopicService {
       partitions: topic.partitions,
       replication: topic.replicationFactor,
       isControlTopic: this.#isControlTopic(name, topic.internal),
+      internalTo: this.deps.internalTopics.ownerOf(name) ?? (topic.internal ? "Kafka" : null),
       // KRaft removes a deleted topic from metadata at once; a listed topic is not being deleted.
       isMarkedForDeletion: false,
       messagesPerSecond: Math.round(this.deps.sampler.rate(cluster, name, { t: now, ends: latest })),
@@ -290,12 +309,32 @@ export class TopicService {
         configuration: c.name,
         value: c.value,
         // A value nobody overrode is its own default (the broker lists no synonym for it).
-        defaultValue: c.defaultValue ?? (c.isDefault ? c.value : null),
+        defaultValue: c.defaultValue ?? (c.isDefault ? c.value : (fresh[c.name] ?? null)),
         documentation: c.documentation,
       })),
       consumers,
       messagesPerPartition: perPartition,
     };
+  }
+
+  /**
+   * The configs a topic created now would get (a creation the brokers only validate): the
+   * cluster's defaults in each topic config's own name and unit. Kept a few minutes; none when
+   * the brokers cannot say.
+   */
+  async #newTopicConfigs(cluster: string): Promise<Record<string, string | null>> {
+    const kept = this.#defaults.get(cluster);
+    if (kept && Date.now() - kept.at < DEFAULTS_TTL_MS) return kept.configs;
+    const configs = this.#kafka(cluster)
+      .topics.create({ name: `loupe-config-probe-${randomBytes(8).toString("hex")}`, validateOnly: true })
+      .then((t) => t.configs)
+      .catch((e: unknown) => {
+        this.deps.log.warn("cannot ask the brokers for a new topic's configs", { cluster, error: (e as Error).message });
+        this.#defaults.delete(cluster);
+        return {};
+      });
+    this.#defaults.set(cluster, { at: Date.now(), configs });
+    return configs;
   }
 
   async #consumers(
@@ -416,6 +455,33 @@ export class TopicService {
       instance: name,
       source: user,
     });
+  }
+
+  /**
+   * Grows the topic to `count` partitions. Kafka never removes a partition, so a count that is
+   * not larger is a 400 saying so; Kafka's own internal topics are not changed by hand. Answers
+   * once every new partition is led (bounded, as creation waits).
+   */
+  async addPartitions(cluster: string, name: string, count: number): Promise<{ previous: number; partitions: number }> {
+    const kafka = this.#kafka(cluster);
+    const [described] = await kafka.topics.describe([name]);
+    const t = described!;
+    if (t.internal) throw badRequest(`Topic '${name}' is internal to Kafka: its partitions are not changed by hand`);
+    if (count < t.partitions)
+      throw badRequest(`Topic '${name}' has ${t.partitions} partitions: Kafka cannot remove partitions, so the count can only grow`, {
+        partitions: t.partitions,
+      });
+    if (count === t.partitions)
+      throw badRequest(`Topic '${name}' has ${t.partitions} partitions already: give a larger count`, { partitions: t.partitions });
+    await kafka.topics.createPartitions(name, count);
+    const ready = async () => {
+      const [now] = await kafka.topics.describe([name]);
+      return now !== undefined && now.partitions >= count && now.partitionDetails.every((p) => p.leader >= 0);
+    };
+    if (!(await settles(ready, SETTLE_MS)))
+      this.deps.log.warn("added partitions are not yet led", { cluster, topic: name, partitions: count });
+    this.deps.lag.invalidate(cluster);
+    return { previous: t.partitions, partitions: count };
   }
 
   /** Validated as a whole first (validateOnly), so a bad entry changes nothing. */
