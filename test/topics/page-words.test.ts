@@ -131,7 +131,7 @@ describe("23: Avro in the produce dialog", () => {
 
   test("the template holds every field: its default, now for a time, or the least value of its type", () => {
     const before = Date.now();
-    const t = avroTemplate(schema) as { at: number };
+    const t = avroTemplate(schema) as Record<string, unknown> & { at: number };
     expect(t).toEqual({ id: 0, note: null, kind: "A", items: [], next: null, at: expect.any(Number) });
     expect(t.at).toBeGreaterThanOrEqual(before);
     expect(t.at).toBeLessThanOrEqual(Date.now());
