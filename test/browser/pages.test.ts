@@ -172,7 +172,13 @@ const PAGES: PageSpec[] = [
     shown: async (page) => {
       await heading("Overview")(page);
       await page.getByRole("table", { name: "Brokers" }).locator("tbody tr").first().waitFor();
+      await page
+        .getByTestId("overview-figures")
+        .getByText(/^records, [\d,]+ groups?$/)
+        .waitFor();
     },
+    // The consumer lag's groups link to their page, which needs read.
+    reads: [{ role: "link", name: /^records, [\d,]+ groups?$/ }],
   },
   {
     path: () => `/topics?q=${TOPIC}`,
