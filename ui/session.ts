@@ -60,10 +60,19 @@ let token: string | null = sessionStorage.getItem(KEY);
 
 export const hasToken = () => token !== null;
 
+const sessionListeners = new Set<() => void>();
+
+/** Called whenever the session starts or ends (login, logout, a 401); returns the unsubscribe. */
+export function onSessionChange(listener: () => void): () => void {
+  sessionListeners.add(listener);
+  return () => sessionListeners.delete(listener);
+}
+
 export function setToken(value: string | null): void {
   token = value;
   if (value === null) sessionStorage.removeItem(KEY);
   else sessionStorage.setItem(KEY, value);
+  for (const listener of sessionListeners) listener();
 }
 
 /** An error answer of the API (COMPAT's body), with its message to show where the user acted. */
