@@ -3,6 +3,7 @@
  * it closes), never in a URL. Every API call goes through `api`, which sends the token and, on
  * a 401, forgets the session and returns to the login page, then back to the same page.
  */
+import { createContext, useContext } from "react";
 import { clusterOf } from "./cluster.ts";
 import { loginPathFor, navigate } from "./router.ts";
 
@@ -17,16 +18,61 @@ export interface SessionUser {
   kind: "local" | "ldap" | "service";
   /** Holds admin without limits: may manage users, groups, service accounts, audit and logs. */
   administrator: boolean;
+  /** The roles its groups grant on the cluster shown, highest first ([] when none). */
+  clusterRoles: string[];
+  /** Whether it sees every topic of that cluster (false when its groups limit it to some). */
+  everyTopic: boolean;
+}
+
+/**
+ * What a page may offer, as the API's levels: `nodata` sees the cluster but no record,
+ * `read` adds records, `write` adds changes, `admin` is Loupe's administration (users, groups,
+ * service accounts, audit, logs), which needs admin without limits.
+ */
+export type Level = "nodata" | "read" | "write" | "admin";
+
+const LEVEL_ROLES: Record<Exclude<Level, "admin">, string[]> = {
+  nodata: ["admin", "write", "read", "nodata"],
+  read: ["admin", "write", "read"],
+  write: ["admin", "write"],
+};
+
+/** Whether the user holds `level` on the cluster shown (the server checks every call all the same). */
+export function can(user: SessionUser | null, level: Level): boolean {
+  if (!user) return false;
+  if (level === "admin") return user.administrator;
+  return user.clusterRoles.some((r) => LEVEL_ROLES[level].includes(r));
+}
+
+/** The signed-in user, for any page below the shell (null while it is being asked). */
+export const ViewerContext = createContext<SessionUser | null>(null);
+
+export function useViewer(): SessionUser | null {
+  return useContext(ViewerContext);
+}
+
+/** Whether the signed-in user may use what needs `level` on the cluster shown: pages offer only that. */
+export function useCan(level: Level): boolean {
+  return can(useViewer(), level);
 }
 
 let token: string | null = sessionStorage.getItem(KEY);
 
 export const hasToken = () => token !== null;
 
+const sessionListeners = new Set<() => void>();
+
+/** Called whenever the session starts or ends (login, logout, a 401); returns the unsubscribe. */
+export function onSessionChange(listener: () => void): () => void {
+  sessionListeners.add(listener);
+  return () => sessionListeners.delete(listener);
+}
+
 export function setToken(value: string | null): void {
   token = value;
   if (value === null) sessionStorage.removeItem(KEY);
   else sessionStorage.setItem(KEY, value);
+  for (const listener of sessionListeners) listener();
 }
 
 /** An error answer of the API (COMPAT's body), with its message to show where the user acted. */
@@ -96,6 +142,8 @@ export async function whoAmI(): Promise<SessionUser> {
     user: string;
     roles: string[];
     administrator?: boolean;
+    clusterRoles?: string[];
+    everyTopic?: boolean;
     userInfo?: { groups?: string[]; kind?: SessionUser["kind"] };
   }>("/api/auth");
   return {
@@ -104,5 +152,7 @@ export async function whoAmI(): Promise<SessionUser> {
     groups: s.userInfo?.groups ?? [],
     kind: s.userInfo?.kind ?? "local",
     administrator: s.administrator ?? s.roles.includes("admin"),
+    clusterRoles: s.clusterRoles ?? s.roles,
+    everyTopic: s.everyTopic ?? true,
   };
 }

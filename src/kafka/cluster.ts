@@ -75,9 +75,9 @@ export class KafkaCluster {
     return this.#conn.health(timeoutMs);
   }
 
-  /** Brokers, controller, counts and unhealthy partitions, from one Metadata request. */
-  describe(isInternal?: (topic: string) => boolean): Promise<ClusterState> {
-    return describeCluster(this.#conn, isInternal);
+  /** Brokers, controller, counts and unhealthy partitions, from one Metadata request (of the `visible` topics when given). */
+  describe(isInternal?: (topic: string) => boolean, visible?: ((topic: string) => boolean) | null): Promise<ClusterState> {
+    return describeCluster(this.#conn, isInternal, visible);
   }
 
   /** Whether the brokers speak the named Kafka API ("DeleteRecords" needs 0.11 or later). */

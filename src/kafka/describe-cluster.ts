@@ -26,8 +26,16 @@ export async function metadataWithErrors(conn: KafkaConnection): Promise<Metadat
   }
 }
 
-/** `isInternal`: topics counted as internal beside those Kafka marks (the companions' and Loupe's). */
-export function describeCluster(conn: KafkaConnection, isInternal?: (topic: string) => boolean): Promise<ClusterState> {
+/**
+ * `isInternal`: topics counted as internal beside those Kafka marks (the companions' and Loupe's).
+ * `visible`: when given, only the topics it lets through are counted, in every figure (the
+ * brokers' leaders and replicas too): what an identity limited to some topics is shown.
+ */
+export function describeCluster(
+  conn: KafkaConnection,
+  isInternal?: (topic: string) => boolean,
+  visible?: ((topic: string) => boolean) | null,
+): Promise<ClusterState> {
   return conn.call("Cannot describe the cluster", async () => {
     const md = await metadataWithErrors(conn);
     const leaders = new Map<number, number>();
@@ -40,6 +48,7 @@ export function describeCluster(conn: KafkaConnection, isInternal?: (topic: stri
     for (const t of md.topics) {
       // A topic the broker could not describe (being deleted, not authorized) has no partitions to count.
       if (t.errorCode !== 0 && t.partitions.length === 0) continue;
+      if (visible && !visible(t.name ?? "")) continue;
       if (t.isInternal || isInternal?.(t.name ?? "") === true) internalTopics++;
       else topics++;
       for (const p of t.partitions) {

@@ -16,6 +16,7 @@
 
 import type { KafkaPool } from "../kafka/index.ts";
 import type { Logger } from "../log/logger.ts";
+import type { UnreadRef } from "./record-times.ts";
 import { type OffsetSampler, partitionKey, type Sample } from "./sampler.ts";
 
 export interface LagPoint {
@@ -61,6 +62,18 @@ export class LagHistory {
     const kafka = this.pool.get(cluster);
     const groups = await kafka.groups.list();
     const committed = await kafka.groups.committedOffsets(groups.map((g) => g.groupId));
+    // Unread records older than the sampler's history are dated by their own timestamp (read
+    // once per committed offset), as the group's page does: the sampler alone would stop the
+    // age at its window (10 minutes) while the group falls further behind.
+    const undated: UnreadRef[] = [];
+    for (const offsets of committed.values())
+      for (const c of offsets) {
+        const end = sample.ends.get(partitionKey(c.topic, c.partition));
+        if (end === undefined || end <= c.offset) continue;
+        if (this.sampler.appendTimeOf(cluster, c.topic, c.partition, c.offset)?.source !== "history")
+          undated.push({ topic: c.topic, partition: c.partition, offset: c.offset, end });
+      }
+    await this.sampler.dateUnread(cluster, undated);
     const points = new Map<string, LagPoint>();
     for (const [group, offsets] of committed) {
       if (offsets.length === 0) continue;

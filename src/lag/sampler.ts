@@ -8,6 +8,7 @@
 
 import type { KafkaPool } from "../kafka/index.ts";
 import type { Logger } from "../log/logger.ts";
+import { MAX_READS_PER_TICK, readUnreadTimes, type UnreadRef, unreadKey } from "./record-times.ts";
 
 export interface Sample {
   /** Epoch ms when the offsets were read. */
@@ -43,8 +44,13 @@ function byTopic(sample: Sample): Map<string, Map<number, number>> {
   return index;
 }
 
+/** How an append time was found (see appendTimeOf). */
+export type AppendTimeSource = "history" | "record" | "bound";
+
 export class OffsetSampler {
   readonly #history = new Map<string, Sample[]>();
+  /** Per cluster, timestamps of records older than the history, by unreadKey (null: no record there). */
+  readonly #unread = new Map<string, Map<string, number | null>>();
   #timer: ReturnType<typeof setInterval> | null = null;
   #running = new Map<string, Promise<void>>();
   #stopped = false;
@@ -181,10 +187,12 @@ export class OffsetSampler {
   /**
    * When the record at `offset` was appended, estimated from the history of end offsets: it
    * arrived between the last sample whose end was at or below it and the next one
-   * (interpolated linearly). null when the history does not reach it: older than the window,
-   * or newer than the latest sample.
+   * (interpolated linearly; source "history"). Older than every sample: the record's own
+   * timestamp when dateUnread() read it ("record"), else the first sample's time, which only
+   * says the record is at least that old ("bound"). null when newer than the latest sample, or
+   * the partition is in no sample.
    */
-  appendTimeOf(cluster: string, topic: string, partition: number, offset: number): { t: number; exact: boolean } | null {
+  appendTimeOf(cluster: string, topic: string, partition: number, offset: number): { t: number; source: AppendTimeSource } | null {
     const history = this.samples(cluster);
     const key = partitionKey(topic, partition);
     let after: { t: number; end: number } | null = null;
@@ -196,11 +204,35 @@ export class OffsetSampler {
         if (!after) return null;
         const span = after.end - end;
         const frac = span > 0 ? (offset - end + 1) / span : 1;
-        return { t: Math.round(s.t + frac * (after.t - s.t)), exact: false };
+        return { t: Math.round(s.t + frac * (after.t - s.t)), source: "history" };
       }
       after = { t: s.t, end };
     }
-    // Older than every sample: it was there at the first one already.
-    return after ? { t: after.t, exact: false } : null;
+    const read = this.#unread.get(cluster)?.get(unreadKey({ topic, partition, offset }));
+    if (typeof read === "number") return { t: read, source: "record" };
+    return after ? { t: after.t, source: "bound" } : null;
+  }
+
+  /**
+   * Dates the unread records the history cannot (`refs`: committed offsets of lagging groups,
+   * older than every sample) by reading each one's record, at most MAX_READS_PER_TICK new ones
+   * a call; a record read once is not read again while its offset is asked. Keeps only what
+   * `refs` asks, so what it holds is bounded by the groups' partitions of now.
+   */
+  async dateUnread(cluster: string, refs: UnreadRef[]): Promise<void> {
+    const known = this.#unread.get(cluster) ?? new Map<string, number | null>();
+    const kept = new Map<string, number | null>();
+    const missing = new Map<string, UnreadRef>();
+    for (const r of refs) {
+      const key = unreadKey(r);
+      const value = known.get(key);
+      if (value !== undefined) kept.set(key, value);
+      else if (missing.size < MAX_READS_PER_TICK) missing.set(key, r);
+    }
+    if (missing.size > 0) {
+      const read = await readUnreadTimes(this.pool.get(cluster), [...missing.values()]).catch(() => new Map<string, number | null>());
+      for (const [key, value] of read) kept.set(key, value);
+    }
+    this.#unread.set(cluster, kept);
   }
 }

@@ -15,6 +15,41 @@ export interface LogLine {
   message: string;
   time: string;
   level: string;
+  /**
+   * The line's structured fields (secrets redacted, each value cut at FIELD_CHARS): "request"
+   * alone says little without its method, path, status and user.
+   */
+  fields: Record<string, LogFieldValue>;
+}
+
+export type LogFieldValue = string | number | boolean | null;
+
+/** A kept field's longest text: 512 lines of a few fields each stay small. */
+const FIELD_CHARS = 2_000;
+
+/** A field's value as kept for /api/logs: plain values as they are, anything else as its text. */
+function keptValue(v: unknown): LogFieldValue {
+  if (v === null || typeof v === "number" || typeof v === "boolean") return v;
+  let text: string;
+  if (typeof v === "string") text = v;
+  else if (v instanceof Error) text = v.message;
+  else if (typeof v === "bigint") text = v.toString();
+  else {
+    try {
+      // Nested keys are redacted as the top-level ones are.
+      text =
+        JSON.stringify(v, (k, x: unknown) => (SECRET_KEY.test(k) ? "[redacted]" : typeof x === "bigint" ? x.toString() : x)) ?? String(v);
+    } catch {
+      text = String(v);
+    }
+  }
+  return text.length > FIELD_CHARS ? `${text.slice(0, FIELD_CHARS)}…` : text;
+}
+
+function keptFields(fields: Record<string, unknown>): Record<string, LogFieldValue> {
+  const out: Record<string, LogFieldValue> = {};
+  for (const [k, v] of Object.entries(fields)) if (v !== undefined) out[k] = keptValue(v);
+  return out;
 }
 
 export class RingBuffer<T> {
@@ -101,6 +136,7 @@ export class LogHub {
     const now = this.now();
     const stacktrace = err instanceof Error ? (err.stack ?? String(err)) : err === undefined ? "" : String(err);
     const upper = level.toUpperCase();
+    const safe = fields ? redact(fields) : {};
     const line: LogLine = {
       timestamp: now,
       logger: name,
@@ -109,11 +145,12 @@ export class LogHub {
       message,
       time: new Date(now).toISOString(),
       level: upper,
+      fields: level === "debug" ? {} : keptFields(safe),
     };
     if (level === "metrics") this.metrics.push(line);
     else if (level !== "debug") this.info.push(line);
     const record: Record<string, unknown> = { time: line.time, level: upper, logger: name, msg: message };
-    if (fields) Object.assign(record, redact(fields));
+    Object.assign(record, safe);
     if (stacktrace) record.stack = stacktrace;
     this.sink.write(JSON.stringify(record));
   }

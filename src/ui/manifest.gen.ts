@@ -2,11 +2,13 @@
 import a0 from "../../assets/api-docs.css" with { type: "file" };
 import a1 from "../../assets/api-docs.html" with { type: "file" };
 import a2 from "../../assets/api-docs.js" with { type: "file" };
-import a3 from "../../assets/index.html" with { type: "file" };
+import a3 from "../../assets/favicon.svg" with { type: "file" };
+import a4 from "../../assets/index.html" with { type: "file" };
 
 export const ASSETS: ReadonlyMap<string, string> = new Map([
   ["/api-docs.css", a0],
   ["/api-docs.html", a1],
   ["/api-docs.js", a2],
-  ["/index.html", a3],
+  ["/favicon.svg", a3],
+  ["/index.html", a4],
 ]);

@@ -81,6 +81,8 @@ export function uiRoutes() {
     const path = c.req.path;
     if (path === "/api" || path.startsWith("/api/") || path === "/metrics") return c.notFound();
     if (ASSETS.has(path) && path !== "/index.html") return serve(path, "public, max-age=300");
+    // Asked by browsers on pages that name no icon (the JSON answers opened in a tab).
+    if (path === "/favicon.ico") return serve("/favicon.svg", "public, max-age=300");
     if (path.startsWith("/ui/")) {
       const file = (await uiBundle()).get(path);
       if (!file) return c.notFound();

@@ -162,6 +162,24 @@ describe("groups and scopes", () => {
     expect(await administrator({ role: "admin" })).toBe(true);
   });
 
+  test("23: the session says the roles held on the request's cluster and whether they reach every topic, for the UI to offer only those", async () => {
+    const t = await topic("ident-cluster-roles");
+    const token = await scopedUser(rt, "cleo", [topicGroup("cleo-g", [t], [], ["write", "read"])]);
+    const session = async (as: { token: string } | { role: "nodata" }, cluster?: string) =>
+      (await (await rt.request("/api/auth", { ...as, headers: cluster ? { "x-service-cluster": cluster } : {} })).json()) as {
+        clusterRoles: string[];
+        everyTopic: boolean;
+      };
+    expect(await session({ token })).toMatchObject({ clusterRoles: ["write", "read"], everyTopic: false });
+    expect(await session({ token }, "local")).toMatchObject({ clusterRoles: ["write", "read"], everyTopic: false });
+    expect(await session({ role: "nodata" })).toMatchObject({ clusterRoles: ["nodata"], everyTopic: true });
+    // A group on another cluster only: no role here.
+    const elsewhere = await scopedUser(rt, "otto", [
+      { name: "otto-g", roles: ["read"], clusters: ["elsewhere"], topics: { allow: ["*"] } },
+    ]);
+    expect(await session({ token: elsewhere })).toMatchObject({ clusterRoles: [], everyTopic: false });
+  });
+
   test("a group's change applies at the next request of a live token", async () => {
     const t = await topic("ident-live");
     const token = await scopedUser(rt, "gil", [topicGroup("gil-g", ["nothing-yet"])]);

@@ -249,6 +249,31 @@ describe("connect", () => {
     });
   }, 60_000);
 
+  test("23: a setting's documentation renders the plugin's markup (code, links), and text that only looks like a tag stays text", async () => {
+    await withPage(browser, "connect docs markup", async (page) => {
+      await signedIn(page, `/connect/${ALIAS}/new`, "write");
+      await page.getByLabel("Plugin").selectOption(HEARTBEAT);
+      await page.getByLabel("Value of source.cluster.alias", { exact: true }).waitFor();
+      await addSetting(page, "forwarding.admin.class", "org.apache.kafka.clients.admin.ForwardingAdmin");
+      await addSetting(page, "config.providers", "file");
+      const help = (key: string) =>
+        page.locator(".setting-row", { has: page.getByLabel(`Value of ${key}`, { exact: true }) }).locator(".setting-help");
+
+      // Connect writes "<code>(Map<String, Object> config)</code>": the code is code, the generics are text.
+      const forwarding = help("forwarding.admin.class");
+      await forwarding.locator("code").first().waitFor();
+      expect(await forwarding.locator("code").first().innerText()).toBe("(Map<String, Object> config)");
+      expect(await forwarding.innerText()).not.toContain("<code>");
+
+      // A link of the documentation is a link, opened apart from Loupe.
+      const link = help("config.providers").getByRole("link", { name: "Configuration Providers" });
+      expect(await link.getAttribute("href")).toBe("https://kafka.apache.org/documentation/#config_providers");
+      expect(await link.getAttribute("rel")).toBe("noopener noreferrer");
+      expect(await help("config.providers").locator("code").first().innerText()).toBe("ConfigProvider");
+      expect(await seriousViolations(page)).toEqual([]);
+    });
+  }, 60_000);
+
   test("a file source is refused to a writer with the guard rail's message shown where they acted", async () => {
     const name = FILE_CONNECTOR;
     const config = { "connector.class": FILE_SOURCE, "tasks.max": "1", topic: name, file: "/etc/hostname" };

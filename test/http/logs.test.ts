@@ -17,6 +17,7 @@ const SHAPE = {
   message: expect.any(String),
   time: expect.any(String),
   level: expect.any(String),
+  fields: expect.any(Object),
 };
 
 describe("logs", () => {
@@ -26,6 +27,43 @@ describe("logs", () => {
     expect(lines.length).toBeGreaterThan(0);
     for (const l of lines) expect(l).toEqual(SHAPE);
     expect(lines.some((l) => l.logger === "http" && l.message === "request")).toBe(true);
+  });
+
+  test("23: each line of GET /api/logs/INFO carries its structured fields, not the message alone ('request' with its method, path, status and user)", async () => {
+    await rt.request("/api/topics", { role: "read" });
+    const lines = (await (await rt.request("/api/logs/INFO", { role: "admin" })).json()) as any[];
+    const request = lines.findLast((l) => l.logger === "http" && l.message === "request" && l.fields?.path === "/api/topics");
+    expect(request?.fields).toEqual({
+      requestId: expect.any(String),
+      method: "GET",
+      path: "/api/topics",
+      status: 200,
+      ms: expect.any(Number),
+      user: "reed",
+    });
+  });
+
+  test("23: kept fields are plain values: errors as their message, objects as JSON with secrets redacted at any depth, long texts cut", () => {
+    const hub = new LogHub("info", new MemorySink());
+    const big = "x".repeat(5_000);
+    hub.logger("t").warn("processor runner failed", {
+      processor: "p1",
+      runner: 2,
+      error: new Error("Compacted topic cannot accept message without key"),
+      config: { url: "http://h", auth: { password: "pw-9" } },
+      token: "tk",
+      long: big,
+      missing: undefined,
+    });
+    const [line] = hub.recent("INFO");
+    expect(line!.fields).toEqual({
+      processor: "p1",
+      runner: 2,
+      error: "Compacted topic cannot accept message without key",
+      config: '{"url":"http://h","auth":{"password":"[redacted]"}}',
+      token: "[redacted]",
+      long: `${"x".repeat(2_000)}…`,
+    });
   });
 
   test("GET /api/logs/METRICS returns the periodic summary lines", async () => {

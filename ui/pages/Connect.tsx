@@ -17,6 +17,7 @@ import {
   whileRebalancing,
 } from "./ConnectApi.ts";
 import { ConnectorPage } from "./ConnectConnector.tsx";
+import { ConnectDoc } from "./ConnectDocs.tsx";
 import { ConnectorEditor } from "./ConnectEditor.tsx";
 
 /** How often the lists ask again: connector states change on their own (a task fails, a rebalance). */
@@ -266,7 +267,11 @@ function Plugins({ alias, canWrite }: { alias: string; canWrite: boolean }) {
               <tr key={`${p.class} ${p.version ?? ""}`}>
                 <td>
                   <span className="plugin-name">{p.name ?? shortClass(p.class)}</span>
-                  {p.description && <span className="muted plugin-description">{p.description}</span>}
+                  {p.description && (
+                    <span className="muted plugin-description">
+                      <ConnectDoc text={p.description} />
+                    </span>
+                  )}
                 </td>
                 <td>{p.type}</td>
                 <td>{p.version ?? "—"}</td>

@@ -17,6 +17,7 @@ import {
   validateConfig,
   whileRebalancing,
 } from "./ConnectApi.ts";
+import { ConnectDoc } from "./ConnectDocs.tsx";
 
 interface Row {
   id: number;
@@ -438,10 +439,10 @@ function SettingRow({
         </span>
       )}
       {definition && (
-        <span className="muted setting-help" id={helpId}>
+        <div className="muted setting-help" id={helpId}>
           {`${definition.type}${definition.required ? ", required" : ""}. `}
-          {definition.documentation}
-        </span>
+          <ConnectDoc text={definition.documentation} />
+        </div>
       )}
     </li>
   );

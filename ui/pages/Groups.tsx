@@ -93,7 +93,7 @@ export function Tags({ values, empty = "none" }: { values: string[]; empty?: str
   return (
     <span className="access-tags">
       {values.map((v) => (
-        <span key={v} className="access-tag">
+        <span key={v} className="access-tag" title={v}>
           {v}
         </span>
       ))}

@@ -5,7 +5,7 @@ import { replaceParams } from "../router.ts";
 import { api } from "../session.ts";
 import "../styles/logs.css";
 
-/** One kept line, as `/api/logs/{level}` answers it (the SPEC's shape). */
+/** One kept line, as `/api/logs/{level}` answers it (the SPEC's shape, plus its structured fields). */
 interface LogLine {
   timestamp: number;
   logger: string;
@@ -14,7 +14,12 @@ interface LogLine {
   message: string;
   time: string;
   level: string;
+  /** Absent from servers older than the fields. */
+  fields?: Record<string, string | number | boolean | null>;
 }
+
+/** A line's fields as `key=value` words, in the order the server wrote them. */
+const fieldsOf = (l: LogLine): Array<[string, string]> => Object.entries(l.fields ?? {}).map(([k, v]) => [k, String(v)]);
 
 const LEVELS = ["INFO", "METRICS"] as const;
 type LogLevel = (typeof LEVELS)[number];
@@ -57,7 +62,13 @@ export function LogsPage({ location }: { location: string }) {
     const needle = view.q.toLowerCase();
     const all = [...(lines.data ?? [])].reverse();
     if (needle === "") return all;
-    return all.filter((l) => `${l.level} ${l.logger} ${l.message} ${l.stacktrace}`.toLowerCase().includes(needle));
+    return all.filter((l) =>
+      `${l.level} ${l.logger} ${l.message} ${fieldsOf(l)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(" ")} ${l.stacktrace}`
+        .toLowerCase()
+        .includes(needle),
+    );
   }, [lines.data, view.q]);
 
   const scroller = useRef<HTMLElement>(null);
@@ -89,7 +100,7 @@ export function LogsPage({ location }: { location: string }) {
         </fieldset>
         <label className="search">
           <span>Filter</span>
-          <input type="search" value={view.q} onChange={(e) => set({ q: e.target.value })} placeholder="Text in the line" />
+          <input type="search" value={view.q} onChange={(e) => set({ q: e.target.value })} placeholder="Text or key=value in the line" />
         </label>
         <button type="button" className="ghost" onClick={() => void lines.refetch()} disabled={lines.isFetching}>
           {lines.isFetching ? "Refreshing…" : "Refresh"}
@@ -149,6 +160,15 @@ export function LogsPage({ location }: { location: string }) {
                     <td className="log-logger">{l.logger}</td>
                     <td className="log-message">
                       {l.message}
+                      {fieldsOf(l).length > 0 && (
+                        <span className="log-fields">
+                          {fieldsOf(l).map(([k, v]) => (
+                            <span key={k} className="log-field">
+                              <span className="log-key">{k}</span>={v}
+                            </span>
+                          ))}
+                        </span>
+                      )}
                       {l.stacktrace && (
                         <details>
                           <summary>Stack trace</summary>

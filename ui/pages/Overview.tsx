@@ -4,7 +4,7 @@ import type { ClusterOverview } from "../../src/domains/cluster/schemas.ts";
 import { clusterOf, withCluster } from "../cluster.ts";
 import { Link } from "../components.tsx";
 import { useLocation } from "../router.ts";
-import { api } from "../session.ts";
+import { api, useCan } from "../session.ts";
 import "../styles/overview.css";
 
 export interface Health {
@@ -38,6 +38,8 @@ export function OverviewPage({ health }: { health: Health | null }) {
   const shownHealth = healthNow.data ?? health;
   const data = overview.data;
   const topicLink = (topic: string) => withCluster(`/topics/${encodeURIComponent(topic)}`, cluster);
+  const canRead = useCan("read");
+  const groups = (n: number) => `records, ${number.format(n)} group${n === 1 ? "" : "s"}`;
 
   return (
     <section className="page overview">
@@ -79,9 +81,12 @@ export function OverviewPage({ health }: { health: Health | null }) {
               value={data.lag ? number.format(data.lag.total) : "Unknown"}
               note={
                 data.lag ? (
-                  <Link to={withCluster("/consumers", cluster)}>
-                    records, {number.format(data.lag.groups)} group{data.lag.groups === 1 ? "" : "s"}
-                  </Link>
+                  // The groups' page needs the read role: nodata gets the figure without the link.
+                  canRead ? (
+                    <Link to={withCluster("/consumers", cluster)}>{groups(data.lag.groups)}</Link>
+                  ) : (
+                    groups(data.lag.groups)
+                  )
                 ) : undefined
               }
             />

@@ -29,6 +29,10 @@ const sessionAnswer = z.object({
   userInfo: userShape,
   roles: z.array(z.string()),
   administrator: z.boolean().describe("holds admin without limits (every cluster and topic): the admin-level routes are open to it"),
+  clusterRoles: z
+    .array(z.string())
+    .describe("the roles the identity's groups grant on the request's cluster (x-service-cluster), highest first; [] when none"),
+  everyTopic: z.boolean().describe("whether those roles reach every topic of that cluster (false for an identity limited to some topics)"),
   schemaRegistryDelete: z.boolean(),
   expiresAt: z.number(),
 });
@@ -122,6 +126,9 @@ export function authRoutes(auth: AuthService, schemaDeletes = false) {
       userInfo: session.user,
       roles: session.user.roles,
       administrator: session.scope.unrestricted.has("admin"),
+      // What the UI offers on the cluster shown: the same roles the routes are checked against.
+      clusterRoles: session.scope.clusterRoles(c.get("cluster")),
+      everyTopic: session.scope.everyTopic(c.get("cluster"), undefined, "metadata"),
       schemaRegistryDelete: canDeleteSchemas(schemaDeletes, session, c.get("cluster")),
       expiresAt: session.expiresAt,
     });

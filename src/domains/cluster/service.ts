@@ -1,4 +1,4 @@
-import type { ClusterState, KafkaPool, TopicSummary } from "../../kafka/index.ts";
+import type { KafkaPool } from "../../kafka/index.ts";
 import type { LagEngine, LagSnapshot } from "../../lag/engine.ts";
 import type { TopicFilter } from "../topics/visibility.ts";
 import type { ClusterOverview } from "./schemas.ts";
@@ -11,9 +11,10 @@ export const PARTITION_LIST_LIMIT = 50;
  * shared lag engine (the snapshot /metrics and the consumer pages use, so asking here costs
  * nothing while one is fresh). Lag that cannot be read leaves the rest of the answer intact.
  *
- * A caller limited to some topics sees the brokers and the controller whole (they are the
- * cluster's, not a topic's), and every figure drawn from topics (counts, unhealthy partitions,
- * lag) over its visible topics only.
+ * A caller limited to some topics sees the brokers and the controller (they are the cluster's,
+ * not a topic's), and every figure drawn from topics over its visible topics only: counts,
+ * unhealthy partitions, lag, and each broker's leaders and replicas (a broker "leader of 46"
+ * to someone who may see 3 topics would tell of the topics hidden from them).
  */
 export class ClusterOverviewService {
   constructor(
@@ -27,50 +28,32 @@ export class ClusterOverviewService {
 
   async overview(cluster: string, visible: TopicFilter = null): Promise<ClusterOverview> {
     const kafka = this.pool.get(cluster);
-    const [state, lag, topics] = await Promise.all([
-      kafka.describe(this.#isInternal),
+    const [state, lag] = await Promise.all([
+      // One Metadata request; a scoped caller's figures are counted over its topics there.
+      kafka.describe(this.#isInternal, visible),
       this.lag.snapshot(cluster).then(
         (s) => ({ snapshot: s, error: null }),
         (e: unknown) => ({ snapshot: null, error: (e as Error).message }),
       ),
-      // The cluster state counts topics but does not list them: a scoped caller's counts need
-      // the list, asked beside it (same Metadata cost, no added wait). Unscoped callers skip it.
-      visible ? kafka.topics.list({ includeInternal: true }) : null,
     ]);
-    const counts = topics && visible ? visibleCounts(topics, visible, this.#isInternal) : state;
-    const listed = (list: ClusterOverview["offline"]["partitions"]) => {
-      const shown = visible ? list.filter((p) => visible(p.topic)) : list;
-      return { count: shown.length, partitions: shown.slice(0, PARTITION_LIST_LIMIT) };
-    };
+    const listed = (list: ClusterOverview["offline"]["partitions"]) => ({
+      count: list.length,
+      partitions: list.slice(0, PARTITION_LIST_LIMIT),
+    });
     return {
       cluster,
       clusterId: state.clusterId,
       controllerId: state.controllerId,
       brokers: state.brokers,
-      topics: counts.topics,
-      internalTopics: counts.internalTopics,
-      partitions: counts.partitions,
+      topics: state.topics,
+      internalTopics: state.internalTopics,
+      partitions: state.partitions,
       underReplicated: listed(state.underReplicated),
       offline: listed(state.offline),
       lag: lag.snapshot ? lagFigures(lag.snapshot, visible) : null,
       lagError: lag.error,
     };
   }
-}
-
-function visibleCounts(
-  topics: TopicSummary[],
-  visible: (topic: string) => boolean,
-  isInternal: (topic: string) => boolean,
-): Pick<ClusterState, "topics" | "internalTopics" | "partitions"> {
-  const out = { topics: 0, internalTopics: 0, partitions: 0 };
-  for (const t of topics) {
-    if (!visible(t.name)) continue;
-    if (t.internal || isInternal(t.name)) out.internalTopics++;
-    else out.topics++;
-    out.partitions += t.partitions;
-  }
-  return out;
 }
 
 /**

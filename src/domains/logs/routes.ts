@@ -10,6 +10,9 @@ const logLine = z.object({
   message: z.string(),
   time: z.string(),
   level: z.string(),
+  fields: z
+    .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))
+    .describe("the line's structured fields (request: method, path, status, ms, user...); secrets redacted, long values cut"),
 });
 
 const lines = (level: "INFO" | "METRICS") =>

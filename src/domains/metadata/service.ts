@@ -15,10 +15,16 @@ export interface MetadataInput {
 /** Records sampled per partition, and partitions sampled, to guess types. */
 const SAMPLE_PER_PARTITION = 3;
 const SAMPLE_PARTITIONS = 10;
-/** Guesses are kept this long: they need a read of the topic. */
+/** A guess answers the topic's page this long; then the page reads the topic and guesses again. */
 const INFERRED_TTL_MS = 60_000;
+/**
+ * Guesses remembered for the topic list, which reads no records: the latest guess of each topic,
+ * whatever its age, up to this many topics (the oldest guesses go first beyond it).
+ */
+const REMEMBERED_GUESSES = 100_000;
 
 export class MetadataService {
+  /** Latest guess per cluster and topic, oldest first (a new guess moves its topic to the end). */
   readonly #inferred = new Map<string, { at: number; value: TopicMetadata }>();
 
   constructor(
@@ -65,13 +71,21 @@ export class MetadataService {
       valueType: inferType(records.map((r) => r.value)) ?? "BYTES",
       inferred: true,
     };
-    if (records.length > 0) this.#inferred.set(`${cluster}\u0000${topic}`, { at: Date.now(), value });
+    if (records.length > 0) {
+      const key = `${cluster}\u0000${topic}`;
+      this.#inferred.delete(key);
+      this.#inferred.set(key, { at: Date.now(), value });
+      if (this.#inferred.size > REMEMBERED_GUESSES) this.#inferred.delete(this.#inferred.keys().next().value!);
+    }
     return value;
   }
 
-  /** The types last guessed for a topic, while still fresh; the topic list reads no records itself. */
+  /**
+   * The types last guessed for a topic, however old: the topic list reads no records itself and
+   * shows what the topic's page (or any other guess) last found, until the next guess replaces it.
+   */
   lastGuess(cluster: string, topic: string): TopicMetadata | undefined {
-    return this.#cachedGuess(cluster, topic);
+    return this.#inferred.get(`${cluster}\u0000${topic}`)?.value;
   }
 
   #cachedGuess(cluster: string, topic: string): TopicMetadata | undefined {

@@ -132,6 +132,9 @@ export const topicListItem = z.object({
   keyType: z.enum(DATA_TYPES),
   valueType: z.enum(DATA_TYPES),
   inferred: z.boolean(),
+  typesKnown: z
+    .boolean()
+    .describe("false when no types are stored and none was guessed yet from records: keyType and valueType then mean not known yet"),
   totalMessages: int(),
   messagesPerSecond: int().describe("whole messages per second"),
   sizeBytes: int().nullable().describe("bytes of one copy of the topic on disk; null when the brokers do not say"),

@@ -130,6 +130,11 @@ export interface TopicListItem {
   valueType: DataType;
   /** False only when the types are stored metadata. */
   inferred: boolean;
+  /**
+   * False when no types are stored and none was guessed yet from the topic's records (the list
+   * reads none): keyType and valueType then say BYTES, and mean "not known yet".
+   */
+  typesKnown: boolean;
   totalMessages: number;
   /** Whole messages per second: clients decode an integer (a fraction breaks the Go client's list). */
   messagesPerSecond: number;
@@ -216,8 +221,11 @@ export class TopicService {
     this.deps.sampler.record(cluster, t, latest);
     const meta = new Map(stored.map((m) => [m.topicName, m]));
     return topics.map((tp) => {
-      // The list reads no records: a topic without stored types shows the last guess made for it.
+      // The list reads no records: a topic without stored types shows the last guess made for it
+      // (by its page, whatever the guess's age), so the list and the page say the same. An empty
+      // topic is BYTES on its page too; one with records and no guess yet is not known.
       const types = meta.get(tp.name) ?? this.deps.metadata.lastGuess(cluster, tp.name);
+      const messages = totals.get(tp.name) ?? 0;
       return {
         topicName: tp.name,
         partitions: tp.partitions,
@@ -227,7 +235,8 @@ export class TopicService {
         keyType: types?.keyType ?? "BYTES",
         valueType: types?.valueType ?? "BYTES",
         inferred: types?.inferred ?? true,
-        totalMessages: totals.get(tp.name) ?? 0,
+        typesKnown: types !== undefined || messages === 0,
+        totalMessages: messages,
         messagesPerSecond: Math.round(this.deps.sampler.rate(cluster, tp.name)),
         sizeBytes: sizes ? (sizes.get(tp.name) ?? 0) : null,
         lag: lags ? (lags.get(tp.name) ?? 0) : null,
