@@ -169,7 +169,13 @@ export function TopicsPage({ location, canWrite }: { location: string; canWrite:
                   <td className="num">{number.format(t.messagesPerSecond)}</td>
                   <td className="num">{t.lag === null || t.lag === undefined ? "—" : number.format(t.lag)}</td>
                   <td>
-                    {t.keyType} / {t.valueType}
+                    {t.typesKnown === false ? (
+                      <span className="muted" title="No types are stored and the topic's page has not guessed them from its records yet">
+                        not known yet
+                      </span>
+                    ) : (
+                      `${t.keyType} / ${t.valueType}${t.inferred ? " (inferred)" : ""}`
+                    )}
                   </td>
                 </tr>
               );
