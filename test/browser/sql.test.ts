@@ -437,6 +437,12 @@ describe("the SQL workbench", () => {
       browser,
       "sql 1024",
       async (page, context) => {
+        // A user with a history and saved queries: the library must not push the rows down.
+        for (let i = 0; i < 10; i++) {
+          const sql = `SELECT * FROM \`${NESTED}\` WHERE n = ${i}`;
+          await server.request(`/api/sql/data?${new URLSearchParams({ sql })}`, { role: "read", headers: { accept: "application/json" } });
+          await server.request(`/api/sql/saved/kept-${i}`, { method: "PUT", role: "read", body: JSON.stringify({ text: sql }) });
+        }
         await signedIn(page, `/sql?q=${encodeURIComponent(`SELECT * FROM \`${HEADERS}\``)}`, "read");
         // The library is a side panel, closed until asked for.
         expect(await page.getByRole("complementary", { name: "Query library" }).count()).toBe(0);
