@@ -3,6 +3,7 @@
  * the token stays in a header. Lines are `data:<type><JSON>`: 1 a record, 2 the end, 3 an
  * error, 4 statistics, 0 a heartbeat. Aborting the fetch ends the query on the server.
  */
+import type { RecordHeaderText } from "../src/domains/sql/schemas.ts";
 import { clusterOf } from "./cluster.ts";
 import { authHeaders } from "./session.ts";
 
@@ -13,6 +14,8 @@ export interface StreamedRecord {
   timestamp: number;
   /** The value's JSON text (or plain text when it is not JSON). */
   value: string;
+  /** The record's Kafka headers, in order (asked for with `headers`). */
+  headers?: RecordHeaderText[];
 }
 
 export interface StreamHandlers {
@@ -30,6 +33,10 @@ const nextTurn = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
 export interface RunOptions {
   /** false: the run is the page's own (a sample for completion), not kept in the user's history. */
   history?: boolean;
+  /** Each record carries its headers. */
+  headers?: boolean;
+  /** The end record's `resume` of an earlier run of the same query: this run reads on from there. */
+  resume?: string;
 }
 
 export function runQuery(sql: string, handlers: StreamHandlers, signal: AbortSignal, options: RunOptions = {}): Promise<void> {
@@ -37,7 +44,10 @@ export function runQuery(sql: string, handlers: StreamHandlers, signal: AbortSig
     const headers = authHeaders(clusterOf(window.location.search));
     headers.set("accept", "text/event-stream");
     if (options.history === false) headers.set("x-loupe-history", "skip");
-    const res = await fetch(`/api/sql/data?${new URLSearchParams({ sql, stats: "500" })}`, { headers, signal });
+    const params = new URLSearchParams({ sql, stats: "500" });
+    if (options.headers) params.set("headers", "true");
+    if (options.resume) params.set("resume", options.resume);
+    const res = await fetch(`/api/sql/data?${params}`, { headers, signal });
     if (!res.ok || !res.body) {
       let message = `${res.status} ${res.statusText}`;
       try {

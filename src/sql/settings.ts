@@ -1,8 +1,8 @@
 /**
  * The `SET key = value;` statements a query may start with.
  *
- *   max.size        bytes read before the query stops: 1048576, 500k, 1m, 2g
- *                   (k, m, g are powers of 1024; kb, mb, gb and b are accepted)
+ *   max.size        bytes read, and bytes of the answer, before the query stops: 1048576, 500k,
+ *                   1m, 2g (k, m, g are powers of 1024; kb, mb, gb and b are accepted)
  *   max.query.time  how long the query may run: 60000 (ms), 60000ms, 30s, 5m, 1h
  *   max.idle.time   how long to wait without new records before ending
  *   max.zero.polls  max.idle.time counted in empty polls of ZERO_POLL_MS (1 s) each: 20 = 20 s
@@ -22,7 +22,13 @@ export const DATA_FORMATS = ["AVRO", "BYTES", "DOUBLE", "FLOAT", "INT", "JSON", 
 export type DataFormat = (typeof DATA_FORMATS)[number];
 
 export interface QuerySettings {
+  /** Most bytes of records the answer may return (SET max.size, else DEFAULT_ANSWER_BYTES). */
   maxSizeBytes: number;
+  /**
+   * Most bytes the query may read from Kafka: SET max.size bounds them too; without it nothing
+   * does but time (max.query.time), so a filter searches the whole topic (see DEFAULT_SETTINGS).
+   */
+  maxReadBytes: number;
   maxQueryTimeMs: number;
   maxIdleTimeMs: number;
   keyFormat?: DataFormat;
@@ -38,9 +44,24 @@ export interface QuerySettings {
  */
 export const ZERO_POLL_MS = 1000;
 
+/** What a query returns at most when it does not SET max.size: 20 MiB of records. */
+export const DEFAULT_ANSWER_BYTES = 20 * 1024 * 1024;
+
+/** No bound: what the end record and the statistics say of a bound that is not set (2^53-1). */
+export const UNBOUNDED = Number.MAX_SAFE_INTEGER;
+
+/**
+ * The rule for a query that SETs nothing: it reads until the snapshot's end, its LIMIT, or
+ * five minutes (max.query.time), whichever comes first, however many bytes that is: a filter
+ * searches the whole topic, bounded by time. Only what it returns is bounded by size (20 MiB of
+ * records). `SET max.size` bounds the bytes read as well. Regression: a 20 MiB default on the
+ * bytes read stopped a search of a 1.5 M-record topic after 177 k records, and the page said no
+ * record matched.
+ */
 export const DEFAULT_SETTINGS: Readonly<QuerySettings> = {
-  maxSizeBytes: 20 * 1024 * 1024,
-  maxQueryTimeMs: 60 * 60 * 1000,
+  maxSizeBytes: DEFAULT_ANSWER_BYTES,
+  maxReadBytes: UNBOUNDED,
+  maxQueryTimeMs: 5 * 60 * 1000,
   maxIdleTimeMs: 5 * 1000,
 };
 
@@ -163,6 +184,7 @@ export const SETTINGS: Readonly<Record<string, SettingDefinition>> = {
       const bytes = parseSize(text);
       if (bytes === null) return false;
       settings.maxSizeBytes = bytes;
+      settings.maxReadBytes = bytes;
       return true;
     },
   },

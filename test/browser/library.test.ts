@@ -1,6 +1,7 @@
 /**
- * The SQL workbench's query library in a real browser: a run query appears in the history, the
- * editor's query is saved under a name, and after a reload the saved query opens into the
+ * The SQL workbench's query library in a real browser: a side panel, closed until opened (the
+ * results come first) and left open or closed across visits; a run query appears in the history,
+ * the editor's query is saved under a name, and after a reload the saved query opens into the
  * editor from the Saved tab (by click and by keyboard); no serious axe-core violation with the
  * panel open, in light and dark.
  */
@@ -46,6 +47,14 @@ async function violationsBesideEditor(page: Page): Promise<Array<{ id: string; i
 
 const editorText = (page: Page) => page.getByRole("textbox", { name: "SQL query" }).innerText();
 
+/** Opens the library beside the editor (it is closed until asked for): the panel. */
+async function openLibrary(page: Page) {
+  await page.getByRole("button", { name: "Query library" }).click();
+  const panel = page.getByRole("complementary", { name: "Query library" });
+  await panel.waitFor();
+  return panel;
+}
+
 /** Replaces the editor's text as a person would: select all, type. */
 async function typeQuery(page: Page, text: string): Promise<void> {
   const editor = page.getByRole("textbox", { name: "SQL query" });
@@ -55,16 +64,46 @@ async function typeQuery(page: Page, text: string): Promise<void> {
 }
 
 describe("the query library", () => {
+  test("23: the library is a side panel, closed until opened, then left open across visits; Close closes it", async () => {
+    await withPage(
+      browser,
+      "library side panel",
+      async (page) => {
+        // Another user than the tests below: their history starts empty.
+        await openAs(page, `${server.url}/sql?q=${encodeURIComponent(`SELECT * FROM \`${TOPIC}\``)}`, "admin");
+        const toggle = page.getByRole("button", { name: "Query library" });
+        await toggle.waitFor();
+        expect(await toggle.getAttribute("aria-expanded")).toBe("false");
+        expect(await page.getByRole("complementary", { name: "Query library" }).count()).toBe(0);
+        const panel = await openLibrary(page);
+        expect(await toggle.getAttribute("aria-expanded")).toBe("true");
+        // Beside the results, not above them: the rows stay in view at 1024 x 700.
+        await page.getByRole("button", { name: "Run", exact: true }).click();
+        await page.getByTestId("run-status").getByText("3 rows (END)").waitFor();
+        const row = (await page.getByRole("table", { name: "Results" }).locator("tbody tr").first().boundingBox())!;
+        const side = (await panel.boundingBox())!;
+        expect(row.y + row.height).toBeLessThanOrEqual(700);
+        expect(side.x).toBeGreaterThanOrEqual(row.x + row.width);
+        await page.reload();
+        await page.getByRole("complementary", { name: "Query library" }).waitFor();
+        await page.getByRole("complementary", { name: "Query library" }).getByRole("button", { name: "Close" }).click();
+        expect(await page.getByRole("complementary", { name: "Query library" }).count()).toBe(0);
+        expect(await toggle.getAttribute("aria-expanded")).toBe("false");
+      },
+      { viewport: { width: 1024, height: 700 } },
+    );
+  }, 90_000);
+
   test("a run query is in the history; a saved query opens into the editor after a reload", async () => {
     await withPage(browser, "library history saved", async (page) => {
       const ran = `SELECT * FROM \`${TOPIC}\` WHERE n > 1`;
       const kept = `SELECT n FROM \`${TOPIC}\` WHERE n = 3`;
       await openAs(page, `${server.url}/sql?q=${encodeURIComponent(ran)}`, "read");
-      const library = page.locator("details.library");
+      const library = await openLibrary(page);
       const history = page.getByRole("list", { name: "Queries run, newest first" });
       await page.getByText("No queries run yet").waitFor();
 
-      await page.getByRole("button", { name: "Run" }).click();
+      await page.getByRole("button", { name: "Run", exact: true }).click();
       await page.getByTestId("run-status").getByText("2 rows (END)").waitFor();
       // The line says how the run ended, once it has.
       await history.getByRole("button", { name: ran }).getByText("2 rows (END)").waitFor();
@@ -105,7 +144,8 @@ describe("the query library", () => {
       });
       expect(res.status).toBe(200);
       await openAs(page, `${server.url}/sql?q=${encodeURIComponent(`SELECT * FROM \`${TOPIC}\``)}`, "write");
-      await page.getByRole("button", { name: "Run" }).click();
+      await openLibrary(page);
+      await page.getByRole("button", { name: "Run", exact: true }).click();
       await page.getByTestId("run-status").getByText("3 rows (END)").waitFor();
 
       await page.getByRole("tab", { name: /^Saved/ }).click();
@@ -123,6 +163,7 @@ describe("the query library", () => {
   test("a name the server refuses is said beside the form", async () => {
     await withPage(browser, "library refused", async (page) => {
       await openAs(page, `${server.url}/sql`, "read");
+      await openLibrary(page);
       await typeQuery(page, "   ");
       await page.getByRole("button", { name: "Save as…" }).click();
       await page.getByLabel("Name of the saved query").fill("blank");
@@ -138,7 +179,8 @@ describe("the query library", () => {
         `library axe ${colorScheme}`,
         async (page) => {
           await openAs(page, `${server.url}/sql?q=${encodeURIComponent(`SELECT * FROM \`${TOPIC}\``)}`, "read");
-          await page.getByRole("button", { name: "Run" }).click();
+          await openLibrary(page);
+          await page.getByRole("button", { name: "Run", exact: true }).click();
           await page.getByTestId("run-status").getByText("3 rows (END)").waitFor();
           await page.getByRole("list", { name: "Queries run, newest first" }).waitFor();
           if (colorScheme === "light") expect(await seriousViolations(page)).toEqual([]);

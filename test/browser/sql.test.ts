@@ -4,12 +4,18 @@
  * server refuses is said on the page; the editor runs under the Content-Security-Policy.
  * Completion offers topics and sampled fields, validation underlines the error where it is as
  * you type, a JSON cell opens as a tree, exports are the rows kept, the row cap is a setting.
+ * A search cut by a bound says so above its rows and continues; an INSERT is run and answered
+ * with where each record went; at 1024 x 700 the rows come first, their headers readable, a
+ * record's Kafka headers shown, and a stopped query says it was stopped.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFile } from "node:fs/promises";
 import type { Browser, Download, Page } from "playwright-core";
+import { createKafkaPool, type KafkaPool } from "../../src/kafka/index.ts";
+import { kafkaBootstrap } from "../cluster/cluster.ts";
 import type { ROLE_USERS } from "../helpers/runtime.ts";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.ts";
+import { waitFor } from "../helpers/wait.ts";
 import { eventually } from "../kafka/helpers.ts";
 import { compiledLoupe, createTopic, insert, launchChromium, openAs, seriousViolations, withPage } from "./browser.ts";
 
@@ -19,9 +25,17 @@ const RECORDS = 300;
 const BIG = `${TOPIC}-big`;
 /** Values with an object inside, and text a CSV must quote. */
 const NESTED = `${TOPIC}-nested`;
+/** 3,000 records of some 330 bytes; one holds amount 5000, at offset 2,900. */
+const SCAN = `${TOPIC}-scan`;
+const NEEDLE = 2900;
+/** Where the workbench's INSERT writes. */
+const WRITTEN = `${TOPIC}-written`;
+/** Records with Kafka headers. */
+const HEADERS = `${TOPIC}-headers`;
 
 let server: ServerProcess;
 let browser: Browser;
+let kafka: KafkaPool;
 
 beforeAll(async () => {
   server = await startServerProcess({}, { executable: await compiledLoupe() });
@@ -39,11 +53,32 @@ beforeAll(async () => {
     server,
     `INSERT INTO \`${NESTED}\` (_key, n, name, geo.lat, geo.lon) VALUES ('a', 1, 'Smith, "J"', 1.5, 2), ('b', 2, 'plain', 3.25, 4)`,
   );
+  await createTopic(server, SCAN, 1);
+  const note = "n".repeat(300);
+  for (let batch = 0; batch < 3; batch++) {
+    const values = Array.from({ length: 1000 }, (_, i) => {
+      const offset = batch * 1000 + i;
+      return `('k${offset}', ${offset === NEEDLE ? 5000 : offset % 100}, '${note}')`;
+    }).join(", ");
+    await insert(server, `INSERT INTO \`${SCAN}\` (_key, amount, note) VALUES ${values}`);
+  }
+  await createTopic(server, WRITTEN, 1);
+  await createTopic(server, HEADERS, 1);
+  kafka = createKafkaPool([{ name: "local", bootstrapServers: [kafkaBootstrap()], clientId: "loupe-browser-sql", default: true }]);
+  await kafka.default().writes.produce(HEADERS, [
+    {
+      key: "with",
+      value: JSON.stringify({ orderIdentifier: "o-1", customerCity: "Oslo", amount: 12 }),
+      headers: { "trace-id": "abc-123", raw: new Uint8Array([0xff, 0x01]) },
+    },
+  ]);
   browser = await launchChromium();
 }, 120_000);
 
 afterAll(async () => {
-  for (const t of [TOPIC, BIG, NESTED]) await server?.request(`/api/topics/${t}`, { method: "DELETE", role: "admin" }).catch(() => {});
+  for (const t of [TOPIC, BIG, NESTED, SCAN, WRITTEN, HEADERS])
+    await server?.request(`/api/topics/${t}`, { method: "DELETE", role: "admin" }).catch(() => {});
+  await kafka?.close();
   await browser?.close();
   await server?.stop();
 });
@@ -61,6 +96,19 @@ async function rowAt(page: Page, offset: number): Promise<Record<string, string>
     }
     return null;
   })()`);
+}
+
+/** Waits until a run started from the notice reading `before` has ended: the notice says something else, and nothing runs. */
+async function settled(page: Page, before: string): Promise<void> {
+  await waitFor(
+    () =>
+      page.evaluate(`(() => {
+        const notice = document.querySelector("[data-testid='run-notice']");
+        const status = document.querySelector("[data-testid='run-status']")?.textContent ?? "";
+        return notice !== null && notice.innerText !== ${JSON.stringify(before)} && !status.startsWith("Running");
+      })()`),
+    { timeoutMs: 20_000, what: "the continued run's end" },
+  );
 }
 
 describe("the SQL workbench", () => {
@@ -300,4 +348,159 @@ describe("the SQL workbench", () => {
       { acceptDownloads: true },
     );
   }, 60_000);
+  test("23: a search cut by max.size says so where the rows are, what was read of what and which limit; Continue finds the matching record", async () => {
+    await withPage(browser, "sql scan continue", async (page) => {
+      const sql = `SET max.size = 256k; SELECT * FROM \`${SCAN}\` WHERE amount = 5000 LIMIT 10`;
+      await signedIn(page, `/sql?q=${encodeURIComponent(sql)}`, "read");
+      await page.getByRole("button", { name: "Run", exact: true }).click();
+      const notice = page.getByRole("region", { name: "How the query ended" });
+      await notice.getByText("Stopped at max.size: 256 KiB of records read.").waitFor();
+      const said = await notice.innerText();
+      expect(said).toMatch(/[0-9,]+ records read of about 3,000 in 1 partition \(partition 0: offsets 0–[0-9,]+ of 0–2,999\)/);
+      expect(said).toContain("No record matched in the part read.");
+      // Where the rows would be, the table says the same: not "No record matched the query."
+      expect(await page.locator(".results").innerText()).toContain("No record matched in the part read");
+      expect(await seriousViolations(page)).toEqual([]);
+
+      // Continue goes on from where the run stopped, as often as it takes.
+      for (let run = 0; run < 20 && (await rowAt(page, NEEDLE)) === null; run++) {
+        const before = await notice.innerText();
+        await notice.getByRole("button", { name: "Continue from where it stopped" }).click();
+        await settled(page, before);
+      }
+      expect(await rowAt(page, NEEDLE)).toMatchObject({ key: `k${NEEDLE}`, "value.amount": "5000" });
+      // The figures count every run: no record read twice.
+      expect(await page.getByTestId("run-stats").innerText()).toMatch(/Read\s*2,9[0-9]{2}\b|Read\s*3,000\b/);
+
+      expect(await page.getByTestId("run-notice").innerText()).toMatch(/^Read to the end: 3,000 records in 1 partition, in [2-9] runs\.$/);
+
+      // Or the bound raised as far as the server allows: one run reads the whole topic.
+      await page.getByRole("button", { name: "Run", exact: true }).click();
+      await notice.getByRole("button", { name: "Run again with max.size = 256 MiB" }).click();
+      await page.getByTestId("run-status").getByText("1 rows (END)").waitFor();
+      expect(await page.getByRole("textbox", { name: "SQL query" }).innerText()).toBe(
+        `SET max.size = 256m; SELECT * FROM \`${SCAN}\` WHERE amount = 5000 LIMIT 10`,
+      );
+      expect(await page.getByTestId("run-notice").innerText()).toBe("Read to the end: 3,000 records in 1 partition.");
+    });
+  }, 90_000);
+
+  test("23: an INSERT runs from the workbench: the records written, where each went, its audit entry; a read user is told, not refused by the server", async () => {
+    const sql = `INSERT INTO \`${WRITTEN}\` (_key, city, n) VALUES ('a', 'Oslo', 1), ('b', 'Lyon', 2)`;
+    await withPage(
+      browser,
+      "sql insert",
+      async (page) => {
+        const errors: string[] = [];
+        page.on("console", (m) => {
+          if (m.type() === "error") errors.push(m.text());
+        });
+        await signedIn(page, `/sql?q=${encodeURIComponent(sql)}`, "write");
+        await page.getByTestId("validation").getByText("The statement is valid: Run writes its records.").waitFor();
+        await page.getByRole("button", { name: "Run", exact: true }).click();
+        await page.getByTestId("run-status").getByText("2 records written").waitFor();
+        const written = page.getByRole("region", { name: "Records written" });
+        expect(await written.innerText()).toContain(`Wrote 2 records to ${WRITTEN} (key STRING, value JSON)`);
+        const rows = await written.getByRole("table", { name: "Where each record went" }).locator("tbody tr").allInnerTexts();
+        expect(rows.map((r) => r.trim().split(/\s+/))).toEqual([
+          ["1", "0", "0"],
+          ["2", "0", "1"],
+        ]);
+        expect(await seriousViolations(page)).toEqual([]);
+        expect(errors).toEqual([]);
+      },
+      { colorScheme: "dark" },
+    );
+    const audit = (await (await server.request("/api/audit?type=TOPIC_DATA&limit=1", { role: "admin" })).json()) as Array<{
+      change: string;
+      content: Record<string, string>;
+    }>;
+    expect(audit[0]).toMatchObject({ change: "INSERT", content: { topic: WRITTEN, records: "2", outcome: "SUCCESS" } });
+
+    await withPage(browser, "sql insert read", async (page) => {
+      const errors: string[] = [];
+      page.on("console", (m) => {
+        if (m.type() === "error") errors.push(m.text());
+      });
+      await signedIn(page, `/sql?q=${encodeURIComponent(sql)}`, "read");
+      await page
+        .getByTestId("validation")
+        .getByText("The statement is valid, but writing records needs the write role (yours: read).")
+        .waitFor();
+      expect(await page.getByRole("button", { name: "Run", exact: true }).isDisabled()).toBe(true);
+      expect(errors).toEqual([]);
+    });
+  }, 90_000);
+
+  test("23: at 1024 x 700 the rows come first, their column names readable, a record's headers shown; a stopped query says so", async () => {
+    await withPage(
+      browser,
+      "sql 1024",
+      async (page, context) => {
+        // A user with a history and saved queries: the library must not push the rows down.
+        for (let i = 0; i < 10; i++) {
+          const sql = `SELECT * FROM \`${NESTED}\` WHERE n = ${i}`;
+          await server.request(`/api/sql/data?${new URLSearchParams({ sql })}`, { role: "read", headers: { accept: "application/json" } });
+          await server.request(`/api/sql/saved/kept-${i}`, { method: "PUT", role: "read", body: JSON.stringify({ text: sql }) });
+        }
+        await signedIn(page, `/sql?q=${encodeURIComponent(`SELECT * FROM \`${HEADERS}\``)}`, "read");
+        // The library is a side panel, closed until asked for.
+        expect(await page.getByRole("complementary", { name: "Query library" }).count()).toBe(0);
+        await page.getByRole("button", { name: "Run", exact: true }).click();
+        await page.getByTestId("run-status").getByText("1 rows (END)").waitFor();
+        // The row is in view without scrolling.
+        const row = page.getByRole("table", { name: "Results" }).locator("tbody tr").first();
+        const box = (await row.boundingBox())!;
+        expect(box.y + box.height).toBeLessThanOrEqual(700);
+        expect(await page.evaluate("document.scrollingElement.scrollTop")).toBe(0);
+        // Each column's name is there whole: in its cell, not cut, and as its title.
+        const heads = page.getByRole("table", { name: "Results" }).locator("thead th");
+        expect(await heads.allInnerTexts()).toEqual([
+          "key",
+          "partition",
+          "offset",
+          "timestamp",
+          "value.orderIdentifier",
+          "value.customerCity",
+          "value.amount",
+        ]);
+        for (const th of await heads.all()) {
+          expect(await th.getAttribute("title")).toBe(await th.innerText());
+          expect(await th.evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
+        }
+        // The record's Kafka headers, in its panel.
+        await page.getByRole("button", { name: "Show the record at offset 0" }).click();
+        const headers = page.getByRole("region", { name: "Selected record" }).getByRole("table", { name: "Headers" });
+        expect((await headers.locator("tbody tr").allInnerTexts()).map((r) => r.replace(/\s+/g, " ").trim())).toEqual([
+          "trace-id abc-123",
+          "raw /wE= (base64: not UTF-8 text)",
+        ]);
+        expect(await seriousViolations(page)).toEqual([]);
+
+        // A query stopped from the page says so where its rows are.
+        const cdp = await context.newCDPSession(page);
+        await page.goto(`${server.url}/sql?q=${encodeURIComponent(`SELECT * FROM \`${BIG}\``)}`);
+        await page.getByRole("textbox", { name: "SQL query" }).waitFor();
+        await cdp.send("Network.enable");
+        await cdp.send("Network.emulateNetworkConditions", {
+          offline: false,
+          latency: 0,
+          downloadThroughput: 100_000,
+          uploadThroughput: -1,
+        });
+        await page.getByRole("button", { name: "Run", exact: true }).click();
+        await page
+          .getByTestId("run-status")
+          .getByText(/^Running… [1-9]/)
+          .waitFor();
+        await page.getByRole("button", { name: "Stop" }).click();
+        const notice = page.getByRole("region", { name: "How the query ended" });
+        await notice.getByText("You stopped the query.").waitFor();
+        expect(await notice.innerText()).toMatch(/You stopped the query\. [0-9,]+ records? read/);
+        const noticeBox = (await notice.boundingBox())!;
+        expect(noticeBox.y + noticeBox.height).toBeLessThanOrEqual(700);
+      },
+      { viewport: { width: 1024, height: 700 } },
+    );
+  }, 90_000);
 });

@@ -339,7 +339,7 @@ describe("POST /api/jdbc/insert", () => {
     );
     expect(res.status).toBe(200);
     const body = (await res.json()) as Record<string, unknown>;
-    expect(body).toEqual({ topic: t, records: 2, keyType: "STRING", valueType: "JSON" });
+    expect(body).toEqual({ topic: t, records: 2, keyType: "STRING", valueType: "JSON", offsets: expect.any(Array) });
 
     const stream = await rt.request(`/api/sql/data?${new URLSearchParams({ sql: `SELECT * FROM \`${t}\`` })}`, {
       role: "read",

@@ -14,7 +14,7 @@ describe("settings under the clients' names", () => {
     ["SET `max.time`=5000; SELECT * FROM t", { maxQueryTimeMs: 5000 }],
     ["SET max.time = 30s; SELECT * FROM t", { maxQueryTimeMs: 30_000 }],
     ["SET `max.zero.polls` = 20; SELECT * FROM t", { maxIdleTimeMs: 20_000 }],
-    ["SET max.bytes = '1m'; SELECT * FROM t", { maxSizeBytes: 1_048_576 }],
+    ["SET max.bytes = '1m'; SELECT * FROM t", { maxSizeBytes: 1_048_576, maxReadBytes: 1_048_576 }],
     ["SET _ktype='STRING'; SET _vtype = AVRO; SELECT * FROM t", { keyFormat: "STRING", valueFormat: "AVRO" }],
     ["SET `_vtype`='json'; SELECT * FROM t", { valueFormat: "JSON" }],
     ["SET autocreate=true; SELECT * FROM t", { autoCreate: true }],

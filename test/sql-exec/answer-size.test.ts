@@ -47,7 +47,7 @@ describe("the single JSON answer", () => {
     await f.produce(t, [{ value: '{"a":1}' }, { value: '{"a":2}' }]);
     const { res, body } = await json(f.rt, `SELECT * FROM \`${t}\``);
     expect(res.status).toBe(200);
-    expect(Object.keys(body)).toEqual(["messages", "offsets", "stopReason"]);
+    expect(Object.keys(body)).toEqual(["messages", "offsets", "stopReason", "ranges"]);
     expect(body.messages.map((m: { value: string }) => m.value)).toEqual(['{"a":1}', '{"a":2}']);
     expect(body).toMatchObject({ offsets: [{ partition: 0, min: 0, max: 1 }], stopReason: "END" });
     const empty = await json(f.rt, `SELECT * FROM \`${t}\` WHERE a = 3`);

@@ -196,7 +196,7 @@ describe("answer forms", () => {
     };
     const responses = doc.paths["/api/sql/data"]!.get!.responses;
     expect(Object.keys(responses["200"]!.content).sort()).toEqual(["application/json", "text/event-stream"]);
-    expect(responses["200"]!.content["application/json"]!.schema.required).toEqual(["messages", "offsets", "stopReason"]);
+    expect(responses["200"]!.content["application/json"]!.schema.required).toEqual(["messages", "offsets", "stopReason", "ranges"]);
     expect(responses["400"]!.content["application/json"]!.schema.required).toContain("isValid");
     expect(Object.keys(doc.paths["/api/sql/queries/{id}"]!)).toEqual(["delete"]);
   });

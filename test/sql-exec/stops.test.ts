@@ -48,6 +48,11 @@ describe("end record", () => {
       recordsLimit: 10_000,
       totalSizeRead: bytes,
       stopReason: "END",
+      // What was read of what: both partitions, whole.
+      ranges: [
+        { partition: 0, from: 0, to: 50, next: 50 },
+        { partition: 1, from: 0, to: 50, next: 50 },
+      ],
     });
     expect(s.end.offsets).toBeUndefined();
   });
@@ -172,15 +177,22 @@ describe("statistics", () => {
     // (regression: a fixed count of 3 failed then).
     expect(stats.length).toBeGreaterThanOrEqual(Math.max(1, Math.floor(ranMs / 400)));
     expect(stats.length).toBeLessThanOrEqual(Math.ceil(ranMs / 200));
-    expect(Object.keys(stats[0]!.body).sort()).toEqual([
+    // The last: the read is planned by then (offsetsToRead comes with its plan).
+    expect(Object.keys(stats.at(-1)!.body).sort()).toEqual([
       "currentSize",
       "maxSize",
+      "offsetsToRead",
       "recordsLimit",
       "recordsSkipped",
       "totalBytes",
       "totalRecords",
     ]);
-    expect(stats[0]!.body).toMatchObject({ recordsLimit: 10_000, maxSize: 20 * 1024 * 1024, recordsSkipped: 0 });
+    expect(stats.at(-1)!.body).toMatchObject({
+      recordsLimit: 10_000,
+      maxSize: 20 * 1024 * 1024,
+      recordsSkipped: 0,
+      offsetsToRead: BIG_RECORDS,
+    });
     expect(lines.at(-1)!.type).toBe(2);
     // Its time, or the topic's end when the client's buffers took every record first.
     expect(["MAX_QUERY_TIME", "END"]).toContain(lines.at(-1)!.body.stopReason);

@@ -9,7 +9,10 @@ import { catalog, NOW, planData, sexpr } from "./helpers.ts";
 type PlanData = ReturnType<typeof planData>;
 type Case = [sql: string, expected: Partial<PlanData>, options?: QueryOptions];
 
-const DEFAULTS = { maxSizeBytes: 20 * 1024 * 1024, maxQueryTimeMs: 3_600_000, maxIdleTimeMs: 5_000 };
+/** A query that SETs nothing reads on until its end, its LIMIT or 5 minutes; only its answer is bounded by size. */
+const DEFAULTS = { maxSizeBytes: 20 * 1024 * 1024, maxReadBytes: Number.MAX_SAFE_INTEGER, maxQueryTimeMs: 300_000, maxIdleTimeMs: 5_000 };
+/** SET max.size bounds both the bytes read and the bytes returned. */
+const size = (n: number) => ({ maxSizeBytes: n, maxReadBytes: n });
 const META_COLUMNS = ["partition", "offset", "timestamp", "__keysize", "__valuesize"];
 
 const VALID: Case[] = [
@@ -159,11 +162,11 @@ const VALID: Case[] = [
   ],
 
   // SET statements
-  ["SET max.size = 1m; SELECT * FROM t", { settings: { ...DEFAULTS, maxSizeBytes: 1_048_576 } }],
-  ["SET max.size = '500k'; SELECT * FROM t", { settings: { ...DEFAULTS, maxSizeBytes: 512_000 } }],
-  ["SET max.size = 2g; SELECT * FROM t", { settings: { ...DEFAULTS, maxSizeBytes: 2 * 1024 ** 3 } }],
-  ["SET max.size = 1048576; SELECT * FROM t", { settings: { ...DEFAULTS, maxSizeBytes: 1_048_576 } }],
-  ["SET MAX.SIZE = 10MB; SELECT * FROM t", { settings: { ...DEFAULTS, maxSizeBytes: 10 * 1024 ** 2 } }],
+  ["SET max.size = 1m; SELECT * FROM t", { settings: { ...DEFAULTS, ...size(1_048_576) } }],
+  ["SET max.size = '500k'; SELECT * FROM t", { settings: { ...DEFAULTS, ...size(512_000) } }],
+  ["SET max.size = 2g; SELECT * FROM t", { settings: { ...DEFAULTS, ...size(2 * 1024 ** 3) } }],
+  ["SET max.size = 1048576; SELECT * FROM t", { settings: { ...DEFAULTS, ...size(1_048_576) } }],
+  ["SET MAX.SIZE = 10MB; SELECT * FROM t", { settings: { ...DEFAULTS, ...size(10 * 1024 ** 2) } }],
   ["SET max.query.time = 30s; SELECT * FROM t", { settings: { ...DEFAULTS, maxQueryTimeMs: 30_000 } }],
   [
     "SET max.query.time = '5m'; SET max.idle.time = 60000ms; SELECT * FROM t",
@@ -177,7 +180,7 @@ const VALID: Case[] = [
       settings: { ...DEFAULTS, maxQueryTimeMs: 3_600_000, maxIdleTimeMs: 2500 },
     },
   ],
-  ["SET max.size = 1m; SET max.size = 2m; SELECT * FROM t", { settings: { ...DEFAULTS, maxSizeBytes: 2 * 1024 ** 2 } }],
+  ["SET max.size = 1m; SET max.size = 2m; SELECT * FROM t", { settings: { ...DEFAULTS, ...size(2 * 1024 ** 2) } }],
   [
     "SET key.format = STRING; SET value.format = 'avro'; SELECT * FROM t",
     {
@@ -202,7 +205,7 @@ const VALID: Case[] = [
   // Comments, line breaks, catalog schemas
   [
     "-- latest orders\nSET max.size = 5m; /* scan at\nmost 5 MiB */\nSELECT id, total -- two columns\nFROM orders\nWHERE status = 'PAID' /* only paid */\nLIMIT 100;",
-    { topic: "orders", columns: ["id", "total"], limit: 100, settings: { ...DEFAULTS, maxSizeBytes: 5 * 1024 ** 2 } },
+    { topic: "orders", columns: ["id", "total"], limit: 100, settings: { ...DEFAULTS, ...size(5 * 1024 ** 2) } },
   ],
   ["SELECT id\r\nFROM orders\r\nWHERE total > 1", { topic: "orders", hasFilter: true }],
   [

@@ -9,8 +9,11 @@ const HISTORY_KEY = ["sql-history"];
 const SAVED_KEY = ["sql-saved"];
 /** How long after a run its unfinished line is polled for its end: the server's default longest query time. */
 const UNFINISHED_POLL_MS = 60 * 60_000;
-/** Whether the panel was left open or closed, across visits. */
+/** Whether the panel was left open, across visits: closed unless opened, so the results come first. */
 const OPEN_KEY = "loupe.library.open";
+
+export const readLibraryOpen = () => localStorage.getItem(OPEN_KEY) === "open";
+export const saveLibraryOpen = (open: boolean) => localStorage.setItem(OPEN_KEY, open ? "open" : "closed");
 
 type Tab = "history" | "saved";
 const TABS: { id: Tab; label: string }[] = [
@@ -42,23 +45,29 @@ export function putInEditor(view: EditorView | null, text: string): void {
 }
 
 /**
- * The caller's query history and saved queries, beside the editor. The history is written by
- * the server for every run, so `version` (anything that changes when a run starts or ends) only
- * tells the panel to read it again.
+ * The caller's query history and saved queries, in a panel beside the editor and the results
+ * (the page opens and closes it). The history is written by the server for every run, so
+ * `version` (anything that changes when a run starts or ends) only tells the panel to read it
+ * again.
  */
 export function QueryLibrary({
+  id: panelId,
   onOpen,
+  onClose,
   currentText,
   version,
 }: {
+  /** The panel's id, named by the button that opens it. */
+  id: string;
   onOpen: (text: string) => void;
+  onClose: () => void;
   currentText: () => string;
   version?: unknown;
 }) {
   const client = useQueryClient();
   const id = useId();
+  const titleId = `${id}-title`;
   const [tab, setTab] = useState<Tab>("history");
-  const [open, setOpen] = useState(() => localStorage.getItem(OPEN_KEY) !== "closed");
   const [saving, setSaving] = useState(false);
   const [status, setStatus] = useState("");
   const tabs = useRef<Record<Tab, HTMLButtonElement | null>>({ history: null, saved: null });
@@ -97,16 +106,14 @@ export function QueryLibrary({
   };
 
   return (
-    <details
-      className="card library"
-      open={open}
-      onToggle={(e) => {
-        const now = e.currentTarget.open;
-        setOpen(now);
-        localStorage.setItem(OPEN_KEY, now ? "open" : "closed");
-      }}
-    >
-      <summary>Query library</summary>
+    <aside className="card library" id={panelId} aria-labelledby={titleId}>
+      <div className="library-title">
+        <h2 id={titleId}>Query library</h2>
+        <span className="spacer" />
+        <button type="button" className="ghost" onClick={onClose}>
+          Close
+        </button>
+      </div>
       <div className="library-head">
         <div role="tablist" aria-label="Query library" className="library-tabs">
           {TABS.map((t) => (
@@ -159,7 +166,7 @@ export function QueryLibrary({
       <div role="tabpanel" id={`${id}-saved`} aria-labelledby={`${id}-saved-tab`} hidden={tab !== "saved"}>
         <SavedList entries={saved.data} error={saved.error} onOpen={openEntry} onDeleted={(name) => setStatus(`Deleted “${name}”.`)} />
       </div>
-    </details>
+    </aside>
   );
 }
 

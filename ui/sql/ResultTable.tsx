@@ -5,7 +5,7 @@
  * object or an array is a button that opens it as a tree in the record panel.
  */
 import { useVirtualizer } from "@tanstack/react-virtual";
-import { memo, useCallback, useRef } from "react";
+import { memo, useCallback, useMemo, useRef } from "react";
 import { cellText, cellValue, fieldOf, isContainer } from "./cells.ts";
 import type { Row } from "./run.ts";
 
@@ -25,14 +25,37 @@ function textOf(v: unknown): string {
   return t;
 }
 
-/** Widths: the record's own columns fit what they hold (an ISO timestamp whole), the value's share the rest. */
+/** Widths of the record's own columns: they fit what they hold (an ISO timestamp whole). */
 const WIDTHS: Record<string, string> = {
-  key: "minmax(120px, 1.5fr)",
   partition: "90px",
   offset: "100px",
   timestamp: "215px",
 };
-const template = (columns: readonly string[]) => columns.map((c) => WIDTHS[c] ?? "minmax(120px, 1fr)").join(" ");
+/** Rows looked at for a column's width, and the widths a column takes, in characters. */
+const WIDTH_SAMPLE = 50;
+const MIN_CHARS = 6;
+const MAX_CHARS = 32;
+
+/**
+ * Each column as wide as its name and most of what it holds (within MIN_CHARS and MAX_CHARS),
+ * sharing what is left by the same measure: a name is read whole, a short value does not take
+ * the room of a long one. Regression: every value column was 120 px, and `value.orderId` showed
+ * as `value.orde…`.
+ */
+function template(columns: readonly string[], rows: readonly Row[]): string {
+  const sample = rows.slice(0, WIDTH_SAMPLE);
+  return columns
+    .map((c) => {
+      const fixed = WIDTHS[c];
+      if (fixed) return fixed;
+      const lengths = sample.map((row) => textOf(cellValue(row, c)).length).sort((a, b) => a - b);
+      // Most of what it holds: the longest but an odd few.
+      const typical = lengths[Math.floor(lengths.length * 0.9)] ?? 0;
+      const chars = Math.min(MAX_CHARS, Math.max(MIN_CHARS, c.length + 2, typical));
+      return `minmax(calc(${chars}ch + 1.5rem), ${chars}fr)`;
+    })
+    .join(" ");
+}
 
 interface RowProps {
   row: Row;
@@ -116,6 +139,9 @@ export function ResultTable({
   empty: string;
 }) {
   const scroller = useRef<HTMLDivElement>(null);
+  // Measured when the columns change (their first rows are in by then), not at every row.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: rows grow in place; the columns say when to measure
+  const widths = useMemo(() => template(columns, rows), [columns]);
   const virtual = useVirtualizer({ count, getScrollElement: () => scroller.current, estimateSize: () => ROW_HEIGHT, overscan: 15 });
   const expand = useCallback(
     (index: number, column: string) => {
@@ -126,19 +152,25 @@ export function ResultTable({
   );
   return (
     <div className="grid-scroll results" ref={scroller}>
-      <table
-        className="grid"
-        aria-label="Results"
-        aria-rowcount={count + 1}
-        ref={(el) => el?.style.setProperty("--cols", template(columns))}
-      >
+      <table className="grid" aria-label="Results" aria-rowcount={count + 1} ref={(el) => el?.style.setProperty("--cols", widths)}>
         <thead>
           <tr className="grid-row result-cols" aria-rowindex={1}>
-            {columns.map((c) => (
-              <th key={c} scope="col">
-                {c}
-              </th>
-            ))}
+            {columns.map((c) => {
+              const field = fieldOf(c);
+              return (
+                // The whole name on hover, where the column is too narrow for it.
+                <th key={c} scope="col" title={c}>
+                  {field === null ? (
+                    c
+                  ) : (
+                    <>
+                      <span className="col-prefix">value.</span>
+                      {field}
+                    </>
+                  )}
+                </th>
+              );
+            })}
           </tr>
         </thead>
         <tbody ref={(el) => el?.style.setProperty("height", `${virtual.getTotalSize()}px`)}>

@@ -23,6 +23,8 @@ export function jsonLine(row: Row): string {
     offset: rec.offset,
     timestamp: rec.timestamp,
     key: rec.key,
+    // A record's headers, where it has some.
+    ...(rec.headers && rec.headers.length > 0 ? { headers: rec.headers } : {}),
     value: row.value,
   });
 }

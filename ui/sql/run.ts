@@ -5,8 +5,12 @@
  * the first FIELD_SAMPLE rows are looked at as they come, for the columns. The page re-renders at
  * most once per animation frame however fast rows come, and the statistics messages and the end
  * record fill the figures the statistics bar shows.
+ *
+ * A run that a bound cut short can be continued (`resume`): the same query reads on from where it
+ * stopped, its rows are added to the table, and the figures count both runs.
  */
 import { useEffect, useRef, useState } from "react";
+import type { ReadRanges, StopLimit } from "../../src/domains/sql/schemas.ts";
 import { runQuery, type StreamedRecord } from "../stream.ts";
 import { isRecord } from "./cells.ts";
 
@@ -40,6 +44,7 @@ export type RunState =
   | { phase: "idle" }
   | { phase: "running" }
   | { phase: "done"; stopReason: string }
+  /** Stopped from the page (Stop): the server's end record never came. */
   | { phase: "stopped" }
   | { phase: "failed"; message: string };
 
@@ -60,6 +65,33 @@ export interface RunFigures {
   retrying: string | null;
   /** Settings the server lowered to its bounds. */
   clamped: Record<string, number> | null;
+  /** Offsets the read covers (from the statistics, once the read is planned). */
+  offsetsToRead: number | null;
+  /** What was read of what, per partition (the end record): over every run of the query. */
+  ranges: ReadRanges | null;
+  /** The bound that ended the last run, and where the query would go on. */
+  stopLimit: StopLimit | null;
+  resume: string | null;
+  /** Runs that continued the first one. */
+  continued: number;
+}
+
+/** The counts of the runs before a continued one, added to its own. */
+interface Totals {
+  read: number;
+  skipped: number;
+  bytesRead: number;
+  bytesReturned: number;
+  returned: number;
+}
+
+const plus = (n: number | null, base: number | undefined) => (n === null ? null : n + (base ?? 0));
+
+/** A continued run's ranges cover what was left: each partition keeps its first run's range, and goes on to the new `next`. */
+function mergeRanges(before: ReadRanges | null, now: ReadRanges): ReadRanges {
+  if (before === null) return now;
+  const later = new Map(now.map((r) => [r.partition, r]));
+  return before.map((r) => ({ ...r, next: later.get(r.partition)?.next ?? r.next }));
 }
 
 function parse(text: string): unknown {
@@ -77,27 +109,53 @@ function parse(text: string): unknown {
 const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((s): s is string => typeof s === "string") : []);
 
-function figuresFrom(prev: RunFigures, body: Record<string, unknown>, end: boolean): RunFigures {
+function figuresFrom(prev: RunFigures, body: Record<string, unknown>, end: boolean, base: Totals | null): RunFigures {
+  const ranges = end && Array.isArray(body.ranges) ? mergeRanges(base ? prev.ranges : null, body.ranges as ReadRanges) : prev.ranges;
   return {
     ...prev,
     endedAt: end ? Date.now() : prev.endedAt,
-    read: num(body.totalRecords) ?? prev.read,
-    skipped: num(end ? body.skippedRecords : body.recordsSkipped) ?? prev.skipped,
-    bytesRead: num(end ? body.totalSizeRead : body.totalBytes) ?? prev.bytesRead,
-    bytesReturned: num(end ? body.size : body.currentSize) ?? prev.bytesReturned,
-    returned: end ? num(body.returnedRecords) : prev.returned,
+    read: plus(num(body.totalRecords), base?.read) ?? prev.read,
+    skipped: plus(num(end ? body.skippedRecords : body.recordsSkipped), base?.skipped) ?? prev.skipped,
+    bytesRead: plus(num(end ? body.totalSizeRead : body.totalBytes), base?.bytesRead) ?? prev.bytesRead,
+    bytesReturned: plus(num(end ? body.size : body.currentSize), base?.bytesReturned) ?? prev.bytesReturned,
+    returned: end ? plus(num(body.returnedRecords), base?.returned) : prev.returned,
     warnings: strings(body.warnings),
     retrying: end ? null : typeof body.retrying === "string" ? body.retrying : null,
     clamped:
       end && typeof body.clampedSettings === "object" && body.clampedSettings !== null
         ? (body.clampedSettings as Record<string, number>)
         : prev.clamped,
+    // A continued run covers what was left: the whole is the first run's.
+    offsetsToRead: base ? prev.offsetsToRead : (num(body.offsetsToRead) ?? prev.offsetsToRead),
+    ranges,
+    stopLimit: end ? ((body.stopLimit as StopLimit | undefined) ?? null) : prev.stopLimit,
+    resume: end ? (typeof body.resume === "string" ? body.resume : null) : prev.resume,
   };
 }
+
+const EMPTY_FIGURES: Omit<RunFigures, "startedAt"> = {
+  endedAt: null,
+  read: null,
+  skipped: null,
+  bytesRead: null,
+  bytesReturned: null,
+  returned: null,
+  warnings: [],
+  retrying: null,
+  clamped: null,
+  offsetsToRead: null,
+  ranges: null,
+  stopLimit: null,
+  resume: null,
+  continued: 0,
+};
 
 export function useQueryRun() {
   const rows = useRef<Row[]>([]);
   const abort = useRef<AbortController | null>(null);
+  // What a continued run goes on from: the fields found and the rows counted beyond the cap.
+  const seenFields = useRef(new Set<string>());
+  const droppedSoFar = useRef(0);
   const [shown, setShown] = useState(0);
   const [dropped, setDropped] = useState(0);
   const [fields, setFields] = useState<string[]>([]);
@@ -108,34 +166,57 @@ export function useQueryRun() {
 
   useEffect(() => () => abort.current?.abort(), []);
 
-  function start(text: string, rowCap: number): void {
+  /**
+   * Runs `text`; with `resume` (the last run's), goes on from where that run of the same query
+   * stopped: its rows are kept, and the new ones added after them.
+   */
+  function start(text: string, rowCap: number, resume?: string): void {
     abort.current?.abort();
     const controller = new AbortController();
     abort.current = controller;
-    const kept: Row[] = [];
+    const going = resume !== undefined && figures !== null;
+    const kept: Row[] = going ? rows.current : [];
     rows.current = kept;
-    const seen = new Set<string>();
+    if (!going) {
+      seenFields.current = new Set();
+      droppedSoFar.current = 0;
+    }
+    const seen = seenFields.current;
+    // A continued run keeps to the cap of the run it continues.
+    const keepAtMost = going ? cap : rowCap;
     let fieldsChanged = false;
     let frame = 0;
-    let droppedCount = 0;
+    let droppedCount = droppedSoFar.current;
     let settled = false;
-    setShown(0);
-    setDropped(0);
-    setCap(rowCap);
-    setFields([]);
+    const base: Totals | null = going
+      ? {
+          read: figures.read ?? 0,
+          skipped: figures.skipped ?? 0,
+          bytesRead: figures.bytesRead ?? 0,
+          bytesReturned: figures.bytesReturned ?? 0,
+          returned: figures.returned ?? 0,
+        }
+      : null;
+    if (!going) {
+      setShown(0);
+      setDropped(0);
+      setCap(rowCap);
+      setFields([]);
+    }
     setState({ phase: "running" });
-    setFigures({
-      startedAt: Date.now(),
-      endedAt: null,
-      read: null,
-      skipped: null,
-      bytesRead: null,
-      bytesReturned: null,
-      returned: null,
-      warnings: [],
-      retrying: null,
-      clamped: null,
-    });
+    setFigures(
+      going
+        ? {
+            ...figures,
+            // Elapsed counts the runs, not the pause between them.
+            startedAt: Date.now() - ((figures.endedAt ?? Date.now()) - figures.startedAt),
+            endedAt: null,
+            stopLimit: null,
+            resume: null,
+            continued: figures.continued + 1,
+          }
+        : { ...EMPTY_FIGURES, startedAt: Date.now() },
+    );
     const current = () => abort.current === controller;
     // Re-render at most once a frame however fast rows arrive.
     const flush = () => {
@@ -143,6 +224,7 @@ export function useQueryRun() {
       if (!current()) return;
       setShown(kept.length);
       setDropped(droppedCount);
+      droppedSoFar.current = droppedCount;
       if (fieldsChanged) {
         fieldsChanged = false;
         setFields([...seen]);
@@ -153,7 +235,7 @@ export function useQueryRun() {
       {
         records(batch) {
           for (const rec of batch) {
-            if (kept.length >= rowCap) {
+            if (kept.length >= keepAtMost) {
               droppedCount++;
               continue;
             }
@@ -171,11 +253,11 @@ export function useQueryRun() {
           }
           if (frame === 0) frame = requestAnimationFrame(flush);
         },
-        stats: (s) => current() && setFigures((f) => (f ? figuresFrom(f, s, false) : f)),
+        stats: (s) => current() && setFigures((f) => (f ? figuresFrom(f, s, false, base) : f)),
         end: (e) => {
           settled = true;
           if (!current()) return;
-          setFigures((f) => (f ? figuresFrom(f, e, true) : f));
+          setFigures((f) => (f ? figuresFrom(f, e, true, base) : f));
           setState({ phase: "done", stopReason: String(e.stopReason ?? "END") });
         },
         error: (message) => {
@@ -186,6 +268,7 @@ export function useQueryRun() {
         },
       },
       controller.signal,
+      { headers: true, ...(going ? { resume } : {}) },
     )
       .then(() => {
         // A stream that closed without its end record did not finish: say so rather than spin.

@@ -12,6 +12,7 @@ import type { MetadataService } from "../metadata/service.ts";
 import { topicCheck } from "../sql/topic-check.ts";
 import { preparedInfo } from "./insert.ts";
 import { listTables } from "./metadata.ts";
+import { insertAnswer } from "./schemas.ts";
 
 const tags = ["jdbc"];
 
@@ -21,13 +22,6 @@ const table = z.object({
   valueType: z.string(),
   keySchema: z.string().optional(),
   valueSchema: z.string().optional(),
-});
-const insertAnswer = z.object({
-  topic: z.string(),
-  /** Records written, every one acknowledged by the in-sync replicas. */
-  records: z.number().int(),
-  keyType: z.string(),
-  valueType: z.string(),
 });
 const preparedAnswer = z.object({
   info: z
@@ -144,7 +138,7 @@ export function jdbcRoutes(deps: { inserts: InsertService; metadata: MetadataSer
       });
       const answer = { topic: result.topic, records: result.records, keyType: result.keyType, valueType: result.valueType };
       await pending.complete({ content: { ...answer, records: String(result.records), sql: shown } });
-      return c.json(answer);
+      return c.json({ ...answer, offsets: result.offsets.map((o) => ({ partition: o.partition, offset: o.offset })) });
     } catch (err) {
       const reason = err instanceof AppError ? `${err.code}: ${err.message}` : "INTERNAL: unexpected error";
       await pending.complete({ content: { sql: shown }, failure: reason });

@@ -24,12 +24,15 @@ import {
   type ListedOffset,
   type OffsetSpec,
   type ReadOutage,
+  type RecordHeader,
   type SkippedPartition,
   type TopicPartitionRef,
 } from "../../kafka/types.ts";
 import { type QueryPlan, type RecordView, resolveOffsetRange } from "../../sql/index.ts";
 import { type Decoded, DecodeError, type Decoder, decodesJsonText, decodesPlainText, isPlainText } from "./decoders.ts";
 import type { Prefilter } from "./prefilter.ts";
+import { formatResume, type ReadRange, type Resume, resumeRanges } from "./resume.ts";
+import type { StopLimit } from "./schemas.ts";
 
 /** One record of the answer (SPEC: Query data record). */
 
@@ -52,6 +55,12 @@ export interface PartitionOffsets {
 }
 
 export type StopReason = "END" | "LIMIT" | "MAX_SIZE" | "MAX_QUERY_TIME" | "MAX_IDLE_TIME" | "STOPPED" | "CLIENT";
+
+/** Which bound ended a query, and its value (schemas.ts): said with the answer, never left to be guessed. */
+export type { StopLimit };
+
+/** Stop reasons that cut the read short of what the query asked: the answer may go on (`resume`). */
+const CUT: ReadonlySet<StopReason> = new Set(["MAX_SIZE", "MAX_QUERY_TIME", "MAX_IDLE_TIME", "STOPPED"]);
 
 /** The end record (SPEC: type 2), plus why the query stopped. */
 export interface QueryEnd {
@@ -77,6 +86,15 @@ export interface QueryEnd {
   /** Bytes (raw key + value) of every record read, matching or not. */
   totalSizeRead: number;
   stopReason: StopReason;
+  /** Per partition, the offsets the query was to read and how far it got (`next`): what was read of what. */
+  ranges: ReadRange[];
+  /** The bound that ended the query (absent at the snapshot's end and for a kill). */
+  stopLimit?: StopLimit;
+  /**
+   * Present when a bound or a kill cut the read short: given back as `resume`, the same query
+   * reads on from where this one stopped (see resume.ts).
+   */
+  resume?: string;
   /** Partitions left out because they had no leader (present only when there are some). */
   skippedPartitions?: SkippedPartition[];
   /** What the UI shows beside the answer, e.g. "partition 3 has no leader: skipped". */
@@ -107,9 +125,16 @@ export interface RecordSink {
    * A record whose value is the JSON text in `bytes`; false, and nothing written, when the bytes
    * are not plain JSON text (the record is then decoded and given to add()).
    */
-  addJson(timestamp: number, partition: number, key: string | Uint8Array | null, offset: number, bytes: Uint8Array): boolean;
+  addJson(
+    timestamp: number,
+    partition: number,
+    key: string | Uint8Array | null,
+    offset: number,
+    bytes: Uint8Array,
+    headers?: readonly RecordHeader[],
+  ): boolean;
   /** A record whose value is given as JSON text. */
-  add(timestamp: number, partition: number, key: string | null, offset: number, valueJson: string): void;
+  add(timestamp: number, partition: number, key: string | null, offset: number, valueJson: string, headers?: readonly RecordHeader[]): void;
   /** Takes back the record added last (it went past a cap). */
   dropLast(): void;
   /** Records and bytes written since the last take(). */
@@ -187,7 +212,7 @@ export function followPlan(plan: QueryPlan, hooks: FollowHooks = {}): QueryPlan 
   const followed: QueryPlan = {
     ...plan,
     limit: unbounded,
-    settings: { ...plan.settings, maxSizeBytes: unbounded, maxQueryTimeMs: unbounded, maxIdleTimeMs: unbounded },
+    settings: { ...plan.settings, maxSizeBytes: unbounded, maxReadBytes: unbounded, maxQueryTimeMs: unbounded, maxIdleTimeMs: unbounded },
     follow: hooks,
   };
   return followed;
@@ -228,6 +253,10 @@ export interface ExecuteOptions {
   clusterWaitMs?: number;
   /** Clock of the slices (default performance.now). */
   now?: () => number;
+  /** Reads on from where an earlier run of the query stopped (its end record's `resume`). */
+  resume?: Resume;
+  /** The highest max.size and max.query.time a query may SET, told with the bound that ended it. */
+  bounds?: { "max.size": number; "max.query.time": number };
   /**
    * Told once the query has decided to stop (time, idle, kill, client), possibly while its
    * events are not being pulled: a consumer waiting for a slow reader can pull again at once,
@@ -472,12 +501,53 @@ export async function* executeQuery(
   // Lowest and highest offset read, by partition number.
   const mins: number[] = [];
   const maxs: number[] = [];
+  // The ranges the read covers (once planned), and by partition number the first offset not read.
+  let readPlan: Array<{ partition: number; from: number; to: number }> = [];
+  const nexts: number[] = [];
+  // A resumed query returns what is left of its LIMIT, and skips what is left to skip.
+  const resume = opts.resume;
+  const limit = resume?.limit !== undefined ? Math.min(plan.limit, resume.limit) : plan.limit;
+  let toSkip = resume ? Math.min(plan.skip, resume.skip) : plan.skip;
+  const maxRead = settings.maxReadBytes;
+  // What the answer produces counts against max.size too, strictly: a record that would pass
+  // the bound is taken back, so an answer never exceeds it.
+  const maxOutput = Math.min(settings.maxSizeBytes, opts.maxOutputBytes ?? Number.POSITIVE_INFINITY);
+  /** Which of max.size's two bounds was reached: the bytes read or the bytes of the answer. */
+  let sizeReached: "read" | "answer" = "read";
+  const stopLimit = (why: StopReason): StopLimit | undefined => {
+    const bounds = opts.bounds;
+    switch (why) {
+      case "LIMIT":
+        return { setting: "LIMIT", value: limit };
+      case "MAX_SIZE":
+        return {
+          setting: "max.size",
+          value: sizeReached === "read" ? maxRead : maxOutput,
+          of: sizeReached,
+          ...(bounds ? { bound: bounds["max.size"] } : {}),
+        };
+      case "MAX_QUERY_TIME":
+        return { setting: "max.query.time", value: settings.maxQueryTimeMs, ...(bounds ? { bound: bounds["max.query.time"] } : {}) };
+      case "MAX_IDLE_TIME":
+        return { setting: "max.idle.time", value: settings.maxIdleTimeMs };
+      default:
+        return undefined;
+    }
+  };
   const ended = () => {
     const offsets: PartitionOffsets[] = [];
     mins.forEach((min, partition) => {
       if (min !== undefined) offsets.push({ partition, min, max: maxs[partition]! });
     });
     const why: StopReason = reason ?? "END";
+    // At the end every range was read whole, whatever its last offsets held (compacted away, a transaction's marker).
+    const ranges: ReadRange[] = readPlan.map((r) => ({
+      ...r,
+      next: why === "END" ? r.to : Math.min(r.to, Math.max(r.from, nexts[r.partition] ?? r.from)),
+    }));
+    const left = limit - progress.totalRecords;
+    const resumeText = CUT.has(why) && plan.follow === undefined && left > 0 ? formatResume(ranges, left, toSkip) : null;
+    const limitReached = stopLimit(why);
     return {
       size: progress.size,
       isTimeRemaining: why !== "MAX_QUERY_TIME",
@@ -488,9 +558,12 @@ export async function* executeQuery(
       skippedRecords: progress.readRecords - progress.totalRecords,
       returnedRecords: progress.totalRecords,
       undecodableRecords: progress.skippedRecords,
-      recordsLimit: plan.limit,
+      recordsLimit: limit,
       totalSizeRead: progress.totalSizeRead,
       stopReason: why,
+      ranges,
+      ...(limitReached ? { stopLimit: limitReached } : {}),
+      ...(resumeText !== null ? { resume: resumeText } : {}),
       // A topic end with partitions left out says so: never a short read that looks whole.
       ...(progress.skippedPartitions.length > 0
         ? { skippedPartitions: progress.skippedPartitions, warnings: progress.skippedPartitions.map(skippedWarning) }
@@ -511,7 +584,7 @@ export async function* executeQuery(
   let failure: QueryError | null = null;
 
   try {
-    if (plan.limit === 0) {
+    if (limit === 0) {
       stop("LIMIT");
       yield { type: "end", end: ended() };
       return;
@@ -543,7 +616,9 @@ export async function* executeQuery(
       }
     }
     progress.outage = null;
-    const { ranges, ends } = planned;
+    const { ends } = planned;
+    const ranges = resume ? resumeRanges(planned.ranges, resume) : planned.ranges;
+    if (plan.follow === undefined) readPlan = ranges.map((r) => ({ partition: r.partition, from: r.from, to: r.to }));
     progress.skippedPartitions.push(...planned.skipped);
     const toRead =
       plan.follow !== undefined
@@ -561,18 +636,13 @@ export async function* executeQuery(
       if (f.lastOffset > s.lastFetched) s.lastFetched = f.lastOffset;
     };
     const view = new View((partition: number) => ends.get(partition) ?? 0, deps.keyDecoder);
-    const { filter, projectionIsStar, limit } = plan;
-    const maxSize = settings.maxSizeBytes;
-    // What the answer produces counts against max.size too, strictly: a record that would pass
-    // the bound is taken back, so an answer never exceeds it.
-    const maxOutput = Math.min(maxSize, opts.maxOutputBytes ?? Number.POSITIVE_INFINITY);
+    const { filter, projectionIsStar } = plan;
     const maxMemory = opts.maxMemoryBytes ?? DEFAULT_MAX_QUERY_MEMORY;
     const prefilter = deps.prefilter ?? null;
     // Every record matches and is shown whole: JSON text need not be parsed, only checked.
     const rawJson = projectionIsStar && !plan.hasFilter && decodesJsonText(deps.valueDecoder);
     // Keys whose text is their bytes are written as they are, not decoded.
     const rawKeys = rawJson && decodesPlainText(deps.keyDecoder);
-    let toSkip = plan.skip;
     const sample = plan.sample;
     let sampleWindowStart = Number.NEGATIVE_INFINITY;
     let sampledInWindow = 0;
@@ -622,6 +692,7 @@ export async function* executeQuery(
           const valueBytes = raw.value ?? EMPTY;
           const bytes = (keyBytes?.byteLength ?? 0) + valueBytes.byteLength;
           const { partition, offset } = raw;
+          nexts[partition] = offset + 1;
           progress.readRecords++;
           progress.totalSizeRead += bytes;
           if (bytes >= LARGE_RECORD_BYTES) {
@@ -635,7 +706,7 @@ export async function* executeQuery(
           if (min === undefined || offset < min) mins[partition] = offset;
           if ((maxs[partition] ?? -1) < offset) maxs[partition] = offset;
           if (prefilter && raw.value !== null && !prefilter(valueBytes)) {
-            if (progress.totalSizeRead >= maxSize) {
+            if (progress.totalSizeRead >= maxRead) {
               stop("MAX_SIZE");
               break read;
             }
@@ -653,7 +724,7 @@ export async function* executeQuery(
                 key = view.keyText();
               }
               // False for anything but plain JSON text: decoded below.
-              matched = sink.addJson(raw.timestamp, partition, key, offset, valueBytes);
+              matched = sink.addJson(raw.timestamp, partition, key, offset, valueBytes, raw.headers);
             } catch (err) {
               if (!(err instanceof DecodeError)) throw err;
               progress.skippedRecords++;
@@ -690,7 +761,7 @@ export async function* executeQuery(
                       break read;
                     }
                   }
-                  sink.add(raw.timestamp, partition, view.keyText(), offset, outValue);
+                  sink.add(raw.timestamp, partition, view.keyText(), offset, outValue, raw.headers);
                   matched = true;
                 }
               }
@@ -720,6 +791,9 @@ export async function* executeQuery(
           if (matched) {
             if (progress.producedBytes + sink.byteLength > maxOutput) {
               sink.dropLast();
+              // Taken back: the record is read again by a resumed query.
+              nexts[partition] = offset;
+              sizeReached = "answer";
               stop("MAX_SIZE");
               break read;
             }
@@ -736,7 +810,7 @@ export async function* executeQuery(
               lastFlush = clock();
             }
           }
-          if (progress.totalSizeRead >= maxSize) {
+          if (progress.totalSizeRead >= maxRead) {
             stop("MAX_SIZE");
             break read;
           }

@@ -2,6 +2,9 @@
  * The single-JSON-object form of a query's answer (SPEC: the earlier form of GET /api/sql/data):
  *
  *   {"messages":[<record>,...],"offsets":[{partition,min,max},...],"stopReason":"END",
+ *    "ranges":[{partition,from,to,next},...],
+ *    "stopLimit":{setting,value,of?,bound?},   (when a bound ended the query)
+ *    "resume":"0:177000-1500000;limit=7",     (when a bound cut the read short: see resume.ts)
  *    "skippedPartitions":[{partition,reason}],"warnings":[...],   (only when partitions were left out)
  *    "clampedSettings":{...}}   (the last only when the server lowered a setting)
  *
@@ -50,8 +53,8 @@ export function jsonInvalid(c: Context<AppEnv>, err: Error): Response {
   return c.json(invalidBody(c, err), 400);
 }
 
-export async function jsonAnswer(c: Context<AppEnv>, prepared: PreparedQuery): Promise<Response> {
-  const records = new RecordText(JSON.stringify(prepared.plan.topic), ARRAY_ELEMENT);
+export async function jsonAnswer(c: Context<AppEnv>, prepared: PreparedQuery, withHeaders = false): Promise<Response> {
+  const records = new RecordText(JSON.stringify(prepared.plan.topic), ARRAY_ELEMENT, withHeaders);
   const parts: Uint8Array[] = [HEAD];
   let end: QueryEnd | null = null;
   for await (const ev of prepared.events(c.req.raw.signal, { sink: records, maxOutputBytes: JSON_ANSWER_MAX_BYTES - ENVELOPE_BYTES })) {
@@ -69,7 +72,11 @@ export async function jsonAnswer(c: Context<AppEnv>, prepared: PreparedQuery): P
   const skipped = end?.skippedPartitions
     ? `,"skippedPartitions":${JSON.stringify(end.skippedPartitions)},"warnings":${JSON.stringify(end.warnings ?? [])}`
     : "";
-  const tail = `],"offsets":${JSON.stringify(end?.offsets ?? [])},"stopReason":${JSON.stringify(end?.stopReason ?? "CLIENT")}${skipped}${
+  // What was read of what, the bound that ended the query, and where it would go on.
+  const read = `,"ranges":${JSON.stringify(end?.ranges ?? [])}${end?.stopLimit ? `,"stopLimit":${JSON.stringify(end.stopLimit)}` : ""}${
+    end?.resume ? `,"resume":${JSON.stringify(end.resume)}` : ""
+  }`;
+  const tail = `],"offsets":${JSON.stringify(end?.offsets ?? [])},"stopReason":${JSON.stringify(end?.stopReason ?? "CLIENT")}${read}${skipped}${
     clamped ? `,"clampedSettings":${JSON.stringify(clamped)}` : ""
   }}`;
   parts.push(Buffer.from(tail));

@@ -5,12 +5,19 @@
  *   <before>{"timestamp":..,"partition":..,"key":..,"offset":..,"topic":..,"value":"<value JSON text as a JSON string>"}<after>
  *
  * where the framing (`before`, `after`) belongs to the answer form: the event stream's `data:1`
- * line and its blank line, or an element of the JSON answer's array and its comma.
+ * line and its blank line, or an element of the JSON answer's array and its comma. Asked for
+ * (`withHeaders`), a record also carries its Kafka headers, in their order, after its value:
+ *
+ *   ...,"value":"...","headers":[{"key":"trace","value":"abc"},{"key":"raw","value":"AAE=","encoding":"base64"}]}
+ *
+ * a header value as its text when it is UTF-8, else as base64 (said by `encoding`), null when it
+ * has none. Only on request: the older clients' decoders never see the field.
  *
  * A value that is plain JSON text is checked and escaped straight from the record's bytes
  * (addJson), as JSON.stringify would escape the decoded text; anything else comes as text (add).
  */
 
+import type { RecordHeader } from "../../kafka/types.ts";
 import { escapeJsonText } from "./decoders.ts";
 import type { QueryRecord, RecordSink } from "./executor.ts";
 
@@ -28,6 +35,24 @@ const PARTITION = Buffer.from(',"partition":');
 const KEY = Buffer.from(',"key":');
 const NULL = Buffer.from("null");
 const OFFSET = Buffer.from(',"offset":');
+const QUOTE = Buffer.from('"');
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** `,"headers":[...]`: each header's value as text when it is UTF-8, else as base64. */
+export function headersJson(headers: readonly RecordHeader[] | undefined): string {
+  if (!headers || headers.length === 0) return ',"headers":[]';
+  const items = headers.map((h) => {
+    if (h.value === null) return `{"key":${JSON.stringify(h.key)},"value":null}`;
+    let text: string;
+    try {
+      text = strictUtf8.decode(h.value);
+    } catch {
+      return `{"key":${JSON.stringify(h.key)},"value":"${Buffer.from(h.value.buffer, h.value.byteOffset, h.value.byteLength).toString("base64")}","encoding":"base64"}`;
+    }
+    return `{"key":${JSON.stringify(h.key)},"value":${JSON.stringify(text)}}`;
+  });
+  return `,"headers":[${items.join(",")}]`;
+}
 
 /** Copies the short `bytes` to `o`; the offset after them. */
 function put(out: Uint8Array, o: number, bytes: Uint8Array): number {
@@ -70,12 +95,16 @@ export class RecordText implements RecordSink {
   readonly #tail: Uint8Array;
   /** `"}<after>`: the end of a record written from bytes. */
   readonly #end: Uint8Array;
+  /** `}<after>`: the end of a record written from bytes, after its headers. */
+  readonly #close: Uint8Array;
   readonly #headText: string;
   readonly #afterText: string;
 
   constructor(
     private readonly topicJson: string,
     framing: RecordFraming,
+    /** Each record carries its headers (see above). */
+    private readonly withHeaders = false,
   ) {
     this.#buf = Buffer.allocUnsafe(64 * 1024) as Utf8Buffer;
     this.#headText = `${framing.before}{"timestamp":`;
@@ -83,6 +112,7 @@ export class RecordText implements RecordSink {
     this.#head = Buffer.from(this.#headText);
     this.#tail = Buffer.from(`,"topic":${topicJson},"value":"`);
     this.#end = Buffer.from(`"}${framing.after}`);
+    this.#close = Buffer.from(`}${framing.after}`);
   }
 
   /** Records written since the last take(). */
@@ -126,19 +156,29 @@ export class RecordText implements RecordSink {
    * A record whose value is given as JSON text. Long ASCII text is escaped from its bytes (as
    * addJson does): JSON.stringify of a long string costs several times more.
    */
-  add(timestamp: number, partition: number, key: string | null, offset: number, valueJson: string): void {
+  add(
+    timestamp: number,
+    partition: number,
+    key: string | null,
+    offset: number,
+    valueJson: string,
+    headers?: readonly RecordHeader[],
+  ): void {
     if (valueJson.length >= ESCAPE_BYTES_FROM) {
       const n = valueJson.length;
       if (this.#scratch.length < n + 16) this.#scratch = Buffer.allocUnsafe(n + 16) as Utf8Buffer;
       // Fewer bytes than characters room for: a text that is not ASCII is cut short, and goes the other way.
       // As many bytes as characters: every character is ASCII (a longer text would not fit, and
       // stop at least 13 bytes further). addJson checks the text as it escapes it.
-      if (this.#scratch.utf8Write(valueJson, 0) === n && this.addJson(timestamp, partition, key, offset, this.#scratch.subarray(0, n)))
+      if (
+        this.#scratch.utf8Write(valueJson, 0) === n &&
+        this.addJson(timestamp, partition, key, offset, this.#scratch.subarray(0, n), headers)
+      )
         return;
     }
     const start = this.#at;
     this.#write(
-      `${this.#headText}${timestamp},"partition":${partition},"key":${key === null ? "null" : JSON.stringify(key)},"offset":${offset},"topic":${this.topicJson},"value":${JSON.stringify(valueJson)}}${this.#afterText}`,
+      `${this.#headText}${timestamp},"partition":${partition},"key":${key === null ? "null" : JSON.stringify(key)},"offset":${offset},"topic":${this.topicJson},"value":${JSON.stringify(valueJson)}${this.withHeaders ? headersJson(headers) : ""}}${this.#afterText}`,
     );
     this.#last = start;
     this.#count++;
@@ -168,11 +208,25 @@ export class RecordText implements RecordSink {
    * nothing written, when the bytes are not such text: the caller decodes the record then.
    * The key is its text, or bytes that are that text and need no escaping (isPlainText()).
    */
-  addJson(timestamp: number, partition: number, key: string | Uint8Array | null, offset: number, bytes: Uint8Array): boolean {
+  addJson(
+    timestamp: number,
+    partition: number,
+    key: string | Uint8Array | null,
+    offset: number,
+    bytes: Uint8Array,
+    headers?: readonly RecordHeader[],
+  ): boolean {
     const start = this.#at;
-    // The head, then at most twice the value's bytes, and the end.
+    const headerText = this.withHeaders ? headersJson(headers) : "";
+    // The head, then at most twice the value's bytes, the headers and the end.
     this.#ensure(
-      this.#head.length + this.#tail.length + 96 + (key === null ? 0 : key.length * 6) + bytes.byteLength * 2 + this.#end.length,
+      this.#head.length +
+        this.#tail.length +
+        96 +
+        (key === null ? 0 : key.length * 6) +
+        bytes.byteLength * 2 +
+        headerText.length * 3 +
+        this.#end.length,
     );
     const out = this.#buf;
     const o = this.#putHead(out, start, timestamp, partition, key, offset);
@@ -181,7 +235,11 @@ export class RecordText implements RecordSink {
       this.#at = start;
       return false;
     }
-    this.#at = put(out, end, this.#end);
+    if (headerText === "") this.#at = put(out, end, this.#end);
+    else {
+      const h = put(out, end, QUOTE);
+      this.#at = put(out, h + out.utf8Write(headerText, h), this.#close);
+    }
     this.#last = start;
     this.#count++;
     return true;

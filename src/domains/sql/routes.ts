@@ -6,6 +6,8 @@ import type { StreamRegistry } from "../../http/sse.ts";
 import { SqlError } from "../../sql/index.ts";
 import { isQueryLimitError } from "./executor.ts";
 import { jsonAnswer, jsonInvalid } from "./json-answer.ts";
+import { parseResume } from "./resume.ts";
+import { readRanges, recordHeader, stopLimit } from "./schemas.ts";
 import type { CompiledQuery, SqlService } from "./service.ts";
 import { sendsStatsInSeconds, statsIntervalMs, streamAnswer, streamInvalid } from "./stream-answer.ts";
 import { topicCheck } from "./topic-check.ts";
@@ -21,6 +23,20 @@ export const dataQuery = z.object({
   /** Milliseconds between statistics messages; seconds below 100 or from the Go client (see statsIntervalMs). 0: none. */
   stats: z.coerce.number().int().min(0).max(86_400_000).optional(),
   offsets: flag.optional(),
+  /** The end record's `resume` of an earlier run of the same query: reads on from where it stopped (see resume.ts). */
+  resume: z
+    .string()
+    .max(4_000_000)
+    .optional()
+    .transform((text, ctx) => {
+      if (text === undefined) return undefined;
+      const resume = parseResume(text);
+      if (typeof resume !== "string") return resume;
+      ctx.addIssue({ code: "custom", message: `resume: ${resume}` });
+      return z.NEVER;
+    }),
+  /** Each record carries its Kafka headers (`headers`): asked for by the UI, never sent to a client that does not ask. */
+  headers: flag.optional(),
 });
 
 const validationResult = z.object({ isValid: z.boolean(), line: z.number(), column: z.number(), message: z.string().nullable() });
@@ -31,6 +47,8 @@ const record = z.object({
   offset: z.number(),
   topic: z.string(),
   value: z.string(),
+  /** Only with `headers=true`. */
+  headers: z.array(recordHeader).optional(),
 });
 const offsets = z.array(z.object({ partition: z.number(), min: z.number(), max: z.number() }));
 const jsonAnswerBody = z.object({
@@ -38,6 +56,10 @@ const jsonAnswerBody = z.object({
   offsets,
   /** Why the query ended: MAX_SIZE when the answer reached its 32 MiB bound. */
   stopReason: z.string(),
+  ranges: readRanges,
+  stopLimit: stopLimit.optional(),
+  /** Given back as the `resume` parameter, the same query reads on from where this one stopped. */
+  resume: z.string().optional(),
   /** Settings the server lowered to its bounds (sql.maxSize, sql.maxQueryTime), with the value applied. */
   clampedSettings: z.record(z.string(), z.number()).optional(),
   /** Partitions left out because they had no leader (the rest was read); absent when none was. */
@@ -135,9 +157,9 @@ export function sqlRoutes(
       if (!stream) return jsonInvalid(c, err);
       return streamInvalid(err, c.req.raw.signal);
     }
-    const prepared = await service.prepare(compiled, cluster, session.user.name);
+    const prepared = await service.prepare(compiled, cluster, session.user.name, params.resume ? { resume: params.resume } : {});
     recordRun?.(session.user.name, cluster, params.sql);
-    if (!stream) return jsonAnswer(c, prepared);
+    if (!stream) return jsonAnswer(c, prepared, params.headers === true);
 
     let release: () => void;
     try {
@@ -150,6 +172,7 @@ export function sqlRoutes(
     return streamAnswer(prepared, {
       statsMs: statsIntervalMs(params.stats, sendsStatsInSeconds(c.req.header("accept"))),
       withOffsets: params.offsets === true,
+      withHeaders: params.headers === true,
       sinkCopies: c.env?.server !== undefined,
       requestSignal: c.req.raw.signal,
       onClose: () => release(),

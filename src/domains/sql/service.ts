@@ -39,6 +39,7 @@ import {
 import { insertNotHere } from "./insert-statement.ts";
 import { buildPrefilter } from "./prefilter.ts";
 import { QueryRegistry, type RunningQuery } from "./queries.ts";
+import type { Resume } from "./resume.ts";
 
 /** How long a query waits for the topic list its validation checks names against. */
 export const CATALOG_WAIT_MS = 5_000;
@@ -98,6 +99,14 @@ export interface CompiledQuery {
   now: number;
   /** Present when a setting asked for more than the server allows. */
   clamped?: ClampedSettings;
+  /** The highest max.size and max.query.time a query may SET here (sql.maxSize, sql.maxQueryTime). */
+  bounds: LimitBounds;
+}
+
+/** The highest value of each setting a query may SET on this server. */
+export interface LimitBounds {
+  "max.size": number;
+  "max.query.time": number;
 }
 
 /** Told about every query that ends, with what it fetched (tests of push-down, metrics). */
@@ -216,11 +225,14 @@ export class SqlService {
       plan.settings = { ...plan.settings, maxSizeBytes: maxSize };
       if (asked.has("max.size")) clamped["max.size"] = maxSize;
     }
+    // Bytes read are bounded by size only when the query asks (else by time): then as far as the server allows.
+    if (plan.settings.maxReadBytes > maxSize && asked.has("max.size")) plan.settings = { ...plan.settings, maxReadBytes: maxSize };
     if (plan.settings.maxQueryTimeMs > maxTime) {
       plan.settings = { ...plan.settings, maxQueryTimeMs: maxTime };
       if (asked.has("max.query.time")) clamped["max.query.time"] = maxTime;
     }
-    return { sql, plan, where: analysed.where, now, ...(Object.keys(clamped).length > 0 ? { clamped } : {}) };
+    const bounds = { "max.size": maxSize, "max.query.time": maxTime };
+    return { sql, plan, where: analysed.where, now, bounds, ...(Object.keys(clamped).length > 0 ? { clamped } : {}) };
   }
 
   /** The decoders of a topic's key and value: SET key.format / value.format win over the topic's metadata; without either, inference. */
@@ -247,7 +259,7 @@ export class SqlService {
    * Takes a query slot for the user (TOO_MANY_REQUESTS beyond the cap) and builds the decoders.
    * Nothing is read until `events` is iterated.
    */
-  async prepare(compiled: CompiledQuery, cluster: string, user: string): Promise<PreparedQuery> {
+  async prepare(compiled: CompiledQuery, cluster: string, user: string, options: { resume?: Resume } = {}): Promise<PreparedQuery> {
     const { plan, sql } = compiled;
     const kafka = this.opts.pool.get(cluster);
     const { keyDecoder, valueDecoder, valueFormat } = await this.decoders(cluster, plan.topic, plan.settings);
@@ -282,6 +294,8 @@ export class SqlService {
             sink: opts.sink,
             maxMemoryBytes,
             clusterWaitMs,
+            bounds: compiled.bounds,
+            ...(options.resume ? { resume: options.resume } : {}),
             ...(opts.maxOutputBytes !== undefined ? { maxOutputBytes: opts.maxOutputBytes } : {}),
             ...(opts.onStop ? { onStop: opts.onStop } : {}),
           })) {

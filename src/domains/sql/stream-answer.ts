@@ -63,6 +63,10 @@ export function statsBody(prepared: Pick<PreparedQuery, "plan" | "progress">): R
       ? { skippedPartitions: progress.skippedPartitions, warnings: progress.skippedPartitions.map(skippedWarning) }
       : {}),
     ...(progress.outage ? { retrying: progress.outage.toError().message } : {}),
+    // Offsets the read covers, once it is planned: what the records read so far are a part of.
+    ...(plan.follow === undefined && progress.scans.length > 0
+      ? { offsetsToRead: progress.scans.reduce((n, s) => n + (s.to - s.from), 0) }
+      : {}),
   };
 }
 
@@ -106,6 +110,8 @@ export interface StreamAnswerOptions {
   statsMs: number | null;
   /** The end record carries the offsets read. */
   withOffsets: boolean;
+  /** Each record carries its headers (see record-text.ts). */
+  withHeaders: boolean;
   /** The response goes straight to Bun's server (see SseOptions.sinkCopies). */
   sinkCopies: boolean;
   requestSignal: AbortSignal;
@@ -115,7 +121,7 @@ export interface StreamAnswerOptions {
 
 export function streamAnswer(prepared: PreparedQuery, opts: StreamAnswerOptions): Response {
   const { plan, progress, compiled } = prepared;
-  const records = new RecordText(JSON.stringify(plan.topic), RECORD_LINE);
+  const records = new RecordText(JSON.stringify(plan.topic), RECORD_LINE, opts.withHeaders);
   const body = sseStream(
     {
       heartbeat: "data:0",

@@ -1,0 +1,21 @@
+/**
+ * The workbench's calls besides the query stream (ui/stream.ts): an INSERT is written through the
+ * route the JDBC driver uses, which audits it (TOPIC_DATA INSERT) and answers where each record went.
+ */
+import { useMutation } from "@tanstack/react-query";
+import type { InsertAnswer } from "../../src/domains/jdbc/schemas.ts";
+import { api } from "../session.ts";
+
+export type { InsertAnswer };
+
+/** Runs an INSERT statement; answers once every record is acknowledged. */
+export function runInsert(sql: string): Promise<InsertAnswer> {
+  return api<InsertAnswer>("/api/jdbc/insert", {
+    method: "POST",
+    // Said, so the server does not read the text as ISO-8859-1 (what the driver sends).
+    headers: { "content-type": "text/plain; charset=utf-8" },
+    body: sql,
+  });
+}
+
+export const useInsert = () => useMutation({ mutationFn: runInsert });
