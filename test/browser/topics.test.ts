@@ -468,7 +468,7 @@ describe("the topic page's sections", () => {
     });
   }, 60_000);
 
-  test("the Query in SQL link opens the SQL workbench on the topic, keeping the cluster", async () => {
+  test("23: the Query in SQL link opens the SQL workbench on the topic and runs it, keeping the cluster", async () => {
     await withPage(browser, "topic data link", async (page) => {
       await signedIn(page, `/topics/${DETAIL}?cluster=local`);
       await sections(page).getByRole("link", { name: "Query in SQL" }).click();
@@ -477,6 +477,9 @@ describe("the topic page's sections", () => {
       // The name has dashes: the dialect wants it in backticks.
       expect(url.searchParams.get("q")).toBe(`SELECT * FROM \`${DETAIL}\` LIMIT 100`);
       expect(url.searchParams.get("cluster")).toBe("local");
+      // 23: "Data" runs the query: its rows come without pressing Run (it used to open the workbench idle).
+      await page.getByRole("table", { name: "Results" }).locator("tbody tr").first().waitFor();
+      expect(new URL(page.url()).searchParams.get("run")).toBeNull();
     });
   }, 60_000);
 

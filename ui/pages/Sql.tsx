@@ -70,6 +70,9 @@ export function SqlPage({ location }: { location: string }) {
       },
     });
     view.current = editor;
+    // A link that asks for it (a topic's "Query in SQL", the message browser's search) runs its
+    // query at once; an INSERT never runs unasked.
+    if (new URLSearchParams(window.location.search).get("run") === "1" && !isInsertStatement(doc)) run.current();
     return () => editor.destroy();
     // The editor is made once; the query text then lives in it (and in the URL once run).
   }, []);
@@ -77,6 +80,8 @@ export function SqlPage({ location }: { location: string }) {
   const runText = (text: string) => {
     const q = new URLSearchParams(params);
     q.set("q", text);
+    // Once run, a reload shows the query without running it again.
+    q.delete("run");
     navigate(`/sql?${q}`, { replace: true });
     setSelected(null);
     ranText.current = text;

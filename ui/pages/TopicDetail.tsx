@@ -107,7 +107,7 @@ export function TopicDetailPage({
               ))}
               {canRead && (
                 <li className="tab-data">
-                  <Link to={withCluster(`/sql?q=${encodeURIComponent(topicQuery(name))}`, cluster)}>
+                  <Link to={withCluster(`/sql?q=${encodeURIComponent(topicQuery(name))}&run=1`, cluster)}>
                     Query in SQL<span aria-hidden="true"> →</span>
                   </Link>
                 </li>

@@ -213,7 +213,7 @@ export function TopicMessages({ topic, cluster, location }: { topic: TopicDetail
       : last.partitions.filter((p) => p.next < p.end)
     : [];
   const cut = last && (last.stopReason === "MAX_BYTES" || last.stopReason === "TIME");
-  const sql = withCluster(`/sql?q=${encodeURIComponent(browseSql(topic.topicName, start, filter))}`, cluster);
+  const sql = withCluster(`/sql?q=${encodeURIComponent(browseSql(topic.topicName, start, filter))}&run=1`, cluster);
   const formId = useId();
 
   return (
