@@ -199,7 +199,7 @@ const PAGES: PageSpec[] = [
       await main(page).getByText("STRING / JSON", { exact: false }).first().waitFor();
     },
     changes: [{ role: "button", name: "Delete topic…" }],
-    reads: [{ role: "link", name: /^Data$/ }],
+    reads: [{ role: "link", name: /^Query in SQL/ }],
   },
   {
     path: () => "/sql",

@@ -51,7 +51,13 @@ describe("the single JSON answer", () => {
     expect(body.messages.map((m: { value: string }) => m.value)).toEqual(['{"a":1}', '{"a":2}']);
     expect(body).toMatchObject({ offsets: [{ partition: 0, min: 0, max: 1 }], stopReason: "END" });
     const empty = await json(f.rt, `SELECT * FROM \`${t}\` WHERE a = 3`);
-    expect(empty.body).toEqual({ messages: [], offsets: [{ partition: 0, min: 0, max: 1 }], stopReason: "END" });
+    expect(empty.body).toEqual({
+      messages: [],
+      offsets: [{ partition: 0, min: 0, max: 1 }],
+      stopReason: "END",
+      // What was read of what: the whole partition, nothing left.
+      ranges: [{ partition: 0, from: 0, to: 2, next: 2 }],
+    });
   });
 });
 
