@@ -124,6 +124,25 @@ describe("the topic list's size, messages/s and lag", () => {
     });
   }, 60_000);
 
+  test("23: at 1024 px wide every column's heading is in view, nothing behind a sideways scroll", async () => {
+    await withPage(
+      browser,
+      "topic list narrow",
+      async (page) => {
+        await openAs(page, `${server.url}/topics?q=${RUN}`, "read");
+        await page.getByRole("link", { name: BUSY }).waitFor();
+        const table = page.getByRole("table", { name: "Topics" });
+        const fits = await table.evaluate((t) => t.scrollWidth <= (t.parentElement?.clientWidth ?? 0));
+        expect(fits).toBe(true);
+        for (const label of ["Name", "Partitions", "Messages", "Size", "Messages/s", "Lag", "Key / value"]) {
+          const box = await table.getByRole("columnheader", { name: new RegExp(`^${label.replace("/", "\\/")}( [▲▼])?$`) }).boundingBox();
+          expect({ label, inView: box !== null && box.x + box.width <= 1024 }).toEqual({ label, inView: true });
+        }
+      },
+      { viewport: { width: 1024, height: 768 } },
+    );
+  }, 60_000);
+
   test("axe-core: no serious or critical violation on the list with its new columns, in both themes", async () => {
     for (const colorScheme of ["light", "dark"] as const)
       await withPage(

@@ -158,7 +158,7 @@ export function TopicsPage({ location, canWrite }: { location: string; canWrite:
                   className="grid-row topic-list-cols"
                   ref={(el) => el?.style.setProperty("transform", `translateY(${item.start}px)`)}
                 >
-                  <td>
+                  <td title={t.topicName}>
                     <Link to={href}>{t.topicName}</Link>
                     {t.isControlTopic && <span className="badge topic-badge">internal</span>}
                   </td>
@@ -168,7 +168,7 @@ export function TopicsPage({ location, canWrite }: { location: string; canWrite:
                   <td className="num">{formatBytes(t.sizeBytes)}</td>
                   <td className="num">{number.format(t.messagesPerSecond)}</td>
                   <td className="num">{t.lag === null || t.lag === undefined ? "—" : number.format(t.lag)}</td>
-                  <td>
+                  <td title={t.typesKnown === false ? undefined : `${t.keyType} / ${t.valueType}${t.inferred ? " (inferred)" : ""}`}>
                     {t.typesKnown === false ? (
                       <span className="muted" title="No types are stored and the topic's page has not guessed them from its records yet">
                         not known yet
