@@ -22,7 +22,7 @@
 
 import { Runner } from "../src/domains/processors/runner.ts";
 import type { RunnerSetup } from "../src/domains/processors/types.ts";
-import { DecoderFactory } from "../src/domains/sql/decoders.ts";
+import { DecoderFactory } from "../src/engine/decoders.ts";
 import { createKafkaPool, type KafkaCluster } from "../src/kafka/index.ts";
 import { LogHub } from "../src/log/logger.ts";
 import { compileStream } from "../src/sql/index.ts";

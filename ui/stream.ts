@@ -3,7 +3,7 @@
  * the token stays in a header. Lines are `data:<type><JSON>`: 1 a record, 2 the end, 3 an
  * error, 4 statistics, 0 a heartbeat. Aborting the fetch ends the query on the server.
  */
-import type { RecordHeaderText } from "../src/domains/sql/schemas.ts";
+import type { RecordHeaderText } from "../src/engine/schemas.ts";
 import { clusterOf } from "./cluster.ts";
 import { authHeaders } from "./session.ts";
 

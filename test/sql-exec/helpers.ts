@@ -6,9 +6,9 @@
 
 import { afterAll, beforeAll } from "bun:test";
 import type { Role } from "../../src/config/schema.ts";
-import { DecoderFactory } from "../../src/domains/sql/decoders.ts";
-import { executeQuery, type QueryEvent } from "../../src/domains/sql/executor.ts";
-import type { RecordText } from "../../src/domains/sql/record-text.ts";
+import { DecoderFactory } from "../../src/engine/decoders.ts";
+import { executeQuery, type QueryEvent } from "../../src/engine/executor.ts";
+import type { RecordText } from "../../src/engine/record-text.ts";
 import type { FinishedQuery } from "../../src/domains/sql/service.ts";
 import type { ProduceRecord } from "../../src/kafka/index.ts";
 import { registryEnv, uniqueTopic } from "../cluster/cluster.ts";

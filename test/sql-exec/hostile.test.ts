@@ -12,7 +12,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { JSON_ANSWER_MAX_BYTES } from "../../src/domains/sql/json-answer.ts";
-import { RecordText } from "../../src/domains/sql/record-text.ts";
+import { RecordText } from "../../src/engine/record-text.ts";
 import type { CompiledQuery } from "../../src/domains/sql/service.ts";
 import { RECORD_LINE } from "../../src/domains/sql/stream-answer.ts";
 import { QueryLimitError } from "../../src/sql/index.ts";

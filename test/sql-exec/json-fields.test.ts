@@ -4,8 +4,8 @@
  * corpus; structure errors are refused; a program's value fields are what its SQL reads.
  */
 import { describe, expect, test } from "bun:test";
-import { DecodeError, DecoderFactory } from "../../src/domains/sql/decoders.ts";
-import { JsonFieldError, JsonFields } from "../../src/domains/sql/json-fields.ts";
+import { DecodeError, DecoderFactory } from "../../src/engine/decoders.ts";
+import { JsonFieldError, JsonFields } from "../../src/engine/json-fields.ts";
 import { compileStream } from "../../src/sql/index.ts";
 
 const bytes = (s: string) => Buffer.from(s, "utf8");

@@ -4,9 +4,9 @@
  */
 
 import { describe, expect, test } from "bun:test";
-import { escapeJsonText, isJsonText } from "../../src/domains/sql/decoders.ts";
-import type { QueryRecord } from "../../src/domains/sql/executor.ts";
-import { RecordText } from "../../src/domains/sql/record-text.ts";
+import { escapeJsonText, isJsonText } from "../../src/engine/decoders.ts";
+import type { QueryRecord } from "../../src/engine/executor.ts";
+import { RecordText } from "../../src/engine/record-text.ts";
 import { RECORD_LINE } from "../../src/domains/sql/stream-answer.ts";
 
 const parses = (text: string): boolean => {

@@ -4,7 +4,7 @@
  * can for the plain cases.
  */
 import { describe, expect, test } from "bun:test";
-import { buildPrefilter } from "../../src/domains/sql/prefilter.ts";
+import { buildPrefilter } from "../../src/engine/prefilter.ts";
 import { analyze } from "../../src/sql/analyzer.ts";
 import { compileQuery, parse, type RecordView } from "../../src/sql/index.ts";
 

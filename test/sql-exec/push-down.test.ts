@@ -4,7 +4,7 @@
  * holding its first offset; the executor's scans report every fetched batch.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
-import type { PartitionScan } from "../../src/domains/sql/executor.ts";
+import type { PartitionScan } from "../../src/engine/executor.ts";
 import { sqlFixture, streamWithScan } from "./helpers.ts";
 
 const f = sqlFixture();

@@ -5,7 +5,7 @@
  * page says so too. Regression: a search cut by max.size after 177 k of 1.5 M records said "No
  * record matched the query."
  */
-import type { ReadRanges, StopLimit } from "../../src/domains/sql/schemas.ts";
+import type { ReadRanges, StopLimit } from "../../src/engine/schemas.ts";
 import type { RunFigures, RunState } from "./run.ts";
 import { bytes, duration } from "./StatsBar.tsx";
 

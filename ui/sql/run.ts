@@ -10,7 +10,7 @@
  * stopped, its rows are added to the table, and the figures count both runs.
  */
 import { useEffect, useRef, useState } from "react";
-import type { ReadRanges, StopLimit } from "../../src/domains/sql/schemas.ts";
+import type { ReadRanges, StopLimit } from "../../src/engine/schemas.ts";
 import { runQuery, type StreamedRecord } from "../stream.ts";
 import { isRecord } from "./cells.ts";
 

@@ -12,6 +12,8 @@
  * Types are never guessed from the topic's records here: an empty topic would give no answer,
  * and a guess could change between two inserts.
  */
+
+import { type AvroSchema, EncodeError, encoderFor, parseAvroSchema, textEncoder } from "../../engine/index.ts";
 import { AppError, badRequest } from "../../errors.ts";
 import type { KafkaPool, ProducedRecord, ProduceRecord } from "../../kafka/index.ts";
 import type { Logger } from "../../log/logger.ts";
@@ -29,7 +31,6 @@ import {
   type InsertPlan,
 } from "../../sql/insert.ts";
 import type { TopicFormat, TopicFormats } from "../sql/service.ts";
-import { type AvroSchema, EncodeError, encoderFor, parseAvroSchema, textEncoder } from "./encoders.ts";
 import { latestSchema, subjectOf } from "./subjects.ts";
 
 export type Side = "key" | "value";

@@ -13,11 +13,11 @@
  * come from that schema where it names the column, else from the values of the first rows.
  */
 
+import { isQueryLimitError, QueryError, type RecordSink } from "../../engine/index.ts";
 import { AppError } from "../../errors.ts";
 import type { Socket } from "../../http/websocket.ts";
 import type { Logger } from "../../log/logger.ts";
 import { SqlError, type TopicAllowed } from "../../sql/index.ts";
-import { isQueryLimitError, QueryError, type RecordSink } from "../sql/executor.ts";
 import type { PreparedQuery, SqlService, TopicFormats } from "../sql/service.ts";
 
 export interface JdbcSelectDeps {

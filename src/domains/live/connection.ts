@@ -19,6 +19,7 @@
  * subscription ends when its identity's scope changes (see LiveHub.sweep).
  */
 
+import { isQueryLimitError } from "../../engine/index.ts";
 import { AppError } from "../../errors.ts";
 import { LEVEL_ROLES, type Level } from "../../http/access.ts";
 import type { StreamRegistry } from "../../http/sse.ts";
@@ -29,7 +30,6 @@ import { SqlError } from "../../sql/index.ts";
 import type { AuditService } from "../audit/service.ts";
 import type { AuditChange, AuditType } from "../audit/types.ts";
 import type { AuthService, Session } from "../auth/service.ts";
-import { isQueryLimitError } from "../sql/executor.ts";
 import type { CompiledQuery, SqlService } from "../sql/service.ts";
 import { topicCheck } from "../sql/topic-check.ts";
 import { type Content, isInvalid, parseRequest, type Request, textFrame } from "./frames.ts";

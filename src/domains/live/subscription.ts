@@ -8,10 +8,9 @@
  * the client.
  */
 
+import { followPlan, QueryError, type QueryProgress, type RecordFraming, RecordText } from "../../engine/index.ts";
 import { AppError } from "../../errors.ts";
 import type { Socket } from "../../http/websocket.ts";
-import { followPlan, QueryError, type QueryProgress } from "../sql/executor.ts";
-import { type RecordFraming, RecordText } from "../sql/record-text.ts";
 import type { CompiledQuery, PreparedQuery, SqlService } from "../sql/service.ts";
 import { frame, textFrame } from "./frames.ts";
 

@@ -8,8 +8,8 @@
  * fields hold every output column, and whose other fields have a default or allow null.
  */
 import type avro from "avsc";
+import { type AvroSchema, encoderFor } from "../../engine/index.ts";
 import { AppError, badRequest } from "../../errors.ts";
-import { type AvroSchema, encoderFor } from "../insert/encoders.ts";
 import type { InsertService } from "../insert/service.ts";
 import type { StreamProgram } from "./types.ts";
 

@@ -15,11 +15,10 @@
  */
 
 import type { Context } from "hono";
+import { type QueryEnd, type RecordFraming, RecordText } from "../../engine/index.ts";
 import { AppError } from "../../errors.ts";
 import type { AppEnv } from "../../http/context.ts";
 import { SqlError } from "../../sql/index.ts";
-import type { QueryEnd } from "./executor.ts";
-import { type RecordFraming, RecordText } from "./record-text.ts";
 import type { PreparedQuery } from "./service.ts";
 
 /** Most bytes of one JSON answer. */

@@ -1,13 +1,11 @@
 import type { Context } from "hono";
 import { z } from "zod";
+import { isQueryLimitError, parseResume, readRanges, recordHeader, stopLimit } from "../../engine/index.ts";
 import { type AppEnv, clusterOf } from "../../http/context.ts";
 import { defineRoute, json, RouteGroup } from "../../http/route.ts";
 import type { StreamRegistry } from "../../http/sse.ts";
 import { SqlError } from "../../sql/index.ts";
-import { isQueryLimitError } from "./executor.ts";
 import { jsonAnswer, jsonInvalid } from "./json-answer.ts";
-import { parseResume } from "./resume.ts";
-import { readRanges, recordHeader, stopLimit } from "./schemas.ts";
 import type { CompiledQuery, SqlService } from "./service.ts";
 import { sendsStatsInSeconds, statsIntervalMs, streamAnswer, streamInvalid } from "./stream-answer.ts";
 import { topicCheck } from "./topic-check.ts";

@@ -4,6 +4,22 @@
  * its event iterator to an event stream or one JSON answer.
  */
 
+import {
+  buildPrefilter,
+  DEFAULT_CLUSTER_WAIT_MS,
+  DEFAULT_MAX_QUERY_MEMORY,
+  type Decoder,
+  DecoderFactory,
+  executeQuery,
+  type PartitionScan,
+  type QueryEnd,
+  type QueryEvent,
+  QueryProgress,
+  QueryRegistry,
+  type RecordSink,
+  type Resume,
+  type RunningQuery,
+} from "../../engine/index.ts";
 import type { KafkaPool } from "../../kafka/index.ts";
 import type { Logger } from "../../log/logger.ts";
 import type { SchemaRegistryClient } from "../../registry/client.ts";
@@ -25,21 +41,7 @@ import { isInsertStatement } from "../../sql/insert.ts";
 import { planQuery } from "../../sql/planner.ts";
 import { canonicalSetting } from "../../sql/settings.ts";
 import { compactionOf } from "../processors/compaction.ts";
-import { type Decoder, DecoderFactory } from "./decoders.ts";
-import {
-  DEFAULT_CLUSTER_WAIT_MS,
-  DEFAULT_MAX_QUERY_MEMORY,
-  executeQuery,
-  type PartitionScan,
-  type QueryEnd,
-  type QueryEvent,
-  QueryProgress,
-  type RecordSink,
-} from "./executor.ts";
 import { insertNotHere } from "./insert-statement.ts";
-import { buildPrefilter } from "./prefilter.ts";
-import { QueryRegistry, type RunningQuery } from "./queries.ts";
-import type { Resume } from "./resume.ts";
 
 /** How long a query waits for the topic list its validation checks names against. */
 export const CATALOG_WAIT_MS = 5_000;

@@ -5,11 +5,10 @@
  * not pulled, so nothing more is fetched; statistics and heartbeats go on meanwhile (bounded).
  */
 
+import { isQueryLimitError, type QueryEnd, QueryError, type RecordFraming, RecordText, skippedWarning } from "../../engine/index.ts";
 import { AppError } from "../../errors.ts";
 import { sseResponse, sseStream } from "../../http/sse.ts";
 import { SqlError } from "../../sql/index.ts";
-import { isQueryLimitError, type QueryEnd, QueryError, skippedWarning } from "./executor.ts";
-import { type RecordFraming, RecordText } from "./record-text.ts";
 import type { ClampedSettings, PreparedQuery } from "./service.ts";
 
 /** `data:1{...}` and its blank line. */

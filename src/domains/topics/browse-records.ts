@@ -9,9 +9,10 @@
  * say which bound cut the answer and what was left, and each partition's `first` and `next`
  * say where to go on (older, newer). Knows nothing of HTTP.
  */
+
+import type { Decoded, Decoder } from "../../engine/index.ts";
 import { AppError, notFound } from "../../errors.ts";
 import type { KafkaPool, RawRecord } from "../../kafka/index.ts";
-import type { Decoded, Decoder } from "../sql/decoders.ts";
 import type { SqlService } from "../sql/service.ts";
 import { BROWSE_LIMITS, type BrowseAnswer, type BrowsedRecord, type Seek } from "./schemas.ts";
 

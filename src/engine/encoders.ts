@@ -1,7 +1,7 @@
 /**
  * Turns what an INSERT sets (a key, a value: literals or JSON values, nested objects for
  * fields) into the bytes a record carries, one encoder per format, each the inverse of its
- * decoder in src/domains/sql/decoders.ts:
+ * decoder in src/engine/decoders.ts:
  *
  *   STRING  UTF-8 text of a string, number or boolean
  *   JSON    UTF-8 JSON text (integers beyond 2^53 keep every digit)
@@ -18,8 +18,8 @@
  * EncodeError naming the field; the caller adds where the value was written.
  */
 import avro from "avsc";
-import type { InsertFormat } from "../../sql/insert.ts";
-import { JsonDepthError, MAX_JSON_DEPTH, MAX_SCHEMA_DEPTH, parseJson } from "../../util/json.ts";
+import type { InsertFormat } from "../sql/insert.ts";
+import { JsonDepthError, MAX_JSON_DEPTH, MAX_SCHEMA_DEPTH, parseJson } from "../util/json.ts";
 
 export class EncodeError extends Error {
   override readonly name = "EncodeError";

@@ -15,12 +15,12 @@
  * cannot be counted as decode failures.
  */
 
-import { conjuncts } from "../../sql/analyzer.ts";
-import type { ExpressionNode } from "../../sql/ast.ts";
-import { walkExpression } from "../../sql/ast.ts";
-import { compileExpression } from "../../sql/evaluator.ts";
-import { FUNCTIONS } from "../../sql/functions.ts";
-import type { RecordView } from "../../sql/index.ts";
+import { conjuncts } from "../sql/analyzer.ts";
+import type { ExpressionNode } from "../sql/ast.ts";
+import { walkExpression } from "../sql/ast.ts";
+import { compileExpression } from "../sql/evaluator.ts";
+import { FUNCTIONS } from "../sql/functions.ts";
+import type { RecordView } from "../sql/index.ts";
 
 /** Answers false only when the record surely does not match; true means "decode and test". */
 export type Prefilter = (value: Uint8Array) => boolean;

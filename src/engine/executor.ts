@@ -16,8 +16,8 @@
  * answer are adapters over these events (stream-answer.ts, json-answer.ts).
  */
 
-import { AppError } from "../../errors.ts";
-import type { KafkaCluster } from "../../kafka/index.ts";
+import { AppError } from "../errors.ts";
+import type { KafkaCluster } from "../kafka/index.ts";
 import {
   FETCH_MAX_WAIT_MS,
   type FetchedBatches,
@@ -27,8 +27,8 @@ import {
   type RecordHeader,
   type SkippedPartition,
   type TopicPartitionRef,
-} from "../../kafka/types.ts";
-import { type QueryPlan, type RecordView, resolveOffsetRange } from "../../sql/index.ts";
+} from "../kafka/types.ts";
+import { type QueryPlan, type RecordView, resolveOffsetRange } from "../sql/index.ts";
 import { type Decoded, DecodeError, type Decoder, decodesJsonText, decodesPlainText, isPlainText } from "./decoders.ts";
 import type { Prefilter } from "./prefilter.ts";
 import { formatResume, type ReadRange, type Resume, resumeRanges } from "./resume.ts";

@@ -26,11 +26,11 @@
  */
 
 import avro from "avsc";
-import { AppError } from "../../errors.ts";
-import type { SchemaRegistryClient } from "../../registry/client.ts";
-import type { DataFormat } from "../../sql/index.ts";
-import type { TypedValueText } from "../../sql/planner.ts";
-import { MAX_SCHEMA_DEPTH, parseJson } from "../../util/json.ts";
+import { AppError } from "../errors.ts";
+import type { SchemaRegistryClient } from "../registry/client.ts";
+import type { DataFormat } from "../sql/index.ts";
+import type { TypedValueText } from "../sql/planner.ts";
+import { MAX_SCHEMA_DEPTH, parseJson } from "../util/json.ts";
 import { avroText, avroTextAt, avroToJson, avroTypeOptions, javaDouble, javaFloat } from "./avro-text.ts";
 import { JsonFieldError, JsonFields } from "./json-fields.ts";
 

@@ -17,7 +17,7 @@
  * (addJson), as JSON.stringify would escape the decoded text; anything else comes as text (add).
  */
 
-import type { RecordHeader } from "../../kafka/types.ts";
+import type { RecordHeader } from "../kafka/types.ts";
 import { escapeJsonText } from "./decoders.ts";
 import type { QueryRecord, RecordSink } from "./executor.ts";
 

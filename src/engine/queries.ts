@@ -6,7 +6,7 @@
  * fails on anything else. They are never reused while the process lives.
  */
 
-import { AppError } from "../../errors.ts";
+import { AppError } from "../errors.ts";
 
 export interface RunningQuery {
   id: number;
