@@ -67,3 +67,35 @@ export async function filledTopic(
   log(`${name}: produced ${records} records in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   return name;
 }
+
+/** What one run of a command cost: wall time, its own peak RSS, the lines it wrote. */
+export interface MeasuredRun {
+  seconds: number;
+  peakKb: number;
+  lines: number;
+  ok: boolean;
+  stderr: string;
+}
+
+/**
+ * Runs `program` to its end from a small helper process of its own, so that the peak RSS is the
+ * program's alone (getrusage of a process's children is the largest of all it ever waited for).
+ * Counts the lines the program writes to stdout without keeping them.
+ */
+export function measuredRun(program: string[]): MeasuredRun {
+  const helper = `
+    const t0 = performance.now();
+    const r = Bun.spawnSync(JSON.parse(process.argv[1]), { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const seconds = (performance.now() - t0) / 1000;
+    let lines = 0;
+    for (const b of r.stdout) if (b === 10) lines++;
+    console.log(JSON.stringify({ seconds, peakKb: (r.resourceUsage?.maxRSS ?? 0) / 1024, lines, ok: r.success, stderr: r.stderr.toString() }));
+  `;
+  const run = Bun.spawnSync([process.execPath, "-e", helper, JSON.stringify(program)], {
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  if (!run.success) throw new Error(`measuring ${program.join(" ")} failed`);
+  return JSON.parse(run.stdout.toString()) as MeasuredRun;
+}

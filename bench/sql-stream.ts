@@ -2,7 +2,7 @@
  * Throughput and memory of the SQL data stream, against a real broker.
  *
  *   bun bench/sql-stream.ts [--records=1000000] [--sizes=100,1024] [--slow-seconds=10] [--install-kcat]
- *                           [--only=a,b,c,d,e] [--server-prof=DIR]
+ *                           [--only=a,b,c,d,e,s] [--server-prof=DIR] [--no-build] [--startup-runs=5]
  *
  * Uses the broker in KAFKA_BOOTSTRAP, else starts one (test/cluster, Kafka from Maven Central).
  * For each record size it fills a 6-partition topic once (reused by later runs: the name holds
@@ -16,8 +16,14 @@
  *   (c) a Loupe server process: SELECT * over the event stream, read by this process
  *   (d) the same with a WHERE on a value field that matches 1 % of the records
  *   (e) the Loupe server's peak RSS while one client reads the largest topic slowly
- * and prints one table with records/s, MB/s and the ratios to (a) and (a').
- * Targets: (d) >= 0.8 x (a), (c) >= 0.5 x (a), (e) < 256 MB; the ratios to (a') are printed too.
+ * and prints one table with records/s, MB/s and the ratios to (a), (a') and (b).
+ * Targets: (d) >= 0.8 x (a), (c) >= 0.5 x (a), (e) < 256 MB; (c) of 1 KB records >= 0.6 x (b)
+ * (issue 24). Memory: the server's peak RSS over the fast runs and with the slow reader, beside
+ * references measured in the same run (kcat's peak RSS, an empty Bun.serve's: Bun's floor); the
+ * target is Redpanda Console's peak in the same scans measured from outside, 118-157 MB.
+ * Then (s) start-up (bench/startup.ts): the first /api/health answer of `bun src/main.ts` and of
+ * the compiled executable (built into a temporary directory; --no-build skips it), and
+ * `--version`, against Bun's own floor. Targets: under 0.3 s and under 50 ms.
  *
  * --only runs a subset (the ratios need (a)); --server-prof writes a CPU profile (markdown) of
  * each Loupe server into DIR when it stops.
@@ -29,14 +35,15 @@ import { spawnSync } from "node:child_process";
 import { resolve } from "node:path";
 import { createKafkaPool, type KafkaCluster } from "../src/kafka/index.ts";
 import { startServerProcess } from "../test/helpers/server-process.ts";
-import { arg, benchBroker, filledTopic, jsonValue, log } from "./common.ts";
+import { arg, benchBroker, filledTopic, jsonValue, log, measuredRun } from "./common.ts";
+import { runStartup } from "./startup.ts";
 
 const PARTITIONS = 6;
 
 const RECORDS = Number(arg("records", "1000000"));
 const SIZES = arg("sizes", "100,1024").split(",").map(Number);
 const SLOW_SECONDS = Number(arg("slow-seconds", "10"));
-const ONLY = new Set(arg("only", "a,b,c,d,e").split(","));
+const ONLY = new Set(arg("only", "a,b,c,d,e,s").split(","));
 const SERVER_PROF = arg("server-prof", "");
 
 interface Row {
@@ -94,20 +101,35 @@ function kcatPath(): string | null {
   return which.status === 0 ? which.stdout.trim() : null;
 }
 
-function kcat(bin: string, topic: string, expected: number): { seconds: number; records: number } {
-  const t0 = performance.now();
+function kcat(bin: string, topic: string, expected: number): { seconds: number; records: number; peakKb: number } {
   // -f '%o\n': one short line per record, so the pipe is not what is measured.
-  const run = spawnSync(bin, ["-C", "-e", "-q", "-b", bootstrap, "-t", topic, "-o", "beginning", "-f", "%o\\n"], {
-    stdio: ["ignore", "pipe", "pipe"],
-    maxBuffer: 1 << 30,
-  });
-  const seconds = (performance.now() - t0) / 1000;
-  if (run.status !== 0) throw new Error(`kcat failed: ${run.stderr}`);
-  let records = 0;
-  const out = run.stdout as Buffer;
-  for (let i = 0; i < out.length; i++) if (out[i] === 10) records++;
-  if (records !== expected) log(`kcat read ${records} records, expected ${expected}`);
-  return { seconds, records };
+  const run = measuredRun([bin, "-C", "-e", "-q", "-b", bootstrap, "-t", topic, "-o", "beginning", "-f", "%o\\n"]);
+  if (!run.ok) throw new Error(`kcat failed: ${run.stderr}`);
+  if (run.lines !== expected) log(`kcat read ${run.lines} records, expected ${expected}`);
+  return { seconds: run.seconds, records: run.lines, peakKb: run.peakKb };
+}
+
+/** The resident memory of an empty Bun.serve that has answered one request: Bun's own floor. */
+async function bunFloorKb(): Promise<number> {
+  const child = Bun.spawn(
+    [
+      process.execPath,
+      "-e",
+      `const s = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("ok") }); console.log(s.port);`,
+    ],
+    { stdin: "ignore", stdout: "pipe", stderr: "inherit" },
+  );
+  try {
+    const reader = child.stdout.getReader();
+    const { value } = await reader.read();
+    const port = Number(new TextDecoder().decode(value).trim());
+    await (await fetch(`http://127.0.0.1:${port}/`)).text();
+    const m = /VmHWM:\s+(\d+)/.exec(await Bun.file(`/proc/${child.pid}/status`).text());
+    return m ? Number(m[1]) : 0;
+  } finally {
+    child.kill();
+    await child.exited;
+  }
 }
 
 // ------------------------------------------------------------------------------ Loupe server
@@ -199,9 +221,11 @@ if (process.argv.includes("--install-kcat") && !kcatPath()) {
 const kcatBin = kcatPath();
 if (!kcatBin) log("kcat not found: (b) is skipped (Debian: apt-get install kcat)");
 
+const kcatPeakKb: number[] = [];
 const topics: Record<number, string> = {};
 for (const size of SIZES) topics[size] = await fill(size);
 
+let fastPeak = 0;
 const server = await startLoupe();
 log(`Loupe server pid ${server.pid} at ${server.url}`);
 try {
@@ -224,6 +248,7 @@ try {
       /* not asked for */
     } else if (kcatBin) {
       const b = kcat(kcatBin, topic, RECORDS);
+      kcatPeakKb.push(b.peakKb);
       rows.push({ size, name: "(b) kcat -C -e (physical reference)", records: b.records, seconds: b.seconds, bytes: a.bytes });
     } else rows.push({ size, name: "(b) kcat -C -e", records: 0, seconds: 0, bytes: 0, note: "kcat not installed" });
     if (ONLY.has("c")) {
@@ -250,7 +275,8 @@ try {
       });
     }
   }
-  log(`peak RSS of the server after the fast runs: ${(server.peakRssKb() / 1024).toFixed(0)} MB`);
+  fastPeak = server.peakRssKb();
+  log(`peak RSS of the server after the fast runs: ${(fastPeak / 1024).toFixed(0)} MB`);
 } finally {
   await server.stop();
 }
@@ -276,6 +302,9 @@ if (ONLY.has("e")) {
   }
 }
 
+const floorKb = await bunFloorKb();
+const startup = ONLY.has("s") ? await runStartup(Number(arg("startup-runs", "5"))) : [];
+
 await pool.close();
 await broker.stop();
 
@@ -287,8 +316,8 @@ lines.push(
   `SQL stream benchmark: ${fmt(RECORDS)} records per topic, ${PARTITIONS} partitions, ${process.platform}/${process.arch}, ${navigator.hardwareConcurrency} CPUs, Bun ${Bun.version}`,
 );
 lines.push("");
-lines.push("| Record | Measure | Records | Seconds | Records/s | MB/s | vs (a) | vs (a') |");
-lines.push("|---|---|--:|--:|--:|--:|--:|--:|");
+lines.push("| Record | Measure | Records | Seconds | Records/s | MB/s | vs (a) | vs (a') | vs (b) kcat |");
+lines.push("|---|---|--:|--:|--:|--:|--:|--:|--:|");
 for (const size of SIZES) {
   const rateOf = (p: string) => {
     const r = rows.find((x) => x.size === size && x.name.startsWith(p))!;
@@ -296,14 +325,16 @@ for (const size of SIZES) {
   };
   const aRate = rateOf("(a)");
   const a2Rate = rateOf("(a')");
+  const bRow = rows.find((x) => x.size === size && x.name.startsWith("(b)") && x.seconds > 0);
+  const bRate = bRow ? bRow.records / bRow.seconds : 0;
   for (const r of rows.filter((x) => x.size === size)) {
     if (r.seconds === 0) {
-      lines.push(`| ${size} B | ${r.name} | - | - | - | - | ${r.note ?? ""} | |`);
+      lines.push(`| ${size} B | ${r.name} | - | - | - | - | ${r.note ?? ""} | | |`);
       continue;
     }
     const rate = r.records / r.seconds;
     lines.push(
-      `| ${size} B | ${r.name}${r.note ? ` (${r.note})` : ""} | ${fmt(r.records)} | ${fmt(r.seconds, 2)} | ${fmt(rate)} | ${fmt(r.bytes / 1048576 / r.seconds, 1)} | ${fmt(rate / aRate, 2)}x | ${fmt(rate / a2Rate, 2)}x |`,
+      `| ${size} B | ${r.name}${r.note ? ` (${r.note})` : ""} | ${fmt(r.records)} | ${fmt(r.seconds, 2)} | ${fmt(rate)} | ${fmt(r.bytes / 1048576 / r.seconds, 1)} | ${fmt(rate / aRate, 2)}x | ${fmt(rate / a2Rate, 2)}x | ${bRate ? `${fmt(rate / bRate, 2)}x` : "-"} |`,
     );
   }
 }
@@ -326,4 +357,35 @@ for (const size of SIZES) {
   );
 }
 lines.push(`memory: ${fmt(slowPeak / 1024, 0)} MB (target < 256) ${slowPeak / 1024 < 256 ? "PASS" : "FAIL"}`);
+lines.push("");
+for (const size of SIZES) {
+  if (!ONLY.has("b") || !kcatBin) continue;
+  const rate = (p: string) => {
+    const r = rows.find((x) => x.size === size && x.name.startsWith(p));
+    return r && r.seconds > 0 ? r.records / r.seconds : Number.NaN;
+  };
+  const c = rate("(c)") / rate("(b)");
+  const d = rate("(d)") / rate("(b)");
+  const target = size === 1024 ? ` (target >= 0.6) ${c >= 0.6 ? "PASS" : "FAIL"}` : "";
+  lines.push(`${size} B against kcat -C -e: (c)/(b) = ${fmt(c, 2)}${target}; (d)/(b) = ${fmt(d, 2)}`);
+}
+lines.push("");
+// Redpanda Console v3.9.0's peak in the same scans, measured from outside (issue 24).
+const CONSOLE_PEAK_MB = [118, 157] as const;
+const mb = (kb: number) => kb / 1024;
+const kcatPeak = Math.max(0, ...kcatPeakKb);
+const peaks: Array<[string, number]> = [];
+if (ONLY.has("c") || ONLY.has("d")) peaks.push(["server peak over the fast runs (c, d)", fastPeak]);
+if (ONLY.has("e")) peaks.push(["server peak with one slow reader (e)", slowPeak]);
+lines.push("| Peak RSS | MB | vs kcat | vs empty Bun.serve | Target (Console 118-157 MB) |");
+lines.push("|---|--:|--:|--:|---|");
+lines.push(`| kcat -C -e (reference, same run) | ${fmt(mb(kcatPeak))} | 1.00x | | |`);
+lines.push(`| empty Bun.serve (Bun's floor, same run) | ${fmt(mb(floorKb))} | | 1.00x | |`);
+for (const [name, kb] of peaks) {
+  const verdict = mb(kb) <= CONSOLE_PEAK_MB[0] ? "PASS (below Console's lowest)" : mb(kb) <= CONSOLE_PEAK_MB[1] ? "PASS" : "FAIL";
+  lines.push(
+    `| ${name} | ${fmt(mb(kb))} | ${kcatPeak ? `${fmt(kb / kcatPeak, 1)}x` : "-"} | ${fmt(kb / floorKb, 1)}x | <= ${CONSOLE_PEAK_MB[1]} MB ${verdict} |`,
+  );
+}
+if (startup.length > 0) lines.push("", ...startup);
 console.log(lines.join("\n"));
