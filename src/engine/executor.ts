@@ -657,16 +657,18 @@ export async function* executeQuery(
         partitions: toRead.map((r) => ({ partition: r.partition, from: r.from, to: r.to })),
         signal: internal.signal,
         follow: plan.follow !== undefined,
-        onFetch,
-        onFetching,
+        observer: {
+          fetched: onFetch,
+          fetching: onFetching,
+          outage: (o) => {
+            progress.outage = o;
+          },
+          skipped: (skipped) => void progress.skippedPartitions.push(skipped),
+        },
         // Each fetched batch is written out or decoded before the next is pulled.
         reuseBuffers: true,
         // A broker that restarts is waited for as long as the query may run.
         retryUntil,
-        onOutage: (o) => {
-          progress.outage = o;
-        },
-        onSkip: (skipped) => void progress.skippedPartitions.push(skipped),
       });
       read: for await (const fetched of batches) {
         for (const raw of fetched) {

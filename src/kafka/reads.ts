@@ -14,12 +14,19 @@
 
 import { type Broker, Consumer, IS_CONTROL, type RecordsBatch } from "@platformatic/kafka";
 import { AppError } from "../errors.ts";
-import { abortable, answerWithin, callApi, clientOptions } from "./client.ts";
+import { abortable, abortError, answerWithin, callApi, clientOptions } from "./client.ts";
 import type { KafkaConnection, MetadataResponse } from "./connection.ts";
 import { kafkaErrorName, toAppError } from "./errors.ts";
 import { negotiatedFetch, type RecordBytes, rawFetch } from "./raw-fetch.ts";
 import { type AbortedTransaction, decodeRecordSet, type ReadCursor, skipPast } from "./record-set.ts";
-import { type ConsumeRequest, FETCH_MAX_WAIT_MS, type FetchedBatches, type RawRecord, type ReadOutage } from "./types.ts";
+import {
+  type ConsumeRequest,
+  FETCH_MAX_WAIT_MS,
+  type FetchedBatches,
+  type RawRecord,
+  type ReadObserver,
+  type ReadOutage,
+} from "./types.ts";
 
 /** Batch attribute bit 3: the timestamps are the broker's append time, not the producer's. */
 const LOG_APPEND_TIME = 1 << 3;
@@ -153,37 +160,361 @@ export async function* consumeRecords(deps: ConsumeDeps, req: ConsumeRequest): A
 }
 
 /**
+ * A fetched partition's records at a time, in the stages of a TopicRead: `start` (the leaders,
+ * where each partition's log starts and ends, the Fetch to use), then rounds of `fetch` (one
+ * Fetch per leader), `take` (each partition's records decoded and yielded) and `settle` (what
+ * failed in the round), until every partition is at its end or the signal fires.
+ *
  * Failures: a lost broker, a lost leader, a timeout are retried with backoff, until
  * `retryUntil` (or a few times without it); only what a successful Fetch returned moves a
  * cursor, so a read that resumes after a broker restart neither repeats nor misses a record.
- * A partition with no leader while others have one is left out after a short grace, and
- * `onSkip` is told. All of this runs on errors only.
+ * A partition with no leader while others have one is left out after a short grace, and the
+ * observer's `skipped` is told. All of this runs on errors only.
  */
 export async function* consumeBatches(deps: ConsumeDeps, req: ConsumeRequest): AsyncGenerator<RawRecord[], void, undefined> {
-  const { topic, signal } = req;
-  const context = `Cannot read topic '${topic}'`;
   validate(req);
-  if (signal?.aborted || req.partitions.length === 0) return;
+  if (req.signal?.aborted || req.partitions.length === 0) return;
+  const read = new TopicRead(deps, req);
+  try {
+    await read.start();
+    for (let active = read.active(); active.length > 0; active = read.active()) {
+      const round = await read.fetch(active);
+      // Failed before an answer came: retried after a backoff.
+      if (round === null) continue;
+      const failed = yield* read.take(round);
+      await read.settle(active, failed);
+    }
+  } catch (err) {
+    if (read.aborted(err)) return;
+    throw toAppError(err, read.context, deps.cluster);
+  } finally {
+    await read.close();
+  }
+}
 
-  const consumer = deps.createConsumer();
-  deps.onOpen();
-  const closeNow = () => void consumer.close(true).catch(() => {});
-  signal?.addEventListener("abort", closeNow, { once: true });
+/** One leader's answer to a round: the cursors it was asked for and its partitions. */
+type LeaderAnswer = { cursors: PartitionCursor[]; partitions: FetchedPartition[] };
+type Round = Array<PromiseSettledResult<LeaderAnswer>>;
+
+/**
+ * The state of one read of a topic and its stages (see consumeBatches). Its connections are its
+ * own: opened by the constructor, closed by close() or at once when the signal fires.
+ */
+class TopicRead {
+  readonly context: string;
+  readonly #deps: ConsumeDeps;
+  readonly #req: ConsumeRequest;
+  readonly #topic: string;
+  readonly #signal: AbortSignal | undefined;
+  readonly #observer: ReadObserver;
+  readonly #consumer: Consumer;
+  readonly #closeNow = () => void this.#consumer.close(true).catch(() => {});
 
   // Failure state; touched only when something failed.
-  let outage: ReadOutage | null = null;
-  let failures = 0;
+  #outage: ReadOutage | null = null;
+  #failures = 0;
   /** Rounds each partition has been seen without a leader. */
-  const leaderless = new Map<number, number>();
-  const skipped = new Set<number>();
-  const backoff = async (err: unknown): Promise<void> => {
+  readonly #leaderless = new Map<number, number>();
+  readonly #skipped = new Set<number>();
+  /** The leaders must be asked again before the next round (after a failure). */
+  #stale = false;
+
+  // Set by start().
+  #leaders: Leaders = { topicId: "", partitionsCount: 0, leader: [], brokers: new Map() };
+  #cursors: PartitionCursor[] = [];
+  #fetchApi: Awaited<ReturnType<typeof negotiatedFetch>> = null;
+
+  readonly #maxBytes: number;
+  readonly #partitionMaxBytes: number;
+  readonly #maxWaitTime: number;
+  /** A record set arrives in pieces (network reads); decoding wants it in one buffer. */
+  #scratch: Buffer | null = null;
+
+  constructor(deps: ConsumeDeps, req: ConsumeRequest) {
+    this.#deps = deps;
+    this.#req = req;
+    this.#topic = req.topic;
+    this.#signal = req.signal;
+    this.#observer = req.observer ?? {};
+    this.context = `Cannot read topic '${req.topic}'`;
+    this.#maxBytes = req.maxBytes ?? 4 * 1024 * 1024;
+    this.#partitionMaxBytes = Math.min(this.#maxBytes, 1024 * 1024);
+    this.#maxWaitTime = req.maxWaitMs ?? FETCH_MAX_WAIT_MS;
+    this.#consumer = deps.createConsumer();
+    deps.onOpen();
+    this.#signal?.addEventListener("abort", this.#closeNow, { once: true });
+  }
+
+  /** True when the read ends because its signal fired (`err` being what that made fail). */
+  aborted(err?: unknown): boolean {
+    return this.#signal?.aborted === true || isAbortError(err);
+  }
+
+  /**
+   * Stage 1: where the log starts and ends now. Starts below the log start move up to it, and
+   * without `follow` the read ends at today's end instead of waiting.
+   */
+  async start(): Promise<void> {
+    const topic = this.#topic;
+    const req = this.#req;
+    for (;;) {
+      try {
+        const leaders = await this.#refreshLeaders(false);
+        for (const { partition } of req.partitions) {
+          if (partition >= leaders.partitionsCount) {
+            throw new AppError(
+              "NOT_FOUND",
+              `${this.context}: partition ${partition} does not exist (the topic has ${leaders.partitionsCount})`,
+            );
+          }
+        }
+        const wanted = req.partitions.filter((p) => !this.#skipped.has(p.partition));
+        const waiting = wanted.filter((p) => (leaders.leader[p.partition] ?? -1) < 0).map((p) => p.partition);
+        if (waiting.length > 0) {
+          throw new BrokerFailure(`partition ${waiting[0]} has no leader`, waiting, new AppError("UNAVAILABLE", "no leader"));
+        }
+        const numbers = wanted.map((p) => p.partition);
+        const consumer = this.#consumer;
+        const [earliest, latest] = await abortable(
+          Promise.all([listOffsets(consumer, leaders, topic, numbers, -2n), listOffsets(consumer, leaders, topic, numbers, -1n)]),
+          this.#signal,
+        );
+        this.#cursors = wanted.map((p) => {
+          const start = earliest.get(p.partition) ?? 0;
+          const hw = latest.get(p.partition) ?? 0;
+          const from = Math.max(p.from, start);
+          let end = p.to === undefined ? null : p.to;
+          if (!req.follow) end = end === null || end > hw ? hw : end;
+          return { partition: p.partition, next: from, end };
+        });
+        this.#fetchApi = await abortable(negotiatedFetch(consumer, req.recordDecoder ?? "loupe"), this.#signal);
+        if (this.#fetchApi === null) {
+          // The client's Fetch finds brokers and topic ids in its own metadata.
+          consumer.topics.track(topic);
+          await abortable(consumer.metadata({ topics: [topic] }), this.#signal);
+        }
+        this.#leaders = leaders;
+        break;
+      } catch (err) {
+        if (this.aborted(err)) throw err;
+        await this.#backoff(err);
+      }
+    }
+    this.#recovered();
+  }
+
+  /** The partitions left to read: none once the signal fired. */
+  active(): PartitionCursor[] {
+    if (this.#signal?.aborted) return [];
+    return this.#cursors.filter((c) => !this.#skipped.has(c.partition) && (c.end === null || c.next < c.end));
+  }
+
+  /**
+   * Stage 2: one round of Fetch requests, one per leader of the active partitions, sent together.
+   * Null when the round could not be sent (its leaders unknown): retried after a backoff.
+   */
+  async fetch(active: PartitionCursor[]): Promise<Round | null> {
+    const observer = this.#observer;
+    try {
+      if (this.#stale) {
+        this.#leaders = await this.#refreshLeaders(true);
+        this.#stale = false;
+      }
+      const byLeader = new Map<number, PartitionCursor[]>();
+      for (const c of active) {
+        const leader = this.#leaders.leader[c.partition] ?? -1;
+        byLeader.set(leader, [...(byLeader.get(leader) ?? []), c]);
+      }
+      observer.fetching?.(Date.now());
+      return await abortable(Promise.allSettled([...byLeader].map(([node, group]) => this.#fetchFrom(node, group))), this.#signal);
+    } catch (err) {
+      if (this.aborted(err)) throw err;
+      this.#stale = true;
+      await this.#backoff(err);
+      return null;
+    } finally {
+      observer.fetching?.(null);
+    }
+  }
+
+  /** One Fetch to the leader `node` for its partitions, by the raw Fetch or the client's. */
+  async #fetchFrom(node: number, group: PartitionCursor[]): Promise<LeaderAnswer> {
+    const numbers = group.map((c) => c.partition);
+    if (node < 0) throw new BrokerFailure(`partition ${numbers[0]} has no leader`, numbers, new AppError("UNAVAILABLE", "no leader"));
+    const partitionMaxBytes = this.#partitionMaxBytes;
+    const partitions = group.map((c) => ({
+      partition: c.partition,
+      fetchOffset: BigInt(c.next),
+      partitionMaxBytes,
+      currentLeaderEpoch: -1,
+      lastFetchedEpoch: -1,
+    }));
+    const { topicId } = this.#leaders;
+    const broker = this.#leaders.brokers.get(node);
+    const where = broker ? `Kafka broker ${broker.host}:${broker.port} unreachable` : `Kafka broker ${node} unreachable`;
+    const maxBytes = this.#maxBytes;
+    const maxWaitTime = this.#maxWaitTime;
+    try {
+      if (this.#fetchApi === null || !broker) {
+        const response = await this.#consumer.fetch({ node, topics: [{ topicId, partitions }], minBytes: 1, maxBytes, maxWaitTime });
+        return {
+          cursors: group,
+          partitions: response.responses.flatMap((t) =>
+            t.partitions.map((p) => ({
+              partitionIndex: p.partitionIndex,
+              highWatermark: Number(p.highWatermark),
+              abortedTransactions: null,
+              raw: null,
+              batches: p.records ?? [],
+            })),
+          ),
+        };
+      }
+      // The client times requests out itself; this bounds a round whose answer it lost.
+      const response = await answerWithin(
+        rawFetch(this.#consumer, this.#fetchApi, broker, maxWaitTime, maxBytes, topicId, partitions),
+        this.#deps.requestTimeoutMs + maxWaitTime + ROUND_SLACK_MS,
+        `Fetch from Kafka broker ${broker.host}:${broker.port}`,
+      );
+      return {
+        cursors: group,
+        partitions: response.responses.flatMap((t) =>
+          t.partitions.map((p) => ({
+            partitionIndex: p.partitionIndex,
+            highWatermark: p.highWatermark,
+            abortedTransactions: p.abortedTransactions,
+            raw: p.records,
+            batches: null,
+          })),
+        ),
+      };
+    } catch (err) {
+      throw new BrokerFailure(where, numbers, err);
+    }
+  }
+
+  /**
+   * Stage 3: the records of what did arrive, a partition at a time, moving the cursors. A broker
+   * that failed does not hold up the others: its failure (the first) is returned for settle().
+   */
+  async *take(round: Round): AsyncGenerator<RawRecord[], unknown, undefined> {
+    const observer = this.#observer;
+    let failed: unknown = null;
+    for (const result of round) {
+      if (result.status === "rejected") {
+        failed ??= result.reason;
+        continue;
+      }
+      for (const p of result.value.partitions) {
+        const cursor = result.value.cursors.find((c) => c.partition === p.partitionIndex);
+        if (!cursor) continue;
+        const out: RawRecord[] = [];
+        const fetched = this.#decode(p, cursor, out);
+        if (out.length > 0) {
+          if (this.#signal?.aborted) throw abortError();
+          yield out;
+        }
+        if (fetched) observer.position?.(p.partitionIndex, cursor.next);
+        // Nothing more will come before the end we were given.
+        if (!this.#req.follow && !fetched && p.highWatermark >= 0 && cursor.next >= p.highWatermark) {
+          cursor.end = cursor.next;
+        }
+      }
+    }
+    return failed;
+  }
+
+  /** Appends a fetched partition's records past its cursor to `out`; true when the answer held batches. */
+  #decode(p: FetchedPartition, cursor: PartitionCursor, out: RawRecord[]): boolean {
+    const observer = this.#observer;
+    if (p.raw !== null) {
+      const stats = decodeRecordSet(this.#contiguous(p.raw), this.#topic, cursor, p.abortedTransactions, out);
+      if (stats.firstOffset < 0) return false;
+      observer.fetched?.({ partition: p.partitionIndex, ...stats });
+      return true;
+    }
+    if (p.batches === null || p.batches.length === 0) return false;
+    observer.fetched?.(fetchedBatches(p.partitionIndex, p.batches));
+    for (const batch of p.batches) {
+      batchRecords(this.#topic, cursor, batch, out);
+      if (cursor.end !== null && cursor.next >= cursor.end) break;
+    }
+    return true;
+  }
+
+  #contiguous({ segments, length }: RecordBytes): Buffer {
+    if (segments.length === 1) return segments[0]!;
+    if (!this.#req.reuseBuffers) return Buffer.concat(segments, length);
+    if (this.#scratch === null || this.#scratch.length < length) this.#scratch = Buffer.allocUnsafe(Math.max(length, 1 << 20));
+    let at = 0;
+    for (const s of segments) at += s.copy(this.#scratch, at);
+    return this.#scratch.subarray(0, length);
+  }
+
+  /**
+   * Stage 4: after a round, what failed in it. Records deleted under the read (retention,
+   * DeleteRecords) move the cursors to the new log start; anything else is retried after a
+   * backoff with the leaders asked again.
+   */
+  async settle(active: PartitionCursor[], failed: unknown): Promise<void> {
+    if (failed === null) {
+      this.#recovered();
+      return;
+    }
+    const cause = failed instanceof BrokerFailure ? failed.cause : failed;
+    if (kafkaErrorName(cause) === "OFFSET_OUT_OF_RANGE") {
+      try {
+        const starts = await abortable(
+          listOffsets(
+            this.#consumer,
+            this.#leaders,
+            this.#topic,
+            active.map((c) => c.partition),
+            -2n,
+          ),
+          this.#signal,
+        );
+        let moved = false;
+        for (const c of active) {
+          const start = starts.get(c.partition) ?? c.next;
+          if (start > c.next) {
+            c.next = start;
+            moved = true;
+          }
+        }
+        if (moved) return;
+      } catch (err) {
+        if (this.aborted(err)) throw err;
+        failed = err;
+      }
+    }
+    if (this.#signal?.aborted) throw abortError();
+    this.#stale = true;
+    this.#consumer.clearMetadata();
+    await this.#backoff(failed);
+  }
+
+  /** Ends the read: bounded, as a close that hangs on a dead broker must not hold up the caller. */
+  async close(): Promise<void> {
+    this.#signal?.removeEventListener("abort", this.#closeNow);
+    await Promise.race([this.#consumer.close(true).catch(() => {}), Bun.sleep(1_000)]);
+    this.#deps.onClose();
+  }
+
+  /** After a failure: the observer is told of the outage and the read waits, or gives up past its time. */
+  async #backoff(err: unknown): Promise<void> {
+    const { context } = this;
+    const deps = this.#deps;
+    const req = this.#req;
     const failure = err instanceof BrokerFailure ? err : null;
     const mapped = toAppError(failure ? failure.cause : err, context, deps.cluster);
     if (mapped.code !== "UNAVAILABLE" && mapped.code !== "GATEWAY_TIMEOUT") throw mapped;
     const now = Date.now();
+    const outage = this.#outage;
     // A failure of the metadata request names no broker: the one that failed before it is more telling.
     const what = failure?.what ?? outage?.what ?? `Kafka broker ${deps.bootstrap.join(", ")} unreachable`;
-    const partitions = failure?.partitions ?? outage?.partitions ?? req.partitions.map((p) => p.partition).filter((p) => !skipped.has(p));
+    const partitions =
+      failure?.partitions ?? outage?.partitions ?? req.partitions.map((p) => p.partition).filter((p) => !this.#skipped.has(p));
     const since: number = outage?.since ?? now;
     const reason = mapped.message.startsWith(`${context}: `) ? mapped.message.slice(context.length + 2) : mapped.message;
     const current: ReadOutage = {
@@ -200,26 +531,33 @@ export async function* consumeBatches(deps: ConsumeDeps, req: ConsumeRequest): A
         });
       },
     };
-    outage = current;
-    failures++;
+    this.#outage = current;
+    this.#failures++;
+    const failures = this.#failures;
     const until = req.retryUntil;
     if (until === undefined ? failures > MAX_TRANSIENT_RETRIES : now >= until) throw current.toError();
-    req.onOutage?.(current);
+    this.#observer.outage?.(current);
     const delay = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** (failures - 1), until === undefined ? RETRY_MAX_MS : until - now);
-    await abortable(Bun.sleep(delay), signal);
-  };
-  const recovered = () => {
-    if (outage === null) return;
-    outage = null;
-    failures = 0;
-    req.onOutage?.(null);
-  };
+    await abortable(Bun.sleep(delay), this.#signal);
+  }
+
+  #recovered(): void {
+    if (this.#outage === null) return;
+    this.#outage = null;
+    this.#failures = 0;
+    this.#observer.outage?.(null);
+  }
+
   /**
    * The leaders, with partitions that have none handled: within the grace they wait; past it,
    * when other partitions are readable and the caller listens, they are left out.
    */
-  const refreshLeaders = async (known: boolean): Promise<Leaders> => {
-    const leaders = await topicLeaders(consumer, topic, known, signal);
+  async #refreshLeaders(known: boolean): Promise<Leaders> {
+    const req = this.#req;
+    const leaderless = this.#leaderless;
+    const skipped = this.#skipped;
+    const observer = this.#observer;
+    const leaders = await topicLeaders(this.#consumer, this.#topic, known, this.#signal);
     const readable = leaders.leader.some((l) => l >= 0);
     for (const { partition } of req.partitions) {
       if (skipped.has(partition) || partition >= leaders.partitionsCount) continue;
@@ -229,241 +567,13 @@ export async function* consumeBatches(deps: ConsumeDeps, req: ConsumeRequest): A
       }
       const rounds = (leaderless.get(partition) ?? 0) + 1;
       leaderless.set(partition, rounds);
-      if (readable && req.onSkip && rounds > OFFLINE_GRACE_ROUNDS) {
+      if (readable && observer.skipped && rounds > OFFLINE_GRACE_ROUNDS) {
         skipped.add(partition);
         leaderless.delete(partition);
-        req.onSkip({ partition, reason: "no leader" });
+        observer.skipped({ partition, reason: "no leader" });
       }
     }
     return leaders;
-  };
-
-  try {
-    // Where the log starts and ends now: starts below the log start move up to it, and
-    // without `follow` the read ends at today's end instead of waiting.
-    let leaders: Leaders;
-    let cursors: PartitionCursor[];
-    let fetchApi: Awaited<ReturnType<typeof negotiatedFetch>>;
-    for (;;) {
-      try {
-        leaders = await refreshLeaders(false);
-        for (const { partition } of req.partitions) {
-          if (partition >= leaders.partitionsCount) {
-            throw new AppError("NOT_FOUND", `${context}: partition ${partition} does not exist (the topic has ${leaders.partitionsCount})`);
-          }
-        }
-        const wanted = req.partitions.filter((p) => !skipped.has(p.partition));
-        const waiting = wanted.filter((p) => (leaders.leader[p.partition] ?? -1) < 0).map((p) => p.partition);
-        if (waiting.length > 0) {
-          throw new BrokerFailure(`partition ${waiting[0]} has no leader`, waiting, new AppError("UNAVAILABLE", "no leader"));
-        }
-        const numbers = wanted.map((p) => p.partition);
-        const [earliest, latest] = await abortable(
-          Promise.all([listOffsets(consumer, leaders, topic, numbers, -2n), listOffsets(consumer, leaders, topic, numbers, -1n)]),
-          signal,
-        );
-        cursors = wanted.map((p) => {
-          const start = earliest.get(p.partition) ?? 0;
-          const hw = latest.get(p.partition) ?? 0;
-          const from = Math.max(p.from, start);
-          let end = p.to === undefined ? null : p.to;
-          if (!req.follow) end = end === null || end > hw ? hw : end;
-          return { partition: p.partition, next: from, end };
-        });
-        fetchApi = await abortable(negotiatedFetch(consumer, req.recordDecoder ?? "loupe"), signal);
-        if (fetchApi === null) {
-          // The client's Fetch finds brokers and topic ids in its own metadata.
-          consumer.topics.track(topic);
-          await abortable(consumer.metadata({ topics: [topic] }), signal);
-        }
-        break;
-      } catch (err) {
-        if (signal?.aborted || isAbortError(err)) return;
-        await backoff(err);
-      }
-    }
-    recovered();
-    const topicId = leaders.topicId;
-    // A record set arrives in pieces (network reads); decoding wants it in one buffer.
-    let scratch: Buffer | null = null;
-    const contiguous = ({ segments, length }: RecordBytes): Buffer => {
-      if (segments.length === 1) return segments[0]!;
-      if (!req.reuseBuffers) return Buffer.concat(segments, length);
-      if (scratch === null || scratch.length < length) scratch = Buffer.allocUnsafe(Math.max(length, 1 << 20));
-      let at = 0;
-      for (const s of segments) at += s.copy(scratch, at);
-      return scratch.subarray(0, length);
-    };
-
-    const maxBytes = req.maxBytes ?? 4 * 1024 * 1024;
-    const partitionMaxBytes = Math.min(maxBytes, 1024 * 1024);
-    const maxWaitTime = req.maxWaitMs ?? FETCH_MAX_WAIT_MS;
-    /** The leaders must be asked again before the next round (after a failure). */
-    let stale = false;
-
-    for (;;) {
-      const active = cursors.filter((c) => !skipped.has(c.partition) && (c.end === null || c.next < c.end));
-      if (active.length === 0 || signal?.aborted) return;
-
-      const byLeader = new Map<number, PartitionCursor[]>();
-      const settled: Array<PromiseSettledResult<{ cursors: PartitionCursor[]; partitions: FetchedPartition[] }>> = [];
-      try {
-        if (stale) {
-          leaders = await refreshLeaders(true);
-          stale = false;
-        }
-        for (const c of active) {
-          const leader = leaders.leader[c.partition] ?? -1;
-          byLeader.set(leader, [...(byLeader.get(leader) ?? []), c]);
-        }
-        req.onFetching?.(Date.now());
-        settled.push(
-          ...(await abortable(
-            Promise.allSettled(
-              [...byLeader].map(async ([node, group]) => {
-                const numbers = group.map((c) => c.partition);
-                if (node < 0)
-                  throw new BrokerFailure(`partition ${numbers[0]} has no leader`, numbers, new AppError("UNAVAILABLE", "no leader"));
-                const partitions = group.map((c) => ({
-                  partition: c.partition,
-                  fetchOffset: BigInt(c.next),
-                  partitionMaxBytes,
-                  currentLeaderEpoch: -1,
-                  lastFetchedEpoch: -1,
-                }));
-                const broker = leaders.brokers.get(node);
-                const where = broker ? `Kafka broker ${broker.host}:${broker.port} unreachable` : `Kafka broker ${node} unreachable`;
-                try {
-                  if (fetchApi === null || !broker) {
-                    const response = await consumer.fetch({ node, topics: [{ topicId, partitions }], minBytes: 1, maxBytes, maxWaitTime });
-                    return {
-                      cursors: group,
-                      partitions: response.responses.flatMap((t) =>
-                        t.partitions.map((p) => ({
-                          partitionIndex: p.partitionIndex,
-                          highWatermark: Number(p.highWatermark),
-                          abortedTransactions: null,
-                          raw: null,
-                          batches: p.records ?? [],
-                        })),
-                      ),
-                    };
-                  }
-                  // The client times requests out itself; this bounds a round whose answer it lost.
-                  const response = await answerWithin(
-                    rawFetch(consumer, fetchApi, broker, maxWaitTime, maxBytes, topicId, partitions),
-                    deps.requestTimeoutMs + maxWaitTime + ROUND_SLACK_MS,
-                    `Fetch from Kafka broker ${broker.host}:${broker.port}`,
-                  );
-                  return {
-                    cursors: group,
-                    partitions: response.responses.flatMap((t) =>
-                      t.partitions.map((p) => ({
-                        partitionIndex: p.partitionIndex,
-                        highWatermark: p.highWatermark,
-                        abortedTransactions: p.abortedTransactions,
-                        raw: p.records,
-                        batches: null,
-                      })),
-                    ),
-                  };
-                } catch (err) {
-                  throw new BrokerFailure(where, numbers, err);
-                }
-              }),
-            ),
-            signal,
-          )),
-        );
-      } catch (err) {
-        if (signal?.aborted || isAbortError(err)) return;
-        stale = true;
-        await backoff(err);
-        continue;
-      } finally {
-        req.onFetching?.(null);
-      }
-
-      // What did arrive is read first: a broker that failed does not hold up the others.
-      let failed: unknown = null;
-      for (const result of settled) {
-        if (result.status === "rejected") {
-          failed ??= result.reason;
-          continue;
-        }
-        for (const p of result.value.partitions) {
-          const cursor = result.value.cursors.find((c) => c.partition === p.partitionIndex);
-          if (!cursor) continue;
-          const out: RawRecord[] = [];
-          let fetched = false;
-          if (p.raw !== null) {
-            const stats = decodeRecordSet(contiguous(p.raw), topic, cursor, p.abortedTransactions, out);
-            fetched = stats.firstOffset >= 0;
-            if (fetched && req.onFetch) req.onFetch({ partition: p.partitionIndex, ...stats });
-          } else if (p.batches !== null && p.batches.length > 0) {
-            fetched = true;
-            if (req.onFetch) req.onFetch(fetchedBatches(p.partitionIndex, p.batches));
-            for (const batch of p.batches) {
-              batchRecords(topic, cursor, batch, out);
-              if (cursor.end !== null && cursor.next >= cursor.end) break;
-            }
-          }
-          if (out.length > 0) {
-            if (signal?.aborted) return;
-            yield out;
-          }
-          if (fetched && req.onPosition) req.onPosition(p.partitionIndex, cursor.next);
-          // Nothing more will come before the end we were given.
-          if (!req.follow && !fetched && p.highWatermark >= 0 && cursor.next >= p.highWatermark) {
-            cursor.end = cursor.next;
-          }
-        }
-      }
-      if (failed === null) {
-        recovered();
-        continue;
-      }
-      const cause = failed instanceof BrokerFailure ? failed.cause : failed;
-      if (kafkaErrorName(cause) === "OFFSET_OUT_OF_RANGE") {
-        // Records were deleted under the read (retention, DeleteRecords): go on from the new start.
-        try {
-          const starts = await abortable(
-            listOffsets(
-              consumer,
-              leaders,
-              topic,
-              active.map((c) => c.partition),
-              -2n,
-            ),
-            signal,
-          );
-          let moved = false;
-          for (const c of active) {
-            const start = starts.get(c.partition) ?? c.next;
-            if (start > c.next) {
-              c.next = start;
-              moved = true;
-            }
-          }
-          if (moved) continue;
-        } catch (err) {
-          if (signal?.aborted || isAbortError(err)) return;
-          failed = err;
-        }
-      }
-      if (signal?.aborted) return;
-      stale = true;
-      consumer.clearMetadata();
-      await backoff(failed);
-    }
-  } catch (err) {
-    if (signal?.aborted || isAbortError(err)) return;
-    throw toAppError(err, context, deps.cluster);
-  } finally {
-    signal?.removeEventListener("abort", closeNow);
-    // Bounded: a close that hangs on a dead broker must not hold up the caller.
-    await Promise.race([consumer.close(true).catch(() => {}), Bun.sleep(1_000)]);
-    deps.onClose();
   }
 }
 

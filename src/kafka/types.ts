@@ -261,24 +261,8 @@ export interface ConsumeRequest {
   follow?: boolean;
   /** Longest wait of one fetch for new data, in ms (default FETCH_MAX_WAIT_MS). */
   maxWaitMs?: number;
-  /**
-   * Told what each Fetch answer carried for a partition, before its records are yielded: the
-   * records and offsets of every batch, including those outside the range asked for. Lets a
-   * caller prove how much a read fetched (query push-down), not only what it yielded.
-   */
-  onFetch?(fetched: FetchedBatches): void;
-  /**
-   * Told Date.now() when a round of Fetch requests is sent and null once it is answered (or
-   * failed): a round out longer than its max wait is a slow broker, not a quiet topic.
-   */
-  onFetching?(since: number | null): void;
-  /**
-   * Told a partition's read position (the next offset) after each fetched record set, once
-   * what it yielded has been taken: it moves past transaction markers and aborted records too,
-   * which yield nothing. A consumer that commits this position shows no lag when caught up on
-   * a topic written in transactions (the commit marker is the log's last offset).
-   */
-  onPosition?(partition: number, next: number): void;
+  /** Told how the read goes (what it fetched, where it is, what fails): see ReadObserver. */
+  observer?: ReadObserver;
   /**
    * What decodes the fetched record batches: Loupe's own decoder (the default, with brokers
    * that speak Fetch v13 or later) or the Kafka client's, which older brokers get anyway.
@@ -296,17 +280,42 @@ export interface ConsumeRequest {
    * with an error naming the broker and partitions. Without it, a few quick retries.
    */
   retryUntil?: number;
+}
+
+/**
+ * What a read reports as it goes, to one listener (the query executor keeps its statistics, idle
+ * clock and warnings with it; a processor its commit positions). Every method is optional.
+ */
+export interface ReadObserver {
+  /**
+   * Told Date.now() when a round of Fetch requests is sent and null once it is answered (or
+   * failed): a round out longer than its max wait is a slow broker, not a quiet topic.
+   */
+  fetching?(since: number | null): void;
+  /**
+   * Told what each Fetch answer carried for a partition, before its records are yielded: the
+   * records and offsets of every batch, including those outside the range asked for. Lets a
+   * caller prove how much a read fetched (query push-down), not only what it yielded.
+   */
+  fetched?(fetched: FetchedBatches): void;
+  /**
+   * Told a partition's read position (the next offset) after each fetched record set, once
+   * what it yielded has been taken: it moves past transaction markers and aborted records too,
+   * which yield nothing. A consumer that commits this position shows no lag when caught up on
+   * a topic written in transactions (the commit marker is the log's last offset).
+   */
+  position?(partition: number, next: number): void;
   /**
    * Told when the read starts retrying after a failure (with what failed), and with null once it
    * reads again. Only on errors: nothing per record.
    */
-  onOutage?(outage: ReadOutage | null): void;
+  outage?(outage: ReadOutage | null): void;
   /**
    * Told of each partition the read leaves out because it has no leader (after a short grace)
    * while other partitions of the topic have one. Without it, such a partition is retried like a
    * lost broker: a read never leaves a partition out silently.
    */
-  onSkip?(skipped: SkippedPartition): void;
+  skipped?(skipped: SkippedPartition): void;
 }
 
 /** A partition a read left out, and why. */

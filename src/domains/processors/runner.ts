@@ -397,7 +397,7 @@ export class Runner {
           topic,
           partitions: partitions.map((partition) => ({ partition, from: from(partition) })),
           follow: true,
-          onPosition: positionOf(topic),
+          observer: { position: positionOf(topic) },
           signal: reading.signal,
           // Fetched bytes live in a buffer the next fetch reuses: what outlives a batch (keys and
           // values written as they are) is copied into the output's batches at once.
