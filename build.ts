@@ -8,6 +8,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { BunPlugin } from "bun";
 import { manifestSource } from "./scripts/gen-assets.ts";
+import { lazyValidators } from "./src/kafka/lazy-validators.ts";
 import { buildUi } from "./src/ui/bundle.ts";
 
 const root = import.meta.dir;
@@ -62,8 +63,12 @@ const result = await Bun.build({
   entrypoints: [join(root, "src/main.ts")],
   compile: { outfile, target },
   minify: true,
+  // Compiled ahead to JavaScriptCore bytecode: the executable starts without parsing its source
+  // (`--version` in some 50 ms instead of 0.3 s; some 8 MB more on disk).
+  bytecode: true,
   sourcemap: "linked",
-  plugins: [embedWasm, embedUi],
+  // The Kafka client's option validators compile on first use (see lazy-validators.ts).
+  plugins: [embedWasm, embedUi, lazyValidators(true)],
 });
 if (!result.success) {
   for (const log of result.logs) console.error(log);

@@ -2,13 +2,12 @@
 /**
  * The command line of the `loupe` executable: it loads the config, has the composition root
  * (compose.ts) build Loupe, serves it with Bun.serve, and handles the process's signals.
+ *
+ * Each command loads what it needs when it runs: `--version` and `help` load nothing, `serve`
+ * the whole server (compose.ts and everything under it), so a quick command starts as fast as
+ * Bun itself. Nothing here imports the server statically.
  */
-import { buildRuntime } from "./compose.ts";
-import { ConfigError, loadConfig } from "./config/load.ts";
-import { SchemaTooNewError } from "./db/index.ts";
-import { hashPassword } from "./domains/auth/service.ts";
-import { AppError } from "./errors.ts";
-import { websocket } from "./http/websocket.ts";
+import { lazyValidators } from "./kafka/lazy-validators.ts";
 import { VERSION } from "./version.ts";
 
 const USAGE = `loupe ${VERSION}
@@ -39,6 +38,14 @@ const STOP_STREAMS_MS = 5_000;
 const STOP_LIMIT_MS = 15_000;
 
 async function serve(args: string[]): Promise<void> {
+  // Before the server's modules load: the Kafka client's option validators compile on first use.
+  Bun.plugin(lazyValidators(false));
+  const [{ buildRuntime }, { loadConfig }, { AppError }, { websocket }] = await Promise.all([
+    import("./compose.ts"),
+    import("./config/load.ts"),
+    import("./errors.ts"),
+    import("./http/websocket.ts"),
+  ]);
   const path = configPath(args);
   const config = loadConfig({ path });
   const rt = await buildRuntime(config, { adminPassword: process.env.LOUPE_ADMIN_PASSWORD });
@@ -114,13 +121,16 @@ async function main(argv: string[]): Promise<number> {
         console.error("hash-password: no password on stdin");
         return 2;
       }
+      const { hashPassword } = await import("./domains/auth/service.ts");
       console.log(await hashPassword(pw));
       return 0;
     }
-    case "check-config":
+    case "check-config": {
+      const { loadConfig } = await import("./config/load.ts");
       loadConfig({ path: configPath(rest) });
       console.log("configuration is valid");
       return 0;
+    }
     case "serve":
       await serve(rest);
       return -1;
@@ -138,7 +148,9 @@ main(process.argv.slice(2)).then(
   (code) => {
     if (code >= 0) process.exit(code);
   },
-  (err) => {
+  async (err) => {
+    // Loaded already when they are what failed.
+    const [{ ConfigError }, { SchemaTooNewError }] = await Promise.all([import("./config/load.ts"), import("./db/index.ts")]);
     if (err instanceof ConfigError || err instanceof SchemaTooNewError) {
       console.error(err.message);
       process.exit(2);
