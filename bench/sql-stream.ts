@@ -2,7 +2,7 @@
  * Throughput and memory of the SQL data stream, against a real broker.
  *
  *   bun bench/sql-stream.ts [--records=1000000] [--sizes=100,1024] [--slow-seconds=10] [--install-kcat]
- *                           [--only=a,b,c,d,e,s] [--server-prof=DIR] [--no-build] [--startup-runs=5]
+ *                           [--only=a,b,c,d,e,s] [--server-prof=DIR] [--no-build] [--startup-runs=5] [--compiled]
  *
  * Uses the broker in KAFKA_BOOTSTRAP, else starts one (test/cluster, Kafka from Maven Central).
  * For each record size it fills a 6-partition topic once (reused by later runs: the name holds
@@ -27,18 +27,19 @@
  * `--version`, against Bun's own floor. Targets: under 0.3 s and under 50 ms.
  *
  * --only runs a subset (the ratios need (a)); --server-prof writes a CPU profile (markdown) of
- * each Loupe server into DIR when it stops.
+ * each Loupe server into DIR when it stops; --compiled runs the servers as the executable (built
+ * here once, as installed) instead of `bun src/main.ts`.
  * The stream reader here is as cheap as a fast real client: it counts record markers in the
  * bytes as they arrive, without decoding or copying them, and decodes only the last line.
  */
 
 import { spawnSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { createKafkaPool, type KafkaCluster } from "../src/kafka/index.ts";
 import { startServerProcess } from "../test/helpers/server-process.ts";
 import { arg, benchBroker, filledTopic, jsonValue, log, measuredRun } from "./common.ts";
-import { runStartup } from "./startup.ts";
+import { buildBinary, runStartup } from "./startup.ts";
 
 const PARTITIONS = 6;
 
@@ -147,6 +148,9 @@ interface Server {
   resetPeak(): void;
 }
 
+// --compiled: the servers are the executable (built once here), as installed; else `bun src/main.ts`.
+const COMPILED = process.argv.includes("--compiled") ? buildBinary() : null;
+
 async function startLoupe(): Promise<Server> {
   const prof = SERVER_PROF ? ["--cpu-prof-md", `--cpu-prof-dir=${resolve(SERVER_PROF)}`] : [];
   const server = await startServerProcess(
@@ -154,7 +158,7 @@ async function startLoupe(): Promise<Server> {
       sql: { maxLimit: 100_000_000, maxQueriesPerUser: 4, maxSize: "1000g" },
       kafka: { clusters: [{ name: "bench", bootstrapServers: bootstrap, default: true }] },
     },
-    { bunArgs: prof },
+    COMPILED ? { executable: COMPILED } : { bunArgs: prof },
   );
   return {
     url: server.url,
@@ -318,7 +322,8 @@ if (ONLY.has("e")) {
 }
 
 const floorKb = await bunFloorKb();
-const startup = ONLY.has("s") ? await runStartup(Number(arg("startup-runs", "5"))) : [];
+const startup = ONLY.has("s") ? await runStartup(Number(arg("startup-runs", "5")), COMPILED ?? undefined) : [];
+if (COMPILED) rmSync(resolve(COMPILED, ".."), { recursive: true, force: true });
 
 await pool.close();
 await broker.stop();
@@ -328,7 +333,7 @@ await broker.stop();
 const fmt = (n: number, d = 0) => n.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d });
 const lines: string[] = [];
 lines.push(
-  `SQL stream benchmark: ${fmt(RECORDS)} records per topic, ${PARTITIONS} partitions, ${process.platform}/${process.arch}, ${navigator.hardwareConcurrency} CPUs, Bun ${Bun.version}`,
+  `SQL stream benchmark: ${fmt(RECORDS)} records per topic, ${PARTITIONS} partitions, ${process.platform}/${process.arch}, ${navigator.hardwareConcurrency} CPUs, Bun ${Bun.version}, server: ${COMPILED ? "the compiled executable" : "bun src/main.ts"}`,
 );
 lines.push("");
 lines.push("| Record | Measure | Records | Seconds | Records/s | MB/s | vs (a) | vs (a') | vs (b) kcat |");

@@ -168,14 +168,14 @@ export function startupTable(figures: StartFigure[]): string[] {
   return lines;
 }
 
-/** Measures with the executable built here (or --binary), unless --no-build. */
-export async function runStartup(runs: number): Promise<string[]> {
-  const given = arg("binary", "");
+/** Measures with `binary`, else the executable built here (or --binary), unless --no-build. */
+export async function runStartup(runs: number, binary?: string): Promise<string[]> {
+  const given = binary ?? arg("binary", "");
   const built = given === "" && !process.argv.includes("--no-build") ? buildBinary() : null;
   try {
-    const binary = given || built;
-    log(`start-up: ${runs} runs each${binary ? `, executable ${binary}` : ""}`);
-    return startupTable(await startupFigures(binary, runs));
+    const exe = given || built;
+    log(`start-up: ${runs} runs each${exe ? `, executable ${exe}` : ""}`);
+    return startupTable(await startupFigures(exe, runs));
   } finally {
     if (built) rmSync(resolve(built, ".."), { recursive: true, force: true });
   }
