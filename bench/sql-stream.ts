@@ -160,10 +160,15 @@ async function startLoupe(): Promise<Server> {
     },
     COMPILED ? { executable: COMPILED } : { bunArgs: prof },
   );
+  const token = await server.token("read");
+  // The login's password check (argon2id, 64 MiB) is given back within a second or so: the
+  // scans start once it is (RSS 32 MB below the peak, 3 s at most), as they would some time
+  // after a user logs in.
+  for (let i = 0; i < 30 && server.rss() > server.peakRss() - 32 * 1048576; i++) await Bun.sleep(100);
   return {
     url: server.url,
     pid: server.pid,
-    token: await server.token("read"),
+    token,
     rssKb: () => server.rss() / 1024,
     peakRssKb: () => server.peakRss() / 1024,
     resetPeak: () => writeFileSync(`/proc/${server.pid}/clear_refs`, "5"),
@@ -242,6 +247,7 @@ log(`Loupe server pid ${server.pid} at ${server.url}`);
 // Start-up and one login: the password check (argon2id, 64 MiB) is the peak before any scan.
 const startPeak = server.peakRssKb();
 const startRss = server.rssKb();
+log(`server after start and one login: RSS ${(startRss / 1024).toFixed(0)} MB (settled), peak ${(startPeak / 1024).toFixed(0)} MB`);
 try {
   for (const size of SIZES) {
     const topic = topics[size]!;
@@ -401,7 +407,7 @@ lines.push("| Peak RSS | MB | vs kcat | vs empty Bun.serve | Target (Console 118
 lines.push("|---|--:|--:|--:|---|");
 lines.push(`| kcat -C -e (reference, same run) | ${fmt(mb(kcatPeak))} | 1.00x | | |`);
 lines.push(`| empty Bun.serve (Bun's floor, same run) | ${fmt(mb(floorKb))} | | 1.00x | |`);
-lines.push(`| server after start and one login: RSS now / peak (argon2id) | ${fmt(mb(startRss))} / ${fmt(mb(startPeak))} | | | |`);
+lines.push(`| server after start and one login: RSS settled / peak (argon2id) | ${fmt(mb(startRss))} / ${fmt(mb(startPeak))} | | | |`);
 for (const [name, kb] of peaks) {
   const verdict = mb(kb) <= CONSOLE_PEAK_MB[0] ? "PASS (below Console's lowest)" : mb(kb) <= CONSOLE_PEAK_MB[1] ? "PASS" : "FAIL";
   lines.push(

@@ -23,6 +23,8 @@ const MEMORY_SOFT_LIMIT = 160 * 1024 * 1024;
 const MEMORY_MIN_GC_BYTES = 16 * 1024 * 1024;
 /** While it runs, one collection per this many bytes of query data (read and answered). */
 const MEMORY_GC_EVERY_BYTES = 64 * 1024 * 1024;
+/** What reading a record leaves to collect besides its bytes (its object, views of its key and value). */
+const RECORD_GARBAGE_BYTES = 256;
 /** Statistics no more often than this. */
 const MIN_STATS_MS = 100;
 
@@ -160,7 +162,7 @@ export function streamAnswer(prepared: PreparedQuery, opts: StreamAnswerOptions)
           // the fetched bytes outlive a young collection (they wait for the whole Fetch
           // answer), so they pile up until a full one. Past the soft limit, collect every so
           // many bytes of query data (some 10 ms each): the scan's peak stays some 100 MB lower.
-          const churn = progress.totalSizeRead + progress.size;
+          const churn = progress.totalSizeRead + progress.size + progress.readRecords * RECORD_GARBAGE_BYTES;
           if (churn - collectedAt > MEMORY_GC_EVERY_BYTES && process.memoryUsage.rss() > MEMORY_SOFT_LIMIT) {
             collectedAt = churn;
             Bun.gc(true);
