@@ -25,6 +25,8 @@ const MEMORY_MIN_GC_BYTES = 16 * 1024 * 1024;
 const MEMORY_GC_EVERY_BYTES = 64 * 1024 * 1024;
 /** What reading a record leaves to collect besides its bytes (its object, views of its key and value). */
 const RECORD_GARBAGE_BYTES = 256;
+/** How often a running query looks at its memory. */
+const MEMORY_CHECK_MS = 50;
 /** Statistics no more often than this. */
 const MIN_STATS_MS = 100;
 
@@ -138,6 +140,8 @@ export function streamAnswer(prepared: PreparedQuery, opts: StreamAnswerOptions)
     },
     async (w) => {
       let collectedAt = 0;
+      /** Bytes of query data so far, with what each record read leaves to collect. */
+      const churn = () => progress.totalSizeRead + progress.size + progress.readRecords * RECORD_GARBAGE_BYTES;
       // Set once the query stops (time, kill): it no longer waits for its reader to end.
       let stopped = false;
       let wakeOnStop: (() => void) | null = null;
@@ -147,6 +151,17 @@ export function streamAnswer(prepared: PreparedQuery, opts: StreamAnswerOptions)
       };
       const timer =
         opts.statsMs === null ? undefined : setInterval(() => w.send(`data:4${JSON.stringify(statsBody(prepared))}`), opts.statsMs);
+      // JSC grows the heap well before it collects, and a long query makes garbage fast: the
+      // fetched bytes outlive a young collection (they wait for the whole Fetch answer), so they
+      // pile up until a full one. Past the soft limit, collect every so many bytes of query data
+      // (some 10 ms each): a scan's peak stays some 100 MB lower. On a timer, as a query whose
+      // filter matches little hands on few events (the query yields to timers between slices).
+      const collector = setInterval(() => {
+        if (churn() - collectedAt > MEMORY_GC_EVERY_BYTES && process.memoryUsage.rss() > MEMORY_SOFT_LIMIT) {
+          collectedAt = churn();
+          Bun.gc(true);
+        }
+      }, MEMORY_CHECK_MS);
       try {
         for await (const ev of prepared.events(w.signal, { sink: records, onStop })) {
           if (w.signal.aborted) break;
@@ -158,21 +173,12 @@ export function streamAnswer(prepared: PreparedQuery, opts: StreamAnswerOptions)
             w.send(errorLine(ev.error));
             break;
           }
-          // JSC grows the heap well before it collects, and a long query makes garbage fast:
-          // the fetched bytes outlive a young collection (they wait for the whole Fetch
-          // answer), so they pile up until a full one. Past the soft limit, collect every so
-          // many bytes of query data (some 10 ms each): the scan's peak stays some 100 MB lower.
-          const churn = progress.totalSizeRead + progress.size + progress.readRecords * RECORD_GARBAGE_BYTES;
-          if (churn - collectedAt > MEMORY_GC_EVERY_BYTES && process.memoryUsage.rss() > MEMORY_SOFT_LIMIT) {
-            collectedAt = churn;
-            Bun.gc(true);
-          }
           // Backpressure: while the response still holds bytes the socket would not take, wait
           // for the reader; the query is not pulled meanwhile, so nothing more is fetched.
           if (w.buffered > 0) {
             // Waiting for a slow reader is free time: collect then, more often.
-            if (churn - collectedAt > MEMORY_MIN_GC_BYTES && process.memoryUsage.rss() > MEMORY_SOFT_LIMIT) {
-              collectedAt = churn;
+            if (churn() - collectedAt > MEMORY_MIN_GC_BYTES && process.memoryUsage.rss() > MEMORY_SOFT_LIMIT) {
+              collectedAt = churn();
               Bun.gc(false);
             }
             if (!stopped)
@@ -187,6 +193,7 @@ export function streamAnswer(prepared: PreparedQuery, opts: StreamAnswerOptions)
         }
       } finally {
         if (timer) clearInterval(timer);
+        clearInterval(collector);
       }
     },
   );
