@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { groupName, groupSchema } from "../../config/schema.ts";
+import { groupSchema } from "../../config/schema.ts";
+import { groupName } from "../../config/values.ts";
 import { AppError } from "../../errors.ts";
 import { defineRoute, json, RouteGroup } from "../../http/route.ts";
 import type { GroupService, GroupView } from "./group-service.ts";
