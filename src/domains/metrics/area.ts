@@ -4,8 +4,8 @@ import type { HttpCounters } from "../../http/middleware.ts";
 import type { StreamRegistry } from "../../http/sse.ts";
 import type { KafkaPool } from "../../kafka/index.ts";
 import type { LagEngine } from "../../lag/engine.ts";
-import type { ProcessorService } from "../processors/service.ts";
 import { metricsApi, metricsRoutes } from "./routes.ts";
+import type { MetricsDeps } from "./service.ts";
 
 export const metricsArea = defineArea({
   name: "metrics",
@@ -17,7 +17,7 @@ export const metricsArea = defineArea({
     counters: HttpCounters;
     streams: StreamRegistry;
     startedAt: number;
-    processors: ProcessorService;
+    processors: { metrics: NonNullable<MetricsDeps["processors"]> };
   }) =>
     metricsRoutes(
       {
