@@ -50,6 +50,7 @@ export function Shell({ location }: { location: string }) {
   const canRead = can(user, "read");
   const current = pageAt(path);
   const need = pageNeed(path, current);
+  const page = user ? (current?.render?.({ path, location, user, health, canWrite, canRead }) ?? null) : null;
 
   return (
     <div className="shell">
@@ -122,13 +123,13 @@ export function Shell({ location }: { location: string }) {
             </section>
           ) : need && !can(user, need.level) ? (
             <NotForYou user={user} cluster={active} title={current?.nav.label ?? "Not allowed"} need={need} />
-          ) : current?.render ? (
-            current.render({ path, location, user, health, canWrite, canRead })
           ) : (
-            <section>
-              <h1>{current?.nav.label ?? "Not found"}</h1>
-              <p className="muted">{current ? "This page is coming in a later release of the UI." : `No page at ${path}.`}</p>
-            </section>
+            (page ?? (
+              <section>
+                <h1>{current?.nav.label ?? "Not found"}</h1>
+                <p className="muted">{current ? "This page is coming in a later release of the UI." : `No page at ${path}.`}</p>
+              </section>
+            ))
           )}
         </ViewerContext.Provider>
       </main>

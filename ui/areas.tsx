@@ -35,8 +35,8 @@ export interface AreaPage {
   what?: string;
   /** A path under the page that needs more than the page's level (a form that changes things). */
   needs?(path: string): { level: Level; what: string } | null;
-  /** The page at `path` (the navigation path itself or one under it). */
-  render?(page: PageContext): ReactNode;
+  /** The page at `path` (the navigation path itself or one under it); null: no page there (yet). */
+  render?(page: PageContext): ReactNode | null;
 }
 
 /** An area of the API the UI shows no page for, and why. */
@@ -48,6 +48,9 @@ export interface NoPage {
 const none = (why: string): NoPage => ({ page: false, why });
 
 const under = (path: string, prefix: string) => path.startsWith(`${prefix}/`) && path.length > prefix.length + 1;
+
+/** A page at its navigation path only. */
+const at = (path: string, page: (p: PageContext) => ReactNode) => (p: PageContext) => (p.path === path ? page(p) : null);
 
 /**
  * One entry per area of the API (src/areas.ts), by its name, in the order of the navigation:
@@ -75,7 +78,7 @@ export const AREA_PAGES = {
   sql: {
     nav: { path: "/sql", label: "SQL", level: "read" },
     what: "The SQL workbench shows the records of topics",
-    render: ({ location }) => <SqlPage location={location} />,
+    render: at("/sql", ({ location }) => <SqlPage location={location} />),
   },
   processors: {
     nav: { path: "/processors", label: "Stream processors", level: "nodata" },
@@ -90,9 +93,9 @@ export const AREA_PAGES = {
     render: ({ path, location, canWrite }) =>
       under(path, "/consumers") ? (
         <ConsumerGroupPage id={decodeURIComponent(path.slice("/consumers/".length))} location={location} canWrite={canWrite} />
-      ) : (
+      ) : path === "/consumers" ? (
         <ConsumersPage location={location} />
-      ),
+      ) : null,
   },
   connect: {
     nav: { path: "/connect", label: "Connect", level: "nodata" },
@@ -109,27 +112,27 @@ export const AREA_PAGES = {
   audit: {
     nav: { path: "/audit", label: "Audit", level: "admin" },
     what: "The audit log",
-    render: ({ location }) => <AuditPage location={location} />,
+    render: at("/audit", ({ location }) => <AuditPage location={location} />),
   },
   logs: {
     nav: { path: "/logs", label: "Logs", level: "admin" },
     what: "Reading Loupe's logs",
-    render: ({ location }) => <LogsPage location={location} />,
+    render: at("/logs", ({ location }) => <LogsPage location={location} />),
   },
   users: {
     nav: { path: "/users", label: "Users", level: "admin" },
     what: "Managing users",
-    render: ({ location, user }) => <UsersPage location={location} self={user.name} />,
+    render: at("/users", ({ location, user }) => <UsersPage location={location} self={user.name} />),
   },
   groups: {
     nav: { path: "/groups", label: "Groups", level: "admin" },
     what: "Managing groups",
-    render: ({ location }) => <GroupsPage location={location} />,
+    render: at("/groups", ({ location }) => <GroupsPage location={location} />),
   },
   "service-accounts": {
     nav: { path: "/service-accounts", label: "Service accounts", level: "admin" },
     what: "Managing service accounts",
-    render: ({ location }) => <ServiceAccountsPage location={location} />,
+    render: at("/service-accounts", ({ location }) => <ServiceAccountsPage location={location} />),
   },
   "api-docs": { nav: { path: "/api/docs", label: "API", level: "nodata" }, external: true },
   auth: none("signing in is the login form, the session the frame's header"),
