@@ -103,7 +103,6 @@ const LONG_FUNCTIONS: Record<string, number> = {
   "src/engine/executor.ts#executeQuery": 416,
   "src/engine/prefilter.ts#buildPrefilter": 111,
   "src/http/sse.ts#sseStream": 167,
-  "src/kafka/reads.ts#consumeBatches": 307,
   "src/kafka/record-set.ts#decodeRecordSet": 106,
   "src/sql/evaluator.ts#compile": 147,
   "src/sql/stream-analyzer.ts#StreamAnalyzer.run": 107,

@@ -660,14 +660,12 @@ export async function* executeQuery(
         observer: {
           fetched: onFetch,
           fetching: onFetching,
-          outage: (o) => {
-            progress.outage = o;
-          },
+          outage: (o) => Object.assign(progress, { outage: o }),
           skipped: (skipped) => void progress.skippedPartitions.push(skipped),
         },
-        // Each fetched batch is written out or decoded before the next is pulled.
+        // Each fetched batch is written out or decoded before the next is pulled; a broker that
+        // restarts is waited for as long as the query may run.
         reuseBuffers: true,
-        // A broker that restarts is waited for as long as the query may run.
         retryUntil,
       });
       read: for await (const fetched of batches) {
