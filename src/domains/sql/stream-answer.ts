@@ -22,7 +22,7 @@ const MEMORY_SOFT_LIMIT = 160 * 1024 * 1024;
 /** While the query waits for its reader, at most one collection per this many bytes of query data. */
 const MEMORY_MIN_GC_BYTES = 16 * 1024 * 1024;
 /** While it runs, one collection per this many bytes of query data (read and answered). */
-const MEMORY_GC_EVERY_BYTES = 64 * 1024 * 1024;
+const MEMORY_GC_EVERY_BYTES = 128 * 1024 * 1024;
 /** What reading a record leaves to collect besides its bytes (its object, views of its key and value). */
 const RECORD_GARBAGE_BYTES = 256;
 /** How often a running query looks at its memory. */
