@@ -145,7 +145,7 @@ export function authRoutes(auth: AuthService, schemaDeletes = false) {
       throw new AppError("BAD_REQUEST", "?token= is accepted only with the same token in the x-service-token header");
     if (!token) throw new AppError("BAD_REQUEST", "No token to revoke");
     const revoked = await auth.logout(token);
-    return c.json({ success: revoked });
+    return c.json({ success: revoked }, 200);
   };
   app.handle(authApi.logoutGet, logout);
   app.handle(authApi.logoutPost, logout);

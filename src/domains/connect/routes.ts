@@ -15,7 +15,7 @@ import type { Context } from "hono";
 import { z } from "zod";
 import { AppError, type ErrorCode, forbidden } from "../../errors.ts";
 import { type AppEnv, clusterOf, userOf } from "../../http/context.ts";
-import { defineRoute, json, RouteGroup } from "../../http/route.ts";
+import { defineRoute, json, RouteGroup, relayed } from "../../http/route.ts";
 import { intSegment, nameSegment } from "../../proxy/paths.ts";
 import type { UpstreamAnswer } from "../../proxy/upstream.ts";
 import { JsonDepthError, parseJson } from "../../util/json.ts";
@@ -81,7 +81,9 @@ const workerState = z.object({
   kafkaClusterId: str.optional(),
   error: str.optional(),
 });
-const noContent = (description: string) => ({ description });
+const noContent = (description: string) => relayed({ description });
+/** Connect's answer, passed on (secrets masked, plugins enriched): documented here, built by Connect. */
+const fromConnect = <S extends z.ZodType>(schema: S, description?: string) => relayed(json(schema, description));
 
 /**
  * What the pending audit intent keeps of a request before the handler runs: the connector's
@@ -119,7 +121,7 @@ export const connectApi = {
     summary: "Connector names (with `expand=status` / `expand=info`: a map of name to details)",
     tags,
     request: { params: aliasParams, query: z.object({ expand: str.optional() }) },
-    responses: { 200: json(z.union([z.array(str), z.record(str, z.looseObject({}))])) },
+    responses: { 200: fromConnect(z.union([z.array(str), z.record(str, z.looseObject({}))])) },
   }),
   create: defineRoute({
     method: "POST",
@@ -129,7 +131,7 @@ export const connectApi = {
     audit: audited("ADD"),
     tags,
     request: { params: aliasParams, body: createBody },
-    responses: { 201: json(connectorInfo, "Created (Connect's answer)") },
+    responses: { 201: fromConnect(connectorInfo, "Created (Connect's answer)") },
   }),
   get: defineRoute({
     method: "GET",
@@ -138,7 +140,7 @@ export const connectApi = {
     summary: "A connector: config, tasks, type",
     tags,
     request: { params: connectorParams },
-    responses: { 200: json(connectorInfo) },
+    responses: { 200: fromConnect(connectorInfo) },
   }),
   getConfig: defineRoute({
     method: "GET",
@@ -147,7 +149,7 @@ export const connectApi = {
     summary: "A connector's config (secrets masked for read and nodata)",
     tags,
     request: { params: connectorParams },
-    responses: { 200: json(configMap) },
+    responses: { 200: fromConnect(configMap) },
   }),
   putConfig: defineRoute({
     method: "PUT",
@@ -157,7 +159,7 @@ export const connectApi = {
     audit: audited("UPDATE"),
     tags,
     request: { params: connectorParams, body: flatConfig },
-    responses: { 200: json(connectorInfo) },
+    responses: { 200: fromConnect(connectorInfo) },
   }),
   status: defineRoute({
     method: "GET",
@@ -166,7 +168,7 @@ export const connectApi = {
     summary: "A connector's state and its tasks' states",
     tags,
     request: { params: connectorParams },
-    responses: { 200: json(connectorStatus) },
+    responses: { 200: fromConnect(connectorStatus) },
   }),
   pause: defineRoute({
     method: "PUT",
@@ -197,7 +199,7 @@ export const connectApi = {
     tags,
     request: { params: connectorParams, query: z.object({ includeTasks: str.optional(), onlyFailed: str.optional() }) },
     responses: {
-      202: json(connectorStatus, "Accepted, with the states being restarted (with includeTasks or onlyFailed)"),
+      202: fromConnect(connectorStatus, "Accepted, with the states being restarted (with includeTasks or onlyFailed)"),
       204: noContent("Restarted (no body)"),
     },
   }),
@@ -208,7 +210,7 @@ export const connectApi = {
     summary: "A connector's tasks with their configs",
     tags,
     request: { params: connectorParams },
-    responses: { 200: json(z.array(z.looseObject({ id: z.looseObject({ connector: str, task: int }), config: configMap }))) },
+    responses: { 200: fromConnect(z.array(z.looseObject({ id: z.looseObject({ connector: str, task: int }), config: configMap }))) },
   }),
   taskStatus: defineRoute({
     method: "GET",
@@ -217,7 +219,7 @@ export const connectApi = {
     summary: "One task's state",
     tags,
     request: { params: taskParams },
-    responses: { 200: json(taskState) },
+    responses: { 200: fromConnect(taskState) },
   }),
   taskRestart: defineRoute({
     method: "POST",
@@ -246,7 +248,7 @@ export const connectApi = {
     summary: "Connector plugins, with the catalogue's name, icon, description, author and docs",
     tags,
     request: { params: aliasParams, query: z.object({ connectorsOnly: str.optional() }) },
-    responses: { 200: json(z.array(plugin)) },
+    responses: { 200: fromConnect(z.array(plugin)) },
   }),
   validate: defineRoute({
     method: "PUT",
@@ -255,7 +257,7 @@ export const connectApi = {
     summary: "Validate a config against a plugin (guard rails apply); Connect's messages per field",
     tags,
     request: { params: pluginParams, body: flatConfig },
-    responses: { 200: json(z.looseObject({ name: str, error_count: int, groups: z.array(str), configs: z.array(z.unknown()) })) },
+    responses: { 200: fromConnect(z.looseObject({ name: str, error_count: int, groups: z.array(str), configs: z.array(z.unknown()) })) },
   }),
 };
 

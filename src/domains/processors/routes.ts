@@ -158,7 +158,7 @@ export function processorRoutes(service: ProcessorService, version: () => string
   app.handle(processorApi.list, async (c) => {
     const cluster = clusterOf(c);
     const streams = await service.list(cluster, callerOf(c));
-    return c.json({ targets: [{ cluster, version: version(), namespaces: [] }], streams });
+    return c.json({ targets: [{ cluster, version: version(), namespaces: [] as string[] }], streams });
   });
 
   app.handle(processorApi.get, async (c) => {

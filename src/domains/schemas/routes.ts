@@ -24,7 +24,7 @@ import { z } from "zod";
 import type { Role } from "../../config/schema.ts";
 import { AppError, forbidden } from "../../errors.ts";
 import { type AppEnv, clusterOf, userOf } from "../../http/context.ts";
-import { defineRoute, RouteGroup } from "../../http/route.ts";
+import { defineRoute, RouteGroup, relayed } from "../../http/route.ts";
 import type { UpstreamAnswer } from "../../proxy/upstream.ts";
 import { parseJson } from "../../util/json.ts";
 import type { AuditService } from "../audit/service.ts";
@@ -42,10 +42,11 @@ import { SubjectAccess, type SubjectRefusal } from "./subject-scope.ts";
 const tags = ["schema registry"];
 
 /** An answer in whichever of the registry's media types it chose. */
-const registryJson = (schema: z.ZodType, description = "The registry's answer") => ({
-  description,
-  content: Object.fromEntries(REGISTRY_MEDIA_TYPES.map((m) => [m, { schema }])),
-});
+const registryJson = (schema: z.ZodType, description = "The registry's answer") =>
+  relayed({
+    description,
+    content: Object.fromEntries(REGISTRY_MEDIA_TYPES.map((m) => [m, { schema }])),
+  });
 
 const flag = z.enum(["true", "false"]).optional();
 const subjectParam = z.object({ subject: z.string().describe("the subject; slashes and spaces encoded") });
