@@ -1,4 +1,5 @@
-/** The audit log's types: declared once, used by the access table, the service and the routes. */
+/** The audit log's types: declared once, used by the access table, the service, the routes and the UI (imports only zod). */
+import { z } from "zod";
 
 export const AUDIT_TYPES = [
   "TOPIC",
@@ -23,7 +24,8 @@ export const AUDIT_TYPES = [
 export type AuditType = (typeof AUDIT_TYPES)[number];
 
 /** The SPEC's changes, and (beyond its list) DENY for an ACCESS entry. */
-export type AuditChange = "ADD" | "REMOVE" | "UPDATE" | "INSERT" | "DENY";
+export const AUDIT_CHANGES = ["ADD", "REMOVE", "UPDATE", "INSERT", "DENY"] as const;
+export type AuditChange = (typeof AUDIT_CHANGES)[number];
 
 /**
  * Where an audited change stands, kept in `content.outcome` (a string: clients decode content
@@ -33,13 +35,14 @@ export type AuditChange = "ADD" | "REMOVE" | "UPDATE" | "INSERT" | "DENY";
 export type AuditOutcome = "PENDING" | "SUCCESS" | "FAILURE" | "UNKNOWN";
 
 /** The SPEC's audit entry. */
-export interface AuditEntry {
-  type: AuditType;
-  change: AuditChange;
-  userId: string;
-  timestamp: number;
-  content: Record<string, string>;
-}
+export const auditEntry = z.object({
+  type: z.enum(AUDIT_TYPES),
+  change: z.enum(AUDIT_CHANGES),
+  userId: z.string(),
+  timestamp: z.number(),
+  content: z.record(z.string(), z.string()),
+});
+export type AuditEntry = z.output<typeof auditEntry>;
 
 export interface AuditRecord {
   type: AuditType;
