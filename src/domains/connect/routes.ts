@@ -25,6 +25,17 @@ import type { AuditService } from "../audit/service.ts";
 import type { AuditChange } from "../audit/types.ts";
 import { enrichPlugins } from "./catalogue.ts";
 import { describeViolations, guardRailViolations } from "./guard-rails.ts";
+import {
+  configInfos,
+  configMap,
+  connectCluster,
+  connectorInfo,
+  connectorStatus,
+  createBody,
+  flatConfig,
+  plugin,
+  taskState,
+} from "./schemas.ts";
 import type { ConnectService } from "./service.ts";
 import { type ConnectorTopics, connectorTopics, knownPluginType } from "./topics.ts";
 
@@ -42,45 +53,8 @@ const connectorParams = z.object({ clusterAlias: z.string(), connectorName: z.st
 const taskParams = z.object({ clusterAlias: z.string(), connectorName: z.string(), task_id: z.string() });
 const pluginParams = z.object({ clusterAlias: z.string(), plugin: z.string() });
 
-/** A flat connector config; values may arrive as numbers or booleans (`"tasks.max": 5`). */
-const flatConfig = z.record(z.string(), z.unknown());
-const createBody = z.looseObject({ name: z.string().min(1), config: flatConfig });
-
 const str = z.string();
 const int = z.number().int();
-const configMap = z.record(z.string(), z.string());
-const connectorInfo = z.looseObject({
-  name: str,
-  config: configMap,
-  tasks: z.array(z.looseObject({ connector: str, task: int })),
-  type: str.nullable().optional(),
-});
-const taskState = z.looseObject({ id: int, state: str, worker_id: str, trace: str.optional() });
-const connectorStatus = z.looseObject({
-  name: str,
-  connector: z.looseObject({ state: str, worker_id: str, trace: str.optional() }),
-  tasks: z.array(taskState),
-  type: str.optional(),
-});
-const plugin = z.looseObject({
-  class: str,
-  type: str,
-  version: str.optional(),
-  name: str,
-  icon: str,
-  description: str,
-  author: str,
-  docs: str,
-  uiEnabled: z.boolean(),
-});
-const workerState = z.object({
-  url: str,
-  state: z.enum(["UP", "DOWN"]),
-  version: str.optional(),
-  commit: str.optional(),
-  kafkaClusterId: str.optional(),
-  error: str.optional(),
-});
 const noContent = (description: string) => relayed({ description });
 /** Connect's answer, passed on (secrets masked, plugins enriched): documented here, built by Connect. */
 const fromConnect = <S extends z.ZodType>(schema: S, description?: string) => relayed(json(schema, description));
@@ -112,7 +86,7 @@ export const connectApi = {
     level: "nodata",
     summary: "Connect clusters and whether each worker answers",
     tags,
-    responses: { 200: json(z.array(z.object({ alias: str, workers: z.array(workerState) }))) },
+    responses: { 200: json(z.array(connectCluster)) },
   }),
   list: defineRoute({
     method: "GET",
@@ -257,7 +231,7 @@ export const connectApi = {
     summary: "Validate a config against a plugin (guard rails apply); Connect's messages per field",
     tags,
     request: { params: pluginParams, body: flatConfig },
-    responses: { 200: fromConnect(z.looseObject({ name: str, error_count: int, groups: z.array(str), configs: z.array(z.unknown()) })) },
+    responses: { 200: fromConnect(configInfos) },
   }),
 };
 

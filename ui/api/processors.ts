@@ -1,39 +1,22 @@
 /**
- * Stream processors as the UI sees them: the shapes of `/api/streams` (src/domains/processors/
- * routes.ts), the calls, and who may change what. Ids are `lsql_<hex>`; names are free text, so
+ * Stream processors as the UI sees them: the shapes of `/api/streams` (from the server's schemas,
+ * src/domains/processors/schemas.ts), the calls, and who may change what. Ids are `lsql_<hex>`; names are free text, so
  * every path segment is encoded.
  */
-import type { ProcessorFigures } from "../../src/domains/processors/types.ts";
+import type { z } from "zod";
+import type {
+  DeploymentState,
+  ProcessorAnswer,
+  ProcessorCreateBody,
+  ProcessorDone,
+  ProcessorList,
+  runnerState,
+} from "../../src/domains/processors/schemas.ts";
 import { api } from "../session.ts";
 
-export type DeploymentState = "PENDING" | "RUNNING" | "PAUSED" | "FAILED" | "STOPPED";
-
-export interface RunnerState {
-  id: string;
-  worker: string;
-  state: string;
-  errorMsg: string;
-}
-
-export interface Processor {
-  id: string;
-  name: string;
-  user: string;
-  sql: string;
-  runners: number;
-  deploymentState: DeploymentState;
-  startTs: number;
-  stopTs?: number;
-  uptime: number;
-  toTopic: string;
-  fromTopics: string[];
-  lastActionMsg?: string;
-  deploymentErrorMsg?: string;
-  runnerState: Record<string, RunnerState>;
-  consumerGroup: string;
-  operations: string[];
-  figures: ProcessorFigures;
-}
+export type { DeploymentState, ProcessorCreateBody };
+export type RunnerState = z.output<typeof runnerState>;
+export type Processor = ProcessorAnswer;
 
 /** States move on their own (runners start, fail, rebalance): list and detail ask again this often. */
 export const PROCESSORS_REFRESH_MS = 2_000;
@@ -47,22 +30,22 @@ export const processorKeys = {
 export const processorHref = (id: string) => `/processors/${encodeURIComponent(id)}`;
 export const NEW_PROCESSOR_HREF = "/processors/new";
 
-export const fetchProcessors = () => api<{ streams: Processor[] }>("/api/streams").then((r) => r.streams);
+export const fetchProcessors = () => api<ProcessorList>("/api/streams").then((r) => r.streams);
 
 export const fetchProcessor = (id: string) => api<{ streams: Processor }>(`/api/streams/${encodeURIComponent(id)}`).then((r) => r.streams);
 
-export const createProcessor = (body: { name: string; sql: string; runners: number }) =>
+export const createProcessor = (body: ProcessorCreateBody) =>
   api<Processor>("/api/streams", { method: "POST", body: JSON.stringify(body) });
 
 export type ProcessorAction = "pause" | "resume" | { scale: number };
 
-export function processorAction(id: string, action: ProcessorAction): Promise<unknown> {
+export function processorAction(id: string, action: ProcessorAction): Promise<ProcessorDone> {
   const path = typeof action === "string" ? action : `scale/${action.scale}`;
-  return api(`/api/streams/${encodeURIComponent(id)}/${path}`, { method: "PUT" });
+  return api<ProcessorDone>(`/api/streams/${encodeURIComponent(id)}/${path}`, { method: "PUT" });
 }
 
 export const deleteProcessor = (id: string, deleteChangelog: boolean) =>
-  api(`/api/streams/${encodeURIComponent(id)}${deleteChangelog ? "?deleteChangelog=true" : ""}`, { method: "DELETE" });
+  api<ProcessorDone>(`/api/streams/${encodeURIComponent(id)}${deleteChangelog ? "?deleteChangelog=true" : ""}`, { method: "DELETE" });
 
 /** The signed-in user as the processor rights need it. */
 export interface Viewer {

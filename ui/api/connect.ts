@@ -3,80 +3,33 @@
  * Connect's own REST API passed through /api/proxy-connect/{alias}/... (bodies as Connect
  * answers them). Connector names may hold spaces and slashes: every path segment is encoded.
  */
+import type {
+  ConfigDefinition,
+  ConfigInfos,
+  ConnectCluster,
+  ConnectorConfig,
+  ConnectorInfo,
+  ConnectorStatus,
+  ConnectPlugin,
+  ConnectWorker,
+  TaskStatus,
+} from "../../src/domains/connect/schemas.ts";
 import { ApiError, api } from "../session.ts";
 
-export interface ConnectWorker {
-  url: string;
-  state: "UP" | "DOWN";
-  version?: string;
-  commit?: string;
-  kafkaClusterId?: string;
-  error?: string;
-}
-
-export interface ConnectCluster {
-  alias: string;
-  workers: ConnectWorker[];
-}
-
-export interface TaskStatus {
-  id: number;
-  state: string;
-  worker_id: string;
-  trace?: string;
-}
-
-export interface ConnectorStatus {
-  name: string;
-  connector: { state: string; worker_id: string; trace?: string };
-  tasks: TaskStatus[];
-  type: string;
-}
-
-export interface ConnectorInfo {
-  name: string;
-  config: Record<string, string>;
-  tasks: Array<{ connector: string; task: number }>;
-  type: string;
-}
+export type {
+  ConfigDefinition,
+  ConfigInfos,
+  ConnectCluster,
+  ConnectorConfig,
+  ConnectorInfo,
+  ConnectorStatus,
+  ConnectPlugin,
+  ConnectWorker,
+  TaskStatus,
+};
 
 /** `GET connectors?expand=status&expand=info`: name -> both. */
 export type ConnectorsExpanded = Record<string, { status?: ConnectorStatus; info?: ConnectorInfo }>;
-
-export interface ConnectPlugin {
-  class: string;
-  type: string;
-  version?: string;
-  /** Loupe's catalogue: a display name, what the plugin does, whether the UI offers it. */
-  name?: string;
-  description?: string;
-  docs?: string;
-  uiEnabled?: boolean;
-}
-
-export interface ConfigDefinition {
-  name: string;
-  type: string;
-  required: boolean;
-  default_value: string | null;
-  importance: string;
-  documentation: string;
-  group: string | null;
-  display_name: string;
-}
-
-/** Connect's answer to a validation: per setting, its definition and what is wrong with its value. */
-export interface ConfigInfos {
-  name: string;
-  error_count: number;
-  groups: string[];
-  configs: Array<{
-    definition: ConfigDefinition;
-    value: { name: string; value: string | null; recommended_values: string[]; errors: string[]; visible: boolean };
-  }>;
-}
-
-export type ConnectorConfig = Record<string, string>;
 
 /** The proxy path of `segments` under an alias, each segment encoded. */
 export function connectPath(alias: string, ...segments: Array<string | number>): string {
