@@ -1,5 +1,6 @@
 import { useQuery } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
+import { fetchHealth, type Health } from "./api/cluster.ts";
 import { clusterOf, withCluster } from "./cluster.ts";
 import { Link } from "./components.tsx";
 import { AuditPage } from "./pages/Audit.tsx";
@@ -8,7 +9,7 @@ import { ConsumerGroupPage } from "./pages/ConsumerGroup.tsx";
 import { ConsumersPage } from "./pages/Consumers.tsx";
 import { GroupsPage } from "./pages/Groups.tsx";
 import { LogsPage } from "./pages/Logs.tsx";
-import { type Health, OverviewPage } from "./pages/Overview.tsx";
+import { OverviewPage } from "./pages/Overview.tsx";
 import { ProcessorsPage } from "./pages/Processors.tsx";
 import { SchemasPage } from "./pages/Schemas.tsx";
 import { ServiceAccountsPage } from "./pages/ServiceAccounts.tsx";
@@ -17,7 +18,7 @@ import { TopicDetailPage } from "./pages/TopicDetail.tsx";
 import { TopicsPage } from "./pages/Topics.tsx";
 import { OwnPasswordButton, UsersPage } from "./pages/Users.tsx";
 import { navigate } from "./router.ts";
-import { api, can, type Level, logout, type SessionUser, ViewerContext, whoAmI } from "./session.ts";
+import { can, type Level, logout, type SessionUser, ViewerContext, whoAmI } from "./session.ts";
 import "./styles/shell.css";
 import { currentTheme, toggleTheme } from "./theme.ts";
 
@@ -72,7 +73,7 @@ export function Shell({ location }: { location: string }) {
   const cluster = clusterOf(location);
 
   useEffect(() => {
-    api<Health>("/api/health").then(setHealth, () => {});
+    fetchHealth().then(setHealth, () => {});
   }, []);
   // Who is looking, on the cluster shown: its roles there decide what each page offers.
   const session = useQuery({ queryKey: ["session", cluster], queryFn: whoAmI, placeholderData: (previous) => previous });

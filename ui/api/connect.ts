@@ -3,18 +3,21 @@
  * Connect's own REST API passed through /api/proxy-connect/{alias}/... (bodies as Connect
  * answers them). Connector names may hold spaces and slashes: every path segment is encoded.
  */
-import type {
-  ConfigDefinition,
-  ConfigInfos,
-  ConnectCluster,
-  ConnectorConfig,
-  ConnectorInfo,
-  ConnectorStatus,
-  ConnectPlugin,
-  ConnectWorker,
-  TaskStatus,
+import {
+  type ConfigDefinition,
+  type ConfigInfos,
+  type ConnectCluster,
+  type ConnectorConfig,
+  type ConnectorInfo,
+  type ConnectorStatus,
+  type ConnectPlugin,
+  type ConnectWorker,
+  createBody,
+  flatConfig,
+  type TaskStatus,
 } from "../../src/domains/connect/schemas.ts";
 import { ApiError, api } from "../session.ts";
+import { checked } from "./check.ts";
 
 export type {
   ConfigDefinition,
@@ -69,12 +72,16 @@ export function validateConfig(alias: string, plugin: string, config: ConnectorC
   });
 }
 
-export function createConnector(alias: string, name: string, config: ConnectorConfig): Promise<ConnectorInfo> {
-  return api<ConnectorInfo>(connectPath(alias, "connectors"), { method: "POST", body: JSON.stringify({ name, config }) });
+export async function createConnector(alias: string, name: string, config: ConnectorConfig): Promise<ConnectorInfo> {
+  const body = checked(createBody, { name, config });
+  return api<ConnectorInfo>(connectPath(alias, "connectors"), { method: "POST", body: JSON.stringify(body) });
 }
 
-export function saveConfig(alias: string, name: string, config: ConnectorConfig): Promise<ConnectorInfo> {
-  return api<ConnectorInfo>(connectPath(alias, "connectors", name, "config"), { method: "PUT", body: JSON.stringify(config) });
+export async function saveConfig(alias: string, name: string, config: ConnectorConfig): Promise<ConnectorInfo> {
+  return api<ConnectorInfo>(connectPath(alias, "connectors", name, "config"), {
+    method: "PUT",
+    body: JSON.stringify(checked(flatConfig, config)),
+  });
 }
 
 /**

@@ -4,15 +4,17 @@
  * every path segment is encoded.
  */
 import type { z } from "zod";
-import type {
-  DeploymentState,
-  ProcessorAnswer,
-  ProcessorCreateBody,
-  ProcessorDone,
-  ProcessorList,
-  runnerState,
+import {
+  createBody,
+  type DeploymentState,
+  type ProcessorAnswer,
+  type ProcessorCreateBody,
+  type ProcessorDone,
+  type ProcessorList,
+  type runnerState,
 } from "../../src/domains/processors/schemas.ts";
 import { api } from "../session.ts";
+import { checked } from "./check.ts";
 
 export type { DeploymentState, ProcessorCreateBody };
 export type RunnerState = z.output<typeof runnerState>;
@@ -34,8 +36,8 @@ export const fetchProcessors = () => api<ProcessorList>("/api/streams").then((r)
 
 export const fetchProcessor = (id: string) => api<{ streams: Processor }>(`/api/streams/${encodeURIComponent(id)}`).then((r) => r.streams);
 
-export const createProcessor = (body: ProcessorCreateBody) =>
-  api<Processor>("/api/streams", { method: "POST", body: JSON.stringify(body) });
+export const createProcessor = async (body: ProcessorCreateBody) =>
+  api<Processor>("/api/streams", { method: "POST", body: JSON.stringify(checked(createBody, body)) });
 
 export type ProcessorAction = "pause" | "resume" | { scale: number };
 

@@ -3,6 +3,7 @@
  * (bodies as the registry answers them). Subject names may hold any character: every path
  * segment is encoded.
  */
+import type { z } from "zod";
 import {
   type Compatibility,
   type CompatibilityLevel,
@@ -10,8 +11,10 @@ import {
   type RegisterAnswer,
   SCHEMA_TYPES,
   type SchemaVersion,
+  schemaBody,
 } from "../../src/domains/schemas/schemas.ts";
 import { ApiError, api } from "../session.ts";
+import { checked } from "./check.ts";
 import { quietly } from "./connect.ts";
 
 /** The levels in the order the page offers them. */
@@ -76,11 +79,10 @@ export async function checkCompatibility(subject: string, schema: string, schema
   }
 }
 
-export function register(subject: string, schema: string, schemaType: string): Promise<RegisterAnswer> {
-  return api<RegisterAnswer>(srPath("subjects", subject, "versions"), {
-    method: "POST",
-    body: JSON.stringify(schemaType === "AVRO" ? { schema } : { schema, schemaType }),
-  });
+/** The type is the form's choice, checked here with the server's schema (AVRO, JSON or PROTOBUF). */
+export async function register(subject: string, schema: string, schemaType: string): Promise<RegisterAnswer> {
+  const given = (schemaType === "AVRO" ? { schema } : { schema, schemaType }) as z.input<typeof schemaBody>;
+  return api<RegisterAnswer>(srPath("subjects", subject, "versions"), { method: "POST", body: JSON.stringify(checked(schemaBody, given)) });
 }
 
 export function deleteSubject(subject: string, version?: number): Promise<void> {

@@ -1,23 +1,6 @@
-import { z } from "zod";
 import { defineRoute, json, RouteGroup } from "../../http/route.ts";
+import { healthAnswer as answer } from "./schemas.ts";
 import type { ClusterProbe } from "./service.ts";
-
-const answer = z.object({
-  status: z.enum(["UP", "DEGRADED", "DOWN"]),
-  version: z.string(),
-  uptimeMs: z.number(),
-  store: z.object({ status: z.enum(["UP", "DOWN"]), error: z.string().optional() }),
-  clusters: z.array(
-    z.object({
-      name: z.string(),
-      default: z.boolean(),
-      status: z.enum(["UP", "DOWN"]),
-      brokers: z.number().optional(),
-      latencyMs: z.number().optional(),
-      error: z.string().optional(),
-    }),
-  ),
-});
 
 export const healthApi = {
   health: defineRoute({

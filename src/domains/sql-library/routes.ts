@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { userOf } from "../../http/context.ts";
 import { defineRoute, json, RouteGroup } from "../../http/route.ts";
-import { historyEntry, historyQuery, name, savedBody, savedQuery } from "./schemas.ts";
+import { clearAnswer, historyEntry, historyQuery, name, savedAnswer, savedBody, savedQuery } from "./schemas.ts";
 import type { SqlLibraryService } from "./service.ts";
 
 export { MAX_SAVED_TEXT } from "./schemas.ts";
@@ -26,7 +26,7 @@ export const sqlLibraryApi = {
     summary: "Clear the caller's query history",
     audit: { type: "QUERY_HISTORY", change: "REMOVE" },
     tags,
-    responses: { 200: json(z.object({ removed: z.number().int() }), "How many entries were removed") },
+    responses: { 200: json(clearAnswer, "How many entries were removed") },
   }),
   saved: defineRoute({
     method: "GET",
@@ -44,7 +44,7 @@ export const sqlLibraryApi = {
     audit: { type: "SAVED_QUERY", change: "ADD" },
     tags,
     request: { params: z.object({ name }), body: savedBody },
-    responses: { 200: json(savedQuery.extend({ replaced: z.boolean() }), "The saved query, and whether it replaced one") },
+    responses: { 200: json(savedAnswer, "The saved query, and whether it replaced one") },
   }),
   remove: defineRoute({
     method: "DELETE",

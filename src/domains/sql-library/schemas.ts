@@ -30,6 +30,11 @@ export const historyEntry = z.object({
 });
 export const savedQuery = z.object({ name: z.string(), text: z.string(), createdAt: z.number().int(), updatedAt: z.number().int() });
 
+export const clearAnswer = z.object({ removed: z.number().int() });
+export const savedAnswer = savedQuery.extend({ replaced: z.boolean() });
+
 /** One run of a query, as the history lists it. */
 export type HistoryEntry = z.output<typeof historyEntry>;
 export type SavedQuery = z.output<typeof savedQuery>;
+export type ClearAnswer = z.output<typeof clearAnswer>;
+export type SavedAnswer = z.output<typeof savedAnswer>;

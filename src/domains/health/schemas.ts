@@ -1,0 +1,21 @@
+/** The answer of `GET /api/health`. Imports only zod: the UI takes its type from here. */
+import { z } from "zod";
+
+export const healthAnswer = z.object({
+  status: z.enum(["UP", "DEGRADED", "DOWN"]),
+  version: z.string(),
+  uptimeMs: z.number(),
+  store: z.object({ status: z.enum(["UP", "DOWN"]), error: z.string().optional() }),
+  clusters: z.array(
+    z.object({
+      name: z.string(),
+      default: z.boolean(),
+      status: z.enum(["UP", "DOWN"]),
+      brokers: z.number().optional(),
+      latencyMs: z.number().optional(),
+      error: z.string().optional(),
+    }),
+  ),
+});
+
+export type HealthAnswer = z.output<typeof healthAnswer>;
