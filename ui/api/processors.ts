@@ -11,6 +11,7 @@ import {
   type ProcessorCreateBody,
   type ProcessorDone,
   type ProcessorList,
+  type ProcessorOne,
   type runnerState,
 } from "../../src/domains/processors/schemas.ts";
 import { api } from "../session.ts";
@@ -34,7 +35,7 @@ export const NEW_PROCESSOR_HREF = "/processors/new";
 
 export const fetchProcessors = () => api<ProcessorList>("/api/streams").then((r) => r.streams);
 
-export const fetchProcessor = (id: string) => api<{ streams: Processor }>(`/api/streams/${encodeURIComponent(id)}`).then((r) => r.streams);
+export const fetchProcessor = (id: string) => api<ProcessorOne>(`/api/streams/${encodeURIComponent(id)}`).then((r) => r.streams);
 
 export const createProcessor = async (body: ProcessorCreateBody) =>
   api<Processor>("/api/streams", { method: "POST", body: JSON.stringify(checked(createBody, body)) });

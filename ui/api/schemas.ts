@@ -4,6 +4,7 @@
  * segment is encoded.
  */
 import type { z } from "zod";
+import type { SessionAnswer } from "../../src/domains/auth/schemas.ts";
 import {
   type Compatibility,
   type CompatibilityLevel,
@@ -92,7 +93,7 @@ export function deleteSubject(subject: string, version?: number): Promise<void> 
 }
 
 /** Whether this session may delete subjects and versions (the server's flag and the write role). */
-export const fetchCanDelete = async () => (await api<{ schemaRegistryDelete?: boolean }>("/api/auth")).schemaRegistryDelete === true;
+export const fetchCanDelete = async () => (await api<SessionAnswer>("/api/auth")).schemaRegistryDelete === true;
 
 /** A schema as people read it: JSON (Avro and JSON Schema) indented, anything else as written. */
 export function pretty(schema: string): string {

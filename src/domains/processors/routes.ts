@@ -8,7 +8,7 @@ import type { Context } from "hono";
 import { z } from "zod";
 import { type AppEnv, clusterOf } from "../../http/context.ts";
 import { defineRoute, json, RouteGroup } from "../../http/route.ts";
-import { createBody, done, type ProcessorAnswer, processorSchema, target } from "./schemas.ts";
+import { createBody, done, type ProcessorAnswer, processorOne, processorSchema, target } from "./schemas.ts";
 import type { Caller, ProcessorService } from "./service.ts";
 
 export { processorSchema } from "./schemas.ts";
@@ -36,7 +36,7 @@ export const processorApi = {
     summary: "One stream processor",
     tags,
     request: { params: idParams },
-    responses: { 200: json(z.object({ streams: processorSchema })) },
+    responses: { 200: json(processorOne) },
   }),
   create: defineRoute({
     method: "POST",

@@ -63,6 +63,8 @@ export const processorSchema = z.object({
 });
 export const target = z.object({ cluster: str, version: str.nullable(), namespaces: z.array(str) });
 export const done = z.object({ id: str, name: str, action: str });
+/** One processor's answer: under `streams`, as the clients read it. */
+export const processorOne = z.object({ streams: processorSchema });
 
 export type DeploymentState = (typeof DEPLOYMENT_STATES)[number];
 export type ProcessorFigures = z.output<typeof processorFigures>;
@@ -70,3 +72,4 @@ export type ProcessorAnswer = z.output<typeof processorSchema>;
 export type ProcessorCreateBody = z.input<typeof createBody>;
 export type ProcessorList = { targets: z.output<typeof target>[]; streams: ProcessorAnswer[] };
 export type ProcessorDone = z.output<typeof done>;
+export type ProcessorOne = z.output<typeof processorOne>;
