@@ -24,16 +24,20 @@ export const connectorStatus = z.looseObject({
   tasks: z.array(taskState),
   type: str.optional(),
 });
-export const plugin = z.looseObject({
-  class: str,
-  type: str,
-  version: str.optional(),
+/** What the catalogue adds to Connect's `{class, type, version}` of a plugin (see catalogue.ts). */
+export const pluginEntry = z.object({
   name: str,
   icon: str,
   description: str,
   author: str,
   docs: str,
   uiEnabled: z.boolean(),
+});
+export const plugin = z.looseObject({
+  class: str,
+  type: str,
+  version: str.optional(),
+  ...pluginEntry.shape,
 });
 export const workerState = z.object({
   url: str,
@@ -80,6 +84,7 @@ export type ConnectorInfo = z.output<typeof connectorInfo>;
 export type ConnectorStatus = z.output<typeof connectorStatus>;
 export type TaskStatus = z.output<typeof taskState>;
 export type ConnectPlugin = z.output<typeof plugin>;
+export type PluginEntry = z.output<typeof pluginEntry>;
 export type ConfigDefinition = z.output<typeof configDefinition>;
 export type ConfigInfos = z.output<typeof configInfos>;
 export type ConnectorConfig = z.output<typeof configMap>;
