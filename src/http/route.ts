@@ -109,10 +109,14 @@ export const json = <S extends z.ZodType>(schema: S, description = "Success") =>
   description,
   content: { "application/json": { schema } },
 });
-export const text = <T extends string = "text/plain">(description: string, type: T = "text/plain" as T) => ({
-  description,
-  content: { [type]: { schema: { type: "string" as const } } } as { [K in T]: { schema: { type: "string" } } },
-});
+type TextAnswer<T extends string> = { description: string; content: { [K in T]: { schema: { type: "string" } } } };
+// Overloads, not a default type argument: a generic `T` would be inferred from the place the
+// answer is written (every media type a route may declare), and the answer would check nothing.
+export function text(description: string): TextAnswer<"text/plain">;
+export function text<T extends string>(description: string, type: T): TextAnswer<T>;
+export function text(description: string, type = "text/plain"): TextAnswer<string> {
+  return { description, content: { [type]: { schema: { type: "string" as const } } } };
+}
 export const eventStream = (description: string) => text(description, "text/event-stream");
 
 declare const relayedMark: unique symbol;

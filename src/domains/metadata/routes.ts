@@ -138,7 +138,7 @@ export function metadataRoutes(service: MetadataService) {
 
   const remove = async (c: Context<AppEnv>, t: string) => {
     await service.delete(clusterOf(c), t);
-    return c.text(`Metadata for topic '${t}' removed`);
+    return c.text(`Metadata for topic '${t}' removed`, 200);
   };
   app.handle(metadataApi.remove, (c) => remove(c, c.req.valid("param").topicName));
   app.handle(metadataApi.removeSystem, (c) => remove(c, c.req.valid("param").topicName));
