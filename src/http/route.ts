@@ -1,5 +1,5 @@
 import { createRoute, OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
-import type { Context, Handler, MiddlewareHandler, Next, TypedResponse } from "hono";
+import type { Context, Handler, MiddlewareHandler, TypedResponse } from "hono";
 import type { JSONParsed } from "hono/utils/types";
 import { z } from "zod";
 import { AppError } from "../errors.ts";
@@ -147,7 +147,9 @@ export function jsonText<T, S extends ContentfulStatusCode = 200>(
  * with a body of its schema's type and its status; for a plain-text one, `c.text(..., status)`;
  * any other answer (a stream, a file, no body) is a `Response` as it stands.
  */
-export type Answer<R> = {
+export type Answer<R> = Responses extends R ? Response : DeclaredAnswer<R>;
+/** (A route typed only as `Responses`, declared by a generic helper, is not narrowed: any Response.) */
+type DeclaredAnswer<R> = {
   [S in keyof R]: S extends StatusCode
     ? R[S] extends { readonly [relayedMark]: true }
       ? Response
@@ -167,13 +169,6 @@ type ContentAnswer<C, S extends StatusCode> = {
 }[keyof C];
 type StatusCode = import("hono/utils/http-status").StatusCode;
 type ContentfulStatusCode = import("hono/utils/http-status").ContentfulStatusCode;
-
-/**
- * Authentication, the role check and the audit of one route, given its rule (see
- * `authorize` in middleware.ts). Put on the request context by the app, so that a route
- * cannot be served without it: a route served without a guard on the context is a 500.
- */
-export type Guard = (rule: AccessRule, c: Context<AppEnv>, next: Next) => Promise<Response | void>;
 
 /** Route-level, so that Hono has filled the path parameters (decoded once) by the time it runs. */
 export function guarded(rule: AccessRule): MiddlewareHandler<AppEnv> {

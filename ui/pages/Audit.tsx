@@ -2,8 +2,8 @@ import { useQuery } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { AUDIT_TYPES } from "../../src/domains/audit/types.ts";
 import { type AuditEntry, fetchAudit } from "../api/audit.ts";
-import { openFeed } from "../feed.ts";
 import { navigate } from "../router.ts";
+import { openFeed } from "../sse.ts";
 
 /** Entries kept from the live tail: beyond, the oldest are let go. */
 const LIVE_KEEP = 1_000;

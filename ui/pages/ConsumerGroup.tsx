@@ -4,6 +4,7 @@ import { type ConsumerGroupDetail, fetchGroup, type OffsetReset, resetOffsets } 
 import { deleteConsumerGroup } from "../api/topics.ts";
 import { clusterOf, withCluster } from "../cluster.ts";
 import { ConfirmDeleteDialog, DialogFooter, Tile } from "../components.tsx";
+import { number } from "../format.ts";
 import { navigate } from "../router.ts";
 import { LAG_WINDOWS, LagChart, type LagWindow } from "./LagChart.tsx";
 
@@ -16,8 +17,6 @@ const RESET_CHOICES: Array<{ value: ResetTo; label: string }> = [
   { value: "timestamp", label: "the first record at or after a time" },
   { value: "explicit", label: "offsets I give per partition" },
 ];
-
-const number = new Intl.NumberFormat("en-US");
 
 /**
  * One group: its lag over time, members, per-partition offsets and lag (also in seconds), and

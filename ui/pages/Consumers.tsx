@@ -5,6 +5,7 @@ import "../styles/consumers.css";
 import { fetchGroups, type ConsumerGroupSummary as GroupSummary } from "../api/consumers.ts";
 import { clusterOf, withCluster } from "../cluster.ts";
 import { Link } from "../components.tsx";
+import { number } from "../format.ts";
 import { replaceParams } from "../router.ts";
 
 type SortKey = "lag" | "name" | "state" | "members";
@@ -17,7 +18,6 @@ const COLUMNS: Array<{ key: SortKey | null; label: string; numeric?: boolean }> 
   { key: "lag", label: "Lag", numeric: true },
 ];
 const ROW_HEIGHT = 36;
-const number = new Intl.NumberFormat("en-US");
 
 /** Natural order of each column: the most lagging and the most populated first, names A to Z. */
 const compare: Record<SortKey, (a: GroupSummary, b: GroupSummary) => number> = {

@@ -4,6 +4,7 @@ import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 import "../styles/consumers.css";
 import { fetchLagHistory } from "../api/consumers.ts";
+import { number } from "../format.ts";
 
 const HEIGHT = 240;
 /** The windows offered, as the API's `window` parameter; the first is the default. */
@@ -13,7 +14,6 @@ export const LAG_WINDOWS = [
   { value: "5m", label: "last 5 minutes" },
 ] as const;
 export type LagWindow = (typeof LAG_WINDOWS)[number]["value"];
-const number = new Intl.NumberFormat("en-US");
 
 /** The theme's colours, read from the CSS variables at the time the chart is drawn. */
 function palette() {

@@ -4,6 +4,7 @@ import { useMemo, useRef, useState } from "react";
 import { fetchLogs, type LogLine } from "../api/logs.ts";
 import { replaceParams } from "../router.ts";
 import "../styles/logs.css";
+import { number } from "../format.ts";
 
 /** A line's fields as `key=value` words, in the order the server wrote them. */
 const fieldsOf = (l: LogLine): Array<[string, string]> => Object.entries(l.fields ?? {}).map(([k, v]) => [k, String(v)]);
@@ -14,7 +15,6 @@ type LogLevel = (typeof LEVELS)[number];
 /** Auto-refresh pace: the METRICS line comes every log.metricsInterval (a minute by default). */
 const AUTO_REFRESH_MS = 5_000;
 const ROW_ESTIMATE = 34;
-const number = new Intl.NumberFormat("en-US");
 
 /** The page's state in the URL: `level` (INFO unless METRICS) and `q` (the filter). */
 function viewOf(location: string) {

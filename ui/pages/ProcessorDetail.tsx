@@ -1,9 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type RefObject, useRef, useState } from "react";
 import {
-  count,
   deleteProcessor,
-  duration,
   fetchProcessor,
   mayChange,
   PROCESSORS_REFRESH_MS,
@@ -16,6 +14,7 @@ import {
 } from "../api/processors.ts";
 import { clusterOf } from "../cluster.ts";
 import { ActionResult, ConfirmDeleteDialog, Link, Tile } from "../components.tsx";
+import { count, duration } from "../format.ts";
 import { navigate } from "../router.ts";
 import { LagChart, type LagWindow } from "./LagChart.tsx";
 

@@ -5,7 +5,6 @@ import { Link } from "../components.tsx";
 import { navigate, replaceParams } from "../router.ts";
 import "../styles/processors.css";
 import {
-  count,
   fetchProcessors,
   NEW_PROCESSOR_HREF,
   PROCESSORS_REFRESH_MS,
@@ -14,6 +13,7 @@ import {
   stateClass,
   type Viewer,
 } from "../api/processors.ts";
+import { count } from "../format.ts";
 import { ProcessorCreate } from "./ProcessorCreate.tsx";
 import { ProcessorDetail } from "./ProcessorDetail.tsx";
 

@@ -1,10 +1,9 @@
 import avro from "avsc";
 import { badRequest } from "../../errors.ts";
 import { JsonDepthError, MAX_SCHEMA_DEPTH, parseJson } from "../../util/json.ts";
+import { DATA_TYPES, type DataType } from "../shared/topic-types.ts";
 
-import { DATA_TYPES, type DataType } from "./schemas.ts";
-
-export { DATA_TYPES, type DataType, type TopicMetadata } from "./schemas.ts";
+export { DATA_TYPES, type DataType, type TopicMetadata } from "../shared/topic-types.ts";
 
 /** Case-insensitive in, upper case out; anything else is a 400 naming the allowed values. */
 export function parseDataType(value: string, field: string): DataType {

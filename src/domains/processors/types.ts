@@ -9,6 +9,8 @@ export type { AggregateProgram, StreamOutput, StreamProgram, StreamSettings, Str
 /** What the user asked for last. */
 export type DesiredState = "RUNNING" | "PAUSED";
 
+import type { ProcessorFigures } from "./schemas.ts";
+
 export type { DeploymentState, ProcessorFigures } from "./schemas.ts";
 
 /** One runner, as it reports itself. */
@@ -93,4 +95,12 @@ export interface RunnerSetup {
   changelog?: string;
   /** Aggregations grouped by other than the record key: where records are re-keyed by group first. */
   repartition?: { topic: string; partitions: number };
+}
+
+/** A processor's figures with what names it on /metrics (the metrics area renders them). */
+export interface ProcessorMetrics extends ProcessorFigures {
+  id: string;
+  name: string;
+  consumerGroup: string;
+  state: string;
 }
