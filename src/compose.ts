@@ -24,6 +24,7 @@ import { MetadataRepo } from "./domains/metadata/repo.ts";
 import { MetadataService } from "./domains/metadata/service.ts";
 import { ProcessorEngine } from "./domains/processors/engine.ts";
 import { avroSchemaOf } from "./domains/processors/output.ts";
+import { ProcessorPrograms } from "./domains/processors/programs.ts";
 import { ProcessorRepo } from "./domains/processors/repo.ts";
 import { ProcessorService } from "./domains/processors/service.ts";
 import { runnerSetup } from "./domains/processors/setup.ts";
@@ -178,13 +179,14 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
   });
   const processorLog = logs.logger("processors");
   const outputSchemaOf = avroSchemaOf(inserts);
+  const programs = new ProcessorPrograms();
   const processorEngine: ProcessorEngine = new ProcessorEngine({
     repo: new ProcessorRepo(store.db),
     pool: kafka,
     instance: config.processors.instance ?? `${hostname()}:${config.server.port}`,
     prefix: config.processors.prefix,
     log: processorLog,
-    setup: runnerSetup(kafka, sql, config.processors.prefix, outputSchemaOf),
+    setup: runnerSetup(kafka, sql, config.processors.prefix, outputSchemaOf, programs),
     leaseMs: config.processors.lease,
     failAfterMs: config.processors.failAfter,
     maxStateBytes: config.processors.maxStateBytes,
@@ -195,6 +197,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
   const processors: ProcessorService = new ProcessorService({
     repo: new ProcessorRepo(store.db),
     engine: processorEngine,
+    programs,
     pool: kafka,
     lag,
     log: processorLog,

@@ -12,6 +12,7 @@ import type { Logger } from "../../log/logger.ts";
 import type { RecordView } from "../../sql/index.ts";
 import { recordText } from "../../sql/values.ts";
 import { AggregateState, type Emitted, formatBytes, type StateBudget, StateBudgetError } from "./aggregate.ts";
+import { InvalidProgramError } from "./programs.ts";
 import { NO_FIGURES, type RunnerFigures, type RunnerSetup, type RunnerStateName, type StreamOutput } from "./types.ts";
 
 export interface RunnerOptions {
@@ -44,14 +45,6 @@ export interface RunnerOptions {
 /** A record the program cannot take under error.policy=stop: the runner fails at once, no retry. */
 export class PoisonRecordError extends Error {
   override name = "PoisonRecordError";
-}
-
-/**
- * The stored program no longer compiles (a bound added since it was created, such as the windows
- * per record): retrying cannot help, so the runner fails at once.
- */
-export class InvalidProgramError extends Error {
-  override name = "InvalidProgramError";
 }
 
 const RETRY_FIRST_MS = 500;
