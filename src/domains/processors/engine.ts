@@ -137,6 +137,8 @@ export class ProcessorEngine {
     const leaseMs = this.#opts.leaseMs ?? 10_000;
     const processors = new Map((await repo.list()).map((p) => [p.id, p]));
     const slots = await repo.runners();
+    // Leases expire on the store's clock, which every instance sharing the store reads alike.
+    const leaseNow = await repo.leaseNow();
     const wanted = new Set<string>();
     /** Admission checks of this tick, one per processor. */
     const admitted = new Map<string, Promise<string | null | undefined>>();
@@ -144,9 +146,8 @@ export class ProcessorEngine {
       const p = processors.get(slot.processorId);
       if (p?.desired !== "RUNNING" || slot.runner >= p.runners) continue;
       const key = `${slot.processorId}/${slot.runner}`;
-      const now = this.#now();
       const local = this.#local.get(key);
-      if (!local && slot.instance !== null && slot.instance !== instance && slot.leaseUntil >= now) continue;
+      if (!local && slot.instance !== null && slot.instance !== instance && slot.leaseUntil >= leaseNow) continue;
       if (!local) {
         const refused = await this.#refusal(p, slot, admitted);
         if (refused === undefined) continue;
@@ -157,7 +158,7 @@ export class ProcessorEngine {
           continue;
         }
       }
-      if (!(await repo.lease(slot.processorId, slot.runner, instance, now, leaseMs))) continue;
+      if (!(await repo.lease(slot.processorId, slot.runner, instance, leaseMs))) continue;
       wanted.add(key);
       if (!local) this.#startLocal(key, p, slot.runner);
     }

@@ -207,7 +207,7 @@ export class ProcessorService {
     this.#o.programs.keep(id, row.sql, program);
     this.#o.log.info("processor created", { processor: id, name, owner: caller.user, source: program.source, target: program.target });
     void this.#o.engine.kick();
-    return this.#answer(row, await this.#o.repo.runners(id), null);
+    return this.#answer(row, await this.#o.repo.runners(id), null, await this.#o.repo.leaseNow());
   }
 
   /** The processors of `cluster` whose topics the caller may read. */
@@ -215,11 +215,13 @@ export class ProcessorService {
     const rows = (await this.#o.repo.list(cluster)).filter((p) => this.#visible(p, caller));
     const slots = await this.#o.repo.runners();
     const lags = await this.#lags(cluster, rows);
+    const leaseNow = await this.#o.repo.leaseNow();
     return rows.map((p) =>
       this.#answer(
         p,
         slots.filter((s) => s.processorId === p.id),
         lags.get(p.id) ?? null,
+        leaseNow,
       ),
     );
   }
@@ -229,11 +231,13 @@ export class ProcessorService {
     const rows = await this.#o.repo.list(cluster);
     const slots = await this.#o.repo.runners();
     const lags = await this.#lags(cluster, rows);
+    const leaseNow = await this.#o.repo.leaseNow();
     return rows.map((p) => {
       const a = this.#answer(
         p,
         slots.filter((s) => s.processorId === p.id),
         lags.get(p.id) ?? null,
+        leaseNow,
       );
       return { id: a.id, name: a.name, consumerGroup: a.consumerGroup, state: a.deploymentState, ...a.figures };
     });
@@ -242,7 +246,7 @@ export class ProcessorService {
   async get(id: string, caller: Caller): Promise<ProcessorAnswer> {
     const p = await this.#find(id, caller);
     const lags = await this.#lags(p.cluster, [p]);
-    return this.#answer(p, await this.#o.repo.runners(p.id), lags.get(p.id) ?? null);
+    return this.#answer(p, await this.#o.repo.runners(p.id), lags.get(p.id) ?? null, await this.#o.repo.leaseNow());
   }
 
   async pause(id: string, caller: Caller): Promise<ProcessorRow> {
@@ -452,7 +456,8 @@ export class ProcessorService {
     return out;
   }
 
-  #answer(p: ProcessorRow, slots: RunnerRow[], lag: number | null): ProcessorAnswer {
+  /** `leaseNow`: now on the leases' clock (the store's), against which a slot's lease is live. */
+  #answer(p: ProcessorRow, slots: RunnerRow[], lag: number | null, leaseNow: number): ProcessorAnswer {
     const now = this.#now();
     const program = this.#o.programs.peek(p);
     const runnerState: ProcessorAnswer["runnerState"] = {};
@@ -462,7 +467,7 @@ export class ProcessorService {
       // A lease under this instance's name without a runner here was left by its previous life
       // (a crash): not live until the engine has started the runner again.
       const mine = s.instance === this.#o.engine.instance;
-      const live = s.instance !== null && s.leaseUntil >= now && (!mine || this.#o.engine.localRunner(p.id, s.runner) !== undefined);
+      const live = s.instance !== null && s.leaseUntil >= leaseNow && (!mine || this.#o.engine.localRunner(p.id, s.runner) !== undefined);
       const state = p.desired === "PAUSED" ? "STOPPED" : live || s.state === "FAILED" ? s.state : "PENDING";
       runnerState[id] = { id, worker: live ? (s.instance ?? "") : "", state, errorMsg: s.error ?? "" };
       figures.recordsIn += s.figures.recordsIn;
