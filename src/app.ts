@@ -66,6 +66,7 @@ import type { LagEngine } from "./lag/engine.ts";
 import type { LogHub } from "./log/logger.ts";
 import { ACCESS_RULES } from "./routes.ts";
 import { uiApi, uiRoutes } from "./ui/routes.ts";
+import type { JobStatus } from "./util/background.ts";
 import { VERSION } from "./version.ts";
 
 /**
@@ -112,6 +113,8 @@ export interface AppDeps {
   lag: LagEngine;
   counters: HttpCounters;
   startedAt: number;
+  /** The background jobs' status, for GET /api/health. */
+  background?: { status(): JobStatus[] };
   /**
    * Test overrides only: extra routes (tests of the middleware itself), declared with
    * `defineRoute` and served through `handle` like every other route.
@@ -185,6 +188,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       storeCheck: async () => void deps.store.sqlite.query("SELECT 1").get(),
       version: VERSION,
       startedAt: deps.startedAt,
+      jobs: () => deps.background?.status() ?? [],
     }),
   );
   const service = new RouteGroup();

@@ -8,6 +8,7 @@
  */
 import type { KafkaPool } from "../../kafka/index.ts";
 import type { Logger } from "../../log/logger.ts";
+import type { RunObserver } from "../../util/background.ts";
 import { StateBudget } from "./aggregate.ts";
 import type { ProcessorRepo } from "./repo.ts";
 import { Runner } from "./runner.ts";
@@ -62,6 +63,7 @@ export class ProcessorEngine {
   #ticking: Promise<void> | null = null;
   #again = false;
   #stopped = false;
+  #runs: RunObserver | undefined;
 
   constructor(opts: EngineOptions) {
     this.#opts = opts;
@@ -76,8 +78,10 @@ export class ProcessorEngine {
     return this.#opts.prefix;
   }
 
-  start(): void {
+  /** Ticks now and every tickMs; `runs` hears of each tick. */
+  start(runs?: RunObserver): void {
     if (this.#timer !== null || this.#stopped) return;
+    this.#runs = runs;
     this.#timer = setInterval(() => void this.kick(), this.#opts.tickMs ?? 1_000);
     void this.kick();
   }
@@ -95,9 +99,11 @@ export class ProcessorEngine {
         do {
           this.#again = false;
           await this.#tick();
+          this.#runs?.ran();
         } while (this.#again && !this.#stopped);
       } catch (err) {
         this.#opts.log.warn("processor engine tick failed", {}, err);
+        this.#runs?.failed(err);
       } finally {
         this.#ticking = null;
       }
