@@ -242,10 +242,12 @@ export class ProcessorEngine {
       log,
       failAfterMs: this.#opts.failAfterMs,
       now: this.#now,
-      // A state change is in the store at the next tick; one now makes it visible at once.
-      onState: () => void this.kick(),
+      observer: {
+        // A state change is in the store at the next tick; one now makes it visible at once.
+        state: () => void this.kick(),
+        risk: (risk) => repo.setRisk(p.id, index, instance, risk),
+      },
       ...(budget ? { budget } : {}),
-      onRisk: (risk) => repo.setRisk(p.id, index, instance, risk),
     });
     this.#local.set(key, {
       processorId: p.id,
