@@ -127,16 +127,23 @@ export class Background {
   }
 }
 
+export interface PeriodicOptions {
+  enabled?: boolean;
+  /** Runs once at the start, awaited (default); false: first after `everyMs`. */
+  runAtStart?: boolean;
+  /**
+   * Whether this instance is the one to run it now, asked before each run: of instances sharing
+   * the store, one runs the job (the holder of a lease, src/db/lease.ts, taken and renewed here).
+   * A run skipped for it is neither a run nor a failure.
+   */
+  elected?: () => Promise<boolean>;
+}
+
 /**
  * A job that runs `run` now (awaited at the start) and then every `everyMs`, one run at a time;
  * a run that throws is reported and the next one still comes.
  */
-export function periodicJob(
-  name: string,
-  everyMs: number,
-  run: () => Promise<void> | void,
-  opts: { enabled?: boolean; runAtStart?: boolean } = {},
-): BackgroundJob {
+export function periodicJob(name: string, everyMs: number, run: () => Promise<void> | void, opts: PeriodicOptions = {}): BackgroundJob {
   let timer: ReturnType<typeof setInterval> | null = null;
   let running: Promise<void> | null = null;
   return {
@@ -147,6 +154,7 @@ export function periodicJob(
         if (running) return running;
         running = (async () => {
           try {
+            if (opts.elected && !(await opts.elected())) return;
             await run();
             runs.ran();
           } catch (err) {

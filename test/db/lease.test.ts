@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openStore, type Store } from "../../src/db/index.ts";
 import { Leases, type LeaseTable } from "../../src/db/lease.ts";
+import { Background, periodicJob } from "../../src/util/background.ts";
 
 const opened: Array<{ store: Store; dir: string }> = [];
 async function store(): Promise<Store> {
@@ -107,5 +108,33 @@ describe("24.4: a general lease on the store's clock", () => {
       { runner: 0, instance: "b", lease_until: 121 },
       { runner: 1, instance: "b", lease_until: 110 },
     ]);
+  });
+});
+
+describe("24.4: one instance of those sharing the store runs a job", () => {
+  test("24.4: a periodic job elected by the lease runs on its holder only, and moves when the holder stops renewing", async () => {
+    const s = await store();
+    let now = 0;
+    const leases = new Leases(s.db, { clock: () => now });
+    const ran: string[] = [];
+    const instance = (name: string) =>
+      periodicJob("alert-evaluation", 60_000, () => void ran.push(name), {
+        elected: async () => (await leases.acquire(["alert-evaluation"], name, 30_000)) !== null,
+      });
+    const a = new Background();
+    a.register(instance("a"));
+    const b = new Background();
+    b.register(instance("b"));
+    await a.start();
+    await b.start();
+    expect(ran).toEqual(["a"]);
+    expect(b.status()[0]).toMatchObject({ running: true, lastRunAt: null, lastErrorAt: null });
+    // a stops (it died: no release); once its lease expires, b's next run takes it over.
+    await a.stop();
+    now = 30_001;
+    await b.stop();
+    await b.start();
+    expect(ran).toEqual(["a", "b"]);
+    await b.stop();
   });
 });
