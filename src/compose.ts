@@ -220,19 +220,8 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
   const counters: HttpCounters = { requests: 0, errors: 0, totalMs: 0 };
   const clusters = kafkaProbe(kafka, config);
 
-  const background = backgroundJobs(config, {
-    audit,
-    auth,
-    logs,
-    counters,
-    streams,
-    kafka,
-    sampler,
-    lagHistory,
-    processorEngine,
-    processors,
-    ownerCheckMs: directory?.refreshMs ?? 60_000,
-  });
+  const jobs = { audit, auth, logs, counters, streams, kafka, sampler, lagHistory, processorEngine, processors };
+  const background = backgroundJobs(config, { ...jobs, ownerCheckMs: directory?.refreshMs ?? 60_000 });
   const parts: AppDeps = {
     config,
     store,
@@ -349,26 +338,7 @@ function backgroundJobs(
       }
     }),
   );
-  const metricsLog = d.logs.logger("metrics");
-  let lastRequests = 0;
-  background.register(
-    periodicJob(
-      "metrics-log",
-      config.log.metricsInterval,
-      () => {
-        const { counters } = d;
-        const mem = process.memoryUsage();
-        metricsLog.metrics(
-          `requests=${counters.requests} (+${counters.requests - lastRequests}) errors=${counters.errors} ` +
-            `avgMs=${counters.requests ? (counters.totalMs / counters.requests).toFixed(1) : "0"} ` +
-            `openStreams=${d.streams.total} rssMb=${(mem.rss / 1048576).toFixed(1)} ` +
-            `kafkaRttMs=${config.kafka.clusters.map((c) => `${c.name}:${d.kafka.get(c.name).lastRoundTripMs?.toFixed(1) ?? "-"}`).join(",")}`,
-        );
-        lastRequests = counters.requests;
-      },
-      { runAtStart: false },
-    ),
-  );
+  background.register(periodicJob("metrics-log", config.log.metricsInterval, metricsLine(config, d), { runAtStart: false }));
   background.register({
     name: "offset-sampler",
     enabled: config.lag.sampleInterval > 0,
@@ -394,4 +364,21 @@ function backgroundJobs(
     }),
   );
   return background;
+}
+
+/** The periodic METRICS log line: requests (and since the last line), errors, latency, streams, memory, Kafka round trips. */
+function metricsLine(config: Config, d: { logs: LogHub; counters: HttpCounters; streams: StreamRegistry; kafka: KafkaPool }): () => void {
+  const metricsLog = d.logs.logger("metrics");
+  let lastRequests = 0;
+  return () => {
+    const { counters } = d;
+    const mem = process.memoryUsage();
+    metricsLog.metrics(
+      `requests=${counters.requests} (+${counters.requests - lastRequests}) errors=${counters.errors} ` +
+        `avgMs=${counters.requests ? (counters.totalMs / counters.requests).toFixed(1) : "0"} ` +
+        `openStreams=${d.streams.total} rssMb=${(mem.rss / 1048576).toFixed(1)} ` +
+        `kafkaRttMs=${config.kafka.clusters.map((c) => `${c.name}:${d.kafka.get(c.name).lastRoundTripMs?.toFixed(1) ?? "-"}`).join(",")}`,
+    );
+    lastRequests = counters.requests;
+  };
 }

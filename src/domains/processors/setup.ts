@@ -5,8 +5,8 @@
  */
 import { AppError } from "../../errors.ts";
 import type { KafkaCluster, KafkaPool } from "../../kafka/index.ts";
+import { isCompacted } from "../sql/compaction.ts";
 import type { SqlService } from "../sql/service.ts";
-import { isCompacted } from "./compaction.ts";
 import { changelogOf, repartitionOf } from "./engine.ts";
 import { type AvroSchemaOf, outputEncoder } from "./output.ts";
 import type { ProcessorPrograms } from "./programs.ts";
