@@ -1,13 +1,14 @@
+// @no-services
 /**
  * The `SELECT *` fast path: isJsonText() must never accept what JSON.parse rejects, and the lines
  * built from raw JSON bytes must be the lines built from the decoded text.
  */
 
 import { describe, expect, test } from "bun:test";
+import { RECORD_LINE } from "../../src/domains/sql/stream-answer.ts";
 import { escapeJsonText, isJsonText } from "../../src/engine/decoders.ts";
 import type { QueryRecord } from "../../src/engine/executor.ts";
 import { RecordText } from "../../src/engine/record-text.ts";
-import { RECORD_LINE } from "../../src/domains/sql/stream-answer.ts";
 
 const parses = (text: string): boolean => {
   try {
