@@ -1,7 +1,7 @@
 import type { EditorView } from "@codemirror/view";
 import { useQuery } from "@tanstack/react-query";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
-import { isInsertStatement } from "../../src/sql/insert.ts";
+import { isInsertStatement } from "../../src/sql/leading-sets.ts";
 import { useInsert } from "../api/sql.ts";
 import { navigate } from "../router.ts";
 import { ApiError, whoAmI } from "../session.ts";
@@ -20,9 +20,9 @@ import { useQueryRun } from "../sql/run.ts";
 import { StatsBar } from "../sql/StatsBar.tsx";
 import type { ValidationState } from "../sql/validation.ts";
 import "../styles/workbench.css";
+import { count } from "../format.ts";
 import { putInEditor, QueryLibrary, readLibraryOpen, saveLibraryOpen } from "./QueryLibrary.tsx";
 
-const count = (n: number) => n.toLocaleString("en-US");
 const LIBRARY_ID = "query-library";
 
 /**

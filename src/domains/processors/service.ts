@@ -12,13 +12,12 @@ import type { Logger } from "../../log/logger.ts";
 import { compileStream, SqlError } from "../../sql/index.ts";
 import type { Scope } from "../access/scope.ts";
 import type { AuditRecord } from "../audit/types.ts";
-import type { ProcessorMetrics } from "../metrics/service.ts";
+import { compactionOf } from "../sql/compaction.ts";
 import { topicCheck } from "../sql/topic-check.ts";
-import { compactionOf } from "./compaction.ts";
 import { changelogOf, groupIdOf, type ProcessorEngine, repartitionOf } from "./engine.ts";
 import { type AvroSchemaOf, outputEncoder } from "./output.ts";
 import type { ProcessorRepo } from "./repo.ts";
-import type { DeploymentState, ProcessorFigures, ProcessorRow, RunnerRow, StreamProgram } from "./types.ts";
+import type { DeploymentState, ProcessorFigures, ProcessorMetrics, ProcessorRow, RunnerRow, StreamProgram } from "./types.ts";
 
 export interface ProcessorServiceOptions {
   repo: ProcessorRepo;

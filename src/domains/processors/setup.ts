@@ -6,8 +6,8 @@
 import { AppError } from "../../errors.ts";
 import type { KafkaCluster, KafkaPool } from "../../kafka/index.ts";
 import { compileStream, SqlError, type StreamProgram } from "../../sql/index.ts";
+import { isCompacted } from "../sql/compaction.ts";
 import type { SqlService } from "../sql/service.ts";
-import { isCompacted } from "./compaction.ts";
 import { changelogOf, repartitionOf } from "./engine.ts";
 import { type AvroSchemaOf, outputEncoder } from "./output.ts";
 import { InvalidProgramError } from "./runner.ts";
