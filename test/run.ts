@@ -31,10 +31,11 @@ const TIMEOUT_MS = "60000";
 const NO_SERVICES = /^\/\/ @no-services\b/m;
 const SERIAL = /^\/\/ @serial\b/m;
 
-process.chdir(ROOT);
 const args = process.argv.slice(2);
 const updateTimings = args.includes("--update-timings") || process.env.LOUPE_TEST_UPDATE_TIMINGS === "1";
+// Paths as given, from where the command ran; the files are then read from the root.
 const only = args.filter((a) => !a.startsWith("--")).map((a) => relative(ROOT, resolve(a)));
+process.chdir(ROOT);
 const workers = Math.max(1, Number(process.env.LOUPE_TEST_WORKERS ?? 2) || 2);
 
 const files = [...new Bun.Glob("test/**/*.test.ts").scanSync({ cwd: ROOT })]
