@@ -1,3 +1,4 @@
+// @no-services
 /**
  * The architecture, enforced: the layer order of src/ (a module imports only from its own layer
  * or the ones below), no import cycle between files of src/ or ui/ nor between src/'s folders,
