@@ -16,6 +16,17 @@ export const healthAnswer = z.object({
       error: z.string().optional(),
     }),
   ),
+  jobs: z
+    .array(
+      z.object({
+        name: z.string(),
+        enabled: z.boolean().describe("false: turned off in the configuration"),
+        running: z.boolean().describe("started and not stopped"),
+        lastRunAt: z.number().nullable().describe("epoch ms of the last run that worked"),
+        lastErrorAt: z.number().nullable().describe("epoch ms of the last run that failed (the message is in the log)"),
+      }),
+    )
+    .describe("Loupe's background jobs, in the order they start"),
 });
 
 export type HealthAnswer = z.output<typeof healthAnswer>;
