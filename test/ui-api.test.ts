@@ -1,3 +1,4 @@
+// @no-services
 /**
  * The UI's API shapes are declared once, on the server, in zod: `ui/api/<area>.ts` is the only
  * place that calls the API, and it takes its types from the server's schemas. A source scan:

@@ -1,3 +1,4 @@
+// @no-services
 /**
  * A handler's answer is checked against its route's declared responses at compile time
  * (`RouteGroup.handle`). The `@ts-expect-error` lines are the test: `tsc --noEmit` fails when
