@@ -1,3 +1,4 @@
+// @no-services
 /**
  * The editor's reader of leading SET statements (src/sql/leading-sets.ts, the browser's: it has
  * no parser) against the parser: the same settings, keys and value spans, for every kind of

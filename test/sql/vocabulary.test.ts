@@ -1,3 +1,4 @@
+// @no-services
 /**
  * The editor's completion lists (src/sql/vocabulary.ts) against what the parser and the function
  * registry accept: a word added to the language and not to the lists would never be offered.

@@ -1,23 +1,7 @@
-import { z } from "zod";
 import { defineRoute, json, RouteGroup } from "../../http/route.ts";
+import type { JobStatus } from "../../util/background.ts";
+import { healthAnswer as answer } from "./schemas.ts";
 import type { ClusterProbe } from "./service.ts";
-
-const answer = z.object({
-  status: z.enum(["UP", "DEGRADED", "DOWN"]),
-  version: z.string(),
-  uptimeMs: z.number(),
-  store: z.object({ status: z.enum(["UP", "DOWN"]), error: z.string().optional() }),
-  clusters: z.array(
-    z.object({
-      name: z.string(),
-      default: z.boolean(),
-      status: z.enum(["UP", "DOWN"]),
-      brokers: z.number().optional(),
-      latencyMs: z.number().optional(),
-      error: z.string().optional(),
-    }),
-  ),
-});
 
 export const healthApi = {
   health: defineRoute({
@@ -30,7 +14,13 @@ export const healthApi = {
   }),
 };
 
-export function healthRoutes(deps: { probe: ClusterProbe; storeCheck: () => Promise<void>; version: string; startedAt: number }) {
+export function healthRoutes(deps: {
+  probe: ClusterProbe;
+  storeCheck: () => Promise<void>;
+  version: string;
+  startedAt: number;
+  jobs: () => JobStatus[];
+}) {
   const app = new RouteGroup();
   app.handle(healthApi.health, async (c) => {
     let store: { status: "UP" | "DOWN"; error?: string } = { status: "UP" };
@@ -55,7 +45,14 @@ export function healthRoutes(deps: { probe: ClusterProbe; storeCheck: () => Prom
     );
     const allUp = store.status === "UP" && clusters.every((x) => x.status === "UP");
     const status = store.status === "DOWN" ? "DOWN" : allUp ? "UP" : "DEGRADED";
-    return c.json({ status, version: deps.version, uptimeMs: Date.now() - deps.startedAt, store, clusters }, status === "DOWN" ? 503 : 200);
+    // Public: a job's error message (which may name topics or groups) stays in the log.
+    const jobs = deps
+      .jobs()
+      .map(({ name, enabled, running, lastRunAt, lastErrorAt }) => ({ name, enabled, running, lastRunAt, lastErrorAt }));
+    return c.json(
+      { status, version: deps.version, uptimeMs: Date.now() - deps.startedAt, store, clusters, jobs },
+      status === "DOWN" ? 503 : 200,
+    );
   });
   return app;
 }
