@@ -17,6 +17,7 @@ import { AppError } from "../errors.ts";
 import { abortable, answerWithin, callApi, clientOptions } from "./client.ts";
 import type { KafkaConnection, MetadataResponse } from "./connection.ts";
 import { kafkaErrorName, toAppError } from "./errors.ts";
+import { LeaderlessPartitions } from "./partition-plan.ts";
 import { negotiatedFetch, type RecordBytes, rawFetch } from "./raw-fetch.ts";
 import { type AbortedTransaction, decodeRecordSet, type ReadCursor, skipPast } from "./record-set.ts";
 import { type ConsumeRequest, FETCH_MAX_WAIT_MS, type FetchedBatches, type RawRecord, type ReadOutage } from "./types.ts";
@@ -56,12 +57,6 @@ const MAX_TRANSIENT_RETRIES = 5;
 /** Backoff after a failure: doubles from the first to the most. */
 const RETRY_FIRST_MS = 100;
 const RETRY_MAX_MS = 2_000;
-/**
- * Rounds (metadata refreshes with backoff, some 1.5 s) a partition may show no leader while
- * others are readable before it is left out: a leader election takes less.
- */
-const OFFLINE_GRACE_ROUNDS = 4;
-
 /** What the read knows of the topic's leaders; refreshed only after a failure. */
 interface Leaders {
   topicId: string;
@@ -173,9 +168,8 @@ export async function* consumeBatches(deps: ConsumeDeps, req: ConsumeRequest): A
   // Failure state; touched only when something failed.
   let outage: ReadOutage | null = null;
   let failures = 0;
-  /** Rounds each partition has been seen without a leader. */
-  const leaderless = new Map<number, number>();
-  const skipped = new Set<number>();
+  const leaderless = new LeaderlessPartitions();
+  const skipped = leaderless.leftOut;
   const backoff = async (err: unknown): Promise<void> => {
     const failure = err instanceof BrokerFailure ? err : null;
     const mapped = toAppError(failure ? failure.cause : err, context, deps.cluster);
@@ -220,20 +214,9 @@ export async function* consumeBatches(deps: ConsumeDeps, req: ConsumeRequest): A
    */
   const refreshLeaders = async (known: boolean): Promise<Leaders> => {
     const leaders = await topicLeaders(consumer, topic, known, signal);
-    const readable = leaders.leader.some((l) => l >= 0);
-    for (const { partition } of req.partitions) {
-      if (skipped.has(partition) || partition >= leaders.partitionsCount) continue;
-      if ((leaders.leader[partition] ?? -1) >= 0) {
-        leaderless.delete(partition);
-        continue;
-      }
-      const rounds = (leaderless.get(partition) ?? 0) + 1;
-      leaderless.set(partition, rounds);
-      if (readable && req.onSkip && rounds > OFFLINE_GRACE_ROUNDS) {
-        skipped.add(partition);
-        leaderless.delete(partition);
-        req.onSkip({ partition, reason: "no leader" });
-      }
+    const partitions = req.partitions.map((p) => p.partition);
+    for (const partition of leaderless.observe(leaders.leader, partitions, req.onSkip !== undefined)) {
+      req.onSkip?.({ partition, reason: "no leader" });
     }
     return leaders;
   };
