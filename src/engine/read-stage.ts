@@ -129,6 +129,14 @@ export class ReadStage {
   /** What ended the read early for a reason of the query itself (the memory budget). */
   failure: QueryError | null = null;
   private readonly ctx: ReadContext;
+  // What each record touches, held in fields of their own.
+  private readonly progress: QueryProgress;
+  private readonly sink: RecordSink;
+  private readonly rules: StopRules;
+  private readonly tally: Tally;
+  private readonly caps: Caps;
+  private readonly prefilter: Prefilter | null;
+  private readonly valueDecoder: Decoder;
   private readonly view: View;
   /** Every record matches and is shown whole: JSON text need not be parsed, only checked. */
   private readonly rawJson: boolean;
@@ -143,6 +151,13 @@ export class ReadStage {
 
   constructor(ctx: ReadContext) {
     this.ctx = ctx;
+    this.progress = ctx.progress;
+    this.sink = ctx.sink;
+    this.rules = ctx.rules;
+    this.tally = ctx.tally;
+    this.caps = ctx.caps;
+    this.prefilter = ctx.prefilter ?? null;
+    this.valueDecoder = ctx.valueDecoder;
     const { plan, ends, keyDecoder } = ctx;
     this.view = new View((partition: number) => ends.get(partition) ?? 0, keyDecoder);
     this.rawJson = plan.projectionIsStar && !plan.hasFilter && decodesJsonText(ctx.valueDecoder);
@@ -181,7 +196,8 @@ export class ReadStage {
 
   /** Slice/merge: the batches' records taken in slices; full batches of the answer handed on. */
   private async *records(batches: AsyncIterable<RawRecord[]>): AsyncGenerator<QueryEvent, void, undefined> {
-    const { rules, sink, clock, progress } = this.ctx;
+    const { rules, sink, progress } = this;
+    const clock = this.ctx.clock;
     read: for await (const fetched of batches) {
       for (const raw of fetched) {
         if (--this.untilCheck <= 0) {
@@ -224,7 +240,7 @@ export class ReadStage {
 
   /** Decode + filter: one record counted, tested and, when it matches, written to the sink. */
   private take(raw: RawRecord): Outcome | Promise<Outcome> {
-    const { progress, tally, caps, sink } = this.ctx;
+    const { progress, tally, caps, sink } = this;
     const keyBytes = raw.key;
     const valueBytes = raw.value ?? EMPTY;
     const bytes = (keyBytes?.byteLength ?? 0) + valueBytes.byteLength;
@@ -242,7 +258,7 @@ export class ReadStage {
     const min = tally.mins[partition];
     if (min === undefined || offset < min) tally.mins[partition] = offset;
     if ((tally.maxs[partition] ?? -1) < offset) tally.maxs[partition] = offset;
-    const prefilter = this.ctx.prefilter;
+    const prefilter = this.prefilter;
     if (prefilter && raw.value !== null && !prefilter(valueBytes)) return this.readCap();
     if (this.rawJson && raw.value !== null && tally.toSkip === 0) return this.takeJson(raw, bytes);
     return this.decode(raw, bytes);
@@ -268,7 +284,7 @@ export class ReadStage {
     try {
       const text = key === undefined ? this.view.keyText() : key;
       // False for anything but plain JSON text: decoded below.
-      matched = this.ctx.sink.addJson(raw.timestamp, raw.partition, text, raw.offset, raw.value!, raw.headers);
+      matched = this.sink.addJson(raw.timestamp, raw.partition, text, raw.offset, raw.value!, raw.headers);
     } catch (err) {
       return this.jsonUndecodable(err);
     }
@@ -277,7 +293,7 @@ export class ReadStage {
 
   private jsonUndecodable(err: unknown): Outcome {
     if (!(err instanceof DecodeError)) throw err;
-    this.ctx.progress.skippedRecords++;
+    this.progress.skippedRecords++;
     return this.afterRecord();
   }
 
@@ -285,7 +301,7 @@ export class ReadStage {
   private decode(raw: RawRecord, bytes: number): Outcome | Promise<Outcome> {
     let decoded: Decoded | Promise<Decoded>;
     try {
-      decoded = raw.value === null ? NULL_VALUE : this.ctx.valueDecoder(raw.value);
+      decoded = raw.value === null ? NULL_VALUE : this.valueDecoder(raw.value);
     } catch (err) {
       return this.undecodable(err);
     }
@@ -319,7 +335,8 @@ export class ReadStage {
 
   /** The WHERE, OFFSET and the projection, on the record in the view. */
   private evaluate(raw: RawRecord, bytes: number, value: Decoded): Outcome {
-    const { plan, tally, caps, sink } = this.ctx;
+    const { tally, caps, sink } = this;
+    const plan = this.ctx.plan;
     const view = this.view;
     try {
       if (!plan.filter(view)) return this.afterRecord();
@@ -347,12 +364,12 @@ export class ReadStage {
 
   private undecodable(err: unknown): Outcome {
     if (err instanceof DecodeError) {
-      this.ctx.progress.skippedRecords++;
+      this.progress.skippedRecords++;
       return this.afterRecord();
     }
     if (err instanceof RangeError) {
       // A string or array past what the engine can hold: the query asked too much.
-      this.failure = overBudget(this.ctx.caps.maxMemory, err);
+      this.failure = overBudget(this.caps.maxMemory, err);
       return BREAK;
     }
     throw err;
@@ -360,10 +377,10 @@ export class ReadStage {
 
   /** Sampling, then the caps on what the answer holds: max.size, LIMIT, a full batch. */
   private matched(raw: RawRecord, bytes: number): Outcome {
-    const { plan, progress, caps, sink, rules, tally } = this.ctx;
+    const { progress, caps, sink, rules, tally } = this;
     // Sampling (`_sample`/`_sampleWindow`): past its count in the current window of the clock,
     // a matching record is taken back and counts as skipped.
-    const sample = plan.sample;
+    const sample = this.ctx.plan.sample;
     if (sample !== null) {
       const now = this.ctx.clock();
       if (now - this.sampleWindowStart >= sample.windowMs) {
@@ -397,13 +414,13 @@ export class ReadStage {
   /** max.size on what is read, then any other reason to stop. */
   private afterRecord(): Outcome {
     if (this.readCap() === BREAK) return BREAK;
-    return this.ctx.rules.reason !== null ? BREAK : NEXT;
+    return this.rules.reason !== null ? BREAK : NEXT;
   }
 
   /** max.size on what is read (a record ruled out by the prefilter checks only this). */
   private readCap(): Outcome {
-    if (this.ctx.progress.totalSizeRead >= this.ctx.caps.maxRead) {
-      this.ctx.rules.stop("MAX_SIZE");
+    if (this.progress.totalSizeRead >= this.caps.maxRead) {
+      this.rules.stop("MAX_SIZE");
       return BREAK;
     }
     return NEXT;
