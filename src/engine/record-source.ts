@@ -5,8 +5,7 @@
  * own rules (slicing, caps, the idle rule, stop reasons) are tested over a source in memory.
  */
 
-import type { KafkaCluster } from "../kafka/index.ts";
-import { type TopicOffsets, topicOffsets } from "../kafka/partition-plan.ts";
+import { type KafkaCluster, type TopicOffsets, topicOffsets } from "../kafka/index.ts";
 import type { FetchedBatches, RawRecord, ReadOutage, SkippedPartition } from "../kafka/types.ts";
 
 export type { TopicOffsets };
