@@ -121,14 +121,19 @@ export async function topicOffsets(cluster: TopicOffsetPorts, topic: string, sig
   return { all, offline, starts, ends, offsetsAt: list };
 }
 
+/** The wait between two looks at the leaders: 100 ms doubling to 2 s. */
+const backoff = (round: number, signal: AbortSignal | undefined) => abortable(Bun.sleep(Math.min(2_000, 100 * 2 ** (round - 1))), signal);
+
 /**
  * The topic's partitions and those offline, looking at the leaders until no partition waits
  * within its grace. When none has a leader the cluster is not readable at all: UNAVAILABLE.
+ * `pause` waits between two looks (the backoff above; a test's clock).
  */
 export async function partitionsAround(
   leadersOf: () => Promise<number[]>,
   topic: string,
   signal?: AbortSignal,
+  pause: (round: number, signal: AbortSignal | undefined) => Promise<void> = backoff,
 ): Promise<{ all: number[]; offline: number[] }> {
   const leaderless = new LeaderlessPartitions();
   for (let round = 1; ; round++) {
@@ -137,6 +142,6 @@ export async function partitionsAround(
     if (all.length > 0 && leader.every((l) => l < 0)) throw new AppError("UNAVAILABLE", `no partition of topic '${topic}' has a leader`);
     leaderless.observe(leader, all, true);
     if (leaderless.waiting.length === 0) return { all, offline: all.filter((p) => leaderless.leftOut.has(p)) };
-    await abortable(Bun.sleep(Math.min(2_000, 100 * 2 ** (round - 1))), signal);
+    await pause(round, signal);
   }
 }

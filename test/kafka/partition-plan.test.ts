@@ -41,12 +41,15 @@ describe("LeaderlessPartitions", () => {
 describe("partitionsAround", () => {
   test("24.e24: looks at the leaders until the grace is over, then names the partitions offline", async () => {
     let asked = 0;
-    const r = await partitionsAround(async () => {
+    const pauses: number[] = [];
+    const leaders = async () => {
       asked++;
       return [3, -1, 4, -1];
-    }, "t");
+    };
+    const r = await partitionsAround(leaders, "t", undefined, async (round) => void pauses.push(round));
     expect(r).toEqual({ all: [0, 1, 2, 3], offline: [1, 3] });
     expect(asked).toBe(OFFLINE_GRACE_ROUNDS + 1);
+    expect(pauses).toEqual([1, 2, 3, 4]);
     expect(await partitionsAround(async () => [3, 4], "t")).toEqual({ all: [0, 1], offline: [] });
   });
 
