@@ -23,7 +23,7 @@ export interface PlannedReads {
  * Plans the offsets of each partition: snapshot end offsets, push-down of partitions, offsets
  * and time.
  */
-export async function planReads(source: RecordSource, plan: QueryPlan, signal: AbortSignal): Promise<PlannedReads> {
+async function planReads(source: RecordSource, plan: QueryPlan, signal: AbortSignal): Promise<PlannedReads> {
   const { all, offline, starts, ends, offsetsAt } = await source.offsets(plan.topic, signal);
   const asked = plan.partitions === null ? all : plan.partitions.filter((p) => all.includes(p));
   const skipped = asked.filter((p) => offline.includes(p)).map((partition) => ({ partition, reason: "no leader" }));
@@ -54,7 +54,7 @@ export async function planReads(source: RecordSource, plan: QueryPlan, signal: A
 }
 
 /** How the planning waits for a cluster that does not answer. */
-export interface PlanWait {
+interface PlanWait {
   /** Aborted when the query stops (time, kill, client). */
   signal: AbortSignal;
   /** Date.now() until which the query may run. */

@@ -80,7 +80,7 @@ export function stopLimitOf(why: StopReason, caps: Caps, sizeReached: "read" | "
 /** How much longer than its max wait a round of fetches may take before its broker counts as slow, not idle. */
 const SLOW_FETCH_GRACE_MS = 250;
 
-export interface StopRulesOptions {
+interface StopRulesOptions {
   /** The client: CLIENT. */
   signal: AbortSignal;
   /** A kill: STOPPED. */

@@ -59,7 +59,7 @@ export class LeaderlessPartitions {
 }
 
 /** What topicOffsets needs of a cluster (KafkaCluster has it). */
-export interface TopicOffsetPorts {
+interface TopicOffsetPorts {
   topics: { describe(names: string[]): Promise<Array<{ partitionDetails: Array<{ partition: number; leader: number }> }>> };
   offsets: { list(refs: TopicPartitionRef[], spec: OffsetSpec): Promise<ListedOffset[]> };
   reads: {
