@@ -240,6 +240,21 @@ describe("caps and stop reasons", () => {
     expect(a.end!.skippedRecords).toBe(7);
   });
 
+  test("24.e26: sampling keeps at most _sample matching records per _sampleWindow of the query's clock", async () => {
+    const source = filled(1, 20);
+    const clock = manualClock();
+    // Each look at the clock is 50 ms later: a window of 200 ms spans four records, two are kept.
+    const a = await run(source, "SELECT * FROM $T WHERE _sample = 2 AND _sampleWindow = 200", {
+      now: () => {
+        clock.now += 50;
+        return clock.now;
+      },
+      plan: settings({ maxQueryTimeMs: 1e12 }),
+    });
+    expect(a.values.map((v) => (v as { n: number }).n)).toEqual([0, 1, 4, 5, 8, 9, 12, 13, 16, 17]);
+    expect(a.end).toMatchObject({ stopReason: "END", returnedRecords: 10, skippedRecords: 10 });
+  });
+
   test("24.e13: a decoder that answers with a promise gives the same answer as one that does not", async () => {
     const source = new MemorySource("async", 2);
     for (let n = 0; n < 30; n++) source.append(n % 2, n % 7 === 0 ? new TextEncoder().encode("{bad") : { n });
