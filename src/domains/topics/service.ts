@@ -1,14 +1,13 @@
 import { randomBytes } from "node:crypto";
 import { AppError, badRequest, notFound } from "../../errors.ts";
-import type { BrokerInfo, KafkaCluster, KafkaPool } from "../../kafka/index.ts";
+import type { BrokerInfo, KafkaCluster, KafkaPool, RawRecord } from "../../kafka/index.ts";
 import type { LagEngine, PartitionLag } from "../../lag/engine.ts";
 import type { OffsetSampler } from "../../lag/sampler.ts";
 import type { Logger } from "../../log/logger.ts";
 import type { InternalTopics } from "../access/internal-topics.ts";
 import { type NotificationService, TOPIC_ALERTS } from "../alerts/notifications.ts";
 import type { AuditService } from "../audit/service.ts";
-import type { MetadataService } from "../metadata/service.ts";
-import type { DataType } from "../metadata/types.ts";
+import type { DataType, TopicMetadata } from "../shared/topic-types.ts";
 import { readTail } from "./sample.ts";
 import type { TopicFilter } from "./visibility.ts";
 
@@ -160,6 +159,15 @@ function withOffsets<T extends { internal: boolean }>(topics: T[]): T[] {
   return topics.filter((t) => !t.internal);
 }
 
+/** The stored (or guessed) key and value types of topics, as the metadata area's service answers them. */
+export interface TopicTypes {
+  list(cluster: string): Promise<TopicMetadata[]>;
+  lastGuess(cluster: string, topic: string): TopicMetadata | undefined;
+  typesFor(cluster: string, topic: string, records: RawRecord[]): Promise<TopicMetadata>;
+  /** Drops a deleted topic's stored types. */
+  forget(cluster: string, topic: string): Promise<void>;
+}
+
 export class TopicService {
   /** Background deletions under way; close() waits for them. */
   readonly #pending = new Set<Promise<unknown>>();
@@ -171,7 +179,7 @@ export class TopicService {
       pool: KafkaPool;
       lag: LagEngine;
       sampler: OffsetSampler;
-      metadata: MetadataService;
+      metadata: TopicTypes;
       audit: AuditService;
       notifications: NotificationService;
       log: Logger;
