@@ -1,3 +1,4 @@
+// @no-services
 /**
  * The executor's own rules over a record source in memory, in milliseconds and without a broker:
  * how records are sliced and handed on, the caps and stop reasons, the idle rule, resume tokens,

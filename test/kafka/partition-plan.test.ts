@@ -1,3 +1,4 @@
+// @no-services
 /**
  * The one rule for partitions without a leader (src/kafka/partition-plan.ts), used by the read
  * loop and by the planning of a query's reads. Against a real broker with a node stopped:
