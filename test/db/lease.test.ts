@@ -1,3 +1,4 @@
+// @no-services
 /**
  * The general lease on the store (src/db/lease.ts): one holder at a time, renewed by its holder,
  * taken over by another once expired; time is the store's clock, or an injected one here.

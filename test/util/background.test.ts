@@ -1,3 +1,4 @@
+// @no-services
 /**
  * Background work in one place (src/util/background.ts): jobs registered once, started in order,
  * stopped in the reverse order, each with its status.

@@ -17,17 +17,7 @@ import type { Upstream, UpstreamAnswer, UrlState } from "../../proxy/upstream.ts
 import type { NotificationService } from "../alerts/notifications.ts";
 import { publicUrl } from "../server-info/service.ts";
 
-/** The registry's compatibility levels, as the clients send them. */
-export const COMPATIBILITY_LEVELS = [
-  "NONE",
-  "FULL",
-  "FORWARD",
-  "BACKWARD",
-  "FULL_TRANSITIVE",
-  "FORWARD_TRANSITIVE",
-  "BACKWARD_TRANSITIVE",
-] as const;
-export type CompatibilityLevel = (typeof COMPATIBILITY_LEVELS)[number];
+export { COMPATIBILITY_LEVELS, type CompatibilityLevel } from "./schemas.ts";
 
 /** What the registry speaks; the Go client sends the first, the Python client the last. */
 export const REGISTRY_MEDIA_TYPES = [
