@@ -109,7 +109,6 @@ const LONG_FUNCTIONS: Record<string, number> = {
   "src/domains/topics/browse-records.ts#RecordBrowser.#browse": 132,
   "src/domains/topics/routes.ts#topicRoutes": 139,
   "src/engine/encoders.ts#toAvro": 91,
-  "src/engine/executor.ts#executeQuery": 416,
   "src/engine/prefilter.ts#buildPrefilter": 111,
   "src/http/sse.ts#sseStream": 167,
   "src/kafka/record-set.ts#decodeRecordSet": 106,

@@ -17,6 +17,7 @@ export * from "./encoders.ts";
 export * from "./executor.ts";
 export * from "./prefilter.ts";
 export * from "./queries.ts";
+export * from "./record-source.ts";
 export * from "./record-text.ts";
 export * from "./resume.ts";
 export * from "./schemas.ts";

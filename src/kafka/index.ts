@@ -6,6 +6,7 @@
 
 export { KafkaCluster } from "./cluster.ts";
 export { KAFKA_ERROR_CODES, toAppError as kafkaErrorToAppError } from "./errors.ts";
+export { type TopicOffsets, topicOffsets } from "./partition-plan.ts";
 export { createKafkaPool, type KafkaPool } from "./pool.ts";
 export {
   type Assignment,

@@ -17,6 +17,7 @@ import { AppError } from "../errors.ts";
 import { abortable, abortError, answerWithin, callApi, clientOptions } from "./client.ts";
 import type { KafkaConnection, MetadataResponse } from "./connection.ts";
 import { kafkaErrorName, toAppError } from "./errors.ts";
+import { LeaderlessPartitions } from "./partition-plan.ts";
 import { negotiatedFetch, type RecordBytes, rawFetch } from "./raw-fetch.ts";
 import { type AbortedTransaction, decodeRecordSet, type ReadCursor, skipPast } from "./record-set.ts";
 import {
@@ -63,11 +64,6 @@ const MAX_TRANSIENT_RETRIES = 5;
 /** Backoff after a failure: doubles from the first to the most. */
 const RETRY_FIRST_MS = 100;
 const RETRY_MAX_MS = 2_000;
-/**
- * Rounds (metadata refreshes with backoff, some 1.5 s) a partition may show no leader while
- * others are readable before it is left out: a leader election takes less.
- */
-const OFFLINE_GRACE_ROUNDS = 4;
 
 /** What the read knows of the topic's leaders; refreshed only after a failure. */
 interface Leaders {
@@ -214,8 +210,8 @@ class TopicRead {
   #outage: ReadOutage | null = null;
   #failures = 0;
   /** Rounds each partition has been seen without a leader. */
-  readonly #leaderless = new Map<number, number>();
-  readonly #skipped = new Set<number>();
+  readonly #leaderless = new LeaderlessPartitions();
+  readonly #skipped = this.#leaderless.leftOut;
   /** The leaders must be asked again before the next round (after a failure). */
   #stale = false;
 
@@ -553,25 +549,11 @@ class TopicRead {
    * when other partitions are readable and the caller listens, they are left out.
    */
   async #refreshLeaders(known: boolean): Promise<Leaders> {
-    const req = this.#req;
-    const leaderless = this.#leaderless;
-    const skipped = this.#skipped;
     const observer = this.#observer;
     const leaders = await topicLeaders(this.#consumer, this.#topic, known, this.#signal);
-    const readable = leaders.leader.some((l) => l >= 0);
-    for (const { partition } of req.partitions) {
-      if (skipped.has(partition) || partition >= leaders.partitionsCount) continue;
-      if ((leaders.leader[partition] ?? -1) >= 0) {
-        leaderless.delete(partition);
-        continue;
-      }
-      const rounds = (leaderless.get(partition) ?? 0) + 1;
-      leaderless.set(partition, rounds);
-      if (readable && observer.skipped && rounds > OFFLINE_GRACE_ROUNDS) {
-        skipped.add(partition);
-        leaderless.delete(partition);
-        observer.skipped({ partition, reason: "no leader" });
-      }
+    const partitions = this.#req.partitions.map((p) => p.partition);
+    for (const partition of this.#leaderless.observe(leaders.leader, partitions, observer.skipped !== undefined)) {
+      observer.skipped?.({ partition, reason: "no leader" });
     }
     return leaders;
   }

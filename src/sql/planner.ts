@@ -51,10 +51,9 @@ export interface QueryPlan {
   topic: string;
   /**
    * Set on the plan of a continuous query (a live subscription, see the executor's followPlan):
-   * read from the end offsets on and never end but when aborted. Told once those offsets are
-   * known, so records written from then on are read.
+   * read from the end offsets on and never end but when aborted.
    */
-  follow?: { onReading?(): void };
+  follow?: boolean;
   settings: QuerySettings;
   /** Most records to return, after clamping to the configured maximum. */
   limit: number;

@@ -9,6 +9,7 @@ import type { Role } from "../../src/config/schema.ts";
 import type { FinishedQuery } from "../../src/domains/sql/service.ts";
 import { DecoderFactory } from "../../src/engine/decoders.ts";
 import { executeQuery, type QueryEvent } from "../../src/engine/executor.ts";
+import { kafkaSource } from "../../src/engine/record-source.ts";
 import type { RecordText } from "../../src/engine/record-text.ts";
 import type { ProduceRecord } from "../../src/kafka/index.ts";
 import { registryEnv, uniqueTopic } from "../cluster/cluster.ts";
@@ -54,7 +55,7 @@ export function sqlFixture(raw: Record<string, unknown> = {}): Fixture {
     const compiled = await f.rt.sql.compile(sql, "local");
     const factory = new DecoderFactory({ registry: null });
     const deps = {
-      cluster: f.rt.kafka.default(),
+      source: kafkaSource(f.rt.kafka.default()),
       keyDecoder: factory.create(undefined, undefined, "key"),
       valueDecoder: factory.create(undefined, undefined, "value"),
     };

@@ -81,9 +81,9 @@ export class Subscription {
     // itself settles only after the SUBSCRIBE is answered. The query's own error is the reason
     // (a cluster that does not answer names itself and how long it was waited for).
     this.#failStart = failed;
-    const plan = followPlan(opts.compiled.plan, { onReading: () => reading() });
+    const plan = followPlan(opts.compiled.plan);
     this.#prepared = await opts.sql.prepare({ ...opts.compiled, plan }, opts.cluster, opts.user);
-    const run = this.#run(this.#prepared);
+    const run = this.#run(this.#prepared, reading);
     run.then(
       () => failed(new AppError("UNAVAILABLE", `The subscription to '${this.topic}' ended at once`)),
       (err: unknown) => failed(err),
@@ -110,12 +110,13 @@ export class Subscription {
     return this.#stopped;
   }
 
-  async #run(prepared: PreparedQuery): Promise<void> {
+  /** `reading`: told once the query's read begins (its end offsets are known). */
+  async #run(prepared: PreparedQuery, reading: () => void): Promise<void> {
     const { socket, correlationId } = this.opts;
     const records = new LiveRecords(JSON.stringify(this.topic), ELEMENT);
     let why: string | null = null;
     try {
-      for await (const ev of prepared.events(this.#abort.signal, { sink: records })) {
+      for await (const ev of prepared.events(this.#abort.signal, { sink: records, observer: { onReading: reading } })) {
         if (ev.type === "records") {
           if (ev.count === 0) continue;
           // The bytes live in the sink's buffer until the next pull: made text before waiting.

@@ -11,9 +11,11 @@ import {
   type Decoder,
   DecoderFactory,
   executeQuery,
+  kafkaSource,
   type PartitionScan,
   type QueryEnd,
   type QueryEvent,
+  type QueryObserver,
   QueryProgress,
   QueryRegistry,
   type RecordSink,
@@ -132,7 +134,7 @@ export interface PreparedQuery {
    */
   events(
     signal: AbortSignal,
-    opts: { sink: RecordSink; maxOutputBytes?: number; onStop?: () => void },
+    opts: { sink: RecordSink; maxOutputBytes?: number; observer?: QueryObserver },
   ): AsyncGenerator<QueryEvent, void, undefined>;
   /** Gives the slot back when the events are never iterated. */
   release(): void;
@@ -289,7 +291,7 @@ export class SqlService {
         let end: QueryEnd | null = null;
         let error: string | undefined;
         try {
-          for await (const ev of executeQuery({ cluster: kafka, keyDecoder, valueDecoder, prefilter }, plan, {
+          for await (const ev of executeQuery({ source: kafkaSource(kafka), keyDecoder, valueDecoder, prefilter }, plan, {
             signal,
             stopSignal: slot.killSignal,
             progress,
@@ -299,7 +301,7 @@ export class SqlService {
             bounds: compiled.bounds,
             ...(options.resume ? { resume: options.resume } : {}),
             ...(opts.maxOutputBytes !== undefined ? { maxOutputBytes: opts.maxOutputBytes } : {}),
-            ...(opts.onStop ? { onStop: opts.onStop } : {}),
+            ...(opts.observer ? { observer: opts.observer } : {}),
           })) {
             if (ev.type === "end") end = ev.end;
             else if (ev.type === "error") error = ev.error.message;

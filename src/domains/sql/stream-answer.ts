@@ -69,9 +69,7 @@ export function statsBody(prepared: Pick<PreparedQuery, "plan" | "progress">): R
       : {}),
     ...(progress.outage ? { retrying: progress.outage.toError().message } : {}),
     // Offsets the read covers, once it is planned: what the records read so far are a part of.
-    ...(plan.follow === undefined && progress.scans.length > 0
-      ? { offsetsToRead: progress.scans.reduce((n, s) => n + (s.to - s.from), 0) }
-      : {}),
+    ...(!plan.follow && progress.scans.length > 0 ? { offsetsToRead: progress.scans.reduce((n, s) => n + (s.to - s.from), 0) } : {}),
   };
 }
 
@@ -163,7 +161,7 @@ export function streamAnswer(prepared: PreparedQuery, opts: StreamAnswerOptions)
         }
       }, MEMORY_CHECK_MS);
       try {
-        for await (const ev of prepared.events(w.signal, { sink: records, onStop })) {
+        for await (const ev of prepared.events(w.signal, { sink: records, observer: { onStop } })) {
           if (w.signal.aborted) break;
           if (ev.type === "end") {
             w.send(`data:2${JSON.stringify(endBody(ev.end, opts.withOffsets, compiled.clamped))}`);
