@@ -127,19 +127,6 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
   // The features.
   const streams = new StreamRegistry(config.auth.maxStreamsPerUser, { auth });
   const notifications = new NotificationService(store.db, logs.logger("alerts"));
-  const metadata = new MetadataService(new MetadataRepo(store.db), kafka);
-  const topics = new TopicService({
-    pool: kafka,
-    lag,
-    sampler,
-    metadata,
-    audit,
-    notifications,
-    log: logs.logger("topics"),
-    internalTopics,
-  });
-  const lagHistory = new LagHistory(kafka, sampler, {}, logs.logger("sampler"));
-  const consumers = new ConsumerService(kafka, lag, lagHistory, config.lag.sampleInterval);
   // One upstream for the registry: the decoders and the proxy skip the same bad host.
   const sr = config.schemaRegistry;
   const registryUpstream = sr
@@ -155,6 +142,20 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
       })
     : null;
   const registry = registryUpstream ? new SchemaRegistryClient({ upstream: registryUpstream }) : null;
+  const metadata = new MetadataService(new MetadataRepo(store.db), kafka);
+  const topics = new TopicService({
+    pool: kafka,
+    lag,
+    sampler,
+    metadata,
+    audit,
+    notifications,
+    log: logs.logger("topics"),
+    internalTopics,
+    registry,
+  });
+  const lagHistory = new LagHistory(kafka, sampler, {}, logs.logger("sampler"));
+  const consumers = new ConsumerService(kafka, lag, lagHistory, config.lag.sampleInterval);
   const schemas = new SchemaProxyService({
     upstream: registryUpstream,
     allowDelete: sr?.allowDelete ?? false,

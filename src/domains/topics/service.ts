@@ -4,11 +4,13 @@ import type { BrokerInfo, KafkaCluster, KafkaPool } from "../../kafka/index.ts";
 import type { LagEngine, PartitionLag } from "../../lag/engine.ts";
 import type { OffsetSampler } from "../../lag/sampler.ts";
 import type { Logger } from "../../log/logger.ts";
+import type { SchemaRegistryClient } from "../../registry/client.ts";
 import type { InternalTopics } from "../access/internal-topics.ts";
 import { type NotificationService, TOPIC_ALERTS } from "../alerts/notifications.ts";
 import type { AuditService } from "../audit/service.ts";
+import { latestSchema, subjectOf } from "../insert/subjects.ts";
 import type { MetadataService } from "../metadata/service.ts";
-import type { DataType } from "../metadata/types.ts";
+import type { DataType, TopicMetadata } from "../metadata/types.ts";
 import { readTail } from "./sample.ts";
 import type { TopicFilter } from "./visibility.ts";
 
@@ -177,6 +179,8 @@ export class TopicService {
       log: Logger;
       /** Kafka's, Connect's, the registry's and Loupe's topics: marked `isControlTopic`. */
       internalTopics: InternalTopics;
+      /** The schema registry, when configured: a topic's `<topic>-key` / `<topic>-value` schemas. */
+      registry?: SchemaRegistryClient | null;
     },
   ) {}
 
@@ -281,7 +285,7 @@ export class TopicService {
 
     // One read of the newest record of each partition: the topic's timestamp, and the sample
     // for guessing types when no metadata is stored.
-    const [records, consumers] = await Promise.all([
+    const [records, consumers, keyRegistered, valueRegistered] = await Promise.all([
       readTail(kafka, name, perPartition, { perPartition: 1 }).catch((e: unknown) => {
         this.deps.log.warn("cannot read the newest records", { cluster, topic: name, error: (e as Error).message });
         return [];
@@ -292,8 +296,10 @@ export class TopicService {
         lag.partitions.filter((p) => p.topic === name),
         lag.groups,
       ),
+      this.#registered(cluster, name, "key"),
+      this.#registered(cluster, name, "value"),
     ]);
-    const types = await this.deps.metadata.typesFor(cluster, name, records);
+    const types = withRegistered(await this.deps.metadata.typesFor(cluster, name, records), keyRegistered, valueRegistered);
     // A topic's override whose default the broker lists under another name (`log.retention.hours`
     // for `retention.ms`) has no default among its synonyms: the configs a new topic would get say it.
     const overridden = configs.filter((c) => !c.isDefault && (c.defaultValue ?? null) === null);
@@ -324,6 +330,23 @@ export class TopicService {
       consumers,
       messagesPerPartition: perPartition,
     };
+  }
+
+  /**
+   * The latest Avro schema of the topic's key or value subject (`<topic>-key`, `<topic>-value`),
+   * as the JDBC table listing answers it. Undefined without a registry, a subject or an Avro
+   * schema, and when the registry cannot answer: the topic's page stays useful without it.
+   */
+  async #registered(cluster: string, topic: string, side: "key" | "value"): Promise<string | undefined> {
+    const registry = this.deps.registry;
+    if (!registry) return undefined;
+    try {
+      const latest = await latestSchema(registry, subjectOf(topic, side));
+      return latest && latest.schemaType.toUpperCase() === "AVRO" ? latest.schema : undefined;
+    } catch (e) {
+      this.deps.log.warn("cannot read the topic's registry subject", { cluster, topic, side, error: (e as Error).message });
+      return undefined;
+    }
   }
 
   /**
@@ -583,4 +606,26 @@ export class TopicService {
   async drain(timeoutMs = 5_000): Promise<void> {
     await Promise.race([Promise.allSettled([...this.#pending]), Bun.sleep(timeoutMs)]);
   }
+}
+
+/**
+ * What the registry adds to a topic's types. Stored metadata keeps its types; an AVRO side
+ * without a stored schema gets the subject's. A guessed side that is Avro or has no clue (an
+ * empty topic: BYTES) is AVRO with the subject's schema; a guess the records contradict stays.
+ */
+function withRegistered(types: TopicMetadata, key: string | undefined, value: string | undefined): TopicMetadata {
+  const side = (type: DataType, schema: string | undefined, registered: string | undefined) => {
+    if (registered === undefined) return { type, schema };
+    if (!types.inferred) return { type, schema: schema ?? (type === "AVRO" ? registered : undefined) };
+    return type === "AVRO" || type === "BYTES" ? { type: "AVRO" as const, schema: registered } : { type, schema };
+  };
+  const k = side(types.keyType, types.keySchema, key);
+  const v = side(types.valueType, types.valueSchema, value);
+  return {
+    ...types,
+    keyType: k.type,
+    valueType: v.type,
+    ...(k.schema !== undefined ? { keySchema: k.schema } : {}),
+    ...(v.schema !== undefined ? { valueSchema: v.schema } : {}),
+  };
 }
