@@ -196,7 +196,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   mount(sqlRoutes(deps.sql, deps.streams, (user, cluster, text, stop) => void deps.sqlLibrary.recordRun(user, cluster, text, stop)));
   mount(sqlLibraryRoutes(deps.sqlLibrary));
   mount(liveRoutes({ ...deps, log: deps.logs.logger("live") }));
-  mount(jdbcSelectRoutes({ ...deps, formats: storeTopicFormats(deps.store.sqlite), log: deps.logs.logger("jdbc") }));
+  mount(jdbcSelectRoutes({ ...deps, formats: storeTopicFormats(deps.store.db), log: deps.logs.logger("jdbc") }));
   const extra = new RouteGroup();
   deps.extraRoutes?.(extra);
   mount(extra);

@@ -163,10 +163,10 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     notifications,
     log: logs.logger("schemas"),
   });
-  const inserts = new InsertService({ pool: kafka, formats: storeTopicFormats(store.sqlite), registry, log: logs.logger("insert") });
+  const inserts = new InsertService({ pool: kafka, formats: storeTopicFormats(store.db), registry, log: logs.logger("insert") });
   const sql = new SqlService({
     pool: kafka,
-    formats: storeTopicFormats(store.sqlite),
+    formats: storeTopicFormats(store.db),
     registry,
     validateInsert: (statement, cluster, allowed) => inserts.validate(statement, cluster, allowed),
     maxLimit: config.sql.maxLimit,

@@ -29,6 +29,7 @@ import {
   type TopicPartitionRef,
 } from "../kafka/types.ts";
 import { type QueryPlan, type RecordView, resolveOffsetRange } from "../sql/index.ts";
+import { abortable } from "../util/abort.ts";
 import { type Decoded, DecodeError, type Decoder, decodesJsonText, decodesPlainText, isPlainText } from "./decoders.ts";
 import type { Prefilter } from "./prefilter.ts";
 import { formatResume, type ReadRange, type Resume, resumeRanges } from "./resume.ts";
@@ -917,25 +918,4 @@ function overBudget(maxMemory: number, cause?: unknown): QueryError {
 
 function isAbort(err: unknown): boolean {
   return err instanceof Error && (err.name === "AbortError" || err.message === "aborted");
-}
-
-function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    p.catch(() => {});
-    return Promise.reject(Object.assign(new Error("aborted"), { name: "AbortError" }));
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(Object.assign(new Error("aborted"), { name: "AbortError" }));
-    signal.addEventListener("abort", onAbort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(v);
-      },
-      (e) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(e);
-      },
-    );
-  });
 }

@@ -14,7 +14,8 @@
 
 import { type Broker, Consumer, IS_CONTROL, type RecordsBatch } from "@platformatic/kafka";
 import { AppError } from "../errors.ts";
-import { abortable, answerWithin, callApi, clientOptions } from "./client.ts";
+import { abortable } from "../util/abort.ts";
+import { answerWithin, callApi, clientOptions } from "./client.ts";
 import type { KafkaConnection, MetadataResponse } from "./connection.ts";
 import { kafkaErrorName, toAppError } from "./errors.ts";
 import { negotiatedFetch, type RecordBytes, rawFetch } from "./raw-fetch.ts";

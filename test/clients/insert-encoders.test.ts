@@ -8,8 +8,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import avro from "avsc";
 import type { Role } from "../../src/config/schema.ts";
-import { encoderFor, parseAvroSchema, toAvro } from "../../src/engine/encoders.ts";
 import { readTail } from "../../src/domains/topics/sample.ts";
+import { encoderFor, parseAvroSchema, toAvro } from "../../src/engine/encoders.ts";
 import type { RawRecord } from "../../src/kafka/index.ts";
 import { registryEnv } from "../cluster/cluster.ts";
 import { registerSchema } from "../helpers/registry.ts";

@@ -4,8 +4,8 @@
  * real broker with a clock the test advances, so the windows are exact.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
-import { RecordText } from "../../src/engine/record-text.ts";
 import { RECORD_LINE } from "../../src/domains/sql/stream-answer.ts";
+import { RecordText } from "../../src/engine/record-text.ts";
 import { jsonRecords, parseStream, sqlFixture } from "../sql-exec/helpers.ts";
 
 const f = sqlFixture();

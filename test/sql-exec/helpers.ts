@@ -6,10 +6,10 @@
 
 import { afterAll, beforeAll } from "bun:test";
 import type { Role } from "../../src/config/schema.ts";
+import type { FinishedQuery } from "../../src/domains/sql/service.ts";
 import { DecoderFactory } from "../../src/engine/decoders.ts";
 import { executeQuery, type QueryEvent } from "../../src/engine/executor.ts";
 import type { RecordText } from "../../src/engine/record-text.ts";
-import type { FinishedQuery } from "../../src/domains/sql/service.ts";
 import type { ProduceRecord } from "../../src/kafka/index.ts";
 import { registryEnv, uniqueTopic } from "../cluster/cluster.ts";
 import { type TestRuntime, testRuntime } from "../helpers/runtime.ts";

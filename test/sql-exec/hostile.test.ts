@@ -12,9 +12,9 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { JSON_ANSWER_MAX_BYTES } from "../../src/domains/sql/json-answer.ts";
-import { RecordText } from "../../src/engine/record-text.ts";
 import type { CompiledQuery } from "../../src/domains/sql/service.ts";
 import { RECORD_LINE } from "../../src/domains/sql/stream-answer.ts";
+import { RecordText } from "../../src/engine/record-text.ts";
 import { QueryLimitError } from "../../src/sql/index.ts";
 import { type MachineLag, startMachineLag } from "../helpers/machine-lag.ts";
 import { epochNow, type Poller, type ServerProcess, startServerProcess } from "../helpers/server-process.ts";

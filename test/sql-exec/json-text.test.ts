@@ -4,10 +4,10 @@
  */
 
 import { describe, expect, test } from "bun:test";
+import { RECORD_LINE } from "../../src/domains/sql/stream-answer.ts";
 import { escapeJsonText, isJsonText } from "../../src/engine/decoders.ts";
 import type { QueryRecord } from "../../src/engine/executor.ts";
 import { RecordText } from "../../src/engine/record-text.ts";
-import { RECORD_LINE } from "../../src/domains/sql/stream-answer.ts";
 
 const parses = (text: string): boolean => {
   try {

@@ -6,8 +6,8 @@
  * Records carry their headers when asked, and only then.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
-import { RecordText } from "../../src/engine/record-text.ts";
 import { RECORD_LINE } from "../../src/domains/sql/stream-answer.ts";
+import { RecordText } from "../../src/engine/record-text.ts";
 import { jsonRecords, q, sqlFixture, stream } from "./helpers.ts";
 
 const f = sqlFixture();
