@@ -53,10 +53,6 @@ export interface AccessRule {
   };
 }
 
-export function rolesFor(level: Level): readonly Role[] | "public" {
-  return level === "public" ? "public" : LEVEL_ROLES[level];
-}
-
 /** The roles of a level as the OpenAPI document and the docs say them. */
 export function rolesText(level: Level): string {
   if (level === "session") return "any signed-in identity";
