@@ -142,7 +142,6 @@ export const connectClusterSchema = z
       .default({ configs: "connect-configs", offsets: "connect-offsets", statuses: "connect-status" }),
   })
   .strict();
-export type ConnectClusterConfig = z.infer<typeof connectClusterSchema>;
 
 /** Connector classes refused to non-admins by default: they read or write files on the workers' hosts. */
 export const DEFAULT_DENIED_PLUGINS = [
@@ -206,7 +205,6 @@ export const schemaRegistrySchema = z
     topics: z.array(z.string().min(1).max(249)).max(64).default([]),
   })
   .strict();
-export type SchemaRegistryConfig = z.infer<typeof schemaRegistrySchema>;
 
 export const userSchema = z
   .object({

@@ -7,14 +7,7 @@
  * the most: a definite broker answer wins over a transient one, which wins over the network.
  */
 
-import {
-  AuthenticationError,
-  NetworkError,
-  ProtocolError,
-  TimeoutError,
-  UnsupportedApiError,
-  UserError,
-} from "@platformatic/kafka";
+import { AuthenticationError, NetworkError, ProtocolError, TimeoutError, UnsupportedApiError, UserError } from "@platformatic/kafka";
 import { AppError, type ErrorCode } from "../errors.ts";
 
 /**

@@ -4,7 +4,7 @@
  */
 import type { StreamProgram } from "../../sql/index.ts";
 
-export type { AggregateProgram, StreamOutput, StreamProgram, StreamSettings, StreamWindow } from "../../sql/index.ts";
+export type { AggregateProgram, StreamOutput, StreamProgram } from "../../sql/index.ts";
 
 /** What the user asked for last. */
 export type DesiredState = "RUNNING" | "PAUSED";

@@ -27,7 +27,6 @@ export const COMPATIBILITY_LEVELS = [
   "FORWARD_TRANSITIVE",
   "BACKWARD_TRANSITIVE",
 ] as const;
-export type CompatibilityLevel = (typeof COMPATIBILITY_LEVELS)[number];
 
 /** What the registry speaks; the Go client sends the first, the Python client the last. */
 export const REGISTRY_MEDIA_TYPES = [
