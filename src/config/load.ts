@@ -60,7 +60,7 @@ export const ENV_OVERRIDES: Readonly<Record<string, EnvOverride>> = {
   },
   LOUPE_SCHEMA_REGISTRY_TOPICS: {
     key: "schemaRegistry.topics",
-    form: "comma-separated: the registry's storage topics (internal)",
+    form: "comma-separated: the registry's storage topics, internal",
     apply: (raw, v) =>
       void (obj(raw, "schemaRegistry").topics = v
         .split(",")
@@ -79,7 +79,7 @@ export const ENV_OVERRIDES: Readonly<Record<string, EnvOverride>> = {
   },
   LOUPE_KAFKA_BOOTSTRAP: {
     key: "kafka.clusters[default].bootstrapServers",
-    form: "the default cluster's servers (the first cluster when none is marked default; a cluster `default` is added when the file has none)",
+    form: "the default cluster's servers: the one marked default, else the first; a cluster `default` is added when the file has none",
     apply: (raw, v) => {
       const kafka = obj(raw, "kafka");
       const clusters = Array.isArray(kafka.clusters) ? (kafka.clusters as Raw[]) : [];
