@@ -13,6 +13,20 @@ const pages = [
     .map((f) => `docs/${f}`),
 ];
 
+/** The anchors GitHub gives a page's headings: lower case, punctuation dropped, spaces as `-`. */
+function anchorsOf(file: string): Set<string> {
+  const text = readFileSync(file, "utf8").replace(/```[\s\S]*?```/g, "");
+  return new Set(
+    [...text.matchAll(/^#{1,6} (.+)$/gm)].map((h) =>
+      h[1]!
+        .trim()
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N}_\- ]/gu, "")
+        .replace(/ /g, "-"),
+    ),
+  );
+}
+
 describe("docs", () => {
   test("24: the generated pages (configuration reference, role table) are what the code says", () => {
     expect(stalePages()).toEqual([]);
@@ -36,16 +50,18 @@ describe("docs", () => {
     expect(readme).toContain("npm ci && npm test");
   });
 
-  test("relative links lead to files that exist", () => {
+  test("relative links lead to files that exist, and to headings they have", () => {
     const broken: string[] = [];
     for (const page of pages) {
       const text = readFileSync(join(root, page), "utf8").replace(/```[\s\S]*?```/g, "");
-      for (const m of text.matchAll(/\]\(([^)\s#]+)(#[^)\s]*)?\)/g)) {
+      for (const m of text.matchAll(/\]\(([^)\s#]*)(#[^)\s]*)?\)/g)) {
         const target = m[1]!;
         if (/^[a-z]+:/.test(target)) continue;
         // The architecture page arrives with the architecture test; until then its links wait for it.
         if (target.endsWith("architecture.md") && !existsSync(join(root, "docs/architecture.md"))) continue;
-        if (!existsSync(join(root, dirname(page), target))) broken.push(`${page}: ${target}`);
+        const file = target ? join(root, dirname(page), target) : join(root, page);
+        if (!existsSync(file)) broken.push(`${page}: ${target}`);
+        else if (m[2] && file.endsWith(".md") && !anchorsOf(file).has(m[2].slice(1))) broken.push(`${page}: ${target}${m[2]}`);
       }
     }
     expect(broken).toEqual([]);
