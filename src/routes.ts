@@ -28,7 +28,7 @@ import type { AnyRoute } from "./http/route.ts";
 import { uiApi } from "./ui/routes.ts";
 
 /**
- * Every route the app serves, in the order of the README's role table. Each entry is the
+ * Every route the app serves, in the order of the role table (docs/api.md). Each entry is the
  * route's one declaration (next to its handler); nothing here is written twice. The app
  * fails to start when it serves a route missing here or misses a route listed here.
  */
@@ -65,7 +65,7 @@ export const ROUTES: readonly AnyRoute[] = [
 
 /**
  * The access table: every route's rule, read from the declarations in the order above. What
- * the README role table and the role matrix show.
+ * the role table (docs/api.md) and the role matrix show.
  */
 export const ACCESS_RULES: readonly AccessRule[] = ROUTES.map((r) => r.access);
 indexRules(ACCESS_RULES);

@@ -16,7 +16,7 @@ const ldapUrl = z
 
 /**
  * The directory Loupe logs users in against: search-then-bind with a service account, the
- * user's groups from `memberOf` or a group search, mapped to Loupe groups. See README "LDAP".
+ * user's groups from `memberOf` or a group search, mapped to Loupe groups. See docs/identity.md, "LDAP".
  */
 export const ldapSchema = z
   .object({
