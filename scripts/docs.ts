@@ -218,7 +218,9 @@ export function configRows(): KeyRow[] {
     const bare = path.replace(/\[\]/g, "");
     let dflt = defaultText(given, inner);
     if (!dflt) dflt = optional ? "none" : required ? "required" : "required in its section";
-    rows.push({ key: path, type: typeText(inner), default: dflt, env: envFor(path), meaning: comments.get(bare) ?? "" });
+    // A key without a comment of its own says what its section says (`sql.schemaRegistry.urls`).
+    const meaning = comments.get(bare) ?? comments.get(bare.slice(0, bare.lastIndexOf("."))) ?? "";
+    rows.push({ key: path, type: typeText(inner), default: dflt, env: envFor(path), meaning });
   };
   walk(configSchema as unknown as z.ZodType, "", undefined, true);
   return rows;
