@@ -86,4 +86,21 @@ describe("GET /api/topics/{t} with a registry subject", () => {
       await dead.dispose();
     }
   });
+
+  test("a registry that accepts and never answers delays the page a few seconds, not its whole timeout", async () => {
+    // A real socket that takes the connection and says nothing.
+    const silent = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+    const slow = await testRuntime({ schemaRegistry: { urls: [`http://127.0.0.1:${silent.port}`], timeout: 30_000 } });
+    try {
+      const topic = await createReadyTopic(slow.kafka.default(), { prefix: "registry-schema-silent", track: created });
+      const started = performance.now();
+      const res = await slow.request(`/api/topics/${topic}`, { role: "read" });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ keySchema: null, valueSchema: null });
+      expect(performance.now() - started).toBeLessThan(10_000);
+    } finally {
+      await slow.dispose();
+      silent.stop(true);
+    }
+  });
 });

@@ -15,8 +15,8 @@ export interface LatestSchema {
 export const subjectOf = (topic: string, side: "key" | "value") => `${topic}-${side}`;
 
 /** The latest schema registered under the subject; null when the registry has no such subject. */
-export async function latestSchema(registry: SchemaRegistryClient, subject: string): Promise<LatestSchema | null> {
-  const res = await registry.request(`/subjects/${encodeURIComponent(subject)}/versions/latest`);
+export async function latestSchema(registry: SchemaRegistryClient, subject: string, signal?: AbortSignal): Promise<LatestSchema | null> {
+  const res = await registry.request(`/subjects/${encodeURIComponent(subject)}/versions/latest`, signal ? { signal } : {});
   if (res.status === 404) {
     await res.body?.cancel().catch(() => {});
     return null;

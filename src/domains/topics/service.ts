@@ -17,6 +17,9 @@ import type { TopicFilter } from "./visibility.ts";
 /** How long creating or deleting a topic waits for the brokers' metadata to follow. */
 const SETTLE_MS = 15_000;
 
+/** How long a topic's page waits for the registry's schemas before it answers without them. */
+const REGISTRY_WAIT_MS = 3_000;
+
 /** How long the configs a new topic would get are kept before the brokers are asked again. */
 const DEFAULTS_TTL_MS = 5 * 60_000;
 
@@ -335,13 +338,14 @@ export class TopicService {
   /**
    * The latest Avro schema of the topic's key or value subject (`<topic>-key`, `<topic>-value`),
    * as the JDBC table listing answers it. Undefined without a registry, a subject or an Avro
-   * schema, and when the registry cannot answer: the topic's page stays useful without it.
+   * schema, and when the registry cannot answer within REGISTRY_WAIT_MS: the topic's page stays
+   * useful (and quick) without it.
    */
   async #registered(cluster: string, topic: string, side: "key" | "value"): Promise<string | undefined> {
     const registry = this.deps.registry;
     if (!registry) return undefined;
     try {
-      const latest = await latestSchema(registry, subjectOf(topic, side));
+      const latest = await latestSchema(registry, subjectOf(topic, side), AbortSignal.timeout(REGISTRY_WAIT_MS));
       return latest && latest.schemaType.toUpperCase() === "AVRO" ? latest.schema : undefined;
     } catch (e) {
       this.deps.log.warn("cannot read the topic's registry subject", { cluster, topic, side, error: (e as Error).message });
