@@ -2,70 +2,45 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { compress } from "hono/compress";
+import { AREAS } from "./areas.ts";
 import type { Config } from "./config/schema.ts";
 import type { Store } from "./db/index.ts";
-import { groupRoutes } from "./domains/access/group-routes.ts";
 import type { GroupService } from "./domains/access/group-service.ts";
 import type { InternalTopics } from "./domains/access/internal-topics.ts";
 import type { NotificationService } from "./domains/alerts/notifications.ts";
-import { alertRoutes } from "./domains/alerts/routes.ts";
-import { auditRoutes } from "./domains/audit/routes.ts";
 import type { AuditService } from "./domains/audit/service.ts";
-import { authRoutes } from "./domains/auth/routes.ts";
 import type { AuthService } from "./domains/auth/service.ts";
-import { clusterRoutes } from "./domains/cluster/routes.ts";
-import { ClusterOverviewService } from "./domains/cluster/service.ts";
-import { configsRoutes } from "./domains/configs/routes.ts";
 import type { KafkaConfigService } from "./domains/configs/service.ts";
-import { connectRoutes } from "./domains/connect/routes.ts";
 import type { ConnectService } from "./domains/connect/service.ts";
-import { consumerRoutes } from "./domains/consumers/routes.ts";
 import type { ConsumerService } from "./domains/consumers/service.ts";
-import { healthRoutes } from "./domains/health/routes.ts";
 import type { ClusterProbe } from "./domains/health/service.ts";
 import type { InsertService } from "./domains/insert/service.ts";
-import { jdbcRoutes } from "./domains/jdbc/routes.ts";
-import { jdbcSelectRoutes } from "./domains/jdbc/select-routes.ts";
-import { liveRoutes } from "./domains/live/routes.ts";
-import { logRoutes } from "./domains/logs/routes.ts";
-import { metadataRoutes } from "./domains/metadata/routes.ts";
 import type { MetadataService } from "./domains/metadata/service.ts";
-import { metricsRoutes } from "./domains/metrics/routes.ts";
-import { processorRoutes } from "./domains/processors/routes.ts";
 import type { ProcessorService } from "./domains/processors/service.ts";
-import { profileRoutes } from "./domains/profile/routes.ts";
 import type { ProfileService } from "./domains/profile/service.ts";
-import { schemaRoutes } from "./domains/schemas/routes.ts";
 import type { SchemaProxyService } from "./domains/schemas/service.ts";
-import { serverInfoRoutes } from "./domains/server-info/routes.ts";
 import type { ServerInfoService } from "./domains/server-info/service.ts";
-import { serviceAccountRoutes } from "./domains/service-accounts/routes.ts";
 import type { ServiceAccountService } from "./domains/service-accounts/service.ts";
-import { sqlRoutes } from "./domains/sql/routes.ts";
 import type { SqlService } from "./domains/sql/service.ts";
-import { storeTopicFormats } from "./domains/sql/topic-formats.ts";
-import { sqlLibraryRoutes } from "./domains/sql-library/routes.ts";
 import type { SqlLibraryService } from "./domains/sql-library/service.ts";
-import { RecordBrowser, topicDecoders } from "./domains/topics/browse-records.ts";
-import { topicRoutes } from "./domains/topics/routes.ts";
 import type { TopicService } from "./domains/topics/service.ts";
-import { userRoutes } from "./domains/users/routes.ts";
 import type { UserService } from "./domains/users/service.ts";
 import { AppError } from "./errors.ts";
 import { type AccessRule, indexRules, ruleKey } from "./http/access.ts";
+import type { Area } from "./http/area.ts";
 import type { AppEnv } from "./http/context.ts";
 import { errorBody } from "./http/errors.ts";
 import { securityHeaders } from "./http/headers.ts";
 import { hostCheck } from "./http/host-check.ts";
 import { accessLog, authorize, type HttpCounters, requestId } from "./http/middleware.ts";
-import { openApiDocument, openApiRoute } from "./http/openapi.ts";
+import { openApiDocument } from "./http/openapi.ts";
 import { RouteGroup } from "./http/route.ts";
 import type { StreamRegistry } from "./http/sse.ts";
 import type { KafkaPool } from "./kafka/index.ts";
 import type { LagEngine } from "./lag/engine.ts";
 import type { LogHub } from "./log/logger.ts";
 import { ACCESS_RULES } from "./routes.ts";
-import { uiApi, uiRoutes } from "./ui/routes.ts";
+import { uiApi } from "./ui/routes.ts";
 import { VERSION } from "./version.ts";
 
 /**
@@ -178,62 +153,14 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     served.push(...group.rules);
   };
 
-  mount(authRoutes(deps.auth, deps.schemas.allowDelete));
-  mount(
-    healthRoutes({
-      probe: deps.clusters,
-      storeCheck: async () => void deps.store.sqlite.query("SELECT 1").get(),
-      version: VERSION,
-      startedAt: deps.startedAt,
-    }),
-  );
-  const service = new RouteGroup();
-  let openapi: Record<string, unknown> | undefined;
-  service.handle(openApiRoute, (c) => c.json((openapi ??= openApiDocument(app, VERSION))));
-  mount(service);
-  mount(auditRoutes(deps.audit, deps.streams));
-  mount(logRoutes(deps.logs));
-  mount(sqlRoutes(deps.sql, deps.streams, (user, cluster, text, stop) => void deps.sqlLibrary.recordRun(user, cluster, text, stop)));
-  mount(sqlLibraryRoutes(deps.sqlLibrary));
-  mount(liveRoutes({ ...deps, log: deps.logs.logger("live") }));
-  mount(jdbcSelectRoutes({ ...deps, formats: storeTopicFormats(deps.store.db), log: deps.logs.logger("jdbc") }));
+  // Test-only routes first: they never shadow an area's, and the UI's catch-all stays last.
   const extra = new RouteGroup();
   deps.extraRoutes?.(extra);
   mount(extra);
-  mount(
-    topicRoutes(deps.topics, {
-      inserts: deps.inserts,
-      browser: new RecordBrowser({ pool: deps.kafka, decoders: (cluster, topic) => topicDecoders(deps.sql, cluster, topic) }),
-    }),
-  );
-  mount(metadataRoutes(deps.metadata));
-  mount(jdbcRoutes({ inserts: deps.inserts, metadata: deps.metadata, audit: deps.audit, pool: deps.kafka, log: deps.logs.logger("jdbc") }));
-  mount(consumerRoutes(deps.consumers));
-  mount(clusterRoutes(new ClusterOverviewService(deps.kafka, deps.lag, deps.internalTopics)));
-  mount(alertRoutes(deps.notifications, deps.streams));
-  mount(connectRoutes({ service: deps.connect, notifications: deps.notifications, audit: deps.audit }));
-  mount(
-    metricsRoutes(
-      {
-        pool: deps.kafka,
-        lag: deps.lag,
-        counters,
-        openStreams: () => deps.streams.total,
-        startedAt: deps.startedAt,
-        processors: (cluster) => deps.processors.metrics(cluster),
-      },
-      deps.config.metrics,
-    ),
-  );
-  mount(schemaRoutes({ proxy: deps.schemas, audit: deps.audit, clusters: () => deps.clusters.names() }));
-  mount(processorRoutes(deps.processors));
-  mount(serverInfoRoutes(deps.serverInfo));
-  mount(profileRoutes(deps.profiles));
-  mount(configsRoutes(deps.kafkaConfigs));
-  mount(groupRoutes(deps.groups));
-  mount(userRoutes(deps.users));
-  mount(serviceAccountRoutes(deps.serviceAccounts));
-  mount(uiRoutes());
+  let openapi: Record<string, unknown> | undefined;
+  const parts = { ...deps, openApi: () => (openapi ??= openApiDocument(app, VERSION)) };
+  const areas: readonly Area<typeof parts>[] = AREAS;
+  for (const area of areas) mount(area.build(parts));
 
   app.notFound((c) => {
     const path = c.req.path;

@@ -1,62 +1,27 @@
 import { useQuery } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
+import { type AreaPage, PAGES } from "./areas.tsx";
 import { clusterOf, withCluster } from "./cluster.ts";
 import { Link } from "./components.tsx";
-import { AuditPage } from "./pages/Audit.tsx";
-import { ConnectPage } from "./pages/Connect.tsx";
-import { ConsumerGroupPage } from "./pages/ConsumerGroup.tsx";
-import { ConsumersPage } from "./pages/Consumers.tsx";
-import { GroupsPage } from "./pages/Groups.tsx";
-import { LogsPage } from "./pages/Logs.tsx";
-import { type Health, OverviewPage } from "./pages/Overview.tsx";
-import { ProcessorsPage } from "./pages/Processors.tsx";
-import { SchemasPage } from "./pages/Schemas.tsx";
-import { ServiceAccountsPage } from "./pages/ServiceAccounts.tsx";
-import { SqlPage } from "./pages/Sql.tsx";
-import { TopicDetailPage } from "./pages/TopicDetail.tsx";
-import { TopicsPage } from "./pages/Topics.tsx";
-import { OwnPasswordButton, UsersPage } from "./pages/Users.tsx";
+import type { Health } from "./pages/Overview.tsx";
+import { OwnPasswordButton } from "./pages/Users.tsx";
 import { navigate } from "./router.ts";
 import { api, can, type Level, logout, type SessionUser, ViewerContext, whoAmI } from "./session.ts";
 import "./styles/shell.css";
 import { currentTheme, toggleTheme } from "./theme.ts";
 
-/** The pages of the navigation, with the level each needs on the cluster shown (as the API's routes they call). */
-const NAV: Array<{ path: string; label: string; level: Level }> = [
-  { path: "/", label: "Overview", level: "nodata" },
-  { path: "/topics", label: "Topics", level: "nodata" },
-  { path: "/sql", label: "SQL", level: "read" },
-  { path: "/processors", label: "Stream processors", level: "nodata" },
-  { path: "/consumers", label: "Consumer groups", level: "read" },
-  { path: "/connect", label: "Connect", level: "nodata" },
-  { path: "/schemas", label: "Schemas", level: "nodata" },
-  { path: "/audit", label: "Audit", level: "admin" },
-  { path: "/logs", label: "Logs", level: "admin" },
-  { path: "/users", label: "Users", level: "admin" },
-  { path: "/groups", label: "Groups", level: "admin" },
-  { path: "/service-accounts", label: "Service accounts", level: "admin" },
-];
+/** The page showing `path`: the overview only at `/`, any other page at its path and below. */
+function pageAt(path: string): AreaPage | undefined {
+  return PAGES.find((p) => !p.external && (p.nav.path === "/" ? path === "/" : path === p.nav.path || path.startsWith(`${p.nav.path}/`)));
+}
 
 /**
- * What a page is for and the level it needs, said when the signed-in user lacks it. A page under
- * one of NAV's needs that page's level, unless it changes things (a new processor, a connector's
- * editor), which needs `write`.
+ * What a page is for and the level it needs, said when the signed-in user lacks it: the page's
+ * level, unless the path under it changes things (a new processor, a connector's editor).
  */
-function pageNeed(path: string, page: (typeof NAV)[number] | undefined): { level: Level; what: string } | null {
-  if (path === "/processors/new") return { level: "write", what: "Creating a stream processor" };
-  if (/^\/connect\/[^/]+\/new$/.test(path) || /^\/connect\/[^/]+\/connectors\/[^/]+\/edit$/.test(path))
-    return { level: "write", what: "Creating and changing connectors" };
+function pageNeed(path: string, page: AreaPage | undefined): { level: Level; what: string } | null {
   if (!page) return null;
-  const what: Record<string, string> = {
-    "/sql": "The SQL workbench shows the records of topics",
-    "/consumers": "Consumer groups show the offsets and lag of the groups reading topics",
-    "/audit": "The audit log",
-    "/logs": "Reading Loupe's logs",
-    "/users": "Managing users",
-    "/groups": "Managing groups",
-    "/service-accounts": "Managing service accounts",
-  };
-  return { level: page.level, what: what[page.path] ?? page.label };
+  return page.needs?.(path) ?? { level: page.nav.level, what: page.what ?? page.nav.label };
 }
 
 function pathOnly(location: string): string {
@@ -83,8 +48,9 @@ export function Shell({ location }: { location: string }) {
   const canWrite = can(user, "write");
   // A nodata user reads no records: no workbench, no group offsets (the API refuses both).
   const canRead = can(user, "read");
-  const current = NAV.find((n) => (n.path === "/" ? path === "/" : path === n.path || path.startsWith(`${n.path}/`)));
+  const current = pageAt(path);
   const need = pageNeed(path, current);
+  const page = user ? (current?.render?.({ path, location, user, health, canWrite, canRead }) ?? null) : null;
 
   return (
     <div className="shell">
@@ -130,16 +96,17 @@ export function Shell({ location }: { location: string }) {
       </header>
       <nav className="sidebar" aria-label="Main">
         <ul>
-          {NAV.filter((n) => can(user, n.level)).map((n) => (
-            <li key={n.path}>
-              <Link to={withCluster(n.path, cluster)} current={n === current}>
-                {n.label}
-              </Link>
+          {PAGES.filter((p) => p.external || can(user, p.nav.level)).map((p) => (
+            <li key={p.nav.path}>
+              {p.external ? (
+                <a href={p.nav.path}>{p.nav.label}</a>
+              ) : (
+                <Link to={withCluster(p.nav.path, cluster)} current={p === current}>
+                  {p.nav.label}
+                </Link>
+              )}
             </li>
           ))}
-          <li>
-            <a href="/api/docs">API</a>
-          </li>
         </ul>
       </nav>
       <main className="content">
@@ -155,49 +122,14 @@ export function Shell({ location }: { location: string }) {
               )}
             </section>
           ) : need && !can(user, need.level) ? (
-            <NotForYou user={user} cluster={active} title={current?.label ?? "Not allowed"} need={need} />
-          ) : path === "/" ? (
-            <OverviewPage health={health} />
-          ) : path === "/topics" ? (
-            <TopicsPage location={location} canWrite={canWrite} />
-          ) : path.startsWith("/topics/") && path.length > "/topics/".length ? (
-            <TopicDetailPage
-              name={decodeURIComponent(path.slice("/topics/".length))}
-              location={location}
-              canWrite={canWrite}
-              canRead={canRead}
-            />
-          ) : path === "/sql" ? (
-            <SqlPage location={location} />
-          ) : path === "/audit" ? (
-            <AuditPage location={location} />
-          ) : path === "/logs" ? (
-            <LogsPage location={location} />
-          ) : path === "/users" ? (
-            <UsersPage location={location} self={user?.name ?? null} />
-          ) : path === "/groups" ? (
-            <GroupsPage location={location} />
-          ) : path === "/service-accounts" ? (
-            <ServiceAccountsPage location={location} />
-          ) : path === "/connect" || path.startsWith("/connect/") ? (
-            <ConnectPage path={path} location={location} canWrite={canWrite} />
-          ) : path === "/schemas" || path.startsWith("/schemas/") ? (
-            <SchemasPage path={path} location={location} canWrite={canWrite} />
-          ) : path === "/processors" || path.startsWith("/processors/") ? (
-            <ProcessorsPage
-              path={path}
-              location={location}
-              viewer={{ name: user?.name ?? null, canWrite, canRead, admin: user?.administrator ?? false }}
-            />
-          ) : path === "/consumers" ? (
-            <ConsumersPage location={location} />
-          ) : path.startsWith("/consumers/") && path.length > "/consumers/".length ? (
-            <ConsumerGroupPage id={decodeURIComponent(path.slice("/consumers/".length))} location={location} canWrite={canWrite} />
+            <NotForYou user={user} cluster={active} title={current?.nav.label ?? "Not allowed"} need={need} />
           ) : (
-            <section>
-              <h1>{current?.label ?? "Not found"}</h1>
-              <p className="muted">{current ? "This page is coming in a later release of the UI." : `No page at ${path}.`}</p>
-            </section>
+            (page ?? (
+              <section>
+                <h1>{current?.nav.label ?? "Not found"}</h1>
+                <p className="muted">{current ? "This page is coming in a later release of the UI." : `No page at ${path}.`}</p>
+              </section>
+            ))
           )}
         </ViewerContext.Provider>
       </main>

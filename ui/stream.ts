@@ -1,11 +1,10 @@
 /**
- * A query's answer streamed from `/api/sql/data` (Accept: text/event-stream), read with fetch so
- * the token stays in a header. Lines are `data:<type><JSON>`: 1 a record, 2 the end, 3 an
- * error, 4 statistics, 0 a heartbeat. Aborting the fetch ends the query on the server.
+ * A query's answer streamed from `/api/sql/data`, read by the UI's one stream reader (ui/sse.ts).
+ * Lines are `data:<type><JSON>`: 1 a record, 2 the end, 3 an error, 4 statistics, 0 a
+ * heartbeat. Aborting the fetch ends the query on the server.
  */
 import type { RecordHeaderText } from "../src/engine/schemas.ts";
-import { clusterOf } from "./cluster.ts";
-import { authHeaders } from "./session.ts";
+import { openEventStream } from "./sse.ts";
 
 export interface StreamedRecord {
   key: unknown;
@@ -41,48 +40,29 @@ export interface RunOptions {
 
 export function runQuery(sql: string, handlers: StreamHandlers, signal: AbortSignal, options: RunOptions = {}): Promise<void> {
   return (async () => {
-    const headers = authHeaders(clusterOf(window.location.search));
-    headers.set("accept", "text/event-stream");
-    if (options.history === false) headers.set("x-loupe-history", "skip");
     const params = new URLSearchParams({ sql, stats: "500" });
     if (options.headers) params.set("headers", "true");
     if (options.resume) params.set("resume", options.resume);
-    const res = await fetch(`/api/sql/data?${params}`, { headers, signal });
-    if (!res.ok || !res.body) {
-      let message = `${res.status} ${res.statusText}`;
-      try {
-        const body = (await res.json()) as { message?: string };
-        if (body.message) message = body.message;
-      } catch {
-        /* not JSON */
-      }
-      handlers.error(message);
+    const stream = await openEventStream(`/api/sql/data?${params}`, signal, options.history === false ? { "x-loupe-history": "skip" } : {});
+    if (!stream.ok) {
+      handlers.error(stream.message ?? `${stream.status} ${stream.statusText}`);
       return;
     }
-    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-    let rest = "";
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      rest += value;
+    for await (const chunk of stream.chunks) {
       // A chunk can hold 10,000 records: parsed in slices of a few milliseconds, each handed
       // on before the page gets a turn, so no task holds the main thread long.
       let batch: StreamedRecord[] = [];
-      let from = 0;
       let sliceStart = performance.now();
-      let nl = rest.indexOf("\n", from);
-      while (nl >= 0) {
-        if (rest.startsWith("data:", from) && nl - from > 6) {
-          const type = rest[from + 5];
-          const body = rest.slice(from + 6, nl);
-          if (type === "1") batch.push(JSON.parse(body) as StreamedRecord);
-          else if (type === "4") handlers.stats(JSON.parse(body) as Record<string, unknown>);
-          else if (type === "2") handlers.end(JSON.parse(body) as Record<string, unknown>);
-          else if (type === "3") handlers.error(String((JSON.parse(body) as { error?: unknown }).error ?? body));
-        }
-        from = nl + 1;
-        nl = rest.indexOf("\n", from);
-        if (nl >= 0 && (batch.length & 255) === 0 && batch.length > 0 && performance.now() - sliceStart > SLICE_MS) {
+      for (let i = 0; i < chunk.length; i++) {
+        const payload = chunk[i]!;
+        if (payload.length < 2) continue;
+        const type = payload[0];
+        const body = payload.slice(1);
+        if (type === "1") batch.push(JSON.parse(body) as StreamedRecord);
+        else if (type === "4") handlers.stats(JSON.parse(body) as Record<string, unknown>);
+        else if (type === "2") handlers.end(JSON.parse(body) as Record<string, unknown>);
+        else if (type === "3") handlers.error(String((JSON.parse(body) as { error?: unknown }).error ?? body));
+        if (i + 1 < chunk.length && (batch.length & 255) === 0 && batch.length > 0 && performance.now() - sliceStart > SLICE_MS) {
           handlers.records(batch);
           batch = [];
           await nextTurn();
@@ -90,7 +70,6 @@ export function runQuery(sql: string, handlers: StreamHandlers, signal: AbortSig
           sliceStart = performance.now();
         }
       }
-      rest = rest.slice(from);
       if (batch.length > 0) handlers.records(batch);
     }
   })();

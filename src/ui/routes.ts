@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../http/context.ts";
+import { openApiRoute } from "../http/openapi.ts";
 import { defineRoute, RouteGroup, text } from "../http/route.ts";
 import { uiBundle } from "./bundle.ts";
 import { ASSETS } from "./manifest.gen.ts";
@@ -72,10 +73,17 @@ export const uiApi = {
   }),
 };
 
+/** The API reference page (it reads the OpenAPI document, served beside it). */
+export function apiDocsRoutes(openApi: () => Record<string, unknown>) {
+  const app = new RouteGroup();
+  app.handle(openApiRoute, (c) => c.json(openApi()));
+  app.handle(uiApi.docs, () => serve("/api-docs.html", "no-cache"));
+  return app;
+}
+
 /** The web UI: files embedded from assets/, and index.html for any other non-API path (client-side routes). */
 export function uiRoutes() {
   const app = new RouteGroup();
-  app.handle(uiApi.docs, () => serve("/api-docs.html", "no-cache"));
   app.handle(uiApi.index, (c) => uiPage(c));
   app.handle(uiApi.assets, async (c) => {
     const path = c.req.path;

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { z } from "zod";
 import { assertTableServed, createApp } from "../../src/app.ts";
+import { AREAS, type AreaName } from "../../src/areas.ts";
 import { ROLES, type Role } from "../../src/config/schema.ts";
 import { type AccessRule, LEVEL_ROLES, ruleKey } from "../../src/http/access.ts";
 import { defineRoute } from "../../src/http/route.ts";
@@ -135,451 +136,515 @@ const get =
 const jsonArray = async (res: Response) => expect(Array.isArray(await res.json())).toBe(true);
 
 /**
- * One request per route in the access table. Paths are functions: the shared resources exist
- * only once beforeAll ran.
+ * One request per route, under the name of the route's area (src/areas.ts): an area without
+ * its fixtures does not compile, and a route of an area without one fails below. Paths are
+ * functions: the shared resources exist only once beforeAll ran.
  */
-const PREPARE: Record<string, Prepare> = {
-  "POST /api/login": async (c) => ({
-    path: "/api/login",
-    body: JSON.stringify({ user: ROLE_USERS[c.role ?? "nodata"].name, password: ROLE_USERS[c.role ?? "nodata"].password }),
-    check: async (res) => expect((await res.text()).length).toBeGreaterThan(10),
-  }),
-  "GET /api/auth": async (c) => ({
-    path: "/api/auth",
-    check: async (res) => expect(((await res.json()) as { user: string }).user).toBe(ROLE_USERS[c.role!].name),
-  }),
-  // Logout revokes the token it is given: a fresh one per call, which stops working after.
-  "GET /api/logout": async (c) => logout(c),
-  "POST /api/logout": async (c) => logout(c),
-  "GET /api/health": get("/api/health"),
-  "GET /api/openapi.json": get("/api/openapi.json", async (res) =>
-    expect(((await res.json()) as { openapi: string }).openapi).toStartWith("3.1"),
-  ),
-  "GET /api/docs": get("/api/docs", async (res) => expect(await res.text()).toContain("Loupe API reference")),
-  "GET /api/audit": get("/api/audit", jsonArray),
-  "GET /api/sse/audit": async () => ({ path: "/api/sse/audit", stream: true, headers: { accept: "application/json, text/event-stream" } }),
-  "GET /api/sse/alerts": async () => ({
-    path: "/api/sse/alerts",
-    stream: true,
-    headers: { accept: "application/json, text/event-stream" },
-  }),
-  "GET /api/logs/INFO": get("/api/logs/INFO", jsonArray),
-  "GET /api/logs/METRICS": get("/api/logs/METRICS", jsonArray),
-  "GET /api/sql/validation": async () => ({
-    path: `/api/sql/validation?${new URLSearchParams({ sql: `SELECT * FROM \`${topic}\`` })}`,
-    check: async (res) => expect(await res.json()).toMatchObject({ isValid: true }),
-  }),
-  "GET /api/sql/data": async () => ({
-    path: `/api/sql/data?${new URLSearchParams({ sql: `SELECT * FROM \`${topic}\` LIMIT 2` })}`,
-    headers: { accept: "application/json" },
-    check: async (res) => expect(((await res.json()) as { messages: unknown[] }).messages.length).toBe(2),
-  }),
-  "GET /api/sql/queries": get("/api/sql/queries", jsonArray),
-  "GET /api/sql/history": get("/api/sql/history", jsonArray),
-  "DELETE /api/sql/history": get("/api/sql/history", async (res) =>
-    expect(await res.json()).toMatchObject({ removed: expect.any(Number) }),
-  ),
-  "GET /api/sql/saved": get("/api/sql/saved", jsonArray),
-  "PUT /api/sql/saved/:name": async () => ({
-    path: "/api/sql/saved/rbac%20query",
-    body: JSON.stringify({ text: `SELECT * FROM \`${topic}\`` }),
-  }),
-  "DELETE /api/sql/saved/:name": async (c) => {
-    if (c.allowed && c.token)
-      await rt.request("/api/sql/saved/rbac%20gone", { method: "PUT", token: c.token, body: JSON.stringify({ text: "SELECT 1" }) });
-    return { path: "/api/sql/saved/rbac%20gone" };
+const FIXTURES: { [A in AreaName]: Record<string, Prepare> } = {
+  auth: {
+    "POST /api/login": async (c) => ({
+      path: "/api/login",
+      body: JSON.stringify({ user: ROLE_USERS[c.role ?? "nodata"].name, password: ROLE_USERS[c.role ?? "nodata"].password }),
+      check: async (res) => expect((await res.text()).length).toBeGreaterThan(10),
+    }),
+    "GET /api/auth": async (c) => ({
+      path: "/api/auth",
+      check: async (res) => expect(((await res.json()) as { user: string }).user).toBe(ROLE_USERS[c.role!].name),
+    }),
+    // Logout revokes the token it is given: a fresh one per call, which stops working after.
+    "GET /api/logout": async (c) => logout(c),
+    "POST /api/logout": async (c) => logout(c),
   },
-  "GET /api/kafka/ws/:clientId": async () => ({ path: "/api/kafka/ws/rbac-client", upgrade: true }),
-  "GET /api/ws/jdbc/data": async () => ({
-    path: `/api/ws/jdbc/data?${new URLSearchParams({ sql: `SELECT * FROM \`${topic}\` LIMIT 1` })}`,
-    upgrade: true,
-  }),
-  // A query of the caller's own, started in-process and left unread so that it keeps running
-  // (its stream starts when read); stopping it answers true and removes it from the list.
-  "DELETE /api/sql/queries/:id": async (c) => {
-    if (!c.allowed || !c.token) return { path: "/api/sql/queries/no-such-query" };
-    const query = await rt.app.request(`/api/sql/data?${new URLSearchParams({ sql: `SELECT * FROM \`${topic}\`` })}`, {
-      headers: { "x-service-token": c.token, accept: "text/event-stream" },
-    });
-    expect(query.status).toBe(200);
-    const mine = rt.sql.queries.list(ROLE_USERS[c.role!].name, false);
-    expect(mine.length).toBe(1);
-    return {
-      path: `/api/sql/queries/${mine[0]!.id}`,
-      check: async (res) => {
-        expect(await res.json()).toBe(true);
-        expect(rt.sql.queries.list(ROLE_USERS[c.role!].name, false)).toEqual([]);
-      },
-      cleanup: async () => void (await query.body?.cancel().catch(() => {})),
-    };
+  health: {
+    "GET /api/health": get("/api/health"),
   },
-  "GET /api/topics": get("/api/topics", async (res) =>
-    expect((await res.json()) as Array<{ topicName: string }>).toContainEqual(expect.objectContaining({ topicName: topic })),
-  ),
-  "GET /api/topics/:topicName": async () => ({
-    path: `/api/topics/${topic}`,
-    check: async (res) => expect(await res.json()).toMatchObject({ topicName: topic, totalMessages: 3 }),
-  }),
-  "POST /api/topics": async (c) => {
-    const name = uniqueTopic("rbac-new");
-    if (c.allowed) topics.push(name);
-    return {
-      path: "/api/topics",
-      body: JSON.stringify({ topicName: name, partitions: 1 }),
-      check: async () => expect((await rt.kafka.default().topics.list()).some((t) => t.name === name)).toBe(true),
-    };
+  "api-docs": {
+    "GET /api/openapi.json": get("/api/openapi.json", async (res) =>
+      expect(((await res.json()) as { openapi: string }).openapi).toStartWith("3.1"),
+    ),
+    "GET /api/docs": get("/api/docs", async (res) => expect(await res.text()).toContain("Loupe API reference")),
   },
-  "DELETE /api/topics/:topicName": async (c) => {
-    const name = c.allowed ? await newTopic("rbac-del") : topic;
-    return {
-      path: `/api/topics/${name}`,
-      check: async () => expect((await rt.kafka.default().topics.list()).some((t) => t.name === name)).toBe(false),
-    };
+  audit: {
+    "GET /api/audit": get("/api/audit", jsonArray),
+    "GET /api/sse/audit": async () => ({
+      path: "/api/sse/audit",
+      stream: true,
+      headers: { accept: "application/json, text/event-stream" },
+    }),
   },
-  "PUT /api/topics/config/:topicName": async () => ({
-    path: `/api/topics/config/${topic}`,
-    body: JSON.stringify({ configs: [{ key: "retention.ms", value: "86400000" }] }),
-  }),
-  "DELETE /api/topics/:topicName/:partition/:offset": async (c) => {
-    const name = c.allowed ? await newTopic("rbac-dr") : topic;
-    return { path: `/api/topics/${name}/0/1`, check: async (res) => expect(await res.text()).toContain("are being deleted") };
+  logs: {
+    "GET /api/logs/INFO": get("/api/logs/INFO", jsonArray),
+    "GET /api/logs/METRICS": get("/api/logs/METRICS", jsonArray),
   },
-  "PUT /api/topics/:topicName/partitions": async (c) => {
-    const name = c.allowed ? await newTopic("rbac-grow") : topic;
-    return {
-      path: `/api/topics/${name}/partitions`,
-      body: JSON.stringify({ partitions: 2 }),
-      check: async (res) => expect(await res.json()).toEqual({ topicName: name, partitions: 2, previous: 1 }),
-    };
+  sql: {
+    "GET /api/sql/validation": async () => ({
+      path: `/api/sql/validation?${new URLSearchParams({ sql: `SELECT * FROM \`${topic}\`` })}`,
+      check: async (res) => expect(await res.json()).toMatchObject({ isValid: true }),
+    }),
+    "GET /api/sql/data": async () => ({
+      path: `/api/sql/data?${new URLSearchParams({ sql: `SELECT * FROM \`${topic}\` LIMIT 2` })}`,
+      headers: { accept: "application/json" },
+      check: async (res) => expect(((await res.json()) as { messages: unknown[] }).messages.length).toBe(2),
+    }),
+    "GET /api/sql/queries": get("/api/sql/queries", jsonArray),
+    // A query of the caller's own, started in-process and left unread so that it keeps running
+    // (its stream starts when read); stopping it answers true and removes it from the list.
+    "DELETE /api/sql/queries/:id": async (c) => {
+      if (!c.allowed || !c.token) return { path: "/api/sql/queries/no-such-query" };
+      const query = await rt.app.request(`/api/sql/data?${new URLSearchParams({ sql: `SELECT * FROM \`${topic}\`` })}`, {
+        headers: { "x-service-token": c.token, accept: "text/event-stream" },
+      });
+      expect(query.status).toBe(200);
+      const mine = rt.sql.queries.list(ROLE_USERS[c.role!].name, false);
+      expect(mine.length).toBe(1);
+      return {
+        path: `/api/sql/queries/${mine[0]!.id}`,
+        check: async (res) => {
+          expect(await res.json()).toBe(true);
+          expect(rt.sql.queries.list(ROLE_USERS[c.role!].name, false)).toEqual([]);
+        },
+        cleanup: async () => void (await query.body?.cancel().catch(() => {})),
+      };
+    },
   },
-  "GET /api/topics/:topicName/records": async () => ({
-    path: `/api/topics/${topic}/records?limit=2`,
-    check: async (res) => expect(((await res.json()) as { records: unknown[] }).records.length).toBe(2),
-  }),
-  "GET /api/topics/:topicName/records/formats": async () => ({
-    path: `/api/topics/${insertTopic}/records/formats`,
-    check: async (res) => expect(await res.json()).toMatchObject({ topicName: insertTopic, key: { format: "STRING" } }),
-  }),
-  "POST /api/topics/:topicName/records": async () => ({
-    path: `/api/topics/${insertTopic}/records`,
-    body: JSON.stringify({ records: [{ key: "k7", value: '{"i":7}', headers: { via: "rbac" } }] }),
-    check: async (res) => expect(await res.json()).toMatchObject({ topicName: insertTopic, records: 1 }),
-  }),
-  "GET /api/metadata/topics": get("/api/metadata/topics", jsonArray),
-  "GET /api/metadata/topics/:topicName": async () => ({
-    path: `/api/metadata/topics/${topic}`,
-    check: async (res) => expect(await res.json()).toMatchObject({ topicName: topic }),
-  }),
-  "POST /api/metadata/topics/:topicName": async () => ({ path: `/api/metadata/topics/${topic}?keyType=STRING&valueType=JSON` }),
-  "DELETE /api/metadata/topics/:topicName": async (c) => {
-    if (c.allowed) await storeMetadata(topic);
-    return { path: `/api/metadata/topics/${topic}` };
+  "sql-library": {
+    "GET /api/sql/history": get("/api/sql/history", jsonArray),
+    "DELETE /api/sql/history": get("/api/sql/history", async (res) =>
+      expect(await res.json()).toMatchObject({ removed: expect.any(Number) }),
+    ),
+    "GET /api/sql/saved": get("/api/sql/saved", jsonArray),
+    "PUT /api/sql/saved/:name": async () => ({
+      path: "/api/sql/saved/rbac%20query",
+      body: JSON.stringify({ text: `SELECT * FROM \`${topic}\`` }),
+    }),
+    "DELETE /api/sql/saved/:name": async (c) => {
+      if (c.allowed && c.token)
+        await rt.request("/api/sql/saved/rbac%20gone", { method: "PUT", token: c.token, body: JSON.stringify({ text: "SELECT 1" }) });
+      return { path: "/api/sql/saved/rbac%20gone" };
+    },
   },
-  "DELETE /api/system/topics/metadata/:topicName": async (c) => {
-    if (c.allowed) await storeMetadata(topic);
-    return { path: `/api/system/topics/metadata/${topic}` };
+  live: {
+    "GET /api/kafka/ws/:clientId": async () => ({ path: "/api/kafka/ws/rbac-client", upgrade: true }),
   },
-  "GET /api/jdbc/metadata/table": get("/api/jdbc/metadata/table", async (res) =>
-    expect((await res.json()) as Array<{ name: string }>).toContainEqual(expect.objectContaining({ name: topic, valueType: "JSON" })),
-  ),
-  "POST /api/jdbc/insert": async () => ({
-    path: "/api/jdbc/insert",
-    body: `SET _ktype='STRING'; INSERT INTO \`${insertTopic}\` (_key, i) VALUES ('k9', 9)`,
-    headers: { "content-type": "text/plain" },
-    check: async (res) => expect(await res.json()).toMatchObject({ topic: insertTopic, records: 1 }),
-  }),
-  "GET /api/jdbc/insert/prepared": async () => ({
-    path: `/api/jdbc/insert/prepared?${new URLSearchParams({ sql: `INSERT INTO \`${insertTopic}\` (_key, i) VALUES (?, ?)` })}`,
-    check: async (res) => expect(((await res.json()) as { info: { topic: string } }).info.topic).toBe(insertTopic),
-  }),
-  "POST /api/jdbc/insert/prepared/:topic": async () => ({
-    path: `/api/jdbc/insert/prepared/${insertTopic}?kt=STRING&vt=JSON`,
-    body: JSON.stringify([{ key: "k8", value: { i: 8 } }]),
-    check: async (res) => expect(await res.json()).toMatchObject({ topic: insertTopic, records: 1 }),
-  }),
-  "GET /api/cluster": get("/api/cluster", async (res) => expect(((await res.json()) as { brokers: unknown[] }).brokers.length).toBe(1)),
-  "GET /api/consumers": get("/api/consumers", async (res) =>
-    expect((await res.json()) as Array<{ id: string }>).toContainEqual(expect.objectContaining({ id: group })),
-  ),
-  "GET /api/consumers/:group": async () => ({
-    path: `/api/consumers/${group}`,
-    check: async (res) => expect(await res.json()).toMatchObject({ id: group, members: [] }),
-  }),
-  "GET /api/consumers/:group/lag-history": async () => ({
-    path: `/api/consumers/${group}/lag-history`,
-    check: async (res) => expect(await res.json()).toMatchObject({ group, points: expect.any(Array) }),
-  }),
-  "PUT /api/consumers/:group/offsets": async () => ({ path: `/api/consumers/${group}/offsets`, body: JSON.stringify({ to: "earliest" }) }),
-  "DELETE /api/consumers/:group": async (c) => {
-    const id = c.allowed ? await newGroup(topic) : group;
-    return {
-      path: `/api/consumers/${id}`,
-      check: async () => expect((await rt.kafka.default().groups.list()).some((g) => g.groupId === id)).toBe(false),
-    };
+  "jdbc-select": {
+    "GET /api/ws/jdbc/data": async () => ({
+      path: `/api/ws/jdbc/data?${new URLSearchParams({ sql: `SELECT * FROM \`${topic}\` LIMIT 1` })}`,
+      upgrade: true,
+    }),
   },
-  "GET /api/alerts": get("/api/alerts", jsonArray),
-  "GET /api/config": get("/api/config", async (res) =>
-    expect(((await res.json()) as Record<string, unknown>)["lenses.sql.execution.mode"]).toBe("IN_PROC"),
-  ),
-  "GET /api/license": get("/api/license", async (res) => expect(await res.json()).toMatchObject({ isRespected: true })),
-  "GET /api/user/profile": get("/api/user/profile", async (res) => expect(await res.json()).toMatchObject({ topics: [] })),
-  "PUT /api/user/profile/:property/:value": async () => ({
-    path: `/api/user/profile/topics/${topic}`,
-    check: async (res) => expect(((await res.json()) as { topics: string[] }).topics).toContain(topic),
-  }),
-  "DELETE /api/user/profile/:property/:value": async () => ({
-    path: `/api/user/profile/topics/${topic}`,
-    check: async (res) => expect(((await res.json()) as { topics: string[] }).topics).not.toContain(topic),
-  }),
-  "GET /api/configs/default/topics/keys": get("/api/configs/default/topics/keys", async (res) =>
-    expect(await res.json()).toContain("cleanup.policy"),
-  ),
-  // Broker changes set compression.type to "producer", its default, and remove it again: other
-  // tests on the same broker see no difference.
-  "GET /api/configs/brokers": get("/api/configs/brokers"),
-  "PUT /api/configs/brokers": async (c) => brokerChange(c, null),
-  "DELETE /api/configs/brokers": async () => ({ path: "/api/configs/brokers", body: JSON.stringify(["compression.type"]) }),
-  "GET /api/configs/brokers/:brokerId": async () => ({
-    path: `/api/configs/brokers/${await brokerId()}`,
-    check: async (res) => expect(Number.isInteger(((await res.json()) as Record<string, unknown>)["log.cleaner.threads"])).toBe(true),
-  }),
-  "PUT /api/configs/brokers/:brokerId": async (c) => brokerChange(c, await brokerId()),
-  "DELETE /api/configs/brokers/:brokerId": async () => ({
-    path: `/api/configs/brokers/${await brokerId()}`,
-    body: JSON.stringify(["compression.type"]),
-  }),
-  // Schema registry proxy: one subject registered once (re-registering its schema adds no
-  // version), a fresh subject for each allowed delete, the global level set to what it is.
-  "GET /api/proxy-sr/subjects": get("/api/proxy-sr/subjects", jsonArray),
-  "GET /api/proxy-sr/subjects/:subject/versions": async () => ({
-    path: `/api/proxy-sr/subjects/${(await srSubject()).subject}/versions`,
-    check: async (res) => expect(await res.json()).toEqual([1]),
-  }),
-  "DELETE /api/proxy-sr/subjects/:subject": async (c) => ({
-    path: `/api/proxy-sr/subjects/${(c.allowed ? await srRegister("rbac-sr-del") : await srSubject()).subject}`,
-    check: async (res) => expect(await res.json()).toEqual([1]),
-  }),
-  "GET /api/proxy-sr/schemas/ids/:id": async () => ({ path: `/api/proxy-sr/schemas/ids/${(await srSubject()).id}` }),
-  "GET /api/proxy-sr/subjects/:subject/versions/:version": async () => {
-    const { subject, id } = await srSubject();
-    return {
-      path: `/api/proxy-sr/subjects/${subject}/versions/latest`,
-      check: async (res) => expect(await res.json()).toMatchObject({ subject, id, version: 1 }),
-    };
+  processors: {
+    "GET /api/streams": async () => {
+      await sharedProcessor();
+      return {
+        path: "/api/streams",
+        check: async (res) => expect(((await res.json()) as { streams: unknown[] }).streams.length).toBeGreaterThan(0),
+      };
+    },
+    "GET /api/streams/:processorId": async () => processorCall(""),
+    "POST /api/streams": async () => {
+      processorOut ??= await newTopic("rbac-proc-out");
+      return {
+        path: "/api/streams",
+        body: JSON.stringify({
+          name: `rbac-proc-${++processorCount}`,
+          sql: `INSERT INTO \`${processorOut}\` SELECT STREAM * FROM \`${topic}\``,
+        }),
+        headers: { accept: "text/plain" },
+        check: async (res) => expect(await res.text()).toStartWith("lsql_"),
+      };
+    },
+    "PUT /api/streams/:processorId/pause": async () => processorCall("/pause"),
+    "PUT /api/streams/:processorId/resume": async () => processorCall("/resume"),
+    "PUT /api/streams/:processorId/scale/:numberOfRunners": async () => processorCall("/scale/1"),
+    // A fresh processor per allowed call: the deletion uses it up.
+    "DELETE /api/streams/:processorId": async (c) => (c.allowed ? { path: `/api/streams/${await newProcessor()}` } : processorCall("")),
   },
-  "GET /api/proxy-sr/subjects/:subject/versions/:version/schema": async () => ({
-    path: `/api/proxy-sr/subjects/${(await srSubject()).subject}/versions/1/schema`,
-    check: async (res) => expect(await res.json()).toMatchObject({ name: "Rbac" }),
-  }),
-  "POST /api/proxy-sr/subjects/:subject/versions": async () => {
-    const { subject, id } = await srSubject();
-    return {
-      path: `/api/proxy-sr/subjects/${subject}/versions`,
-      body: SR_SCHEMA,
-      check: async (res) => expect(await res.json()).toEqual({ id }),
-    };
+  topics: {
+    "GET /api/topics": get("/api/topics", async (res) =>
+      expect((await res.json()) as Array<{ topicName: string }>).toContainEqual(expect.objectContaining({ topicName: topic })),
+    ),
+    "GET /api/topics/:topicName": async () => ({
+      path: `/api/topics/${topic}`,
+      check: async (res) => expect(await res.json()).toMatchObject({ topicName: topic, totalMessages: 3 }),
+    }),
+    "POST /api/topics": async (c) => {
+      const name = uniqueTopic("rbac-new");
+      if (c.allowed) topics.push(name);
+      return {
+        path: "/api/topics",
+        body: JSON.stringify({ topicName: name, partitions: 1 }),
+        check: async () => expect((await rt.kafka.default().topics.list()).some((t) => t.name === name)).toBe(true),
+      };
+    },
+    "DELETE /api/topics/:topicName": async (c) => {
+      const name = c.allowed ? await newTopic("rbac-del") : topic;
+      return {
+        path: `/api/topics/${name}`,
+        check: async () => expect((await rt.kafka.default().topics.list()).some((t) => t.name === name)).toBe(false),
+      };
+    },
+    "PUT /api/topics/config/:topicName": async () => ({
+      path: `/api/topics/config/${topic}`,
+      body: JSON.stringify({ configs: [{ key: "retention.ms", value: "86400000" }] }),
+    }),
+    "DELETE /api/topics/:topicName/:partition/:offset": async (c) => {
+      const name = c.allowed ? await newTopic("rbac-dr") : topic;
+      return { path: `/api/topics/${name}/0/1`, check: async (res) => expect(await res.text()).toContain("are being deleted") };
+    },
+    "PUT /api/topics/:topicName/partitions": async (c) => {
+      const name = c.allowed ? await newTopic("rbac-grow") : topic;
+      return {
+        path: `/api/topics/${name}/partitions`,
+        body: JSON.stringify({ partitions: 2 }),
+        check: async (res) => expect(await res.json()).toEqual({ topicName: name, partitions: 2, previous: 1 }),
+      };
+    },
+    "GET /api/topics/:topicName/records": async () => ({
+      path: `/api/topics/${topic}/records?limit=2`,
+      check: async (res) => expect(((await res.json()) as { records: unknown[] }).records.length).toBe(2),
+    }),
+    "GET /api/topics/:topicName/records/formats": async () => ({
+      path: `/api/topics/${insertTopic}/records/formats`,
+      check: async (res) => expect(await res.json()).toMatchObject({ topicName: insertTopic, key: { format: "STRING" } }),
+    }),
+    "POST /api/topics/:topicName/records": async () => ({
+      path: `/api/topics/${insertTopic}/records`,
+      body: JSON.stringify({ records: [{ key: "k7", value: '{"i":7}', headers: { via: "rbac" } }] }),
+      check: async (res) => expect(await res.json()).toMatchObject({ topicName: insertTopic, records: 1 }),
+    }),
   },
-  "DELETE /api/proxy-sr/subjects/:subject/versions/:version": async (c) => ({
-    path: `/api/proxy-sr/subjects/${(c.allowed ? await srRegister("rbac-sr-delv") : await srSubject()).subject}/versions/1`,
-    check: async (res) => expect(await res.json()).toBe(1),
-  }),
-  "POST /api/proxy-sr/compatibility/subjects/:subject/versions/:version": async () => ({
-    path: `/api/proxy-sr/compatibility/subjects/${(await srSubject()).subject}/versions/latest`,
-    body: SR_SCHEMA,
-    check: async (res) => expect(await res.json()).toMatchObject({ is_compatible: true }),
-  }),
-  "PUT /api/proxy-sr/config": async () => {
-    const level = (await (await fetch(`${registryEnv().urls[0]}/config`)).json()) as { compatibilityLevel: string };
-    return { path: "/api/proxy-sr/config", body: JSON.stringify({ compatibility: level.compatibilityLevel }) };
+  metadata: {
+    "GET /api/metadata/topics": get("/api/metadata/topics", jsonArray),
+    "GET /api/metadata/topics/:topicName": async () => ({
+      path: `/api/metadata/topics/${topic}`,
+      check: async (res) => expect(await res.json()).toMatchObject({ topicName: topic }),
+    }),
+    "POST /api/metadata/topics/:topicName": async () => ({ path: `/api/metadata/topics/${topic}?keyType=STRING&valueType=JSON` }),
+    "DELETE /api/metadata/topics/:topicName": async (c) => {
+      if (c.allowed) await storeMetadata(topic);
+      return { path: `/api/metadata/topics/${topic}` };
+    },
+    "DELETE /api/system/topics/metadata/:topicName": async (c) => {
+      if (c.allowed) await storeMetadata(topic);
+      return { path: `/api/system/topics/metadata/${topic}` };
+    },
   },
-  "GET /api/proxy-sr/config": get("/api/proxy-sr/config"),
-  "PUT /api/proxy-sr/config/:subject": async () => ({
-    path: `/api/proxy-sr/config/${(await srSubject()).subject}`,
-    body: JSON.stringify({ compatibility: "BACKWARD" }),
-  }),
-  "GET /api/proxy-sr/config/:subject": async () => {
-    const { subject } = await srSubject();
-    await fetch(`${registryEnv().urls[0]}/config/${subject}`, {
-      method: "PUT",
-      body: JSON.stringify({ compatibility: "FULL" }),
-      headers: { "content-type": "application/json" },
-    });
-    return {
-      path: `/api/proxy-sr/config/${subject}`,
-      check: async (res) => expect(await res.json()).toEqual({ compatibilityLevel: "FULL" }),
-    };
+  jdbc: {
+    "GET /api/jdbc/metadata/table": get("/api/jdbc/metadata/table", async (res) =>
+      expect((await res.json()) as Array<{ name: string }>).toContainEqual(expect.objectContaining({ name: topic, valueType: "JSON" })),
+    ),
+    "POST /api/jdbc/insert": async () => ({
+      path: "/api/jdbc/insert",
+      body: `SET _ktype='STRING'; INSERT INTO \`${insertTopic}\` (_key, i) VALUES ('k9', 9)`,
+      headers: { "content-type": "text/plain" },
+      check: async (res) => expect(await res.json()).toMatchObject({ topic: insertTopic, records: 1 }),
+    }),
+    "GET /api/jdbc/insert/prepared": async () => ({
+      path: `/api/jdbc/insert/prepared?${new URLSearchParams({ sql: `INSERT INTO \`${insertTopic}\` (_key, i) VALUES (?, ?)` })}`,
+      check: async (res) => expect(((await res.json()) as { info: { topic: string } }).info.topic).toBe(insertTopic),
+    }),
+    "POST /api/jdbc/insert/prepared/:topic": async () => ({
+      path: `/api/jdbc/insert/prepared/${insertTopic}?kt=STRING&vt=JSON`,
+      body: JSON.stringify([{ key: "k8", value: { i: 8 } }]),
+      check: async (res) => expect(await res.json()).toMatchObject({ topic: insertTopic, records: 1 }),
+    }),
   },
-  "GET /api/groups": get("/api/groups", jsonArray),
-  "POST /api/groups": async () => {
-    const name = `rbac-new-${++groupCount}`;
-    return {
-      path: "/api/groups",
-      body: JSON.stringify(scopeGroup(name)),
-      check: async (res) => expect(await res.json()).toMatchObject({ name, source: "store" }),
-    };
+  consumers: {
+    "GET /api/consumers": get("/api/consumers", async (res) =>
+      expect((await res.json()) as Array<{ id: string }>).toContainEqual(expect.objectContaining({ id: group })),
+    ),
+    "GET /api/consumers/:group": async () => ({
+      path: `/api/consumers/${group}`,
+      check: async (res) => expect(await res.json()).toMatchObject({ id: group, members: [] }),
+    }),
+    "GET /api/consumers/:group/lag-history": async () => ({
+      path: `/api/consumers/${group}/lag-history`,
+      check: async (res) => expect(await res.json()).toMatchObject({ group, points: expect.any(Array) }),
+    }),
+    "PUT /api/consumers/:group/offsets": async () => ({
+      path: `/api/consumers/${group}/offsets`,
+      body: JSON.stringify({ to: "earliest" }),
+    }),
+    "DELETE /api/consumers/:group": async (c) => {
+      const id = c.allowed ? await newGroup(topic) : group;
+      return {
+        path: `/api/consumers/${id}`,
+        check: async () => expect((await rt.kafka.default().groups.list()).some((g) => g.groupId === id)).toBe(false),
+      };
+    },
   },
-  "GET /api/groups/:name": async () => ({
-    path: `/api/groups/${await sharedGroup()}`,
-    check: async (res) => expect(await res.json()).toMatchObject({ name: "rbac-group" }),
-  }),
-  "PUT /api/groups/:name": async () => ({
-    path: `/api/groups/${await sharedGroup()}`,
-    body: JSON.stringify({ roles: ["read"] }),
-    check: async (res) => expect(await res.json()).toMatchObject({ name: "rbac-group", roles: ["read"] }),
-  }),
-  // A fresh group per allowed call: the deletion uses it up.
-  "DELETE /api/groups/:name": async (c) => {
-    const name = c.allowed ? await createGroup(`rbac-del-${++groupCount}`) : await sharedGroup();
-    return {
-      path: `/api/groups/${name}`,
-      check: async () => expect((await rt.request(`/api/groups/${name}`, { role: "admin" })).status).toBe(404),
-    };
+  cluster: {
+    "GET /api/cluster": get("/api/cluster", async (res) => expect(((await res.json()) as { brokers: unknown[] }).brokers.length).toBe(1)),
   },
-  "GET /api/users": get("/api/users", jsonArray),
-  "POST /api/users": async () => {
-    const name = `rbac-user-${++groupCount}`;
-    return {
-      path: "/api/users",
-      body: JSON.stringify({ name, password: USER_PASSWORD, groups: [await sharedGroup()] }),
-      check: async (res) => expect(await res.json()).toMatchObject({ name, groups: ["rbac-group"], source: "store" }),
-    };
+  alerts: {
+    "GET /api/alerts": get("/api/alerts", jsonArray),
+    "GET /api/sse/alerts": async () => ({
+      path: "/api/sse/alerts",
+      stream: true,
+      headers: { accept: "application/json, text/event-stream" },
+    }),
   },
-  "GET /api/users/:name": async () => ({
-    path: `/api/users/${await sharedUser()}`,
-    check: async (res) => expect(await res.json()).toMatchObject({ name: "rbac-user", disabled: false }),
-  }),
-  "PUT /api/users/:name": async () => ({
-    path: `/api/users/${await sharedUser()}`,
-    body: JSON.stringify({ email: "rbac@example.com" }),
-    check: async (res) => expect(await res.json()).toMatchObject({ name: "rbac-user", email: "rbac@example.com" }),
-  }),
-  "DELETE /api/users/:name": async (c) => {
-    const name = c.allowed ? await createUser(`rbac-user-del-${++groupCount}`) : await sharedUser();
-    return {
-      path: `/api/users/${name}`,
-      check: async () => expect((await rt.request(`/api/users/${name}`, { role: "admin" })).status).toBe(404),
-    };
-  },
-  // Every identity may change its own password: a store user of its own per call (the role
-  // users are the config file's, whose passwords only the file changes).
-  "PUT /api/user/password": async (c) => {
-    if (!c.role)
-      return { path: "/api/user/password", body: JSON.stringify({ currentPassword: USER_PASSWORD, password: `${USER_PASSWORD}-new` }) };
-    const name = await createUser(`rbac-pw-${++groupCount}`);
-    const login = await rt.app.request("/api/login", { method: "POST", body: JSON.stringify({ user: name, password: USER_PASSWORD }) });
-    return {
-      path: "/api/user/password",
-      token: await login.text(),
-      body: JSON.stringify({ currentPassword: USER_PASSWORD, password: `${USER_PASSWORD}-new` }),
-      check: async (res) => expect(await res.json()).toEqual({ success: true }),
-    };
-  },
-  "GET /api/service-accounts": get("/api/service-accounts", jsonArray),
-  "POST /api/service-accounts": async () => {
-    const name = `rbac-sa-${++groupCount}`;
-    return {
-      path: "/api/service-accounts",
-      body: JSON.stringify({ name, groups: [await sharedGroup()] }),
-      check: async (res) => {
-        const body = (await res.json()) as { name: string; secret: string; token: string };
-        expect(body.name).toBe(name);
-        expect(body.token).toBe(`${name}:${body.secret}`);
-      },
-    };
-  },
-  "GET /api/service-accounts/:name": async () => ({
-    path: `/api/service-accounts/${await sharedAccount()}`,
-    check: async (res) => expect(await res.json()).toMatchObject({ name: "rbac-sa", disabled: false }),
-  }),
-  "PUT /api/service-accounts/:name": async () => ({
-    path: `/api/service-accounts/${await sharedAccount()}`,
-    body: JSON.stringify({ expiresAt: Date.now() + 86_400_000 }),
-    check: async (res) => expect(((await res.json()) as { expiresAt: number }).expiresAt).toBeGreaterThan(Date.now()),
-  }),
-  "DELETE /api/service-accounts/:name": async (c) => {
-    const name = c.allowed ? await createAccount(`rbac-sa-del-${++groupCount}`) : await sharedAccount();
-    return {
-      path: `/api/service-accounts/${name}`,
-      check: async () => expect((await rt.request(`/api/service-accounts/${name}`, { role: "admin" })).status).toBe(404),
-    };
-  },
-  "GET /api/streams": async () => {
-    await sharedProcessor();
-    return {
-      path: "/api/streams",
-      check: async (res) => expect(((await res.json()) as { streams: unknown[] }).streams.length).toBeGreaterThan(0),
-    };
-  },
-  "GET /api/streams/:processorId": async () => processorCall(""),
-  "POST /api/streams": async () => {
-    processorOut ??= await newTopic("rbac-proc-out");
-    return {
-      path: "/api/streams",
-      body: JSON.stringify({
-        name: `rbac-proc-${++processorCount}`,
-        sql: `INSERT INTO \`${processorOut}\` SELECT STREAM * FROM \`${topic}\``,
+  connect: {
+    "GET /api/connect/clusters": get("/api/connect/clusters", async (res) =>
+      expect(await res.json()).toContainEqual({
+        alias: "rbac",
+        workers: expect.arrayContaining([expect.objectContaining({ state: "UP" })]),
       }),
-      headers: { accept: "text/plain" },
-      check: async (res) => expect(await res.text()).toStartWith("lsql_"),
-    };
+    ),
+    "GET /api/proxy-connect/:clusterAlias/connectors": async () => ({
+      path: CONNECT,
+      retry: rebalancing,
+      check: async (res) => expect(((await res.json()) as unknown[]).every((n) => typeof n === "string")).toBe(true),
+    }),
+    "POST /api/proxy-connect/:clusterAlias/connectors": async (c) => {
+      const name = connectorName("rbac new");
+      if (c.allowed) connectors.push(name);
+      return { path: CONNECT, body: JSON.stringify({ name, config: heartbeatConfig() }), retry: rebalancing };
+    },
+    "GET /api/proxy-connect/:clusterAlias/connectors/:connectorName": async () =>
+      connectorCall("", async (res) => expect(await res.json()).toMatchObject({ name: await sharedConnector(), type: "source" })),
+    "GET /api/proxy-connect/:clusterAlias/connectors/:connectorName/config": async () =>
+      connectorCall("/config", async (res) => expect(await res.json()).toMatchObject({ "tasks.max": "1" })),
+    "PUT /api/proxy-connect/:clusterAlias/connectors/:connectorName/config": async () => ({
+      ...(await connectorCall("/config")),
+      body: JSON.stringify(heartbeatConfig()),
+    }),
+    "GET /api/proxy-connect/:clusterAlias/connectors/:connectorName/status": async () =>
+      connectorCall("/status", async (res) => expect(await res.json()).toMatchObject({ connector: { state: expect.any(String) } })),
+    "PUT /api/proxy-connect/:clusterAlias/connectors/:connectorName/pause": async () => connectorCall("/pause"),
+    "PUT /api/proxy-connect/:clusterAlias/connectors/:connectorName/resume": async () => connectorCall("/resume"),
+    "POST /api/proxy-connect/:clusterAlias/connectors/:connectorName/restart": async () => connectorCall("/restart"),
+    "GET /api/proxy-connect/:clusterAlias/connectors/:connectorName/tasks": async () =>
+      connectorCall("/tasks", async (res) => expect(((await res.json()) as unknown[]).length).toBe(1)),
+    "GET /api/proxy-connect/:clusterAlias/connectors/:connectorName/tasks/:task_id/status": async () =>
+      connectorCall("/tasks/0/status", async (res) => expect(await res.json()).toMatchObject({ id: 0 })),
+    "POST /api/proxy-connect/:clusterAlias/connectors/:connectorName/tasks/:task_id/restart": async () => connectorCall("/tasks/0/restart"),
+    // A fresh connector per allowed call: the deletion uses it up.
+    "DELETE /api/proxy-connect/:clusterAlias/connectors/:connectorName": async (c) => {
+      if (!c.allowed) return connectorCall("");
+      const name = connectorName("rbac del");
+      connectors.push(name);
+      const res = await rt.request(CONNECT, { method: "POST", role: "admin", body: JSON.stringify({ name, config: heartbeatConfig() }) });
+      expect(res.status).toBe(201);
+      return { path: `${CONNECT}/${encodeURIComponent(name)}`, retry: rebalancing };
+    },
+    "GET /api/proxy-connect/:clusterAlias/connector-plugins": get("/api/proxy-connect/rbac/connector-plugins", async (res) =>
+      expect((await res.json()) as unknown[]).toContainEqual(expect.objectContaining({ name: "MirrorMaker Heartbeat", uiEnabled: true })),
+    ),
+    "PUT /api/proxy-connect/:clusterAlias/connector-plugins/:plugin/config/validate": async () => ({
+      path: "/api/proxy-connect/rbac/connector-plugins/MirrorHeartbeatConnector/config/validate",
+      body: JSON.stringify({ ...heartbeatConfig(), name: "rbac-validate" }),
+      check: async (res) => expect(await res.json()).toMatchObject({ error_count: 0 }),
+    }),
   },
-  "PUT /api/streams/:processorId/pause": async () => processorCall("/pause"),
-  "PUT /api/streams/:processorId/resume": async () => processorCall("/resume"),
-  "PUT /api/streams/:processorId/scale/:numberOfRunners": async () => processorCall("/scale/1"),
-  // A fresh processor per allowed call: the deletion uses it up.
-  "DELETE /api/streams/:processorId": async (c) => (c.allowed ? { path: `/api/streams/${await newProcessor()}` } : processorCall("")),
-  "GET /api/connect/clusters": get("/api/connect/clusters", async (res) =>
-    expect(await res.json()).toContainEqual({ alias: "rbac", workers: expect.arrayContaining([expect.objectContaining({ state: "UP" })]) }),
-  ),
-  "GET /api/proxy-connect/:clusterAlias/connectors": async () => ({
-    path: CONNECT,
-    retry: rebalancing,
-    check: async (res) => expect(((await res.json()) as unknown[]).every((n) => typeof n === "string")).toBe(true),
-  }),
-  "POST /api/proxy-connect/:clusterAlias/connectors": async (c) => {
-    const name = connectorName("rbac new");
-    if (c.allowed) connectors.push(name);
-    return { path: CONNECT, body: JSON.stringify({ name, config: heartbeatConfig() }), retry: rebalancing };
+  metrics: {
+    "GET /metrics": get("/metrics", async (res) => expect(await res.text()).toContain("# TYPE")),
   },
-  "GET /api/proxy-connect/:clusterAlias/connectors/:connectorName": async () =>
-    connectorCall("", async (res) => expect(await res.json()).toMatchObject({ name: await sharedConnector(), type: "source" })),
-  "GET /api/proxy-connect/:clusterAlias/connectors/:connectorName/config": async () =>
-    connectorCall("/config", async (res) => expect(await res.json()).toMatchObject({ "tasks.max": "1" })),
-  "PUT /api/proxy-connect/:clusterAlias/connectors/:connectorName/config": async () => ({
-    ...(await connectorCall("/config")),
-    body: JSON.stringify(heartbeatConfig()),
-  }),
-  "GET /api/proxy-connect/:clusterAlias/connectors/:connectorName/status": async () =>
-    connectorCall("/status", async (res) => expect(await res.json()).toMatchObject({ connector: { state: expect.any(String) } })),
-  "PUT /api/proxy-connect/:clusterAlias/connectors/:connectorName/pause": async () => connectorCall("/pause"),
-  "PUT /api/proxy-connect/:clusterAlias/connectors/:connectorName/resume": async () => connectorCall("/resume"),
-  "POST /api/proxy-connect/:clusterAlias/connectors/:connectorName/restart": async () => connectorCall("/restart"),
-  "GET /api/proxy-connect/:clusterAlias/connectors/:connectorName/tasks": async () =>
-    connectorCall("/tasks", async (res) => expect(((await res.json()) as unknown[]).length).toBe(1)),
-  "GET /api/proxy-connect/:clusterAlias/connectors/:connectorName/tasks/:task_id/status": async () =>
-    connectorCall("/tasks/0/status", async (res) => expect(await res.json()).toMatchObject({ id: 0 })),
-  "POST /api/proxy-connect/:clusterAlias/connectors/:connectorName/tasks/:task_id/restart": async () => connectorCall("/tasks/0/restart"),
-  // A fresh connector per allowed call: the deletion uses it up.
-  "DELETE /api/proxy-connect/:clusterAlias/connectors/:connectorName": async (c) => {
-    if (!c.allowed) return connectorCall("");
-    const name = connectorName("rbac del");
-    connectors.push(name);
-    const res = await rt.request(CONNECT, { method: "POST", role: "admin", body: JSON.stringify({ name, config: heartbeatConfig() }) });
-    expect(res.status).toBe(201);
-    return { path: `${CONNECT}/${encodeURIComponent(name)}`, retry: rebalancing };
+  schemas: {
+    // Schema registry proxy: one subject registered once (re-registering its schema adds no
+    // version), a fresh subject for each allowed delete, the global level set to what it is.
+    "GET /api/proxy-sr/subjects": get("/api/proxy-sr/subjects", jsonArray),
+    "GET /api/proxy-sr/subjects/:subject/versions": async () => ({
+      path: `/api/proxy-sr/subjects/${(await srSubject()).subject}/versions`,
+      check: async (res) => expect(await res.json()).toEqual([1]),
+    }),
+    "DELETE /api/proxy-sr/subjects/:subject": async (c) => ({
+      path: `/api/proxy-sr/subjects/${(c.allowed ? await srRegister("rbac-sr-del") : await srSubject()).subject}`,
+      check: async (res) => expect(await res.json()).toEqual([1]),
+    }),
+    "GET /api/proxy-sr/schemas/ids/:id": async () => ({ path: `/api/proxy-sr/schemas/ids/${(await srSubject()).id}` }),
+    "GET /api/proxy-sr/subjects/:subject/versions/:version": async () => {
+      const { subject, id } = await srSubject();
+      return {
+        path: `/api/proxy-sr/subjects/${subject}/versions/latest`,
+        check: async (res) => expect(await res.json()).toMatchObject({ subject, id, version: 1 }),
+      };
+    },
+    "GET /api/proxy-sr/subjects/:subject/versions/:version/schema": async () => ({
+      path: `/api/proxy-sr/subjects/${(await srSubject()).subject}/versions/1/schema`,
+      check: async (res) => expect(await res.json()).toMatchObject({ name: "Rbac" }),
+    }),
+    "POST /api/proxy-sr/subjects/:subject/versions": async () => {
+      const { subject, id } = await srSubject();
+      return {
+        path: `/api/proxy-sr/subjects/${subject}/versions`,
+        body: SR_SCHEMA,
+        check: async (res) => expect(await res.json()).toEqual({ id }),
+      };
+    },
+    "DELETE /api/proxy-sr/subjects/:subject/versions/:version": async (c) => ({
+      path: `/api/proxy-sr/subjects/${(c.allowed ? await srRegister("rbac-sr-delv") : await srSubject()).subject}/versions/1`,
+      check: async (res) => expect(await res.json()).toBe(1),
+    }),
+    "POST /api/proxy-sr/compatibility/subjects/:subject/versions/:version": async () => ({
+      path: `/api/proxy-sr/compatibility/subjects/${(await srSubject()).subject}/versions/latest`,
+      body: SR_SCHEMA,
+      check: async (res) => expect(await res.json()).toMatchObject({ is_compatible: true }),
+    }),
+    "PUT /api/proxy-sr/config": async () => {
+      const level = (await (await fetch(`${registryEnv().urls[0]}/config`)).json()) as { compatibilityLevel: string };
+      return { path: "/api/proxy-sr/config", body: JSON.stringify({ compatibility: level.compatibilityLevel }) };
+    },
+    "GET /api/proxy-sr/config": get("/api/proxy-sr/config"),
+    "PUT /api/proxy-sr/config/:subject": async () => ({
+      path: `/api/proxy-sr/config/${(await srSubject()).subject}`,
+      body: JSON.stringify({ compatibility: "BACKWARD" }),
+    }),
+    "GET /api/proxy-sr/config/:subject": async () => {
+      const { subject } = await srSubject();
+      await fetch(`${registryEnv().urls[0]}/config/${subject}`, {
+        method: "PUT",
+        body: JSON.stringify({ compatibility: "FULL" }),
+        headers: { "content-type": "application/json" },
+      });
+      return {
+        path: `/api/proxy-sr/config/${subject}`,
+        check: async (res) => expect(await res.json()).toEqual({ compatibilityLevel: "FULL" }),
+      };
+    },
   },
-  "GET /api/proxy-connect/:clusterAlias/connector-plugins": get("/api/proxy-connect/rbac/connector-plugins", async (res) =>
-    expect((await res.json()) as unknown[]).toContainEqual(expect.objectContaining({ name: "MirrorMaker Heartbeat", uiEnabled: true })),
-  ),
-  "PUT /api/proxy-connect/:clusterAlias/connector-plugins/:plugin/config/validate": async () => ({
-    path: "/api/proxy-connect/rbac/connector-plugins/MirrorHeartbeatConnector/config/validate",
-    body: JSON.stringify({ ...heartbeatConfig(), name: "rbac-validate" }),
-    check: async (res) => expect(await res.json()).toMatchObject({ error_count: 0 }),
-  }),
-  "GET /metrics": get("/metrics", async (res) => expect(await res.text()).toContain("# TYPE")),
-  "GET /": get("/", async (res) => expect(await res.text()).toContain("<title>Loupe</title>")),
-  "GET /*": get("/topics/some-page", async (res) => expect(await res.text()).toContain("<title>Loupe</title>")),
+  "server-info": {
+    "GET /api/config": get("/api/config", async (res) =>
+      expect(((await res.json()) as Record<string, unknown>)["lenses.sql.execution.mode"]).toBe("IN_PROC"),
+    ),
+    "GET /api/license": get("/api/license", async (res) => expect(await res.json()).toMatchObject({ isRespected: true })),
+  },
+  profile: {
+    "GET /api/user/profile": get("/api/user/profile", async (res) => expect(await res.json()).toMatchObject({ topics: [] })),
+    "PUT /api/user/profile/:property/:value": async () => ({
+      path: `/api/user/profile/topics/${topic}`,
+      check: async (res) => expect(((await res.json()) as { topics: string[] }).topics).toContain(topic),
+    }),
+    "DELETE /api/user/profile/:property/:value": async () => ({
+      path: `/api/user/profile/topics/${topic}`,
+      check: async (res) => expect(((await res.json()) as { topics: string[] }).topics).not.toContain(topic),
+    }),
+  },
+  configs: {
+    "GET /api/configs/default/topics/keys": get("/api/configs/default/topics/keys", async (res) =>
+      expect(await res.json()).toContain("cleanup.policy"),
+    ),
+    // Broker changes set compression.type to "producer", its default, and remove it again: other
+    // tests on the same broker see no difference.
+    "GET /api/configs/brokers": get("/api/configs/brokers"),
+    "PUT /api/configs/brokers": async (c) => brokerChange(c, null),
+    "DELETE /api/configs/brokers": async () => ({ path: "/api/configs/brokers", body: JSON.stringify(["compression.type"]) }),
+    "GET /api/configs/brokers/:brokerId": async () => ({
+      path: `/api/configs/brokers/${await brokerId()}`,
+      check: async (res) => expect(Number.isInteger(((await res.json()) as Record<string, unknown>)["log.cleaner.threads"])).toBe(true),
+    }),
+    "PUT /api/configs/brokers/:brokerId": async (c) => brokerChange(c, await brokerId()),
+    "DELETE /api/configs/brokers/:brokerId": async () => ({
+      path: `/api/configs/brokers/${await brokerId()}`,
+      body: JSON.stringify(["compression.type"]),
+    }),
+  },
+  groups: {
+    "GET /api/groups": get("/api/groups", jsonArray),
+    "POST /api/groups": async () => {
+      const name = `rbac-new-${++groupCount}`;
+      return {
+        path: "/api/groups",
+        body: JSON.stringify(scopeGroup(name)),
+        check: async (res) => expect(await res.json()).toMatchObject({ name, source: "store" }),
+      };
+    },
+    "GET /api/groups/:name": async () => ({
+      path: `/api/groups/${await sharedGroup()}`,
+      check: async (res) => expect(await res.json()).toMatchObject({ name: "rbac-group" }),
+    }),
+    "PUT /api/groups/:name": async () => ({
+      path: `/api/groups/${await sharedGroup()}`,
+      body: JSON.stringify({ roles: ["read"] }),
+      check: async (res) => expect(await res.json()).toMatchObject({ name: "rbac-group", roles: ["read"] }),
+    }),
+    // A fresh group per allowed call: the deletion uses it up.
+    "DELETE /api/groups/:name": async (c) => {
+      const name = c.allowed ? await createGroup(`rbac-del-${++groupCount}`) : await sharedGroup();
+      return {
+        path: `/api/groups/${name}`,
+        check: async () => expect((await rt.request(`/api/groups/${name}`, { role: "admin" })).status).toBe(404),
+      };
+    },
+  },
+  users: {
+    "GET /api/users": get("/api/users", jsonArray),
+    "POST /api/users": async () => {
+      const name = `rbac-user-${++groupCount}`;
+      return {
+        path: "/api/users",
+        body: JSON.stringify({ name, password: USER_PASSWORD, groups: [await sharedGroup()] }),
+        check: async (res) => expect(await res.json()).toMatchObject({ name, groups: ["rbac-group"], source: "store" }),
+      };
+    },
+    "GET /api/users/:name": async () => ({
+      path: `/api/users/${await sharedUser()}`,
+      check: async (res) => expect(await res.json()).toMatchObject({ name: "rbac-user", disabled: false }),
+    }),
+    "PUT /api/users/:name": async () => ({
+      path: `/api/users/${await sharedUser()}`,
+      body: JSON.stringify({ email: "rbac@example.com" }),
+      check: async (res) => expect(await res.json()).toMatchObject({ name: "rbac-user", email: "rbac@example.com" }),
+    }),
+    "DELETE /api/users/:name": async (c) => {
+      const name = c.allowed ? await createUser(`rbac-user-del-${++groupCount}`) : await sharedUser();
+      return {
+        path: `/api/users/${name}`,
+        check: async () => expect((await rt.request(`/api/users/${name}`, { role: "admin" })).status).toBe(404),
+      };
+    },
+    // Every identity may change its own password: a store user of its own per call (the role
+    // users are the config file's, whose passwords only the file changes).
+    "PUT /api/user/password": async (c) => {
+      if (!c.role)
+        return { path: "/api/user/password", body: JSON.stringify({ currentPassword: USER_PASSWORD, password: `${USER_PASSWORD}-new` }) };
+      const name = await createUser(`rbac-pw-${++groupCount}`);
+      const login = await rt.app.request("/api/login", { method: "POST", body: JSON.stringify({ user: name, password: USER_PASSWORD }) });
+      return {
+        path: "/api/user/password",
+        token: await login.text(),
+        body: JSON.stringify({ currentPassword: USER_PASSWORD, password: `${USER_PASSWORD}-new` }),
+        check: async (res) => expect(await res.json()).toEqual({ success: true }),
+      };
+    },
+  },
+  "service-accounts": {
+    "GET /api/service-accounts": get("/api/service-accounts", jsonArray),
+    "POST /api/service-accounts": async () => {
+      const name = `rbac-sa-${++groupCount}`;
+      return {
+        path: "/api/service-accounts",
+        body: JSON.stringify({ name, groups: [await sharedGroup()] }),
+        check: async (res) => {
+          const body = (await res.json()) as { name: string; secret: string; token: string };
+          expect(body.name).toBe(name);
+          expect(body.token).toBe(`${name}:${body.secret}`);
+        },
+      };
+    },
+    "GET /api/service-accounts/:name": async () => ({
+      path: `/api/service-accounts/${await sharedAccount()}`,
+      check: async (res) => expect(await res.json()).toMatchObject({ name: "rbac-sa", disabled: false }),
+    }),
+    "PUT /api/service-accounts/:name": async () => ({
+      path: `/api/service-accounts/${await sharedAccount()}`,
+      body: JSON.stringify({ expiresAt: Date.now() + 86_400_000 }),
+      check: async (res) => expect(((await res.json()) as { expiresAt: number }).expiresAt).toBeGreaterThan(Date.now()),
+    }),
+    "DELETE /api/service-accounts/:name": async (c) => {
+      const name = c.allowed ? await createAccount(`rbac-sa-del-${++groupCount}`) : await sharedAccount();
+      return {
+        path: `/api/service-accounts/${name}`,
+        check: async () => expect((await rt.request(`/api/service-accounts/${name}`, { role: "admin" })).status).toBe(404),
+      };
+    },
+  },
+  ui: {
+    "GET /": get("/", async (res) => expect(await res.text()).toContain("<title>Loupe</title>")),
+    "GET /*": get("/topics/some-page", async (res) => expect(await res.text()).toContain("<title>Loupe</title>")),
+  },
 };
+const PREPARE: Record<string, Prepare> = Object.assign({}, ...Object.values(FIXTURES));
 
 const CONNECT = "/api/proxy-connect/rbac/connectors";
 /** Connectors made here, deleted at the end. */
@@ -788,6 +853,15 @@ describe("role matrix", () => {
 
   test("every rule has a prepared request, and every prepared request a rule", () => {
     expect(Object.keys(PREPARE).sort()).toEqual([...rules.keys()].sort());
+  });
+
+  test("24.1: each area's fixtures prepare exactly its routes", () => {
+    const wrong = AREAS.flatMap((area) => {
+      const want = area.routes.map((r) => ruleKey(r.access.method, r.access.path)).sort();
+      const have = Object.keys(FIXTURES[area.name]).sort();
+      return want.join() === have.join() ? [] : [`${area.name}: routes ${want.join(", ")}; fixtures ${have.join(", ")}`];
+    });
+    expect(wrong).toEqual([]);
   });
 
   // One test per route: allowed callers succeed on a real resource, denied ones get 403 and an audit entry.

@@ -1,9 +1,9 @@
 import { useQuery } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { AUDIT_TYPES, type AuditEntry } from "../../src/domains/audit/types.ts";
-import { openFeed } from "../feed.ts";
 import { navigate } from "../router.ts";
 import { api } from "../session.ts";
+import { openFeed } from "../sse.ts";
 
 /** Entries kept from the live tail: beyond, the oldest are let go. */
 const LIVE_KEEP = 1_000;

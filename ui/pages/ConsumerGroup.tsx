@@ -3,6 +3,7 @@ import { type FormEvent, type RefObject, useRef, useState } from "react";
 import { deleteConsumerGroup } from "../api/topics.ts";
 import { clusterOf, withCluster } from "../cluster.ts";
 import { ConfirmDeleteDialog, DialogFooter, Tile } from "../components.tsx";
+import { number } from "../format.ts";
 import { navigate } from "../router.ts";
 import { api } from "../session.ts";
 import { LAG_WINDOWS, LagChart, type LagWindow } from "./LagChart.tsx";
@@ -30,8 +31,6 @@ const RESET_CHOICES: Array<{ value: ResetTo; label: string }> = [
   { value: "timestamp", label: "the first record at or after a time" },
   { value: "explicit", label: "offsets I give per partition" },
 ];
-
-const number = new Intl.NumberFormat("en-US");
 
 /**
  * One group: its lag over time, members, per-partition offsets and lag (also in seconds), and

@@ -4,6 +4,7 @@ import { useMemo, useRef } from "react";
 import "../styles/consumers.css";
 import { clusterOf, withCluster } from "../cluster.ts";
 import { Link } from "../components.tsx";
+import { number } from "../format.ts";
 import { replaceParams } from "../router.ts";
 import { api } from "../session.ts";
 
@@ -25,7 +26,6 @@ const COLUMNS: Array<{ key: SortKey | null; label: string; numeric?: boolean }> 
   { key: "lag", label: "Lag", numeric: true },
 ];
 const ROW_HEIGHT = 36;
-const number = new Intl.NumberFormat("en-US");
 
 /** Natural order of each column: the most lagging and the most populated first, names A to Z. */
 const compare: Record<SortKey, (a: GroupSummary, b: GroupSummary) => number> = {

@@ -3,6 +3,7 @@ import { useEffect, useRef, useState } from "react";
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 import "../styles/consumers.css";
+import { number } from "../format.ts";
 import { api } from "../session.ts";
 
 export interface LagHistory {
@@ -20,7 +21,6 @@ export const LAG_WINDOWS = [
   { value: "5m", label: "last 5 minutes" },
 ] as const;
 export type LagWindow = (typeof LAG_WINDOWS)[number]["value"];
-const number = new Intl.NumberFormat("en-US");
 
 /** The theme's colours, read from the CSS variables at the time the chart is drawn. */
 function palette() {

@@ -4,6 +4,7 @@ import { useMemo, useRef, useState } from "react";
 import { replaceParams } from "../router.ts";
 import { api } from "../session.ts";
 import "../styles/logs.css";
+import { number } from "../format.ts";
 
 /** One kept line, as `/api/logs/{level}` answers it (the SPEC's shape, plus its structured fields). */
 interface LogLine {
@@ -27,7 +28,6 @@ type LogLevel = (typeof LEVELS)[number];
 /** Auto-refresh pace: the METRICS line comes every log.metricsInterval (a minute by default). */
 const AUTO_REFRESH_MS = 5_000;
 const ROW_ESTIMATE = 34;
-const number = new Intl.NumberFormat("en-US");
 
 /** The page's state in the URL: `level` (INFO unless METRICS) and `q` (the filter). */
 function viewOf(location: string) {

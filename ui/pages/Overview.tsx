@@ -6,6 +6,7 @@ import { Link } from "../components.tsx";
 import { useLocation } from "../router.ts";
 import { api, useCan } from "../session.ts";
 import "../styles/overview.css";
+import { number } from "../format.ts";
 
 export interface Health {
   status: "UP" | "DEGRADED" | "DOWN";
@@ -18,7 +19,6 @@ type PartitionHealth = ClusterOverview["offline"]["partitions"][number];
 
 /** How often the page asks again: the lag snapshot and Metadata are cheap at this pace. */
 const REFRESH_MS = 10_000;
-const number = new Intl.NumberFormat("en-US");
 
 /**
  * The cluster at a glance: brokers and controller, topic and partition counts, the partitions

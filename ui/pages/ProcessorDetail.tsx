@@ -2,12 +2,11 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type RefObject, useRef, useState } from "react";
 import { clusterOf } from "../cluster.ts";
 import { ActionResult, ConfirmDeleteDialog, Link, Tile } from "../components.tsx";
+import { count, duration } from "../format.ts";
 import { navigate } from "../router.ts";
 import { LagChart, type LagWindow } from "./LagChart.tsx";
 import {
-  count,
   deleteProcessor,
-  duration,
   fetchProcessor,
   mayChange,
   PROCESSORS_REFRESH_MS,

@@ -4,10 +4,10 @@ import { clusterOf } from "../cluster.ts";
 import { Link } from "../components.tsx";
 import { navigate, replaceParams } from "../router.ts";
 import "../styles/processors.css";
+import { count } from "../format.ts";
 import { ProcessorCreate } from "./ProcessorCreate.tsx";
 import { ProcessorDetail } from "./ProcessorDetail.tsx";
 import {
-  count,
   fetchProcessors,
   NEW_PROCESSOR_HREF,
   PROCESSORS_REFRESH_MS,

@@ -79,17 +79,3 @@ export interface Viewer {
 export const mayChange = (viewer: Viewer, p: Processor) => viewer.canWrite && (viewer.admin || p.user === viewer.name);
 
 export const stateClass = (state: string) => `proc-state proc-state-${state.toLowerCase().replace(/[^a-z]/g, "")}`;
-
-const number = new Intl.NumberFormat("en-US");
-export const count = (n: number | null | undefined) => (n === null || n === undefined ? "—" : number.format(n));
-
-/** "3 h 12 min", "42 s": how long a processor has run. */
-export function duration(ms: number): string {
-  const s = Math.max(0, Math.floor(ms / 1000));
-  if (s < 60) return `${s} s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m} min ${s % 60} s`;
-  const h = Math.floor(m / 60);
-  if (h < 48) return `${h} h ${m % 60} min`;
-  return `${Math.floor(h / 24)} d ${h % 24} h`;
-}

@@ -4,6 +4,7 @@ import { type KeyboardEvent, useEffect, useId, useRef, useState } from "react";
 import type { HistoryEntry, SavedQuery } from "../../src/domains/sql-library/types.ts";
 import { api } from "../session.ts";
 import "../styles/library.css";
+import { count } from "../format.ts";
 
 const HISTORY_KEY = ["sql-history"];
 const SAVED_KEY = ["sql-saved"];
@@ -30,7 +31,7 @@ function when(ms: number): string {
 /** How a run ended, as the run status says it: "2 rows (END)", "invalid"; nothing while it runs. */
 function outcome(e: HistoryEntry): string | null {
   if (e.stopReason === "INVALID") return "invalid";
-  if (e.rows !== null) return `${e.rows.toLocaleString("en-US")} ${e.rows === 1 ? "row" : "rows"} (${e.stopReason})`;
+  if (e.rows !== null) return `${count(e.rows)} ${e.rows === 1 ? "row" : "rows"} (${e.stopReason})`;
   return e.stopReason;
 }
 

@@ -20,9 +20,9 @@ import { useQueryRun } from "../sql/run.ts";
 import { StatsBar } from "../sql/StatsBar.tsx";
 import type { ValidationState } from "../sql/validation.ts";
 import "../styles/workbench.css";
+import { count } from "../format.ts";
 import { putInEditor, QueryLibrary, readLibraryOpen, saveLibraryOpen } from "./QueryLibrary.tsx";
 
-const count = (n: number) => n.toLocaleString("en-US");
 const LIBRARY_ID = "query-library";
 
 /**

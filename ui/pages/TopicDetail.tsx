@@ -4,12 +4,13 @@ import { fetchTopic, type TopicDetail, topicKey } from "../api/topics.ts";
 import { clusterOf, withCluster } from "../cluster.ts";
 import { Link, Tile } from "../components.tsx";
 import "../styles/topic.css";
+import { number } from "../format.ts";
 import { TopicConfigs } from "./TopicConfigs.tsx";
 import { AddPartitionsDialog, DeleteRecordsDialog, DeleteTopicDialog } from "./TopicDialogs.tsx";
 import { TopicMessages } from "./TopicMessages.tsx";
 import { TopicMetadataPanel } from "./TopicMetadata.tsx";
 import { ProduceDialog } from "./TopicProduce.tsx";
-import { number, topicQuery } from "./TopicShared.ts";
+import { topicQuery } from "./TopicShared.ts";
 
 const TABS = [
   { id: "messages", label: "Messages" },

@@ -18,7 +18,8 @@ import { ConfirmDeleteDialog, DialogFooter } from "../components.tsx";
 import { navigate } from "../router.ts";
 import { Field } from "./TopicField.tsx";
 import "../styles/topic-list.css";
-import { compactedOnly, configInput, humanConfig, number, topicNameCollision, topicNameProblem } from "./TopicShared.ts";
+import { number } from "../format.ts";
+import { compactedOnly, configInput, humanConfig, topicNameCollision, topicNameProblem } from "./TopicShared.ts";
 
 /** Config presets a platform engineer reaches for; the broker's defaults otherwise. */
 const PRESETS: Record<string, { label: string; configs: Record<string, string> }> = {

@@ -4,8 +4,9 @@ import { withCluster } from "../cluster.ts";
 import { Link } from "../components.tsx";
 import { replaceParams } from "../router.ts";
 import "../styles/topic-messages.css";
+import { number } from "../format.ts";
 import { type BrowseStart, browseSql, fromBase64, hexDump, prettyJson, recordMatches } from "./TopicRecordText.ts";
-import { number, partitionNumbers } from "./TopicShared.ts";
+import { partitionNumbers } from "./TopicShared.ts";
 
 const LIMITS = [20, 50, 100, 500];
 const SEEK_LABELS: Record<Seek, string> = {

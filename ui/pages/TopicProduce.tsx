@@ -15,9 +15,10 @@ import { DialogFooter } from "../components.tsx";
 import { Field } from "./TopicField.tsx";
 import "../styles/topic-list.css";
 import "../styles/topic-messages.css";
+import { number } from "../format.ts";
 import { avroProblem, avroTemplate } from "./TopicAvro.ts";
 import { prettyJson } from "./TopicRecordText.ts";
-import { number, partitionNumbers, WRITE_FORMATS } from "./TopicShared.ts";
+import { partitionNumbers, WRITE_FORMATS } from "./TopicShared.ts";
 
 type Side = "key" | "value";
 type SideInfo = WriteFormats["key"];

@@ -5,9 +5,7 @@
  * tests import it as it is.
  */
 import { RESERVED_WORDS } from "../../src/sql/parser.ts";
-
-export const number = new Intl.NumberFormat("en-US");
-const decimal = new Intl.NumberFormat("en-US", { maximumFractionDigits: 1 });
+import { number, oneDecimal } from "../format.ts";
 
 /** The formats records are written in (the server's WRITE_FORMATS; a test holds them equal). */
 export const WRITE_FORMATS = ["AVRO", "BYTES", "DOUBLE", "FLOAT", "INT", "JSON", "LONG", "STRING"] as const;
@@ -84,7 +82,7 @@ export function formatSize(bytes: number): string {
   for (const [unit, size] of SIZE_UNITS) {
     if (bytes >= size) {
       const n = bytes / size;
-      return Number.isInteger(n) ? `${number.format(n)} ${unit}` : `≈ ${decimal.format(n)} ${unit}`;
+      return Number.isInteger(n) ? `${number.format(n)} ${unit}` : `≈ ${oneDecimal.format(n)} ${unit}`;
     }
   }
   return `${bytes} B`;

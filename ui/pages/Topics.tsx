@@ -6,6 +6,7 @@ import { clusterOf, withCluster } from "../cluster.ts";
 import { Link } from "../components.tsx";
 import { replaceParams } from "../router.ts";
 import "../styles/topic-list.css";
+import { bytes, number } from "../format.ts";
 import { CreateTopicDialog } from "./TopicDialogs.tsx";
 
 type SortKey = "name" | "partitions" | "messages" | "size" | "rate" | "lag";
@@ -21,21 +22,6 @@ const COLUMNS: Array<{ key: SortKey | null; label: string; numeric?: boolean }> 
   { key: null, label: "Key / value" },
 ];
 const ROW_HEIGHT = 36;
-const number = new Intl.NumberFormat("en-US");
-const oneDecimal = new Intl.NumberFormat("en-US", { maximumFractionDigits: 1 });
-
-/** Bytes in binary units, as the brokers count segment sizes. */
-export function formatBytes(bytes: number | null | undefined): string {
-  if (bytes === null || bytes === undefined) return "—";
-  const units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${unit === 0 ? value : oneDecimal.format(value)} ${units[unit]}`;
-}
 
 /** Unknown figures (null) sort as below zero. */
 const known = (v: number | null | undefined) => (v === null || v === undefined ? -1 : v);
@@ -165,7 +151,7 @@ export function TopicsPage({ location, canWrite }: { location: string; canWrite:
                   <td className="num">{t.partitions}</td>
                   <td className="num">{t.replication}</td>
                   <td className="num">{number.format(t.totalMessages)}</td>
-                  <td className="num">{formatBytes(t.sizeBytes)}</td>
+                  <td className="num">{bytes(t.sizeBytes)}</td>
                   <td className="num">{number.format(t.messagesPerSecond)}</td>
                   <td className="num">{t.lag === null || t.lag === undefined ? "—" : number.format(t.lag)}</td>
                   <td title={t.typesKnown === false ? undefined : `${t.keyType} / ${t.valueType}${t.inferred ? " (inferred)" : ""}`}>

@@ -3,8 +3,7 @@
  * (partition and offset, in statement order), in the place a query's rows take.
  */
 import type { InsertAnswer } from "../api/sql.ts";
-
-const count = (n: number) => n.toLocaleString("en-US");
+import { count } from "../format.ts";
 
 export function InsertResult({ answer }: { answer: InsertAnswer }) {
   const offsets = answer.offsets ?? [];

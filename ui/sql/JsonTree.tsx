@@ -4,6 +4,7 @@
  * only while open, at most MAX_CHILDREN of them, so a large value costs what is looked at.
  */
 import { useEffect, useRef, useState } from "react";
+import { count } from "../format.ts";
 import { isContainer } from "./cells.ts";
 
 const MAX_CHILDREN = 500;
@@ -44,7 +45,7 @@ function Branch({ name, value, path, focus }: { name: string; value: object; pat
           {entries.slice(0, MAX_CHILDREN).map(([k, v]) => (
             <Node key={k} name={String(k)} value={v} path={[...path, k]} focus={focus} />
           ))}
-          {entries.length > MAX_CHILDREN && <li className="muted">… {(entries.length - MAX_CHILDREN).toLocaleString("en-US")} more</li>}
+          {entries.length > MAX_CHILDREN && <li className="muted">… {count(entries.length - MAX_CHILDREN)} more</li>}
         </ul>
       )}
     </details>

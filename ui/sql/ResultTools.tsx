@@ -3,11 +3,11 @@
  * browser), and how many rows a run keeps (this browser's setting, from the next run).
  */
 import { useState } from "react";
+import { count } from "../format.ts";
 import { download, type ExportFormat, exportBlob, exportName } from "./export.ts";
 import { MAX_ROW_CAP, MIN_ROW_CAP, validRowCap } from "./row-cap.ts";
 import type { Row } from "./run.ts";
 
-const count = (n: number) => n.toLocaleString("en-US");
 const FORMAT_NAMES: Record<ExportFormat, string> = { jsonl: "JSON lines", csv: "CSV" };
 
 export function ResultTools({

@@ -6,10 +6,9 @@
  * record matched the query."
  */
 import type { ReadRanges, StopLimit } from "../../src/engine/schemas.ts";
+import { bytes, count, duration } from "../format.ts";
 import type { RunFigures, RunState } from "./run.ts";
-import { bytes, duration } from "./StatsBar.tsx";
 
-const count = (n: number) => n.toLocaleString("en-US");
 const plural = (n: number, one: string, many = `${one}s`) => `${count(n)} ${n === 1 ? one : many}`;
 
 /** Partitions named one by one; beyond, a count. */

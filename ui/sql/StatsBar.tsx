@@ -4,28 +4,8 @@
  * It is not a live region: the run status beside it says when the run ends.
  */
 import { useEffect, useState } from "react";
+import { bytes, count, duration } from "../format.ts";
 import type { RunFigures, RunState } from "./run.ts";
-
-const count = (n: number) => n.toLocaleString("en-US");
-
-export function bytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  const units = ["KiB", "MiB", "GiB", "TiB"];
-  let v = n / 1024;
-  let i = 0;
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024;
-    i++;
-  }
-  return `${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[i]}`;
-}
-
-export function duration(ms: number): string {
-  if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
-  const s = Math.round(ms / 1000);
-  return `${Math.floor(s / 60)} min ${s % 60} s`;
-}
 
 function Figure({ label, value }: { label: string; value: string }) {
   return (

@@ -1,14 +1,7 @@
 import { AppError } from "../../errors.ts";
 import type { GroupRepo } from "./group-repo.ts";
+import type { GroupView } from "./group-schemas.ts";
 import type { Group } from "./scope.ts";
-
-/** A group as the API answers it: where it is defined, and (stored ones) when it was made and last changed. */
-export interface GroupView extends Group {
-  topics: { allow: string[]; deny: string[] };
-  source: "config" | "store";
-  createdAt: number | null;
-  updatedAt: number | null;
-}
 
 /** What a change may name; fields left out keep their value. */
 export type GroupChange = Partial<Pick<Group, "roles" | "clusters" | "topics">>;

@@ -4,24 +4,7 @@ import { AppError } from "../../errors.ts";
 import type { GroupService } from "../access/group-service.ts";
 import { deletePersonalRecords, type NameHolder, nameTakenError, storeHolder } from "../auth/names.ts";
 import type { AuthService } from "../auth/service.ts";
-
-/** A service account as the API answers it; its secret never. */
-export interface ServiceAccountView {
-  name: string;
-  groups: string[];
-  expiresAt: number | null;
-  disabled: boolean;
-  createdBy: string;
-  createdAt: number;
-  updatedAt: number;
-  lastUsedAt: number | null;
-}
-
-export interface ServiceAccountChange {
-  groups?: string[] | undefined;
-  expiresAt?: number | null | undefined;
-  disabled?: boolean | undefined;
-}
+import type { CreatedServiceAccount, ServiceAccountChange, ServiceAccountView } from "./schemas.ts";
 
 type Row = {
   name: string;
@@ -82,7 +65,7 @@ export class ServiceAccountService {
   async create(
     a: { name: string; groups: string[]; expiresAt?: number | null | undefined },
     createdBy: string,
-  ): Promise<ServiceAccountView & { secret: string; token: string }> {
+  ): Promise<CreatedServiceAccount> {
     // One name, one identity (see auth/names.ts): a user's name, in any case, is no account's.
     const taken = await this.auth.nameTaken(a.name);
     if (taken) throw this.takenError(a.name, taken);

@@ -1,39 +1,9 @@
-import type { Role } from "../../config/schema.ts";
 import type { Db } from "../../db/index.ts";
 import { AppError } from "../../errors.ts";
 import type { GroupService } from "../access/group-service.ts";
 import { deletePersonalRecords, type NameHolder, nameTakenError, storeHolder } from "../auth/names.ts";
 import { type AuthService, hashPassword } from "../auth/service.ts";
-
-/** A local user as the API answers it. `roles` are its own (everywhere); its groups' rights come on top. */
-export interface UserView {
-  name: string;
-  email: string | null;
-  groups: string[];
-  roles: Role[];
-  source: "config" | "store";
-  disabled: boolean;
-  createdAt: number | null;
-  updatedAt: number | null;
-}
-
-export interface NewUser {
-  name: string;
-  password: string;
-  groups: string[];
-  email?: string | null | undefined;
-}
-
-export interface UserChange {
-  groups?: string[] | undefined;
-  password?: string | undefined;
-  disabled?: boolean | undefined;
-  email?: string | null | undefined;
-}
-
-/** Passwords of users made or changed through the API: long enough to resist guessing, short enough to hash. */
-export const PASSWORD_MIN = 12;
-export const PASSWORD_MAX = 1024;
+import type { NewUser, UserChange, UserView } from "./schemas.ts";
 
 const readOnly = (name: string) =>
   new AppError(

@@ -1,0 +1,417 @@
+/**
+ * The admin pages' one list and one form (users, groups, service accounts; ACLs and quotas
+ * next): a searchable table of named resources with their actions, and the dialog that creates
+ * or changes one. Each page says what its columns, fields and words are.
+ */
+import { type UseQueryResult, useMutation, useQueryClient } from "@tanstack/react-query";
+import { type FormEvent, type ReactNode, useEffect, useId, useRef, useState } from "react";
+import { ACCESS_KEY } from "../api/access.ts";
+import { useGroups } from "../api/groups.ts";
+import { DialogFooter, Link } from "../components.tsx";
+import { replaceParams } from "../router.ts";
+import "../styles/access.css";
+
+/** The page's search (`q`), kept in the URL like the other lists. */
+export function searchOf(location: string): { params: URLSearchParams; q: string } {
+  const params = new URLSearchParams(location.includes("?") ? location.slice(location.indexOf("?")) : "");
+  return { params, q: params.get("q") ?? "" };
+}
+
+export const when = (ms: number | null | undefined) => (ms === null || ms === undefined ? "—" : new Date(ms).toLocaleString());
+
+/**
+ * A modal dialog mounted when opened, so each opening starts from a fresh form; `close` closes
+ * it through the browser (focus returns to the button that opened it), then `onClosed` unmounts it.
+ */
+export function Modal({
+  title,
+  onClosed,
+  children,
+  wide = false,
+}: {
+  title: string;
+  onClosed: () => void;
+  children: (close: () => void) => ReactNode;
+  wide?: boolean;
+}) {
+  const dialog = useRef<HTMLDialogElement>(null);
+  const titleId = useId();
+  useEffect(() => {
+    if (!dialog.current?.open) dialog.current?.showModal();
+  }, []);
+  const close = () => dialog.current?.close();
+  return (
+    <dialog ref={dialog} aria-labelledby={titleId} onClose={onClosed} className={wide ? "access-dialog wide" : "access-dialog"}>
+      <h2 id={titleId}>{title}</h2>
+      {children(close)}
+    </dialog>
+  );
+}
+
+/**
+ * Beneath a name: whether it is switched off, and whether it comes from the configuration file
+ * (read-only here: the API refuses to change it, so no action is offered).
+ */
+export function NameNotes({ source, off }: { source?: "config" | "store"; off?: string | null }) {
+  if (source !== "config" && !off) return null;
+  return (
+    <div className="access-notes">
+      {off && <span className="access-tag access-tag-off">{off}</span>}
+      {source === "config" && (
+        <span title="Defined in the configuration file: change it there">
+          <span className="access-tag access-tag-config">Configuration file</span> <span className="muted">read-only</span>
+        </span>
+      )}
+    </div>
+  );
+}
+
+export function Tags({ values, empty = "none" }: { values: readonly string[]; empty?: string }) {
+  if (values.length === 0) return <span className="muted">{empty}</span>;
+  return (
+    <span className="access-tags">
+      {values.map((v) => (
+        <span key={v} className="access-tag" title={v}>
+          {v}
+        </span>
+      ))}
+    </span>
+  );
+}
+
+/**
+ * Which groups an identity belongs to: a checkbox per group, with what each grants. A group the
+ * identity names but that no longer exists stays listed (and checked) until unchecked.
+ */
+export function GroupPicker({ chosen, onChange }: { chosen: string[]; onChange: (groups: string[]) => void }) {
+  const groups = useGroups();
+  const hint = useId();
+  const known = new Set((groups.data ?? []).map((g) => g.name));
+  const dangling = chosen.filter((c) => !known.has(c));
+  const toggle = (name: string, on: boolean) => onChange(on ? [...chosen, name] : chosen.filter((c) => c !== name));
+  return (
+    <fieldset aria-describedby={hint}>
+      <legend>Groups</legend>
+      <p id={hint} className="muted access-field-hint">
+        Rights are the union of the chosen groups' rights. No group: no rights.
+      </p>
+      {groups.error && (
+        <p className="error" role="alert">
+          {groups.error.message}
+        </p>
+      )}
+      {groups.isPending && <p className="muted">Loading the groups…</p>}
+      {groups.data?.length === 0 && (
+        <p className="muted">
+          No groups yet: <Link to="/groups">create one on the Groups page</Link> first.
+        </p>
+      )}
+      <div className="access-choices">
+        {(groups.data ?? []).map((g) => (
+          <label key={g.name} className="check">
+            <input type="checkbox" checked={chosen.includes(g.name)} onChange={(e) => toggle(g.name, e.target.checked)} />
+            <span>
+              {g.name} <span className="muted">({g.roles.join(", ")})</span>
+            </span>
+          </label>
+        ))}
+        {dangling.map((name) => (
+          <label key={name} className="check">
+            <input type="checkbox" checked onChange={() => toggle(name, false)} />
+            <span>
+              {name} <span className="muted">(no longer defined)</span>
+            </span>
+          </label>
+        ))}
+      </div>
+    </fieldset>
+  );
+}
+
+/**
+ * The dialog that creates or changes one resource: its fields, then the API's refusal (if any)
+ * and the buttons. `body` answers what to send, or null when the form is not ready (two
+ * passwords that differ). Once saved, `onSaved` runs and the dialog closes (`closeFirst`: the
+ * other way round, when what follows opens a dialog of its own).
+ */
+export function ResourceForm<B, A>({
+  title,
+  wide = true,
+  label,
+  busyLabel,
+  danger = false,
+  disabled = false,
+  body,
+  save,
+  onSaved,
+  closeFirst = false,
+  onClosed,
+  children,
+}: {
+  title: string;
+  wide?: boolean;
+  label: string;
+  busyLabel: string;
+  danger?: boolean;
+  disabled?: boolean;
+  body: () => B | null;
+  save: (body: B) => Promise<A>;
+  onSaved: (answer: A) => Promise<void> | void;
+  closeFirst?: boolean;
+  onClosed: () => void;
+  children: ReactNode;
+}) {
+  const run = useMutation({ mutationFn: save });
+  return (
+    <Modal title={title} onClosed={onClosed} wide={wide}>
+      {(close) => (
+        <form
+          className="dialog-form"
+          onSubmit={(e: FormEvent) => {
+            e.preventDefault();
+            const sent = body();
+            if (sent === null) return;
+            run.mutate(sent, {
+              onSuccess: async (answer) => {
+                if (closeFirst) close();
+                await onSaved(answer);
+                if (!closeFirst) close();
+              },
+            });
+          }}
+        >
+          {children}
+          <DialogFooter
+            error={run.error}
+            label={label}
+            busyLabel={busyLabel}
+            busy={run.isPending}
+            disabled={disabled}
+            danger={danger}
+            onCancel={close}
+          />
+        </form>
+      )}
+    </Modal>
+  );
+}
+
+/** What an action or dialog of the list calls when it is done: the lists reload, the status line says `message`. */
+export type Done = (message: string) => Promise<void>;
+
+/** A column of the list: its heading and its cell. */
+export interface Column<T> {
+  header: string;
+  cell(row: T): ReactNode;
+}
+
+/** What a row offers beyond editing and deleting (reset a password, disable), and the page's own dialogs. */
+export interface RowAction<T> {
+  label(row: T): string;
+  /** The button's accessible name, naming the row. */
+  name(row: T): string;
+  /** `done` says what the action did in the page's status line. */
+  run(row: T, done: Done): void;
+  busy?: boolean;
+}
+
+/**
+ * The list page of one kind of resource: title and intro, a search kept in the URL, the create
+ * button and a count; the table (name, the page's columns, the row's actions); the create, edit
+ * and delete dialogs; and a status line that says what the last action did.
+ */
+export function ResourceList<T extends { name: string }>({
+  title,
+  intro,
+  path,
+  location,
+  query,
+  noun,
+  searchPlaceholder,
+  matches,
+  empty,
+  columns,
+  nameNotes,
+  rowOff,
+  editable = () => true,
+  actions = [],
+  form,
+  remove,
+  extraError = null,
+  children,
+}: {
+  title: string;
+  intro: ReactNode;
+  /** The page's path, where the search is kept. */
+  path: string;
+  location: string;
+  query: UseQueryResult<T[]>;
+  /** The resource in words: one and many ("service account", "service accounts"). */
+  noun: { one: string; many: string };
+  searchPlaceholder: string;
+  matches(row: T, needle: string): boolean;
+  /** Said when there is none yet. */
+  empty: string;
+  columns: Column<T>[];
+  /** Beneath the row's name: its source, whether it is switched off, "(you)". */
+  nameNotes?(row: T): ReactNode;
+  /** A row shown as switched off (disabled, expired). */
+  rowOff?(row: T): boolean;
+  /** Whether the row may be changed here (the configuration file's may not). */
+  editable?(row: T): boolean;
+  actions?: RowAction<T>[];
+  /** The create (`row` null) or edit dialog. */
+  form(row: T | null, done: Done, onClosed: () => void): ReactNode;
+  remove: {
+    /** The button ("Delete…", "Revoke…") and the dialog's action ("Delete user", "Revoke"). */
+    button: string;
+    label: string;
+    busyLabel: string;
+    title(row: T): string;
+    text: ReactNode;
+    done(row: T): string;
+    run(row: T): Promise<unknown>;
+  };
+  /** A row action's refusal, said above the table. */
+  extraError?: Error | null;
+  /** The page's own dialogs (a new secret shown once). */
+  children?: (done: Done) => ReactNode;
+}) {
+  const view = searchOf(location);
+  const client = useQueryClient();
+  const [open, setOpen] = useState<{ kind: "new" } | { kind: "edit" | "delete"; row: T } | null>(null);
+  const [status, setStatus] = useState("");
+  const done: Done = async (message) => {
+    await client.invalidateQueries({ queryKey: ACCESS_KEY });
+    setStatus(message);
+  };
+  const needle = view.q.toLowerCase();
+  const rows = (query.data ?? []).filter((r) => needle === "" || matches(r, needle));
+  const close = () => setOpen(null);
+  const create = `Create ${noun.one}…`;
+
+  return (
+    <section className="page access">
+      <h1>{title}</h1>
+      <p className="muted access-intro">{intro}</p>
+      <div className="toolbar">
+        <label className="search">
+          <span>Search</span>
+          <input
+            type="search"
+            value={view.q}
+            onChange={(e) => replaceParams(path, view.params, { q: e.target.value })}
+            placeholder={searchPlaceholder}
+          />
+        </label>
+        <button type="button" onClick={() => setOpen({ kind: "new" })}>
+          {create}
+        </button>
+        <span className="muted" aria-live="polite">
+          {query.data ? `${rows.length} of ${query.data.length} ${noun.many}` : ""}
+        </span>
+      </div>
+      <p role="status" className="access-status">
+        {status}
+      </p>
+      {query.error && (
+        <p className="error" role="alert">
+          {query.error.message}
+        </p>
+      )}
+      {extraError && (
+        <p className="error" role="alert">
+          {extraError.message}
+        </p>
+      )}
+      {query.isPending && <p className="muted">Loading the {noun.many}…</p>}
+      {query.data && rows.length === 0 && (
+        <p className="muted">{query.data.length === 0 ? `No ${noun.many} yet. ${empty}` : `No ${noun.one} matches the search.`}</p>
+      )}
+      {rows.length > 0 && (
+        <div className="access-table-scroll">
+          <table className="access-table" aria-label={title}>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                {columns.map((c) => (
+                  <th key={c.header} scope="col">
+                    {c.header}
+                  </th>
+                ))}
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((r) => (
+                <tr key={r.name} className={rowOff?.(r) ? "access-is-disabled" : undefined}>
+                  <th scope="row">
+                    {r.name}
+                    {nameNotes?.(r)}
+                  </th>
+                  {columns.map((c) => (
+                    <td key={c.header}>{c.cell(r)}</td>
+                  ))}
+                  <td className="access-actions">
+                    {editable(r) && (
+                      <div>
+                        <button
+                          type="button"
+                          className="ghost"
+                          aria-label={`Edit ${r.name}`}
+                          onClick={() => setOpen({ kind: "edit", row: r })}
+                        >
+                          Edit…
+                        </button>
+                        {actions.map((a) => (
+                          <button
+                            key={a.name(r)}
+                            type="button"
+                            className="ghost"
+                            aria-label={a.name(r)}
+                            disabled={a.busy}
+                            onClick={() => a.run(r, done)}
+                          >
+                            {a.label(r)}
+                          </button>
+                        ))}
+                        <button
+                          type="button"
+                          className="ghost"
+                          aria-label={`${remove.button.replace(/…$/, "")} ${r.name}`}
+                          onClick={() => setOpen({ kind: "delete", row: r })}
+                        >
+                          {remove.button}
+                        </button>
+                      </div>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {open?.kind === "new" && form(null, done, () => setOpen((o) => (o?.kind === "new" ? null : o)))}
+      {open?.kind === "edit" && form(open.row, done, close)}
+      {open?.kind === "delete" && (
+        <ResourceForm
+          title={remove.title(open.row)}
+          wide={false}
+          label={remove.label}
+          busyLabel={remove.busyLabel}
+          danger
+          body={() => ({})}
+          save={() => remove.run(open.row)}
+          onSaved={() => done(remove.done(open.row))}
+          onClosed={close}
+        >
+          {remove.text}
+        </ResourceForm>
+      )}
+      {children?.(done)}
+    </section>
+  );
+}
