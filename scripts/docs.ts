@@ -14,7 +14,8 @@ import { join } from "node:path";
 import ts from "typescript";
 import type { z } from "zod";
 import { ENV_OVERRIDES } from "../src/config/load.ts";
-import { byteSize, configSchema, duration } from "../src/config/schema.ts";
+import { configSchema } from "../src/config/schema.ts";
+import { byteSize, duration } from "../src/config/values.ts";
 import { roleTable } from "./role-table.ts";
 
 const ROOT = join(import.meta.dir, "..");

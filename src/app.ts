@@ -41,6 +41,7 @@ import type { LagEngine } from "./lag/engine.ts";
 import type { LogHub } from "./log/logger.ts";
 import { ACCESS_RULES } from "./routes.ts";
 import { uiApi } from "./ui/routes.ts";
+import type { JobStatus } from "./util/background.ts";
 import { VERSION } from "./version.ts";
 
 /**
@@ -87,6 +88,8 @@ export interface AppDeps {
   lag: LagEngine;
   counters: HttpCounters;
   startedAt: number;
+  /** The background jobs' status, for GET /api/health. */
+  background?: { status(): JobStatus[] };
   /**
    * Test overrides only: extra routes (tests of the middleware itself), declared with
    * `defineRoute` and served through `handle` like every other route.

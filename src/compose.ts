@@ -22,8 +22,10 @@ import { type ClusterProbe, kafkaProbe } from "./domains/health/service.ts";
 import { InsertService } from "./domains/insert/service.ts";
 import { MetadataRepo } from "./domains/metadata/repo.ts";
 import { MetadataService } from "./domains/metadata/service.ts";
+import { storeTopicFormats } from "./domains/metadata/topic-formats.ts";
 import { ProcessorEngine } from "./domains/processors/engine.ts";
 import { avroSchemaOf } from "./domains/processors/output.ts";
+import { ProcessorPrograms } from "./domains/processors/programs.ts";
 import { ProcessorRepo } from "./domains/processors/repo.ts";
 import { ProcessorService } from "./domains/processors/service.ts";
 import { runnerSetup } from "./domains/processors/setup.ts";
@@ -33,7 +35,6 @@ import { SchemaProxyService } from "./domains/schemas/service.ts";
 import { ServerInfoService } from "./domains/server-info/service.ts";
 import { ServiceAccountService } from "./domains/service-accounts/service.ts";
 import { SqlService } from "./domains/sql/service.ts";
-import { storeTopicFormats } from "./domains/sql/topic-formats.ts";
 import { SqlLibraryRepo } from "./domains/sql-library/repo.ts";
 import { SqlLibraryService } from "./domains/sql-library/service.ts";
 import { TopicService } from "./domains/topics/service.ts";
@@ -48,6 +49,7 @@ import { OffsetSampler } from "./lag/sampler.ts";
 import { LogHub, type LogSink } from "./log/logger.ts";
 import { basicAuthorization, tlsOptions, Upstream } from "./proxy/upstream.ts";
 import { SchemaRegistryClient } from "./registry/client.ts";
+import { Background, periodicJob } from "./util/background.ts";
 import { VERSION } from "./version.ts";
 
 /** Everything a running Loupe holds. It is also what the HTTP app is built from (AppDeps). */
@@ -56,9 +58,11 @@ export interface Runtime extends AppDeps {
   sampler: OffsetSampler;
   clusters: ClusterProbe;
   app: Hono<AppEnv>;
+  /** The background jobs, started in order; their status is in GET /api/health. */
+  background: Background;
   /** Set when the first start created the admin user with a random password. */
   generatedAdminPassword?: string;
-  /** Stops the timers and the sampler, waits (bounded) for background deletions, closes Kafka and the store. */
+  /** Stops the background jobs (in reverse order), waits (bounded) for background deletions, closes Kafka and the store. */
   close(): Promise<void>;
 }
 
@@ -79,7 +83,6 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
 
   // Identity and audit.
   const audit = new AuditService(store.db, logs.logger("audit"));
-  await audit.closeInterrupted();
   const groups = new GroupService(new GroupRepo(store.db), config.groups);
   // Kafka's, Connect's, the registry's and Loupe's own topics: their records are an unrestricted admin's only.
   const internalTopics = internalTopicsOf(config);
@@ -179,13 +182,14 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
   });
   const processorLog = logs.logger("processors");
   const outputSchemaOf = avroSchemaOf(inserts);
+  const programs = new ProcessorPrograms();
   const processorEngine: ProcessorEngine = new ProcessorEngine({
     repo: new ProcessorRepo(store.db),
     pool: kafka,
     instance: config.processors.instance ?? `${hostname()}:${config.server.port}`,
     prefix: config.processors.prefix,
     log: processorLog,
-    setup: runnerSetup(kafka, sql, config.processors.prefix, outputSchemaOf),
+    setup: runnerSetup(kafka, sql, config.processors.prefix, outputSchemaOf, programs),
     leaseMs: config.processors.lease,
     failAfterMs: config.processors.failAfter,
     maxStateBytes: config.processors.maxStateBytes,
@@ -196,6 +200,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
   const processors: ProcessorService = new ProcessorService({
     repo: new ProcessorRepo(store.db),
     engine: processorEngine,
+    programs,
     pool: kafka,
     lag,
     log: processorLog,
@@ -216,6 +221,8 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
   const counters: HttpCounters = { requests: 0, errors: 0, totalMs: 0 };
   const clusters = kafkaProbe(kafka, config);
 
+  const jobs = { audit, auth, logs, counters, streams, kafka, sampler, lagHistory, processorEngine, processors };
+  const background = backgroundJobs(config, { ...jobs, ownerCheckMs: directory?.refreshMs ?? 60_000 });
   const parts: AppDeps = {
     config,
     store,
@@ -249,32 +256,26 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     lag,
     counters,
     startedAt,
+    background,
     ...opts.app,
   };
   const app = createApp(parts);
 
-  const timers = await startHousekeeping(config, { audit, auth, logs, counters, streams, kafka });
-  sampler.start();
-  if (config.processors.enabled) {
-    processorEngine.start();
-    const ownerChecks = setInterval(() => void processors.checkOwners("periodic check"), directory?.refreshMs ?? 60_000);
-    ownerChecks.unref?.();
-    timers.push(ownerChecks);
-  }
+  await background.start();
   return {
     ...parts,
     kafka,
     sampler,
     clusters,
     app,
+    background,
     ...(admin.password ? { generatedAdminPassword: admin.password } : {}),
     close: async () => {
-      for (const t of timers) clearInterval(t);
       streams.stop();
       sql.close();
-      sampler.stop();
-      // Runners commit what they hold and leave their groups before the clients close.
-      await processorEngine.stop();
+      // In the reverse order of the start: runners commit what they hold and leave their groups
+      // before the clients close.
+      await background.stop();
       await topics.drain();
       await kafka.close();
       await ldap?.close();
@@ -284,39 +285,101 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
 }
 
 /**
- * Hourly retention of audit entries and tokens, and the periodic METRICS log line. The first
- * retention pass is done before Loupe serves, so no request races it.
+ * Loupe's background work, each job registered once, started in this order (after the app is
+ * built, before it serves) and stopped in the reverse order:
+ *  - audit-closing: entries a crash left PENDING are closed as UNKNOWN, before any request;
+ *  - housekeeping: retention of audit entries and tokens, now (before serving) and hourly;
+ *  - metrics-log: the periodic METRICS log line;
+ *  - offset-sampler: end offsets of every cluster every lag.sampleInterval (0: off);
+ *  - lag-history: every group's committed offsets at each sample;
+ *  - processor-engine: runs the store's processors here (processors.enabled);
+ *  - processor-owners: pauses the processors whose owner lost the rights to run them.
  */
-async function startHousekeeping(
+function backgroundJobs(
   config: Config,
-  d: { audit: AuditService; auth: AuthService; logs: LogHub; counters: HttpCounters; streams: StreamRegistry; kafka: KafkaPool },
-): Promise<ReturnType<typeof setInterval>[]> {
-  const timers: ReturnType<typeof setInterval>[] = [];
-  const housekeeping = async () => {
-    try {
-      await d.audit.prune({ maxAgeMs: config.audit.maxAge, maxEntries: config.audit.maxEntries });
-      await d.auth.pruneTokens();
-    } catch (e) {
-      d.logs.logger("housekeeping").warn("housekeeping failed", {}, e);
-    }
-  };
-  await housekeeping();
-  timers.push(setInterval(housekeeping, 3_600_000));
+  d: {
+    audit: AuditService;
+    auth: AuthService;
+    logs: LogHub;
+    counters: HttpCounters;
+    streams: StreamRegistry;
+    kafka: KafkaPool;
+    sampler: OffsetSampler;
+    lagHistory: LagHistory;
+    processorEngine: ProcessorEngine;
+    processors: ProcessorService;
+    ownerCheckMs: number;
+  },
+): Background {
+  const log = d.logs.logger("background");
+  const background = new Background({
+    log: {
+      failed: (job, error) => log.warn("background job failed", { job, error: error instanceof Error ? error.message : String(error) }),
+      recovered: (job, failedRuns) => log.info("background job works again", { job, failedRuns }),
+      stopFailed: (job, error) => log.warn("background job did not stop cleanly", { job }, error),
+    },
+  });
+  background.register({
+    name: "audit-closing",
+    start: async (runs) => {
+      await d.audit.closeInterrupted();
+      runs.ran();
+    },
+    stop: () => {},
+  });
+  const housekeepingLog = d.logs.logger("housekeeping");
+  background.register(
+    periodicJob("housekeeping", 3_600_000, async () => {
+      try {
+        await d.audit.prune({ maxAgeMs: config.audit.maxAge, maxEntries: config.audit.maxEntries });
+        await d.auth.pruneTokens();
+      } catch (e) {
+        housekeepingLog.warn("housekeeping failed", {}, e);
+        throw e;
+      }
+    }),
+  );
+  background.register(periodicJob("metrics-log", config.log.metricsInterval, metricsLine(config, d), { runAtStart: false }));
+  background.register({
+    name: "offset-sampler",
+    enabled: config.lag.sampleInterval > 0,
+    start: (runs) => d.sampler.start(runs),
+    stop: () => d.sampler.stop(),
+  });
+  background.register({
+    name: "lag-history",
+    enabled: config.lag.sampleInterval > 0,
+    start: (runs) => d.lagHistory.start(runs),
+    stop: () => d.lagHistory.stop(),
+  });
+  background.register({
+    name: "processor-engine",
+    enabled: config.processors.enabled,
+    start: (runs) => d.processorEngine.start(runs),
+    stop: () => d.processorEngine.stop(),
+  });
+  background.register(
+    periodicJob("processor-owners", d.ownerCheckMs, () => d.processors.checkOwners("periodic check"), {
+      enabled: config.processors.enabled,
+      runAtStart: false,
+    }),
+  );
+  return background;
+}
+
+/** The periodic METRICS log line: requests (and since the last line), errors, latency, streams, memory, Kafka round trips. */
+function metricsLine(config: Config, d: { logs: LogHub; counters: HttpCounters; streams: StreamRegistry; kafka: KafkaPool }): () => void {
   const metricsLog = d.logs.logger("metrics");
   let lastRequests = 0;
-  timers.push(
-    setInterval(() => {
-      const { counters } = d;
-      const mem = process.memoryUsage();
-      metricsLog.metrics(
-        `requests=${counters.requests} (+${counters.requests - lastRequests}) errors=${counters.errors} ` +
-          `avgMs=${counters.requests ? (counters.totalMs / counters.requests).toFixed(1) : "0"} ` +
-          `openStreams=${d.streams.total} rssMb=${(mem.rss / 1048576).toFixed(1)} ` +
-          `kafkaRttMs=${config.kafka.clusters.map((c) => `${c.name}:${d.kafka.get(c.name).lastRoundTripMs?.toFixed(1) ?? "-"}`).join(",")}`,
-      );
-      lastRequests = counters.requests;
-    }, config.log.metricsInterval),
-  );
-  for (const t of timers) t.unref?.();
-  return timers;
+  return () => {
+    const { counters } = d;
+    const mem = process.memoryUsage();
+    metricsLog.metrics(
+      `requests=${counters.requests} (+${counters.requests - lastRequests}) errors=${counters.errors} ` +
+        `avgMs=${counters.requests ? (counters.totalMs / counters.requests).toFixed(1) : "0"} ` +
+        `openStreams=${d.streams.total} rssMb=${(mem.rss / 1048576).toFixed(1)} ` +
+        `kafkaRttMs=${config.kafka.clusters.map((c) => `${c.name}:${d.kafka.get(c.name).lastRoundTripMs?.toFixed(1) ?? "-"}`).join(",")}`,
+    );
+    lastRequests = counters.requests;
+  };
 }

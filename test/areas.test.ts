@@ -1,3 +1,4 @@
+// @no-services
 /**
  * One registration per area (24.1): an area of the API is one line in src/areas.ts, one entry in
  * ui/areas.tsx and one role-matrix fixture per route (test/http/role-matrix.test.ts checks those).

@@ -1,3 +1,4 @@
+// @no-services
 /** The dead-code check of `npm test` (scripts/dead-code.ts), on a small tree of its own. */
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";

@@ -150,7 +150,6 @@ export const AREA_PAGES = {
   ui: none("the UI itself"),
 } satisfies Record<string, AreaPage | NoPage>;
 
-
 /** The entries that are pages, in navigation order. */
 export const PAGES: ReadonlyArray<AreaPage> = Object.values(AREA_PAGES as Record<string, AreaPage | NoPage>).filter(
   (a): a is AreaPage => !("page" in a),

@@ -1,13 +1,5 @@
 import { z } from "zod";
-import { duration, groupName } from "./schema.ts";
-
-/*
- * schema.ts imports this file for its `ldap` key and this file takes `duration` and `groupName`
- * from schema.ts: the two modules form an import cycle, so each reads the other's values lazily
- * (at parse time, not while the modules are still being evaluated).
- */
-const lazyDuration = z.lazy(() => duration);
-const loupeGroup = z.lazy(() => groupName);
+import { duration, groupName } from "./values.ts";
 
 const ldapUrl = z
   .string()
@@ -58,15 +50,15 @@ export const ldapSchema = z
       .strict()
       .default({ source: "memberOf", filter: "(member={dn})", nameAttribute: "cn" }),
     /** Directory group (its name, e.g. cn, or its full DN; case-insensitive) -> Loupe groups. */
-    groupMappings: z.record(z.string().min(1), z.array(loupeGroup)).default({}),
+    groupMappings: z.record(z.string().min(1), z.array(groupName)).default({}),
     /** Loupe groups every directory user gets, whatever their directory groups. */
-    defaultGroups: z.array(loupeGroup).default([]),
+    defaultGroups: z.array(groupName).default([]),
     /** To open a connection (and, with TLS, to complete its handshake). */
-    connectTimeout: lazyDuration.default(5_000),
+    connectTimeout: duration.default(5_000),
     /** Per directory operation; a whole login or lookup gets connectTimeout + timeout at most. */
-    timeout: lazyDuration.default(5_000),
+    timeout: duration.default(5_000),
     /** How often a live token's groups are re-read from the directory. */
-    refreshInterval: lazyDuration.default(300_000),
+    refreshInterval: duration.default(300_000),
   })
   .strict()
   // Also runs when a key above failed (zod reports every problem at once): read defensively.

@@ -1,35 +1,6 @@
 import { z } from "zod";
 import { ldapSchema } from "./ldap.ts";
-
-/** Durations in config accept milliseconds as a number or text like `30s`, `15m`, `8h`, `7d`. */
-export const duration = z.union([
-  z.number().int().nonnegative(),
-  z
-    .string()
-    .regex(/^\s*\d+\s*(ms|s|m|h|d)?\s*$/i, "expected a duration such as 500ms, 30s, 15m, 8h or 7d")
-    .transform(parseDuration),
-]);
-
-export function parseDuration(text: string): number {
-  const m = /^\s*(\d+)\s*(ms|s|m|h|d)?\s*$/i.exec(text);
-  if (!m) throw new Error(`not a duration: ${text}`);
-  const n = Number(m[1]);
-  const unit = (m[2] ?? "ms").toLowerCase();
-  const factor = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[unit] ?? 1;
-  return n * factor;
-}
-
-/** Sizes in config accept bytes as a number or text like `64m`, `256mb`, `1g` (powers of 1024). */
-export const byteSize = z.union([
-  z.number().int().positive(),
-  z
-    .string()
-    .regex(/^\s*\d+\s*(b|k|kb|m|mb|g|gb)?\s*$/i, "expected a size such as 65536, 512k, 64m or 1g")
-    .transform((text) => {
-      const m = /^\s*(\d+)\s*([a-z]*)\s*$/i.exec(text)!;
-      return Number(m[1]) * 1024 ** ({ k: 1, m: 2, g: 3 }[(m[2] ?? "").charAt(0).toLowerCase()] ?? 0);
-    }),
-]);
+import { byteSize, duration, groupName } from "./values.ts";
 
 /**
  * An entry of `server.allowedHosts`: `*`, a host name, or `.domain` for the domain and its
@@ -256,11 +227,6 @@ export const topicPattern = z
   .regex(/^[A-Za-z0-9._*?-]+$/, "a pattern holds letters, digits, '.', '_', '-', '*' or '?' only");
 export const MAX_GROUP_PATTERNS = 256;
 
-/** Starts with a letter or digit: `.` and `..` would not survive in a URL path. */
-export const groupName = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/, "1 to 100 letters, digits, '.', '_' or '-', starting with a letter or digit");
-
 /** Which roles a group grants, on which clusters (`*`: every one) and which topics (deny wins over allow). */
 export const groupSchema = z
   .object({
@@ -348,7 +314,7 @@ export const configSchema = z
     users: z.array(userSchema).default([]),
     /** Groups defined here are read-only through the API and win over a stored group of the same name. */
     groups: z.array(groupSchema).default([]),
-    ldap: z.lazy(() => ldapSchema).optional(),
+    ldap: ldapSchema.optional(),
     kafka: z
       .object({ clusters: z.array(clusterSchema).min(1, "at least one cluster is required") })
       .strict()

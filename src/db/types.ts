@@ -156,4 +156,11 @@ export interface Database {
     risk: string | null;
     updated_at: number;
   };
+  /** Named leases (src/db/lease.ts): one instance of those sharing the store runs the job. */
+  leases: {
+    name: string;
+    holder: string | null;
+    /** Epoch milliseconds on the store's clock. */
+    lease_until: number;
+  };
 }

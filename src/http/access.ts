@@ -1,5 +1,5 @@
 import type { Role } from "../config/schema.ts";
-import type { AuditChange, AuditType } from "../domains/audit/types.ts";
+import type { AuditChange, AuditType } from "./audit-trail.ts";
 
 /**
  * Who may call what. Each route's rule is part of its declaration (`defineRoute` in
@@ -51,6 +51,40 @@ export interface AccessRule {
      */
     request?: (fields: Record<string, unknown>) => Record<string, unknown>;
   };
+}
+
+/**
+ * What the access check reads of an identity's rights: a port, implemented by the access area's
+ * Scope (src/domains/access/scope.ts), the union of the identity's groups.
+ */
+export interface AccessScope {
+  /** Equal for equal rights: an open stream whose identity's key changes is closed. */
+  readonly key: string;
+  /** The roles granted by groups without limits (every cluster, every topic). */
+  readonly unrestricted: ReadonlySet<Role>;
+  /** The roles the groups grant on a cluster. */
+  clusterRoles(cluster: string): Role[];
+  /** Why the identity may not use a topic with a role, or undefined when it may. */
+  refusal(cluster: string, topic: string, role?: Role): string | undefined;
+}
+
+/** The roles that count for a level on a cluster: for `admin`, only those of unlimited groups. */
+export function heldRoles(
+  level: Exclude<Level, "public" | "session">,
+  scope: Pick<AccessScope, "unrestricted" | "clusterRoles">,
+  cluster: string,
+): Role[] {
+  return level === "admin" ? [...scope.unrestricted] : scope.clusterRoles(cluster);
+}
+
+/**
+ * The role decision, for a request and for an open stream alike: whether the identity's roles
+ * on the cluster reach the level (a topic's own scope is checked apart, with `refusal`).
+ */
+export function levelAllows(level: Level, scope: Pick<AccessScope, "unrestricted" | "clusterRoles">, cluster: string): boolean {
+  if (level === "public" || level === "session") return true;
+  const allowed = LEVEL_ROLES[level];
+  return heldRoles(level, scope, cluster).some((r) => allowed.includes(r));
 }
 
 /** The roles of a level as the OpenAPI document and the docs say them. */

@@ -1,14 +1,40 @@
-import type { Context } from "hono";
-import type { Session } from "../domains/auth/service.ts";
-import type { AccessRule } from "./access.ts";
-import type { Guard } from "./route.ts";
+import type { Context, Next } from "hono";
+import type { AccessRule, AccessScope } from "./access.ts";
+
+/**
+ * The signed-in identity as http reads it: its name, its token (by hash) and its rights. A port:
+ * the auth area's session fills it and names its own type in `SessionTypes`, so that handlers
+ * get the whole of it from `c.get("session")`.
+ */
+export interface RequestSession {
+  user: { name: string };
+  tokenHash: string;
+  scope: AccessScope;
+}
+
+/**
+ * Filled by the auth area (`declare module` beside its Session) with `session: Session`, as
+ * Hono's ContextVariableMap is: http stays free of the domain's type, the handlers keep it.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by declaration merging
+export interface SessionTypes {}
+
+/** The session on the request context: the auth area's type when it has named one. */
+export type AppSession = SessionTypes extends { session: infer S extends RequestSession } ? S : RequestSession;
+
+/**
+ * Authentication, the role check and the audit of one route, given its rule (see
+ * `authorize` in middleware.ts). Put on the request context by the app, so that a route
+ * cannot be served without it: a route served without a guard on the context is a 500.
+ */
+export type Guard = (rule: AccessRule, c: Context<AppEnv>, next: Next) => Promise<Response | void>;
 
 /** Values middleware puts on the request context. */
 export interface AppVariables {
   requestId: string;
   /** The cluster an /api request acts on: `x-service-cluster`, else the default. */
   cluster: string;
-  session: Session | undefined;
+  session: AppSession | undefined;
   /** The rule of the route being served, set by its guard. */
   rule: AccessRule | undefined;
   /** The app's access check, which every declared route runs first (see `guarded`). */

@@ -1,13 +1,10 @@
 import type { Context, MiddlewareHandler, Next } from "hono";
-import type { Scope } from "../domains/access/scope.ts";
-import type { AuditService } from "../domains/audit/service.ts";
-import type { AuthService } from "../domains/auth/service.ts";
 import { AppError } from "../errors.ts";
 import type { Logger } from "../log/logger.ts";
 import { parseJson } from "../util/json.ts";
-import { type AccessRule, LEVEL_ROLES } from "./access.ts";
-import type { AppEnv } from "./context.ts";
-import type { Guard } from "./route.ts";
+import { type AccessRule, type AccessScope, heldRoles, levelAllows } from "./access.ts";
+import type { AuditTrail } from "./audit-trail.ts";
+import type { AppEnv, AppSession, Guard } from "./context.ts";
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -95,18 +92,16 @@ async function requestFields(c: Context): Promise<Record<string, unknown>> {
  */
 function denied(
   rule: AccessRule,
-  scope: Scope,
+  scope: AccessScope,
   cluster: string,
   params: Record<string, string>,
 ): { message: string; audit: string } | undefined {
   if (rule.level === "public" || rule.level === "session") return undefined;
-  const allowed = LEVEL_ROLES[rule.level];
-  const held = rule.level === "admin" ? [...scope.unrestricted] : scope.clusterRoles(cluster);
-  if (!held.some((r) => allowed.includes(r))) {
+  if (!levelAllows(rule.level, scope, cluster)) {
     const roles =
       rule.level === "admin" && scope.clusterRoles(cluster).includes("admin")
         ? "admin (limited to some clusters or topics)"
-        : held.join(",") || "none";
+        : heldRoles(rule.level, scope, cluster).join(",") || "none";
     return { message: `Role ${roles} may not ${rule.method} ${rule.path}`, audit: "role does not allow this action" };
   }
   const topic = params.topicName ?? params.topic;
@@ -131,8 +126,9 @@ const reasonOf = (e: unknown) => (e instanceof AppError ? `${e.code}: ${e.messag
  */
 export const authorize =
   (deps: {
-    auth: AuthService;
-    audit: AuditService;
+    /** The session of a token (the auth area's service), undefined when it is not valid. */
+    auth: { authenticate(token: string): Promise<AppSession | undefined> };
+    audit: AuditTrail;
     /** The cluster the request acts on (`x-service-cluster`, else the default); throws for an unknown one. */
     selectCluster?: (rule: AccessRule, c: Context<AppEnv>) => string;
     afterChecks?: (rule: AccessRule, c: Context<AppEnv>, next: Next) => Promise<void>;

@@ -1,5 +1,5 @@
 import { createRoute, OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
-import type { Context, Handler, MiddlewareHandler, Next } from "hono";
+import type { Context, Handler, MiddlewareHandler } from "hono";
 import { z } from "zod";
 import { AppError } from "../errors.ts";
 import { type AccessRule, type Level, rolesText } from "./access.ts";
@@ -94,13 +94,6 @@ export const text = (description: string, type = "text/plain") => ({
   content: { [type]: { schema: { type: "string" as const } } },
 });
 export const eventStream = (description: string) => text(description, "text/event-stream");
-
-/**
- * Authentication, the role check and the audit of one route, given its rule (see
- * `authorize` in middleware.ts). Put on the request context by the app, so that a route
- * cannot be served without it: a route served without a guard on the context is a 500.
- */
-export type Guard = (rule: AccessRule, c: Context<AppEnv>, next: Next) => Promise<Response | void>;
 
 /** Route-level, so that Hono has filled the path parameters (decoded once) by the time it runs. */
 export function guarded(rule: AccessRule): MiddlewareHandler<AppEnv> {

@@ -1,7 +1,6 @@
 import type { Context } from "hono";
-import type { Role } from "../config/schema.ts";
 import { AppError } from "../errors.ts";
-import { LEVEL_ROLES, type Level } from "./access.ts";
+import { type AccessScope, type Level, levelAllows } from "./access.ts";
 import type { AppEnv } from "./context.ts";
 
 /**
@@ -71,7 +70,7 @@ export interface StreamAuth {
 
 /** What a stream's check reads of a session: the rights of its identity, and their key to compare. */
 export interface StreamSession {
-  scope: { key: string; clusterRoles(cluster: string): Role[]; readonly unrestricted: ReadonlySet<Role> };
+  scope: Pick<AccessScope, "key" | "clusterRoles" | "unrestricted">;
 }
 
 /** A stream that can be ended from outside: its error line, then its socket closes. */
@@ -254,10 +253,8 @@ export class StreamRegistry {
  */
 function streamDenied(lease: Lease, session: StreamSession): string | undefined {
   if (lease.scopeKey !== undefined && session.scope.key !== lease.scopeKey) return "Your access changed: reconnect";
-  if (!lease.level || lease.level === "public" || lease.level === "session") return undefined;
-  const allowed = LEVEL_ROLES[lease.level];
-  const held = lease.level === "admin" ? [...session.scope.unrestricted] : session.scope.clusterRoles(lease.cluster ?? "");
-  return held.some((r) => allowed.includes(r)) ? undefined : "Your role no longer allows this stream";
+  if (!lease.level) return undefined;
+  return levelAllows(lease.level, session.scope, lease.cluster ?? "") ? undefined : "Your role no longer allows this stream";
 }
 
 export const SSE_HEADERS = {

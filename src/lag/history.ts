@@ -16,6 +16,7 @@
 
 import type { KafkaPool } from "../kafka/index.ts";
 import type { Logger } from "../log/logger.ts";
+import type { RunObserver } from "../util/background.ts";
 import type { UnreadRef } from "./record-times.ts";
 import { type OffsetSampler, partitionKey, type Sample } from "./sampler.ts";
 
@@ -42,7 +43,11 @@ export class LagHistory {
   /** cluster -> group -> points, oldest first. */
   readonly #rings = new Map<string, Map<string, LagPoint[]>>();
   readonly opts: LagHistoryOptions;
+  /** Hears of each point recorded, or failed (see start). */
+  #runs: RunObserver | undefined;
+  #stopped = false;
 
+  /** Follows the sampler's ticks from now (start() only adds whom it tells; stop() ends it). */
   constructor(
     private readonly pool: KafkaPool,
     private readonly sampler: OffsetSampler,
@@ -50,11 +55,27 @@ export class LagHistory {
     private readonly log?: Logger,
   ) {
     this.opts = { ...LAG_HISTORY_DEFAULTS, ...opts };
-    sampler.onSample((cluster, sample) =>
-      this.record(cluster, sample).catch((e: unknown) => {
+    sampler.onSample(async (cluster, sample) => {
+      if (this.#stopped) return;
+      try {
+        await this.record(cluster, sample);
+        this.#runs?.ran();
+      } catch (e) {
         this.log?.debug("lag history tick failed", { cluster, error: (e as Error).message });
-      }),
-    );
+        this.#runs?.failed(new Error(`cluster '${cluster}': ${(e as Error).message}`));
+      }
+    });
+  }
+
+  /** Records at each sampler tick (again, after a stop), telling `runs` of each. */
+  start(runs?: RunObserver): void {
+    this.#stopped = false;
+    this.#runs = runs;
+  }
+
+  /** Records no more points (those kept stay). */
+  stop(): void {
+    this.#stopped = true;
   }
 
   /** Reads every group's committed offsets and adds one point per group, at the sample's time. */

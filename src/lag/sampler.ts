@@ -8,6 +8,7 @@
 
 import type { KafkaPool } from "../kafka/index.ts";
 import type { Logger } from "../log/logger.ts";
+import type { RunObserver } from "../util/background.ts";
 import { MAX_READS_PER_TICK, readUnreadTimes, type UnreadRef, unreadKey } from "./record-times.ts";
 
 export interface Sample {
@@ -69,12 +70,17 @@ export class OffsetSampler {
     this.now = opts.now ?? Date.now;
   }
 
-  /** Starts sampling every cluster now and every `intervalMs`. */
-  start(): void {
+  /** Starts sampling every cluster now and every `intervalMs`; `runs` hears of each tick (failed when a cluster's sample did). */
+  start(runs?: RunObserver): void {
     if (this.#timer || this.opts.intervalMs <= 0) return;
     this.#stopped = false;
     const tick = () => {
-      for (const name of this.pool.names()) void this.sampleNow(name).catch(() => {});
+      const names = this.pool.names();
+      void Promise.allSettled(names.map((name) => this.sampleNow(name))).then((results) => {
+        const i = results.findIndex((r) => r.status === "rejected");
+        if (i < 0) runs?.ran();
+        else runs?.failed(new Error(`cluster '${names[i]}': ${((results[i] as PromiseRejectedResult).reason as Error)?.message}`));
+      });
     };
     this.#timer = setInterval(tick, this.opts.intervalMs);
     this.#timer.unref?.();

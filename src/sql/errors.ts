@@ -84,3 +84,12 @@ export function quote(text: string): string {
   const shown = text.length > 40 ? `${text.slice(0, 40)}...` : text;
   return `'${shown.replace(/[\u0000-\u001f\u007f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)}'`;
 }
+
+/** The validation answer of the API: where the first problem is, or valid. */
+export interface ValidationResult {
+  isValid: boolean;
+  /** 1-based position of the problem; 0 when valid. */
+  line: number;
+  column: number;
+  message: string | null;
+}

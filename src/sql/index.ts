@@ -9,7 +9,7 @@
  * evaluation goes past a limit of QUERY_LIMITS; that ends the query.
  */
 import { analyze, type Catalog, type TopicAllowed } from "./analyzer.ts";
-import { SqlError } from "./errors.ts";
+import { SqlError, type ValidationResult } from "./errors.ts";
 import { type ParseOptions, parse } from "./parser.ts";
 import { type PlanOptions, planQuery, type QueryPlan } from "./planner.ts";
 
@@ -18,14 +18,6 @@ export type QueryOptions = ParseOptions &
     /** Which topics the caller may read (see TopicAllowed); absent: all. */
     topicAllowed?: TopicAllowed;
   };
-
-export interface ValidationResult {
-  isValid: boolean;
-  /** 1-based position of the problem; 0 when valid. */
-  line: number;
-  column: number;
-  message: string | null;
-}
 
 /** Parses, analyzes and plans a query; throws SqlError when it is not valid. */
 export function compileQuery(sql: string, catalog?: Catalog | null, options: QueryOptions = {}): QueryPlan {
@@ -50,6 +42,7 @@ export function validateSql(sql: string, catalog?: Catalog | null, options: Quer
 
 export type { Catalog, TopicAccess, TopicAllowed } from "./analyzer.ts";
 export type * from "./ast.ts";
+export type { ValidationResult } from "./errors.ts";
 export { SqlError } from "./errors.ts";
 export { QUERY_LIMITS, QueryLimitError } from "./limits.ts";
 export { parse } from "./parser.ts";

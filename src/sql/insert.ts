@@ -12,8 +12,9 @@
 import { type Catalog, type TopicAllowed, topicRefusal } from "./analyzer.ts";
 import type { InsertColumnNode, InsertDocumentNode, InsertValueNode } from "./ast.ts";
 import { describeChoices, quote, type Span, SqlError, syntaxError } from "./errors.ts";
-import { Lexer, TokenKind } from "./lexer.ts";
 import { type ParseOptions, parseInsert } from "./parser.ts";
+
+export { insertKeyword, isInsertStatement } from "./leading-sets.ts";
 
 export const INSERT_LIMITS = Object.freeze({
   /** Most rows one statement writes: every row is encoded in memory before any is sent. */
@@ -69,26 +70,6 @@ export interface InsertOptions extends ParseOptions {
 export function columnName(column: { target: "key" | "value"; path: string[] }): string {
   if (column.path.length === 0) return column.target === "key" ? "_key" : "_value";
   return (column.target === "key" ? ["_key", ...column.path] : column.path).join(".");
-}
-
-/** Where the statement's INSERT keyword is, after its SETs; null when it is no INSERT. */
-export function insertKeyword(sql: string): Span | null {
-  try {
-    const lexer = new Lexer(sql);
-    const word = () => (lexer.token.kind === TokenKind.NAME ? lexer.token.value.toUpperCase() : "");
-    while (word() === "SET") {
-      while (lexer.token.kind !== TokenKind.SEMICOLON && lexer.token.kind !== TokenKind.EOF) lexer.advance();
-      lexer.advance();
-    }
-    return word() === "INSERT" ? { start: lexer.token.start, end: lexer.token.end } : null;
-  } catch {
-    return null;
-  }
-}
-
-/** True when the statement, after its SETs, starts with INSERT (it may still be invalid). */
-export function isInsertStatement(sql: string): boolean {
-  return insertKeyword(sql) !== null;
 }
 
 /** Parses and checks an INSERT; throws SqlError when it is not valid. */

@@ -47,6 +47,7 @@ import { describeChoices, type Span, syntaxError } from "./errors.ts";
 import { describeToken, Lexer, type Token, TokenKind } from "./lexer.ts";
 import { QUERY_LIMITS } from "./limits.ts";
 import { lookup } from "./lookup.ts";
+import { RESERVED_WORDS } from "./reserved.ts";
 
 /** Overrides of QUERY_LIMITS for one parse (tests use smaller ones). */
 export interface ParseOptions {
@@ -57,26 +58,6 @@ export interface ParseOptions {
   /** Deepest nesting of parentheses, unary operators and calls (default QUERY_LIMITS.depth). */
   maxDepth?: number;
 }
-
-/** Words that cannot be bare field, alias or topic names. */
-export const RESERVED_WORDS: ReadonlySet<string> = new Set([
-  "AND",
-  "AS",
-  "BETWEEN",
-  "FALSE",
-  "FROM",
-  "IN",
-  "IS",
-  "LIKE",
-  "LIMIT",
-  "NOT",
-  "NULL",
-  "OR",
-  "SELECT",
-  "SET",
-  "TRUE",
-  "WHERE",
-]);
 
 const LEGACY_META: Readonly<Record<string, MetaField>> = {
   _offset: "offset",

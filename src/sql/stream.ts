@@ -23,14 +23,14 @@
 
 import type { Catalog, TopicAllowed } from "./analyzer.ts";
 import { type ExpressionNode, type FieldPathNode, walkExpression } from "./ast.ts";
-import { SqlError } from "./errors.ts";
+import { SqlError, type ValidationResult } from "./errors.ts";
 import { compileExpression, compileExpressionPart, type EvaluationContext, type Evaluator } from "./evaluator.ts";
-import type { ValidationResult } from "./index.ts";
 import { Lexer, TokenKind } from "./lexer.ts";
 import { startRecord } from "./limits.ts";
-import { type ParseOptions, parseStream, RESERVED_WORDS } from "./parser.ts";
+import { type ParseOptions, parseStream } from "./parser.ts";
 import { planQuery } from "./planner.ts";
 import type { RecordView } from "./record.ts";
+import { RESERVED_WORDS } from "./reserved.ts";
 import type { DataFormat } from "./settings.ts";
 import {
   type AggregateUse,

@@ -4,6 +4,7 @@
  * test (test/sql/vocabulary.test.ts) holds them equal to what the parser and the registry accept.
  */
 export { CAST_TYPES, META_FIELDS } from "./ast.ts";
+export { RESERVED_WORDS } from "./reserved.ts";
 export { DATA_FORMATS, SETTING_NAMES } from "./settings.ts";
 
 /** Keywords of a query (INSERT is not run by the query routes: it is left out). */

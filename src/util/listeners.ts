@@ -1,4 +1,7 @@
-import type { Logger } from "../log/logger.ts";
+/** Where a failing subscriber is reported: the logger's `warn` (util sits below the logger). */
+export interface ListenerLog {
+  warn(msg: string, fields?: Record<string, unknown>, err?: unknown): void;
+}
 
 /**
  * Subscribers of a stream of events (audit entries, alert notifications). A failing
@@ -8,7 +11,7 @@ export class Listeners<T> {
   private readonly set = new Set<(event: T) => void>();
 
   constructor(
-    private readonly log: Logger,
+    private readonly log: ListenerLog,
     private readonly what: string,
   ) {}
 

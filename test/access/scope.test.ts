@@ -1,3 +1,4 @@
+// @no-services
 import { describe, expect, test } from "bun:test";
 import { parseConfig } from "../../src/config/load.ts";
 import { groupSchema, type Role } from "../../src/config/schema.ts";

@@ -17,8 +17,14 @@ const RESULTS = join(ROOT, "test-results");
 
 let built: Promise<string> | null = null;
 
-/** The executable, built once per test run from this tree (UI bundle included). */
+/**
+ * The executable, built once per test run from this tree (UI bundle included): test/run.ts
+ * builds it before the files run and names it in LOUPE_TEST_EXECUTABLE (parallel workers would
+ * each build it again, and build.ts writes into src/); a file run on its own builds its own.
+ */
 export function compiledLoupe(): Promise<string> {
+  const given = process.env.LOUPE_TEST_EXECUTABLE;
+  if (given) return Promise.resolve(given);
   built ??= (async () => {
     const out = join(mkdtempSync(join(tmpdir(), "loupe-bin-")), "loupe");
     const proc = Bun.spawn([process.execPath, join(ROOT, "build.ts"), "--outfile", out], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
@@ -29,8 +35,9 @@ export function compiledLoupe(): Promise<string> {
   return built;
 }
 
-/** Removes the executable (about 115 MB) once a file is done with it; a later compiledLoupe() builds it again. */
+/** Removes the executable (about 115 MB) once a file is done with it; a later compiledLoupe() builds it again. The run's own stays. */
 export async function removeCompiledLoupe(): Promise<void> {
+  if (process.env.LOUPE_TEST_EXECUTABLE) return;
   const done = built;
   built = null;
   if (done) rmSync(dirname(await done), { recursive: true, force: true });

@@ -1,3 +1,4 @@
+// @no-services
 /**
  * The hints and settings the older clients write (CLIENTS.md §5.4), checked without a broker:
  * what each plans to, and each mistake's message and position.

@@ -1,3 +1,4 @@
+// @no-services
 import { describe, expect, test } from "bun:test";
 import { avroName, columnTypes, deriveColumns } from "../../src/domains/jdbc/select.ts";
 import { isInvalid, parseRequest } from "../../src/domains/live/frames.ts";

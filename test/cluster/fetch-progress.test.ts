@@ -1,3 +1,4 @@
+// @no-services
 /** The first start's progress lines: Maven's download lines read, and each step numbered with what comes next. */
 import { afterEach, describe, expect, test } from "bun:test";
 import { DownloadProgress, endPlan, parseMavenLine, planSteps, setProgressLog, stepLine } from "./fetch-progress.ts";

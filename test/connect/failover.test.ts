@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createServer, type Server, type Socket } from "node:net";
 import { type Cluster, connectEnv, freePort, kafkaBootstrap, killService, restartService, startCluster } from "../cluster/cluster.ts";
+import { type MachineLag, startMachineLag, timedOn } from "../helpers/machine-lag.ts";
 import { errorOf, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 import { waitFor } from "../helpers/wait.ts";
 import { createHeartbeat, enc, eventually, heartbeatConfig, REBALANCING, runningThrough } from "./helpers.ts";
@@ -19,8 +20,11 @@ const held: Socket[] = [];
 let silentUrl: string;
 let refusedUrl: string;
 let rt: TestRuntime;
+/** Upper bounds on an answer's time leave out what the loaded machine itself took meanwhile. */
+let machine: MachineLag;
 
 beforeAll(async () => {
+  machine = await startMachineLag();
   silent = createServer((sock) => void held.push(sock));
   await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
   silentUrl = `http://127.0.0.1:${(silent.address() as { port: number }).port}`;
@@ -41,28 +45,29 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
+  await machine?.stop();
   await rt.dispose();
   for (const s of held) s.destroy();
   silent.close();
 }, 60_000);
 
-async function timed(path: string): Promise<{ status: number; ms: number; res: Response }> {
-  const t0 = performance.now();
-  const res = await rt.request(path, { role: "nodata" });
-  return { status: res.status, ms: performance.now() - t0, res };
+/** `ms`: the whole time, for lower bounds; `own`: less what the machine took, for upper bounds. */
+async function timed(path: string): Promise<{ status: number; ms: number; own: number; res: Response }> {
+  const { value: res, ms, ownMs } = await timedOn(machine, () => rt.request(path, { role: "nodata" }));
+  return { status: res.status, ms, own: ownMs, res };
 }
 
 describe("Connect proxy failover", () => {
   test("every worker refusing: 503 at once, naming each; within the grace period 503 without trying", async () => {
     const first = await timed("/api/proxy-connect/refused/connectors");
     expect(first.status).toBe(503);
-    expect(first.ms).toBeLessThan(1_000);
+    expect(first.own).toBeLessThan(1_000);
     const body = await errorOf(first.res);
     expect(body.message).toContain("Kafka Connect cluster 'refused' is unreachable");
     expect(body.message).toContain("connection refused");
     const again = await timed("/api/proxy-connect/refused/connectors");
     expect(again.status).toBe(503);
-    expect(again.ms).toBeLessThan(200);
+    expect(again.own).toBeLessThan(200);
     expect(again.res.headers.get("retry-after")).toMatch(/^\d+$/);
   });
 
@@ -71,11 +76,11 @@ describe("Connect proxy failover", () => {
     expect(first.status).toBe(503);
     // Two URLs, one timeout each (same socket twice), plus scheduling slack.
     expect(first.ms).toBeGreaterThanOrEqual(TIMEOUT_MS);
-    expect(first.ms).toBeLessThan(2 * TIMEOUT_MS + 1_500);
+    expect(first.own).toBeLessThan(2 * TIMEOUT_MS + 1_500);
     expect((await errorOf(first.res)).message).toContain(`no answer within ${TIMEOUT_MS} ms`);
     const again = await timed("/api/proxy-connect/silent/connectors");
     expect(again.status).toBe(503);
-    expect(again.ms).toBeLessThan(200);
+    expect(again.own).toBeLessThan(200);
     // The clusters' page says so per worker, within its own short probe.
     const page = (await (await rt.request("/api/connect/clusters", { role: "nodata" })).json()) as {
       alias: string;
@@ -101,7 +106,7 @@ describe("Connect proxy failover", () => {
     expect(first.ms).toBeGreaterThanOrEqual(TIMEOUT_MS);
     const again = await timed("/api/proxy-connect/silent-then-up/connector-plugins");
     expect(again.status).toBe(200);
-    expect(again.ms).toBeLessThan(TIMEOUT_MS);
+    expect(again.own).toBeLessThan(TIMEOUT_MS);
   });
 });
 

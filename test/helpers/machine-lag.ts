@@ -47,3 +47,18 @@ export async function startMachineLag(): Promise<MachineLag> {
     stop: () => probe.stop(),
   };
 }
+
+/** The wall clock the probe's times are in (epoch milliseconds with fractions). */
+export const machineNow = (): number => performance.timeOrigin + performance.now();
+
+/**
+ * Runs `body` and says how long it took (`ms`) and that less the worst the machine was late
+ * meanwhile (`ownMs`): what a bound on the server's own time is checked against.
+ */
+export async function timedOn<T>(lag: MachineLag, body: () => Promise<T>): Promise<{ value: T; ms: number; ownMs: number }> {
+  const from = machineNow();
+  const value = await body();
+  const to = machineNow();
+  const ms = to - from;
+  return { value, ms, ownMs: Math.max(0, ms - lag.worstBetween(from, to)) };
+}

@@ -1,3 +1,4 @@
+// @no-services
 import { afterAll, describe, expect, test } from "bun:test";
 import { connect } from "node:net";
 import { type SseWriter, StreamRegistry, sseResponse, sseStream } from "../../src/http/sse.ts";

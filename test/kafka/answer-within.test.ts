@@ -1,3 +1,4 @@
+// @no-services
 /** A request whose answer never comes is given up after its bound, as UNAVAILABLE (retried by reads). */
 import { describe, expect, test } from "bun:test";
 import { answerWithin } from "../../src/kafka/client.ts";

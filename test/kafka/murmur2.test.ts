@@ -1,3 +1,4 @@
+// @no-services
 /**
  * Kafka's murmur2 as the Java producer partitions keyed records: the vectors of Kafka's own
  * UtilsTest, and every tail length (0 to 3 bytes past a multiple of 4).

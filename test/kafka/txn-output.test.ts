@@ -1,3 +1,4 @@
+// @no-services
 /**
  * A transaction's output encoded as it is added: record batches that the fetch decoder reads
  * back as written (keys, values, headers, timestamps), with the header the producer's send

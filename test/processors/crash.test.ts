@@ -298,7 +298,7 @@ describe("right after a restart", () => {
 
       // The store as a process of this name left it when it was killed: leased, RUNNING, its figures.
       const now = Date.now();
-      expect(await repo.lease(id, 0, "restarted", now, 60_000)).toBe(true);
+      expect(await repo.lease(id, 0, "restarted", 60_000)).toBe(true);
       await repo.report(id, 0, "restarted", "RUNNING", null, { ...NO_FIGURES, recordsIn: 1234, recordsOut: 1234 }, now);
       const p = await getProcessor(rt, id);
       expect(p.deploymentState).toBe("PENDING");

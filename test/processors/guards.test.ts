@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ProcessorRepo } from "../../src/domains/processors/repo.ts";
 import type { ProcessorRow } from "../../src/domains/processors/types.ts";
+import { startMachineLag } from "../helpers/machine-lag.ts";
 import { errorOf, testRuntime } from "../helpers/runtime.ts";
 import { pollFor } from "../helpers/wait.ts";
 import {
@@ -212,14 +213,19 @@ describe("the state budget", () => {
       `INSERT INTO \`${target}\` SELECT STREAM _key, COUNT(*) AS n FROM \`${source}\` GROUP BY TUMBLE(1, h), _key`,
       { role: "admin" },
     );
+    // On a machine loaded by other work (other test files run beside this one), what the machine
+    // itself took (a probe in another process measures it) is taken off each answer's time.
+    const machine = await startMachineLag();
     try {
       const latencies: number[] = [];
+      const clock = () => performance.timeOrigin + performance.now();
       const failed = await pollFor(
         "the hungry processor FAILED",
         async () => {
-          const started = performance.now();
+          const started = clock();
           const res = await f.rt().request("/api/health");
-          latencies.push(performance.now() - started);
+          const answered = clock();
+          latencies.push(answered - started - machine.worstBetween(started, answered));
           expect(res.status).toBe(200);
           await res.arrayBuffer();
           const p = await getProcessor(f.rt(), hungry);
@@ -240,6 +246,7 @@ describe("the state budget", () => {
       // It stays FAILED (not retried as a passing failure would be).
       expect((await getProcessor(f.rt(), hungry)).deploymentState).toBe("FAILED");
     } finally {
+      await machine.stop();
       await action(f.rt(), hungry, "delete", "admin");
       await action(f.rt(), other, "delete", "admin");
     }

@@ -168,3 +168,37 @@ describe("a runner", () => {
     expect(await outputNumbers(target, 3)).toEqual(evensBelow(produced));
   }, 180_000);
 });
+
+describe("24.2: what a runner reports", () => {
+  test("24.2: its state and each commit's figures reach one observer, in order", async () => {
+    const source = await topic("proc-obs-src", 2);
+    const target = await topic("proc-obs-dst", 1);
+    const group = `proc-obs-${Date.now().toString(36)}`;
+    await produce(source, 0, 100, 2);
+    const told: string[] = [];
+    const commits: number[] = [];
+    const r = new Runner({
+      kafka,
+      processorId: group,
+      index: 0,
+      groupId: group,
+      transactionalId: `${group}-0`,
+      setup: setupOf(evens(source, target), 1),
+      log: new LogHub("warn", { write: () => {} }).logger("processors"),
+      observer: {
+        state: (state, error) => told.push(`${state}${error === null ? "" : ` ${error}`}`),
+        committed: (figures) => commits.push(figures.recordsIn),
+      },
+    });
+    runners.push(r);
+    r.start();
+    await pollFor("every record committed", async () => (commits.at(-1) ?? 0) >= 100, 60_000);
+    await r.stop();
+    expect(told).toEqual(["RUNNING", "STOPPED"]);
+    // Each commit tells the figures after it: growing, ending at every record of the source.
+    expect(commits).toEqual([...commits].sort((a, b) => a - b));
+    expect(commits.at(-1)).toBe(100);
+    expect(r.figures).toMatchObject({ recordsIn: 100, recordsOut: 50, commits: commits.length });
+    expect(await outputNumbers(target, 1)).toEqual(evensBelow(100));
+  }, 60_000);
+});

@@ -1,3 +1,4 @@
+// @no-services
 /**
  * The failover core both proxies share, against local HTTP servers that answer, fail, stall or
  * refuse on purpose (the proxies' own tests run against the real Connect workers and registry).

@@ -1,3 +1,4 @@
+// @no-services
 /** Which topic a registry subject belongs to, and what a scope lets an identity do with it (pure). */
 import { describe, expect, test } from "bun:test";
 import { InternalTopics } from "../../src/domains/access/internal-topics.ts";

@@ -1,3 +1,4 @@
+// @no-services
 /**
  * Reading some top-level fields of a JSON object from its bytes (a processor's decoder): the
  * wanted fields come out exactly as JSON.parse makes them, on every document of a generated

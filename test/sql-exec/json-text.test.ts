@@ -1,3 +1,4 @@
+// @no-services
 /**
  * The `SELECT *` fast path: isJsonText() must never accept what JSON.parse rejects, and the lines
  * built from raw JSON bytes must be the lines built from the decoded text.

@@ -1,3 +1,4 @@
+// @no-services
 /**
  * The prefilter must never rule out a record the whole WHERE would match: checked against the
  * language's own filter over a table of records and conditions, and it must rule out what it

@@ -1,3 +1,4 @@
+// @no-services
 /**
  * Operators and functions on sample records: each expression is projected as a
  * column (`SELECT <expr> AS r FROM t`) or used as a filter.

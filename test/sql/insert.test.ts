@@ -1,3 +1,4 @@
+// @no-services
 /**
  * The INSERT statement of the dialect: what it parses into, and the exact answer of validation
  * (message, line, column) for each way it can be wrong.

@@ -1,3 +1,4 @@
+// @no-services
 /**
  * The bounds on the work and memory of one query (QUERY_LIMITS): what the text
  * may hold (validation errors with a position) and what evaluating one record

@@ -1,3 +1,4 @@
+// @no-services
 /**
  * Invalid queries and the exact answer of validation: message, line, column.
  * Every message follows "<what> at line L, column C.[ Expected <what>.]".

@@ -1,3 +1,4 @@
+// @no-services
 /**
  * Valid queries and the plan (or tree) each must give. Only the fields listed
  * for a case are compared, each one exactly.

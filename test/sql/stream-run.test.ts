@@ -1,3 +1,4 @@
+// @no-services
 /**
  * Stream programs run on hand-made records: filter, projection and re-key of stateless programs;
  * each aggregate under SQL's null rule; the windows of a timestamp at their bounds; what a group

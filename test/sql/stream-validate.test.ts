@@ -1,3 +1,4 @@
+// @no-services
 /**
  * Stream programs: the exact answer of validation (message, line, column) for every rule, and
  * what a valid program compiles to (topics, settings, operations, columns, window).

@@ -1,3 +1,4 @@
+// @no-services
 /**
  * The completion lists of stream programs (src/sql/stream-vocabulary.ts) against what the parser
  * and the checks accept: a word added to the language and not to the lists would never be offered.

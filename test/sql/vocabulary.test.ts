@@ -1,3 +1,4 @@
+// @no-services
 /**
  * The editor's completion lists (src/sql/vocabulary.ts) against what the parser and the function
  * registry accept: a word added to the language and not to the lists would never be offered.
@@ -5,7 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { FUNCTIONS } from "../../src/sql/functions.ts";
 import { parse, validateSql } from "../../src/sql/index.ts";
-import { RESERVED_WORDS } from "../../src/sql/parser.ts";
+import { RESERVED_WORDS } from "../../src/sql/reserved.ts";
 import { FUNCTION_NAMES, KEYWORDS, META_FIELDS } from "../../src/sql/vocabulary.ts";
 
 describe("the completion vocabulary", () => {

@@ -1,3 +1,4 @@
+// @no-services
 /**
  * Issue 23, what the topic pages compute without a server: config values in words, names
  * checked as typed, JSON indented without losing digits, the browser's read as SQL, and Avro

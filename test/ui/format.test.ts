@@ -1,3 +1,4 @@
+// @no-services
 /** The UI's one number format (ui/format.ts): what every page writes for counts, sizes and time spans. Table-driven. */
 import { describe, expect, test } from "bun:test";
 import { bytes, count, duration } from "../../ui/format.ts";

@@ -1,7 +1,7 @@
 import type { EditorView } from "@codemirror/view";
 import { useQuery } from "@tanstack/react-query";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
-import { isInsertStatement } from "../../src/sql/insert.ts";
+import { isInsertStatement } from "../../src/sql/leading-sets.ts";
 import { useInsert } from "../api/sql.ts";
 import { navigate } from "../router.ts";
 import { ApiError, whoAmI } from "../session.ts";

@@ -4,7 +4,7 @@
  * words a person reads (`7 d`, `1 GiB`, `∞`), and the rules of a topic name. No DOM, no fetch:
  * tests import it as it is.
  */
-import { RESERVED_WORDS } from "../../src/sql/parser.ts";
+import { RESERVED_WORDS } from "../../src/sql/vocabulary.ts";
 import { number, oneDecimal } from "../format.ts";
 
 /** The formats records are written in (the server's WRITE_FORMATS; a test holds them equal). */

@@ -3,8 +3,9 @@
  * tree (opened at the field a cell's Expand named) beside its JSON text, which can be selected
  * and copied.
  */
+
+import type { Row } from "./cells.ts";
 import { type JsonPath, JsonTree } from "./JsonTree.tsx";
-import type { Row } from "./run.ts";
 
 export function RecordDetail({ row, focus, onClose }: { row: Row; focus: JsonPath | null; onClose(): void }) {
   const { rec } = row;

@@ -6,8 +6,7 @@
  */
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { memo, useCallback, useMemo, useRef } from "react";
-import { cellText, cellValue, fieldOf, isContainer } from "./cells.ts";
-import type { Row } from "./run.ts";
+import { cellText, cellValue, fieldOf, isContainer, type Row } from "./cells.ts";
 
 const ROW_HEIGHT = 36;
 /** Characters of a cell's text put in the page (it shows one line, cut with an ellipsis). */

@@ -4,9 +4,9 @@
  */
 import { useState } from "react";
 import { count } from "../format.ts";
+import type { Row } from "./cells.ts";
 import { download, type ExportFormat, exportBlob, exportName } from "./export.ts";
 import { MAX_ROW_CAP, MIN_ROW_CAP, validRowCap } from "./row-cap.ts";
-import type { Row } from "./run.ts";
 
 const FORMAT_NAMES: Record<ExportFormat, string> = { jsonl: "JSON lines", csv: "CSV" };
 

@@ -2,7 +2,14 @@
  * The result's columns and what a cell holds: the record's key, partition, offset and timestamp,
  * then the value's fields (`value.<field>`) when values are objects, else the value whole.
  */
-import type { Row } from "./run.ts";
+import type { StreamedRecord } from "../stream.ts";
+
+/** A row of the result: the record as streamed, and its value (parsed when it is JSON). */
+export interface Row {
+  readonly rec: StreamedRecord;
+  /** The value parsed, when it is JSON; its text otherwise. */
+  readonly value: unknown;
+}
 
 export const RECORD_COLUMNS = ["key", "partition", "offset", "timestamp"] as const;
 const FIELD = "value.";

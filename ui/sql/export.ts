@@ -6,8 +6,7 @@
  * built in slices of a few milliseconds between turns of the event loop, so 100,000 rows do not
  * freeze the page.
  */
-import { cellValue, isRecord, RECORD_COLUMNS } from "./cells.ts";
-import type { Row } from "./run.ts";
+import { cellValue, isRecord, RECORD_COLUMNS, type Row } from "./cells.ts";
 
 export type ExportFormat = "jsonl" | "csv";
 

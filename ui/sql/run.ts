@@ -12,19 +12,13 @@
 import { useEffect, useRef, useState } from "react";
 import type { ReadRanges, StopLimit } from "../../src/engine/schemas.ts";
 import { runQuery, type StreamedRecord } from "../stream.ts";
-import { isRecord } from "./cells.ts";
+import { isRecord, type Row } from "./cells.ts";
 
 /** Value fields shown as columns, at most (the first records decide them). */
 export const MAX_FIELDS = 40;
 
 /** Rows whose value fields become columns (the rest are parsed when shown). */
 export const FIELD_SAMPLE = 2_000;
-
-export interface Row {
-  readonly rec: StreamedRecord;
-  /** The value parsed, when it is JSON; its text otherwise. */
-  readonly value: unknown;
-}
 
 /** A row whose value is parsed on first read, then kept. */
 class StreamedRow implements Row {

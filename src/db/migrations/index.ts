@@ -8,6 +8,7 @@ import * as m0006 from "./0006-groups.ts";
 import * as m0007 from "./0007-identity.ts";
 import * as m0008 from "./0008-processors.ts";
 import * as m0009 from "./0009-processor-guards.ts";
+import * as m0010 from "./0010-leases.ts";
 
 export interface Migration {
   version: number;
@@ -29,4 +30,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 7, ...m0007 },
   { version: 8, ...m0008 },
   { version: 9, ...m0009 },
+  { version: 10, ...m0010 },
 ];

@@ -3,7 +3,8 @@
  * service answers their types, and the UI imports the types (ui/api/groups.ts).
  */
 import { z } from "zod";
-import { groupName, groupSchema, ROLES } from "../../config/schema.ts";
+import { groupSchema, ROLES } from "../../config/schema.ts";
+import { groupName } from "../../config/values.ts";
 
 export { groupName };
 export const createGroupBody = groupSchema;

@@ -1,29 +1,18 @@
-/** The audit log's types: declared once, used by the access table, the service and the routes. */
+/**
+ * The audit log's types: declared once, used by the access table, the service and the routes.
+ * What a route's access rule names and the access check writes (the types, the changes, a record
+ * and its result) is declared with that check, in src/http/audit-trail.ts; the stored entries and
+ * their outcomes are the audit area's.
+ */
+import type { AuditChange, AuditType } from "../../http/audit-trail.ts";
 
-export const AUDIT_TYPES = [
-  "TOPIC",
-  "TOPIC_DATA",
-  "QUOTAS",
-  "BROKER_CONFIG",
-  "ACL",
-  "SCHEMA",
-  "PROCESSOR",
-  "CONNECTOR",
-  // Beyond the SPEC's list: stored key/value types of a topic, and consumer group changes.
-  "TOPIC_METADATA",
-  "CONSUMER_GROUP",
-  // Beyond the SPEC's list: a user's saved SQL queries and the clearing of their query history.
-  "SAVED_QUERY",
-  "QUERY_HISTORY",
-  // Beyond the SPEC's list: a request refused by the role check on a route that changes nothing.
-  "ACCESS",
-  // Beyond the SPEC's list: identities and their access (users, groups, service accounts).
-  "USER",
-] as const;
-export type AuditType = (typeof AUDIT_TYPES)[number];
-
-/** The SPEC's changes, and (beyond its list) DENY for an ACCESS entry. */
-export type AuditChange = "ADD" | "REMOVE" | "UPDATE" | "INSERT" | "DENY";
+export {
+  AUDIT_TYPES,
+  type AuditChange,
+  type AuditRecord,
+  type AuditResult,
+  type AuditType,
+} from "../../http/audit-trail.ts";
 
 /**
  * Where an audited change stands, kept in `content.outcome` (a string: clients decode content
@@ -39,21 +28,4 @@ export interface AuditEntry {
   userId: string;
   timestamp: number;
   content: Record<string, string>;
-}
-
-export interface AuditRecord {
-  type: AuditType;
-  change: AuditChange;
-  user: string;
-  /** What was acted on; values are turned into strings, secrets removed. */
-  content?: Record<string, unknown>;
-  /** A failure carries its reason into `content.reason` and `content.outcome = FAILURE`. */
-  failure?: string;
-}
-
-/** How an audited change ended: what completes its pending entry. */
-export interface AuditResult {
-  /** What the change acted on, as its handler understood it: replaces the intent's raw request. */
-  content?: Record<string, unknown>;
-  failure?: string;
 }

@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Role, UserConfig } from "../../config/schema.ts";
 import type { Db } from "../../db/index.ts";
 import { AppError } from "../../errors.ts";
+import type { RequestSession } from "../../http/context.ts";
 import type { Logger } from "../../log/logger.ts";
 import type { InternalTopics } from "../access/internal-topics.ts";
 import { compileScope, type Group, type Scope } from "../access/scope.ts";
@@ -22,7 +23,8 @@ export interface User {
   kind: IdentityKind;
 }
 
-export interface Session {
+/** A signed-in identity: what http reads of it (RequestSession), and more. */
+export interface Session extends RequestSession {
   user: User;
   /** What the identity may do on which cluster and topic: the union over its groups. */
   scope: Scope;
@@ -30,6 +32,13 @@ export interface Session {
   createdAt: number;
   expiresAt: number;
   lastUsedAt: number;
+}
+
+// The request context's session is this one (http reads it through its RequestSession port).
+declare module "../../http/context.ts" {
+  interface SessionTypes {
+    session: Session;
+  }
 }
 
 export interface AuthSettings {

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { defineRoute, json, RouteGroup } from "../../http/route.ts";
+import type { JobStatus } from "../../util/background.ts";
 import type { ClusterProbe } from "./service.ts";
 
 const answer = z.object({
@@ -17,6 +18,17 @@ const answer = z.object({
       error: z.string().optional(),
     }),
   ),
+  jobs: z
+    .array(
+      z.object({
+        name: z.string(),
+        enabled: z.boolean().describe("false: turned off in the configuration"),
+        running: z.boolean().describe("started and not stopped"),
+        lastRunAt: z.number().nullable().describe("epoch ms of the last run that worked"),
+        lastErrorAt: z.number().nullable().describe("epoch ms of the last run that failed (the message is in the log)"),
+      }),
+    )
+    .describe("Loupe's background jobs, in the order they start"),
 });
 
 export const healthApi = {
@@ -30,7 +42,13 @@ export const healthApi = {
   }),
 };
 
-export function healthRoutes(deps: { probe: ClusterProbe; storeCheck: () => Promise<void>; version: string; startedAt: number }) {
+export function healthRoutes(deps: {
+  probe: ClusterProbe;
+  storeCheck: () => Promise<void>;
+  version: string;
+  startedAt: number;
+  jobs: () => JobStatus[];
+}) {
   const app = new RouteGroup();
   app.handle(healthApi.health, async (c) => {
     let store: { status: "UP" | "DOWN"; error?: string } = { status: "UP" };
@@ -55,7 +73,14 @@ export function healthRoutes(deps: { probe: ClusterProbe; storeCheck: () => Prom
     );
     const allUp = store.status === "UP" && clusters.every((x) => x.status === "UP");
     const status = store.status === "DOWN" ? "DOWN" : allUp ? "UP" : "DEGRADED";
-    return c.json({ status, version: deps.version, uptimeMs: Date.now() - deps.startedAt, store, clusters }, status === "DOWN" ? 503 : 200);
+    // Public: a job's error message (which may name topics or groups) stays in the log.
+    const jobs = deps
+      .jobs()
+      .map(({ name, enabled, running, lastRunAt, lastErrorAt }) => ({ name, enabled, running, lastRunAt, lastErrorAt }));
+    return c.json(
+      { status, version: deps.version, uptimeMs: Date.now() - deps.startedAt, store, clusters, jobs },
+      status === "DOWN" ? 503 : 200,
+    );
   });
   return app;
 }

@@ -6,8 +6,8 @@ import type { LogHub } from "../../log/logger.ts";
 import type { AuditService } from "../audit/service.ts";
 import type { InsertService } from "../insert/service.ts";
 import type { MetadataService } from "../metadata/service.ts";
+import { storeTopicFormats } from "../metadata/topic-formats.ts";
 import type { SqlService } from "../sql/service.ts";
-import { storeTopicFormats } from "../sql/topic-formats.ts";
 import { jdbcApi, jdbcRoutes } from "./routes.ts";
 import { jdbcSelectApi, jdbcSelectRoutes } from "./select-routes.ts";
 

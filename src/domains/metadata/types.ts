@@ -1,19 +1,9 @@
 import avro from "avsc";
 import { badRequest } from "../../errors.ts";
 import { JsonDepthError, MAX_SCHEMA_DEPTH, parseJson } from "../../util/json.ts";
+import { DATA_TYPES, type DataType } from "../shared/topic-types.ts";
 
-export const DATA_TYPES = ["AVRO", "JSON", "STRING", "INT", "LONG", "DOUBLE", "FLOAT", "BYTES", "PROTOBUF"] as const;
-export type DataType = (typeof DATA_TYPES)[number];
-
-/** The SPEC's topic metadata, plus `inferred` when the types were guessed from records. */
-export interface TopicMetadata {
-  topicName: string;
-  keyType: DataType;
-  valueType: DataType;
-  keySchema?: string;
-  valueSchema?: string;
-  inferred: boolean;
-}
+export { DATA_TYPES, type DataType, type TopicMetadata } from "../shared/topic-types.ts";
 
 /** Case-insensitive in, upper case out; anything else is a 400 naming the allowed values. */
 export function parseDataType(value: string, field: string): DataType {

@@ -1,7 +1,7 @@
 import type { HttpCounters } from "../../http/middleware.ts";
 import type { KafkaPool } from "../../kafka/index.ts";
 import { LagEngine } from "../../lag/engine.ts";
-import type { ProcessorFigures } from "../processors/types.ts";
+import type { ProcessorMetrics } from "../processors/types.ts";
 import { MetricsText } from "./prometheus.ts";
 
 export interface MetricsDeps {
@@ -12,13 +12,6 @@ export interface MetricsDeps {
   startedAt: number;
   /** The stream processors of a cluster with their figures (absent: none shown). */
   processors?: (cluster: string) => Promise<ProcessorMetrics[]>;
-}
-
-export interface ProcessorMetrics extends ProcessorFigures {
-  id: string;
-  name: string;
-  consumerGroup: string;
-  state: string;
 }
 
 /**

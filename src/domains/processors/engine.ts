@@ -8,6 +8,7 @@
  */
 import type { KafkaPool } from "../../kafka/index.ts";
 import type { Logger } from "../../log/logger.ts";
+import type { RunObserver } from "../../util/background.ts";
 import { StateBudget } from "./aggregate.ts";
 import type { ProcessorRepo } from "./repo.ts";
 import { Runner } from "./runner.ts";
@@ -62,6 +63,7 @@ export class ProcessorEngine {
   #ticking: Promise<void> | null = null;
   #again = false;
   #stopped = false;
+  #runs: RunObserver | undefined;
 
   constructor(opts: EngineOptions) {
     this.#opts = opts;
@@ -76,8 +78,10 @@ export class ProcessorEngine {
     return this.#opts.prefix;
   }
 
-  start(): void {
+  /** Ticks now and every tickMs; `runs` hears of each tick. */
+  start(runs?: RunObserver): void {
     if (this.#timer !== null || this.#stopped) return;
+    this.#runs = runs;
     this.#timer = setInterval(() => void this.kick(), this.#opts.tickMs ?? 1_000);
     void this.kick();
   }
@@ -95,9 +99,11 @@ export class ProcessorEngine {
         do {
           this.#again = false;
           await this.#tick();
+          this.#runs?.ran();
         } while (this.#again && !this.#stopped);
       } catch (err) {
         this.#opts.log.warn("processor engine tick failed", {}, err);
+        this.#runs?.failed(err);
       } finally {
         this.#ticking = null;
       }
@@ -137,6 +143,8 @@ export class ProcessorEngine {
     const leaseMs = this.#opts.leaseMs ?? 10_000;
     const processors = new Map((await repo.list()).map((p) => [p.id, p]));
     const slots = await repo.runners();
+    // Leases expire on the store's clock, which every instance sharing the store reads alike.
+    const leaseNow = await repo.leaseNow();
     const wanted = new Set<string>();
     /** Admission checks of this tick, one per processor. */
     const admitted = new Map<string, Promise<string | null | undefined>>();
@@ -144,9 +152,8 @@ export class ProcessorEngine {
       const p = processors.get(slot.processorId);
       if (p?.desired !== "RUNNING" || slot.runner >= p.runners) continue;
       const key = `${slot.processorId}/${slot.runner}`;
-      const now = this.#now();
       const local = this.#local.get(key);
-      if (!local && slot.instance !== null && slot.instance !== instance && slot.leaseUntil >= now) continue;
+      if (!local && slot.instance !== null && slot.instance !== instance && slot.leaseUntil >= leaseNow) continue;
       if (!local) {
         const refused = await this.#refusal(p, slot, admitted);
         if (refused === undefined) continue;
@@ -157,7 +164,7 @@ export class ProcessorEngine {
           continue;
         }
       }
-      if (!(await repo.lease(slot.processorId, slot.runner, instance, now, leaseMs))) continue;
+      if (!(await repo.lease(slot.processorId, slot.runner, instance, leaseMs))) continue;
       wanted.add(key);
       if (!local) this.#startLocal(key, p, slot.runner);
     }
@@ -235,10 +242,12 @@ export class ProcessorEngine {
       log,
       failAfterMs: this.#opts.failAfterMs,
       now: this.#now,
-      // A state change is in the store at the next tick; one now makes it visible at once.
-      onState: () => void this.kick(),
+      observer: {
+        // A state change is in the store at the next tick; one now makes it visible at once.
+        state: () => void this.kick(),
+        risk: (risk) => repo.setRisk(p.id, index, instance, risk),
+      },
       ...(budget ? { budget } : {}),
-      onRisk: (risk) => repo.setRisk(p.id, index, instance, risk),
     });
     this.#local.set(key, {
       processorId: p.id,

@@ -1,10 +1,12 @@
 /**
  * Processors and their runner slots in the store. A slot is leased by the Loupe instance that
- * runs it: the lease is taken when free or expired, renewed while the runner runs, and dropped
- * when it stops, so instances sharing the store never run the same runner twice for long (the
- * Kafka transactional id fences the one that lost its lease).
+ * runs it (the store's general lease, src/db/lease.ts, on the slot's row): the lease is taken
+ * when free or expired, renewed while the runner runs, and dropped when it stops, so instances
+ * sharing the store never run the same runner twice for long (the Kafka transactional id fences
+ * the one that lost its lease).
  */
 import type { Db } from "../../db/index.ts";
+import { type LeaseClock, Leases, type LeaseTable } from "../../db/lease.ts";
 import type { Database } from "../../db/types.ts";
 import { type DesiredState, NO_FIGURES, type ProcessorRow, type RunnerFigures, type RunnerRow, type RunnerStateName } from "./types.ts";
 
@@ -42,8 +44,30 @@ function parseFigures(text: string | null): RunnerFigures {
   }
 }
 
+/** A runner slot's row is its lease: held by `instance` until `lease_until`. */
+const RUNNER_LEASES: LeaseTable = {
+  table: "processor_runners",
+  key: ["processor_id", "runner"],
+  holder: "instance",
+  until: "lease_until",
+  createRows: false,
+};
+
 export class ProcessorRepo {
-  constructor(private readonly db: Db) {}
+  readonly #leases: Leases;
+
+  /** `clock`: the leases' clock (the store's when absent; a test injects one). */
+  constructor(
+    private readonly db: Db,
+    clock?: LeaseClock,
+  ) {
+    this.#leases = new Leases(db, { table: RUNNER_LEASES, ...(clock ? { clock } : {}) });
+  }
+
+  /** Now on the leases' clock: a lease whose `leaseUntil` is before it has expired. */
+  leaseNow(): Promise<number> {
+    return this.#leases.now();
+  }
 
   async list(cluster?: string): Promise<ProcessorRow[]> {
     let q = this.db.selectFrom("processors").selectAll();
@@ -190,16 +214,9 @@ export class ProcessorRepo {
     }));
   }
 
-  /** Takes or renews the slot's lease for `instance`; false when another instance holds it. */
-  async lease(processorId: string, runner: number, instance: string, now: number, leaseMs: number): Promise<boolean> {
-    const r = await this.db
-      .updateTable("processor_runners")
-      .set({ instance, lease_until: now + leaseMs })
-      .where("processor_id", "=", processorId)
-      .where("runner", "=", runner)
-      .where((eb) => eb.or([eb("instance", "=", instance), eb("instance", "is", null), eb("lease_until", "<", now)]))
-      .executeTakeFirst();
-    return Number(r.numUpdatedRows) > 0;
+  /** Takes or renews the slot's lease for `instance`, for `leaseMs` from now; false when another instance holds it. */
+  async lease(processorId: string, runner: number, instance: string, leaseMs: number): Promise<boolean> {
+    return (await this.#leases.acquire([processorId, runner], instance, leaseMs)) !== null;
   }
 
   /** The runner's state and figures, when `instance` still holds its lease. */
@@ -225,10 +242,11 @@ export class ProcessorRepo {
   async release(processorId: string, runner: number, instance: string, state: RunnerStateName, now: number): Promise<void> {
     await this.db
       .updateTable("processor_runners")
-      .set({ instance: null, lease_until: 0, state, risk: null, updated_at: now })
+      .set({ state, risk: null, updated_at: now })
       .where("processor_id", "=", processorId)
       .where("runner", "=", runner)
       .where("instance", "=", instance)
       .execute();
+    await this.#leases.release([processorId, runner], instance);
   }
 }

@@ -9,20 +9,22 @@ import { AppError, badRequest, conflict, forbidden, notFound } from "../../error
 import type { KafkaPool } from "../../kafka/index.ts";
 import type { LagEngine } from "../../lag/engine.ts";
 import type { Logger } from "../../log/logger.ts";
-import { compileStream, SqlError } from "../../sql/index.ts";
+import { SqlError } from "../../sql/index.ts";
 import type { Scope } from "../access/scope.ts";
 import type { AuditRecord } from "../audit/types.ts";
-import type { ProcessorMetrics } from "../metrics/service.ts";
+import { compactionOf } from "../sql/compaction.ts";
 import { topicCheck } from "../sql/topic-check.ts";
-import { compactionOf } from "./compaction.ts";
 import { changelogOf, groupIdOf, type ProcessorEngine, repartitionOf } from "./engine.ts";
 import { type AvroSchemaOf, outputEncoder } from "./output.ts";
+import type { ProcessorPrograms } from "./programs.ts";
 import type { ProcessorRepo } from "./repo.ts";
-import type { DeploymentState, ProcessorFigures, ProcessorRow, RunnerRow, StreamProgram } from "./types.ts";
+import type { DeploymentState, ProcessorFigures, ProcessorMetrics, ProcessorRow, RunnerRow, StreamProgram } from "./types.ts";
 
 export interface ProcessorServiceOptions {
   repo: ProcessorRepo;
   engine: ProcessorEngine;
+  /** Each processor's program, compiled once (shared with the runners' setup). */
+  programs: ProcessorPrograms;
   pool: KafkaPool;
   lag: LagEngine;
   log: Logger;
@@ -97,8 +99,6 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9 ._-]{0,99}$/;
 export class ProcessorService {
   readonly #o: ProcessorServiceOptions;
   readonly #now: () => number;
-  /** Compiled programs by SQL text, for the answers (decoders, operations). */
-  readonly #programs = new Map<string, StreamProgram | null>();
   /** Creations one at a time: the per-user cap and the cycle check see every earlier creation. */
   #creating: Promise<unknown> = Promise.resolve();
   /** The owner check running (one at a time), and whether another was asked for meanwhile. */
@@ -110,18 +110,9 @@ export class ProcessorService {
     this.#now = opts.now ?? Date.now;
   }
 
-  #program(sql: string): StreamProgram | null {
-    let p = this.#programs.get(sql);
-    if (p === undefined) {
-      try {
-        p = compileStream(sql);
-      } catch {
-        p = null;
-      }
-      if (this.#programs.size > 1000) this.#programs.clear();
-      this.#programs.set(sql, p);
-    }
-    return p;
+  /** Each processor's program, compiled once. */
+  get programs(): ProcessorPrograms {
+    return this.#o.programs;
   }
 
   /**
@@ -133,7 +124,7 @@ export class ProcessorService {
     const allowed = topicCheck(scope, cluster, "run");
     const targetLoop = loopOf(await this.#o.repo.list(cluster));
     const topicCompacted = await compactionOf(this.#o.pool.get(cluster), sql, catalog);
-    return compileStream(sql, catalog, { targetLoop, topicCompacted, ...(allowed ? { topicAllowed: allowed } : {}) });
+    return this.#o.programs.compile(sql, catalog, { targetLoop, topicCompacted, ...(allowed ? { topicAllowed: allowed } : {}) });
   }
 
   async create(input: CreateInput, cluster: string, caller: Caller): Promise<ProcessorAnswer> {
@@ -211,9 +202,11 @@ export class ProcessorService {
       pausedReason: null,
     };
     await this.#o.repo.create(row, now);
+    // The program checked here is the one its runners and answers use.
+    this.#o.programs.keep(id, row.sql, program);
     this.#o.log.info("processor created", { processor: id, name, owner: caller.user, source: program.source, target: program.target });
     void this.#o.engine.kick();
-    return this.#answer(row, await this.#o.repo.runners(id), null);
+    return this.#answer(row, await this.#o.repo.runners(id), null, await this.#o.repo.leaseNow());
   }
 
   /** The processors of `cluster` whose topics the caller may read. */
@@ -221,11 +214,13 @@ export class ProcessorService {
     const rows = (await this.#o.repo.list(cluster)).filter((p) => this.#visible(p, caller));
     const slots = await this.#o.repo.runners();
     const lags = await this.#lags(cluster, rows);
+    const leaseNow = await this.#o.repo.leaseNow();
     return rows.map((p) =>
       this.#answer(
         p,
         slots.filter((s) => s.processorId === p.id),
         lags.get(p.id) ?? null,
+        leaseNow,
       ),
     );
   }
@@ -235,11 +230,13 @@ export class ProcessorService {
     const rows = await this.#o.repo.list(cluster);
     const slots = await this.#o.repo.runners();
     const lags = await this.#lags(cluster, rows);
+    const leaseNow = await this.#o.repo.leaseNow();
     return rows.map((p) => {
       const a = this.#answer(
         p,
         slots.filter((s) => s.processorId === p.id),
         lags.get(p.id) ?? null,
+        leaseNow,
       );
       return { id: a.id, name: a.name, consumerGroup: a.consumerGroup, state: a.deploymentState, ...a.figures };
     });
@@ -248,7 +245,7 @@ export class ProcessorService {
   async get(id: string, caller: Caller): Promise<ProcessorAnswer> {
     const p = await this.#find(id, caller);
     const lags = await this.#lags(p.cluster, [p]);
-    return this.#answer(p, await this.#o.repo.runners(p.id), lags.get(p.id) ?? null);
+    return this.#answer(p, await this.#o.repo.runners(p.id), lags.get(p.id) ?? null, await this.#o.repo.leaseNow());
   }
 
   async pause(id: string, caller: Caller): Promise<ProcessorRow> {
@@ -293,6 +290,7 @@ export class ProcessorService {
     const p = await this.#changeable(id, caller);
     await this.#o.repo.delete(p.id);
     await this.#o.engine.stopProcessor(p.id);
+    this.#o.programs.forget(p.id);
     const kafka = this.#o.pool.get(p.cluster);
     const group = groupIdOf(this.#o.engine.prefix, p.id);
     // Runners of other instances leave the group at their next tick: try for a while.
@@ -457,9 +455,10 @@ export class ProcessorService {
     return out;
   }
 
-  #answer(p: ProcessorRow, slots: RunnerRow[], lag: number | null): ProcessorAnswer {
+  /** `leaseNow`: now on the leases' clock (the store's), against which a slot's lease is live. */
+  #answer(p: ProcessorRow, slots: RunnerRow[], lag: number | null, leaseNow: number): ProcessorAnswer {
     const now = this.#now();
-    const program = this.#program(p.sql);
+    const program = this.#o.programs.peek(p);
     const runnerState: ProcessorAnswer["runnerState"] = {};
     const figures = { recordsIn: 0, recordsOut: 0, inPerSec: 0, outPerSec: 0, failed: 0, late: 0, lag };
     for (const s of slots) {
@@ -467,7 +466,7 @@ export class ProcessorService {
       // A lease under this instance's name without a runner here was left by its previous life
       // (a crash): not live until the engine has started the runner again.
       const mine = s.instance === this.#o.engine.instance;
-      const live = s.instance !== null && s.leaseUntil >= now && (!mine || this.#o.engine.localRunner(p.id, s.runner) !== undefined);
+      const live = s.instance !== null && s.leaseUntil >= leaseNow && (!mine || this.#o.engine.localRunner(p.id, s.runner) !== undefined);
       const state = p.desired === "PAUSED" ? "STOPPED" : live || s.state === "FAILED" ? s.state : "PENDING";
       runnerState[id] = { id, worker: live ? (s.instance ?? "") : "", state, errorMsg: s.error ?? "" };
       figures.recordsIn += s.figures.recordsIn;

@@ -1,16 +1,15 @@
 /**
- * What a runner needs of its processor, built each time it (re)starts: the compiled program,
- * the source's decoders (SET formats, topic metadata, or inference, as queries decode) and the
+ * What a runner needs of its processor, built each time it (re)starts: the processor's kept
+ * program (compiled once, see programs.ts), the source's decoders (SET formats, topic metadata, or inference, as queries decode) and the
  * target's partition count (a target recreated with another count is seen at the restart).
  */
 import { AppError } from "../../errors.ts";
 import type { KafkaCluster, KafkaPool } from "../../kafka/index.ts";
-import { compileStream, SqlError, type StreamProgram } from "../../sql/index.ts";
+import { isCompacted } from "../sql/compaction.ts";
 import type { SqlService } from "../sql/service.ts";
-import { isCompacted } from "./compaction.ts";
 import { changelogOf, repartitionOf } from "./engine.ts";
 import { type AvroSchemaOf, outputEncoder } from "./output.ts";
-import { InvalidProgramError } from "./runner.ts";
+import type { ProcessorPrograms } from "./programs.ts";
 import type { ProcessorRow, RunnerSetup } from "./types.ts";
 
 /** Creates an internal topic unless it exists (another runner may create it at the same time). */
@@ -28,15 +27,11 @@ export function runnerSetup(
   sql: SqlService,
   prefix: string,
   schemaOf: AvroSchemaOf,
+  programs: ProcessorPrograms,
 ): (p: ProcessorRow) => Promise<RunnerSetup> {
   return async (p) => {
-    let program: StreamProgram;
-    try {
-      program = compileStream(p.sql);
-    } catch (err) {
-      if (err instanceof SqlError) throw new InvalidProgramError(`The program is no longer valid: ${err.message}`);
-      throw err;
-    }
+    // InvalidProgramError when the stored text no longer compiles: the runner fails at once.
+    const program = programs.of(p);
     const kafka = pool.get(p.cluster);
     const { keyDecoder, valueDecoder } = await sql.decoders(p.cluster, program.source, program.settings, program.valueFields);
     const [target, source] = await kafka.topics.describe([program.target, program.source]);

@@ -107,3 +107,11 @@ export interface ProcessorFigures {
   /** Its consumer group's lag; null when unknown. */
   lag: number | null;
 }
+
+/** A processor's figures with what names it on /metrics (the metrics area renders them). */
+export interface ProcessorMetrics extends ProcessorFigures {
+  id: string;
+  name: string;
+  consumerGroup: string;
+  state: string;
+}

@@ -40,7 +40,7 @@ import {
 import { isInsertStatement } from "../../sql/insert.ts";
 import { planQuery } from "../../sql/planner.ts";
 import { canonicalSetting } from "../../sql/settings.ts";
-import { compactionOf } from "../processors/compaction.ts";
+import { compactionOf } from "./compaction.ts";
 import { insertNotHere } from "./insert-statement.ts";
 
 /** How long a query waits for the topic list its validation checks names against. */

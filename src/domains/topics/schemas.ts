@@ -3,8 +3,8 @@
  * takes its types from here (`import type`), so the page and the server cannot drift apart.
  */
 import { z } from "zod";
-import { DATA_TYPES } from "../metadata/types.ts";
 import { partitionLag } from "../shared/schemas.ts";
+import { DATA_TYPES } from "../shared/topic-types.ts";
 import { topicName } from "./names.ts";
 
 /** Counts, offsets, rates and times are integers: the Go client decodes them as int64. */

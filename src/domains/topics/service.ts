@@ -1,16 +1,15 @@
 import { randomBytes } from "node:crypto";
 import { AppError, badRequest, notFound } from "../../errors.ts";
-import type { BrokerInfo, KafkaCluster, KafkaPool } from "../../kafka/index.ts";
+import type { BrokerInfo, KafkaCluster, KafkaPool, RawRecord } from "../../kafka/index.ts";
 import type { LagEngine, PartitionLag } from "../../lag/engine.ts";
 import type { OffsetSampler } from "../../lag/sampler.ts";
 import type { Logger } from "../../log/logger.ts";
 import type { SchemaRegistryClient } from "../../registry/client.ts";
+import { latestSchema, subjectOf } from "../../registry/subjects.ts";
 import type { InternalTopics } from "../access/internal-topics.ts";
 import { type NotificationService, TOPIC_ALERTS } from "../alerts/notifications.ts";
 import type { AuditService } from "../audit/service.ts";
-import { latestSchema, subjectOf } from "../insert/subjects.ts";
-import type { MetadataService } from "../metadata/service.ts";
-import type { DataType, TopicMetadata } from "../metadata/types.ts";
+import type { DataType, TopicMetadata } from "../shared/topic-types.ts";
 import { readTail } from "./sample.ts";
 import type { TopicFilter } from "./visibility.ts";
 
@@ -165,6 +164,15 @@ function withOffsets<T extends { internal: boolean }>(topics: T[]): T[] {
   return topics.filter((t) => !t.internal);
 }
 
+/** The stored (or guessed) key and value types of topics, as the metadata area's service answers them. */
+export interface TopicTypes {
+  list(cluster: string): Promise<TopicMetadata[]>;
+  lastGuess(cluster: string, topic: string): TopicMetadata | undefined;
+  typesFor(cluster: string, topic: string, records: RawRecord[]): Promise<TopicMetadata>;
+  /** Drops a deleted topic's stored types. */
+  forget(cluster: string, topic: string): Promise<void>;
+}
+
 export class TopicService {
   /** Background deletions under way; close() waits for them. */
   readonly #pending = new Set<Promise<unknown>>();
@@ -176,7 +184,7 @@ export class TopicService {
       pool: KafkaPool;
       lag: LagEngine;
       sampler: OffsetSampler;
-      metadata: MetadataService;
+      metadata: TopicTypes;
       audit: AuditService;
       notifications: NotificationService;
       log: Logger;

@@ -1,6 +1,6 @@
 import type { Db } from "../../db/index.ts";
-import { MetadataRepo } from "../metadata/repo.ts";
-import type { TopicFormats } from "./service.ts";
+import type { TopicFormats } from "../sql/service.ts";
+import { MetadataRepo } from "./repo.ts";
 
 /**
  * Key and value formats from the stored topic metadata (the `topic_metadata` table, which the

@@ -3,8 +3,8 @@
  * a topic's key or value subject (`<topic>-key`, `<topic>-value`, the Confluent default naming).
  * Through the registry client's `request`, so failover between its URLs applies.
  */
-import { AppError } from "../../errors.ts";
-import { registryJson, type SchemaRegistryClient } from "../../registry/client.ts";
+import { AppError } from "../errors.ts";
+import { registryJson, type SchemaRegistryClient } from "./client.ts";
 
 export interface LatestSchema {
   id: number;

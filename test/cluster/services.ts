@@ -1,0 +1,91 @@
+/**
+ * The services one test run shares (Kafka, the schema registry's two hosts, OpenLDAP, two Kafka
+ * Connect workers), started once: by test/run.ts for `npm test`, or by the preload
+ * (test/setup.ts) when `bun test` runs without them. Published to the tests as
+ * KAFKA_BOOTSTRAP, SCHEMA_REGISTRY_URL, LDAP_URL (with LDAP_BIND_DN, ...), CONNECT_URL and the
+ * topics' variables.
+ *
+ * - KAFKA_BOOTSTRAP / SCHEMA_REGISTRY_URL / LDAP_URL / CONNECT_URL already set: that service is
+ *   used, not started.
+ * - LOUPE_TEST_REGISTRY=0, LOUPE_TEST_LDAP=0 (or no slapd installed), LOUPE_TEST_CONNECT=0: that
+ *   service is not started (its tests fail, see requireEnv).
+ * - LOUPE_TEST_CLUSTER=0: nothing is started (pure unit runs).
+ */
+import { type Cluster, type ServiceName, slapdInstalled, startCluster } from "./cluster.ts";
+
+/** The variables the services publish; a run without services has none of them. */
+export const SERVICE_ENV_KEYS = [
+  "KAFKA_BOOTSTRAP",
+  "SCHEMA_REGISTRY_URL",
+  "SCHEMA_REGISTRY_TOPICS",
+  "LDAP_URL",
+  "LDAP_BASE_DN",
+  "LDAP_BIND_DN",
+  "LDAP_BIND_PASSWORD",
+  "LDAP_ADMIN_DN",
+  "LDAP_ADMIN_PASSWORD",
+  "CONNECT_URL",
+  "CONNECT_TOPICS",
+  "LOUPE_TEST_OWN_KAFKA",
+] as const;
+
+/** The services to start for `env`: those neither given nor switched off. */
+export function wantedServices(env: Record<string, string | undefined> = process.env): ServiceName[] {
+  const wanted: ServiceName[] = [];
+  if (env.LOUPE_TEST_CLUSTER === "0") return wanted;
+  if (!env.KAFKA_BOOTSTRAP) wanted.push("kafka");
+  if (!env.SCHEMA_REGISTRY_URL && env.LOUPE_TEST_REGISTRY !== "0") wanted.push("registry");
+  if (!env.LDAP_URL && env.LOUPE_TEST_LDAP !== "0") {
+    if (slapdInstalled()) wanted.push("ldap");
+    else console.error("[test] no slapd installed (apt-get install slapd ldap-utils): the LDAP tests will fail");
+  }
+  if (!env.CONNECT_URL && env.LOUPE_TEST_CONNECT !== "0") wanted.push("connect");
+  return wanted;
+}
+
+export interface TestServices {
+  cluster: Cluster;
+  /** What the tests read: the started services' variables and those given. */
+  env: Record<string, string>;
+  /** Stops the services once, however often it is called; killNow for signal handlers. */
+  stop(): Promise<void>;
+  killNow(): void;
+}
+
+/**
+ * Starts `wanted` (on a given KAFKA_BOOTSTRAP's broker if there is one), owned by this process:
+ * killed on SIGINT/SIGTERM/SIGHUP and at exit, and by the cluster's watchdog if this process
+ * dies any other way, so no Java process outlives the run.
+ */
+export async function startTestServices(wanted: ServiceName[], tag: string): Promise<TestServices> {
+  const t0 = performance.now();
+  const cluster = await startCluster({ services: wanted, ownerPid: process.pid, given: { KAFKA_BOOTSTRAP: process.env.KAFKA_BOOTSTRAP } });
+  const env: Record<string, string> = { ...cluster.env };
+  // Tests may rely on what this run's own broker is configured with (its rack, for one).
+  if (wanted.includes("kafka")) env.LOUPE_TEST_OWN_KAFKA = "1";
+  const summary = cluster.services.map((s) => `${s.name} ${s.version} (${s.startMs} ms)`).join(", ");
+  console.error(`[${tag}] started ${summary} in ${Math.round(performance.now() - t0)} ms: ${JSON.stringify(cluster.env)}`);
+  let stopped = false;
+  const killNow = () => {
+    if (stopped) return;
+    stopped = true;
+    cluster.killSync();
+  };
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+    process.once(signal, () => {
+      killNow();
+      process.exit(130);
+    });
+  }
+  process.once("exit", killNow);
+  return {
+    cluster,
+    env,
+    killNow,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await cluster.stop({ graceMs: 2_000 });
+    },
+  };
+}
