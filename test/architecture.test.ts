@@ -58,6 +58,15 @@ const LAYER_NAMES = [
  */
 const UI_MAY_IMPORT = new Set([
   "src/domains/audit/types.ts",
+  // The request schemas the UI's forms check with (zod only).
+  "src/domains/connect/schemas.ts",
+  "src/domains/metadata/schemas.ts",
+  "src/domains/processors/schemas.ts",
+  "src/domains/schemas/schemas.ts",
+  "src/domains/shared/schemas.ts",
+  "src/domains/shared/topic-types.ts",
+  "src/domains/topics/names.ts",
+  "src/domains/topics/schemas.ts",
   "src/http/audit-trail.ts",
   "src/sql/ast.ts",
   "src/sql/errors.ts",

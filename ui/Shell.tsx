@@ -1,12 +1,12 @@
 import { useQuery } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
+import { fetchHealth, type Health } from "./api/cluster.ts";
 import { type AreaPage, PAGES } from "./areas.tsx";
 import { clusterOf, withCluster } from "./cluster.ts";
 import { Link } from "./components.tsx";
-import type { Health } from "./pages/Overview.tsx";
 import { OwnPasswordButton } from "./pages/Users.tsx";
 import { navigate } from "./router.ts";
-import { api, can, type Level, logout, type SessionUser, ViewerContext, whoAmI } from "./session.ts";
+import { can, type Level, logout, type SessionUser, ViewerContext, whoAmI } from "./session.ts";
 import "./styles/shell.css";
 import { currentTheme, toggleTheme } from "./theme.ts";
 
@@ -37,7 +37,7 @@ export function Shell({ location }: { location: string }) {
   const cluster = clusterOf(location);
 
   useEffect(() => {
-    api<Health>("/api/health").then(setHealth, () => {});
+    fetchHealth().then(setHealth, () => {});
   }, []);
   // Who is looking, on the cluster shown: its roles there decide what each page offers.
   const session = useQuery({ queryKey: ["session", cluster], queryFn: whoAmI, placeholderData: (previous) => previous });

@@ -1,3 +1,4 @@
+import "./zod-config.ts";
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { createRoot } from "react-dom/client";
 import { App } from "./App.tsx";

@@ -3,7 +3,9 @@
  * it closes), never in a URL. Every API call goes through `api`, which sends the token and, on
  * a 401, forgets the session and returns to the login page, then back to the same page.
  */
+
 import { createContext, useContext } from "react";
+import type { LoginAnswer, SessionAnswer } from "../src/domains/auth/schemas.ts";
 import { clusterOf } from "./cluster.ts";
 import { loginPathFor, navigate } from "./router.ts";
 
@@ -126,7 +128,7 @@ export async function login(user: string, password: string): Promise<void> {
   // The API says only UNAUTHORIZED (the clients compare that word): say what it means.
   if (res.status === 401) throw new ApiError(401, "Wrong user name or password.");
   if (!res.ok) throw new ApiError(res.status, await messageOf(res));
-  setToken(((await res.json()) as { token: string }).token);
+  setToken(((await res.json()) as LoginAnswer).token);
 }
 
 export async function logout(): Promise<void> {
@@ -138,14 +140,8 @@ export async function logout(): Promise<void> {
 }
 
 export async function whoAmI(): Promise<SessionUser> {
-  const s = await api<{
-    user: string;
-    roles: string[];
-    administrator?: boolean;
-    clusterRoles?: string[];
-    everyTopic?: boolean;
-    userInfo?: { groups?: string[]; kind?: SessionUser["kind"] };
-  }>("/api/auth");
+  // Older servers left some fields out: each has its fallback.
+  const s = await api<Partial<SessionAnswer> & Pick<SessionAnswer, "user" | "roles">>("/api/auth");
   return {
     name: s.user,
     roles: s.roles,

@@ -33,12 +33,15 @@ export interface CrudSpec<K extends z.ZodType<string>, V extends z.ZodType, C ex
 
 type NameParams = z.ZodObject<{ name: z.ZodType<string> }>;
 
-export type CrudApi<C extends z.ZodType, U extends z.ZodType> = {
-  list: ApiRoute<undefined, undefined, undefined>;
-  create: ApiRoute<undefined, undefined, C>;
-  get: ApiRoute<NameParams, undefined, undefined>;
-  update: ApiRoute<NameParams, undefined, U>;
-  remove: ApiRoute<NameParams, undefined, undefined>;
+/** A JSON answer of schema `S`, as `json(S)` declares it: what `RouteGroup.handle` holds the handler to. */
+type JsonAnswer<S extends z.ZodType> = { description: string; content: { "application/json": { schema: S } } };
+
+export type CrudApi<V extends z.ZodType, C extends z.ZodType, U extends z.ZodType, N extends z.ZodType = V> = {
+  list: ApiRoute<undefined, undefined, undefined, { 200: JsonAnswer<z.ZodArray<V>> }>;
+  create: ApiRoute<undefined, undefined, C, { 201: JsonAnswer<N> }>;
+  get: ApiRoute<NameParams, undefined, undefined, { 200: JsonAnswer<V> }>;
+  update: ApiRoute<NameParams, undefined, U, { 200: JsonAnswer<V> }>;
+  remove: ApiRoute<NameParams, undefined, undefined, { 200: JsonAnswer<V> }>;
 };
 
 /** The five routes' declarations, in the order of the access table. */
@@ -48,7 +51,7 @@ export function crudApi<
   C extends z.ZodType,
   U extends z.ZodType,
   N extends z.ZodType = V,
->(spec: CrudSpec<K, V, C, U, N>): CrudApi<C, U> {
+>(spec: CrudSpec<K, V, C, U, N>): CrudApi<V, C, U, N> {
   const { path, tags, summaries, answers } = spec;
   const params: NameParams = z.object({ name: spec.name.describe(`the ${spec.noun}'s name`) });
   const one = `${path}/{name}`;
@@ -62,7 +65,7 @@ export function crudApi<
       audit: { type: "USER", change: "ADD" },
       tags,
       request: { body: spec.createBody },
-      responses: { 201: json(spec.created ?? spec.view, answers.created) },
+      responses: { 201: json((spec.created ?? spec.view) as N, answers.created) },
     }),
     get: defineRoute({
       method: "GET",
@@ -99,9 +102,9 @@ export function crudApi<
 type AuditContent = Record<string, unknown>;
 
 /** What one kind of resource does behind its five routes. */
-export interface CrudHandlers<View, Created extends View, CreateIn, ChangeIn> {
+export interface CrudHandlers<View, Created, CreateIn, ChangeIn> {
   /** What an audit entry says of a whole resource, created or deleted (never a secret). */
-  described(view: View): AuditContent;
+  described(view: View | Created): AuditContent;
   list(c: Context<AppEnv>): Promise<View[]>;
   get(name: string, c: Context<AppEnv>): Promise<View>;
   create(body: CreateIn, c: Context<AppEnv>): Promise<Created>;
@@ -111,12 +114,14 @@ export interface CrudHandlers<View, Created extends View, CreateIn, ChangeIn> {
 }
 
 /** The five routes of `api` over `handlers`, in a group of their own (more routes may be added to it). */
-export function crudRoutes<C extends z.ZodType, U extends z.ZodType, View, Created extends View>(
-  api: CrudApi<C, U>,
+export function crudRoutes<V extends z.ZodType, C extends z.ZodType, U extends z.ZodType, N extends z.ZodType>(
+  api: CrudApi<V, C, U, N>,
   noun: string,
-  handlers: CrudHandlers<View, Created, z.output<C>, z.output<U>>,
+  handlers: CrudHandlers<z.output<V>, z.output<N>, z.output<C>, z.output<U>>,
 ): RouteGroup {
   const app = new RouteGroup();
+  // The answers are the handlers', typed by the area's schemas (CrudHandlers above); a generic
+  // body cannot be matched to its schema here, so the JSON is passed on as it is typed there.
   app.handle(api.list, async (c) => c.json((await handlers.list(c)) as object));
   app.handle(api.create, async (c) => {
     const created = await handlers.create(c.req.valid("json") as z.output<C>, c);

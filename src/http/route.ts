@@ -1,5 +1,6 @@
 import { createRoute, OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
-import type { Context, Handler, MiddlewareHandler } from "hono";
+import type { Context, Handler, MiddlewareHandler, TypedResponse } from "hono";
+import type { JSONParsed } from "hono/utils/types";
 import { z } from "zod";
 import { AppError } from "../errors.ts";
 import { type AccessRule, type Level, rolesText } from "./access.ts";
@@ -12,7 +13,15 @@ import { jsonBody, parseWith } from "./validate.ts";
  * the OpenAPI document and the request validation are all read from this one value, so they
  * cannot disagree with each other or with the handler `RouteGroup.handle` binds to it.
  */
-export interface RouteSpec<P extends z.ZodType | undefined, Q extends z.ZodType | undefined, B extends z.ZodType | undefined> {
+/** The answers a route declares, by status. */
+export type Responses = RouteConfig["responses"];
+
+export interface RouteSpec<
+  P extends z.ZodType | undefined,
+  Q extends z.ZodType | undefined,
+  B extends z.ZodType | undefined,
+  R extends Responses = Responses,
+> {
   method: AccessRule["method"];
   /** OpenAPI form, `/api/topics/{topicName}`; the router's form is derived by `createRoute`. */
   path: string;
@@ -23,20 +32,27 @@ export interface RouteSpec<P extends z.ZodType | undefined, Q extends z.ZodType 
   tags: string[];
   request?: { params?: P; query?: Q; body?: B };
   /** The answers on success (errors are the COMPAT body, documented once for every route). */
-  responses: RouteConfig["responses"];
+  responses: R;
   /** Left out of the OpenAPI document: the UI's pages and files are not API. */
   hidden?: boolean;
 }
 
-export interface ApiRoute<P extends z.ZodType | undefined, Q extends z.ZodType | undefined, B extends z.ZodType | undefined> {
+export interface ApiRoute<
+  P extends z.ZodType | undefined,
+  Q extends z.ZodType | undefined,
+  B extends z.ZodType | undefined,
+  R extends Responses = Responses,
+> {
   readonly access: AccessRule;
+  /** Type only: the declared answers, which `RouteGroup.handle` holds the handler's answer to. */
+  readonly responses?: R;
   readonly doc: RouteConfig;
   readonly hidden: boolean;
   readonly schemas: { params?: P; query?: Q; body?: B };
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: the list of every route, whatever its schemas
-export type AnyRoute = ApiRoute<any, any, any>;
+export type AnyRoute = ApiRoute<any, any, any, any>;
 
 /** The COMPAT.md error body, the `default` answer of every operation. */
 const errorAnswer = {
@@ -48,7 +64,8 @@ export function defineRoute<
   P extends z.ZodType | undefined = undefined,
   Q extends z.ZodType | undefined = undefined,
   B extends z.ZodType | undefined = undefined,
->(spec: RouteSpec<P, Q, B>): ApiRoute<P, Q, B> {
+  const R extends Responses = Responses,
+>(spec: RouteSpec<P, Q, B, R>): ApiRoute<P, Q, B, R> {
   const { params, query, body } = spec.request ?? {};
   // The path's parameters and the params schema name the same fields, or the route is not declared.
   const inPath = spec.path
@@ -82,18 +99,76 @@ export function defineRoute<
     summary: spec.summary,
     ...(spec.audit ? { audit: spec.audit } : {}),
   };
-  return { access, doc: config, hidden: spec.hidden === true, schemas: { params, query, body } as ApiRoute<P, Q, B>["schemas"] };
+  return { access, doc: config, hidden: spec.hidden === true, schemas: { params, query, body } as ApiRoute<P, Q, B, R>["schemas"] };
 }
 
 type RequestParams = NonNullable<NonNullable<RouteConfig["request"]>["params"]>;
 
-/** Answer helpers for `responses`. */
-export const json = (schema: z.ZodType, description = "Success") => ({ description, content: { "application/json": { schema } } });
-export const text = (description: string, type = "text/plain") => ({
+/** Answer helpers for `responses`. A `json` answer's schema is the type its handler must send. */
+export const json = <S extends z.ZodType>(schema: S, description = "Success") => ({
   description,
-  content: { [type]: { schema: { type: "string" as const } } },
+  content: { "application/json": { schema } },
 });
+type TextAnswer<T extends string> = { description: string; content: { [K in T]: { schema: { type: "string" } } } };
+// Overloads, not a default type argument: a generic `T` would be inferred from the place the
+// answer is written (every media type a route may declare), and the answer would check nothing.
+export function text(description: string): TextAnswer<"text/plain">;
+export function text<T extends string>(description: string, type: T): TextAnswer<T>;
+export function text(description: string, type = "text/plain"): TextAnswer<string> {
+  return { description, content: { [type]: { schema: { type: "string" as const } } } };
+}
 export const eventStream = (description: string) => text(description, "text/event-stream");
+
+declare const relayedMark: unique symbol;
+/**
+ * An answer passed on from an upstream service (Connect, the schema registry) as it came: its
+ * schema documents the upstream's shape, which Loupe does not build, so its handler returns the
+ * relayed `Response` unchecked. A type-only mark: the declaration is the same object.
+ */
+export const relayed = <A extends object>(answer: A) => answer as A & { readonly [relayedMark]: true };
+
+/**
+ * A JSON answer already serialised (to keep digits a JavaScript number would lose), typed by
+ * what it holds: the handler returns it through `jsonText`, checked as `c.json` would be.
+ */
+export type JsonText<T> = string & { readonly jsonOf?: T };
+
+export function jsonText<T, S extends ContentfulStatusCode = 200>(
+  c: Context,
+  body: JsonText<T>,
+  status: S = 200 as S,
+): Response & TypedResponse<JSONParsed<T>, S, "json"> {
+  const res: Response = c.body(body, status, { "content-type": "application/json" });
+  return res as Response & TypedResponse<JSONParsed<T>, S, "json">;
+}
+
+/**
+ * What a handler may return for the declared answers: for a JSON answer, `c.json(body, status)`
+ * with a body of its schema's type and its status; for a plain-text one, `c.text(..., status)`;
+ * any other answer (a stream, a file, no body) is a `Response` as it stands.
+ */
+export type Answer<R> = Responses extends R ? Response : DeclaredAnswer<R>;
+/** (A route typed only as `Responses`, declared by a generic helper, is not narrowed: any Response.) */
+type DeclaredAnswer<R> = {
+  [S in keyof R]: S extends StatusCode
+    ? R[S] extends { readonly [relayedMark]: true }
+      ? Response
+      : R[S] extends { content: infer C }
+        ? ContentAnswer<C, S>
+        : Response
+    : never;
+}[keyof R];
+type ContentAnswer<C, S extends StatusCode> = {
+  [M in keyof C]: M extends "application/json"
+    ? C[M] extends { schema: infer Z extends z.ZodType }
+      ? TypedResponse<JSONParsed<z.output<Z>>, S, "json">
+      : Response
+    : M extends "text/plain"
+      ? TypedResponse<string, S, "text">
+      : Response;
+}[keyof C];
+type StatusCode = import("hono/utils/http-status").StatusCode;
+type ContentfulStatusCode = import("hono/utils/http-status").ContentfulStatusCode;
 
 /** Route-level, so that Hono has filled the path parameters (decoded once) by the time it runs. */
 export function guarded(rule: AccessRule): MiddlewareHandler<AppEnv> {
@@ -127,9 +202,9 @@ export class RouteGroup extends OpenAPIHono<AppEnv> {
   /** The rules of the routes handled here, in order; merged by `collectRules`. */
   readonly rules: AccessRule[] = [];
 
-  handle<P extends z.ZodType | undefined, Q extends z.ZodType | undefined, B extends z.ZodType | undefined>(
-    route: ApiRoute<P, Q, B>,
-    handler: Handler<AppEnv, string, InputOf<P, Q, B>>,
+  handle<P extends z.ZodType | undefined, Q extends z.ZodType | undefined, B extends z.ZodType | undefined, R extends Responses>(
+    route: ApiRoute<P, Q, B, R>,
+    handler: Handler<AppEnv, string, InputOf<P, Q, B>, Answer<R> | Promise<Answer<R>>>,
     options: HandleOptions = {},
   ): this {
     if (!route.hidden) this.openAPIRegistry.registerPath(route.doc);

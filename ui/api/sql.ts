@@ -4,9 +4,14 @@
  */
 import { useMutation } from "@tanstack/react-query";
 import type { InsertAnswer } from "../../src/domains/jdbc/schemas.ts";
+import type { ValidationResult } from "../../src/sql/index.ts";
 import { api } from "../session.ts";
 
-export type { InsertAnswer };
+export type { InsertAnswer, ValidationResult };
+
+/** Checks a query as it is typed; the answer is 200 whether it is valid or not. */
+export const validateSql = (sql: string, signal: AbortSignal) =>
+  api<ValidationResult>(`/api/sql/validation?${new URLSearchParams({ sql })}`, { signal });
 
 /** Runs an INSERT statement; answers once every record is acknowledged. */
 export function runInsert(sql: string): Promise<InsertAnswer> {

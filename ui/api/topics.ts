@@ -3,18 +3,23 @@
  * partitions, the config names of the brokers, and deleting an empty consumer group. Types come
  * from the server's schemas (src/domains/topics/schemas.ts), never copied by hand.
  */
-import type {
-  BrowseAnswer,
-  BrowsedRecord,
-  ProduceAnswer,
-  ProduceBody,
-  Seek,
-  TopicListItemShape,
-  TopicShape,
-  WriteFormat,
-  WriteFormats,
+import {
+  type BrowseAnswer,
+  type BrowsedRecord,
+  type CreateTopicBody,
+  createTopicBody,
+  type PartitionsAnswer,
+  type ProduceAnswer,
+  type ProduceBody,
+  produceBody,
+  type Seek,
+  type TopicListItemShape,
+  type TopicShape,
+  type WriteFormat,
+  type WriteFormats,
 } from "../../src/domains/topics/schemas.ts";
 import { api } from "../session.ts";
+import { checked } from "./check.ts";
 
 export type { BrowseAnswer, BrowsedRecord, ProduceAnswer, ProduceBody, Seek, WriteFormat, WriteFormats };
 export type TopicDetail = TopicShape;
@@ -64,17 +69,13 @@ export function fetchWriteFormats(name: string, chosen: { key?: WriteFormat; val
   return api<WriteFormats>(`${path(name)}/records/formats?${q}`);
 }
 
-export const produceRecords = (name: string, body: ProduceBody) =>
-  api<ProduceAnswer>(`${path(name)}/records`, { method: "POST", body: JSON.stringify(body) });
+export const produceRecords = async (name: string, body: ProduceBody) =>
+  api<ProduceAnswer>(`${path(name)}/records`, { method: "POST", body: JSON.stringify(checked(produceBody, body)) });
 
-export interface CreateTopic {
-  topicName: string;
-  partitions?: number | undefined;
-  replication?: number | undefined;
-  configs?: Record<string, string>;
-}
+export type CreateTopic = CreateTopicBody;
 
-export const createTopic = (body: CreateTopic) => api<string>("/api/topics", { method: "POST", body: JSON.stringify(body) });
+export const createTopic = async (body: CreateTopic) =>
+  api<string>("/api/topics", { method: "POST", body: JSON.stringify(checked(createTopicBody, body)) });
 export const deleteTopic = (name: string) => api<string>(path(name), { method: "DELETE" });
 
 /** Deletes the partition's records below `offset`; the deletion finishes in the background. */
@@ -86,7 +87,7 @@ export const setTopicConfig = (name: string, key: string, value: string | null) 
   api<string>(`/api/topics/config/${encodeURIComponent(name)}`, { method: "PUT", body: JSON.stringify({ configs: [{ key, value }] }) });
 
 export const addPartitions = (name: string, partitions: number) =>
-  api<{ topicName: string; partitions: number; previous: number }>(`${path(name)}/partitions`, {
+  api<PartitionsAnswer>(`${path(name)}/partitions`, {
     method: "PUT",
     body: JSON.stringify({ partitions }),
   });

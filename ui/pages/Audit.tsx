@@ -1,8 +1,8 @@
 import { useQuery } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
-import { AUDIT_TYPES, type AuditEntry } from "../../src/domains/audit/types.ts";
+import { AUDIT_TYPES } from "../../src/domains/audit/types.ts";
+import { type AuditEntry, fetchAudit } from "../api/audit.ts";
 import { navigate } from "../router.ts";
-import { api } from "../session.ts";
 import { openFeed } from "../sse.ts";
 
 /** Entries kept from the live tail: beyond, the oldest are let go. */
@@ -44,7 +44,7 @@ export function AuditPage({ location }: { location: string }) {
   if (f.user) query.set("user", f.user);
   if (f.from && !Number.isNaN(epoch(f.from))) query.set("from", String(epoch(f.from)));
   if (f.to && !Number.isNaN(epoch(f.to))) query.set("to", String(epoch(f.to)));
-  const listed = useQuery({ queryKey: ["audit", query.toString()], queryFn: () => api<AuditEntry[]>(`/api/audit?${query}`) });
+  const listed = useQuery({ queryKey: ["audit", query.toString()], queryFn: () => fetchAudit(query) });
 
   const [live, setLive] = useState<AuditEntry[]>([]);
   const [feed, setFeed] = useState<{ state: "connecting" | "open" | "closed" | "error"; why?: string }>({ state: "connecting" });

@@ -15,7 +15,7 @@ import {
   shortClass,
   stateClass,
   whileRebalancing,
-} from "./ConnectApi.ts";
+} from "../api/connect.ts";
 import { ConnectorPage } from "./ConnectConnector.tsx";
 import { ConnectDoc } from "./ConnectDocs.tsx";
 import { ConnectorEditor } from "./ConnectEditor.tsx";

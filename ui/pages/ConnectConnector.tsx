@@ -1,7 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type RefObject, useRef, useState } from "react";
-import { ActionResult, ConfirmDeleteDialog, Link, Tile } from "../components.tsx";
-import { navigate } from "../router.ts";
 import {
   connectKeys,
   connectorAction,
@@ -11,7 +9,9 @@ import {
   shortClass,
   stateClass,
   whileRebalancing,
-} from "./ConnectApi.ts";
+} from "../api/connect.ts";
+import { ActionResult, ConfirmDeleteDialog, Link, Tile } from "../components.tsx";
+import { navigate } from "../router.ts";
 
 /** A connector's state moves on its own (tasks start, fail, move worker): its page asks again this often. */
 const STATUS_REFRESH_MS = 3_000;
@@ -66,7 +66,7 @@ export function ConnectorPage({ alias, name, canWrite }: { alias: string; name: 
         <>
           <div className="tiles">
             <Tile label="State" value={s.connector.state} text />
-            <Tile label="Type" value={s.type} text />
+            <Tile label="Type" value={s.type ?? "—"} text />
             <Tile label="Plugin" value={cls ? shortClass(cls) : "—"} text />
             <Tile label="Worker" value={s.connector.worker_id} text />
             <Tile label="Tasks" value={String(s.tasks.length)} />

@@ -1,8 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useEffect, useMemo, useRef, useState } from "react";
-import { Link } from "../components.tsx";
-import { navigate, useLocation } from "../router.ts";
-import { ApiError } from "../session.ts";
 import {
   type ConfigDefinition,
   type ConfigInfos,
@@ -16,7 +13,10 @@ import {
   shortClass,
   validateConfig,
   whileRebalancing,
-} from "./ConnectApi.ts";
+} from "../api/connect.ts";
+import { Link } from "../components.tsx";
+import { navigate, useLocation } from "../router.ts";
+import { ApiError } from "../session.ts";
 import { ConnectDoc } from "./ConnectDocs.tsx";
 
 interface Row {

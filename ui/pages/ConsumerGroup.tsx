@@ -1,28 +1,14 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, type RefObject, useRef, useState } from "react";
+import { type ConsumerGroupDetail, fetchGroup, type OffsetReset, resetOffsets } from "../api/consumers.ts";
 import { deleteConsumerGroup } from "../api/topics.ts";
 import { clusterOf, withCluster } from "../cluster.ts";
 import { ConfirmDeleteDialog, DialogFooter, Tile } from "../components.tsx";
 import { number } from "../format.ts";
 import { navigate } from "../router.ts";
-import { api } from "../session.ts";
 import { LAG_WINDOWS, LagChart, type LagWindow } from "./LagChart.tsx";
 
-interface GroupDetail {
-  id: string;
-  state: string;
-  members: Array<{ memberId: string; clientId: string; host: string; assignments: Array<{ topic: string; partition: number }> }>;
-  offsets: Array<{
-    topic: string;
-    partition: number;
-    currentOffset: number;
-    logEndOffset: number;
-    lag: number;
-    lagSeconds: number | null;
-    clientId: string | null;
-  }>;
-  lag: number;
-}
+type GroupDetail = ConsumerGroupDetail;
 
 type ResetTo = "earliest" | "latest" | "timestamp" | "explicit";
 const RESET_CHOICES: Array<{ value: ResetTo; label: string }> = [
@@ -48,7 +34,7 @@ export function ConsumerGroupPage({ id, location, canWrite }: { id: string; loca
     navigate(`/consumers/${encodeURIComponent(id)}${query ? `?${query}` : ""}`, { replace: true });
   };
   const key = ["group", cluster, id];
-  const group = useQuery({ queryKey: key, queryFn: () => api<GroupDetail>(`/api/consumers/${encodeURIComponent(id)}`) });
+  const group = useQuery({ queryKey: key, queryFn: () => fetchGroup(id) });
   const g = group.data;
   const dialog = useRef<HTMLDialogElement>(null);
   const deleteDialog = useRef<HTMLDialogElement>(null);
@@ -193,7 +179,7 @@ function ResetDialog({
   const [to, setTo] = useState<ResetTo>("earliest");
   const client = useQueryClient();
   const reset = useMutation({
-    mutationFn: (body: object) => api(`/api/consumers/${encodeURIComponent(group)}/offsets`, { method: "PUT", body: JSON.stringify(body) }),
+    mutationFn: (body: OffsetReset) => resetOffsets(group, body),
     onSuccess: async () => {
       await client.invalidateQueries({ queryKey });
       await client.invalidateQueries({ queryKey: ["lag-history"] });

@@ -2,19 +2,11 @@ import { useQuery } from "@tanstack/react-query";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useMemo, useRef } from "react";
 import "../styles/consumers.css";
+import { fetchGroups, type ConsumerGroupSummary as GroupSummary } from "../api/consumers.ts";
 import { clusterOf, withCluster } from "../cluster.ts";
 import { Link } from "../components.tsx";
 import { number } from "../format.ts";
 import { replaceParams } from "../router.ts";
-import { api } from "../session.ts";
-
-interface GroupSummary {
-  id: string;
-  state: string;
-  members: number;
-  topics: string[];
-  lag: number;
-}
 
 type SortKey = "lag" | "name" | "state" | "members";
 const SORTS: readonly SortKey[] = ["lag", "name", "state", "members"];
@@ -48,7 +40,7 @@ export function ConsumersPage({ location }: { location: string }) {
   const view = viewOf(location);
   const groups = useQuery({
     queryKey: ["groups", cluster],
-    queryFn: () => api<GroupSummary[]>("/api/consumers"),
+    queryFn: fetchGroups,
     refetchInterval: 30_000,
   });
 

@@ -1,10 +1,8 @@
 import { useQuery } from "@tanstack/react-query";
 import { useId, useState } from "react";
-
+import { fetchHealth } from "../api/cluster.ts";
 import { type Group, groupsApi, type NewGroup, type Role, useGroups } from "../api/groups.ts";
-import { api } from "../session.ts";
 import { type Done, NameNotes, ResourceForm, ResourceList, Tags } from "./AccessList.tsx";
-import type { Health } from "./Overview.tsx";
 
 const ROLES = ["admin", "write", "read", "nodata"] as const satisfies readonly Role[];
 
@@ -74,7 +72,7 @@ export function GroupsPage({ location }: { location: string }) {
 
 /** Create a group (`group` null) or change one: roles, clusters, allowed and denied topic patterns. */
 function GroupDialog({ group, done, onClosed }: { group: Group | null; done: Done; onClosed: () => void }) {
-  const health = useQuery({ queryKey: ["health"], queryFn: () => api<Health>("/api/health") });
+  const health = useQuery({ queryKey: ["health"], queryFn: fetchHealth });
   const patternHint = useId();
   const [name, setName] = useState(group?.name ?? "");
   const [roles, setRoles] = useState<Role[]>(group?.roles ?? []);

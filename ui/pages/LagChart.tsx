@@ -3,15 +3,8 @@ import { useEffect, useRef, useState } from "react";
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 import "../styles/consumers.css";
+import { fetchLagHistory } from "../api/consumers.ts";
 import { number } from "../format.ts";
-import { api } from "../session.ts";
-
-export interface LagHistory {
-  group: string;
-  windowMs: number;
-  intervalMs: number;
-  points: Array<{ t: number; lag: number; lagSeconds: number | null; topics: Record<string, number> }>;
-}
 
 const HEIGHT = 240;
 /** The windows offered, as the API's `window` parameter; the first is the default. */
@@ -86,7 +79,7 @@ export function LagChart({
 }) {
   const history = useQuery({
     queryKey: ["lag-history", cluster, group, span],
-    queryFn: () => api<LagHistory>(`/api/consumers/${encodeURIComponent(group)}/lag-history?window=${span}`),
+    queryFn: () => fetchLagHistory(group, span),
     placeholderData: (previous) => previous,
     refetchInterval: (q) => Math.min(Math.max(q.state.data?.intervalMs ?? 15_000, 2_000), 30_000),
   });

@@ -1,23 +1,10 @@
 import { useQuery } from "@tanstack/react-query";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useMemo, useRef, useState } from "react";
+import { fetchLogs, type LogLine } from "../api/logs.ts";
 import { replaceParams } from "../router.ts";
-import { api } from "../session.ts";
 import "../styles/logs.css";
 import { number } from "../format.ts";
-
-/** One kept line, as `/api/logs/{level}` answers it (the SPEC's shape, plus its structured fields). */
-interface LogLine {
-  timestamp: number;
-  logger: string;
-  stacktrace: string;
-  thread: string;
-  message: string;
-  time: string;
-  level: string;
-  /** Absent from servers older than the fields. */
-  fields?: Record<string, string | number | boolean | null>;
-}
 
 /** A line's fields as `key=value` words, in the order the server wrote them. */
 const fieldsOf = (l: LogLine): Array<[string, string]> => Object.entries(l.fields ?? {}).map(([k, v]) => [k, String(v)]);
@@ -52,7 +39,7 @@ export function LogsPage({ location }: { location: string }) {
   const [auto, setAuto] = useState(false);
   const lines = useQuery({
     queryKey: ["logs", view.level],
-    queryFn: () => api<LogLine[]>(`/api/logs/${view.level}`),
+    queryFn: () => fetchLogs(view.level),
     refetchInterval: auto ? AUTO_REFRESH_MS : false,
   });
 

@@ -1,19 +1,14 @@
 import { useQuery } from "@tanstack/react-query";
 import type { ReactNode } from "react";
-import type { ClusterOverview } from "../../src/domains/cluster/schemas.ts";
+import { type ClusterOverview, fetchHealth, fetchOverview, type Health } from "../api/cluster.ts";
 import { clusterOf, withCluster } from "../cluster.ts";
 import { Link } from "../components.tsx";
 import { useLocation } from "../router.ts";
-import { api, useCan } from "../session.ts";
+import { useCan } from "../session.ts";
 import "../styles/overview.css";
 import { number } from "../format.ts";
 
-export interface Health {
-  status: "UP" | "DEGRADED" | "DOWN";
-  version: string;
-  store: { status: "UP" | "DOWN"; error?: string };
-  clusters: Array<{ name: string; default: boolean; status: "UP" | "DOWN"; brokers?: number; latencyMs?: number; error?: string }>;
-}
+export type { Health };
 
 type PartitionHealth = ClusterOverview["offline"]["partitions"][number];
 
@@ -29,12 +24,12 @@ export function OverviewPage({ health }: { health: Health | null }) {
   const cluster = clusterOf(useLocation());
   const overview = useQuery({
     queryKey: ["cluster", cluster],
-    queryFn: () => api<ClusterOverview>("/api/cluster"),
+    queryFn: fetchOverview,
     refetchInterval: REFRESH_MS,
   });
   // The shell's answer first; then the page's own, so the connections refresh with the rest.
   // /api/health answers 503 when the store is down: the shell's answer stays then.
-  const healthNow = useQuery({ queryKey: ["health"], queryFn: () => api<Health>("/api/health"), refetchInterval: REFRESH_MS });
+  const healthNow = useQuery({ queryKey: ["health"], queryFn: fetchHealth, refetchInterval: REFRESH_MS });
   const shownHealth = healthNow.data ?? health;
   const data = overview.data;
   const topicLink = (topic: string) => withCluster(`/topics/${encodeURIComponent(topic)}`, cluster);

@@ -7,7 +7,7 @@ import { navigate } from "../router.ts";
 import { createSqlEditor } from "../sql/editor.ts";
 import type { ValidationState } from "../sql/validation.ts";
 import "../styles/workbench.css";
-import { createProcessor, processorHref, processorKeys } from "./ProcessorsApi.ts";
+import { createProcessor, processorHref, processorKeys } from "../api/processors.ts";
 import { streamCompletion } from "./ProcessorWords.ts";
 import { EXAMPLES } from "./processor-examples.ts";
 import { putInEditor } from "./QueryLibrary.tsx";

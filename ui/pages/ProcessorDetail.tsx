@@ -1,10 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type RefObject, useRef, useState } from "react";
-import { clusterOf } from "../cluster.ts";
-import { ActionResult, ConfirmDeleteDialog, Link, Tile } from "../components.tsx";
-import { count, duration } from "../format.ts";
-import { navigate } from "../router.ts";
-import { LagChart, type LagWindow } from "./LagChart.tsx";
 import {
   deleteProcessor,
   fetchProcessor,
@@ -16,7 +11,12 @@ import {
   processorKeys,
   stateClass,
   type Viewer,
-} from "./ProcessorsApi.ts";
+} from "../api/processors.ts";
+import { clusterOf } from "../cluster.ts";
+import { ActionResult, ConfirmDeleteDialog, Link, Tile } from "../components.tsx";
+import { count, duration } from "../format.ts";
+import { navigate } from "../router.ts";
+import { LagChart, type LagWindow } from "./LagChart.tsx";
 
 /**
  * One stream processor: its state (its error first when FAILED), figures, the drawing of what

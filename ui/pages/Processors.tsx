@@ -4,9 +4,6 @@ import { clusterOf } from "../cluster.ts";
 import { Link } from "../components.tsx";
 import { navigate, replaceParams } from "../router.ts";
 import "../styles/processors.css";
-import { count } from "../format.ts";
-import { ProcessorCreate } from "./ProcessorCreate.tsx";
-import { ProcessorDetail } from "./ProcessorDetail.tsx";
 import {
   fetchProcessors,
   NEW_PROCESSOR_HREF,
@@ -15,7 +12,10 @@ import {
   processorKeys,
   stateClass,
   type Viewer,
-} from "./ProcessorsApi.ts";
+} from "../api/processors.ts";
+import { count } from "../format.ts";
+import { ProcessorCreate } from "./ProcessorCreate.tsx";
+import { ProcessorDetail } from "./ProcessorDetail.tsx";
 
 /** A page under /processors by its path: `/processors/new`, `/processors/{id}`, else the list. */
 function routeOf(path: string): { page: "list" } | { page: "new" } | { page: "detail"; id: string } {

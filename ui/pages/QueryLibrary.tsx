@@ -1,8 +1,7 @@
 import type { EditorView } from "@codemirror/view";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type KeyboardEvent, useEffect, useId, useRef, useState } from "react";
-import type { HistoryEntry, SavedQuery } from "../../src/domains/sql-library/types.ts";
-import { api } from "../session.ts";
+import { clearHistory, deleteSaved, fetchHistory, fetchSaved, type HistoryEntry, type SavedQuery, saveQuery } from "../api/library.ts";
 import "../styles/library.css";
 import { count } from "../format.ts";
 
@@ -75,14 +74,14 @@ export function QueryLibrary({
 
   const history = useQuery({
     queryKey: HISTORY_KEY,
-    queryFn: () => api<HistoryEntry[]>("/api/sql/history?limit=200"),
+    queryFn: fetchHistory,
     // The server completes a line just after its run ends: read again until the newest one says how.
     refetchInterval: (q) => {
       const newest = q.state.data?.[0];
       return newest && newest.stopReason === null && Date.now() - newest.ranAt < UNFINISHED_POLL_MS ? 2_000 : false;
     },
   });
-  const saved = useQuery({ queryKey: SAVED_KEY, queryFn: () => api<SavedQuery[]>("/api/sql/saved") });
+  const saved = useQuery({ queryKey: SAVED_KEY, queryFn: fetchSaved });
 
   // A run started or ended: its history line is on the server by now (it is written when the run arrives).
   // biome-ignore lint/correctness/useExhaustiveDependencies: `version` is the trigger itself
@@ -185,8 +184,7 @@ function SaveForm({
   const input = useRef<HTMLInputElement>(null);
   useEffect(() => input.current?.focus(), []);
   const save = useMutation({
-    mutationFn: (n: string) =>
-      api<SavedQuery>(`/api/sql/saved/${encodeURIComponent(n)}`, { method: "PUT", body: JSON.stringify({ text: currentText() }) }),
+    mutationFn: (n: string) => saveQuery(n, currentText()),
     onSuccess: async (_, n) => {
       await client.invalidateQueries({ queryKey: SAVED_KEY });
       onDone(n);
@@ -239,7 +237,7 @@ function HistoryList({
   const client = useQueryClient();
   const [confirming, setConfirming] = useState(false);
   const clear = useMutation({
-    mutationFn: () => api("/api/sql/history", { method: "DELETE" }),
+    mutationFn: clearHistory,
     onSuccess: async () => {
       setConfirming(false);
       await client.invalidateQueries({ queryKey: HISTORY_KEY });
@@ -306,7 +304,7 @@ function SavedList({
   const client = useQueryClient();
   const [confirming, setConfirming] = useState<string | null>(null);
   const remove = useMutation({
-    mutationFn: (name: string) => api(`/api/sql/saved/${encodeURIComponent(name)}`, { method: "DELETE" }),
+    mutationFn: deleteSaved,
     onSuccess: async (_, name) => {
       setConfirming(null);
       await client.invalidateQueries({ queryKey: SAVED_KEY });

@@ -1,6 +1,6 @@
 import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { type Compatibility, checkCompatibility, fetchVersions, register, SCHEMA_TYPES, srKeys } from "./SchemaApi.ts";
+import { type Compatibility, checkCompatibility, fetchVersions, register, SCHEMA_TYPES, srKeys } from "../api/schemas.ts";
 
 type Step =
   | { step: "edit" }

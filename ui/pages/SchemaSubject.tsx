@@ -1,7 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type RefObject, useEffect, useRef, useState } from "react";
-import { ConfirmDeleteDialog, Link, Tile } from "../components.tsx";
-import { navigate, replaceParams } from "../router.ts";
 import {
   deleteSubject,
   fetchCanDelete,
@@ -14,7 +12,9 @@ import {
   setLevel,
   srKeys,
   subjectHref,
-} from "./SchemaApi.ts";
+} from "../api/schemas.ts";
+import { ConfirmDeleteDialog, Link, Tile } from "../components.tsx";
+import { navigate, replaceParams } from "../router.ts";
 import { SchemaDiffView } from "./SchemaDiff.tsx";
 import { RegisterForm } from "./SchemaRegister.tsx";
 

@@ -3,7 +3,7 @@ import { useMemo, useState } from "react";
 import { Link } from "../components.tsx";
 import { navigate, replaceParams } from "../router.ts";
 import "../styles/schemas.css";
-import { fetchGlobalLevel, fetchSubjects, LEVELS, setLevel, srKeys, subjectHref } from "./SchemaApi.ts";
+import { fetchGlobalLevel, fetchSubjects, LEVELS, setLevel, srKeys, subjectHref } from "../api/schemas.ts";
 import { RegisterForm } from "./SchemaRegister.tsx";
 import { SubjectPage } from "./SchemaSubject.tsx";
 

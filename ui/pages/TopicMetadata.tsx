@@ -1,19 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
+import { DATA_TYPES, fetchMetadata, removeMetadata, saveMetadata, type TopicMetadata } from "../api/metadata.ts";
 import { topicKey } from "../api/topics.ts";
-import { api } from "../session.ts";
-
-/** The types the API accepts (src/domains/metadata/types.ts: DATA_TYPES; that module pulls in the Avro library). */
-const DATA_TYPES = ["AVRO", "JSON", "STRING", "INT", "LONG", "DOUBLE", "FLOAT", "BYTES", "PROTOBUF"] as const;
-
-interface TopicMetadata {
-  topicName: string;
-  keyType: string;
-  valueType: string;
-  keySchema?: string;
-  valueSchema?: string;
-  inferred: boolean;
-}
 
 /** A JSON schema (Avro's included) indented to be read; any other text as it is. */
 function pretty(schema: string): string {
@@ -34,7 +22,7 @@ const metadataKey = (cluster: string | null, name: string) => ["topic-metadata",
 export function TopicMetadataPanel({ cluster, name, canWrite }: { cluster: string | null; name: string; canWrite: boolean }) {
   const meta = useQuery({
     queryKey: metadataKey(cluster, name),
-    queryFn: () => api<TopicMetadata>(`/api/metadata/topics/${encodeURIComponent(name)}`),
+    queryFn: () => fetchMetadata(name),
   });
   const m = meta.data;
   // Kept here: the form is remade with the saved values, the word that they were saved stays.
@@ -96,16 +84,14 @@ function MetadataForm({
     ]);
   };
   const save = useMutation({
-    // All in the query string: the route takes no body (SPEC).
-    mutationFn: (params: URLSearchParams) =>
-      api<TopicMetadata>(`/api/metadata/topics/${encodeURIComponent(name)}?${params}`, { method: "POST" }),
+    mutationFn: (params: URLSearchParams) => saveMetadata(name, params),
     onSuccess: async () => {
       setSaved("Types saved.");
       await refresh();
     },
   });
   const forget = useMutation({
-    mutationFn: () => api<string>(`/api/metadata/topics/${encodeURIComponent(name)}`, { method: "DELETE" }),
+    mutationFn: () => removeMetadata(name),
     onSuccess: async () => {
       setSaved("Stored types removed: they are guessed from the records again.");
       await refresh();

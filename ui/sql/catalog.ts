@@ -5,8 +5,10 @@
  * and cached per cluster (topics for a while, a topic's fields for the page's life), so typing
  * never sends more than the first request.
  */
+
+import { fetchMetadata } from "../api/metadata.ts";
+import { fetchTopics } from "../api/topics.ts";
 import { clusterOf } from "../cluster.ts";
-import { api } from "../session.ts";
 import { runQuery } from "../stream.ts";
 
 /** A field of the value, as its path of names from the value's root (`["geo", "lat"]`). */
@@ -26,7 +28,7 @@ let topics: { cluster: string; at: number; names: Promise<string[]> } | null = n
 export function topicNames(): Promise<string[]> {
   const c = cluster();
   if (topics && topics.cluster === c && Date.now() - topics.at < TOPICS_TTL_MS) return topics.names;
-  const names = api<Array<{ topicName: string }>>("/api/topics").then((list) => list.map((t) => t.topicName).sort());
+  const names = fetchTopics().then((list) => list.map((t) => t.topicName).sort());
   const entry = { cluster: c, at: Date.now(), names };
   topics = entry;
   // A failure is not remembered: the next completion asks again.
@@ -54,7 +56,7 @@ export async function topicFields(topic: string): Promise<FieldPath[]> {
 
 async function fromSchema(topic: string): Promise<FieldPath[]> {
   try {
-    const meta = await api<{ valueSchema?: string | null }>(`/api/metadata/topics/${encodeURIComponent(topic)}`);
+    const meta = await fetchMetadata(topic);
     return meta.valueSchema ? schemaPaths(meta.valueSchema) : [];
   } catch {
     return [];

@@ -6,7 +6,7 @@
  */
 import { type Diagnostic, linter } from "@codemirror/lint";
 import type { ValidationResult } from "../../src/sql/index.ts";
-import { api } from "../session.ts";
+import { validateSql } from "../api/sql.ts";
 import { problemRange } from "./problem-range.ts";
 
 export const VALIDATION_DELAY_MS = 300;
@@ -43,7 +43,7 @@ export function validation(report: (state: ValidationState) => void) {
       inflight = controller;
       let result: ValidationResult;
       try {
-        result = await api<ValidationResult>(`/api/sql/validation?${new URLSearchParams({ sql: text })}`, { signal: controller.signal });
+        result = await validateSql(text, controller.signal);
       } catch (err) {
         if (!controller.signal.aborted && view.state.doc === doc)
           report({ kind: "unavailable", message: `The query could not be checked: ${err instanceof Error ? err.message : String(err)}` });

@@ -1,16 +1,9 @@
 import type { Db } from "../../db/index.ts";
 import type { Logger } from "../../log/logger.ts";
 import { Listeners } from "../../util/listeners.ts";
+import type { AlertNotification } from "./schemas.ts";
 
-/** The SPEC's alert notification. */
-export interface AlertNotification {
-  alertId: number;
-  labels: Record<string, string>;
-  annotations: Record<string, string>;
-  startsAt: string;
-  endsAt: string | null;
-  generatorURL: string;
-}
+export type { AlertNotification } from "./schemas.ts";
 
 /** Built-in alerts raised by topic changes (SPEC, alert identifiers). */
 export const TOPIC_ALERTS = {

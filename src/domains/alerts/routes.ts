@@ -3,6 +3,7 @@ import { defineRoute, eventStream, json, RouteGroup } from "../../http/route.ts"
 import { feedResponse, type StreamRegistry } from "../../http/sse.ts";
 import type { Scope } from "../access/scope.ts";
 import { type AlertNotification, type NotificationService, TOPIC_ALERTS } from "./notifications.ts";
+import { notification } from "./schemas.ts";
 
 const TOPIC_ALERT_IDS = new Set<number>(Object.values(TOPIC_ALERTS).map((a) => a.id));
 
@@ -24,15 +25,6 @@ const listQuery = z
     limit: z.coerce.number().int().min(1).max(10_000).default(1000),
   })
   .strict();
-
-const notification = z.object({
-  alertId: z.number(),
-  labels: z.record(z.string(), z.string()),
-  annotations: z.record(z.string(), z.string()),
-  startsAt: z.string(),
-  endsAt: z.string().nullable(),
-  generatorURL: z.string(),
-});
 
 export const alertApi = {
   list: defineRoute({

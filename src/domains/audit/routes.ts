@@ -2,7 +2,7 @@ import { z } from "zod";
 import { defineRoute, eventStream, json, RouteGroup } from "../../http/route.ts";
 import { feedResponse, type StreamRegistry } from "../../http/sse.ts";
 import type { AuditService } from "./service.ts";
-import { AUDIT_TYPES, type AuditEntry } from "./types.ts";
+import { AUDIT_TYPES, type AuditEntry, auditEntry } from "./types.ts";
 
 export const MAX_AUDIT_LIMIT = 10_000;
 
@@ -18,14 +18,6 @@ export const auditQuery = z
   })
   .strict();
 
-const entry = z.object({
-  type: z.string(),
-  change: z.string(),
-  userId: z.string(),
-  timestamp: z.number(),
-  content: z.record(z.string(), z.string()),
-});
-
 export const auditApi = {
   list: defineRoute({
     method: "GET",
@@ -34,7 +26,7 @@ export const auditApi = {
     summary: "Audit entries, newest first",
     tags: ["audit"],
     request: { query: auditQuery },
-    responses: { 200: json(z.array(entry)) },
+    responses: { 200: json(z.array(auditEntry)) },
   }),
   stream: defineRoute({
     method: "GET",

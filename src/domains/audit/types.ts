@@ -4,7 +4,8 @@
  * and its result) is declared with that check, in src/http/audit-trail.ts; the stored entries and
  * their outcomes are the audit area's.
  */
-import type { AuditChange, AuditType } from "../../http/audit-trail.ts";
+import { z } from "zod";
+import { AUDIT_TYPES, type AuditChange } from "../../http/audit-trail.ts";
 
 export {
   AUDIT_TYPES,
@@ -21,11 +22,17 @@ export {
  */
 export type AuditOutcome = "PENDING" | "SUCCESS" | "FAILURE" | "UNKNOWN";
 
+/** The SPEC's changes, and (beyond its list) DENY for an ACCESS entry: AuditChange as a list. */
+const AUDIT_CHANGES = ["ADD", "REMOVE", "UPDATE", "INSERT", "DENY"] as const satisfies readonly AuditChange[];
+/** Every change is in the list (a change added to AuditChange and not here fails to compile). */
+const _everyChange: readonly (typeof AUDIT_CHANGES)[number][] = [] as AuditChange[];
+
 /** The SPEC's audit entry. */
-export interface AuditEntry {
-  type: AuditType;
-  change: AuditChange;
-  userId: string;
-  timestamp: number;
-  content: Record<string, string>;
-}
+export const auditEntry = z.object({
+  type: z.enum(AUDIT_TYPES),
+  change: z.enum(AUDIT_CHANGES),
+  userId: z.string(),
+  timestamp: z.number(),
+  content: z.record(z.string(), z.string()),
+});
+export type AuditEntry = z.output<typeof auditEntry>;

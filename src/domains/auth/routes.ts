@@ -3,39 +3,8 @@ import { AppError } from "../../errors.ts";
 import type { AppEnv } from "../../http/context.ts";
 import { requestToken, unquoteToken } from "../../http/middleware.ts";
 import { defineRoute, json, RouteGroup } from "../../http/route.ts";
+import { loginAnswer, loginBody, sessionAnswer } from "./schemas.ts";
 import type { AuthService, Session } from "./service.ts";
-
-export const loginBody = z.object({
-  user: z.string().min(1).max(256),
-  password: z.string().max(1024),
-});
-
-const userShape = z.object({
-  id: z.string(),
-  name: z.string(),
-  email: z.string().nullable(),
-  roles: z.array(z.string()).describe("every role the identity holds somewhere; its groups say where"),
-  groups: z.array(z.string()),
-  kind: z.enum(["local", "ldap", "service"]),
-});
-const loginAnswer = z.object({ success: z.boolean(), token: z.string(), user: userShape, schemaRegistryDelete: z.boolean() });
-/**
- * `user` is the user's NAME: the clients compare it with a name and decode it as a string (an
- * object breaks the Go client's decoding); the user record is under `userInfo`.
- */
-const sessionAnswer = z.object({
-  token: z.string(),
-  user: z.string(),
-  userInfo: userShape,
-  roles: z.array(z.string()),
-  administrator: z.boolean().describe("holds admin without limits (every cluster and topic): the admin-level routes are open to it"),
-  clusterRoles: z
-    .array(z.string())
-    .describe("the roles the identity's groups grant on the request's cluster (x-service-cluster), highest first; [] when none"),
-  everyTopic: z.boolean().describe("whether those roles reach every topic of that cluster (false for an identity limited to some topics)"),
-  schemaRegistryDelete: z.boolean(),
-  expiresAt: z.number(),
-});
 
 /**
  * Whether the registry proxy's deletes are open to the session: turned on in the configuration,
@@ -145,7 +114,7 @@ export function authRoutes(auth: AuthService, schemaDeletes = false) {
       throw new AppError("BAD_REQUEST", "?token= is accepted only with the same token in the x-service-token header");
     if (!token) throw new AppError("BAD_REQUEST", "No token to revoke");
     const revoked = await auth.logout(token);
-    return c.json({ success: revoked });
+    return c.json({ success: revoked }, 200);
   };
   app.handle(authApi.logoutGet, logout);
   app.handle(authApi.logoutPost, logout);

@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../../http/context.ts";
 import { clusterOf } from "../../http/context.ts";
-import { type AnyRoute, defineRoute, json, RouteGroup, text } from "../../http/route.ts";
+import { type AnyRoute, defineRoute, json, jsonText, RouteGroup, text } from "../../http/route.ts";
 import { type BrokerConfigBody, type KafkaConfigService, MAX_CONFIG_KEYS, requestedChange, targetName } from "./service.ts";
 
 const configName = z.string().min(1).max(255);
@@ -110,7 +110,7 @@ export function configsRoutes(service: KafkaConfigService) {
 
   // Built as text: a LONG beyond 2^53 keeps its exact digits (values.ts).
   const answer = async (c: Context<AppEnv>, brokerId: number | null) =>
-    c.body(await service.brokerConfigsJson(clusterOf(c), brokerId), 200, { "content-type": "application/json" });
+    jsonText(c, await service.brokerConfigsJson(clusterOf(c), brokerId));
   app.handle(configsApi.clusterDefaults, (c) => answer(c, null));
   app.handle(configsApi.broker, (c) => answer(c, c.req.valid("param").brokerId));
 
@@ -121,14 +121,14 @@ export function configsRoutes(service: KafkaConfigService) {
     const plan = await service.planUpdate(clusterOf(c), brokerId, body);
     c.set("auditContent", auditOf(brokerId, plan.configs));
     await service.apply(clusterOf(c), plan);
-    return c.text(`Configuration of ${targetName(brokerId)} updated`);
+    return c.text(`Configuration of ${targetName(brokerId)} updated`, 200);
   };
   const remove = async (c: Context<AppEnv>, brokerId: number | null, keys: string[]) => {
     c.set("auditContent", auditOf(brokerId, requestedChange(keys)));
     const plan = await service.planRemoval(clusterOf(c), brokerId, keys);
     c.set("auditContent", auditOf(brokerId, plan.configs));
     await service.apply(clusterOf(c), plan);
-    return c.text(`Configuration of ${targetName(brokerId)} updated`);
+    return c.text(`Configuration of ${targetName(brokerId)} updated`, 200);
   };
   app.handle(configsApi.updateClusterDefaults, (c) => update(c, null, c.req.valid("json")));
   app.handle(configsApi.removeClusterDefaults, (c) => remove(c, null, c.req.valid("json")));

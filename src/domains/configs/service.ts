@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { AppError } from "../../errors.ts";
+import type { JsonText } from "../../http/route.ts";
 import type { AlterConfigOp, ConfigEntry, KafkaPool } from "../../kafka/index.ts";
 import { configsJson } from "./values.ts";
 
@@ -71,7 +72,7 @@ export class KafkaConfigService {
    * (values.ts); `brokerId` null: the cluster-wide dynamic defaults that are set. Secrets
    * and valueless configs are left out.
    */
-  async brokerConfigsJson(cluster: string, brokerId: number | null): Promise<string> {
+  async brokerConfigsJson(cluster: string, brokerId: number | null): Promise<JsonText<Record<string, string | number | boolean>>> {
     return configsJson(await this.pool.get(cluster).configs.describeBroker(brokerId));
   }
 

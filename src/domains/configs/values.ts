@@ -1,3 +1,4 @@
+import type { JsonText } from "../../http/route.ts";
 /**
  * Broker config values as JSON of their Kafka type. Kafka reports every value as text; the Go
  * client decodes `log.cleaner.threads` and `advertised.port` into ints and fails on a string,
@@ -45,7 +46,7 @@ export function typedValue(entry: ConfigEntry): ConfigJsonValue | undefined {
 }
 
 /** The configs as one JSON object of name to typed value, sorted by name, valueless ones left out. */
-export function configsJson(entries: readonly ConfigEntry[]): string {
+export function configsJson(entries: readonly ConfigEntry[]): JsonText<Record<string, string | number | boolean>> {
   const parts: string[] = [];
   for (const e of [...entries].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
     const v = typedValue(e);

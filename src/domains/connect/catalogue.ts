@@ -4,15 +4,9 @@
  * icon, a description, an author and a documentation link. Known plugins have an entry; any
  * other gets one derived from its class name.
  */
+import type { PluginEntry } from "./schemas.ts";
 
-export interface PluginEntry {
-  name: string;
-  icon: string;
-  description: string;
-  author: string;
-  docs: string;
-  uiEnabled: boolean;
-}
+export type { PluginEntry };
 
 const KAFKA_DOCS = "https://kafka.apache.org/documentation/#connect";
 const MM2_DOCS = "https://kafka.apache.org/documentation/#georeplication";

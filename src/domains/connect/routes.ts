@@ -15,7 +15,7 @@ import type { Context } from "hono";
 import { z } from "zod";
 import { AppError, type ErrorCode, forbidden } from "../../errors.ts";
 import { type AppEnv, clusterOf, userOf } from "../../http/context.ts";
-import { defineRoute, json, RouteGroup } from "../../http/route.ts";
+import { defineRoute, json, RouteGroup, relayed } from "../../http/route.ts";
 import { intSegment, nameSegment } from "../../proxy/paths.ts";
 import type { UpstreamAnswer } from "../../proxy/upstream.ts";
 import { JsonDepthError, parseJson } from "../../util/json.ts";
@@ -25,6 +25,17 @@ import type { AuditService } from "../audit/service.ts";
 import type { AuditChange } from "../audit/types.ts";
 import { enrichPlugins } from "./catalogue.ts";
 import { describeViolations, guardRailViolations } from "./guard-rails.ts";
+import {
+  configInfos,
+  configMap,
+  connectCluster,
+  connectorInfo,
+  connectorStatus,
+  createBody,
+  flatConfig,
+  plugin,
+  taskState,
+} from "./schemas.ts";
 import type { ConnectService } from "./service.ts";
 import { type ConnectorTopics, connectorTopics, knownPluginType } from "./topics.ts";
 
@@ -42,46 +53,11 @@ const connectorParams = z.object({ clusterAlias: z.string(), connectorName: z.st
 const taskParams = z.object({ clusterAlias: z.string(), connectorName: z.string(), task_id: z.string() });
 const pluginParams = z.object({ clusterAlias: z.string(), plugin: z.string() });
 
-/** A flat connector config; values may arrive as numbers or booleans (`"tasks.max": 5`). */
-const flatConfig = z.record(z.string(), z.unknown());
-const createBody = z.looseObject({ name: z.string().min(1), config: flatConfig });
-
 const str = z.string();
 const int = z.number().int();
-const configMap = z.record(z.string(), z.string());
-const connectorInfo = z.looseObject({
-  name: str,
-  config: configMap,
-  tasks: z.array(z.looseObject({ connector: str, task: int })),
-  type: str.nullable().optional(),
-});
-const taskState = z.looseObject({ id: int, state: str, worker_id: str, trace: str.optional() });
-const connectorStatus = z.looseObject({
-  name: str,
-  connector: z.looseObject({ state: str, worker_id: str, trace: str.optional() }),
-  tasks: z.array(taskState),
-  type: str.optional(),
-});
-const plugin = z.looseObject({
-  class: str,
-  type: str,
-  version: str.optional(),
-  name: str,
-  icon: str,
-  description: str,
-  author: str,
-  docs: str,
-  uiEnabled: z.boolean(),
-});
-const workerState = z.object({
-  url: str,
-  state: z.enum(["UP", "DOWN"]),
-  version: str.optional(),
-  commit: str.optional(),
-  kafkaClusterId: str.optional(),
-  error: str.optional(),
-});
-const noContent = (description: string) => ({ description });
+const noContent = (description: string) => relayed({ description });
+/** Connect's answer, passed on (secrets masked, plugins enriched): documented here, built by Connect. */
+const fromConnect = <S extends z.ZodType>(schema: S, description?: string) => relayed(json(schema, description));
 
 /**
  * What the pending audit intent keeps of a request before the handler runs: the connector's
@@ -110,7 +86,7 @@ export const connectApi = {
     level: "nodata",
     summary: "Connect clusters and whether each worker answers",
     tags,
-    responses: { 200: json(z.array(z.object({ alias: str, workers: z.array(workerState) }))) },
+    responses: { 200: json(z.array(connectCluster)) },
   }),
   list: defineRoute({
     method: "GET",
@@ -119,7 +95,7 @@ export const connectApi = {
     summary: "Connector names (with `expand=status` / `expand=info`: a map of name to details)",
     tags,
     request: { params: aliasParams, query: z.object({ expand: str.optional() }) },
-    responses: { 200: json(z.union([z.array(str), z.record(str, z.looseObject({}))])) },
+    responses: { 200: fromConnect(z.union([z.array(str), z.record(str, z.looseObject({}))])) },
   }),
   create: defineRoute({
     method: "POST",
@@ -129,7 +105,7 @@ export const connectApi = {
     audit: audited("ADD"),
     tags,
     request: { params: aliasParams, body: createBody },
-    responses: { 201: json(connectorInfo, "Created (Connect's answer)") },
+    responses: { 201: fromConnect(connectorInfo, "Created (Connect's answer)") },
   }),
   get: defineRoute({
     method: "GET",
@@ -138,7 +114,7 @@ export const connectApi = {
     summary: "A connector: config, tasks, type",
     tags,
     request: { params: connectorParams },
-    responses: { 200: json(connectorInfo) },
+    responses: { 200: fromConnect(connectorInfo) },
   }),
   getConfig: defineRoute({
     method: "GET",
@@ -147,7 +123,7 @@ export const connectApi = {
     summary: "A connector's config (secrets masked for read and nodata)",
     tags,
     request: { params: connectorParams },
-    responses: { 200: json(configMap) },
+    responses: { 200: fromConnect(configMap) },
   }),
   putConfig: defineRoute({
     method: "PUT",
@@ -157,7 +133,7 @@ export const connectApi = {
     audit: audited("UPDATE"),
     tags,
     request: { params: connectorParams, body: flatConfig },
-    responses: { 200: json(connectorInfo) },
+    responses: { 200: fromConnect(connectorInfo) },
   }),
   status: defineRoute({
     method: "GET",
@@ -166,7 +142,7 @@ export const connectApi = {
     summary: "A connector's state and its tasks' states",
     tags,
     request: { params: connectorParams },
-    responses: { 200: json(connectorStatus) },
+    responses: { 200: fromConnect(connectorStatus) },
   }),
   pause: defineRoute({
     method: "PUT",
@@ -197,7 +173,7 @@ export const connectApi = {
     tags,
     request: { params: connectorParams, query: z.object({ includeTasks: str.optional(), onlyFailed: str.optional() }) },
     responses: {
-      202: json(connectorStatus, "Accepted, with the states being restarted (with includeTasks or onlyFailed)"),
+      202: fromConnect(connectorStatus, "Accepted, with the states being restarted (with includeTasks or onlyFailed)"),
       204: noContent("Restarted (no body)"),
     },
   }),
@@ -208,7 +184,7 @@ export const connectApi = {
     summary: "A connector's tasks with their configs",
     tags,
     request: { params: connectorParams },
-    responses: { 200: json(z.array(z.looseObject({ id: z.looseObject({ connector: str, task: int }), config: configMap }))) },
+    responses: { 200: fromConnect(z.array(z.looseObject({ id: z.looseObject({ connector: str, task: int }), config: configMap }))) },
   }),
   taskStatus: defineRoute({
     method: "GET",
@@ -217,7 +193,7 @@ export const connectApi = {
     summary: "One task's state",
     tags,
     request: { params: taskParams },
-    responses: { 200: json(taskState) },
+    responses: { 200: fromConnect(taskState) },
   }),
   taskRestart: defineRoute({
     method: "POST",
@@ -246,7 +222,7 @@ export const connectApi = {
     summary: "Connector plugins, with the catalogue's name, icon, description, author and docs",
     tags,
     request: { params: aliasParams, query: z.object({ connectorsOnly: str.optional() }) },
-    responses: { 200: json(z.array(plugin)) },
+    responses: { 200: fromConnect(z.array(plugin)) },
   }),
   validate: defineRoute({
     method: "PUT",
@@ -255,7 +231,7 @@ export const connectApi = {
     summary: "Validate a config against a plugin (guard rails apply); Connect's messages per field",
     tags,
     request: { params: pluginParams, body: flatConfig },
-    responses: { 200: json(z.looseObject({ name: str, error_count: int, groups: z.array(str), configs: z.array(z.unknown()) })) },
+    responses: { 200: fromConnect(configInfos) },
   }),
 };
 

@@ -12,19 +12,13 @@ import type { NotificationService } from "../alerts/notifications.ts";
 import { publicUrl } from "../server-info/service.ts";
 import { pluginKey } from "./guard-rails.ts";
 import { SecretKeys } from "./masking.ts";
+import type { ConnectCluster, ConnectWorker } from "./schemas.ts";
 
 /** How long `GET /` of one worker may take when the clusters' page asks whether it is up. */
 const PROBE_TIMEOUT_MS = 3_000;
 
-export interface WorkerState {
-  /** Without credentials. */
-  url: string;
-  state: "UP" | "DOWN";
-  version?: string;
-  commit?: string;
-  kafkaClusterId?: string;
-  error?: string;
-}
+/** A worker as the clusters answer shows it (its URL without credentials). */
+export type WorkerState = ConnectWorker;
 
 /** The alert a worker that stops answering raises (SPEC, alert identifiers). */
 export const WORKER_DOWN_ALERT = { id: 1002, summary: "Connector worker is down" } as const;
@@ -42,10 +36,7 @@ export interface ConnectServiceOptions {
   log?: Logger;
 }
 
-export interface ConnectClusterState {
-  alias: string;
-  workers: WorkerState[];
-}
+export type ConnectClusterState = ConnectCluster;
 
 export class ConnectService {
   readonly #upstreams = new Map<string, Upstream>();

@@ -1,87 +1,11 @@
 import { z } from "zod";
 import { clusterOf } from "../../http/context.ts";
 import { defineRoute, json, RouteGroup, text } from "../../http/route.ts";
-import { partitionLag } from "../shared/schemas.ts";
-import { topicName } from "../topics/names.ts";
 import { topicFilterOf } from "../topics/scope-filter.ts";
+import { detail, lagHistoryAnswer, offsetResetBody, resetAnswer, summary, windowQuery } from "./schemas.ts";
 import type { ConsumerService } from "./service.ts";
 
 const groupParam = z.object({ group: z.string().min(1).max(255) });
-
-const topicsField = z.array(topicName).max(1_000).optional();
-/** One of: `to` earliest/latest, `timestamp` (epoch ms), or explicit `offsets`. */
-export const offsetResetBody = z.union([
-  z.object({ to: z.enum(["earliest", "latest"]), topics: topicsField }).strict(),
-  z.object({ timestamp: z.number().int().min(0), topics: topicsField }).strict(),
-  z
-    .object({
-      offsets: z
-        .array(z.object({ topic: topicName, partition: z.number().int().min(0), offset: z.number().int().min(0) }).strict())
-        .min(1)
-        .max(100_000),
-    })
-    .strict(),
-]);
-
-const summary = z.object({
-  id: z.string(),
-  state: z.string(),
-  protocolType: z.string(),
-  protocol: z.string(),
-  members: z.number(),
-  topics: z.array(z.string()),
-  lag: z.number(),
-});
-const partitionRef = z.object({ topic: z.string(), partition: z.number() });
-const detail = z.object({
-  id: z.string(),
-  state: z.string(),
-  protocolType: z.string(),
-  protocol: z.string(),
-  members: z.array(
-    z.object({
-      memberId: z.string(),
-      groupInstanceId: z.string().nullable(),
-      clientId: z.string(),
-      host: z.string(),
-      assignments: z.array(partitionRef),
-    }),
-  ),
-  offsets: z.array(
-    partitionLag.extend({
-      lagSeconds: z.number().nullable(),
-      memberId: z.string().nullable(),
-      clientId: z.string().nullable(),
-      host: z.string().nullable(),
-    }),
-  ),
-  lag: z.number(),
-});
-/** A window such as `15m`, `1h`, `90s` (or milliseconds); at most what the history keeps. */
-const windowQuery = z.object({
-  window: z
-    .string()
-    .regex(/^\d{1,9}(ms|s|m|h)?$/, "window must be a duration such as 90s, 15m or 1h")
-    .transform((v) => {
-      const [, n, unit] = /^(\d+)(ms|s|m|h)?$/.exec(v)!;
-      return Number(n) * { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 }[(unit ?? "ms") as "ms"];
-    })
-    .refine((ms) => ms >= 1_000 && ms <= 7 * 86_400_000, "window must be between 1s and 7d")
-    .optional(),
-});
-const lagPoint = z.object({
-  t: z.number().int().describe("epoch ms of the end-offset sample"),
-  lag: z.number().int().describe("records still to read, all partitions"),
-  lagSeconds: z.number().nullable().describe("age of the oldest unread record (estimate); null when unknown"),
-  topics: z.record(z.string(), z.number().int()).describe("lag per topic"),
-});
-const lagHistoryAnswer = z.object({
-  group: z.string(),
-  windowMs: z.number().int(),
-  intervalMs: z.number().int().describe("time between two points"),
-  points: z.array(lagPoint),
-});
-const resetAnswer = z.object({ group: z.string(), offsets: z.array(partitionRef.extend({ offset: z.number() })) });
 
 const tags = ["consumer groups"];
 

@@ -3,48 +3,9 @@ import type { GroupDescription, KafkaCluster, KafkaPool, TopicPartitionRef } fro
 import type { LagEngine, PartitionLag } from "../../lag/engine.ts";
 import type { LagHistory, LagPoint } from "../../lag/history.ts";
 import { groupOutsideScope, isVisible, requireTopics, type TopicFilter } from "../topics/visibility.ts";
+import type { ConsumerGroupDetail, ConsumerGroupLagHistory, ConsumerGroupOffset, ConsumerGroupSummary } from "./schemas.ts";
 
-export interface ConsumerGroupSummary {
-  id: string;
-  state: string;
-  protocolType: string;
-  protocol: string;
-  members: number;
-  topics: string[];
-  lag: number;
-}
-
-export interface ConsumerGroupOffset {
-  topic: string;
-  partition: number;
-  currentOffset: number;
-  logEndOffset: number;
-  lag: number;
-  /** Age of the oldest unread record: now minus the timestamp of the record at the committed offset. */
-  lagSeconds: number | null;
-  memberId: string | null;
-  clientId: string | null;
-  host: string | null;
-}
-
-export interface ConsumerGroupDetail {
-  id: string;
-  state: string;
-  protocolType: string;
-  protocol: string;
-  members: Array<{ memberId: string; groupInstanceId: string | null; clientId: string; host: string; assignments: TopicPartitionRef[] }>;
-  offsets: ConsumerGroupOffset[];
-  lag: number;
-}
-
-export interface ConsumerGroupLagHistory {
-  group: string;
-  /** How far back the points go (the asked window, at most what is kept). */
-  windowMs: number;
-  /** Time between two points (the end-offset sampler's interval). */
-  intervalMs: number;
-  points: LagPoint[];
-}
+export type { ConsumerGroupDetail, ConsumerGroupLagHistory, ConsumerGroupOffset, ConsumerGroupSummary };
 
 export type OffsetReset =
   | { to: "earliest" | "latest"; topics?: string[] }

@@ -6,22 +6,9 @@
  */
 import { columnName, type InsertPlan } from "../../sql/insert.ts";
 import type { TopicEncoding } from "../insert/service.ts";
+import type { PreparedField, PreparedInfo } from "./schemas.ts";
 
-export interface PreparedField {
-  name: string;
-  parents: string[];
-  isKey: boolean;
-}
-
-/** What the driver decodes: `valueSchema` is a required string, `keySchema` may be absent. */
-export interface PreparedInfo {
-  topic: string;
-  fields: PreparedField[];
-  keyType: string;
-  valueType: string;
-  keySchema?: string;
-  valueSchema: string;
-}
+export type { PreparedField, PreparedInfo };
 
 /** The name the driver puts a whole key or value under (`_value` in its value object). */
 export const WHOLE_VALUE = "_value";

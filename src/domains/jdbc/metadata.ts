@@ -10,15 +10,10 @@ import { latestSchema, listSubjects, subjectOf } from "../../registry/subjects.t
 import type { Scope } from "../access/scope.ts";
 import type { InsertService } from "../insert/service.ts";
 import type { MetadataService } from "../metadata/service.ts";
+import type { JdbcTable } from "./schemas.ts";
 
 /** One table as the driver decodes it: the two types are required non-null strings. */
-export interface JdbcTable {
-  name: string;
-  keyType: string;
-  valueType: string;
-  keySchema?: string;
-  valueSchema?: string;
-}
+export type { JdbcTable };
 
 /** Registry lookups at once while listing: one per topic with a subject. */
 const CONCURRENCY = 8;

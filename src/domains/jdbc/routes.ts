@@ -12,30 +12,10 @@ import type { MetadataService } from "../metadata/service.ts";
 import { topicCheck } from "../sql/topic-check.ts";
 import { preparedInfo } from "./insert.ts";
 import { listTables } from "./metadata.ts";
-import { insertAnswer } from "./schemas.ts";
+import { insertAnswer, jdbcTable, preparedAnswer } from "./schemas.ts";
 
 const tags = ["jdbc"];
 
-const table = z.object({
-  name: z.string(),
-  keyType: z.string(),
-  valueType: z.string(),
-  keySchema: z.string().optional(),
-  valueSchema: z.string().optional(),
-});
-const preparedAnswer = z.object({
-  info: z
-    .object({
-      topic: z.string(),
-      fields: z.array(z.object({ name: z.string(), parents: z.array(z.string()), isKey: z.boolean() })),
-      keyType: z.string(),
-      valueType: z.string(),
-      keySchema: z.string().optional(),
-      valueSchema: z.string(),
-    })
-    .nullable(),
-  error: z.string().optional(),
-});
 const preparedRecords = z
   .array(z.object({ key: z.string().nullable().optional(), value: z.unknown() }))
   .max(INSERT_LIMITS.rows, `at most ${INSERT_LIMITS.rows} records per request`);
@@ -47,7 +27,7 @@ export const jdbcApi = {
     level: "read",
     summary: "Topics as JDBC tables: key and value types, Avro schemas where known",
     tags,
-    responses: { 200: json(z.array(table)) },
+    responses: { 200: json(z.array(jdbcTable)) },
   }),
   // Audited by the handler (TOPIC_DATA INSERT, intent first): the automatic audit reads the
   // body as text, and the raw bytes are needed to tell ISO-8859-1 from UTF-8.

@@ -1,19 +1,7 @@
 import { z } from "zod";
 import { defineRoute, json, RouteGroup } from "../../http/route.ts";
 import type { LogHub } from "../../log/logger.ts";
-
-const logLine = z.object({
-  timestamp: z.number(),
-  logger: z.string(),
-  stacktrace: z.string(),
-  thread: z.string(),
-  message: z.string(),
-  time: z.string(),
-  level: z.string(),
-  fields: z
-    .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))
-    .describe("the line's structured fields (request: method, path, status, ms, user...); secrets redacted, long values cut"),
-});
+import { logLine } from "./schemas.ts";
 
 const lines = (level: "INFO" | "METRICS") =>
   defineRoute({

@@ -6,8 +6,8 @@ import { clusterOf, userOf } from "../../http/context.ts";
 import { defineRoute, json, RouteGroup, text } from "../../http/route.ts";
 import { topicName } from "../topics/names.ts";
 import { topicFilterOf } from "../topics/scope-filter.ts";
+import { DATA_TYPES, topicMetadata as metadata, storedMetadata } from "./schemas.ts";
 import type { MetadataService } from "./service.ts";
-import { DATA_TYPES } from "./types.ts";
 
 const topicParam = z.object({ topicName });
 
@@ -70,17 +70,6 @@ export function schemasOfQuery(url: string, parsed: Record<string, unknown>): { 
   for (const name of SCHEMA_PARAMS) if (typeof parsed[name] === "string") out[name] ??= parsed[name] as string;
   return out;
 }
-
-const metadata = z.object({
-  topicName: z.string(),
-  keyType: z.enum(DATA_TYPES),
-  valueType: z.enum(DATA_TYPES),
-  keySchema: z.string().optional(),
-  valueSchema: z.string().optional(),
-  inferred: z.boolean(),
-});
-/** The list holds stored metadata only, every field a string (clients decode them as strings). */
-const storedMetadata = metadata.omit({ inferred: true });
 
 const tags = ["topic metadata"];
 const removal = (path: string) =>
@@ -149,7 +138,7 @@ export function metadataRoutes(service: MetadataService) {
 
   const remove = async (c: Context<AppEnv>, t: string) => {
     await service.delete(clusterOf(c), t);
-    return c.text(`Metadata for topic '${t}' removed`);
+    return c.text(`Metadata for topic '${t}' removed`, 200);
   };
   app.handle(metadataApi.remove, (c) => remove(c, c.req.valid("param").topicName));
   app.handle(metadataApi.removeSystem, (c) => remove(c, c.req.valid("param").topicName));

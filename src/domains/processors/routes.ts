@@ -8,63 +8,13 @@ import type { Context } from "hono";
 import { z } from "zod";
 import { type AppEnv, clusterOf } from "../../http/context.ts";
 import { defineRoute, json, RouteGroup } from "../../http/route.ts";
-import type { Caller, ProcessorAnswer, ProcessorService } from "./service.ts";
+import { createBody, done, type ProcessorAnswer, processorOne, processorSchema, target } from "./schemas.ts";
+import type { Caller, ProcessorService } from "./service.ts";
 
 const tags = ["processors"];
-const str = z.string();
-const int = z.number().int();
 
 const idParams = z.object({ processorId: z.string().min(1).max(200) });
 const scaleParams = z.object({ processorId: z.string().min(1).max(200), numberOfRunners: z.string().max(12) });
-
-/** The clients send all six keys, some empty; an empty string is absent (CLIENTS.md §1). */
-const optionalText = z.string().max(200).optional();
-const createBody = z.looseObject({
-  name: z.string().min(1).max(100),
-  sql: z.string().min(1).max(100_000),
-  runners: z.number().int().optional(),
-  clusterName: optionalText,
-  namespace: optionalText,
-  pipeline: optionalText,
-});
-
-const runnerState = z.object({ id: str, worker: str, state: str, errorMsg: str });
-export const processorSchema = z.object({
-  id: str,
-  name: str,
-  clusterName: str,
-  user: str,
-  namespace: str,
-  uptime: int,
-  sql: str,
-  runners: int,
-  deploymentState: z.enum(["PENDING", "RUNNING", "PAUSED", "FAILED", "STOPPED"]),
-  topicValueDecoder: str,
-  topicKeyDecoder: str,
-  pipeline: str,
-  startTs: int,
-  stopTs: int.optional(),
-  toTopic: str,
-  toTopics: z.array(str),
-  fromTopics: z.array(str),
-  lastActionMsg: str.optional(),
-  deploymentErrorMsg: str.optional(),
-  runnerState: z.record(str, runnerState),
-  cluster: str,
-  consumerGroup: str,
-  operations: z.array(str),
-  figures: z.object({
-    recordsIn: int,
-    recordsOut: int,
-    inPerSec: int,
-    outPerSec: int,
-    failed: int,
-    late: int,
-    lag: int.nullable(),
-  }),
-});
-const target = z.object({ cluster: str, version: str.nullable(), namespaces: z.array(str) });
-const done = z.object({ id: str, name: str, action: str });
 
 const audited = (change: "ADD" | "UPDATE" | "REMOVE") => ({ type: "PROCESSOR" as const, change });
 
@@ -84,7 +34,7 @@ export const processorApi = {
     summary: "One stream processor",
     tags,
     request: { params: idParams },
-    responses: { 200: json(z.object({ streams: processorSchema })) },
+    responses: { 200: json(processorOne) },
   }),
   create: defineRoute({
     method: "POST",
@@ -158,7 +108,7 @@ export function processorRoutes(service: ProcessorService, version: () => string
   app.handle(processorApi.list, async (c) => {
     const cluster = clusterOf(c);
     const streams = await service.list(cluster, callerOf(c));
-    return c.json({ targets: [{ cluster, version: version(), namespaces: [] }], streams });
+    return c.json({ targets: [{ cluster, version: version(), namespaces: [] as string[] }], streams });
   });
 
   app.handle(processorApi.get, async (c) => {

@@ -18,7 +18,8 @@ import { changelogOf, groupIdOf, type ProcessorEngine, repartitionOf } from "./e
 import { type AvroSchemaOf, outputEncoder } from "./output.ts";
 import type { ProcessorPrograms } from "./programs.ts";
 import type { ProcessorRepo } from "./repo.ts";
-import type { DeploymentState, ProcessorFigures, ProcessorMetrics, ProcessorRow, RunnerRow, StreamProgram } from "./types.ts";
+import type { ProcessorAnswer, ProcessorCreateBody } from "./schemas.ts";
+import type { DeploymentState, ProcessorMetrics, ProcessorRow, RunnerRow, StreamProgram } from "./types.ts";
 
 export interface ProcessorServiceOptions {
   repo: ProcessorRepo;
@@ -45,14 +46,8 @@ export interface ProcessorServiceOptions {
   now?: () => number;
 }
 
-export interface CreateInput {
-  name: string;
-  sql: string;
-  runners?: number;
-  clusterName?: string;
-  namespace?: string;
-  pipeline?: string;
-}
+/** What a create names; the clients' other keys are ignored. */
+export type CreateInput = Pick<ProcessorCreateBody, "name" | "sql" | "runners" | "clusterName" | "namespace" | "pipeline">;
 
 export interface Caller {
   user: string;
@@ -64,35 +59,6 @@ export interface Caller {
 
 /** Who Loupe's own actions are audited as. */
 export const LOUPE_ACTOR = "loupe";
-
-/** A processor as the API answers it (SPEC Processor, CLIENTS.md §1, plus Loupe's figures). */
-export interface ProcessorAnswer {
-  id: string;
-  name: string;
-  clusterName: string;
-  user: string;
-  namespace: string;
-  uptime: number;
-  sql: string;
-  runners: number;
-  deploymentState: DeploymentState;
-  topicValueDecoder: string;
-  topicKeyDecoder: string;
-  pipeline: string;
-  startTs: number;
-  stopTs?: number;
-  toTopic: string;
-  toTopics: string[];
-  fromTopics: string[];
-  lastActionMsg?: string;
-  deploymentErrorMsg?: string;
-  runnerState: Record<string, { id: string; worker: string; state: string; errorMsg: string }>;
-  cluster: string;
-  /** The consumer group its runners are members of (its lag is the processor's). */
-  consumerGroup: string;
-  operations: string[];
-  figures: ProcessorFigures;
-}
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9 ._-]{0,99}$/;
 

@@ -9,8 +9,9 @@ export type { AggregateProgram, StreamOutput, StreamProgram } from "../../sql/in
 /** What the user asked for last. */
 export type DesiredState = "RUNNING" | "PAUSED";
 
-/** A processor as a whole (SPEC States); FAILED when a runner is. */
-export type DeploymentState = "PENDING" | "RUNNING" | "PAUSED" | "FAILED" | "STOPPED";
+import type { ProcessorFigures } from "./schemas.ts";
+
+export type { DeploymentState } from "./schemas.ts";
 
 /** One runner, as it reports itself. */
 export type RunnerStateName = "PENDING" | "RUNNING" | "FAILED" | "STOPPED";
@@ -94,18 +95,6 @@ export interface RunnerSetup {
   changelog?: string;
   /** Aggregations grouped by other than the record key: where records are re-keyed by group first. */
   repartition?: { topic: string; partitions: number };
-}
-
-/** A processor's figures, in its answer and on /metrics. */
-export interface ProcessorFigures {
-  recordsIn: number;
-  recordsOut: number;
-  inPerSec: number;
-  outPerSec: number;
-  failed: number;
-  late: number;
-  /** Its consumer group's lag; null when unknown. */
-  lag: number | null;
 }
 
 /** A processor's figures with what names it on /metrics (the metrics area renders them). */

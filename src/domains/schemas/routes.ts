@@ -24,12 +24,12 @@ import { z } from "zod";
 import type { Role } from "../../config/schema.ts";
 import { AppError, forbidden } from "../../errors.ts";
 import { type AppEnv, clusterOf, userOf } from "../../http/context.ts";
-import { defineRoute, RouteGroup } from "../../http/route.ts";
+import { defineRoute, RouteGroup, relayed } from "../../http/route.ts";
 import type { UpstreamAnswer } from "../../proxy/upstream.ts";
 import { parseJson } from "../../util/json.ts";
 import type { AuditService } from "../audit/service.ts";
+import { compatibilityAnswer, compatibilityBody, levelAnswer, registerAnswer, schemaBody, versionAnswer } from "./schemas.ts";
 import {
-  COMPATIBILITY_LEVELS,
   REGISTRY_MEDIA_TYPES,
   type RegistryCall,
   type SchemaProxyService,
@@ -42,10 +42,11 @@ import { SubjectAccess, type SubjectRefusal } from "./subject-scope.ts";
 const tags = ["schema registry"];
 
 /** An answer in whichever of the registry's media types it chose. */
-const registryJson = (schema: z.ZodType, description = "The registry's answer") => ({
-  description,
-  content: Object.fromEntries(REGISTRY_MEDIA_TYPES.map((m) => [m, { schema }])),
-});
+const registryJson = (schema: z.ZodType, description = "The registry's answer") =>
+  relayed({
+    description,
+    content: Object.fromEntries(REGISTRY_MEDIA_TYPES.map((m) => [m, { schema }])),
+  });
 
 const flag = z.enum(["true", "false"]).optional();
 const subjectParam = z.object({ subject: z.string().describe("the subject; slashes and spaces encoded") });
@@ -53,32 +54,6 @@ const versionParams = z.object({
   subject: z.string(),
   version: z.string().describe("`latest` (or its alias -1), or 1 to 2147483647"),
 });
-
-/**
- * A schema as registered or checked. Only `schema` is required; the rest is the registry's
- * (schemaType, references, metadata, ruleSet) and passed on as sent.
- */
-export const schemaBody = z
-  .object({
-    schema: z.string().min(1, "the schema text is empty"),
-    schemaType: z.enum(["AVRO", "PROTOBUF", "JSON"]).optional(),
-    references: z
-      .array(z.object({ name: z.string(), subject: z.string(), version: z.number().int() }).passthrough())
-      .max(1_000)
-      .optional(),
-  })
-  .passthrough();
-
-/** `{"compatibility": X}`; X in any case, sent upstream in upper case as the registry names it. */
-export const compatibilityBody = z.object({
-  compatibility: z
-    .string()
-    .transform((s) => s.toUpperCase())
-    .pipe(z.enum(COMPATIBILITY_LEVELS, { message: `one of ${COMPATIBILITY_LEVELS.join(", ")}` })),
-});
-
-const levelAnswer = z.object({ compatibilityLevel: z.enum(COMPATIBILITY_LEVELS) }).strict();
-const versionAnswer = z.object({ subject: z.string(), version: z.number().int(), id: z.number().int(), schema: z.string() }).passthrough();
 
 /** Each route's registry query parameters: the only ones passed upstream. */
 const QUERY = {
@@ -156,7 +131,7 @@ export const schemaApi = {
     audit: { type: "SCHEMA", change: "ADD" },
     tags,
     request: { params: subjectParam, query: QUERY.register, body: schemaBody },
-    responses: { 200: registryJson(z.object({ id: z.number().int() }).strict(), "The schema's id") },
+    responses: { 200: registryJson(registerAnswer, "The schema's id") },
   }),
   deleteVersion: defineRoute({
     method: "DELETE",
@@ -175,7 +150,7 @@ export const schemaApi = {
     summary: "Check a schema against a subject's version under its compatibility level (changes nothing)",
     tags,
     request: { params: versionParams, query: QUERY.check, body: schemaBody },
-    responses: { 200: registryJson(z.object({ is_compatible: z.boolean() }).passthrough()) },
+    responses: { 200: registryJson(compatibilityAnswer) },
   }),
   putGlobalConfig: defineRoute({
     method: "PUT",

@@ -17,17 +17,6 @@ import type { Upstream, UpstreamAnswer, UrlState } from "../../proxy/upstream.ts
 import type { NotificationService } from "../alerts/notifications.ts";
 import { publicUrl } from "../server-info/service.ts";
 
-/** The registry's compatibility levels, as the clients send them. */
-export const COMPATIBILITY_LEVELS = [
-  "NONE",
-  "FULL",
-  "FORWARD",
-  "BACKWARD",
-  "FULL_TRANSITIVE",
-  "FORWARD_TRANSITIVE",
-  "BACKWARD_TRANSITIVE",
-] as const;
-
 /** What the registry speaks; the Go client sends the first, the Python client the last. */
 export const REGISTRY_MEDIA_TYPES = [
   "application/vnd.schemaregistry.v1+json",

@@ -1,30 +1,7 @@
-import { z } from "zod";
 import { clusterOf } from "../../http/context.ts";
 import { defineRoute, json, RouteGroup } from "../../http/route.ts";
+import { clientConfig, license } from "./schemas.ts";
 import type { ServerInfoService } from "./service.ts";
-
-const urlList = z.array(z.object({ url: z.string(), jmx: z.string() }));
-const clientConfig = z.object({
-  "lenses.version": z.string(),
-  "lenses.ip": z.string(),
-  "lenses.port": z.number().int(),
-  "lenses.kafka.brokers": z.string(),
-  "lenses.security.mode": z.string(),
-  "lenses.sql.execution.mode": z.literal("IN_PROC"),
-  "lenses.schema.registry.urls": urlList,
-  "lenses.zookeeper.hosts": urlList,
-  "lenses.connect.clusters": z.array(
-    z.object({ name: z.string(), urls: urlList, statuses: z.string(), configs: z.string(), offsets: z.string() }),
-  ),
-});
-
-const license = z.object({
-  clientId: z.string(),
-  isRespected: z.boolean(),
-  maxBrokers: z.number().int(),
-  maxMessages: z.number().int(),
-  expiry: z.number().int().describe("epoch milliseconds"),
-});
 
 const tags = ["server"];
 

@@ -1,4 +1,5 @@
 import type { ClusterConfig, Config } from "../../config/schema.ts";
+import type { ClientConfig, License } from "./schemas.ts";
 
 /**
  * What `GET /api/config` answers: the settings the real clients read, under the literal
@@ -7,33 +8,7 @@ import type { ClusterConfig, Config } from "../../config/schema.ts";
  * of another type; the keys Loupe has nothing for (JMX, Kubernetes, the product's own topics)
  * are left out. Built from a closed list of fields: no secret of the config can reach it.
  */
-export interface ClientConfig {
-  "lenses.version": string;
-  "lenses.ip": string;
-  "lenses.port": number;
-  "lenses.kafka.brokers": string;
-  "lenses.security.mode": string;
-  "lenses.sql.execution.mode": "IN_PROC";
-  "lenses.schema.registry.urls": Array<{ url: string; jmx: string }>;
-  "lenses.zookeeper.hosts": Array<{ url: string; jmx: string }>;
-  /** Each `{name, urls: [{url, jmx}], statuses, configs, offsets}`; never a `url` array. */
-  "lenses.connect.clusters": Array<{
-    name: string;
-    urls: Array<{ url: string; jmx: string }>;
-    statuses: string;
-    configs: string;
-    offsets: string;
-  }>;
-}
-
-/** The license answer of `GET /api/license` (CLIENTS.md 5.2). */
-export interface License {
-  clientId: string;
-  isRespected: boolean;
-  maxBrokers: number;
-  maxMessages: number;
-  expiry: number;
-}
+export type { ClientConfig, License };
 
 /**
  * Loupe needs no license. The answer reads as valid and unlimited: the limits are 2^31-1, the

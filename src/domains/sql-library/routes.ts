@@ -1,36 +1,8 @@
 import { z } from "zod";
 import { userOf } from "../../http/context.ts";
 import { defineRoute, json, RouteGroup } from "../../http/route.ts";
+import { clearAnswer, historyEntry, historyQuery, name, savedAnswer, savedBody, savedQuery } from "./schemas.ts";
 import type { SqlLibraryService } from "./service.ts";
-
-/** Most characters of a saved query's text: far beyond any query a person writes. */
-export const MAX_SAVED_TEXT = 64 * 1024;
-
-const name = z
-  .string()
-  .min(1, "the name is empty")
-  .max(100, "the name is longer than 100 characters")
-  .regex(/^[^\u0000-\u001f\u007f]*$/, "the name has control characters")
-  .describe("the query's name (URL-encoded)");
-const savedBody = z.object({
-  text: z
-    .string({ error: "text (the query) is required" })
-    .max(MAX_SAVED_TEXT, `the query is longer than ${MAX_SAVED_TEXT} characters`)
-    .refine((t) => t.trim().length > 0, "the query is empty"),
-});
-const historyQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(1000).default(200).describe("Most entries answered (at most 200 are kept)"),
-});
-
-const historyEntry = z.object({
-  id: z.number().int(),
-  cluster: z.string(),
-  text: z.string(),
-  ranAt: z.number().int(),
-  rows: z.number().int().nullable().describe("Records returned, once the run ended"),
-  stopReason: z.string().nullable().describe("Why the run ended (END, LIMIT, STOPPED, CLIENT, ERROR, INVALID...); null while it runs"),
-});
-const savedQuery = z.object({ name: z.string(), text: z.string(), createdAt: z.number().int(), updatedAt: z.number().int() });
 
 const tags = ["sql"];
 
@@ -52,7 +24,7 @@ export const sqlLibraryApi = {
     summary: "Clear the caller's query history",
     audit: { type: "QUERY_HISTORY", change: "REMOVE" },
     tags,
-    responses: { 200: json(z.object({ removed: z.number().int() }), "How many entries were removed") },
+    responses: { 200: json(clearAnswer, "How many entries were removed") },
   }),
   saved: defineRoute({
     method: "GET",
@@ -70,7 +42,7 @@ export const sqlLibraryApi = {
     audit: { type: "SAVED_QUERY", change: "ADD" },
     tags,
     request: { params: z.object({ name }), body: savedBody },
-    responses: { 200: json(savedQuery.extend({ replaced: z.boolean() }), "The saved query, and whether it replaced one") },
+    responses: { 200: json(savedAnswer, "The saved query, and whether it replaced one") },
   }),
   remove: defineRoute({
     method: "DELETE",

@@ -56,6 +56,65 @@ export const partitionsAnswer = z.object({
   previous: int().describe("the partition count before"),
 });
 
+export const topicConfigEntry = z.object({
+  configuration: z.string(),
+  value: z.string().nullable(),
+  defaultValue: z.string().nullable(),
+  documentation: z.string().nullable(),
+});
+
+/** One partition of a group reading the topic (COMPAT.md: topic consumers). */
+export const topicConsumerPartition = partitionLag.extend({
+  consumerId: z.string().nullable(),
+  clientId: z.string().nullable(),
+  host: z.string().nullable(),
+});
+
+/** The states the clients know a group by (the Go client decodes these names). */
+export const CLIENT_GROUP_STATES = [
+  "Unknown",
+  "Stable",
+  "Rebalancing",
+  "Dead",
+  "NoActiveMembers",
+  "ExistsNot",
+  "CoordinatorNotFound",
+] as const;
+
+/**
+ * One group reading the topic, in the shape the clients decode (COMPAT.md, CLIENTS.md 5.3):
+ * `consumers` holds the ids of the members reading the topic, as strings (member objects make
+ * the Go client fail on the whole topic); what each partition's reader is and how far behind
+ * it is lies under `partitions`.
+ */
+export const topicConsumerGroup = z.object({
+  id: z.string(),
+  coordinator: z
+    .object({ id: int(), host: z.string(), port: int(), rack: z.string().nullable() })
+    .nullable()
+    .describe("the group's coordinator broker; null when it cannot be found (a group being removed)"),
+  active: z.boolean(),
+  state: z.enum(CLIENT_GROUP_STATES),
+  kafkaState: z.string().describe("Kafka's name of the state"),
+  consumers: z.array(z.string()).describe("ids of the members reading the topic"),
+  consumersCount: int(),
+  topicPartitionsCount: int().describe("partitions of this topic the group has committed offsets for"),
+  lag: int(),
+  minLag: int(),
+  maxLag: int(),
+  partitions: z.array(topicConsumerPartition),
+});
+
+export const partitionMessages = z.object({
+  partition: int(),
+  messages: int(),
+  begin: int(),
+  end: int(),
+  leader: int().describe("Broker id of the partition's leader; -1 when it has none (offline)"),
+  replicas: z.array(int()).describe("Broker ids holding a replica"),
+  isr: z.array(int()).describe("Broker ids of the in-sync replicas"),
+});
+
 export const topicShape = z.object({
   topicName: z.string(),
   keyType: z.enum(DATA_TYPES),
@@ -74,47 +133,9 @@ export const topicShape = z.object({
   messagesPerSecond: int().describe("whole messages per second"),
   totalMessages: int(),
   timestamp: int().describe("epoch ms of the newest record; 0 when empty"),
-  config: z.array(
-    z.object({
-      configuration: z.string(),
-      value: z.string().nullable(),
-      defaultValue: z.string().nullable(),
-      documentation: z.string().nullable(),
-    }),
-  ),
-  consumers: z.array(
-    z.object({
-      id: z.string(),
-      coordinator: z.object({ id: int(), host: z.string(), port: int(), rack: z.string().nullable() }).nullable(),
-      active: z.boolean(),
-      state: z.enum(["Unknown", "Stable", "Rebalancing", "Dead", "NoActiveMembers", "ExistsNot", "CoordinatorNotFound"]),
-      kafkaState: z.string().describe("Kafka's name of the state"),
-      consumers: z.array(z.string()).describe("ids of the members reading the topic"),
-      consumersCount: int(),
-      topicPartitionsCount: int(),
-      lag: int(),
-      minLag: int(),
-      maxLag: int(),
-      partitions: z.array(
-        partitionLag.extend({
-          consumerId: z.string().nullable(),
-          clientId: z.string().nullable(),
-          host: z.string().nullable(),
-        }),
-      ),
-    }),
-  ),
-  messagesPerPartition: z.array(
-    z.object({
-      partition: int(),
-      messages: int(),
-      begin: int(),
-      end: int(),
-      leader: int().describe("Broker id of the partition's leader; -1 when it has none (offline)"),
-      replicas: z.array(int()).describe("Broker ids holding a replica"),
-      isr: z.array(int()).describe("Broker ids of the in-sync replicas"),
-    }),
-  ),
+  config: z.array(topicConfigEntry),
+  consumers: z.array(topicConsumerGroup),
+  messagesPerPartition: z.array(partitionMessages),
   access: z
     .object({
       read: z.boolean().describe("the caller may read the topic's records"),
@@ -325,10 +346,18 @@ export const writeFormatsAnswer = z.object({
 });
 
 export type TopicShape = z.output<typeof topicShape>;
+export type TopicConfigEntry = z.output<typeof topicConfigEntry>;
+export type TopicConsumerPartition = z.output<typeof topicConsumerPartition>;
+export type TopicConsumerGroup = z.output<typeof topicConsumerGroup>;
+export type ClientGroupState = (typeof CLIENT_GROUP_STATES)[number];
+export type PartitionMessages = z.output<typeof partitionMessages>;
+export type CreateTopicInput = z.output<typeof createTopicBody>;
 export type TopicListItemShape = z.output<typeof topicListItem>;
 export type BrowseAnswer = z.output<typeof browseAnswer>;
 export type BrowsedRecord = z.output<typeof browsedRecord>;
 export type ProduceBody = z.input<typeof produceBody>;
+export type CreateTopicBody = z.input<typeof createTopicBody>;
+export type PartitionsAnswer = z.output<typeof partitionsAnswer>;
 export type ProduceAnswer = z.output<typeof produceAnswer>;
 export type WriteFormats = z.output<typeof writeFormatsAnswer>;
 export type WriteFormat = (typeof WRITE_FORMATS)[number];

@@ -11,6 +11,16 @@ import { type NotificationService, TOPIC_ALERTS } from "../alerts/notifications.
 import type { AuditService } from "../audit/service.ts";
 import type { DataType, TopicMetadata } from "../shared/topic-types.ts";
 import { readTail } from "./sample.ts";
+import type {
+  ClientGroupState,
+  CreateTopicInput,
+  PartitionMessages,
+  TopicConfigEntry,
+  TopicConsumerGroup,
+  TopicConsumerPartition,
+  TopicListItemShape,
+  TopicShape,
+} from "./schemas.ts";
 import type { TopicFilter } from "./visibility.ts";
 
 /** How long creating or deleting a topic waits for the brokers' metadata to follow. */
@@ -32,39 +42,6 @@ async function settles(check: () => Promise<boolean>, ms: number): Promise<boole
   return true;
 }
 
-export interface TopicConfigEntry {
-  configuration: string;
-  value: string | null;
-  defaultValue: string | null;
-  documentation: string | null;
-}
-
-export interface PartitionMessages {
-  partition: number;
-  messages: number;
-  begin: number;
-  end: number;
-  /** Broker id of the leader, -1 when the partition has none (offline). */
-  leader: number;
-  replicas: number[];
-  isr: number[];
-}
-
-/** One partition of a group reading the topic (COMPAT.md: topic consumers). */
-export interface TopicConsumerPartition {
-  topic: string;
-  partition: number;
-  currentOffset: number;
-  logEndOffset: number;
-  lag: number;
-  consumerId: string | null;
-  clientId: string | null;
-  host: string | null;
-}
-
-/** The states the clients know a group by (the Go client decodes these names). */
-export type ClientGroupState = "Unknown" | "Stable" | "Rebalancing" | "Dead" | "NoActiveMembers" | "ExistsNot" | "CoordinatorNotFound";
-
 /** Kafka's group states in the clients' names; a state Kafka adds later is Unknown. */
 const CLIENT_STATES: Record<string, ClientGroupState> = {
   Stable: "Stable",
@@ -76,84 +53,10 @@ const CLIENT_STATES: Record<string, ClientGroupState> = {
   Dead: "Dead",
 };
 
-/**
- * One group reading the topic, in the shape the clients decode (COMPAT.md, CLIENTS.md 5.3):
- * `consumers` holds the ids of the members reading the topic, as strings (member objects make
- * the Go client fail on the whole topic); what each partition's reader is and how far behind
- * it is lies under `partitions`.
- */
-export interface TopicConsumerGroup {
-  id: string;
-  /** The group's coordinator broker; null when it cannot be found (a group being removed). */
-  coordinator: { id: number; host: string; port: number; rack: string | null } | null;
-  active: boolean;
-  state: ClientGroupState;
-  /** Kafka's own name of the state (`Empty`, `PreparingRebalance`, ...). */
-  kafkaState: string;
-  consumers: string[];
-  consumersCount: number;
-  /** Partitions of this topic the group has committed offsets for. */
-  topicPartitionsCount: number;
-  lag: number;
-  minLag: number;
-  maxLag: number;
-  partitions: TopicConsumerPartition[];
-}
-
-/** The SPEC's topic resource. */
-export interface Topic {
-  topicName: string;
-  keyType: DataType;
-  valueType: DataType;
-  keySchema: string | null;
-  valueSchema: string | null;
-  /** True when keyType and valueType are guessed from records (no metadata stored). */
-  inferred: boolean;
-  partitions: number;
-  replication: number;
-  isControlTopic: boolean;
-  /** Whose machinery an internal topic is ("Kafka Connect", ...); null for the users' topics. */
-  internalTo: string | null;
-  isMarkedForDeletion: boolean;
-  messagesPerSecond: number;
-  totalMessages: number;
-  timestamp: number;
-  config: TopicConfigEntry[];
-  consumers: TopicConsumerGroup[];
-  messagesPerPartition: PartitionMessages[];
-}
-
-export interface TopicListItem {
-  topicName: string;
-  partitions: number;
-  replication: number;
-  isControlTopic: boolean;
-  isMarkedForDeletion: boolean;
-  /** Stored types, else the latest guess from records, else BYTES ("uninterpreted"): never null. */
-  keyType: DataType;
-  valueType: DataType;
-  /** False only when the types are stored metadata. */
-  inferred: boolean;
-  /**
-   * False when no types are stored and none was guessed yet from the topic's records (the list
-   * reads none): keyType and valueType then say BYTES, and mean "not known yet".
-   */
-  typesKnown: boolean;
-  totalMessages: number;
-  /** Whole messages per second: clients decode an integer (a fraction breaks the Go client's list). */
-  messagesPerSecond: number;
-  /** Bytes of one copy of the topic (DescribeLogDirs); null when the brokers do not say. */
-  sizeBytes: number | null;
-  /** Records not yet read, summed over every group that committed on the topic; null when unknown. */
-  lag: number | null;
-}
-
-export interface CreateTopicInput {
-  topicName: string;
-  partitions?: number;
-  replication?: number;
-  configs?: Record<string, string>;
-}
+/** The SPEC's topic resource; `access` is the caller's, added by the route. */
+export type Topic = Omit<TopicShape, "access">;
+export type TopicListItem = TopicListItemShape;
+export type { ClientGroupState, CreateTopicInput, PartitionMessages, TopicConfigEntry, TopicConsumerGroup, TopicConsumerPartition };
 
 /**
  * Topics whose offsets can be listed. The Kafka client's ListOffsets looks partitions up in

@@ -1,10 +1,9 @@
-import { z } from "zod";
 import { AppError } from "../../errors.ts";
 import { userOf } from "../../http/context.ts";
 import { changedFields, crudApi, crudRoutes } from "../../http/crud.ts";
 import { defineRoute, json } from "../../http/route.ts";
 import { clientAddress } from "../auth/routes.ts";
-import { changeUserBody, createUserBody, ownPasswordBody, type UserView, userName, userView } from "./schemas.ts";
+import { changeUserBody, createUserBody, ownPasswordBody, passwordAnswer, type UserView, userName, userView } from "./schemas.ts";
 import type { UserService } from "./service.ts";
 
 export const userApi = {
@@ -34,7 +33,7 @@ export const userApi = {
     audit: { type: "USER", change: "UPDATE" },
     tags: ["access"],
     request: { body: ownPasswordBody },
-    responses: { 200: json(z.object({ success: z.boolean() })) },
+    responses: { 200: json(passwordAnswer) },
   }),
 };
 

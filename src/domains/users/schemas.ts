@@ -52,3 +52,7 @@ export type UserChange = Omit<z.output<typeof changeUserBody>, "name">;
 export type NewUserBody = z.input<typeof createUserBody>;
 export type UserChangeBody = z.input<typeof changeUserBody>;
 export type OwnPasswordBody = z.input<typeof ownPasswordBody>;
+
+/** The answer to a change of one's own password. */
+export const passwordAnswer = z.object({ success: z.boolean() });
+export type PasswordAnswer = z.output<typeof passwordAnswer>;

@@ -3,25 +3,34 @@
  * (bodies as the registry answers them). Subject names may hold any character: every path
  * segment is encoded.
  */
+import type { z } from "zod";
+import type { SessionAnswer } from "../../src/domains/auth/schemas.ts";
+import {
+  type Compatibility,
+  type CompatibilityLevel,
+  type LevelAnswer,
+  type RegisterAnswer,
+  SCHEMA_TYPES,
+  type SchemaVersion,
+  schemaBody,
+} from "../../src/domains/schemas/schemas.ts";
 import { ApiError, api } from "../session.ts";
-import { quietly } from "./ConnectApi.ts";
+import { checked } from "./check.ts";
+import { quietly } from "./connect.ts";
 
-export const LEVELS = ["NONE", "BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE", "FULL", "FULL_TRANSITIVE"] as const;
+/** The levels in the order the page offers them. */
+export const LEVELS = [
+  "NONE",
+  "BACKWARD",
+  "BACKWARD_TRANSITIVE",
+  "FORWARD",
+  "FORWARD_TRANSITIVE",
+  "FULL",
+  "FULL_TRANSITIVE",
+] as const satisfies readonly CompatibilityLevel[];
 
-export const SCHEMA_TYPES = ["AVRO", "JSON", "PROTOBUF"] as const;
-
-export interface SchemaVersion {
-  subject: string;
-  version: number;
-  id: number;
-  schema: string;
-  schemaType?: string;
-}
-
-export interface Compatibility {
-  is_compatible: boolean;
-  messages?: string[];
-}
+export type { Compatibility, SchemaVersion };
+export { SCHEMA_TYPES };
 
 /** The proxy path of `segments`, each encoded. */
 export function srPath(...segments: Array<string | number>): string {
@@ -40,13 +49,13 @@ export const fetchVersion = (subject: string, version: number | "latest") =>
   api<SchemaVersion>(srPath("subjects", subject, "versions", version));
 
 export async function fetchGlobalLevel(): Promise<string> {
-  return (await api<{ compatibilityLevel: string }>(srPath("config"))).compatibilityLevel;
+  return (await api<LevelAnswer>(srPath("config"))).compatibilityLevel;
 }
 
 /** The subject's own level, or null when it follows the global one (the registry answers 404 then). */
 export async function fetchSubjectLevel(subject: string): Promise<string | null> {
   try {
-    return (await api<{ compatibilityLevel: string }>(srPath("config", subject))).compatibilityLevel;
+    return (await api<LevelAnswer>(srPath("config", subject))).compatibilityLevel;
   } catch (e) {
     if (e instanceof ApiError && e.status === 404) return null;
     throw e;
@@ -71,11 +80,10 @@ export async function checkCompatibility(subject: string, schema: string, schema
   }
 }
 
-export function register(subject: string, schema: string, schemaType: string): Promise<{ id: number }> {
-  return api<{ id: number }>(srPath("subjects", subject, "versions"), {
-    method: "POST",
-    body: JSON.stringify(schemaType === "AVRO" ? { schema } : { schema, schemaType }),
-  });
+/** The type is the form's choice, checked here with the server's schema (AVRO, JSON or PROTOBUF). */
+export async function register(subject: string, schema: string, schemaType: string): Promise<RegisterAnswer> {
+  const given = (schemaType === "AVRO" ? { schema } : { schema, schemaType }) as z.input<typeof schemaBody>;
+  return api<RegisterAnswer>(srPath("subjects", subject, "versions"), { method: "POST", body: JSON.stringify(checked(schemaBody, given)) });
 }
 
 export function deleteSubject(subject: string, version?: number): Promise<void> {
@@ -85,7 +93,7 @@ export function deleteSubject(subject: string, version?: number): Promise<void> 
 }
 
 /** Whether this session may delete subjects and versions (the server's flag and the write role). */
-export const fetchCanDelete = async () => (await api<{ schemaRegistryDelete?: boolean }>("/api/auth")).schemaRegistryDelete === true;
+export const fetchCanDelete = async () => (await api<SessionAnswer>("/api/auth")).schemaRegistryDelete === true;
 
 /** A schema as people read it: JSON (Avro and JSON Schema) indented, anything else as written. */
 export function pretty(schema: string): string {

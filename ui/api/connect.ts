@@ -3,80 +3,36 @@
  * Connect's own REST API passed through /api/proxy-connect/{alias}/... (bodies as Connect
  * answers them). Connector names may hold spaces and slashes: every path segment is encoded.
  */
+import {
+  type ConfigDefinition,
+  type ConfigInfos,
+  type ConnectCluster,
+  type ConnectorConfig,
+  type ConnectorInfo,
+  type ConnectorStatus,
+  type ConnectPlugin,
+  type ConnectWorker,
+  createBody,
+  flatConfig,
+  type TaskStatus,
+} from "../../src/domains/connect/schemas.ts";
 import { ApiError, api } from "../session.ts";
+import { checked } from "./check.ts";
 
-export interface ConnectWorker {
-  url: string;
-  state: "UP" | "DOWN";
-  version?: string;
-  commit?: string;
-  kafkaClusterId?: string;
-  error?: string;
-}
-
-export interface ConnectCluster {
-  alias: string;
-  workers: ConnectWorker[];
-}
-
-export interface TaskStatus {
-  id: number;
-  state: string;
-  worker_id: string;
-  trace?: string;
-}
-
-export interface ConnectorStatus {
-  name: string;
-  connector: { state: string; worker_id: string; trace?: string };
-  tasks: TaskStatus[];
-  type: string;
-}
-
-export interface ConnectorInfo {
-  name: string;
-  config: Record<string, string>;
-  tasks: Array<{ connector: string; task: number }>;
-  type: string;
-}
+export type {
+  ConfigDefinition,
+  ConfigInfos,
+  ConnectCluster,
+  ConnectorConfig,
+  ConnectorInfo,
+  ConnectorStatus,
+  ConnectPlugin,
+  ConnectWorker,
+  TaskStatus,
+};
 
 /** `GET connectors?expand=status&expand=info`: name -> both. */
 export type ConnectorsExpanded = Record<string, { status?: ConnectorStatus; info?: ConnectorInfo }>;
-
-export interface ConnectPlugin {
-  class: string;
-  type: string;
-  version?: string;
-  /** Loupe's catalogue: a display name, what the plugin does, whether the UI offers it. */
-  name?: string;
-  description?: string;
-  docs?: string;
-  uiEnabled?: boolean;
-}
-
-export interface ConfigDefinition {
-  name: string;
-  type: string;
-  required: boolean;
-  default_value: string | null;
-  importance: string;
-  documentation: string;
-  group: string | null;
-  display_name: string;
-}
-
-/** Connect's answer to a validation: per setting, its definition and what is wrong with its value. */
-export interface ConfigInfos {
-  name: string;
-  error_count: number;
-  groups: string[];
-  configs: Array<{
-    definition: ConfigDefinition;
-    value: { name: string; value: string | null; recommended_values: string[]; errors: string[]; visible: boolean };
-  }>;
-}
-
-export type ConnectorConfig = Record<string, string>;
 
 /** The proxy path of `segments` under an alias, each segment encoded. */
 export function connectPath(alias: string, ...segments: Array<string | number>): string {
@@ -116,12 +72,16 @@ export function validateConfig(alias: string, plugin: string, config: ConnectorC
   });
 }
 
-export function createConnector(alias: string, name: string, config: ConnectorConfig): Promise<ConnectorInfo> {
-  return api<ConnectorInfo>(connectPath(alias, "connectors"), { method: "POST", body: JSON.stringify({ name, config }) });
+export async function createConnector(alias: string, name: string, config: ConnectorConfig): Promise<ConnectorInfo> {
+  const body = checked(createBody, { name, config });
+  return api<ConnectorInfo>(connectPath(alias, "connectors"), { method: "POST", body: JSON.stringify(body) });
 }
 
-export function saveConfig(alias: string, name: string, config: ConnectorConfig): Promise<ConnectorInfo> {
-  return api<ConnectorInfo>(connectPath(alias, "connectors", name, "config"), { method: "PUT", body: JSON.stringify(config) });
+export async function saveConfig(alias: string, name: string, config: ConnectorConfig): Promise<ConnectorInfo> {
+  return api<ConnectorInfo>(connectPath(alias, "connectors", name, "config"), {
+    method: "PUT",
+    body: JSON.stringify(checked(flatConfig, config)),
+  });
 }
 
 /**

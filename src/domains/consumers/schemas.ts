@@ -1,0 +1,85 @@
+/** The request and answer shapes of the consumer group routes. Imports only zod: the UI takes its types from here. */
+import { z } from "zod";
+import { partitionLag } from "../shared/schemas.ts";
+import { topicName } from "../topics/names.ts";
+
+export const topicsField = z.array(topicName).max(1_000).optional();
+/** One of: `to` earliest/latest, `timestamp` (epoch ms), or explicit `offsets`. */
+export const offsetResetBody = z.union([
+  z.object({ to: z.enum(["earliest", "latest"]), topics: topicsField }).strict(),
+  z.object({ timestamp: z.number().int().min(0), topics: topicsField }).strict(),
+  z
+    .object({
+      offsets: z
+        .array(z.object({ topic: topicName, partition: z.number().int().min(0), offset: z.number().int().min(0) }).strict())
+        .min(1)
+        .max(100_000),
+    })
+    .strict(),
+]);
+
+export const summary = z.object({
+  id: z.string(),
+  state: z.string(),
+  protocolType: z.string(),
+  protocol: z.string(),
+  members: z.number(),
+  topics: z.array(z.string()),
+  lag: z.number(),
+});
+export const partitionRef = z.object({ topic: z.string(), partition: z.number() });
+export const detail = z.object({
+  id: z.string(),
+  state: z.string(),
+  protocolType: z.string(),
+  protocol: z.string(),
+  members: z.array(
+    z.object({
+      memberId: z.string(),
+      groupInstanceId: z.string().nullable(),
+      clientId: z.string(),
+      host: z.string(),
+      assignments: z.array(partitionRef),
+    }),
+  ),
+  offsets: z.array(
+    partitionLag.extend({
+      lagSeconds: z.number().nullable(),
+      memberId: z.string().nullable(),
+      clientId: z.string().nullable(),
+      host: z.string().nullable(),
+    }),
+  ),
+  lag: z.number(),
+});
+/** A window such as `15m`, `1h`, `90s` (or milliseconds); at most what the history keeps. */
+export const windowQuery = z.object({
+  window: z
+    .string()
+    .regex(/^\d{1,9}(ms|s|m|h)?$/, "window must be a duration such as 90s, 15m or 1h")
+    .transform((v) => {
+      const [, n, unit] = /^(\d+)(ms|s|m|h)?$/.exec(v)!;
+      return Number(n) * { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 }[(unit ?? "ms") as "ms"];
+    })
+    .refine((ms) => ms >= 1_000 && ms <= 7 * 86_400_000, "window must be between 1s and 7d")
+    .optional(),
+});
+export const lagPoint = z.object({
+  t: z.number().int().describe("epoch ms of the end-offset sample"),
+  lag: z.number().int().describe("records still to read, all partitions"),
+  lagSeconds: z.number().nullable().describe("age of the oldest unread record (estimate); null when unknown"),
+  topics: z.record(z.string(), z.number().int()).describe("lag per topic"),
+});
+export const lagHistoryAnswer = z.object({
+  group: z.string(),
+  windowMs: z.number().int(),
+  intervalMs: z.number().int().describe("time between two points"),
+  points: z.array(lagPoint),
+});
+export const resetAnswer = z.object({ group: z.string(), offsets: z.array(partitionRef.extend({ offset: z.number() })) });
+
+export type ConsumerGroupSummary = z.output<typeof summary>;
+export type ConsumerGroupDetail = z.output<typeof detail>;
+export type ConsumerGroupOffset = ConsumerGroupDetail["offsets"][number];
+export type ConsumerGroupLagHistory = z.output<typeof lagHistoryAnswer>;
+export type OffsetResetAnswer = z.output<typeof resetAnswer>;

@@ -1,0 +1,23 @@
+/** Consumer groups as the UI calls them; types from the server's schemas (src/domains/consumers/schemas.ts). */
+import type { z } from "zod";
+import type {
+  ConsumerGroupDetail,
+  ConsumerGroupLagHistory,
+  ConsumerGroupSummary,
+  OffsetResetAnswer,
+  offsetResetBody,
+} from "../../src/domains/consumers/schemas.ts";
+import { api } from "../session.ts";
+
+export type { ConsumerGroupDetail, ConsumerGroupSummary };
+export type LagHistory = ConsumerGroupLagHistory;
+export type OffsetReset = z.input<typeof offsetResetBody>;
+
+const path = (group: string) => `/api/consumers/${encodeURIComponent(group)}`;
+
+export const fetchGroups = () => api<ConsumerGroupSummary[]>("/api/consumers");
+export const fetchGroup = (group: string) => api<ConsumerGroupDetail>(path(group));
+export const resetOffsets = (group: string, body: OffsetReset) =>
+  api<OffsetResetAnswer>(`${path(group)}/offsets`, { method: "PUT", body: JSON.stringify(body) });
+/** `window` as the API takes it: `1h`, `15m`, `5m`. */
+export const fetchLagHistory = (group: string, window: string) => api<LagHistory>(`${path(group)}/lag-history?window=${window}`);
