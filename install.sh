@@ -39,7 +39,7 @@ install -d -m 0750 -o root -g loupe /etc/loupe
 
 if [ ! -f /etc/loupe/loupe.toml ]; then
   cat > /etc/loupe/loupe.toml <<'TOML'
-# Loupe configuration. Reference: README.md, "Configuration".
+# Loupe configuration. Reference: docs/configuration.md (every key, its default and variable).
 dataDir = "/var/lib/loupe"
 
 [server]

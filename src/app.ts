@@ -227,7 +227,7 @@ export function assertRoutesCovered(app: Hono<AppEnv>, rules: Map<string, Access
 }
 
 /**
- * The access table (src/routes.ts, which the README and the role matrix read) is exactly what
+ * The access table (src/routes.ts, which the role table in docs/api.md and the role matrix read) is exactly what
  * the app serves: a declared route no group serves, or a route served under a declaration
  * the table does not list, fails start-up. Test-only routes are the exception.
  */

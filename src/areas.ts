@@ -24,7 +24,7 @@ import { usersArea } from "./domains/users/area.ts";
 import { apiDocsArea, uiArea } from "./ui/area.ts";
 
 /**
- * Every area of the API, in the order of the access table (the README's role table) and of
+ * Every area of the API, in the order of the access table (the role table in docs/api.md) and of
  * mounting; the UI's catch-all comes last. Adding an area is one line here, one page entry in
  * ui/areas.tsx and one fixture per route in the role matrix; test/areas.test.ts says which is
  * missing.

@@ -22,6 +22,7 @@ import { type ClusterProbe, kafkaProbe } from "./domains/health/service.ts";
 import { InsertService } from "./domains/insert/service.ts";
 import { MetadataRepo } from "./domains/metadata/repo.ts";
 import { MetadataService } from "./domains/metadata/service.ts";
+import { storeTopicFormats } from "./domains/metadata/topic-formats.ts";
 import { ProcessorEngine } from "./domains/processors/engine.ts";
 import { avroSchemaOf } from "./domains/processors/output.ts";
 import { ProcessorPrograms } from "./domains/processors/programs.ts";
@@ -34,7 +35,6 @@ import { SchemaProxyService } from "./domains/schemas/service.ts";
 import { ServerInfoService } from "./domains/server-info/service.ts";
 import { ServiceAccountService } from "./domains/service-accounts/service.ts";
 import { SqlService } from "./domains/sql/service.ts";
-import { storeTopicFormats } from "./domains/sql/topic-formats.ts";
 import { SqlLibraryRepo } from "./domains/sql-library/repo.ts";
 import { SqlLibraryService } from "./domains/sql-library/service.ts";
 import { TopicService } from "./domains/topics/service.ts";
@@ -130,19 +130,6 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
   // The features.
   const streams = new StreamRegistry(config.auth.maxStreamsPerUser, { auth });
   const notifications = new NotificationService(store.db, logs.logger("alerts"));
-  const metadata = new MetadataService(new MetadataRepo(store.db), kafka);
-  const topics = new TopicService({
-    pool: kafka,
-    lag,
-    sampler,
-    metadata,
-    audit,
-    notifications,
-    log: logs.logger("topics"),
-    internalTopics,
-  });
-  const lagHistory = new LagHistory(kafka, sampler, {}, logs.logger("sampler"));
-  const consumers = new ConsumerService(kafka, lag, lagHistory, config.lag.sampleInterval);
   // One upstream for the registry: the decoders and the proxy skip the same bad host.
   const sr = config.schemaRegistry;
   const registryUpstream = sr
@@ -158,6 +145,20 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
       })
     : null;
   const registry = registryUpstream ? new SchemaRegistryClient({ upstream: registryUpstream }) : null;
+  const metadata = new MetadataService(new MetadataRepo(store.db), kafka);
+  const topics = new TopicService({
+    pool: kafka,
+    lag,
+    sampler,
+    metadata,
+    audit,
+    notifications,
+    log: logs.logger("topics"),
+    internalTopics,
+    registry,
+  });
+  const lagHistory = new LagHistory(kafka, sampler, {}, logs.logger("sampler"));
+  const consumers = new ConsumerService(kafka, lag, lagHistory, config.lag.sampleInterval);
   const schemas = new SchemaProxyService({
     upstream: registryUpstream,
     allowDelete: sr?.allowDelete ?? false,
@@ -165,10 +166,10 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     notifications,
     log: logs.logger("schemas"),
   });
-  const inserts = new InsertService({ pool: kafka, formats: storeTopicFormats(store.sqlite), registry, log: logs.logger("insert") });
+  const inserts = new InsertService({ pool: kafka, formats: storeTopicFormats(store.db), registry, log: logs.logger("insert") });
   const sql = new SqlService({
     pool: kafka,
-    formats: storeTopicFormats(store.sqlite),
+    formats: storeTopicFormats(store.db),
     registry,
     validateInsert: (statement, cluster, allowed) => inserts.validate(statement, cluster, allowed),
     maxLimit: config.sql.maxLimit,

@@ -52,4 +52,3 @@ export const badRequest = (message: string, details?: unknown) => new AppError("
 export const notFound = (message: string) => new AppError("NOT_FOUND", message);
 export const conflict = (message: string, details?: unknown) => new AppError("CONFLICT", message, { details });
 export const forbidden = (message = "Your role does not allow this action") => new AppError("FORBIDDEN", message);
-export const unauthorized = (message = "UNAUTHORIZED") => new AppError("UNAUTHORIZED", message);

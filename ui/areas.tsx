@@ -150,8 +150,6 @@ export const AREA_PAGES = {
   ui: none("the UI itself"),
 } satisfies Record<string, AreaPage | NoPage>;
 
-export type AreaPageName = keyof typeof AREA_PAGES;
-
 /** The entries that are pages, in navigation order. */
 export const PAGES: ReadonlyArray<AreaPage> = Object.values(AREA_PAGES as Record<string, AreaPage | NoPage>).filter(
   (a): a is AreaPage => !("page" in a),

@@ -8,7 +8,7 @@ const ldapUrl = z
 
 /**
  * The directory Loupe logs users in against: search-then-bind with a service account, the
- * user's groups from `memberOf` or a group search, mapped to Loupe groups. See README "LDAP".
+ * user's groups from `memberOf` or a group search, mapped to Loupe groups. See docs/identity.md, "LDAP".
  */
 export const ldapSchema = z
   .object({
@@ -18,17 +18,23 @@ export const ldapSchema = z
     startTls: z.boolean().default(false),
     /** PEM file of the CA (or CAs) that signed the directory's certificate, for ldaps:// and StartTLS. */
     ca: z.string().min(1).optional(),
+    /** `false` accepts any certificate: encrypted, but open to a man in the middle. */
     rejectUnauthorized: z.boolean().default(true),
     /** The service account that searches for users and groups; it needs read access, never write. */
     bindDn: z.string().min(1, "the service account's DN is required"),
+    /** The service account's password (or `bindPasswordFile`). */
     bindPassword: z.string().min(1).optional(),
     /** A file holding the service account's password (trailing newline ignored), to keep it out of the config file. */
     bindPasswordFile: z.string().min(1).optional(),
+    /** Where users are searched (whole subtree). */
     userBase: z.string().min(1, "the DN under which users are searched is required"),
+    /** `{user}` is the typed name, escaped (RFC 4515). */
     userFilter: z.string().trim().includes("{user}", { message: "the filter must contain {user}" }).default("(uid={user})"),
+    /** The attribute that holds a user's email address. */
     emailAttribute: z.string().min(1).default("mail"),
     groups: z
       .object({
+        /** `memberOf` (read from the user's entry) or `search` (under `groups.base`). */
         source: z.enum(["memberOf", "search"]).default("memberOf"),
         /** Where groups are searched (source `search`). */
         base: z.string().min(1).optional(),
@@ -47,6 +53,7 @@ export const ldapSchema = z
     groupMappings: z.record(z.string().min(1), z.array(groupName)).default({}),
     /** Loupe groups every directory user gets, whatever their directory groups. */
     defaultGroups: z.array(groupName).default([]),
+    /** To open a connection (and, with TLS, to complete its handshake). */
     connectTimeout: duration.default(5_000),
     /** Per directory operation; a whole login or lookup gets connectTimeout + timeout at most. */
     timeout: duration.default(5_000),

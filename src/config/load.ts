@@ -12,25 +12,6 @@ export class ConfigError extends Error {
   }
 }
 
-/**
- * Environment overrides. Each variable sets one key of the file; the file is
- * read first, then these win. LOUPE_KAFKA_BOOTSTRAP sets the default cluster's servers.
- */
-export const ENV_OVERRIDES = {
-  LOUPE_HOST: "server.host",
-  LOUPE_PORT: "server.port",
-  LOUPE_ALLOWED_HOSTS: "server.allowedHosts",
-  LOUPE_DATA_DIR: "dataDir",
-  LOUPE_LOG_LEVEL: "log.level",
-  LOUPE_KAFKA_BOOTSTRAP: "kafka.clusters[default].bootstrapServers",
-  LOUPE_TOKEN_LIFETIME: "auth.tokenLifetime",
-  LOUPE_IDLE_TIMEOUT: "auth.idleTimeout",
-  LOUPE_SCHEMA_REGISTRY_URL: "schemaRegistry.urls",
-  LOUPE_SCHEMA_REGISTRY_TOPICS: "schemaRegistry.topics",
-  LOUPE_CONNECT_URLS: "connect.clusters[alias].urls",
-  LOUPE_CONNECT_TOPICS: "connect.clusters[alias].topics",
-} as const;
-
 type Env = Record<string, string | undefined>;
 type Raw = Record<string, unknown>;
 
@@ -42,37 +23,78 @@ function obj(parent: Raw, key: string): Raw {
   return fresh;
 }
 
+/** One environment variable: the key of the file it sets, how its value is written, and how it applies. */
+export interface EnvOverride {
+  key: string;
+  /** How the value is written, when it is not simply the key's own. */
+  form?: string;
+  apply(raw: Raw, value: string): void;
+}
+
+/**
+ * Environment overrides. Each variable sets one key of the file; the file is read first, then
+ * these win, in this order (a Connect alias's topics need its URLs first).
+ */
+export const ENV_OVERRIDES: Readonly<Record<string, EnvOverride>> = {
+  LOUPE_HOST: { key: "server.host", apply: (raw, v) => void (obj(raw, "server").host = v) },
+  LOUPE_PORT: { key: "server.port", apply: (raw, v) => void (obj(raw, "server").port = v) },
+  LOUPE_ALLOWED_HOSTS: {
+    key: "server.allowedHosts",
+    form: "comma-separated, as the file's string form",
+    apply: (raw, v) => void (obj(raw, "server").allowedHosts = v),
+  },
+  LOUPE_DATA_DIR: { key: "dataDir", apply: (raw, v) => void (raw.dataDir = v) },
+  LOUPE_LOG_LEVEL: { key: "log.level", form: "any case", apply: (raw, v) => void (obj(raw, "log").level = v.toLowerCase()) },
+  LOUPE_TOKEN_LIFETIME: { key: "auth.tokenLifetime", apply: (raw, v) => void (obj(raw, "auth").tokenLifetime = v) },
+  LOUPE_IDLE_TIMEOUT: { key: "auth.idleTimeout", apply: (raw, v) => void (obj(raw, "auth").idleTimeout = v) },
+  LOUPE_SCHEMA_REGISTRY_URL: {
+    key: "schemaRegistry.urls",
+    form: "comma-separated: several hosts of one registry, tried in turn",
+    apply: (raw, v) => {
+      const registry = obj(raw, "schemaRegistry");
+      const legacy = (raw.sql as Raw | undefined)?.schemaRegistry;
+      // The file's old section keeps its place only for what the variable does not set.
+      if (legacy && typeof legacy === "object" && !("urls" in registry)) delete (raw.sql as Raw).schemaRegistry;
+      registry.urls = v;
+    },
+  },
+  LOUPE_SCHEMA_REGISTRY_TOPICS: {
+    key: "schemaRegistry.topics",
+    form: "comma-separated: the registry's storage topics, internal",
+    apply: (raw, v) =>
+      void (obj(raw, "schemaRegistry").topics = v
+        .split(",")
+        .map((t) => t.trim())
+        .filter(Boolean)),
+  },
+  LOUPE_CONNECT_URLS: {
+    key: "connect.clusters[alias].urls",
+    form: "`alias=url1,url2;alias2=url3`: an alias of the file keeps its other settings, a new alias is added",
+    apply: applyConnectUrls,
+  },
+  LOUPE_CONNECT_TOPICS: {
+    key: "connect.clusters[alias].topics",
+    form: "`alias=configs,offsets,statuses;alias2=...`: each alias's storage topics (internal)",
+    apply: applyConnectTopics,
+  },
+  LOUPE_KAFKA_BOOTSTRAP: {
+    key: "kafka.clusters[default].bootstrapServers",
+    form: "the default cluster's servers: the one marked default, else the first; a cluster `default` is added when the file has none",
+    apply: (raw, v) => {
+      const kafka = obj(raw, "kafka");
+      const clusters = Array.isArray(kafka.clusters) ? (kafka.clusters as Raw[]) : [];
+      const target = clusters.find((c) => c?.default === true) ?? clusters[0];
+      if (target) target.bootstrapServers = v;
+      else clusters.push({ name: "default", default: true, bootstrapServers: v });
+      kafka.clusters = clusters;
+    },
+  },
+};
+
 function applyEnv(raw: Raw, env: Env): void {
-  if (env.LOUPE_HOST) obj(raw, "server").host = env.LOUPE_HOST;
-  if (env.LOUPE_PORT) obj(raw, "server").port = env.LOUPE_PORT;
-  // Comma-separated, as the file's string form.
-  if (env.LOUPE_ALLOWED_HOSTS) obj(raw, "server").allowedHosts = env.LOUPE_ALLOWED_HOSTS;
-  if (env.LOUPE_DATA_DIR) raw.dataDir = env.LOUPE_DATA_DIR;
-  if (env.LOUPE_LOG_LEVEL) obj(raw, "log").level = env.LOUPE_LOG_LEVEL.toLowerCase();
-  if (env.LOUPE_TOKEN_LIFETIME) obj(raw, "auth").tokenLifetime = env.LOUPE_TOKEN_LIFETIME;
-  if (env.LOUPE_IDLE_TIMEOUT) obj(raw, "auth").idleTimeout = env.LOUPE_IDLE_TIMEOUT;
-  // Comma-separated: several hosts of one registry, tried in turn.
-  if (env.LOUPE_SCHEMA_REGISTRY_URL) {
-    const registry = obj(raw, "schemaRegistry");
-    const legacy = (raw.sql as Raw | undefined)?.schemaRegistry;
-    // The file's old section keeps its place only for what the variable does not set.
-    if (legacy && typeof legacy === "object" && !("urls" in registry)) delete (raw.sql as Raw).schemaRegistry;
-    registry.urls = env.LOUPE_SCHEMA_REGISTRY_URL;
-  }
-  // Comma-separated: the registry's storage topics (internal).
-  if (env.LOUPE_SCHEMA_REGISTRY_TOPICS)
-    obj(raw, "schemaRegistry").topics = env.LOUPE_SCHEMA_REGISTRY_TOPICS.split(",")
-      .map((t) => t.trim())
-      .filter(Boolean);
-  if (env.LOUPE_CONNECT_URLS) applyConnectUrls(raw, env.LOUPE_CONNECT_URLS);
-  if (env.LOUPE_CONNECT_TOPICS) applyConnectTopics(raw, env.LOUPE_CONNECT_TOPICS);
-  if (env.LOUPE_KAFKA_BOOTSTRAP) {
-    const kafka = obj(raw, "kafka");
-    const clusters = Array.isArray(kafka.clusters) ? (kafka.clusters as Raw[]) : [];
-    const target = clusters.find((c) => c?.default === true) ?? clusters[0];
-    if (target) target.bootstrapServers = env.LOUPE_KAFKA_BOOTSTRAP;
-    else clusters.push({ name: "default", default: true, bootstrapServers: env.LOUPE_KAFKA_BOOTSTRAP });
-    kafka.clusters = clusters;
+  for (const [name, override] of Object.entries(ENV_OVERRIDES)) {
+    const value = env[name];
+    if (value) override.apply(raw, value);
   }
 }
 

@@ -18,30 +18,42 @@ export type Role = (typeof ROLES)[number];
 
 const saslSchema = z
   .object({
+    /** SASL towards the brokers: PLAIN or SCRAM. */
     mechanism: z.enum(["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]),
+    /** The SASL user. */
     username: z.string().min(1),
+    /** The SASL password. */
     password: z.string(),
   })
   .strict();
 
 const tlsSchema = z
   .object({
+    /** TLS towards the brokers (`false` keeps the section but connects in plain text). */
     enabled: z.boolean().default(true),
+    /** PEM file of the CA that signed the brokers' certificates; the system CAs when absent. */
     ca: z.string().optional(),
+    /** PEM file of the client certificate, for mutual TLS. */
     cert: z.string().optional(),
+    /** PEM file of the client certificate's key. */
     key: z.string().optional(),
+    /** `false` accepts any certificate: encrypted, but open to a man in the middle. */
     rejectUnauthorized: z.boolean().default(true),
   })
   .strict();
 
 export const clusterSchema = z
   .object({
+    /** The cluster's name in the API (`x-service-cluster`) and the UI (`?cluster=`). */
     name: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, "letters, digits, '.', '_' or '-', at most 64"),
+    /** `host:port` of one or more brokers: a list, or one string `a:9092,b:9092`. */
     bootstrapServers: z
       .union([z.string(), z.array(z.string())])
       .transform((v) => (Array.isArray(v) ? v : v.split(",")).map((s) => s.trim()).filter(Boolean))
       .pipe(z.array(z.string().regex(/^[^\s:]+:\d{1,5}$/, "expected host:port")).min(1)),
+    /** The client id Loupe's connections give the brokers. */
     clientId: z.string().min(1).default("loupe"),
+    /** The cluster API paths act on without `x-service-cluster`; the first cluster when none is marked. */
     default: z.boolean().default(false),
     sasl: saslSchema.optional(),
     tls: tlsSchema.optional(),
@@ -68,7 +80,9 @@ const httpUrls = z
 /** Basic auth towards a backend; the password in the file or (better) in a file of its own. */
 const httpAuthSchema = z
   .object({
+    /** Basic auth user. */
     username: z.string().min(1),
+    /** Basic auth password (or `passwordFile`, exactly one of the two). */
     password: z.string().min(1).optional(),
     /** A file holding the password (trailing newline ignored), to keep it out of the config file. */
     passwordFile: z.string().min(1).optional(),
@@ -80,9 +94,13 @@ export type HttpAuthConfig = z.infer<typeof httpAuthSchema>;
 /** TLS towards a backend: PEM files of the CA and, for mutual TLS, the client's certificate and key. */
 const httpTlsSchema = z
   .object({
+    /** PEM file of the CA that signed the backend's certificate; the system CAs when absent. */
     ca: z.string().min(1).optional(),
+    /** PEM file of the client certificate, for mutual TLS (with its key). */
     cert: z.string().min(1).optional(),
+    /** PEM file of the client certificate's key. */
     key: z.string().min(1).optional(),
+    /** `false` accepts any certificate: encrypted, but open to a man in the middle. */
     rejectUnauthorized: z.boolean().default(true),
   })
   .strict()
@@ -92,6 +110,7 @@ export type HttpTlsConfig = z.infer<typeof httpTlsSchema>;
 /** One Kafka Connect cluster: its alias (the path's `{clusterAlias}`) and the URLs of its workers. */
 export const connectClusterSchema = z
   .object({
+    /** The cluster's alias: `{clusterAlias}` in the Connect routes' paths. */
     alias: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, "letters, digits, '.', '_' or '-', at most 64"),
     /** The workers, tried in turn when one does not answer (any worker forwards to the leader). */
     urls: httpUrls,
@@ -105,15 +124,17 @@ export const connectClusterSchema = z
     /** The cluster's internal topics, as `GET /api/config` reports them (Connect's defaults when absent). */
     topics: z
       .object({
+        /** Connect's `config.storage.topic`. */
         configs: z.string().min(1).default("connect-configs"),
+        /** Connect's `offset.storage.topic`. */
         offsets: z.string().min(1).default("connect-offsets"),
+        /** Connect's `status.storage.topic`. */
         statuses: z.string().min(1).default("connect-status"),
       })
       .strict()
       .default({ configs: "connect-configs", offsets: "connect-offsets", statuses: "connect-status" }),
   })
   .strict();
-export type ConnectClusterConfig = z.infer<typeof connectClusterSchema>;
 
 /** Connector classes refused to non-admins by default: they read or write files on the workers' hosts. */
 export const DEFAULT_DENIED_PLUGINS = [
@@ -177,10 +198,10 @@ export const schemaRegistrySchema = z
     topics: z.array(z.string().min(1).max(249)).max(64).default([]),
   })
   .strict();
-export type SchemaRegistryConfig = z.infer<typeof schemaRegistrySchema>;
 
 export const userSchema = z
   .object({
+    /** The login name, compared without case. */
     name: z.string().regex(/^[A-Za-z0-9._@-]{1,128}$/, "letters, digits, '.', '_', '@' or '-'"),
     /** argon2id hash as printed by `loupe hash-password`. */
     passwordHash: z.string().startsWith("$argon2id$", "expected an argon2id hash from `loupe hash-password`"),
@@ -188,6 +209,7 @@ export const userSchema = z
     roles: z.array(z.enum(ROLES)).default([]),
     /** Groups (of this file or the store) whose rights the user has. */
     groups: z.array(z.string().min(1).max(100)).max(100).default([]),
+    /** The user's email address, as `GET /api/users` lists it. */
     email: z.string().email().nullable().optional(),
   })
   .strict();
@@ -208,14 +230,19 @@ export const MAX_GROUP_PATTERNS = 256;
 /** Which roles a group grants, on which clusters (`*`: every one) and which topics (deny wins over allow). */
 export const groupSchema = z
   .object({
+    /** The group's name, as users and LDAP mappings name it. */
     name: groupName,
+    /** The roles the group grants (a role includes the ones below it). */
     roles: z.array(z.enum(ROLES)).min(1, "a group needs at least one role").max(ROLES.length),
+    /** The clusters it grants them on: names, or `*` for every cluster. */
     clusters: z
       .array(z.union([z.literal("*"), z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, "a cluster name, or '*' for every cluster")]))
       .max(100, "at most 100 clusters"),
     topics: z
       .object({
+        /** Topic globs (`*`, `?`) the roles apply to: `*` for every topic. */
         allow: z.array(topicPattern).max(MAX_GROUP_PATTERNS, `at most ${MAX_GROUP_PATTERNS} allow patterns`),
+        /** Topic globs taken out of `allow`: deny wins. */
         deny: z.array(topicPattern).max(MAX_GROUP_PATTERNS, `at most ${MAX_GROUP_PATTERNS} deny patterns`).default([]),
       })
       .strict(),
@@ -227,7 +254,9 @@ export const configSchema = z
   .object({
     server: z
       .object({
+        /** Address to listen on: `0.0.0.0` for every interface. */
         host: z.string().min(1).default("127.0.0.1"),
+        /** Port of the UI and the API. */
         port: z.coerce.number().int().min(0).max(65535).default(9991),
         /** Largest request body accepted, in bytes. */
         bodyLimit: z.number().int().positive().default(1_048_576),
@@ -246,9 +275,11 @@ export const configSchema = z
       })
       .strict()
       .default({ host: "127.0.0.1", port: 9991, bodyLimit: 1_048_576, allowedHosts: [], checkForwardedHost: false }),
+    /** Where the SQLite store `loupe.db` lives. */
     dataDir: z.string().min(1).default("./.loupe"),
     log: z
       .object({
+        /** Lines below this level are not written. */
         level: z.enum(["debug", "info", "warn", "error"]).default("info"),
         /** How often a METRICS summary line is written. */
         metricsInterval: duration.default(60_000),
@@ -338,6 +369,7 @@ export const configSchema = z
      */
     processors: z
       .object({
+        /** `false`: no processor runs on this instance, and none can be created. */
         enabled: z.boolean().default(true),
         /** Prefix of each processor's consumer group, transactional ids and internal topics: `<prefix>-<id>`. */
         prefix: z
@@ -378,7 +410,9 @@ export const configSchema = z
      */
     metrics: z
       .object({
+        /** `false`: `/metrics` answers 404. */
         enabled: z.boolean().default(true),
+        /** `/metrics` answers only `Authorization: Bearer <token>` (16 to 512 characters). */
         token: z.string().min(16, "a metrics token has at least 16 characters").max(512).optional(),
       })
       .strict()

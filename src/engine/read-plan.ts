@@ -8,6 +8,7 @@
 import { AppError } from "../errors.ts";
 import type { ReadOutage, SkippedPartition } from "../kafka/types.ts";
 import { type QueryPlan, resolveOffsetRange } from "../sql/index.ts";
+import { abortable } from "../util/abort.ts";
 import type { RecordSource } from "./record-source.ts";
 
 export interface PlannedReads {
@@ -155,24 +156,3 @@ function planningOutage(source: RecordSource, topic: string, since: number, err:
 
 /** 30000 -> "30 s", 1500 -> "1500 ms". */
 const formatWait = (ms: number) => (ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`);
-
-function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    p.catch(() => {});
-    return Promise.reject(Object.assign(new Error("aborted"), { name: "AbortError" }));
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(Object.assign(new Error("aborted"), { name: "AbortError" }));
-    signal.addEventListener("abort", onAbort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(v);
-      },
-      (e) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(e);
-      },
-    );
-  });
-}

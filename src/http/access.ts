@@ -87,10 +87,6 @@ export function levelAllows(level: Level, scope: Pick<AccessScope, "unrestricted
   return heldRoles(level, scope, cluster).some((r) => allowed.includes(r));
 }
 
-export function rolesFor(level: Level): readonly Role[] | "public" {
-  return level === "public" ? "public" : LEVEL_ROLES[level];
-}
-
 /** The roles of a level as the OpenAPI document and the docs say them. */
 export function rolesText(level: Level): string {
   if (level === "session") return "any signed-in identity";

@@ -9,7 +9,7 @@ import { jsonBody, parseWith } from "./validate.ts";
 
 /**
  * One route, declared once: method, path, access rule, schemas and documentation together.
- * The access table (what `authorize` enforces, the role matrix walks and the README shows),
+ * The access table (what `authorize` enforces, the role matrix walks and docs/api.md shows),
  * the OpenAPI document and the request validation are all read from this one value, so they
  * cannot disagree with each other or with the handler `RouteGroup.handle` binds to it.
  */

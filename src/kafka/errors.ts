@@ -7,16 +7,7 @@
  * the most: a definite broker answer wins over a transient one, which wins over the network.
  */
 
-import {
-  AuthenticationError,
-  GenericError,
-  MultipleErrors,
-  NetworkError,
-  ProtocolError,
-  TimeoutError,
-  UnsupportedApiError,
-  UserError,
-} from "@platformatic/kafka";
+import { AuthenticationError, NetworkError, ProtocolError, TimeoutError, UnsupportedApiError, UserError } from "@platformatic/kafka";
 import { AppError, type ErrorCode } from "../errors.ts";
 
 /**
@@ -222,15 +213,4 @@ export function toAppError(err: unknown, context: string, cluster?: string): App
 export function kafkaErrorName(err: unknown): string | null {
   for (const leaf of leaves(err)) if (leaf instanceof ProtocolError) return String(leaf.apiId);
   return null;
-}
-
-/** True for errors worth retrying after a pause: network trouble and transient broker states. */
-export function isTransient(err: unknown): boolean {
-  if (err instanceof MultipleErrors || err instanceof GenericError) {
-    return leaves(err).every((leaf) => {
-      const f = classify(leaf);
-      return TRANSIENT.has(f.code);
-    });
-  }
-  return false;
 }

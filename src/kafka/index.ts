@@ -5,18 +5,14 @@
  */
 
 export { KafkaCluster } from "./cluster.ts";
-export { KAFKA_ERROR_CODES, toAppError as kafkaErrorToAppError } from "./errors.ts";
 export { type TopicOffsets, topicOffsets } from "./partition-plan.ts";
 export { createKafkaPool, type KafkaPool } from "./pool.ts";
 export {
-  type Assignment,
-  type Fencing,
   GroupMember,
   partitionForKey,
   TransactionalWriter,
   type TxnOffset,
-  type TxnRecord,
   txnFailure,
 } from "./processing.ts";
-export { type RecordBytes, type TxnHeader, TxnOutput } from "./txn-output.ts";
+export { type TxnHeader, TxnOutput } from "./txn-output.ts";
 export type * from "./types.ts";

@@ -10,7 +10,7 @@
  */
 
 import { AppError } from "../errors.ts";
-import { abortable } from "./client.ts";
+import { abortable } from "../util/abort.ts";
 import type { ListedOffset, OffsetSpec, TopicPartitionRef } from "./types.ts";
 
 /**

@@ -14,7 +14,8 @@
 
 import { type Broker, Consumer, IS_CONTROL, type RecordsBatch } from "@platformatic/kafka";
 import { AppError } from "../errors.ts";
-import { abortable, abortError, answerWithin, callApi, clientOptions } from "./client.ts";
+import { abortable, abortError } from "../util/abort.ts";
+import { answerWithin, callApi, clientOptions } from "./client.ts";
 import type { KafkaConnection, MetadataResponse } from "./connection.ts";
 import { kafkaErrorName, toAppError } from "./errors.ts";
 import { LeaderlessPartitions } from "./partition-plan.ts";

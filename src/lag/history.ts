@@ -155,7 +155,7 @@ export class LagHistory {
     this.#rings.get(cluster)?.delete(group);
   }
 
-  /** Groups followed on the cluster (a figure for tests and the README's memory bound). */
+  /** Groups followed on the cluster (a figure for tests and the memory bound in docs/api.md). */
   size(cluster: string): number {
     return this.#rings.get(cluster)?.size ?? 0;
   }

@@ -40,19 +40,17 @@ export function validateSql(sql: string, catalog?: Catalog | null, options: Quer
   }
 }
 
-export type { Catalog, TopicAccess, TopicAllowed, TopicFields } from "./analyzer.ts";
+export type { Catalog, TopicAccess, TopicAllowed } from "./analyzer.ts";
 export type * from "./ast.ts";
 export type { ValidationResult } from "./errors.ts";
-export { getLocation, SqlError, syntaxError } from "./errors.ts";
-export type { QueryLimit } from "./limits.ts";
-export { QUERY_LIMITS, QueryLimitError, STREAM_LIMITS } from "./limits.ts";
-export type { ParseOptions } from "./parser.ts";
+export { SqlError } from "./errors.ts";
+export { QUERY_LIMITS, QueryLimitError } from "./limits.ts";
 export { parse } from "./parser.ts";
-export type { OffsetBound, OffsetRange, PlanOptions, QueryPlan, TimeRange } from "./planner.ts";
-export { DEFAULT_MAX_LIMIT, resolveOffsetRange } from "./planner.ts";
+export type { QueryPlan } from "./planner.ts";
+export { resolveOffsetRange } from "./planner.ts";
 export type { RecordView } from "./record.ts";
 export type { DataFormat, QuerySettings } from "./settings.ts";
-export { DATA_FORMATS, DEFAULT_SETTINGS, SETTING_NAMES } from "./settings.ts";
-export type { AggregateProgram, StreamOptions, StreamOutput, StreamProgram, StreamSettings, StreamWindow } from "./stream.ts";
+export { DATA_FORMATS, DEFAULT_SETTINGS } from "./settings.ts";
+export type { AggregateProgram, StreamOptions, StreamOutput, StreamProgram, StreamSettings } from "./stream.ts";
 export { compileStream, isStreamStatement, streamTarget, validateStream } from "./stream.ts";
 export type { TopicCompacted } from "./stream-analyzer.ts";

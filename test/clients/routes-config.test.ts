@@ -185,6 +185,14 @@ describe("GET /api/license", () => {
     // Epoch milliseconds far in the future, yet a date every client can represent.
     const expiry = new Date(body.expiry as number);
     expect(expiry.getUTCFullYear()).toBe(2199);
-    expect(body.maxBrokers).toBe(Number.MAX_SAFE_INTEGER);
+  });
+
+  test("24: GET /api/license answers 2147483647 for unlimited maxBrokers and maxMessages, which the Go CLI's table printer scales without panicking", async () => {
+    const res = await rt.request("/api/license", { role: "nodata" });
+    const body = (await res.json()) as { maxBrokers: number; maxMessages: number };
+    expect(body.maxBrokers).toBe(2147483647);
+    expect(body.maxMessages).toBe(2147483647);
+    // lenses-cli scales with K/M/B/T only: anything from 10^15 up is out of its table.
+    expect(body.maxBrokers).toBeLessThan(1e15);
   });
 });

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ConfigError, loadConfig, parseConfig } from "../../src/config/load.ts";
+import { ConfigError, ENV_OVERRIDES, loadConfig, parseConfig } from "../../src/config/load.ts";
 import { deprecations } from "../../src/config/schema.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "loupe-cfg-"));
@@ -185,5 +185,50 @@ allowDelete = true
     const hash = (await new Response(proc.stdout).text()).trim();
     expect(hash).toStartWith("$argon2id$");
     expect(await Bun.password.verify("s3cret-pw", hash)).toBe(true);
+  });
+});
+
+describe("environment overrides", () => {
+  /** A value of each variable, and the key of the loaded configuration it must set. */
+  const SAMPLES: Record<string, { value: string; read: (c: ReturnType<typeof loadConfig>) => unknown; expected: unknown }> = {
+    LOUPE_HOST: { value: "0.0.0.0", read: (c) => c.server.host, expected: "0.0.0.0" },
+    LOUPE_PORT: { value: "9999", read: (c) => c.server.port, expected: 9999 },
+    LOUPE_ALLOWED_HOSTS: { value: "a.example, b.example", read: (c) => c.server.allowedHosts, expected: ["a.example", "b.example"] },
+    LOUPE_DATA_DIR: { value: "/srv/loupe", read: (c) => c.dataDir, expected: "/srv/loupe" },
+    LOUPE_LOG_LEVEL: { value: "DEBUG", read: (c) => c.log.level, expected: "debug" },
+    LOUPE_TOKEN_LIFETIME: { value: "2h", read: (c) => c.auth.tokenLifetime, expected: 7_200_000 },
+    LOUPE_IDLE_TIMEOUT: { value: "10m", read: (c) => c.auth.idleTimeout, expected: 600_000 },
+    LOUPE_SCHEMA_REGISTRY_URL: {
+      value: "http://r1:8081,http://r2:8081",
+      read: (c) => c.schemaRegistry?.urls,
+      expected: ["http://r1:8081", "http://r2:8081"],
+    },
+    LOUPE_SCHEMA_REGISTRY_TOPICS: {
+      value: "_schemas, _schemas2",
+      read: (c) => c.schemaRegistry?.topics,
+      expected: ["_schemas", "_schemas2"],
+    },
+    LOUPE_CONNECT_URLS: { value: "main=http://c1:8083", read: (c) => c.connect.clusters[0]?.urls, expected: ["http://c1:8083"] },
+    LOUPE_CONNECT_TOPICS: {
+      value: "main=cfg,off,st",
+      read: (c) => c.connect.clusters[0]?.topics,
+      expected: { configs: "cfg", offsets: "off", statuses: "st" },
+    },
+    LOUPE_KAFKA_BOOTSTRAP: { value: "k1:9092", read: (c) => c.kafka.clusters[0]?.bootstrapServers, expected: ["k1:9092"] },
+  };
+  // What the variables above need beside them: a registry to give topics to, a Connect alias.
+  const BASE = { LOUPE_SCHEMA_REGISTRY_URL: "http://r:8081", LOUPE_CONNECT_URLS: "main=http://c:8083" };
+
+  test("24: ENV_OVERRIDES is the one list of variables: the loader applies exactly its entries, and each sets the key it names", async () => {
+    expect(Object.keys(ENV_OVERRIDES).sort()).toEqual(Object.keys(SAMPLES).sort());
+    for (const [name, sample] of Object.entries(SAMPLES)) {
+      const override = ENV_OVERRIDES[name]!;
+      expect(typeof override.apply).toBe("function");
+      const cfg = loadConfig({ env: { ...BASE, [name]: sample.value } });
+      expect({ name, key: override.key, value: sample.read(cfg) }).toEqual({ name, key: override.key, value: sample.expected });
+    }
+    // The loader reads no LOUPE_* variable by hand beside the table (LOUPE_CONFIG names the file).
+    const source = await Bun.file(join(root, "src/config/load.ts")).text();
+    expect([...source.matchAll(/env\.(LOUPE_[A-Z_]+)/g)].map((m) => m[1])).toEqual(["LOUPE_CONFIG"]);
   });
 });

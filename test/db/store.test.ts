@@ -41,3 +41,15 @@ describe("store", () => {
     await expect(openStore(dir)).rejects.toThrow("newer than this binary knows");
   });
 });
+
+describe("one way into the store", () => {
+  test("24: only src/db/ opens bun:sqlite: everything else, the SQL routes' topic formats included, goes through the store's Kysely repos", async () => {
+    const root = join(import.meta.dir, "../../src");
+    const raw: string[] = [];
+    for await (const file of new Bun.Glob("**/*.{ts,tsx}").scan(root)) {
+      if (file.startsWith("db/")) continue;
+      if (/from\s+["']bun:sqlite["']/.test(await Bun.file(join(root, file)).text())) raw.push(file);
+    }
+    expect(raw).toEqual([]);
+  });
+});

@@ -101,11 +101,3 @@ describe("service endpoints", () => {
     expect(current).toBe(manifestSource());
   });
 });
-
-describe("README", () => {
-  test("its role table is the one the server enforces", async () => {
-    const { readmeWithTable } = await import("../../scripts/role-table.ts");
-    const readme = readFileSync(join(import.meta.dir, "../../README.md"), "utf8");
-    expect(readme).toBe(readmeWithTable(readme));
-  });
-});

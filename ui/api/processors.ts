@@ -3,7 +3,6 @@
  * src/domains/processors/schemas.ts), the calls, and who may change what. Ids are `lsql_<hex>`; names are free text, so
  * every path segment is encoded.
  */
-import type { z } from "zod";
 import {
   createBody,
   type DeploymentState,
@@ -12,13 +11,11 @@ import {
   type ProcessorDone,
   type ProcessorList,
   type ProcessorOne,
-  type runnerState,
 } from "../../src/domains/processors/schemas.ts";
 import { api } from "../session.ts";
 import { checked } from "./check.ts";
 
 export type { DeploymentState, ProcessorCreateBody };
-export type RunnerState = z.output<typeof runnerState>;
 export type Processor = ProcessorAnswer;
 
 /** States move on their own (runners start, fail, rebalance): list and detail ask again this often. */

@@ -6,8 +6,6 @@ import { defineRoute, json, RouteGroup } from "../../http/route.ts";
 import { loginAnswer, loginBody, sessionAnswer } from "./schemas.ts";
 import type { AuthService, Session } from "./service.ts";
 
-export { loginBody } from "./schemas.ts";
-
 /**
  * Whether the registry proxy's deletes are open to the session: turned on in the configuration,
  * and `write` or `admin` on the request's cluster (the level of the delete routes).

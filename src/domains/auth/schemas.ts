@@ -33,6 +33,5 @@ export const sessionAnswer = z.object({
   expiresAt: z.number(),
 });
 
-export type LoginBody = z.input<typeof loginBody>;
 export type LoginAnswer = z.output<typeof loginAnswer>;
 export type SessionAnswer = z.output<typeof sessionAnswer>;

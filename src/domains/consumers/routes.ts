@@ -5,8 +5,6 @@ import { topicFilterOf } from "../topics/scope-filter.ts";
 import { detail, lagHistoryAnswer, offsetResetBody, resetAnswer, summary, windowQuery } from "./schemas.ts";
 import type { ConsumerService } from "./service.ts";
 
-export { offsetResetBody } from "./schemas.ts";
-
 const groupParam = z.object({ group: z.string().min(1).max(255) });
 
 const tags = ["consumer groups"];

@@ -82,5 +82,4 @@ export type ConsumerGroupSummary = z.output<typeof summary>;
 export type ConsumerGroupDetail = z.output<typeof detail>;
 export type ConsumerGroupOffset = ConsumerGroupDetail["offsets"][number];
 export type ConsumerGroupLagHistory = z.output<typeof lagHistoryAnswer>;
-export type LagHistoryPoint = z.output<typeof lagPoint>;
 export type OffsetResetAnswer = z.output<typeof resetAnswer>;

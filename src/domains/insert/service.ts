@@ -18,6 +18,7 @@ import { AppError, badRequest } from "../../errors.ts";
 import type { KafkaPool, ProducedRecord, ProduceRecord } from "../../kafka/index.ts";
 import type { Logger } from "../../log/logger.ts";
 import type { SchemaRegistryClient } from "../../registry/client.ts";
+import { latestSchema, subjectOf } from "../../registry/subjects.ts";
 import type { Catalog } from "../../sql/analyzer.ts";
 import { type Span, SqlError, syntaxError } from "../../sql/errors.ts";
 import type { InsertValueNode, TopicAllowed, ValidationResult } from "../../sql/index.ts";
@@ -31,7 +32,6 @@ import {
   type InsertPlan,
 } from "../../sql/insert.ts";
 import type { TopicFormat, TopicFormats } from "../sql/service.ts";
-import { latestSchema, subjectOf } from "./subjects.ts";
 
 export type Side = "key" | "value";
 

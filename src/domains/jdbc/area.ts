@@ -6,8 +6,8 @@ import type { LogHub } from "../../log/logger.ts";
 import type { AuditService } from "../audit/service.ts";
 import type { InsertService } from "../insert/service.ts";
 import type { MetadataService } from "../metadata/service.ts";
+import { storeTopicFormats } from "../metadata/topic-formats.ts";
 import type { SqlService } from "../sql/service.ts";
-import { storeTopicFormats } from "../sql/topic-formats.ts";
 import { jdbcApi, jdbcRoutes } from "./routes.ts";
 import { jdbcSelectApi, jdbcSelectRoutes } from "./select-routes.ts";
 
@@ -16,7 +16,7 @@ export const jdbcSelectArea = defineArea({
   name: "jdbc-select",
   routes: jdbcSelectApi,
   build: (d: { sql: SqlService; streams: StreamRegistry; store: Store; logs: LogHub }) =>
-    jdbcSelectRoutes({ sql: d.sql, streams: d.streams, formats: storeTopicFormats(d.store.sqlite), log: d.logs.logger("jdbc") }),
+    jdbcSelectRoutes({ sql: d.sql, streams: d.streams, formats: storeTopicFormats(d.store.db), log: d.logs.logger("jdbc") }),
 });
 
 /** The JDBC driver's metadata and inserts, listed with the topics' metadata. */

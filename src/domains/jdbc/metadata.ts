@@ -6,9 +6,9 @@
  */
 import type { KafkaPool } from "../../kafka/index.ts";
 import type { Logger } from "../../log/logger.ts";
+import { latestSchema, listSubjects, subjectOf } from "../../registry/subjects.ts";
 import type { Scope } from "../access/scope.ts";
 import type { InsertService } from "../insert/service.ts";
-import { latestSchema, listSubjects, subjectOf } from "../insert/subjects.ts";
 import type { MetadataService } from "../metadata/service.ts";
 import type { JdbcTable } from "./schemas.ts";
 

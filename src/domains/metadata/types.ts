@@ -3,7 +3,7 @@ import { badRequest } from "../../errors.ts";
 import { JsonDepthError, MAX_SCHEMA_DEPTH, parseJson } from "../../util/json.ts";
 import { DATA_TYPES, type DataType } from "../shared/topic-types.ts";
 
-export { DATA_TYPES, type DataType, type TopicMetadata } from "../shared/topic-types.ts";
+export type { DataType, TopicMetadata } from "../shared/topic-types.ts";
 
 /** Case-insensitive in, upper case out; anything else is a 400 naming the allowed values. */
 export function parseDataType(value: string, field: string): DataType {

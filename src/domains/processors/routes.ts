@@ -11,8 +11,6 @@ import { defineRoute, json, RouteGroup } from "../../http/route.ts";
 import { createBody, done, type ProcessorAnswer, processorOne, processorSchema, target } from "./schemas.ts";
 import type { Caller, ProcessorService } from "./service.ts";
 
-export { processorSchema } from "./schemas.ts";
-
 const tags = ["processors"];
 
 const idParams = z.object({ processorId: z.string().min(1).max(200) });

@@ -60,8 +60,6 @@ export interface Caller {
 /** Who Loupe's own actions are audited as. */
 export const LOUPE_ACTOR = "loupe";
 
-export type { ProcessorAnswer } from "./schemas.ts";
-
 const NAME = /^[A-Za-z0-9][A-Za-z0-9 ._-]{0,99}$/;
 
 export class ProcessorService {

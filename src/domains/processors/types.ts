@@ -4,14 +4,14 @@
  */
 import type { StreamProgram } from "../../sql/index.ts";
 
-export type { AggregateProgram, StreamOutput, StreamProgram, StreamSettings, StreamWindow } from "../../sql/index.ts";
+export type { AggregateProgram, StreamOutput, StreamProgram } from "../../sql/index.ts";
 
 /** What the user asked for last. */
 export type DesiredState = "RUNNING" | "PAUSED";
 
 import type { ProcessorFigures } from "./schemas.ts";
 
-export type { DeploymentState, ProcessorFigures } from "./schemas.ts";
+export type { DeploymentState } from "./schemas.ts";
 
 /** One runner, as it reports itself. */
 export type RunnerStateName = "PENDING" | "RUNNING" | "FAILED" | "STOPPED";

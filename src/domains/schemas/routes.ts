@@ -39,8 +39,6 @@ import {
 } from "./service.ts";
 import { SubjectAccess, type SubjectRefusal } from "./subject-scope.ts";
 
-export { compatibilityBody, schemaBody } from "./schemas.ts";
-
 const tags = ["schema registry"];
 
 /** An answer in whichever of the registry's media types it chose. */

@@ -17,8 +17,6 @@ import type { Upstream, UpstreamAnswer, UrlState } from "../../proxy/upstream.ts
 import type { NotificationService } from "../alerts/notifications.ts";
 import { publicUrl } from "../server-info/service.ts";
 
-export { COMPATIBILITY_LEVELS, type CompatibilityLevel } from "./schemas.ts";
-
 /** What the registry speaks; the Go client sends the first, the Python client the last. */
 export const REGISTRY_MEDIA_TYPES = [
   "application/vnd.schemaregistry.v1+json",

@@ -11,16 +11,16 @@ import type { ClientConfig, License } from "./schemas.ts";
 export type { ClientConfig, License };
 
 /**
- * Loupe needs no license. The answer reads as valid and unlimited: the limits are the largest
- * integer every client decodes exactly (2^53-1), and the expiry is the last millisecond of
+ * Loupe needs no license. The answer reads as valid and unlimited: the limits are 2^31-1, the
+ * largest int32, which the Go CLI's table printer still scales (it panics above 10^15), and the expiry is the last millisecond of
  * 2199, far enough to be "never" and near enough that every client can turn it into a date
  * (Go's nanosecond time ends in 2262, Python's datetime in 9999).
  */
 export const LICENSE: Readonly<License> = Object.freeze({
   clientId: "loupe",
   isRespected: true,
-  maxBrokers: Number.MAX_SAFE_INTEGER,
-  maxMessages: Number.MAX_SAFE_INTEGER,
+  maxBrokers: 2147483647,
+  maxMessages: 2147483647,
   expiry: Date.UTC(2199, 11, 31, 23, 59, 59, 999),
 });
 

@@ -46,7 +46,6 @@ export const createdAccountView = accountView.extend({
 
 export type ServiceAccountView = z.infer<typeof accountView>;
 export type CreatedServiceAccount = z.infer<typeof createdAccountView>;
-export type NewServiceAccount = z.output<typeof createAccountBody>;
 export type ServiceAccountChange = Omit<z.output<typeof changeAccountBody>, "name">;
 export type NewServiceAccountBody = z.input<typeof createAccountBody>;
 export type ServiceAccountChangeBody = z.input<typeof changeAccountBody>;

@@ -4,8 +4,6 @@ import { defineRoute, json, RouteGroup } from "../../http/route.ts";
 import { clearAnswer, historyEntry, historyQuery, name, savedAnswer, savedBody, savedQuery } from "./schemas.ts";
 import type { SqlLibraryService } from "./service.ts";
 
-export { MAX_SAVED_TEXT } from "./schemas.ts";
-
 const tags = ["sql"];
 
 // Any role that may run queries keeps their own library; nobody reads another user's.

@@ -60,9 +60,6 @@ export interface TopicFormats {
   get(cluster: string, topic: string): Promise<TopicFormat | null>;
 }
 
-/** No metadata anywhere: every record is inferred (or chosen with SET). */
-export const NO_TOPIC_FORMATS: TopicFormats = { get: async () => null };
-
 export interface SqlServiceOptions {
   pool: KafkaPool;
   formats: TopicFormats;

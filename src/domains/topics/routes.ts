@@ -24,8 +24,6 @@ import { topicFilterOf } from "./scope-filter.ts";
 import type { TopicService } from "./service.ts";
 import { requireTopics } from "./visibility.ts";
 
-export { createTopicBody, topicConfigBody } from "./schemas.ts";
-
 /** The COMPAT.md text; clients compare the part before the first comma. */
 export function deleteRecordsMessage(topic: string, partition: number, offset: number): string {
   return (

@@ -4,10 +4,12 @@ import type { BrokerInfo, KafkaCluster, KafkaPool, RawRecord } from "../../kafka
 import type { LagEngine, PartitionLag } from "../../lag/engine.ts";
 import type { OffsetSampler } from "../../lag/sampler.ts";
 import type { Logger } from "../../log/logger.ts";
+import type { SchemaRegistryClient } from "../../registry/client.ts";
+import { latestSchema, subjectOf } from "../../registry/subjects.ts";
 import type { InternalTopics } from "../access/internal-topics.ts";
 import { type NotificationService, TOPIC_ALERTS } from "../alerts/notifications.ts";
 import type { AuditService } from "../audit/service.ts";
-import type { TopicMetadata } from "../shared/topic-types.ts";
+import type { DataType, TopicMetadata } from "../shared/topic-types.ts";
 import { readTail } from "./sample.ts";
 import type {
   ClientGroupState,
@@ -23,6 +25,9 @@ import type { TopicFilter } from "./visibility.ts";
 
 /** How long creating or deleting a topic waits for the brokers' metadata to follow. */
 const SETTLE_MS = 15_000;
+
+/** How long a topic's page waits for the registry's schemas before it answers without them. */
+const REGISTRY_WAIT_MS = 3_000;
 
 /** How long the configs a new topic would get are kept before the brokers are asked again. */
 const DEFAULTS_TTL_MS = 5 * 60_000;
@@ -88,6 +93,8 @@ export class TopicService {
       log: Logger;
       /** Kafka's, Connect's, the registry's and Loupe's topics: marked `isControlTopic`. */
       internalTopics: InternalTopics;
+      /** The schema registry, when configured: a topic's `<topic>-key` / `<topic>-value` schemas. */
+      registry?: SchemaRegistryClient | null;
     },
   ) {}
 
@@ -192,7 +199,7 @@ export class TopicService {
 
     // One read of the newest record of each partition: the topic's timestamp, and the sample
     // for guessing types when no metadata is stored.
-    const [records, consumers] = await Promise.all([
+    const [records, consumers, keyRegistered, valueRegistered] = await Promise.all([
       readTail(kafka, name, perPartition, { perPartition: 1 }).catch((e: unknown) => {
         this.deps.log.warn("cannot read the newest records", { cluster, topic: name, error: (e as Error).message });
         return [];
@@ -203,8 +210,10 @@ export class TopicService {
         lag.partitions.filter((p) => p.topic === name),
         lag.groups,
       ),
+      this.#registered(cluster, name, "key"),
+      this.#registered(cluster, name, "value"),
     ]);
-    const types = await this.deps.metadata.typesFor(cluster, name, records);
+    const types = withRegistered(await this.deps.metadata.typesFor(cluster, name, records), keyRegistered, valueRegistered);
     // A topic's override whose default the broker lists under another name (`log.retention.hours`
     // for `retention.ms`) has no default among its synonyms: the configs a new topic would get say it.
     const overridden = configs.filter((c) => !c.isDefault && (c.defaultValue ?? null) === null);
@@ -235,6 +244,24 @@ export class TopicService {
       consumers,
       messagesPerPartition: perPartition,
     };
+  }
+
+  /**
+   * The latest Avro schema of the topic's key or value subject (`<topic>-key`, `<topic>-value`),
+   * as the JDBC table listing answers it. Undefined without a registry, a subject or an Avro
+   * schema, and when the registry cannot answer within REGISTRY_WAIT_MS: the topic's page stays
+   * useful (and quick) without it.
+   */
+  async #registered(cluster: string, topic: string, side: "key" | "value"): Promise<string | undefined> {
+    const registry = this.deps.registry;
+    if (!registry) return undefined;
+    try {
+      const latest = await latestSchema(registry, subjectOf(topic, side), AbortSignal.timeout(REGISTRY_WAIT_MS));
+      return latest && latest.schemaType.toUpperCase() === "AVRO" ? latest.schema : undefined;
+    } catch (e) {
+      this.deps.log.warn("cannot read the topic's registry subject", { cluster, topic, side, error: (e as Error).message });
+      return undefined;
+    }
   }
 
   /**
@@ -494,4 +521,26 @@ export class TopicService {
   async drain(timeoutMs = 5_000): Promise<void> {
     await Promise.race([Promise.allSettled([...this.#pending]), Bun.sleep(timeoutMs)]);
   }
+}
+
+/**
+ * What the registry adds to a topic's types. Stored metadata keeps its types; an AVRO side
+ * without a stored schema gets the subject's. A guessed side that is Avro or has no clue (an
+ * empty topic: BYTES) is AVRO with the subject's schema; a guess the records contradict stays.
+ */
+function withRegistered(types: TopicMetadata, key: string | undefined, value: string | undefined): TopicMetadata {
+  const side = (type: DataType, schema: string | undefined, registered: string | undefined) => {
+    if (registered === undefined) return { type, schema };
+    if (!types.inferred) return { type, schema: schema ?? (type === "AVRO" ? registered : undefined) };
+    return type === "AVRO" || type === "BYTES" ? { type: "AVRO" as const, schema: registered } : { type, schema };
+  };
+  const k = side(types.keyType, types.keySchema, key);
+  const v = side(types.valueType, types.valueSchema, value);
+  return {
+    ...types,
+    keyType: k.type,
+    valueType: v.type,
+    ...(k.schema !== undefined ? { keySchema: k.schema } : {}),
+    ...(v.schema !== undefined ? { valueSchema: v.schema } : {}),
+  };
 }

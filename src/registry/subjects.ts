@@ -3,8 +3,8 @@
  * a topic's key or value subject (`<topic>-key`, `<topic>-value`, the Confluent default naming).
  * Through the registry client's `request`, so failover between its URLs applies.
  */
-import { AppError } from "../../errors.ts";
-import { registryJson, type SchemaRegistryClient } from "../../registry/client.ts";
+import { AppError } from "../errors.ts";
+import { registryJson, type SchemaRegistryClient } from "./client.ts";
 
 export interface LatestSchema {
   id: number;
@@ -15,8 +15,8 @@ export interface LatestSchema {
 export const subjectOf = (topic: string, side: "key" | "value") => `${topic}-${side}`;
 
 /** The latest schema registered under the subject; null when the registry has no such subject. */
-export async function latestSchema(registry: SchemaRegistryClient, subject: string): Promise<LatestSchema | null> {
-  const res = await registry.request(`/subjects/${encodeURIComponent(subject)}/versions/latest`);
+export async function latestSchema(registry: SchemaRegistryClient, subject: string, signal?: AbortSignal): Promise<LatestSchema | null> {
+  const res = await registry.request(`/subjects/${encodeURIComponent(subject)}/versions/latest`, signal ? { signal } : {});
   if (res.status === 404) {
     await res.body?.cancel().catch(() => {});
     return null;
