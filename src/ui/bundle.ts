@@ -9,6 +9,25 @@ import { EMBEDDED_UI } from "./embedded.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
 
+/** zod's probe for `new Function`, which the browser never needs (ui/zod-config.ts sets jitless). */
+const ZOD_EVAL_PROBE = 'const F = Function;\n        new F("");\n        return true;';
+
+/**
+ * The page's Content-Security-Policy allows no eval, and the UI runs zod jitless, so the bundle
+ * carries no eval path at all: zod's one probe for it answers "no" without trying. The build
+ * fails if the probe is not where this expects it (a zod upgrade), rather than ship it.
+ */
+const zodWithoutEval: import("bun").BunPlugin = {
+  name: "zod-without-eval",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]core[\\/]util\.js$/ }, async (args) => {
+      const source = await Bun.file(args.path).text();
+      if (!source.includes(ZOD_EVAL_PROBE)) throw new Error(`${args.path}: zod's eval probe is not where the UI build expects it`);
+      return { contents: source.replace(ZOD_EVAL_PROBE, "return false;"), loader: "js" };
+    });
+  },
+};
+
 /** Builds the UI; with `outdir`, writes the files there too. Answers the files by URL path. */
 export async function buildUi(outdir?: string): Promise<Map<string, Blob>> {
   if (outdir) mkdirSync(outdir, { recursive: true });
@@ -18,6 +37,7 @@ export async function buildUi(outdir?: string): Promise<Map<string, Blob>> {
     minify: true,
     naming: "[name].[ext]",
     define: { "process.env.NODE_ENV": '"production"' },
+    plugins: [zodWithoutEval],
     ...(outdir ? { outdir } : {}),
   });
   if (!result.success) throw new AggregateError(result.logs, "the UI bundle did not build");
