@@ -222,7 +222,15 @@ describe("connect", () => {
       await dialog.getByLabel("Type the connector's name to confirm").fill(CREATED);
       await dialog.getByRole("button", { name: "Delete connector" }).click();
       await page.getByRole("heading", { name: "Connect", exact: true }).waitFor();
-      const gone = await server.request(proxy("connectors", CREATED), { role: "read" });
+      // The worker that took the delete tells the others through Connect's config topic; a
+      // worker still rebalancing (other files use the same Connect cluster) may answer 5xx meanwhile.
+      const gone = await waitFor(
+        async () => {
+          const answer = await server.request(proxy("connectors", CREATED), { role: "read" });
+          return answer.status < 500 && answer;
+        },
+        { timeoutMs: 30_000, what: "Connect's answer for the deleted connector" },
+      );
       expect(gone.status).toBe(404);
       await waitFor(async () => (await page.getByRole("link", { name: CREATED }).count()) === 0, { what: "the row gone" });
     });
