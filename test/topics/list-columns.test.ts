@@ -57,3 +57,31 @@ test("GET /api/topics gives each topic's size in bytes and the lag of the groups
   expect(item).toMatchObject({ totalMessages: 20, lag: 8 + 10 });
   expect(await listed(empty)).toMatchObject({ totalMessages: 0, sizeBytes: 0, lag: 0 });
 }, 60_000);
+
+test("24: a topic deleted between the listing and its offsets leaves the list whole, without it", async () => {
+  const kafka = rt.kafka.default();
+  const stays = await createReadyTopic(kafka, { prefix: "mid-list-stays", partitions: 1, track: topics });
+  const goes = await createReadyTopic(kafka, { prefix: "mid-list-goes", partitions: 1, track: topics });
+  // The real deletion, timed: right after the service's first listing, before its offsets.
+  const list = kafka.topics.list.bind(kafka.topics);
+  let deleted = false;
+  kafka.topics.list = async (...args: Parameters<typeof list>) => {
+    const listed = await list(...args);
+    if (!deleted) {
+      deleted = true;
+      await kafka.topics.delete(goes);
+      await waitFor(async () => !(await list({ includeInternal: false })).some((t) => t.name === goes), { what: "the topic gone" });
+    }
+    return listed;
+  };
+  try {
+    const res = await rt.request("/api/topics", { role: "nodata" });
+    expect(res.status).toBe(200);
+    const names = ((await res.json()) as Item[]).map((t) => t.topicName);
+    expect(deleted).toBe(true);
+    expect(names).toContain(stays);
+    expect(names).not.toContain(goes);
+  } finally {
+    kafka.topics.list = list;
+  }
+}, 60_000);

@@ -25,6 +25,8 @@ import type { TopicFilter } from "./visibility.ts";
 
 /** How long creating or deleting a topic waits for the brokers' metadata to follow. */
 const SETTLE_MS = 15_000;
+/** Listings of the topics tried while topics are deleted under them (see list). */
+const LIST_ATTEMPTS = 3;
 
 /** How long a topic's page waits for the registry's schemas before it answers without them. */
 const REGISTRY_WAIT_MS = 3_000;
@@ -112,6 +114,19 @@ export class TopicService {
    * asked, so a scoped caller's list costs less, never more.
    */
   async list(cluster: string, visible: TopicFilter = null): Promise<TopicListItem[]> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#listOnce(cluster, visible);
+      } catch (err) {
+        // A topic deleted between the listing and its offsets fails the offsets' request: list
+        // again (the new listing no longer has it). A cluster whose topics keep going that fast
+        // gets its error after a few tries.
+        if (attempt >= LIST_ATTEMPTS || !(err instanceof AppError) || err.code !== "NOT_FOUND") throw err;
+      }
+    }
+  }
+
+  async #listOnce(cluster: string, visible: TopicFilter): Promise<TopicListItem[]> {
     const kafka = this.#kafka(cluster);
     const all = await kafka.topics.list({ includeInternal: true });
     const topics = visible ? all.filter((t) => visible(t.name)) : all;
