@@ -370,6 +370,45 @@ export async function killService(proc: ServiceProcess): Promise<void> {
  */
 export function freezeService(proc: ServiceProcess): void {
   signalGroup(proc.pid, "SIGSTOP");
+  // A stop reaches each thread when it next runs: on a busy machine a thread may still answer a
+  // request for a moment after kill() returns. Frozen means every thread of the group stopped.
+  const deadline = Date.now() + 5_000;
+  while (!groupStopped(proc.pid)) {
+    if (Date.now() > deadline) throw new Error(`${proc.name} (pid ${proc.pid}) did not stop within 5 s of SIGSTOP`);
+    Bun.sleepSync(1);
+  }
+}
+
+/** Whether every thread of every process in the group `pgid` is stopped (state T or t). */
+function groupStopped(pgid: number): boolean {
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    } catch {
+      continue;
+    }
+    // Fields after the command's closing parenthesis: state, ppid, pgrp, ...
+    const [, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (Number(pgrp) !== pgid) continue;
+    let tasks: string[];
+    try {
+      tasks = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue;
+    }
+    for (const task of tasks) {
+      try {
+        const s = readFileSync(`/proc/${pid}/task/${task}/stat`, "utf8");
+        const state = s.slice(s.lastIndexOf(")") + 2, s.lastIndexOf(")") + 3);
+        if (state !== "T" && state !== "t" && state !== "Z" && state !== "X") return false;
+      } catch {
+        /* the thread ended */
+      }
+    }
+  }
+  return true;
 }
 
 export function thawService(proc: ServiceProcess): void {
