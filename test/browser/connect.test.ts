@@ -1,3 +1,4 @@
+// @serial: its connectors share the test Connect cluster with test/connect/*, whose rebalances make a worker answer 5xx for a moment; alone, every answer it checks is the settled one.
 /**
  * Kafka Connect in a real browser, against the compiled executable and the real Connect workers:
  * the workers of the test cluster up and those of a dead alias down; a writer creates a
