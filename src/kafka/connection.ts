@@ -55,7 +55,7 @@ export class KafkaConnection {
     try {
       return await fn();
     } catch (err) {
-      throw toAppError(err, context, this.name);
+      throw toAppError(err, context, this.name, this.counter.recentSocketError());
     }
   }
 
@@ -86,7 +86,7 @@ export class KafkaConnection {
       const md = await withTimeout(this.metadata([]), timeoutMs);
       return { connected: true, brokers: md.brokers.length, controllerId: md.controllerId, latencyMs: latency() };
     } catch (err) {
-      const error = toAppError(err, `Kafka cluster '${this.name}'`, this.name).message;
+      const error = toAppError(err, `Kafka cluster '${this.name}'`, this.name, this.counter.recentSocketError()).message;
       return { connected: false, brokers: 0, controllerId: null, latencyMs: latency(), error };
     }
   }
