@@ -108,6 +108,14 @@ export const KAFKA_ERROR_CODES: Readonly<Record<string, ErrorCode>> = {
 
 const TRANSIENT: ReadonlySet<ErrorCode> = new Set(["UNAVAILABLE", "GATEWAY_TIMEOUT"]);
 
+/** What the cluster's connections know beyond the error itself, to tell TLS failures apart. */
+export interface ConnectionFacts {
+  /** A socket error the cluster's connections met just before (see RequestCounter.lastSocketError). */
+  recentSocketError?: unknown;
+  /** Whether Loupe offers a client certificate (tls.cert); undefined when not known. */
+  clientCertificate?: boolean;
+}
+
 /** What one leaf of the client's error tree says. */
 interface Finding {
   code: ErrorCode;
@@ -176,7 +184,7 @@ const UNTRUSTED_CERT_CODES = new Set([
  * names another host; or the broker refused Loupe's client certificate (a TLS alert it sent).
  * Undefined for anything else.
  */
-function tlsFinding(err: unknown): Finding | undefined {
+function tlsFinding(err: unknown, conn: ConnectionFacts): Finding | undefined {
   if (!(err instanceof Error) || !("code" in err) || typeof err.code !== "string") return undefined;
   const code = err.code;
   const said = (reason: string): Finding => ({ code: "BAD_GATEWAY", reason: `TLS: ${reason}`, retriable: false, rank: 2 });
@@ -190,21 +198,20 @@ function tlsFinding(err: unknown): Finding | undefined {
       `the broker's certificate does not name the host Loupe connected to (${err.message}); use a host name the certificate names`,
     );
   }
-  if (/ALERT_CERTIFICATE_REQUIRED/.test(code)) {
+  const refused =
+    /ALERT_(BAD_CERTIFICATE|CERTIFICATE_UNKNOWN|UNKNOWN_CA|UNSUPPORTED_CERTIFICATE|CERTIFICATE_EXPIRED|CERTIFICATE_REVOKED|ACCESS_DENIED)/;
+  // Brokers (Java) answer a missing client certificate with bad_certificate, not certificate_required.
+  if (/ALERT_CERTIFICATE_REQUIRED/.test(code) || (refused.test(code) && conn.clientCertificate === false)) {
     return said(`the broker requires a client certificate (${code}); set kafka.clusters[].tls.cert and key`);
   }
-  if (
-    /ALERT_(BAD_CERTIFICATE|CERTIFICATE_UNKNOWN|UNKNOWN_CA|UNSUPPORTED_CERTIFICATE|CERTIFICATE_EXPIRED|CERTIFICATE_REVOKED|ACCESS_DENIED)/.test(
-      code,
-    )
-  ) {
+  if (refused.test(code)) {
     return said(`the broker refused Loupe's client certificate (${code}); it must be signed by a CA the broker trusts and be valid now`);
   }
   if (/^ERR_SSL_/.test(code)) return said(`the handshake failed (${err.message})`);
   return undefined;
 }
 
-function classify(err: unknown): Finding {
+function classify(err: unknown, conn: ConnectionFacts = {}): Finding {
   if (err instanceof AppError) {
     return { code: err.code, reason: err.message, retriable: false, rank: 0 };
   }
@@ -230,7 +237,7 @@ function classify(err: unknown): Finding {
     // the client wraps the reason in a NetworkError, so it is looked for inside.
     for (const inner of wrapped(err)) {
       if (inner instanceof AuthenticationError) return credentialsFinding(inner);
-      const tls = tlsFinding(inner);
+      const tls = tlsFinding(inner, conn);
       if (tls) return tls;
     }
     return { code: "UNAVAILABLE", reason: `cannot reach the cluster: ${socketReason(err)}`, retriable: true, rank: 4 };
@@ -268,9 +275,9 @@ function classify(err: unknown): Finding {
  * "Cannot create topic 'orders'"; the message is `<context>: <broker's reason>`.
  * INTERNAL errors keep a generic message: their text may be a bug's, not the broker's.
  */
-export function toAppError(err: unknown, context: string, cluster?: string, recentSocketError?: unknown): AppError {
+export function toAppError(err: unknown, context: string, cluster?: string, conn: ConnectionFacts = {}): AppError {
   if (err instanceof AppError) return err;
-  const findings = leaves(err).map((leaf) => closedBecause(leaf, recentSocketError) ?? classify(leaf));
+  const findings = leaves(err).map((leaf) => closedBecause(leaf, conn) ?? classify(leaf, conn));
   findings.sort((a, b) => a.rank - b.rank);
   const best = findings[0] ?? classify(err);
   const details: Record<string, unknown> = {};
@@ -289,9 +296,9 @@ export function toAppError(err: unknown, context: string, cluster?: string, rece
  * "Connection closed"; the alert that said why (a client certificate the broker does not trust,
  * in TLS 1.3 sent only after the handshake) reached the connection as a socket error instead.
  */
-function closedBecause(leaf: unknown, recentSocketError: unknown): Finding | undefined {
-  if (recentSocketError === undefined || !(leaf instanceof NetworkError) || leaf.cause !== undefined) return undefined;
-  return tlsFinding(recentSocketError);
+function closedBecause(leaf: unknown, conn: ConnectionFacts): Finding | undefined {
+  if (conn.recentSocketError === undefined || !(leaf instanceof NetworkError) || leaf.cause !== undefined) return undefined;
+  return tlsFinding(conn.recentSocketError, conn);
 }
 
 /** The Kafka error name inside a client error, if there is one (e.g. "OFFSET_OUT_OF_RANGE"). */

@@ -124,12 +124,18 @@ describe("toAppError", () => {
   test("25: a bare 'Connection closed' is told by the TLS alert its socket met just before", () => {
     const alert = Object.assign(new Error("sslv3 alert certificate unknown"), { code: "ERR_SSL_SSLV3_ALERT_CERTIFICATE_UNKNOWN" });
     const closed = new MultipleErrors("x", [new NetworkError("Connection closed")]);
-    expect(toAppError(closed, "Ctx", "c1", alert).message).toBe(
+    expect(toAppError(closed, "Ctx", "c1", { recentSocketError: alert, clientCertificate: true }).message).toBe(
       "Ctx: TLS: the broker refused Loupe's client certificate (ERR_SSL_SSLV3_ALERT_CERTIFICATE_UNKNOWN); it must be signed by a CA the broker trusts and be valid now",
     );
     // Without one, or with a socket error that is no TLS failure, it stays an outage.
     expect(toAppError(closed, "Ctx", "c1").code).toBe("UNAVAILABLE");
-    expect(toAppError(closed, "Ctx", "c1", Object.assign(new Error("reset"), { code: "ECONNRESET" })).code).toBe("UNAVAILABLE");
+    expect(toAppError(closed, "Ctx", "c1", { recentSocketError: Object.assign(new Error("reset"), { code: "ECONNRESET" }) }).code).toBe(
+      "UNAVAILABLE",
+    );
+    // The same alert when Loupe offered no certificate: one is required.
+    expect(toAppError(closed, "Ctx", "c1", { recentSocketError: alert, clientCertificate: false }).message).toStartWith(
+      "Ctx: TLS: the broker requires a client certificate (ERR_SSL_SSLV3_ALERT_CERTIFICATE_UNKNOWN)",
+    );
   });
 
   test("a definite answer wins over a transient one in the same error", () => {

@@ -26,11 +26,11 @@ const scramCluster = (over: { password?: string; ca?: string; bootstrap?: string
   tls: { ca: over.ca ?? env.caFile },
 });
 
-const mtlsCluster = (over: { cert?: string; key?: string } = {}): ClusterSettings => ({
+const mtlsCluster = (over: { cert?: string; key?: string; none?: boolean } = {}): ClusterSettings => ({
   name: "secured",
   bootstrapServers: env.mtlsBootstrap,
   default: true,
-  tls: { ca: env.caFile, cert: over.cert ?? env.admin.certFile, key: over.key ?? env.admin.keyFile },
+  tls: over.none ? { ca: env.caFile } : { ca: env.caFile, cert: over.cert ?? env.admin.certFile, key: over.key ?? env.admin.keyFile },
 });
 
 const runtimes: TestRuntime[] = [];
@@ -146,6 +146,11 @@ describe("25: Loupe on a secured cluster", () => {
       what: "a client certificate the broker does not trust",
       cluster: () => mtlsCluster({ cert: env.untrusted.certFile, key: env.untrusted.keyFile }),
       reason: /TLS: the broker refused Loupe's client certificate/,
+    },
+    {
+      what: "no client certificate where one is required",
+      cluster: () => mtlsCluster({ none: true }),
+      reason: /TLS: the broker requires a client certificate \(ERR_SSL_\w+\); set kafka.clusters\[\].tls.cert and key/,
     },
   ];
 
