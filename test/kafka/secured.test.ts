@@ -10,28 +10,16 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createServer, type Server, type Socket, connect as tcpConnect } from "node:net";
 import { secureKafkaEnv, uniqueTopic } from "../cluster/cluster.ts";
 import { errorOf, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
+import { secureClusterSettings } from "../helpers/secure-kafka.ts";
 
 const env = secureKafkaEnv();
 
 /** A failure must be told within this long: the connect timeout (5 s) and a margin, never a hang. */
 const FAILURE_DEADLINE_MS = 10_000;
 
-type ClusterSettings = Record<string, unknown>;
-
-const scramCluster = (over: { password?: string; ca?: string; bootstrap?: string } = {}): ClusterSettings => ({
-  name: "secured",
-  bootstrapServers: over.bootstrap ?? env.saslBootstrap,
-  default: true,
-  sasl: { mechanism: "SCRAM-SHA-512", username: env.admin.user, password: over.password ?? env.admin.password },
-  tls: { ca: over.ca ?? env.caFile },
-});
-
-const mtlsCluster = (over: { cert?: string; key?: string; none?: boolean } = {}): ClusterSettings => ({
-  name: "secured",
-  bootstrapServers: env.mtlsBootstrap,
-  default: true,
-  tls: over.none ? { ca: env.caFile } : { ca: env.caFile, cert: over.cert ?? env.admin.certFile, key: over.key ?? env.admin.keyFile },
-});
+type ClusterSettings = ReturnType<typeof secureClusterSettings>;
+const scramCluster = (over: { password?: string; ca?: string; bootstrap?: string } = {}) => secureClusterSettings(over);
+const mtlsCluster = (over: { cert?: { certFile: string; keyFile: string } | null } = {}) => secureClusterSettings({ via: "mtls", ...over });
 
 const runtimes: TestRuntime[] = [];
 async function runtimeOn(cluster: ClusterSettings): Promise<TestRuntime> {
@@ -144,12 +132,12 @@ describe("25: Loupe on a secured cluster", () => {
     },
     {
       what: "a client certificate the broker does not trust",
-      cluster: () => mtlsCluster({ cert: env.untrusted.certFile, key: env.untrusted.keyFile }),
+      cluster: () => mtlsCluster({ cert: env.untrusted }),
       reason: /TLS: the broker refused Loupe's client certificate/,
     },
     {
       what: "no client certificate where one is required",
-      cluster: () => mtlsCluster({ none: true }),
+      cluster: () => mtlsCluster({ cert: null }),
       reason: /TLS: the broker requires a client certificate \(ERR_SSL_\w+\); set kafka.clusters\[\].tls.cert and key/,
     },
   ];
