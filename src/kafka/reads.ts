@@ -17,7 +17,7 @@ import { AppError } from "../errors.ts";
 import { abortable, abortError } from "../util/abort.ts";
 import { answerWithin, callApi, clientOptions } from "./client.ts";
 import type { KafkaConnection, MetadataResponse } from "./connection.ts";
-import { kafkaErrorName, toAppError } from "./errors.ts";
+import { type ConnectionFacts, kafkaErrorName, toAppError } from "./errors.ts";
 import { LeaderlessPartitions } from "./partition-plan.ts";
 import { negotiatedFetch, type RecordBytes, rawFetch } from "./raw-fetch.ts";
 import { type AbortedTransaction, decodeRecordSet, type ReadCursor, skipPast } from "./record-set.ts";
@@ -35,6 +35,8 @@ const LOG_APPEND_TIME = 1 << 3;
 
 export interface ConsumeDeps {
   cluster: string;
+  /** What the cluster's connections know of why one failed (a refused client certificate). */
+  facts(): ConnectionFacts;
   /** The bootstrap brokers, named when the cluster cannot be asked at all. */
   bootstrap: string[];
   createConsumer(): Consumer;
@@ -183,7 +185,7 @@ export async function* consumeBatches(deps: ConsumeDeps, req: ConsumeRequest): A
     }
   } catch (err) {
     if (read.aborted(err)) return;
-    throw toAppError(err, read.context, deps.cluster);
+    throw toAppError(err, read.context, deps.cluster, deps.facts());
   } finally {
     await read.close();
   }
@@ -504,7 +506,7 @@ class TopicRead {
     const deps = this.#deps;
     const req = this.#req;
     const failure = err instanceof BrokerFailure ? err : null;
-    const mapped = toAppError(failure ? failure.cause : err, context, deps.cluster);
+    const mapped = toAppError(failure ? failure.cause : err, context, deps.cluster, deps.facts());
     if (mapped.code !== "UNAVAILABLE" && mapped.code !== "GATEWAY_TIMEOUT") throw mapped;
     const now = Date.now();
     const outage = this.#outage;
@@ -623,6 +625,7 @@ export class ReadOps {
     this.#conn = conn;
     this.#deps = {
       cluster: conn.name,
+      facts: () => conn.facts(),
       bootstrap: conn.config.bootstrapServers,
       requestTimeoutMs: conn.config.requestTimeoutMs ?? 30_000,
       createConsumer: () =>
@@ -680,7 +683,7 @@ export class ReadOps {
     try {
       return await fn(consumer);
     } catch (err) {
-      throw toAppError(err, context, this.#deps.cluster);
+      throw toAppError(err, context, this.#deps.cluster, this.#deps.facts());
     } finally {
       await Promise.race([consumer.close(true).catch(() => {}), Bun.sleep(1_000)]);
     }

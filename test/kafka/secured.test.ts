@@ -143,7 +143,7 @@ describe("25: Loupe on a secured cluster", () => {
   ];
 
   for (const f of failures) {
-    test(`${f.what}: the cluster DOWN with the reason, and a clear error on GET /api/topics, within seconds`, async () => {
+    test(`${f.what}: the cluster DOWN with the reason, and a clear 502 on GET /api/topics and GET .../records, within seconds`, async () => {
       const rt = await runtimeOn(f.cluster());
       const t0 = performance.now();
       const healthRes = await rt.request("/api/health");
@@ -166,6 +166,16 @@ describe("25: Loupe on a secured cluster", () => {
       );
       expect(healthMs).toBeLessThan(FAILURE_DEADLINE_MS);
       expect(routeMs).toBeLessThan(FAILURE_DEADLINE_MS);
+
+      // A read of records goes through other connections (a consumer's): the same answer.
+      const t2 = performance.now();
+      const read = await rt.request(`/api/topics/${uniqueTopic("secured-read")}/records?seek=oldest&limit=1`, { role: "read" });
+      const readMs = performance.now() - t2;
+      const readBody = await errorOf(read);
+      console.error(`[25] ${f.what}: GET .../records ${read.status} in ${Math.round(readMs)} ms: ${readBody.message}`);
+      expect(read.status).toBe(502);
+      expect(readBody.message).toMatch(f.reason);
+      expect(readMs).toBeLessThan(FAILURE_DEADLINE_MS);
     });
   }
 });
