@@ -153,18 +153,39 @@ function wrapped(err: unknown, out: unknown[] = [], depth = 0): unknown[] {
   return out;
 }
 
-/** SASL refused Loupe: the broker's own words (e.g. "invalid credentials with SASL mechanism SCRAM-SHA-512"). */
+/**
+ * SASL did not let Loupe in: wrong credentials (the broker's own words, e.g. "invalid credentials
+ * with SASL mechanism SCRAM-SHA-512"), a mechanism the listener does not offer, or a connection
+ * closed during the exchange (a TLS listener spoken to in plain text).
+ */
 function credentialsFinding(err: Error): Finding {
-  const answer = wrapped(err).find((e): e is ProtocolError => e instanceof ProtocolError);
+  const inner = wrapped(err);
+  const answer = inner.find((e): e is ProtocolError => e instanceof ProtocolError);
   const server =
     typeof answer?.serverErrorMessage === "string" && answer.serverErrorMessage.trim() ? answer.serverErrorMessage.trim() : null;
-  return {
+  const said = (reason: string): Finding => ({
     code: "BAD_GATEWAY",
-    reason: `the cluster rejected Loupe's credentials (SASL authentication failed${server ? `: ${server}` : ""}); check kafka.clusters[].sasl`,
+    reason,
     ...(answer ? { kafkaError: String(answer.apiId), kafkaErrorCode: Number(answer.apiCode) } : {}),
     retriable: false,
     rank: 2,
-  };
+  });
+  if (answer?.apiId === "UNSUPPORTED_SASL_MECHANISM") {
+    return said(
+      `the broker does not offer the SASL mechanism Loupe uses (${server ?? answer.message}); check kafka.clusters[].sasl.mechanism`,
+    );
+  }
+  if (answer) {
+    return said(
+      `the cluster rejected Loupe's credentials (SASL authentication failed${server ? `: ${server}` : ""}); check kafka.clusters[].sasl`,
+    );
+  }
+  if (inner.some((e) => e instanceof NetworkError)) {
+    return said(
+      `the broker closed the connection during the SASL exchange (${err.message}); a SASL_SSL listener also needs kafka.clusters[].tls`,
+    );
+  }
+  return said(`SASL authentication failed (${err.message}); check kafka.clusters[].sasl`);
 }
 
 /** Node's codes for a broker certificate that does not chain to a trusted CA. */
@@ -185,9 +206,19 @@ const UNTRUSTED_CERT_CODES = new Set([
  * Undefined for anything else.
  */
 function tlsFinding(err: unknown, conn: ConnectionFacts): Finding | undefined {
-  if (!(err instanceof Error) || !("code" in err) || typeof err.code !== "string") return undefined;
-  const code = err.code;
+  if (!(err instanceof Error)) return undefined;
   const said = (reason: string): Finding => ({ code: "BAD_GATEWAY", reason: `TLS: ${reason}`, retriable: false, rank: 2 });
+  // The client's own findings: a TLS listener answered plain text, or a plain one TLS.
+  if (err instanceof UserError && /Broker requires TLS/.test(err.message)) {
+    return said("the broker's listener requires TLS; set kafka.clusters[].tls (with the ca that signed its certificate)");
+  }
+  if (/before secure TLS connection was established|Please verify the broker supports TLS/.test(err.message)) {
+    return said(
+      `the broker closed the connection during the TLS handshake (${err.message}); is it a TLS listener? (a plain-text one needs no kafka.clusters[].tls)`,
+    );
+  }
+  if (!("code" in err) || typeof err.code !== "string") return undefined;
+  const code = err.code;
   if (UNTRUSTED_CERT_CODES.has(code)) {
     return said(`the broker's certificate is not trusted (${err.message}); kafka.clusters[].tls.ca must name the CA that signed it`);
   }
@@ -215,6 +246,8 @@ function classify(err: unknown, conn: ConnectionFacts = {}): Finding {
   if (err instanceof AppError) {
     return { code: err.code, reason: err.message, retriable: false, rank: 0 };
   }
+  const tls = err instanceof UserError ? tlsFinding(err, conn) : undefined;
+  if (tls) return tls;
   if (err instanceof ProtocolError) {
     const name = String(err.apiId);
     const code = KAFKA_ERROR_CODES[name] ?? "BAD_GATEWAY";

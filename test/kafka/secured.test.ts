@@ -3,12 +3,14 @@
  * with TLS and over mutual TLS it lists, creates, writes and reads through its REST API; a wrong
  * password, a CA that did not sign the broker's certificate, a host name the certificate does
  * not name and a client certificate the broker does not trust each show as the cluster DOWN in
- * /api/health with the reason, and as a clear JSON error on a Kafka-backed route, within seconds.
+ * /api/health with the reason, and as a clear JSON error on a Kafka-backed route, within seconds;
+ * so do a SASL mechanism the listener does not offer and TLS settings that do not fit the
+ * listener (plain text to a TLS one, TLS to a plain one).
  */
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createServer, type Server, type Socket, connect as tcpConnect } from "node:net";
-import { secureKafkaEnv, uniqueTopic } from "../cluster/cluster.ts";
+import { kafkaBootstrap, secureKafkaEnv, uniqueTopic } from "../cluster/cluster.ts";
 import { errorOf, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 import { secureClusterSettings } from "../helpers/secure-kafka.ts";
 
@@ -134,6 +136,29 @@ describe("25: Loupe on a secured cluster", () => {
       what: "a client certificate the broker does not trust",
       cluster: () => mtlsCluster({ cert: env.untrusted }),
       reason: /TLS: the broker refused Loupe's client certificate/,
+    },
+    {
+      what: "a SASL mechanism the listener does not offer",
+      cluster: () => {
+        const c = scramCluster();
+        return { ...c, sasl: { ...c.sasl!, mechanism: "SCRAM-SHA-256" as const } };
+      },
+      reason: /the broker does not offer the SASL mechanism Loupe uses \(.*\); check kafka.clusters\[\].sasl.mechanism/,
+    },
+    {
+      what: "SASL in plain text to a SASL_SSL listener",
+      cluster: () => ({ ...scramCluster(), tls: undefined }),
+      reason: /the broker closed the connection during the SASL exchange \(.*\); a SASL_SSL listener also needs kafka.clusters\[\].tls/,
+    },
+    {
+      what: "plain text to a TLS listener",
+      cluster: () => ({ ...mtlsCluster(), tls: undefined }),
+      reason: /TLS: the broker's listener requires TLS; set kafka.clusters\[\].tls/,
+    },
+    {
+      what: "TLS to a plain-text listener",
+      cluster: () => ({ ...mtlsCluster(), bootstrapServers: [kafkaBootstrap()] }),
+      reason: /TLS: the broker closed the connection during the TLS handshake \(.*\); is it a TLS listener\?/,
     },
     {
       what: "no client certificate where one is required",
