@@ -168,7 +168,7 @@ describe("25: Loupe on a secured cluster", () => {
   ];
 
   for (const f of failures) {
-    test(`${f.what}: the cluster DOWN with the reason, and a clear 502 on GET /api/topics and GET .../records, within seconds`, async () => {
+    test(`${f.what}: the cluster DOWN with the reason, and a clear 502 on GET /api/topics, a records read and a query, within seconds`, async () => {
       const rt = await runtimeOn(f.cluster());
       const t0 = performance.now();
       const healthRes = await rt.request("/api/health");
@@ -201,6 +201,17 @@ describe("25: Loupe on a secured cluster", () => {
       expect(read.status).toBe(502);
       expect(readBody.message).toMatch(f.reason);
       expect(readMs).toBeLessThan(FAILURE_DEADLINE_MS);
+
+      // A query does not wait sql.clusterWait (30 s) for a cluster that refused Loupe: no outage.
+      const t3 = performance.now();
+      const sql = `/api/sql/data?${new URLSearchParams({ sql: `SELECT * FROM secured_sql_${Date.now()}` })}`;
+      const query = await rt.request(sql, { role: "read", headers: { accept: "application/json" } });
+      const queryMs = performance.now() - t3;
+      const queryBody = await errorOf(query);
+      console.error(`[25] ${f.what}: SQL ${query.status} in ${Math.round(queryMs)} ms: ${queryBody.message}`);
+      expect(query.status).toBe(502);
+      expect(queryBody.message).toMatch(f.reason);
+      expect(queryMs).toBeLessThan(FAILURE_DEADLINE_MS);
     });
   }
 });
