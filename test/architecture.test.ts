@@ -57,16 +57,21 @@ const LAYER_NAMES = [
  * (test/ui/bundle.test.ts checks the bundle built).
  */
 const UI_MAY_IMPORT = new Set([
+  "src/config/groups.ts",
+  "src/config/values.ts",
   "src/domains/audit/types.ts",
   // The request schemas the UI's forms check with (zod only).
+  "src/domains/access/group-schemas.ts",
   "src/domains/connect/schemas.ts",
   "src/domains/metadata/schemas.ts",
   "src/domains/processors/schemas.ts",
   "src/domains/schemas/schemas.ts",
+  "src/domains/service-accounts/schemas.ts",
   "src/domains/shared/schemas.ts",
   "src/domains/shared/topic-types.ts",
   "src/domains/topics/names.ts",
   "src/domains/topics/schemas.ts",
+  "src/domains/users/schemas.ts",
   "src/http/audit-trail.ts",
   "src/sql/ast.ts",
   "src/sql/errors.ts",
