@@ -97,12 +97,16 @@ export async function renderMetrics(deps: MetricsDeps, cluster: string): Promise
     .sample("loupe_http_request_duration_seconds_total", {}, Math.round(deps.counters.totalMs) / 1000);
   out.metric("loupe_open_streams", "gauge", "Open event streams.").sample("loupe_open_streams", {}, deps.openStreams());
   if (deps.jobs) backgroundJobMetrics(out, deps.jobs());
-  const stats = deps.pool.stats();
+  kafkaClientMetrics(out, deps.pool.stats());
+  return out.toString();
+}
+
+/** Broker requests of each cluster's client, and those that failed. */
+function kafkaClientMetrics(out: MetricsText, stats: ReturnType<KafkaPool["stats"]>): void {
   out.metric("loupe_kafka_requests_total", "counter", "Requests Loupe sent to the cluster's brokers.");
   for (const s of stats) out.sample("loupe_kafka_requests_total", { cluster: s.cluster }, s.requests);
   out.metric("loupe_kafka_request_errors_total", "counter", "Broker requests that failed (network or protocol).");
   for (const s of stats) out.sample("loupe_kafka_request_errors_total", { cluster: s.cluster }, s.errors);
-  return out.toString();
 }
 
 /**
