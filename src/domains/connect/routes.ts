@@ -283,6 +283,27 @@ interface ExpandedEntry {
 const isJson = (answer: UpstreamAnswer) => /\bjson\b/i.test(answer.contentType ?? "");
 
 /**
+ * The config a scope check reads before a change of an existing connector, from the worker's
+ * answer to `GET .../config`; null when Connect refuses the request itself (a connector it does
+ * not know: 404, a name it cannot route: 400): that answer is the caller's, and the change is
+ * not sent. Fails closed: any other answer than a JSON object (409 or a 5xx from a worker still
+ * rebalancing after the read retries, an odd body) refuses the change with 502 rather than
+ * send it unchecked.
+ */
+export function configToCheck(answer: UpstreamAnswer, action: string): Record<string, unknown> | null {
+  if (answer.status >= 400 && answer.status < 500 && answer.status !== 409) return null;
+  const why = `Loupe does not ${action} a connector whose topics it cannot check`;
+  if (answer.status !== 200 || !isJson(answer)) {
+    throw new AppError("BAD_GATEWAY", `Kafka Connect did not give the connector's config (HTTP ${answer.status}): ${why}`);
+  }
+  const config = connectJson(answer);
+  if (!config || typeof config !== "object" || Array.isArray(config)) {
+    throw new AppError("BAD_GATEWAY", `Kafka Connect gave a config that is not an object: ${why}`);
+  }
+  return config as Record<string, unknown>;
+}
+
+/**
  * A worker's JSON answer, parsed with the nesting bound of util/json.ts (the reshaping walks it);
  * an answer that is no JSON, or nested too deeply, is the worker's fault: 502.
  */
@@ -503,16 +524,22 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
   /**
    * Pausing, resuming, restarting or deleting a connector changes what it reads and writes as
    * much as its config does: the caller's scope must cover the topics of its current config, as
-   * a create of that config would (an admin without limits is not asked). A connector Connect
-   * does not know is left to Connect's 404.
+   * a create of that config would (an admin without limits is not asked). The check fails
+   * closed: see configToCheck.
    */
-  const checkExisting = async (c: Context<AppEnv>, path: string, action: string): Promise<void> => {
-    if (isAdmin(c)) return;
-    const answer = await send(c, "GET", `${path}/config`);
-    if (answer.status !== 200 || !isJson(answer)) return;
-    const config = connectJson(answer);
-    if (!config || typeof config !== "object" || Array.isArray(config)) return;
-    await checkTopics(c, config as Record<string, unknown>, undefined, `Loupe refuses to ${action} this connector for your topic scope`);
+  const checkedChange = async (
+    c: Context<AppEnv>,
+    path: string,
+    action: string,
+    change: () => Promise<UpstreamAnswer>,
+  ): Promise<UpstreamAnswer> => {
+    if (!isAdmin(c)) {
+      const read = await send(c, "GET", `${path}/config`);
+      const config = configToCheck(read, action);
+      if (config === null) return read;
+      await checkTopics(c, config, undefined, `Loupe refuses to ${action} this connector for your topic scope`);
+    }
+    return change();
   };
 
   app.handle(connectApi.clusters, async (c) => c.json(await service.clusters()));
@@ -600,16 +627,17 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
     app.handle(route, async (c) => {
       const { alias, name, path } = connectorPath(c);
       c.set("auditContent", { alias, connector: name, action });
-      await checkExisting(c, path, action);
-      return relay(c, await send(c, "PUT", `${path}/${action}`));
+      return relay(c, await checkedChange(c, path, action, () => send(c, "PUT", `${path}/${action}`)));
     });
 
   app.handle(connectApi.restart, async (c) => {
     const { alias, name, path } = connectorPath(c);
     const q = c.req.valid("query");
     c.set("auditContent", { alias, connector: name, action: "restart", ...q });
-    await checkExisting(c, path, "restart");
-    return relay(c, await send(c, "POST", `${path}/restart`, { query: ["includeTasks", "onlyFailed"] }));
+    return relay(
+      c,
+      await checkedChange(c, path, "restart", () => send(c, "POST", `${path}/restart`, { query: ["includeTasks", "onlyFailed"] })),
+    );
   });
 
   app.handle(connectApi.tasks, async (c) =>
@@ -634,15 +662,13 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
     const { alias, name, path } = connectorPath(c);
     const task = intSegment("task id", c.req.valid("param").task_id);
     c.set("auditContent", { alias, connector: name, task, action: "restart" });
-    await checkExisting(c, path, "restart a task of");
-    return relay(c, await send(c, "POST", `${path}/tasks/${task}/restart`));
+    return relay(c, await checkedChange(c, path, "restart a task of", () => send(c, "POST", `${path}/tasks/${task}/restart`)));
   });
 
   app.handle(connectApi.delete, async (c) => {
     const { alias, name, path } = connectorPath(c);
     c.set("auditContent", { alias, connector: name });
-    await checkExisting(c, path, "delete");
-    const answer = await send(c, "DELETE", path);
+    const answer = await checkedChange(c, path, "delete", () => send(c, "DELETE", path));
     if (answer.status < 300)
       await notifications.raise({
         alertId: CONNECTOR_DELETED_ALERT.id,
