@@ -152,3 +152,36 @@ export function ActionResult({ error, done }: { error: Error | null; done: strin
     </p>
   ) : null;
 }
+
+/** A column's header: its label, or `num(label)` for a right-aligned column of numbers. */
+export type Column = string | { label: string; num: true };
+export const num = (label: string): Column => ({ label, num: true });
+
+/**
+ * A table's header row, one `th scope="col"` a column; `actions` adds a last column for the
+ * rows' buttons, named for assistive technology only.
+ */
+export function TableHead({ columns, actions = false }: { columns: readonly Column[]; actions?: boolean }) {
+  return (
+    <thead>
+      <tr>
+        {columns.map((c) =>
+          typeof c === "string" ? (
+            <th key={c} scope="col">
+              {c}
+            </th>
+          ) : (
+            <th key={c.label} scope="col" className="num">
+              {c.label}
+            </th>
+          ),
+        )}
+        {actions && (
+          <th scope="col">
+            <span className="visually-hidden">Actions</span>
+          </th>
+        )}
+      </tr>
+    </thead>
+  );
+}

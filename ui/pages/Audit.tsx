@@ -2,6 +2,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { AUDIT_TYPES } from "../../src/domains/audit/types.ts";
 import { type AuditEntry, fetchAudit } from "../api/audit.ts";
+import { TableHead } from "../components.tsx";
 import { navigate } from "../router.ts";
 import { openFeed } from "../sse.ts";
 
@@ -117,15 +118,7 @@ export function AuditPage({ location }: { location: string }) {
       {listed.data && entries.length === 0 && <p className="muted">No entry matches. Changes appear here as they are made.</p>}
       {entries.length > 0 && (
         <table aria-label="Audit entries">
-          <thead>
-            <tr>
-              <th scope="col">Time</th>
-              <th scope="col">User</th>
-              <th scope="col">Type</th>
-              <th scope="col">Change</th>
-              <th scope="col">Content</th>
-            </tr>
-          </thead>
+          <TableHead columns={["Time", "User", "Type", "Change", "Content"]} />
           <tbody>
             {entries.map((e) => (
               <tr key={entryKey(e)}>

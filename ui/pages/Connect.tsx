@@ -1,6 +1,6 @@
 import { useQuery } from "@tanstack/react-query";
 import { useMemo } from "react";
-import { Link } from "../components.tsx";
+import { Link, TableHead } from "../components.tsx";
 import { navigate, replaceParams } from "../router.ts";
 import "../styles/connect.css";
 import {
@@ -131,15 +131,7 @@ function Workers({ clusters }: { clusters: ConnectCluster[] }) {
     <>
       <h2>Workers</h2>
       <table aria-label="Connect workers">
-        <thead>
-          <tr>
-            <th scope="col">Cluster</th>
-            <th scope="col">Worker</th>
-            <th scope="col">State</th>
-            <th scope="col">Version</th>
-            <th scope="col">Kafka cluster</th>
-          </tr>
-        </thead>
+        <TableHead columns={["Cluster", "Worker", "State", "Version", "Kafka cluster"]} />
         <tbody>
           {clusters.flatMap((c) =>
             c.workers.map((w) => (
@@ -200,16 +192,7 @@ function Connectors({ alias, q, canWrite }: { alias: string; q: string; canWrite
   if (rows.length === 0) return <p className="muted">No connector matches the search.</p>;
   return (
     <table aria-label="Connectors">
-      <thead>
-        <tr>
-          <th scope="col">Name</th>
-          <th scope="col">Plugin</th>
-          <th scope="col">Type</th>
-          <th scope="col">State</th>
-          <th scope="col">Tasks</th>
-          <th scope="col">Worker</th>
-        </tr>
-      </thead>
+      <TableHead columns={["Name", "Plugin", "Type", "State", "Tasks", "Worker"]} />
       <tbody>
         {rows.map(([name, { status, info }]) => {
           const state = status?.connector.state ?? "UNKNOWN";
@@ -249,19 +232,7 @@ function Plugins({ alias, canWrite }: { alias: string; canWrite: boolean }) {
       )}
       {plugins.data && plugins.data.length > 0 && (
         <table aria-label="Connector plugins">
-          <thead>
-            <tr>
-              <th scope="col">Plugin</th>
-              <th scope="col">Type</th>
-              <th scope="col">Version</th>
-              <th scope="col">Class</th>
-              {canWrite && (
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              )}
-            </tr>
-          </thead>
+          <TableHead columns={["Plugin", "Type", "Version", "Class"]} actions={canWrite} />
           <tbody>
             {plugins.data.map((p) => (
               <tr key={`${p.class} ${p.version ?? ""}`}>

@@ -2,7 +2,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useRef, useState } from "react";
 import { fetchTopic, type TopicDetail, topicKey } from "../api/topics.ts";
 import { clusterOf, withCluster } from "../cluster.ts";
-import { Link, Tile } from "../components.tsx";
+import { Link, num, TableHead, Tile } from "../components.tsx";
 import "../styles/topic.css";
 import { number } from "../format.ts";
 import { TopicConfigs } from "./TopicConfigs.tsx";
@@ -261,21 +261,7 @@ function Consumers({ topic, cluster, canRead }: { topic: TopicDetail; cluster: s
         <p className="muted">No consumer group reads this topic. A group shows here once it commits an offset on it.</p>
       ) : (
         <table aria-label="Consumer groups">
-          <thead>
-            <tr>
-              <th scope="col">Group</th>
-              <th scope="col">State</th>
-              <th scope="col" className="num">
-                Members
-              </th>
-              <th scope="col" className="num">
-                Lag
-              </th>
-              <th scope="col" className="num">
-                Max partition lag
-              </th>
-            </tr>
-          </thead>
+          <TableHead columns={["Group", "State", num("Members"), num("Lag"), num("Max partition lag")]} />
           <tbody>
             {topic.consumers.map((g) => (
               <tr key={g.id}>
