@@ -48,11 +48,7 @@ export function DialogFooter({
 }) {
   return (
     <>
-      {error && (
-        <p className="error" role="alert">
-          {error.message}
-        </p>
-      )}
+      <ErrorAlert error={error} />
       <div className="toolbar dialog-buttons">
         <button type="submit" className={danger ? "danger" : undefined} disabled={disabled || busy}>
           {busy ? busyLabel : label}
@@ -137,15 +133,18 @@ export function ConfirmDeleteDialog({
   );
 }
 
+/** An error, said as an alert (read out at once by assistive technology); nothing without one. */
+export function ErrorAlert({ error }: { error: Error | null | undefined }) {
+  return error ? (
+    <p className="error" role="alert">
+      {error.message}
+    </p>
+  ) : null;
+}
+
 /** What the last action on a page did: its error (an alert), or what it achieved (a status line). */
 export function ActionResult({ error, done }: { error: Error | null; done: string | null }) {
-  if (error) {
-    return (
-      <p className="error" role="alert">
-        {error.message}
-      </p>
-    );
-  }
+  if (error) return <ErrorAlert error={error} />;
   return done ? (
     <p className="muted" role="status">
       {done}

@@ -1,6 +1,6 @@
 import { useQuery } from "@tanstack/react-query";
 import { useMemo } from "react";
-import { Link, TableHead } from "../components.tsx";
+import { ErrorAlert, Link, TableHead } from "../components.tsx";
 import { navigate, replaceParams } from "../router.ts";
 import "../styles/connect.css";
 import {
@@ -74,11 +74,7 @@ function ConnectList({ location, canWrite }: { location: string; canWrite: boole
   return (
     <section className="page connect">
       <h1>Connect</h1>
-      {clusters.error && (
-        <p className="error" role="alert">
-          {clusters.error.message}
-        </p>
-      )}
+      <ErrorAlert error={clusters.error} />
       {clusters.isPending && <p className="muted">Loading the Connect clusters…</p>}
       {clusters.data && clusters.data.length === 0 && (
         <p className="muted">
@@ -176,12 +172,7 @@ function Connectors({ alias, q, canWrite }: { alias: string; q: string; canWrite
       .filter(([name]) => name.toLowerCase().includes(needle))
       .sort(([a], [b]) => a.localeCompare(b));
   }, [connectors.data, q]);
-  if (connectors.error)
-    return (
-      <p className="error" role="alert">
-        {connectors.error.message}
-      </p>
-    );
+  if (connectors.error) return <ErrorAlert error={connectors.error} />;
   if (connectors.isPending) return <p className="muted">Loading the connectors of {alias}…</p>;
   if (Object.keys(connectors.data).length === 0)
     return (
@@ -222,11 +213,7 @@ function Plugins({ alias, canWrite }: { alias: string; canWrite: boolean }) {
   return (
     <>
       <h2>Plugins</h2>
-      {plugins.error && (
-        <p className="error" role="alert">
-          {plugins.error.message}
-        </p>
-      )}
+      <ErrorAlert error={plugins.error} />
       {plugins.data && plugins.data.length === 0 && (
         <p className="muted">The workers have no connector plugin installed: add plugins to their plugin.path.</p>
       )}

@@ -10,7 +10,7 @@ import {
   stateClass,
   whileRebalancing,
 } from "../api/connect.ts";
-import { ActionResult, ConfirmDeleteDialog, Link, TableHead, Tile } from "../components.tsx";
+import { ActionResult, ConfirmDeleteDialog, ErrorAlert, Link, TableHead, Tile } from "../components.tsx";
 import { navigate } from "../router.ts";
 
 /** A connector's state moves on its own (tasks start, fail, move worker): its page asks again this often. */
@@ -159,11 +159,7 @@ export function ConnectorPage({ alias, name, canWrite }: { alias: string; name: 
       )}
 
       <h2>Configuration</h2>
-      {config.error && (
-        <p className="error" role="alert">
-          {config.error.message}
-        </p>
-      )}
+      <ErrorAlert error={config.error} />
       {config.data && (
         <table aria-label="Configuration" className="connect-config">
           <TableHead columns={["Setting", "Value"]} />

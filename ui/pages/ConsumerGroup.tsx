@@ -3,7 +3,7 @@ import { type FormEvent, type RefObject, useRef, useState } from "react";
 import { type ConsumerGroupDetail, fetchGroup, type OffsetReset, resetOffsets } from "../api/consumers.ts";
 import { deleteConsumerGroup } from "../api/topics.ts";
 import { clusterOf, withCluster } from "../cluster.ts";
-import { ConfirmDeleteDialog, DialogFooter, num, TableHead, Tile } from "../components.tsx";
+import { ConfirmDeleteDialog, DialogFooter, ErrorAlert, num, TableHead, Tile } from "../components.tsx";
 import { number } from "../format.ts";
 import { navigate } from "../router.ts";
 import { LAG_WINDOWS, LagChart, type LagWindow } from "./LagChart.tsx";
@@ -54,11 +54,7 @@ export function ConsumerGroupPage({ id, location, canWrite }: { id: string; loca
       <h1>
         <span className="muted">Consumer group</span> {id}
       </h1>
-      {group.error && (
-        <p className="error" role="alert">
-          {group.error.message}
-        </p>
-      )}
+      <ErrorAlert error={group.error} />
       {group.isPending && <p className="muted">Loading the group…</p>}
       {g && (
         <>

@@ -13,7 +13,7 @@ import {
   type Viewer,
 } from "../api/processors.ts";
 import { clusterOf } from "../cluster.ts";
-import { ActionResult, ConfirmDeleteDialog, Link, TableHead, Tile } from "../components.tsx";
+import { ActionResult, ConfirmDeleteDialog, ErrorAlert, Link, TableHead, Tile } from "../components.tsx";
 import { count, duration } from "../format.ts";
 import { navigate } from "../router.ts";
 import { LagChart, type LagWindow } from "./LagChart.tsx";
@@ -45,11 +45,7 @@ export function ProcessorDetail({ id, location, viewer }: { id: string; location
           </span>
         )}
       </h1>
-      {one.error && (
-        <p className="error" role="alert">
-          {one.error.message}
-        </p>
-      )}
+      <ErrorAlert error={one.error} />
       {one.isPending && <p className="muted">Loading the stream processor…</p>}
       {p && (
         <>

@@ -1,7 +1,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { useMemo } from "react";
 import { clusterOf } from "../cluster.ts";
-import { Link, num, TableHead } from "../components.tsx";
+import { ErrorAlert, Link, num, TableHead } from "../components.tsx";
 import { navigate, replaceParams } from "../router.ts";
 import "../styles/processors.css";
 import {
@@ -63,11 +63,7 @@ function ProcessorList({ location, viewer }: { location: string; viewer: Viewer 
   return (
     <section className="page processors">
       <h1>Stream processors</h1>
-      {list.error && (
-        <p className="error" role="alert">
-          {list.error.message}
-        </p>
-      )}
+      <ErrorAlert error={list.error} />
       {list.isPending && <p className="muted">Loading the stream processors…</p>}
       {list.data && list.data.length === 0 && (
         <div className="card proc-empty">

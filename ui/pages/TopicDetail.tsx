@@ -2,7 +2,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useRef, useState } from "react";
 import { fetchTopic, type TopicDetail, topicKey } from "../api/topics.ts";
 import { clusterOf, withCluster } from "../cluster.ts";
-import { Link, num, TableHead, Tile } from "../components.tsx";
+import { ErrorAlert, Link, num, TableHead, Tile } from "../components.tsx";
 import "../styles/topic.css";
 import { number } from "../format.ts";
 import { TopicConfigs } from "./TopicConfigs.tsx";
@@ -80,11 +80,7 @@ export function TopicDetailPage({
           </div>
         )}
       </div>
-      {topic.error && (
-        <p className="error" role="alert">
-          {topic.error.message}
-        </p>
-      )}
+      <ErrorAlert error={topic.error} />
       {topic.isPending && <p className="muted">Loading the topic…</p>}
       {t && (
         <>

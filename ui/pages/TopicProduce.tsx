@@ -11,7 +11,7 @@ import {
   type WriteFormats,
   writeFormatsKey,
 } from "../api/topics.ts";
-import { DialogFooter, num, TableHead } from "../components.tsx";
+import { DialogFooter, ErrorAlert, num, TableHead } from "../components.tsx";
 import { Field } from "./TopicField.tsx";
 import "../styles/topic-list.css";
 import "../styles/topic-messages.css";
@@ -291,11 +291,7 @@ export function ProduceDialog({ cluster, topic, onClosed }: { cluster: string | 
           </>
         ) : (
           <>
-            {formats.error && (
-              <p className="error" role="alert">
-                {formats.error.message}
-              </p>
-            )}
+            <ErrorAlert error={formats.error} />
             <div className="produce-formats">
               {formatSelect("key")}
               {formatSelect("value")}
