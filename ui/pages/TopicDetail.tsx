@@ -193,29 +193,10 @@ function Partitions({
         )}
       </div>
       <table aria-label="Partitions">
-        <thead>
-          <tr>
-            <th scope="col">Partition</th>
-            <th scope="col" className="num">
-              First offset
-            </th>
-            <th scope="col" className="num">
-              End offset
-            </th>
-            <th scope="col" className="num">
-              Messages
-            </th>
-            <th scope="col" className="num">
-              Leader
-            </th>
-            <th scope="col">In sync / replicas</th>
-            {canWrite && (
-              <th scope="col">
-                <span className="sr-only">Actions</span>
-              </th>
-            )}
-          </tr>
-        </thead>
+        <TableHead
+          columns={["Partition", num("First offset"), num("End offset"), num("Messages"), num("Leader"), "In sync / replicas"]}
+          actions={canWrite}
+        />
         <tbody>
           {topic.messagesPerPartition.map((p) => (
             <tr key={p.partition}>

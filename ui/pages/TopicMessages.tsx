@@ -353,7 +353,7 @@ export function TopicMessages({ topic, cluster, location }: { topic: TopicDetail
           <thead>
             <tr>
               <th scope="col" className="toggle-col">
-                <span className="sr-only">Details</span>
+                <span className="visually-hidden">Details</span>
               </th>
               <th scope="col" className="num">
                 Partition
