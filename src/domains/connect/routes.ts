@@ -13,8 +13,9 @@
  */
 import type { Context } from "hono";
 import { z } from "zod";
-import { AppError, type ErrorCode, forbidden } from "../../errors.ts";
+import { AppError, type ErrorCode } from "../../errors.ts";
 import { type AppEnv, clusterOf, userOf } from "../../http/context.ts";
+import { refuse } from "../../http/refuse.ts";
 import { defineRoute, json, RouteGroup, relayed } from "../../http/route.ts";
 import { intSegment, nameSegment } from "../../proxy/paths.ts";
 import type { UpstreamAnswer } from "../../proxy/upstream.ts";
@@ -402,8 +403,7 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
   /**
    * What a rule found in a request: an admin without limits goes through, its audit entry saying
    * (`keys.overridden`) what it overrode; anyone else gets 403 `message`, the entry saying
-   * (`keys.refused`) why. A route audited as a change records the refusal itself (from the
-   * status); one that changes nothing (validation) is audited here as ACCESS DENY.
+   * (`keys.refused`) why (see `refuse`: a validation, which changes nothing, is audited as ACCESS DENY).
    */
   const refuseUnlessAdmin = async (
     c: Context<AppEnv>,
@@ -412,22 +412,8 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
     keys: { overridden: string; refused: string },
     message: string,
   ): Promise<void> => {
-    const content = c.get("auditContent") ?? {};
-    if (admin) {
-      c.set("auditContent", { ...content, [keys.overridden]: said });
-      return;
-    }
-    c.set("auditContent", { ...content, [keys.refused]: said });
-    const err = forbidden(message);
-    if (!c.get("rule")?.audit)
-      await audit.record({
-        type: "ACCESS",
-        change: "DENY",
-        user: userOf(c),
-        content: c.get("auditContent"),
-        failure: `FORBIDDEN: ${err.message}`,
-      });
-    throw err;
+    if (!admin) await refuse(c, audit, message, { [keys.refused]: said });
+    c.set("auditContent", { ...(c.get("auditContent") ?? {}), [keys.overridden]: said });
   };
 
   /**
