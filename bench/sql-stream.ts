@@ -3,6 +3,7 @@
  *
  *   bun bench/sql-stream.ts [--records=1000000] [--sizes=100,1024] [--slow-seconds=10] [--install-kcat]
  *                           [--only=a,b,c,d,e,s] [--server-prof=DIR] [--no-build] [--startup-runs=5] [--compiled]
+ *                           [--executable=PATH]
  *
  * Uses the broker in KAFKA_BOOTSTRAP, else starts one (test/cluster, Kafka from Maven Central).
  * For each record size it fills a 6-partition topic once (reused by later runs: the name holds
@@ -28,7 +29,8 @@
  *
  * --only runs a subset (the ratios need (a)); --server-prof writes a CPU profile (markdown) of
  * each Loupe server into DIR when it stops; --compiled runs the servers as the executable (built
- * here once, as installed) instead of `bun src/main.ts`.
+ * here once, as installed) instead of `bun src/main.ts`; --executable=PATH runs that executable
+ * instead (an earlier build, for a before/after comparison in one sitting; it is not removed).
  * The stream reader here is as cheap as a fast real client: it counts record markers in the
  * bytes as they arrive, without decoding or copying them, and decodes only the last line.
  */
@@ -149,7 +151,9 @@ interface Server {
 }
 
 // --compiled: the servers are the executable (built once here), as installed; else `bun src/main.ts`.
-const COMPILED = process.argv.includes("--compiled") ? buildBinary() : null;
+const GIVEN_EXECUTABLE = arg("executable", "");
+const BUILT = GIVEN_EXECUTABLE === "" && process.argv.includes("--compiled") ? buildBinary() : null;
+const COMPILED = GIVEN_EXECUTABLE === "" ? BUILT : resolve(GIVEN_EXECUTABLE);
 
 async function startLoupe(): Promise<Server> {
   const prof = SERVER_PROF ? ["--cpu-prof-md", `--cpu-prof-dir=${resolve(SERVER_PROF)}`] : [];
@@ -329,7 +333,7 @@ if (ONLY.has("e")) {
 
 const floorKb = await bunFloorKb();
 const startup = ONLY.has("s") ? await runStartup(Number(arg("startup-runs", "5")), COMPILED ?? undefined) : [];
-if (COMPILED) rmSync(resolve(COMPILED, ".."), { recursive: true, force: true });
+if (BUILT) rmSync(resolve(BUILT, ".."), { recursive: true, force: true });
 
 await pool.close();
 await broker.stop();
@@ -339,7 +343,7 @@ await broker.stop();
 const fmt = (n: number, d = 0) => n.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d });
 const lines: string[] = [];
 lines.push(
-  `SQL stream benchmark: ${fmt(RECORDS)} records per topic, ${PARTITIONS} partitions, ${process.platform}/${process.arch}, ${navigator.hardwareConcurrency} CPUs, Bun ${Bun.version}, server: ${COMPILED ? "the compiled executable" : "bun src/main.ts"}`,
+  `SQL stream benchmark: ${fmt(RECORDS)} records per topic, ${PARTITIONS} partitions, ${process.platform}/${process.arch}, ${navigator.hardwareConcurrency} CPUs, Bun ${Bun.version}, server: ${GIVEN_EXECUTABLE || (COMPILED ? "the compiled executable" : "bun src/main.ts")}`,
 );
 lines.push("");
 lines.push("| Record | Measure | Records | Seconds | Records/s | MB/s | vs (a) | vs (a') | vs (b) kcat |");

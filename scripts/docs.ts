@@ -41,7 +41,7 @@ const SCHEMA_PLACES: Record<string, string[]> = {
 /** Doc comments of the schemas' keys, by the key's path (without `[]`). */
 function keyComments(): Map<string, string> {
   const out = new Map<string, string>();
-  for (const file of ["src/config/schema.ts", "src/config/ldap.ts"]) {
+  for (const file of ["src/config/schema.ts", "src/config/groups.ts", "src/config/ldap.ts"]) {
     const text = readFileSync(join(ROOT, file), "utf8");
     const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
     const visit = (node: ts.Node, places: string[] | null, chain: string[]): void => {

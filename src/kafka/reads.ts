@@ -25,6 +25,7 @@ import {
   type ConsumeRequest,
   FETCH_MAX_WAIT_MS,
   type FetchedBatches,
+  type OffsetSpec,
   type RawRecord,
   type ReadObserver,
   type ReadOutage,
@@ -665,13 +666,24 @@ export class ReadOps {
    * client's own needs the whole topic's metadata, which one leaderless partition fails.
    * `timestamp` offsets are -1 where no record is that recent.
    */
-  async offsetsOf(topic: string, partitions: number[], spec: "earliest" | "latest" | number): Promise<Map<number, number>> {
+  async offsetsOf(topic: string, partitions: number[], spec: OffsetSpec): Promise<Map<number, number>> {
+    const [found] = await this.offsetsAt(topic, partitions, [spec]);
+    return found!;
+  }
+
+  /** As offsetsOf, at each of `specs` (in their order), over one connection and one metadata lookup. */
+  async offsetsAt<const S extends readonly OffsetSpec[]>(
+    topic: string,
+    partitions: number[],
+    specs: S,
+  ): Promise<{ -readonly [K in keyof S]: Map<number, number> }> {
     this.#conn.checkOpen();
-    const timestamp = spec === "earliest" ? -2n : spec === "latest" ? -1n : BigInt(spec);
     return this.#withConsumer(`Cannot list offsets of topic '${topic}'`, async (consumer) => {
       const leaders = await topicLeaders(consumer, topic, false, undefined);
+      const timestamp = (spec: OffsetSpec) => (spec === "earliest" ? -2n : spec === "latest" ? -1n : BigInt(spec));
       try {
-        return await listOffsets(consumer, leaders, topic, partitions, timestamp);
+        const found = await Promise.all(specs.map((spec) => listOffsets(consumer, leaders, topic, partitions, timestamp(spec))));
+        return found as { -readonly [K in keyof S]: Map<number, number> };
       } catch (err) {
         throw err instanceof BrokerFailure ? err.cause : err;
       }

@@ -1,8 +1,9 @@
 /**
- * What the editor reads of a statement without parsing it: its leading `SET key = value;`
- * statements, and whether INSERT follows them. Over the lexer alone, so that the browser bundle
- * takes it without the parser; the grammar is the parser's (`parseSetStatement`), and
- * test/sql/leading-sets.test.ts holds the two equal.
+ * What is read of a statement without parsing it: its leading `SET key = value;` statements,
+ * and whether INSERT follows them. Over the lexer alone, so that it is cheap enough to answer
+ * with every validation of the editor (editor-facts.ts) and reads a statement the parser
+ * refuses; the grammar is the parser's (`parseSetStatement`), and test/sql/leading-sets.test.ts
+ * holds the two equal.
  *
  *   SetStatement : SET SettingName '=' SettingValue ';'
  *   SettingName  : Name ( '.' Name )* | QuotedName

@@ -193,6 +193,28 @@ describe("groups and scopes", () => {
 });
 
 describe("service accounts", () => {
+  test("24: a service account named as a user of the configuration file is refused as a name that user holds, not as an account that exists", async () => {
+    for (const name of ["wanda", "Wanda"]) {
+      const res = await rt.request("/api/service-accounts", { method: "POST", role: "admin", body: json({ name, groups: [] }) });
+      expect(res.status).toBe(409);
+      const { message } = (await res.json()) as { message: string };
+      expect(message).toStartWith(`The name '${name}' is taken: the user of the configuration file 'wanda' holds it`);
+    }
+    // A user of that name is one that exists, in the file.
+    const user = await rt.request("/api/users", {
+      method: "POST",
+      role: "admin",
+      body: json({ name: "wanda", password: SCOPED_PASSWORD }),
+    });
+    expect(((await user.json()) as { message: string }).message).toBe("User 'wanda' exists: it is defined in the configuration file");
+    // And an account of a name an account holds is one that exists.
+    expect(
+      (await rt.request("/api/service-accounts", { method: "POST", role: "admin", body: json({ name: "twice", groups: [] }) })).status,
+    ).toBe(201);
+    const again = await rt.request("/api/service-accounts", { method: "POST", role: "admin", body: json({ name: "twice", groups: [] }) });
+    expect(((await again.json()) as { message: string }).message).toBe("Service account 'twice' exists");
+  });
+
   test("the secret is shown once; the token works as x-service-token and as Bearer; only a hash is stored", async () => {
     const t = await topic("ident-sa");
     await rt.request("/api/groups", { method: "POST", role: "admin", body: json(topicGroup("sa-g", [t])) });

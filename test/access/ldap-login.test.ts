@@ -9,7 +9,7 @@ import { randomBytes } from "node:crypto";
 import { createServer, type Server, type Socket } from "node:net";
 import { Attribute, Change, Client } from "ldapts";
 import { LDAP_PEOPLE_DN, ldapEnv, ldapGroupDn, ldapUserDn, uniqueTopic } from "../cluster/cluster.ts";
-import { type TestRuntime, testRuntime } from "../helpers/runtime.ts";
+import { ROLE_USERS, roleHashes, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 
 const env = ldapEnv();
 let rt: TestRuntime;
@@ -338,6 +338,27 @@ describe("one name, one identity", () => {
       rt.store.sqlite.query("DELETE FROM users WHERE name IN (?, ?)").run("ALICE", `pat-${n}`);
       rt.store.sqlite.query("DELETE FROM service_accounts WHERE name IN (?, ?)").run("Nora", `PAT-${n}`);
       rt.auth.accessChanged();
+    }
+  });
+
+  test("24: an identity's scope by name (what its processors run with) is no directory user's once a user of the configuration file holds the name in another case", async () => {
+    const name = `zed-${hex()}`;
+    const remove = await directoryUser(name, "zed-ldap-pass");
+    const hashes = await roleHashes();
+    const fileUsers = (Object.keys(ROLE_USERS) as (keyof typeof ROLE_USERS)[]).map((role) => ({
+      name: ROLE_USERS[role].name,
+      passwordHash: hashes[role],
+      roles: [role],
+      groups: [],
+    }));
+    try {
+      expect(typeof (await rt.auth.scopeOfIdentity(name, "ldap"))).toBe("object");
+      // A reload gives the file a user of that name but for case: the name is theirs now.
+      await rt.auth.setUsers([...fileUsers, { name: `Zed-${name.slice(4)}`, passwordHash: hashes.read, roles: ["read"], groups: [] }]);
+      expect(await rt.auth.scopeOfIdentity(name, "ldap")).toBe("is no longer a directory user");
+    } finally {
+      await rt.auth.setUsers(fileUsers);
+      await remove();
     }
   });
 

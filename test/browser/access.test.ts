@@ -5,7 +5,8 @@
  * to `payments.*`, who signs in, sees their groups and only their topics, is refused another,
  * and changes their own password; a directory (LDAP) user sees their mapped groups and no
  * password change; a service account's token is shown once and works until the account is
- * disabled; only admins see the access pages; no serious or critical axe-core violation on any
+ * disabled; the forms check what is typed with the API's request schemas and send nothing wrong;
+ * only admins see the access pages; no serious or critical axe-core violation on any
  * of them, in light and dark.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -164,6 +165,62 @@ describe("groups", () => {
       await dialog.getByRole("button", { name: "Create group" }).click();
       await dialog.getByRole("alert").getByText("it is defined in the configuration file").waitFor();
     });
+  }, 60_000);
+});
+
+describe("forms", () => {
+  test("24: the user, group and service account forms check what is typed with the API's own request schemas: the field says what is wrong, and nothing is sent until it is right", async () => {
+    const name = `checked-${RUN}`.slice(0, 60);
+    await withPage(browser, "access forms checked", async (page) => {
+      const sent: string[] = [];
+      page.on("request", (r) => {
+        const path = new URL(r.url()).pathname;
+        if (r.method() !== "GET" && /^\/api\/(users|groups|service-accounts)\b/.test(path)) sent.push(`${r.method()} ${path}`);
+      });
+      await openAs(page, `${server.url}/users`, "admin");
+      await page.getByRole("button", { name: "Create user…" }).click();
+      const user = page.getByRole("dialog", { name: "Create a user" });
+      await user.getByLabel("User name").fill("has space");
+      await user.getByLabel("Password", { exact: true }).fill("short");
+      await user.getByLabel("Repeat the password").fill("short");
+      await user.getByRole("button", { name: "Create user" }).click();
+      await user.getByText("1 to 128 letters, digits, '.', '_', '@' or '-', starting with a letter or digit").waitFor();
+      await user.getByText("a password has at least 12 characters").waitFor();
+      expect(await user.getByLabel("User name").getAttribute("aria-invalid")).toBe("true");
+      // Put right, the field's message goes as it is typed, and the user is created.
+      await user.getByLabel("User name").fill(name);
+      await user.getByText("1 to 128 letters", { exact: false }).waitFor({ state: "detached" });
+      expect(await user.getByLabel("User name").getAttribute("aria-invalid")).toBe("false");
+      expect(sent).toEqual([]);
+      await user.getByLabel("Password", { exact: true }).fill("a-long-enough-password");
+      await user.getByLabel("Repeat the password").fill("a-long-enough-password");
+      await user.getByRole("button", { name: "Create user" }).click();
+      await user.waitFor({ state: "hidden" });
+      await page.getByRole("status").getByText(`${name} is created.`).waitFor();
+      expect(sent).toEqual(["POST /api/users"]);
+
+      sent.length = 0;
+      await page.goto(`${server.url}/groups`);
+      await page.getByRole("button", { name: "Create group…" }).click();
+      const group = page.getByRole("dialog", { name: "Create a group" });
+      await group.getByLabel("Group name").fill("bad name");
+      await group.getByLabel("Allowed topics").fill("payments.*\npay#ments");
+      await group.getByRole("button", { name: "Create group" }).click();
+      await group.getByText("1 to 100 letters, digits, '.', '_' or '-', starting with a letter or digit").waitFor();
+      await group.getByText("a group needs at least one role").waitFor();
+      await group.getByText("'pay#ments': a pattern holds letters, digits, '.', '_', '-', '*' or '?' only").waitFor();
+      expect(await group.getByLabel("Allowed topics").getAttribute("aria-invalid")).toBe("true");
+
+      await page.goto(`${server.url}/service-accounts`);
+      await page.getByRole("button", { name: "Create service account…" }).click();
+      const account = page.getByRole("dialog", { name: "Create a service account" });
+      await account.getByLabel("Service account name").fill("bad/name");
+      await account.getByRole("button", { name: "Create service account" }).click();
+      await account.getByText("1 to 100 letters, digits, '.', '_' or '-', starting with a letter or digit").waitFor();
+      expect(sent).toEqual([]);
+      expect(await seriousViolations(page)).toEqual([]);
+    });
+    await server.request(`/api/users/${name}`, { method: "DELETE", role: "admin" });
   }, 60_000);
 });
 

@@ -5,7 +5,7 @@
  * Completion offers topics and sampled fields, validation underlines the error where it is as
  * you type, a JSON cell opens as a tree, exports are the rows kept, the row cap is a setting.
  * A search cut by a bound says so above its rows and continues; an INSERT is run and answered
- * with where each record went; at 1024 x 700 the rows come first, their headers readable, a
+ * with where each record went, and a link that asks to run runs a query but never an INSERT; at 1024 x 700 the rows come first, their headers readable, a
  * record's Kafka headers shown, and a stopped query says it was stopped.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -30,6 +30,8 @@ const SCAN = `${TOPIC}-scan`;
 const NEEDLE = 2900;
 /** Where the workbench's INSERT writes. */
 const WRITTEN = `${TOPIC}-written`;
+/** Where a linked INSERT is written once asked. */
+const LINKED = `${TOPIC}-linked`;
 /** Records with Kafka headers. */
 const HEADERS = `${TOPIC}-headers`;
 
@@ -63,6 +65,7 @@ beforeAll(async () => {
     await insert(server, `INSERT INTO \`${SCAN}\` (_key, amount, note) VALUES ${values}`);
   }
   await createTopic(server, WRITTEN, 1);
+  await createTopic(server, LINKED, 1);
   await createTopic(server, HEADERS, 1);
   kafka = createKafkaPool([{ name: "local", bootstrapServers: [kafkaBootstrap()], clientId: "loupe-browser-sql", default: true }]);
   await kafka.default().writes.produce(HEADERS, [
@@ -76,7 +79,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  for (const t of [TOPIC, BIG, NESTED, SCAN, WRITTEN, HEADERS])
+  for (const t of [TOPIC, BIG, NESTED, SCAN, WRITTEN, LINKED, HEADERS])
     await server?.request(`/api/topics/${t}`, { method: "DELETE", role: "admin" }).catch(() => {});
   await kafka?.close();
   await browser?.close();
@@ -429,6 +432,27 @@ describe("the SQL workbench", () => {
         .waitFor();
       expect(await page.getByRole("button", { name: "Run", exact: true }).isDisabled()).toBe(true);
       expect(errors).toEqual([]);
+    });
+  }, 90_000);
+
+  test("24: a link that asks to run runs its query at once, never an INSERT: that waits for Run", async () => {
+    await withPage(browser, "sql link runs", async (page) => {
+      const sent: string[] = [];
+      page.on("request", (r) => {
+        const path = new URL(r.url()).pathname;
+        if (path === "/api/sql/data" || path === "/api/jdbc/insert") sent.push(path);
+      });
+      await signedIn(page, `/sql?q=${encodeURIComponent(`SELECT * FROM \`${NESTED}\``)}&run=1`, "write");
+      await page.getByTestId("run-status").getByText("2 rows (END)").waitFor();
+
+      const sql = `INSERT INTO \`${LINKED}\` (_key, city, n) VALUES ('linked', 'Rome', 3)`;
+      sent.length = 0;
+      await page.goto(`${server.url}/sql?q=${encodeURIComponent(sql)}&run=1`);
+      await page.getByTestId("validation").getByText("The statement is valid: Run writes its records.").waitFor();
+      // Asked for, it is written once: the link ran nothing of it, not even as a query.
+      await page.getByRole("button", { name: "Run", exact: true }).click();
+      await page.getByTestId("run-status").getByText("1 record written").waitFor();
+      expect(sent).toEqual(["/api/jdbc/insert"]);
     });
   }, 90_000);
 

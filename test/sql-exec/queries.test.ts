@@ -222,6 +222,27 @@ describe("validation", () => {
     expect(body.message).toContain("line 2, column 8");
   });
 
+  test("24: editor=true adds what the web UI's editor needs: INSERT or not, the leading SETs, the problem's token length", async () => {
+    const check = async (sql: string) =>
+      (await (
+        await f.rt.request(`/api/sql/validation?${new URLSearchParams({ sql, editor: "true" })}`, { role: "read" })
+      ).json()) as Record<string, unknown>;
+    expect(await check(`SET max.size = 1m; SELECT * FROM \`${topic}\``)).toEqual({
+      isValid: true,
+      line: 0,
+      column: 0,
+      message: null,
+      editor: { insert: false, settings: [{ key: "max.size", value: { start: 15, end: 17 } }] },
+    });
+    expect(await check(`SELECT * FROM \`${topic}\`\nWHERE id = 1 LIIT 5`)).toMatchObject({
+      isValid: false,
+      line: 2,
+      column: 14,
+      editor: { insert: false, settings: [], problemLength: 4 },
+    });
+    expect(await check(`INSERT INTO \`${topic}\` (_key, id) VALUES ('k', 1)`)).toMatchObject({ editor: { insert: true, settings: [] } });
+  });
+
   test("unknown topic is reported by validation", async () => {
     const res = await f.rt.request(`/api/sql/validation?sql=${encodeURIComponent("SELECT * FROM nope_sqlx_topic")}`, { role: "read" });
     expect(await res.json()).toMatchObject({ isValid: false, line: 1, column: 15 });

@@ -1,8 +1,8 @@
 // @no-services
 /**
- * The editor's reader of leading SET statements (src/sql/leading-sets.ts, the browser's: it has
- * no parser) against the parser: the same settings, keys and value spans, for every kind of
- * statement; and the "Run again with" rewrite of the workbench built on it.
+ * The editor's reader of leading SET statements (src/sql/leading-sets.ts, over the lexer alone)
+ * against the parser: the same settings, keys and value spans, for every kind of statement; and
+ * the "Run again with" rewrite of the workbench built on what it reads.
  */
 import { describe, expect, test } from "bun:test";
 import { leadingSettings } from "../../src/sql/leading-sets.ts";
@@ -59,6 +59,6 @@ describe("Run again with a setting", () => {
     ],
     ["SET `max.time` = 5000; SELECT * FROM t", "max.query.time", "60000", "SET `max.time` = 60000; SELECT * FROM t"],
   ])("%p with %s = %s", (sql, setting, value, want) => {
-    expect(withSetting(sql, setting, value)).toBe(want);
+    expect(withSetting(sql, leadingSettings(sql), setting, value)).toBe(want);
   });
 });

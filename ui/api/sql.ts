@@ -4,14 +4,21 @@
  */
 import { useMutation } from "@tanstack/react-query";
 import type { InsertAnswer } from "../../src/domains/jdbc/schemas.ts";
+import type { EditorFacts } from "../../src/sql/editor-facts.ts";
 import type { ValidationResult } from "../../src/sql/index.ts";
 import { api } from "../session.ts";
 
-export type { InsertAnswer, ValidationResult };
+export type { EditorFacts, InsertAnswer, ValidationResult };
 
-/** Checks a query as it is typed; the answer is 200 whether it is valid or not. */
-export const validateSql = (sql: string, signal: AbortSignal) =>
-  api<ValidationResult>(`/api/sql/validation?${new URLSearchParams({ sql })}`, { signal });
+/**
+ * Checks a query as it is typed; the answer is 200 whether it is valid or not. It carries what
+ * the editor needs of the text and only the dialect's lexer can tell (`editor`), so the browser
+ * carries no lexer.
+ */
+export const validateSql = (sql: string, signal?: AbortSignal) =>
+  api<ValidationResult & { editor: EditorFacts }>(`/api/sql/validation?${new URLSearchParams({ sql, editor: "true" })}`, {
+    ...(signal ? { signal } : {}),
+  });
 
 /** Runs an INSERT statement; answers once every record is acknowledged. */
 export function runInsert(sql: string): Promise<InsertAnswer> {

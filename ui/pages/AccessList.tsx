@@ -4,7 +4,8 @@
  * or changes one. Each page says what its columns, fields and words are.
  */
 import { type UseQueryResult, useMutation, useQueryClient } from "@tanstack/react-query";
-import { type FormEvent, type ReactNode, useEffect, useId, useRef, useState } from "react";
+import { createContext, type FormEvent, type ReactNode, useContext, useEffect, useId, useRef, useState } from "react";
+import type { z } from "zod";
 import { ACCESS_KEY } from "../api/access.ts";
 import { useGroups } from "../api/groups.ts";
 import { DialogFooter, Link } from "../components.tsx";
@@ -100,6 +101,7 @@ export function GroupPicker({ chosen, onChange }: { chosen: string[]; onChange: 
           {groups.error.message}
         </p>
       )}
+      <FieldProblem path="groups" />
       {groups.isPending && <p className="muted">Loading the groups…</p>}
       {groups.data?.length === 0 && (
         <p className="muted">
@@ -128,11 +130,111 @@ export function GroupPicker({ chosen, onChange }: { chosen: string[]; onChange: 
   );
 }
 
+/** What the request schema says of a form's fields: each shown field's message by its path ("name", "topics.allow"). */
+interface FieldProblems {
+  byField: ReadonlyMap<string, string>;
+  /** The paths the form's fields show, noted as they render. */
+  fields: Set<string>;
+}
+
+const FieldProblemsContext = createContext<FieldProblems | null>(null);
+
+/** What a control takes to say it is invalid and where its message is. */
+export interface ControlProblem {
+  "aria-invalid": boolean;
+  "aria-describedby"?: string;
+}
+
+/** The request schema's message about the field at `path`, and the attributes that tie it to its control. */
+function useFieldProblem(path: string): { id: string; message: string | undefined; control: ControlProblem } {
+  const problems = useContext(FieldProblemsContext);
+  const id = useId();
+  problems?.fields.add(path);
+  const message = problems?.byField.get(path);
+  return { id, message, control: message === undefined ? { "aria-invalid": false } : { "aria-invalid": true, "aria-describedby": id } };
+}
+
+function ProblemText({ id, message }: { id: string; message: string | undefined }) {
+  if (message === undefined) return null;
+  return (
+    <p id={id} className="error" role="alert">
+      {message}
+    </p>
+  );
+}
+
+/**
+ * A labelled control of a resource form, with what the request schema says of its value (`path`)
+ * beneath it; the control takes the attributes given (its id, whether it is invalid, its message).
+ */
+export function Field({
+  label,
+  path,
+  children,
+}: {
+  label: string;
+  path: string;
+  children: (control: ControlProblem & { id: string }) => ReactNode;
+}) {
+  const { id, message, control } = useFieldProblem(path);
+  const controlId = useId();
+  return (
+    <>
+      <label className="stacked" htmlFor={controlId}>
+        <span>{label}</span>
+        {children({ id: controlId, ...control })}
+      </label>
+      <ProblemText id={id} message={message} />
+    </>
+  );
+}
+
+/** What the request schema says of a group of controls (a fieldset's checkboxes), beneath them. */
+export function FieldProblem({ path }: { path: string }) {
+  const { id, message } = useFieldProblem(path);
+  return <ProblemText id={id} message={message} />;
+}
+
+/**
+ * What `schema` says of `body`: each problem under the shown field its path starts with (the
+ * value named when it is one item of a list), the first of the rest as one line; null when valid.
+ */
+function problemsOf(
+  schema: z.ZodType,
+  body: unknown,
+  fields: ReadonlySet<string>,
+): { byField: Map<string, string>; rest: string | null } | null {
+  const res = schema.safeParse(body);
+  if (res.success) return null;
+  const byField = new Map<string, string>();
+  let rest: string | null = null;
+  for (const issue of res.error.issues) {
+    const path = issue.path.map(String);
+    let depth = path.length;
+    while (depth > 0 && !fields.has(path.slice(0, depth).join("."))) depth--;
+    if (depth === 0) {
+      rest ??= `${path.join(".") || "(body)"}: ${issue.message}`;
+      continue;
+    }
+    const field = path.slice(0, depth).join(".");
+    const value = issue.path.reduce<unknown>(
+      (v, key) => (v !== null && typeof v === "object" ? (v as Record<PropertyKey, unknown>)[key] : undefined),
+      body,
+    );
+    const message = depth < path.length && typeof value === "string" ? `'${value}': ${issue.message}` : issue.message;
+    if (!byField.has(field)) byField.set(field, message);
+  }
+  return { byField, rest };
+}
+
 /**
  * The dialog that creates or changes one resource: its fields, then the API's refusal (if any)
  * and the buttons. `body` answers what to send, or null when the form is not ready (two
- * passwords that differ). Once saved, `onSaved` runs and the dialog closes (`closeFirst`: the
- * other way round, when what follows opens a dialog of its own).
+ * passwords that differ). With `schema` (the route's request schema, from ui/api/), the body is
+ * checked before it is sent: each field (`Field`, `FieldProblem`) says what is wrong with its
+ * value, from the first try to send on, and nothing is sent until it is right. Once saved,
+ * `onSaved` runs and the dialog closes (`closeFirst`: the other way round, when what follows
+ * opens a dialog of its own).
  */
 export function ResourceForm<B, A>({
   title,
@@ -142,6 +244,7 @@ export function ResourceForm<B, A>({
   danger = false,
   disabled = false,
   body,
+  schema,
   save,
   onSaved,
   closeFirst = false,
@@ -155,6 +258,7 @@ export function ResourceForm<B, A>({
   danger?: boolean;
   disabled?: boolean;
   body: () => B | null;
+  schema?: z.ZodType;
   save: (body: B) => Promise<A>;
   onSaved: (answer: A) => Promise<void> | void;
   closeFirst?: boolean;
@@ -162,6 +266,11 @@ export function ResourceForm<B, A>({
   children: ReactNode;
 }) {
   const run = useMutation({ mutationFn: save });
+  const fields = useRef(new Set<string>()).current;
+  /** Set by the first try to send: the fields' messages follow what is typed from then on. */
+  const [tried, setTried] = useState(false);
+  const current = body();
+  const problems = tried && schema && current !== null ? problemsOf(schema, current, fields) : null;
   return (
     <Modal title={title} onClosed={onClosed} wide={wide}>
       {(close) => (
@@ -171,6 +280,11 @@ export function ResourceForm<B, A>({
             e.preventDefault();
             const sent = body();
             if (sent === null) return;
+            setTried(true);
+            if (schema && problemsOf(schema, sent, fields)) {
+              run.reset();
+              return;
+            }
             run.mutate(sent, {
               onSuccess: async (answer) => {
                 if (closeFirst) close();
@@ -180,9 +294,11 @@ export function ResourceForm<B, A>({
             });
           }}
         >
-          {children}
+          <FieldProblemsContext.Provider value={{ byField: problems?.byField ?? new Map(), fields }}>
+            {children}
+          </FieldProblemsContext.Provider>
           <DialogFooter
-            error={run.error}
+            error={problems?.rest ? new Error(problems.rest) : run.error}
             label={label}
             busyLabel={busyLabel}
             busy={run.isPending}

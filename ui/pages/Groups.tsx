@@ -2,7 +2,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useId, useState } from "react";
 import { fetchHealth } from "../api/cluster.ts";
 import { type Group, groupsApi, type NewGroup, type Role, useGroups } from "../api/groups.ts";
-import { type Done, NameNotes, ResourceForm, ResourceList, Tags } from "./AccessList.tsx";
+import { type Done, Field, FieldProblem, NameNotes, ResourceForm, ResourceList, Tags } from "./AccessList.tsx";
 
 const ROLES = ["admin", "write", "read", "nodata"] as const satisfies readonly Role[];
 
@@ -93,15 +93,17 @@ function GroupDialog({ group, done, onClosed }: { group: Group | null; done: Don
         const body = { roles, clusters, topics: { allow: patternsOf(allow), deny: patternsOf(deny) } };
         return group ? body : { name: name.trim(), ...body };
       }}
+      schema={group ? groupsApi.schemas.change : groupsApi.schemas.create}
       save={(body) => (group ? groupsApi.update(group.name, body) : groupsApi.create(body as NewGroup))}
       onSaved={() => done(group ? `${group.name} is saved.` : `${name.trim()} is created.`)}
       onClosed={onClosed}
     >
       {!group && (
-        <label className="stacked">
-          <span>Group name</span>
-          <input value={name} onChange={(e) => setName(e.target.value)} required maxLength={100} autoComplete="off" />
-        </label>
+        <Field label="Group name" path="name">
+          {(problem) => (
+            <input value={name} onChange={(e) => setName(e.target.value)} required maxLength={100} autoComplete="off" {...problem} />
+          )}
+        </Field>
       )}
       <fieldset>
         <legend>Roles</legend>
@@ -117,6 +119,7 @@ function GroupDialog({ group, done, onClosed }: { group: Group | null; done: Don
             </span>
           </label>
         ))}
+        <FieldProblem path="roles" />
       </fieldset>
       <fieldset>
         <legend>Clusters</legend>
@@ -145,6 +148,7 @@ function GroupDialog({ group, done, onClosed }: { group: Group | null; done: Don
             </span>
           </label>
         ))}
+        <FieldProblem path="clusters" />
       </fieldset>
       <fieldset aria-describedby={patternHint}>
         <legend>Topics</legend>
@@ -153,14 +157,30 @@ function GroupDialog({ group, done, onClosed }: { group: Group | null; done: Don
           matches <code>payments.eu</code>. A topic matching a denied pattern is out of this group's scope even when an allowed one matches
           it (deny wins). No allowed pattern: no topic.
         </p>
-        <label className="stacked">
-          <span>Allowed topics</span>
-          <textarea value={allow} onChange={(e) => setAllow(e.target.value)} rows={3} spellCheck={false} placeholder="payments.*" />
-        </label>
-        <label className="stacked">
-          <span>Denied topics</span>
-          <textarea value={deny} onChange={(e) => setDeny(e.target.value)} rows={2} spellCheck={false} placeholder="payments.internal-*" />
-        </label>
+        <Field label="Allowed topics" path="topics.allow">
+          {(problem) => (
+            <textarea
+              value={allow}
+              onChange={(e) => setAllow(e.target.value)}
+              rows={3}
+              spellCheck={false}
+              placeholder="payments.*"
+              {...problem}
+            />
+          )}
+        </Field>
+        <Field label="Denied topics" path="topics.deny">
+          {(problem) => (
+            <textarea
+              value={deny}
+              onChange={(e) => setDeny(e.target.value)}
+              rows={2}
+              spellCheck={false}
+              placeholder="payments.internal-*"
+              {...problem}
+            />
+          )}
+        </Field>
       </fieldset>
     </ResourceForm>
   );

@@ -1,7 +1,13 @@
 import { useMutation } from "@tanstack/react-query";
 import { useEffect, useId, useRef, useState } from "react";
-import { type CreatedAccount, type ServiceAccount, serviceAccountsApi, useServiceAccounts } from "../api/service-accounts.ts";
-import { type Done, GroupPicker, Modal, ResourceForm, ResourceList, Tags, when } from "./AccessList.tsx";
+import {
+  type CreatedAccount,
+  type NewServiceAccountBody,
+  type ServiceAccount,
+  serviceAccountsApi,
+  useServiceAccounts,
+} from "../api/service-accounts.ts";
+import { type Done, Field, GroupPicker, Modal, ResourceForm, ResourceList, Tags, when } from "./AccessList.tsx";
 
 /** A day picked in a date field, as the end of that day in the browser's time zone: it is valid through that day. */
 function endOfDay(value: string): number {
@@ -140,15 +146,14 @@ function AccountDialog({
   const [expiry, setExpiry] = useState(account?.expiresAt ? dayOf(account.expiresAt) : "");
   const expiresAt = expiry === "" ? null : endOfDay(expiry);
   return (
-    <ResourceForm<true, ServiceAccount | CreatedAccount>
+    <ResourceForm
       title={account ? `Edit the service account ${account.name}` : "Create a service account"}
       label={account ? "Save" : "Create service account"}
       busyLabel={account ? "Saving…" : "Creating…"}
-      body={() => true}
-      save={() =>
-        account
-          ? serviceAccountsApi.update(account.name, { groups, expiresAt })
-          : serviceAccountsApi.create({ name: name.trim(), groups, ...(expiresAt === null ? {} : { expiresAt }) })
+      body={() => (account ? { groups, expiresAt } : { name: name.trim(), groups, ...(expiresAt === null ? {} : { expiresAt }) })}
+      schema={account ? serviceAccountsApi.schemas.change : serviceAccountsApi.schemas.create}
+      save={(body): Promise<ServiceAccount | CreatedAccount> =>
+        account ? serviceAccountsApi.update(account.name, body) : serviceAccountsApi.create(body as NewServiceAccountBody)
       }
       // The form's dialog closes first; a new account's secret opens in its place, once.
       closeFirst
@@ -160,22 +165,24 @@ function AccountDialog({
       onClosed={onClosed}
     >
       {!account && (
-        <label className="stacked">
-          <span>Service account name</span>
-          <input value={name} onChange={(e) => setName(e.target.value)} required autoComplete="off" />
-        </label>
+        <Field label="Service account name" path="name">
+          {(problem) => <input value={name} onChange={(e) => setName(e.target.value)} required autoComplete="off" {...problem} />}
+        </Field>
       )}
       <GroupPicker chosen={groups} onChange={setGroups} />
-      <label className="stacked">
-        <span>Valid through (optional)</span>
-        <input
-          type="date"
-          value={expiry}
-          min={account ? undefined : dayOf(Date.now())}
-          onChange={(e) => setExpiry(e.target.value)}
-          aria-describedby={hint}
-        />
-      </label>
+      <Field label="Valid through (optional)" path="expiresAt">
+        {(problem) => (
+          <input
+            type="date"
+            value={expiry}
+            min={account ? undefined : dayOf(Date.now())}
+            onChange={(e) => setExpiry(e.target.value)}
+            id={problem.id}
+            aria-invalid={problem["aria-invalid"]}
+            aria-describedby={[hint, problem["aria-describedby"]].filter(Boolean).join(" ")}
+          />
+        )}
+      </Field>
       <p id={hint} className="muted access-field-hint">
         It stops working at the end of that day (your time zone). Empty: it never expires.
       </p>

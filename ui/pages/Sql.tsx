@@ -1,8 +1,7 @@
 import type { EditorView } from "@codemirror/view";
 import { useQuery } from "@tanstack/react-query";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
-import { isInsertStatement } from "../../src/sql/leading-sets.ts";
-import { useInsert } from "../api/sql.ts";
+import { type EditorFacts, useInsert, validateSql } from "../api/sql.ts";
 import { navigate } from "../router.ts";
 import { ApiError, whoAmI } from "../session.ts";
 import { columnsFor } from "../sql/cells.ts";
@@ -26,6 +25,20 @@ import { putInEditor, QueryLibrary, readLibraryOpen, saveLibraryOpen } from "./Q
 const LIBRARY_ID = "query-library";
 
 /**
+ * What the server's lexer reads of `text` (whether it is an INSERT, its leading SETs): the
+ * latest validation answer's (`known`) when it is for this text, else asked; null when the
+ * server cannot be asked.
+ */
+async function factsOf(text: string, known: { text: string; facts: EditorFacts } | null): Promise<EditorFacts | null> {
+  if (known && known.text === text) return known.facts;
+  try {
+    return (await validateSql(text)).editor;
+  } catch {
+    return null;
+  }
+}
+
+/**
  * The SQL workbench: an editor with completion and validation as you type, Run (Ctrl/Cmd+Enter)
  * streaming rows into a virtualized table, Stop, live statistics, a record's value as a tree,
  * export as JSON lines or CSV. The results come first: the query library is a side panel opened
@@ -37,8 +50,14 @@ export function SqlPage({ location }: { location: string }) {
   const host = useRef<HTMLDivElement>(null);
   const view = useRef<EditorView | null>(null);
   const run = useRef<() => void>(() => {});
+  /** Runs a text known to be no INSERT (a linked query once the server has said so). */
+  const runQuery = useRef<(text: string) => void>(() => {});
   /** The text of the run shown: what Continue and "Run again with" go on from (the editor may hold another by then). */
   const ranText = useRef("");
+  /** The latest validation answer's text and what the server's lexer read of it. */
+  const validated = useRef<{ text: string; facts: EditorFacts } | null>(null);
+  /** Counts the runs asked for: one that waits for the server's reading of its text yields to a later one. */
+  const runs = useRef(0);
   const [validation, setValidation] = useState<ValidationState>({ kind: "none" });
   const [cap, setCap] = useState(readRowCap);
   const [topic, setTopic] = useState<string | null>(null);
@@ -57,7 +76,7 @@ export function SqlPage({ location }: { location: string }) {
   useEffect(() => {
     if (!host.current) return;
     const doc = new URLSearchParams(window.location.search).get("q") ?? "SELECT * FROM ";
-    setIsInsert(isInsertStatement(doc));
+    let live = true;
     const editor = createSqlEditor({
       parent: host.current,
       doc,
@@ -66,18 +85,37 @@ export function SqlPage({ location }: { location: string }) {
       keywords: ["INSERT", "INTO", "VALUES"],
       onValidation: (v) => {
         setValidation(v);
-        setIsInsert(isInsertStatement(editor.state.doc.toString()));
+        validated.current = v.kind === "valid" || v.kind === "invalid" ? { text: v.text, facts: v.facts } : null;
+        setIsInsert(validated.current?.facts.insert ?? false);
       },
     });
     view.current = editor;
     // A link that asks for it (a topic's "Query in SQL", the message browser's search) runs its
-    // query at once; an INSERT never runs unasked.
-    if (new URLSearchParams(window.location.search).get("run") === "1" && !isInsertStatement(doc)) run.current();
-    return () => editor.destroy();
+    // query at once, once the server has said it is no INSERT: an INSERT never runs unasked, nor
+    // a text the server could not read, nor one edited meanwhile.
+    const linked = doc.trim();
+    if (new URLSearchParams(window.location.search).get("run") === "1" && linked) {
+      void factsOf(linked, null).then((facts) => {
+        if (live && facts && !facts.insert && editor.state.doc.toString().trim() === linked) runQuery.current(linked);
+      });
+    }
+    return () => {
+      live = false;
+      editor.destroy();
+    };
     // The editor is made once; the query text then lives in it (and in the URL once run).
   }, []);
 
-  const runText = (text: string) => {
+  /**
+   * Runs `text`: writes it when it is an INSERT, else queries. `asInsert`, when known; else the
+   * server is asked (a text not validated yet), and when it cannot be, the text is sent as a
+   * query, which the server refuses for an INSERT: nothing is written unasked.
+   */
+  const runText = async (text: string, asInsert?: boolean) => {
+    const seq = ++runs.current;
+    const known = validated.current;
+    const writes = asInsert ?? (known && known.text.trim() === text ? known.facts.insert : ((await factsOf(text, known))?.insert ?? false));
+    if (seq !== runs.current) return;
     const q = new URLSearchParams(params);
     q.set("q", text);
     // Once run, a reload shows the query without running it again.
@@ -85,7 +123,7 @@ export function SqlPage({ location }: { location: string }) {
     navigate(`/sql?${q}`, { replace: true });
     setSelected(null);
     ranText.current = text;
-    if (isInsertStatement(text)) {
+    if (writes) {
       setMode("insert");
       result.stop();
       // Not sent when the role cannot write: said beside Run instead.
@@ -101,8 +139,9 @@ export function SqlPage({ location }: { location: string }) {
 
   run.current = () => {
     const text = view.current?.state.doc.toString().trim() ?? "";
-    if (text) runText(text);
+    if (text) void runText(text);
   };
+  runQuery.current = (text) => void runText(text, false);
 
   const toggleLibrary = (open: boolean) => {
     setLibraryOpen(open);
@@ -197,10 +236,13 @@ export function SqlPage({ location }: { location: string }) {
               figures={result.figures}
               rows={shown + dropped}
               onContinue={(resume) => result.start(ranText.current, cap, resume)}
-              onRaise={(setting, value) => {
-                const text = withSetting(ranText.current, setting, settingValue(setting, value));
+              onRaise={async (setting, value) => {
+                const ran = ranText.current;
+                const facts = await factsOf(ran, validated.current);
+                const text = withSetting(ran, facts?.settings ?? [], setting, settingValue(setting, value));
                 putInEditor(view.current, text);
-                runText(text);
+                // A setting more or changed leaves a query a query.
+                void runText(text, false);
               }}
             />
             {dropped > 0 && (

@@ -1,7 +1,7 @@
 import { useMutation } from "@tanstack/react-query";
 import { useId, useState } from "react";
-import { changeOwnPassword, type User, usersApi, useUsers } from "../api/users.ts";
-import { type Done, GroupPicker, NameNotes, ResourceForm, ResourceList, Tags } from "./AccessList.tsx";
+import { changeOwnPassword, type NewUserBody, ownPasswordSchema, type User, usersApi, useUsers } from "../api/users.ts";
+import { type Done, Field, GroupPicker, NameNotes, ResourceForm, ResourceList, Tags } from "./AccessList.tsx";
 
 type Open = { kind: "password"; user: User } | null;
 
@@ -88,26 +88,27 @@ function UserDialog({ user, done, onClosed }: { user: User | null; done: Done; o
       label={user ? "Save" : "Create user"}
       busyLabel={user ? "Saving…" : "Creating…"}
       disabled={mismatch}
-      body={() => (mismatch ? null : true)}
-      save={() =>
-        user
-          ? // The email is sent only when changed: a user edited for their groups keeps it as it is.
-            usersApi.update(user.name, { groups, ...(mail === (user.email ?? "") ? {} : { email: mail === "" ? null : mail }) })
-          : usersApi.create({ name: name.trim(), password, groups, ...(mail === "" ? {} : { email: mail }) })
+      body={() =>
+        mismatch
+          ? null
+          : user
+            ? // The email is sent only when changed: a user edited for their groups keeps it as it is.
+              { groups, ...(mail === (user.email ?? "") ? {} : { email: mail === "" ? null : mail }) }
+            : { name: name.trim(), password, groups, ...(mail === "" ? {} : { email: mail }) }
       }
+      schema={user ? usersApi.schemas.change : usersApi.schemas.create}
+      save={(body) => (user ? usersApi.update(user.name, body) : usersApi.create(body as NewUserBody))}
       onSaved={() => done(user ? `${user.name} is saved.` : `${name.trim()} is created.`)}
       onClosed={onClosed}
     >
       {!user && (
-        <label className="stacked">
-          <span>User name</span>
-          <input value={name} onChange={(e) => setName(e.target.value)} required autoComplete="off" />
-        </label>
+        <Field label="User name" path="name">
+          {(problem) => <input value={name} onChange={(e) => setName(e.target.value)} required autoComplete="off" {...problem} />}
+        </Field>
       )}
-      <label className="stacked">
-        <span>Email (optional)</span>
-        <input type="email" value={email} onChange={(e) => setEmail(e.target.value)} autoComplete="off" />
-      </label>
+      <Field label="Email (optional)" path="email">
+        {(problem) => <input type="email" value={email} onChange={(e) => setEmail(e.target.value)} autoComplete="off" {...problem} />}
+      </Field>
       {!user && <NewPasswordFields password={password} repeat={repeat} onPassword={setPassword} onRepeat={setRepeat} mismatch={mismatch} />}
       <GroupPicker chosen={groups} onChange={setGroups} />
     </ResourceForm>
@@ -133,10 +134,18 @@ function NewPasswordFields({
   const note = useId();
   return (
     <>
-      <label className="stacked">
-        <span>{label}</span>
-        <input type="password" value={password} onChange={(e) => onPassword(e.target.value)} required autoComplete="new-password" />
-      </label>
+      <Field label={label} path="password">
+        {(problem) => (
+          <input
+            type="password"
+            value={password}
+            onChange={(e) => onPassword(e.target.value)}
+            required
+            autoComplete="new-password"
+            {...problem}
+          />
+        )}
+      </Field>
       <label className="stacked">
         <span>Repeat the {label.toLowerCase()}</span>
         <input
@@ -186,16 +195,25 @@ function PasswordDialog({
       label="Change password"
       busyLabel="Changing…"
       disabled={mismatch}
-      body={() => (mismatch ? null : { password, current })}
-      save={(b) => save(b.password, b.current)}
+      body={() => (mismatch ? null : own ? { currentPassword: current, password } : { password })}
+      schema={own ? ownPasswordSchema : usersApi.schemas.change}
+      save={(b) => save(b.password, b.currentPassword ?? "")}
       onSaved={onSaved}
       onClosed={onClosed}
     >
       {own && (
-        <label className="stacked">
-          <span>Current password</span>
-          <input type="password" value={current} onChange={(e) => setCurrent(e.target.value)} required autoComplete="current-password" />
-        </label>
+        <Field label="Current password" path="currentPassword">
+          {(problem) => (
+            <input
+              type="password"
+              value={current}
+              onChange={(e) => setCurrent(e.target.value)}
+              required
+              autoComplete="current-password"
+              {...problem}
+            />
+          )}
+        </Field>
       )}
       <NewPasswordFields
         password={password}

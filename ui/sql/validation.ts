@@ -5,8 +5,7 @@
  * since is dropped, and the request for it cancelled.
  */
 import { type Diagnostic, linter } from "@codemirror/lint";
-import type { ValidationResult } from "../../src/sql/index.ts";
-import { validateSql } from "../api/sql.ts";
+import { type EditorFacts, type ValidationResult, validateSql } from "../api/sql.ts";
 import { problemRange } from "./problem-range.ts";
 
 export const VALIDATION_DELAY_MS = 300;
@@ -20,11 +19,14 @@ export interface Problem {
   to: number;
 }
 
-/** What the page shows under the editor: nothing yet, a valid query, a problem, or why validation failed. */
+/**
+ * What the page shows under the editor: nothing yet, a valid query, a problem, or why validation
+ * failed. An answer carries the text it is for and what the server's lexer read of it (`facts`).
+ */
 export type ValidationState =
   | { kind: "none" }
-  | { kind: "valid" }
-  | { kind: "invalid"; problem: Problem }
+  | { kind: "valid"; text: string; facts: EditorFacts }
+  | { kind: "invalid"; text: string; facts: EditorFacts; problem: Problem }
   | { kind: "unavailable"; message: string };
 
 /** The linter extension; `report` is told every answer that is still current. */
@@ -41,7 +43,7 @@ export function validation(report: (state: ValidationState) => void) {
       }
       const controller = new AbortController();
       inflight = controller;
-      let result: ValidationResult;
+      let result: ValidationResult & { editor: EditorFacts };
       try {
         result = await validateSql(text, controller.signal);
       } catch (err) {
@@ -52,12 +54,12 @@ export function validation(report: (state: ValidationState) => void) {
       // Stale: the text changed while the server answered (the newer text has its own request).
       if (controller.signal.aborted || view.state.doc !== doc) return [];
       if (result.isValid) {
-        report({ kind: "valid" });
+        report({ kind: "valid", text, facts: result.editor });
         return [];
       }
       const message = result.message ?? "The query is not valid.";
-      const range = problemRange(doc, result.line, result.column);
-      report({ kind: "invalid", problem: { line: result.line, column: result.column, message, ...range } });
+      const range = problemRange(doc, result.line, result.column, result.editor.problemLength ?? 1);
+      report({ kind: "invalid", text, facts: result.editor, problem: { line: result.line, column: result.column, message, ...range } });
       return [{ ...range, severity: "error", source: "Loupe", message }];
     },
     { delay: VALIDATION_DELAY_MS },

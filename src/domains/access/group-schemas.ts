@@ -3,7 +3,7 @@
  * service answers their types, and the UI imports the types (ui/api/groups.ts).
  */
 import { z } from "zod";
-import { groupSchema, ROLES } from "../../config/schema.ts";
+import { groupSchema, ROLES } from "../../config/groups.ts";
 import { groupName } from "../../config/values.ts";
 
 export { groupName };
@@ -32,4 +32,3 @@ export const groupView = z.object({
 
 export type GroupView = z.infer<typeof groupView>;
 export type NewGroup = z.input<typeof createGroupBody>;
-export type GroupChangeBody = z.input<typeof changeGroupBody>;

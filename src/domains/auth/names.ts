@@ -34,9 +34,18 @@ const SOURCE_LABEL: Record<NameSource, string> = {
 /** `the local user 'carol'`: for messages and log lines. */
 export const describeHolder = (h: NameHolder): string => `the ${SOURCE_LABEL[h.source]} '${h.name}'`;
 
-/** 409 for a name another identity holds: one name, one identity, whatever the case. */
-export function nameTakenError(name: string, holder: NameHolder, what: string): AppError {
-  if (holder.source === "config" && holder.name === name)
+/** What the API makes of each source, as the start of a sentence. */
+const MADE_LABEL: Record<"store" | "service", string> = { store: "User", service: "Service account" };
+
+/**
+ * 409 for a name another identity holds, when a `made` (a local user, a service account) of that
+ * name was asked for: one name, one identity, whatever the case. Said shortly when the holder is
+ * of the kind asked for, spelled the same (a config file's user is a user).
+ */
+export function nameTakenError(name: string, holder: NameHolder, made: "store" | "service"): AppError {
+  const what = MADE_LABEL[made];
+  if (holder.name === name && holder.source === made) return new AppError("CONFLICT", `${what} '${name}' exists`);
+  if (holder.name === name && holder.source === "config" && made === "store")
     return new AppError("CONFLICT", `${what} '${name}' exists: it is defined in the configuration file`);
   return new AppError(
     "CONFLICT",

@@ -732,8 +732,9 @@ export class AuthService {
       if (kind === "local") return "no longer exists";
       const account = await ofAccount();
       if (account !== undefined) return account;
-    } else if (this.configUsers.has(name)) {
-      // A local user of that name now takes it: the directory's identity no longer speaks for it.
+    } else if (await this.holderOf(name, now, true)) {
+      // Another identity holds the name now, in any case (the config file's user, a local user, a
+      // service account), as a login sees it: the directory's identity no longer speaks for it.
       return "is no longer a directory user";
     }
     if (!this.directory) return "no longer exists";

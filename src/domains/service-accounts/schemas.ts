@@ -48,4 +48,3 @@ export type ServiceAccountView = z.infer<typeof accountView>;
 export type CreatedServiceAccount = z.infer<typeof createdAccountView>;
 export type ServiceAccountChange = Omit<z.output<typeof changeAccountBody>, "name">;
 export type NewServiceAccountBody = z.input<typeof createAccountBody>;
-export type ServiceAccountChangeBody = z.input<typeof changeAccountBody>;

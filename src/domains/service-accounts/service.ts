@@ -2,7 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import type { Db } from "../../db/index.ts";
 import { AppError } from "../../errors.ts";
 import type { GroupService } from "../access/group-service.ts";
-import { deletePersonalRecords, type NameHolder, nameTakenError, storeHolder } from "../auth/names.ts";
+import { deletePersonalRecords, nameTakenError, storeHolder } from "../auth/names.ts";
 import type { AuthService } from "../auth/service.ts";
 import type { CreatedServiceAccount, ServiceAccountChange, ServiceAccountView } from "./schemas.ts";
 
@@ -68,7 +68,7 @@ export class ServiceAccountService {
   ): Promise<CreatedServiceAccount> {
     // One name, one identity (see auth/names.ts): a user's name, in any case, is no account's.
     const taken = await this.auth.nameTaken(a.name);
-    if (taken) throw this.takenError(a.name, taken);
+    if (taken) throw nameTakenError(a.name, taken, "service");
     await this.groups.requireExisting(a.groups);
     this.checkExpiry(a.expiresAt);
     const secret = randomBytes(32).toString("base64url");
@@ -92,14 +92,9 @@ export class ServiceAccountService {
         .execute();
       return undefined;
     });
-    if (created) throw this.takenError(a.name, created);
+    if (created) throw nameTakenError(a.name, created, "service");
     this.auth.accessChanged("service account changed");
     return { ...(await this.get(a.name)), secret, token: `${a.name}:${secret}` };
-  }
-
-  private takenError(name: string, holder: NameHolder): AppError {
-    if (holder.source === "service" && holder.name === name) return new AppError("CONFLICT", `Service account '${name}' exists`);
-    return nameTakenError(name, holder, "Service account");
   }
 
   async update(name: string, change: ServiceAccountChange): Promise<{ account: ServiceAccountView; changed: string[] }> {

@@ -4,17 +4,22 @@ import { isQueryLimitError, parseResume, readRanges, recordHeader, stopLimit } f
 import { type AppEnv, clusterOf } from "../../http/context.ts";
 import { defineRoute, json, RouteGroup } from "../../http/route.ts";
 import type { StreamRegistry } from "../../http/sse.ts";
+import { editorFacts } from "../../sql/editor-facts.ts";
 import { SqlError } from "../../sql/index.ts";
 import { jsonAnswer, jsonInvalid } from "./json-answer.ts";
 import type { CompiledQuery, SqlService } from "./service.ts";
 import { sendsStatsInSeconds, statsIntervalMs, streamAnswer, streamInvalid } from "./stream-answer.ts";
 import { topicCheck } from "./topic-check.ts";
 
-export const validationQuery = z.object({ sql: z.string({ error: "the query parameter sql is required" }) });
-
 const flag = z
   .enum(["true", "false", "TRUE", "FALSE", "True", "False", "1", "0", ""])
   .transform((v) => v.toLowerCase() === "true" || v === "1");
+
+export const validationQuery = z.object({
+  sql: z.string({ error: "the query parameter sql is required" }),
+  /** The answer carries `editor` too: what the UI's editor needs and only the dialect's lexer can tell. */
+  editor: flag.optional(),
+});
 
 export const dataQuery = z.object({
   sql: z.string({ error: "the query parameter sql is required" }).min(1, "the query is empty"),
@@ -38,6 +43,12 @@ export const dataQuery = z.object({
 });
 
 const validationResult = z.object({ isValid: z.boolean(), line: z.number(), column: z.number(), message: z.string().nullable() });
+/** Only with `editor=true` (see sql/editor-facts.ts); no client of the API is sent it. */
+const editorAnswer = z.object({
+  insert: z.boolean(),
+  settings: z.array(z.object({ key: z.string(), value: z.object({ start: z.number().int(), end: z.number().int() }) })),
+  problemLength: z.number().int().optional(),
+});
 const record = z.object({
   timestamp: z.number(),
   partition: z.number(),
@@ -83,7 +94,7 @@ export const sqlApi = {
     summary: "Validate a query (always 200 with the result)",
     tags: ["sql"],
     request: { query: validationQuery },
-    responses: { 200: json(validationResult, "The validation result, valid or not") },
+    responses: { 200: json(validationResult.extend({ editor: editorAnswer.optional() }), "The validation result, valid or not") },
   }),
   data: defineRoute({
     method: "GET",
@@ -135,7 +146,9 @@ export function sqlRoutes(
 
   app.handle(sqlApi.validation, async (c) => {
     const cluster = clusterOf(c);
-    return c.json(await service.validate(c.req.valid("query").sql, cluster, topicCheck(c.get("session")!.scope, cluster, "validate")));
+    const { sql, editor } = c.req.valid("query");
+    const result = await service.validate(sql, cluster, topicCheck(c.get("session")!.scope, cluster, "validate"));
+    return c.json(editor ? { ...result, editor: editorFacts(sql, result.isValid ? null : result) } : result);
   });
 
   app.handle(sqlApi.data, async (c) => {

@@ -3,7 +3,7 @@
  * service answers their types, and the UI imports the types (ui/api/users.ts).
  */
 import { z } from "zod";
-import { ROLES } from "../../config/schema.ts";
+import { ROLES } from "../../config/groups.ts";
 
 /** Passwords of users made or changed through the API: long enough to resist guessing, short enough to hash. */
 export const PASSWORD_MIN = 12;
@@ -50,7 +50,6 @@ export type UserView = z.infer<typeof userView>;
 export type NewUser = z.output<typeof createUserBody>;
 export type UserChange = Omit<z.output<typeof changeUserBody>, "name">;
 export type NewUserBody = z.input<typeof createUserBody>;
-export type UserChangeBody = z.input<typeof changeUserBody>;
 export type OwnPasswordBody = z.input<typeof ownPasswordBody>;
 
 /** The answer to a change of one's own password. */

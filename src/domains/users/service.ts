@@ -1,7 +1,7 @@
 import type { Db } from "../../db/index.ts";
 import { AppError } from "../../errors.ts";
 import type { GroupService } from "../access/group-service.ts";
-import { deletePersonalRecords, type NameHolder, nameTakenError, storeHolder } from "../auth/names.ts";
+import { deletePersonalRecords, nameTakenError, storeHolder } from "../auth/names.ts";
 import { type AuthService, hashPassword } from "../auth/service.ts";
 import type { NewUser, UserChange, UserView } from "./schemas.ts";
 
@@ -63,7 +63,7 @@ export class UserService {
   async create(u: NewUser): Promise<UserView> {
     if (this.auth.isConfigUser(u.name)) throw new AppError("CONFLICT", `User '${u.name}' exists: it is defined in the configuration file`);
     const taken = await this.auth.nameTaken(u.name);
-    if (taken) throw this.takenError(u.name, taken);
+    if (taken) throw nameTakenError(u.name, taken, "store");
     await this.groups.requireExisting(u.groups);
     const hash = await hashPassword(u.password);
     const at = this.now();
@@ -86,14 +86,9 @@ export class UserService {
         .execute();
       return undefined;
     });
-    if (created) throw this.takenError(u.name, created);
+    if (created) throw nameTakenError(u.name, created, "store");
     this.auth.accessChanged("user changed");
     return this.get(u.name);
-  }
-
-  private takenError(name: string, holder: NameHolder): AppError {
-    if (holder.source === "store" && holder.name === name) return new AppError("CONFLICT", `User '${name}' exists`);
-    return nameTakenError(name, holder, "User");
   }
 
   /** The user after the change and the names of the fields that changed (never the password's value). */
