@@ -488,6 +488,17 @@ async function waitUntil(
 // ---------------------------------------------------------------------------------------------
 // Kafka
 
+/** Formats a KRaft node's storage (`kafka-storage format`) with the cluster id and the given extra arguments. */
+function formatKraftStorage(jvm: string[], classpath: string, propsFile: string, clusterId: string, cwd: string, extra: string[]): void {
+  const args = [...jvm.slice(1), "-Xmx128m", "-cp", classpath, "kafka.tools.StorageTool", "format", "--config", propsFile];
+  const format = spawnSync(jvm[0]!, [...args, "--cluster-id", clusterId, ...extra], { encoding: "utf8", cwd });
+  if (format.status !== 0) {
+    throw new Error(
+      `kafka-storage format of ${propsFile} failed (exit ${format.status}):\n${tail(`${format.stdout}\n${format.stderr}`, 30)}`,
+    );
+  }
+}
+
 /** Kafka's cluster ids are 16 random bytes in unpadded base64url. */
 /** A random cluster id. Like Kafka's own Uuid.randomUuid(), never one that starts with '-': the
  * storage tool would read it as an option (and fail one start in 64). */
@@ -646,27 +657,7 @@ export const kafkaService: ServiceDef = {
     // Formats the single-node KRaft quorum (a dynamic quorum of one voter: --standalone); a
     // joining broker formats with the cluster id of the node it joins.
     const clusterId = ctx.join ? kafkaClusterIdOf(ctx.join.node) : kafkaClusterId();
-    const format = spawnSync(
-      jvm[0]!,
-      [
-        ...jvm.slice(1),
-        "-Xmx128m",
-        "-cp",
-        classpath,
-        "kafka.tools.StorageTool",
-        "format",
-        "--config",
-        propsFile,
-        "--cluster-id",
-        clusterId,
-        ...(ctx.join ? [] : ["--standalone"]),
-        "--ignore-formatted",
-      ],
-      { encoding: "utf8", cwd: ctx.runDir },
-    );
-    if (format.status !== 0) {
-      throw new Error(`kafka-storage format failed (exit ${format.status}):\n${tail(`${format.stdout}\n${format.stderr}`, 30)}`);
-    }
+    formatKraftStorage(jvm, classpath, propsFile, clusterId, ctx.runDir, [...(ctx.join ? [] : ["--standalone"]), "--ignore-formatted"]);
 
     const command = [...jvm, "-Xms64m", "-Xmx512m", ...(ctx.jvmOpts ?? []), "-cp", classpath, "kafka.Kafka", propsFile];
     const pid = spawnDetached(command, ctx.runDir, logFile);
@@ -929,27 +920,7 @@ export const kafkaSecureService: ServiceDef = {
       "--add-scram",
       `SCRAM-SHA-512=[name=${u.user},password=${u.password}]`,
     ]);
-    const format = spawnSync(
-      jvm[0]!,
-      [
-        ...jvm.slice(1),
-        "-Xmx128m",
-        "-cp",
-        classpath,
-        "kafka.tools.StorageTool",
-        "format",
-        "--config",
-        propsFile,
-        "--cluster-id",
-        kafkaClusterId(),
-        "--standalone",
-        ...scram,
-      ],
-      { encoding: "utf8", cwd: ctx.runDir },
-    );
-    if (format.status !== 0) {
-      throw new Error(`kafka-storage format (secured) failed (exit ${format.status}):\n${tail(`${format.stdout}\n${format.stderr}`, 30)}`);
-    }
+    formatKraftStorage(jvm, classpath, propsFile, kafkaClusterId(), ctx.runDir, ["--standalone", ...scram]);
     const command = [...jvm, "-Xms64m", "-Xmx384m", ...(ctx.jvmOpts ?? []), "-cp", classpath, "kafka.Kafka", propsFile];
     const pid = spawnDetached(command, ctx.runDir, logFile);
     const proc: ServiceProcess = {
