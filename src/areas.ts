@@ -1,4 +1,5 @@
 import { groupsArea } from "./domains/access/area.ts";
+import { aclsArea } from "./domains/acls/area.ts";
 import { alertsArea } from "./domains/alerts/area.ts";
 import { auditArea } from "./domains/audit/area.ts";
 import { authArea } from "./domains/auth/area.ts";
@@ -52,6 +53,7 @@ export const AREAS = [
   serverInfoArea,
   profileArea,
   configsArea,
+  aclsArea,
   groupsArea,
   usersArea,
   serviceAccountsArea,

@@ -1,4 +1,5 @@
 import type { ReactNode } from "react";
+import { AclsPage } from "./pages/Acls.tsx";
 import { AuditPage } from "./pages/Audit.tsx";
 import { ConnectPage } from "./pages/Connect.tsx";
 import { ConsumerGroupPage } from "./pages/ConsumerGroup.tsx";
@@ -108,6 +109,10 @@ export const AREA_PAGES = {
   schemas: {
     nav: { path: "/schemas", label: "Schemas", level: "nodata" },
     render: ({ path, location, canWrite }) => <SchemasPage path={path} location={location} canWrite={canWrite} />,
+  },
+  acls: {
+    nav: { path: "/acls", label: "ACLs", level: "nodata" },
+    render: at("/acls", ({ location, user }) => <AclsPage location={location} canAdmin={user.administrator} />),
   },
   audit: {
     nav: { path: "/audit", label: "Audit", level: "admin" },

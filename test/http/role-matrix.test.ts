@@ -101,6 +101,17 @@ async function freshToken(role: Role): Promise<string> {
   return res.text();
 }
 
+let aclCount = 0;
+/** A READ binding on the shared topic for a principal no other test uses. */
+const aclBinding = () => ({
+  resourceType: "Topic",
+  resourceName: topic,
+  principal: `User:rbac-acl-${process.pid}-${++aclCount}`,
+  permissionType: "Allow",
+  host: "*",
+  operation: "Read",
+});
+
 /** The caller of one call: a role and its token, or no token at all. */
 interface Caller {
   role?: Role;
@@ -538,6 +549,28 @@ const FIXTURES: { [A in AreaName]: Record<string, Prepare> } = {
       path: `/api/configs/brokers/${await brokerId()}`,
       body: JSON.stringify(["compression.type"]),
     }),
+  },
+  acls: {
+    "GET /api/acl": get("/api/acl", jsonArray),
+    // A binding of a principal of its own per call: PUT creates it, DELETE deletes one made first.
+    "PUT /api/acl": async (c) => {
+      const body = aclBinding();
+      return {
+        path: "/api/acl",
+        body: JSON.stringify(body),
+        check: async (res) => expect(await res.json()).toMatchObject({ principal: body.principal, patternType: "LITERAL" }),
+        cleanup: async () =>
+          void (c.allowed ? await rt.request("/api/acl", { method: "DELETE", role: "admin", body: JSON.stringify(body) }) : null),
+      };
+    },
+    "DELETE /api/acl": async (c) => {
+      const body = aclBinding();
+      if (c.allowed) expect((await rt.request("/api/acl", { method: "PUT", role: "admin", body: JSON.stringify(body) })).status).toBe(200);
+      return { path: "/api/acl", body: JSON.stringify(body), check: async (res) => expect(await res.json()).toMatchObject(body) };
+    },
+    "GET /api/acl/explain": get(`/api/acl/explain?principal=User:rbac&resourceType=Topic&resourceName=rbac-x&operation=Read`, async (res) =>
+      expect(await res.json()).toMatchObject({ principal: "User:rbac", reason: expect.any(String) }),
+    ),
   },
   groups: {
     "GET /api/groups": get("/api/groups", jsonArray),

@@ -1,0 +1,154 @@
+import { AppError } from "../../errors.ts";
+import type { AclBinding, ConfigEntry, KafkaPool } from "../../kafka/index.ts";
+import { described, sortEntries, toBinding, toEntry } from "./entries.ts";
+import { type AuthorizerFacts, explain } from "./explain.ts";
+import { type AclBody, type AclEntry, type ExplainQuery, type Explanation, OPERATIONS, RESOURCE_TYPES } from "./schemas.ts";
+
+/** What a cluster's configuration says of its brokers' authorizer, which Kafka does not disclose. */
+export interface AuthorizerSettings {
+  superUsers?: string[];
+  allowEveryoneIfNoAclFound?: boolean;
+}
+
+/** How long a change may take to show in the brokers' answers before the API answers anyway. */
+const SETTLE_MS = 5_000;
+
+/**
+ * The cluster's ACLs (`/api/acl`): listed, created and deleted one binding at a time, and the
+ * question "may this principal do this?" answered from them (explain.ts).
+ *
+ * A change is committed by the controller and reaches the brokers' authorizers a moment later;
+ * create and remove wait (up to 5 s) until the broker answers with it, so that a list right
+ * after a change shows it and a client is allowed or denied by then.
+ */
+export class AclService {
+  constructor(
+    private readonly pool: KafkaPool,
+    private readonly settings: (cluster: string) => AuthorizerSettings | undefined = () => undefined,
+  ) {}
+
+  async list(cluster: string): Promise<AclEntry[]> {
+    const bindings = await this.pool
+      .get(cluster)
+      .acls.describe()
+      .catch((e) => {
+        throw withoutAuthorizer(e, "Cannot list ACLs");
+      });
+    return sortEntries(bindings.map(toEntry));
+  }
+
+  /** Creates the binding (nothing changes when it exists) and answers it. */
+  async create(cluster: string, body: AclBody): Promise<AclEntry> {
+    const binding = toBinding(body);
+    const kafka = this.pool.get(cluster);
+    await kafka.acls.create([binding]).catch((e) => {
+      throw withoutAuthorizer(e, "Cannot create the ACL");
+    });
+    await this.#settle(cluster, binding, true);
+    return toEntry(binding);
+  }
+
+  /** Deletes exactly this binding; 404 when the cluster has no such binding. */
+  async remove(cluster: string, body: AclBody): Promise<AclEntry> {
+    const binding = toBinding(body);
+    const deleted = await this.pool
+      .get(cluster)
+      .acls.delete([binding])
+      .catch((e) => {
+        throw withoutAuthorizer(e, "Cannot delete the ACL");
+      });
+    if (deleted.length === 0)
+      throw new AppError("NOT_FOUND", `The ACL does not exist: ${Object.values(described(body)).join(" ")}`, { details: described(body) });
+    await this.#settle(cluster, binding, false);
+    return toEntry(binding);
+  }
+
+  async explain(cluster: string, q: ExplainQuery): Promise<Explanation> {
+    const question = {
+      principal: q.principal,
+      resourceType: RESOURCE_TYPES[q.resourceType],
+      resourceName: q.resourceName,
+      operation: OPERATIONS[q.operation],
+      host: q.host ?? null,
+    };
+    const kafka = this.pool.get(cluster);
+    let bindings: AclBinding[];
+    try {
+      bindings = await kafka.acls.describe({ resourceType: question.resourceType, resourceName: q.resourceName, patternType: "MATCH" });
+    } catch (e) {
+      if (!isSecurityDisabled(e)) throw e;
+      return explain(question, [], { authorizerClass: "", superUsers: null, superUsersSet: null, allowEveryoneIfNoAclFound: null });
+    }
+    return explain(question, bindings, await this.#facts(cluster));
+  }
+
+  /**
+   * What is known of the brokers' authorizer settings. `super.users` and
+   * `allow.everyone.if.no.acl.found` are not configs Kafka defines, so DescribeConfigs reports
+   * them, when set, as hidden values: the configuration of the cluster in Loupe says what they
+   * are; without it a set one is unknown and an unset one is Kafka's default.
+   */
+  async #facts(cluster: string): Promise<AuthorizerFacts> {
+    const configured = this.settings(cluster) ?? {};
+    const entries = await this.pool
+      .get(cluster)
+      .configs.knownBrokerConfigs(null)
+      .catch((): ConfigEntry[] | null => null);
+    const entry = (name: string) => entries?.find((e) => e.name === name);
+    const visible = (name: string) => {
+      const e = entry(name);
+      return e && !e.sensitive && e.value !== null ? e.value : undefined;
+    };
+    const superUsersValue = visible("super.users");
+    const everyoneValue = visible("allow.everyone.if.no.acl.found");
+    return {
+      authorizerClass: entries === null ? null : (visible("authorizer.class.name") ?? ""),
+      superUsers:
+        configured.superUsers ??
+        (superUsersValue !== undefined
+          ? superUsersValue
+              .split(";")
+              .map((s) => s.trim())
+              .filter(Boolean)
+          : entries !== null && entry("super.users") === undefined
+            ? []
+            : null),
+      superUsersSet: entries === null ? null : entry("super.users") !== undefined,
+      allowEveryoneIfNoAclFound:
+        configured.allowEveryoneIfNoAclFound ??
+        (everyoneValue !== undefined
+          ? everyoneValue.trim().toLowerCase() === "true"
+          : entries !== null && entry("allow.everyone.if.no.acl.found") === undefined
+            ? false
+            : null),
+    };
+  }
+
+  /** Waits until the broker lists the binding (`present`) or no longer does, for up to SETTLE_MS. */
+  async #settle(cluster: string, binding: AclBinding, present: boolean): Promise<void> {
+    const kafka = this.pool.get(cluster);
+    const deadline = Date.now() + SETTLE_MS;
+    for (let pause = 20; Date.now() < deadline; pause = Math.min(pause * 2, 250)) {
+      const found = await kafka.acls.describe(binding).catch(() => null);
+      if (found !== null && found.length > 0 === present) return;
+      await Bun.sleep(pause);
+    }
+  }
+}
+
+function isSecurityDisabled(e: unknown): boolean {
+  return e instanceof AppError && (e.details as { kafkaError?: string } | undefined)?.kafkaError === "SECURITY_DISABLED";
+}
+
+/**
+ * The brokers keep no ACLs without an authorizer. The Go client's CLI says "no authorizer is
+ * configured on the broker" for a 400 on the list; the message says so in those words.
+ */
+function withoutAuthorizer(e: unknown, context: string): unknown {
+  if (!isSecurityDisabled(e)) return e;
+  return new AppError(
+    "BAD_REQUEST",
+    `${context}: no authorizer is configured on the broker (authorizer.class.name is empty), so it keeps no ACLs`,
+    { details: (e as AppError).details },
+  );
+}
