@@ -180,7 +180,13 @@ describe("explain: StandardAuthorizer's rules", () => {
       ["PREFIXED", "orders-", false, "denies Read only (a DENY implies no other operation)"],
       ["LITERAL", "*", false, "for User:bob only"],
     ]);
-    expect(answer).toMatchObject({ resourceType: "Topic", operation: "Describe", allowed: true, reason: "ALLOW_ACL" });
+    expect(answer).toMatchObject({
+      resourceType: "Topic",
+      operation: "Describe",
+      allowed: true,
+      reason: "ALLOW_ACL",
+      summary: "An ALLOW binding applies, and no DENY does.",
+    });
   });
 
   test("what Loupe cannot know is said: hidden super users, a hidden default, bindings for hosts", () => {

@@ -63,7 +63,7 @@ export function AclsPage({ location, canAdmin }: { location: string; canAdmin: b
           />
         </label>
         <span className="muted" aria-live="polite">
-          {acls.data ? `${acls.data.length} bindings` : ""}
+          {acls.data ? `${acls.data.length} binding${acls.data.length === 1 ? "" : "s"}` : ""}
         </span>
       </div>
       {acls.error && (
@@ -112,7 +112,7 @@ function AclGroup({ name, rows, by, canAdmin }: { name: string; rows: AclEntry[]
         <tbody>
           {rows.map((a) => (
             <tr key={keyOf(a)}>
-              <td>{by === "principal" ? `${a.resourceType} ${a.resourceName}` : a.principal}</td>
+              <td>{by === "principal" ? resourceOf(a) : a.principal}</td>
               <td>{a.patternType}</td>
               <td>{a.operation}</td>
               <td className={a.permissionType === "Deny" ? "deny" : "allow"}>{a.permissionType}</td>
@@ -319,7 +319,7 @@ function ExplainForm() {
 }
 
 function Answer({ answer }: { answer: Explanation }) {
-  const verdict = answer.allowed === null ? "Depends on the brokers" : answer.allowed ? "Allowed" : "Denied";
+  const verdict = answer.allowed === null ? "It depends on the brokers." : answer.allowed ? "Allowed." : "Denied.";
   return (
     <div className="acl-answer" role="status">
       <p>

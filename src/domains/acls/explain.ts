@@ -122,33 +122,40 @@ export function explain(q: Question, bindings: readonly AclBinding[], facts: Aut
       "The brokers have no authorizer (authorizer.class.name is empty): every client may do everything.",
     );
   if (facts.superUsers?.includes(q.principal))
-    return answer(true, "SUPER_USER", `${q.principal} is a super user (super.users): allowed everything, whatever the ACLs say.`);
+    return answer(true, "SUPER_USER", `${q.principal} is a super user (super.users), allowed everything whatever the ACLs say.`);
   if (denies.length > 0)
     return answer(
       false,
       "DENY_ACL",
-      `Denied: ${count(denies.length, "DENY binding")} ${denies.length > 1 ? "apply" : "applies"}, and a DENY wins over every ALLOW.`,
+      `${cap(count(denies.length, "DENY binding"))} ${denies.length > 1 ? "apply" : "applies"}, and a DENY wins over every ALLOW.`,
       denies,
     );
-  if (allows.length > 0) return answer(true, "ALLOW_ACL", `Allowed by ${count(allows.length, "ALLOW binding")}; no DENY applies.`, allows);
-  const none = `no binding applies to ${q.principal} for ${op} on this ${base.resourceType.toLowerCase()}`;
+  if (allows.length > 0)
+    return answer(
+      true,
+      "ALLOW_ACL",
+      `${cap(count(allows.length, "ALLOW binding"))} ${allows.length > 1 ? "apply" : "applies"}, and no DENY does.`,
+      allows,
+    );
+  const none = `No binding applies to ${q.principal} for ${op} on ${base.resourceType} ${q.resourceName}`;
   const everyone = facts.allowEveryoneIfNoAclFound;
   if (everyone === null)
     return answer(
       null,
       "NO_MATCHING_ACL",
-      `Decided by the brokers' allow.everyone.if.no.acl.found: ${none}, and the brokers set that setting without disclosing its value.`,
+      `${none}: the brokers' allow.everyone.if.no.acl.found decides, which they set without disclosing its value.`,
     );
   return answer(
     everyone,
     "NO_MATCHING_ACL",
     everyone
-      ? `Allowed: ${none}, and allow.everyone.if.no.acl.found is true.`
-      : `Denied: ${none}, and allow.everyone.if.no.acl.found is false (Kafka's default).`,
+      ? `${none}, and allow.everyone.if.no.acl.found is true.`
+      : `${none}, and allow.everyone.if.no.acl.found is false (Kafka's default).`,
   );
 }
 
-const count = (n: number, what: string) => `${n === 1 ? "a" : n} ${what}${n === 1 ? "" : "s"}`;
+const count = (n: number, what: string) => `${n === 1 ? (/^[AEIOU]/.test(what) ? "an" : "a") : n} ${what}${n === 1 ? "" : "s"}`;
+const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
 function caveats(q: Question, facts: AuthorizerFacts, allowed: boolean | null, onResource: readonly AclBinding[]): string[] {
   const out: string[] = [];
