@@ -50,9 +50,9 @@ const tlsSchema = z
  */
 const authorizerSchema = z
   .object({
-    /** The brokers' `super.users`, e.g. `["User:admin"]`. */
+    /** The brokers' `super.users`, e.g. `["User:admin"]`: Kafka does not disclose them, so ACL explanations count them only when named here. */
     superUsers: z.array(z.string().regex(/^[^:\s]+:\S.*$/, "a principal, e.g. User:admin")).optional(),
-    /** The brokers' `allow.everyone.if.no.acl.found`. */
+    /** The brokers' `allow.everyone.if.no.acl.found`, which Kafka does not disclose once set (brokers that leave it unset mean false). */
     allowEveryoneIfNoAclFound: z.boolean().optional(),
   })
   .strict();
