@@ -9,6 +9,7 @@ import { connectArea } from "./domains/connect/area.ts";
 import { consumersArea } from "./domains/consumers/area.ts";
 import { healthArea } from "./domains/health/area.ts";
 import { jdbcArea, jdbcSelectArea } from "./domains/jdbc/area.ts";
+import { kafkaUsersArea } from "./domains/kafka-users/area.ts";
 import { liveArea } from "./domains/live/area.ts";
 import { logsArea } from "./domains/logs/area.ts";
 import { metadataArea } from "./domains/metadata/area.ts";
@@ -54,6 +55,7 @@ export const AREAS = [
   profileArea,
   configsArea,
   aclsArea,
+  kafkaUsersArea,
   groupsArea,
   usersArea,
   serviceAccountsArea,

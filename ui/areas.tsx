@@ -151,6 +151,7 @@ export const AREA_PAGES = {
   metrics: none("Prometheus scrapes /metrics"),
   "server-info": none("what clients read of the server (config, licence, favourites)"),
   profile: none("favourites and settings that clients keep"),
+  "kafka-users": none("the cluster's SCRAM users are managed through the API (and the clients)"),
   configs: none("the topic forms offer its config names; broker configs are the clients'"),
   ui: none("the UI itself"),
 } satisfies Record<string, AreaPage | NoPage>;

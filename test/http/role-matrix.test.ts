@@ -112,6 +112,19 @@ const aclBinding = () => ({
   operation: "Read",
 });
 
+let kafkaUserCount = 0;
+const kafkaUserName = () => `rbac-kuser-${process.pid}-${++kafkaUserCount}`;
+/** A SCRAM user made for an allowed call (a denied one names a user that need not exist). */
+async function newKafkaUser(c: Caller): Promise<string> {
+  const name = kafkaUserName();
+  if (c.allowed)
+    expect(
+      (await rt.request("/api/kafka-users", { method: "POST", role: "admin", body: JSON.stringify({ name, password: "rbac-password-1" }) }))
+        .status,
+    ).toBe(200);
+  return name;
+}
+
 /** The caller of one call: a role and its token, or no token at all. */
 interface Caller {
   role?: Role;
@@ -571,6 +584,32 @@ const FIXTURES: { [A in AreaName]: Record<string, Prepare> } = {
     "GET /api/acl/explain": get(`/api/acl/explain?principal=User:rbac&resourceType=Topic&resourceName=rbac-x&operation=Read`, async (res) =>
       expect(await res.json()).toMatchObject({ principal: "User:rbac", reason: expect.any(String) }),
     ),
+  },
+  // SCRAM credentials on the open broker: users of their own per call, never used to log in.
+  "kafka-users": {
+    "GET /api/kafka-users": get("/api/kafka-users", jsonArray),
+    "POST /api/kafka-users": async (c) => {
+      const name = kafkaUserName();
+      return {
+        path: "/api/kafka-users",
+        body: JSON.stringify({ name, password: "rbac-password-1" }),
+        check: async (res) => expect(await res.json()).toEqual({ name, credentials: [{ mechanism: "SCRAM-SHA-512", iterations: 4096 }] }),
+        cleanup: async () => void (c.allowed ? await rt.request(`/api/kafka-users/${name}`, { method: "DELETE", role: "admin" }) : null),
+      };
+    },
+    "PUT /api/kafka-users/:name": async (c) => {
+      const name = await newKafkaUser(c);
+      return {
+        path: `/api/kafka-users/${name}`,
+        body: JSON.stringify({ password: "rbac-password-2", iterations: 8192 }),
+        check: async (res) => expect(await res.json()).toEqual({ name, credentials: [{ mechanism: "SCRAM-SHA-512", iterations: 8192 }] }),
+        cleanup: async () => void (c.allowed ? await rt.request(`/api/kafka-users/${name}`, { method: "DELETE", role: "admin" }) : null),
+      };
+    },
+    "DELETE /api/kafka-users/:name": async (c) => {
+      const name = await newKafkaUser(c);
+      return { path: `/api/kafka-users/${name}`, check: async (res) => expect(await res.json()).toMatchObject({ name }) };
+    },
   },
   groups: {
     "GET /api/groups": get("/api/groups", jsonArray),
