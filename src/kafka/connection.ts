@@ -8,7 +8,7 @@
 import { Admin, kGetApi, type metadataV12, Producer, UnsupportedApiError } from "@platformatic/kafka";
 import { AppError } from "../errors.ts";
 import { callApi, clientOptions, withTimeout } from "./client.ts";
-import { toAppError } from "./errors.ts";
+import { type ConnectionFacts, toAppError } from "./errors.ts";
 import { RequestCounter, watchRequests } from "./metrics.ts";
 import type { ClusterStats, Health, KafkaClusterConfig } from "./types.ts";
 
@@ -55,8 +55,16 @@ export class KafkaConnection {
     try {
       return await fn();
     } catch (err) {
-      throw toAppError(err, context, this.name);
+      throw toAppError(err, context, this.name, this.facts());
     }
+  }
+
+  /** What toAppError needs to know of this cluster's connections to say why one failed. */
+  facts(): ConnectionFacts {
+    return {
+      recentSocketError: this.counter.recentSocketError(),
+      clientCertificate: Boolean(this.config.tls?.enabled && this.config.tls.cert),
+    };
   }
 
   /** Metadata of the named topics (null: all, []: none, only brokers and controller). */
@@ -86,7 +94,7 @@ export class KafkaConnection {
       const md = await withTimeout(this.metadata([]), timeoutMs);
       return { connected: true, brokers: md.brokers.length, controllerId: md.controllerId, latencyMs: latency() };
     } catch (err) {
-      const error = toAppError(err, `Kafka cluster '${this.name}'`, this.name).message;
+      const error = toAppError(err, `Kafka cluster '${this.name}'`, this.name, this.facts()).message;
       return { connected: false, brokers: 0, controllerId: null, latencyMs: latency(), error };
     }
   }

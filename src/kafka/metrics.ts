@@ -5,7 +5,7 @@
  * every connection it opens, so one subscriber attributes every request to its cluster.
  */
 
-import { connectionsApiChannel, protocolAPIsById } from "@platformatic/kafka";
+import { connectionsApiChannel, connectionsConnectsChannel, protocolAPIsById } from "@platformatic/kafka";
 import type { RequestStats } from "./types.ts";
 
 const COUNTER = Symbol.for("loupe.kafka.requestCounter");
@@ -16,6 +16,17 @@ export class RequestCounter {
   lastRoundTripMs: number | null = null;
   /** Requests per Kafka API name ("Metadata", "Fetch", ...). */
   readonly byApi = new Map<string, number>();
+  /**
+   * The last error a connected socket of the cluster met (a TLS alert, a reset) and when: the
+   * requests on it fail with a bare "Connection closed", which does not say why.
+   */
+  lastSocketError: { error: unknown; at: number } | null = null;
+
+  /** lastSocketError's error when it happened within `ms`. */
+  recentSocketError(ms = 10_000): unknown {
+    const last = this.lastSocketError;
+    return last && performance.now() - last.at <= ms ? last.error : undefined;
+  }
 
   snapshot(): RequestStats {
     return { requests: this.requests, lastRoundTripMs: this.lastRoundTripMs, errors: this.errors };
@@ -28,7 +39,8 @@ export function counterContext(counter: RequestCounter): Record<symbol, RequestC
 }
 
 interface ApiEvent {
-  connection?: { context?: unknown };
+  connection?: { context?: unknown; on?(event: "error", listener: (err: unknown) => void): unknown };
+  error?: unknown;
   apiKey?: unknown;
 }
 
@@ -63,5 +75,15 @@ export function watchRequests(): void {
   connectionsApiChannel.error.subscribe((event: unknown) => {
     const counter = counterOf(event);
     if (counter) counter.errors++;
+  });
+  // A connection that connected reports later socket errors as its own 'error' event, wrapping
+  // the socket's error as cause: kept on its cluster's counter (see lastSocketError).
+  connectionsConnectsChannel.asyncStart.subscribe((event: unknown) => {
+    const counter = counterOf(event);
+    const e = event as ApiEvent;
+    if (!counter || e.error !== undefined || typeof e.connection?.on !== "function") return;
+    e.connection.on("error", (err: unknown) => {
+      counter.lastSocketError = { error: err instanceof Error && err.cause !== undefined ? err.cause : err, at: performance.now() };
+    });
   });
 }

@@ -86,6 +86,25 @@ describe("toAppError", () => {
       "Ctx: cannot reach the cluster: Connection to 127.0.0.1:1 failed. (connect ECONNREFUSED 127.0.0.1:1)",
     ],
     ["client-side unknown topic", new UserError("Unknown topic t."), "NOT_FOUND", 404, "Ctx: Topic 't' does not exist."],
+    // 25: TLS failures say what to fix, as 502 (the secured broker's tests meet the others).
+    [
+      "25: an expired broker certificate",
+      new NetworkError("Connection to b:9093 failed.", {
+        cause: Object.assign(new Error("certificate has expired"), { code: "CERT_HAS_EXPIRED" }),
+      }),
+      "BAD_GATEWAY",
+      502,
+      "Ctx: TLS: the broker's certificate is not valid now (certificate has expired)",
+    ],
+    [
+      "25: a broker that requires a client certificate",
+      new NetworkError("Connection to b:9093 failed.", {
+        cause: Object.assign(new Error("tlsv13 alert certificate required"), { code: "ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED" }),
+      }),
+      "BAD_GATEWAY",
+      502,
+      "Ctx: TLS: the broker requires a client certificate (ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED); set kafka.clusters[].tls.cert and key",
+    ],
     [
       "unknown error name",
       wrapped(new ProtocolError("UNKNOWN_SERVER_ERROR", "")),
@@ -100,6 +119,23 @@ describe("toAppError", () => {
     expect(app).toBeInstanceOf(AppError);
     expect([app.code, app.status, app.message]).toEqual([code, status, message]);
     expect(app.cause).toBe(err);
+  });
+
+  test("25: a bare 'Connection closed' is told by the TLS alert its socket met just before", () => {
+    const alert = Object.assign(new Error("sslv3 alert certificate unknown"), { code: "ERR_SSL_SSLV3_ALERT_CERTIFICATE_UNKNOWN" });
+    const closed = new MultipleErrors("x", [new NetworkError("Connection closed")]);
+    expect(toAppError(closed, "Ctx", "c1", { recentSocketError: alert, clientCertificate: true }).message).toBe(
+      "Ctx: TLS: the broker refused Loupe's client certificate (ERR_SSL_SSLV3_ALERT_CERTIFICATE_UNKNOWN); it must be signed by a CA the broker trusts and be valid now",
+    );
+    // Without one, or with a socket error that is no TLS failure, it stays an outage.
+    expect(toAppError(closed, "Ctx", "c1").code).toBe("UNAVAILABLE");
+    expect(toAppError(closed, "Ctx", "c1", { recentSocketError: Object.assign(new Error("reset"), { code: "ECONNRESET" }) }).code).toBe(
+      "UNAVAILABLE",
+    );
+    // The same alert when Loupe offered no certificate: one is required.
+    expect(toAppError(closed, "Ctx", "c1", { recentSocketError: alert, clientCertificate: false }).message).toStartWith(
+      "Ctx: TLS: the broker requires a client certificate (ERR_SSL_SSLV3_ALERT_CERTIFICATE_UNKNOWN)",
+    );
   });
 
   test("a definite answer wins over a transient one in the same error", () => {
