@@ -5,6 +5,7 @@ import { ConnectPage } from "./pages/Connect.tsx";
 import { ConsumerGroupPage } from "./pages/ConsumerGroup.tsx";
 import { ConsumersPage } from "./pages/Consumers.tsx";
 import { GroupsPage } from "./pages/Groups.tsx";
+import { KafkaUsersPage } from "./pages/KafkaUsers.tsx";
 import { LogsPage } from "./pages/Logs.tsx";
 import { type Health, OverviewPage } from "./pages/Overview.tsx";
 import { ProcessorsPage } from "./pages/Processors.tsx";
@@ -124,6 +125,11 @@ export const AREA_PAGES = {
     what: "Reading Loupe's logs",
     render: at("/logs", ({ location }) => <LogsPage location={location} />),
   },
+  "kafka-users": {
+    nav: { path: "/kafka-users", label: "Kafka users", level: "admin" },
+    what: "Managing the Kafka cluster's SCRAM users",
+    render: at("/kafka-users", ({ location }) => <KafkaUsersPage location={location} />),
+  },
   users: {
     nav: { path: "/users", label: "Users", level: "admin" },
     what: "Managing users",
@@ -151,7 +157,6 @@ export const AREA_PAGES = {
   metrics: none("Prometheus scrapes /metrics"),
   "server-info": none("what clients read of the server (config, licence, favourites)"),
   profile: none("favourites and settings that clients keep"),
-  "kafka-users": none("the cluster's SCRAM users are managed through the API (and the clients)"),
   configs: none("the topic forms offer its config names; broker configs are the clients'"),
   ui: none("the UI itself"),
 } satisfies Record<string, AreaPage | NoPage>;

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { uniqueTopic } from "../cluster/cluster.ts";
 import { bootstrap, errorOf, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
+import { scopedUser, topicGroup } from "../helpers/scoped.ts";
 import { array, decode, object, str } from "./strict.ts";
 
 /** The Go client's ACL struct: six strings. */
@@ -284,5 +285,49 @@ describe("explain on this broker", () => {
     expect(denied).toMatchObject({ allowed: false, reason: "DENY_ACL", deciding: [{ ...deny }] });
     expect(denied.considered).toEqual([expect.objectContaining({ applies: true })]);
     expect((await send("DELETE", "/api/acl", { body: deny })).status).toBe(200);
+  });
+});
+
+describe("a caller limited to some topics", () => {
+  test("lists only the literal bindings of its topics, and asks only of them", async () => {
+    const mine = uniqueTopic("acl-scoped-mine");
+    const other = uniqueTopic("acl-scoped-other");
+    const who = principal();
+    const bindings: Array<Record<string, string>> = [
+      { resourceType: "Topic", resourceName: mine, principal: who, permissionType: "Allow", host: "*", operation: "Read" },
+      { resourceType: "Topic", resourceName: other, principal: who, permissionType: "Allow", host: "*", operation: "Read" },
+      {
+        resourceType: "Topic",
+        resourceName: `${mine.slice(0, 10)}`,
+        principal: who,
+        permissionType: "Deny",
+        host: "*",
+        operation: "Write",
+        patternType: "PREFIXED",
+      },
+      { resourceType: "Group", resourceName: "g", principal: who, permissionType: "Allow", host: "*", operation: "Read" },
+    ];
+    for (const b of bindings) {
+      made.push(b);
+      expect((await send("PUT", "/api/acl", { body: b })).status).toBe(200);
+    }
+    const token = await scopedUser(rt, uniqueTopic("acl-scoped-user"), [
+      topicGroup(uniqueTopic("acl-scoped-group"), [mine], [], ["nodata"]),
+    ]);
+    const listed = (await (await rt.request("/api/acl", { token })).json()) as Array<Record<string, string>>;
+    expect(listed.filter((e) => e.principal === who)).toEqual([{ ...bindings[0], patternType: "LITERAL" }]);
+
+    const ask = (q: Record<string, string>) =>
+      rt.request(`/api/acl/explain?${new URLSearchParams({ principal: who, operation: "Write", ...q })}`, { token });
+    const answer = await ask({ resourceType: "Topic", resourceName: mine });
+    expect(answer.status).toBe(200);
+    // The prefixed DENY covering its topic is part of the answer: it decides it.
+    expect(await answer.json()).toMatchObject({ allowed: false, reason: "DENY_ACL" });
+    const outside = await ask({ resourceType: "Topic", resourceName: other });
+    expect(outside.status).toBe(403);
+    expect((await errorOf(outside)).message).toBe(`Topic '${other}' is outside your scope`);
+    const group = await ask({ resourceType: "Group", resourceName: "g", operation: "Read" });
+    expect(group.status).toBe(403);
+    expect((await errorOf(group)).message).toContain("limited to some topics");
   });
 });

@@ -1,5 +1,6 @@
 import { AppError } from "../../errors.ts";
 import type { AclBinding, ConfigEntry, KafkaPool } from "../../kafka/index.ts";
+import type { TopicFilter } from "../topics/visibility.ts";
 import { described, sortEntries, toBinding, toEntry } from "./entries.ts";
 import { type AuthorizerFacts, explain } from "./explain.ts";
 import { type AclBody, type AclEntry, type ExplainQuery, type Explanation, OPERATIONS, RESOURCE_TYPES } from "./schemas.ts";
@@ -27,14 +28,20 @@ export class AclService {
     private readonly settings: (cluster: string) => AuthorizerSettings | undefined = () => undefined,
   ) {}
 
-  async list(cluster: string): Promise<AclEntry[]> {
+  /**
+   * Every binding; with a topic filter (a caller limited to some topics), only the literal
+   * bindings of the topics it lets through: a prefixed or wildcard binding, or one on a group or
+   * the cluster, would tell of what lies outside the caller's scope.
+   */
+  async list(cluster: string, visible: TopicFilter = null): Promise<AclEntry[]> {
     const bindings = await this.pool
       .get(cluster)
-      .acls.describe()
+      .acls.describe(visible === null ? {} : { resourceType: "TOPIC", patternType: "LITERAL" })
       .catch((e) => {
         throw withoutAuthorizer(e, "Cannot list ACLs");
       });
-    return sortEntries(bindings.map(toEntry));
+    const shown = visible === null ? bindings : bindings.filter((b) => b.resourceName !== "*" && visible(b.resourceName));
+    return sortEntries(shown.map(toEntry));
   }
 
   /** Creates the binding (nothing changes when it exists) and answers it. */
