@@ -8,7 +8,7 @@
 import { Admin, kGetApi, type metadataV12, Producer, UnsupportedApiError } from "@platformatic/kafka";
 import { AppError } from "../errors.ts";
 import { callApi, clientOptions, withTimeout } from "./client.ts";
-import { type ConnectionFacts, toAppError } from "./errors.ts";
+import { type ConnectionFacts, isRefusal, toAppError } from "./errors.ts";
 import { RequestCounter, watchRequests } from "./metrics.ts";
 import type { ClusterStats, Health, KafkaClusterConfig } from "./types.ts";
 
@@ -55,8 +55,15 @@ export class KafkaConnection {
     try {
       return await fn();
     } catch (err) {
-      throw toAppError(err, context, this.name, this.facts());
+      throw this.failure(err, context);
     }
+  }
+
+  /** The AppError for `err`; a refusal is kept to tell the bare "Connection closed" that may follow it. */
+  failure(err: unknown, context: string): AppError {
+    const facts = this.facts();
+    if (isRefusal(err, facts)) this.counter.lastSocketError = { error: err, at: performance.now() };
+    return toAppError(err, context, this.name, facts);
   }
 
   /** What toAppError needs to know of this cluster's connections to say why one failed. */
@@ -94,7 +101,7 @@ export class KafkaConnection {
       const md = await withTimeout(this.metadata([]), timeoutMs);
       return { connected: true, brokers: md.brokers.length, controllerId: md.controllerId, latencyMs: latency() };
     } catch (err) {
-      const error = toAppError(err, `Kafka cluster '${this.name}'`, this.name, this.facts()).message;
+      const error = this.failure(err, `Kafka cluster '${this.name}'`).message;
       return { connected: false, brokers: 0, controllerId: null, latencyMs: latency(), error };
     }
   }

@@ -110,7 +110,10 @@ const TRANSIENT: ReadonlySet<ErrorCode> = new Set(["UNAVAILABLE", "GATEWAY_TIMEO
 
 /** What the cluster's connections know beyond the error itself, to tell TLS failures apart. */
 export interface ConnectionFacts {
-  /** A socket error the cluster's connections met just before (see RequestCounter.lastSocketError). */
+  /**
+   * A socket error the cluster's connections met just before, or the refusal that failed its last
+   * connection (see RequestCounter.lastSocketError).
+   */
   recentSocketError?: unknown;
   /** Whether Loupe offers a client certificate (tls.cert); undefined when not known. */
   clientCertificate?: boolean;
@@ -124,6 +127,8 @@ interface Finding {
   kafkaErrorCode?: number;
   retriable: boolean;
   rank: number;
+  /** The cluster refused Loupe as configured (credentials, certificates, TLS settings). */
+  refusal?: true;
 }
 
 /** The innermost errors of an error tree: MultipleErrors hold several, each maybe nested. */
@@ -169,6 +174,7 @@ function credentialsFinding(err: Error): Finding {
     ...(answer ? { kafkaError: String(answer.apiId), kafkaErrorCode: Number(answer.apiCode) } : {}),
     retriable: false,
     rank: 2,
+    refusal: true,
   });
   if (answer?.apiId === "UNSUPPORTED_SASL_MECHANISM") {
     return said(
@@ -207,7 +213,7 @@ const UNTRUSTED_CERT_CODES = new Set([
  */
 function tlsFinding(err: unknown, conn: ConnectionFacts): Finding | undefined {
   if (!(err instanceof Error)) return undefined;
-  const said = (reason: string): Finding => ({ code: "BAD_GATEWAY", reason: `TLS: ${reason}`, retriable: false, rank: 2 });
+  const said = (reason: string): Finding => ({ code: "BAD_GATEWAY", reason: `TLS: ${reason}`, retriable: false, rank: 2, refusal: true });
   // The client's own findings: a TLS listener answered plain text, or a plain one TLS.
   if (err instanceof UserError && /Broker requires TLS/.test(err.message)) {
     return said("the broker's listener requires TLS; set kafka.clusters[].tls (with the ca that signed its certificate)");
@@ -328,10 +334,24 @@ export function toAppError(err: unknown, context: string, cluster?: string, conn
  * A connection the broker closed right after the TLS handshake fails its requests with a bare
  * "Connection closed"; the alert that said why (a client certificate the broker does not trust,
  * in TLS 1.3 sent only after the handshake) reached the connection as a socket error instead.
+ * Likewise a request that waited for a connection the client was giving up on ("Connection closed
+ * while waiting for ready.") is told by the refusal that failed that connection just before.
  */
 function closedBecause(leaf: unknown, conn: ConnectionFacts): Finding | undefined {
-  if (conn.recentSocketError === undefined || !(leaf instanceof NetworkError) || leaf.cause !== undefined) return undefined;
-  return tlsFinding(conn.recentSocketError, conn);
+  const recent = conn.recentSocketError;
+  if (recent === undefined || !(leaf instanceof NetworkError) || leaf.cause !== undefined) return undefined;
+  return (
+    tlsFinding(recent, conn) ??
+    leaves(recent)
+      .map((l) => classify(l, conn))
+      .find((f) => f.refusal)
+  );
+}
+
+/** Whether `err` says the cluster refused Loupe as configured (see ConnectionFacts.recentSocketError). */
+export function isRefusal(err: unknown, conn: ConnectionFacts = {}): boolean {
+  // Only an error that carries its reason: a bare "Connection closed" told by an earlier one is not kept again.
+  return leaves(err).some((l) => classify(l, conn).refusal === true);
 }
 
 /** The Kafka error name inside a client error, if there is one (e.g. "OFFSET_OUT_OF_RANGE"). */

@@ -17,8 +17,9 @@ export class RequestCounter {
   /** Requests per Kafka API name ("Metadata", "Fetch", ...). */
   readonly byApi = new Map<string, number>();
   /**
-   * The last error a connected socket of the cluster met (a TLS alert, a reset) and when: the
-   * requests on it fail with a bare "Connection closed", which does not say why.
+   * The last error a connected socket of the cluster met (a TLS alert, a reset), or the last
+   * refusal of a connection (wrong credentials, a TLS mismatch), and when: requests on such a
+   * connection fail with a bare "Connection closed", which does not say why.
    */
   lastSocketError: { error: unknown; at: number } | null = null;
 

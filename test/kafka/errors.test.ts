@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 // The error classes the client throws, to build the trees toAppError must read.
 import { MultipleErrors, NetworkError, ProtocolError, TimeoutError, UserError } from "@platformatic/kafka";
 import { AppError } from "../../src/errors.ts";
-import { KAFKA_ERROR_CODES, toAppError } from "../../src/kafka/errors.ts";
+import { isRefusal, KAFKA_ERROR_CODES, toAppError } from "../../src/kafka/errors.ts";
 import { createKafkaPool } from "../../src/kafka/index.ts";
 import { freePort, kafkaBootstrap } from "../cluster/cluster.ts";
 import { describeCluster, rejection, testPool } from "./helpers.ts";
@@ -136,6 +136,19 @@ describe("toAppError", () => {
     expect(toAppError(closed, "Ctx", "c1", { recentSocketError: alert, clientCertificate: false }).message).toStartWith(
       "Ctx: TLS: the broker requires a client certificate (ERR_SSL_SSLV3_ALERT_CERTIFICATE_UNKNOWN)",
     );
+  });
+
+  test("25: a request that waited for a connection the client gave up on is told by the refusal just before", () => {
+    const refused = new UserError("Broker requires TLS.");
+    expect(isRefusal(refused)).toBe(true);
+    const waited = new MultipleErrors("x", [new NetworkError("Connection closed while waiting for ready.")]);
+    expect(isRefusal(waited, { recentSocketError: refused })).toBe(false);
+    const app = toAppError(waited, "Ctx", "c1", { recentSocketError: refused });
+    expect([app.status, app.message]).toEqual([
+      502,
+      "Ctx: TLS: the broker's listener requires TLS; set kafka.clusters[].tls (with the ca that signed its certificate)",
+    ]);
+    expect(isRefusal(new NetworkError("Connection to b:1 failed.", { cause: new Error("connect ECONNREFUSED") }))).toBe(false);
   });
 
   test("a definite answer wins over a transient one in the same error", () => {

@@ -212,6 +212,13 @@ describe("25: Loupe on a secured cluster", () => {
       expect(query.status).toBe(502);
       expect(queryBody.message).toMatch(f.reason);
       expect(queryMs).toBeLessThan(FAILURE_DEADLINE_MS);
+
+      // A call right behind a failed one meets the connection the client is giving up on
+      // ("Connection closed while waiting for ready."): it is told the same reason, not an outage.
+      const kafka = rt.kafka.default();
+      await kafka.health();
+      const again = (await kafka.topics.list().catch((e: unknown) => e)) as { status: number; message: string };
+      expect([again.status, again.message]).toEqual([502, expect.stringMatching(f.reason)]);
     });
   }
 });
