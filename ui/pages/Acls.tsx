@@ -26,6 +26,7 @@ export function AclsPage({ location, canAdmin }: { location: string; canAdmin: b
   const view = viewOf(location);
   const acls = useAcls(cluster);
   const set = (changes: Record<string, string | null>) => replaceParams("/acls", view.params, changes);
+  const deletion = useDeleteDialog();
 
   const groups = useMemo(() => {
     const needle = view.q.toLowerCase();
@@ -76,25 +77,16 @@ export function AclsPage({ location, canAdmin }: { location: string; canAdmin: b
         <p className="muted">{acls.data.length === 0 ? "The cluster has no ACL binding." : "No binding matches the search."}</p>
       )}
       {groups.map(([name, rows]) => (
-        <AclGroup key={name} name={name} rows={rows} by={view.by} canAdmin={canAdmin} />
+        <AclGroup key={name} name={name} rows={rows} by={view.by} onDelete={canAdmin ? deletion.open : null} />
       ))}
+      {canAdmin && deletion.element}
       {canAdmin && <AddAcl />}
       <ExplainForm />
     </section>
   );
 }
 
-function AclGroup({ name, rows, by, canAdmin }: { name: string; rows: AclEntry[]; by: By; canAdmin: boolean }) {
-  const dialog = useRef<HTMLDialogElement>(null);
-  const [target, setTarget] = useState<AclEntry | null>(null);
-  const client = useQueryClient();
-  const remove = useMutation({
-    mutationFn: () => deleteAcl(target!),
-    onSuccess: () => {
-      dialog.current?.close();
-      void client.invalidateQueries({ queryKey: ACLS_KEY });
-    },
-  });
+function AclGroup({ name, rows, by, onDelete }: { name: string; rows: AclEntry[]; by: By; onDelete: ((a: AclEntry) => void) | null }) {
   return (
     <>
       <h2>{name}</h2>
@@ -106,7 +98,7 @@ function AclGroup({ name, rows, by, canAdmin }: { name: string; rows: AclEntry[]
             <th scope="col">Operation</th>
             <th scope="col">Permission</th>
             <th scope="col">Host</th>
-            {canAdmin && <th scope="col">Actions</th>}
+            {onDelete && <th scope="col">Actions</th>}
           </tr>
         </thead>
         <tbody>
@@ -117,16 +109,13 @@ function AclGroup({ name, rows, by, canAdmin }: { name: string; rows: AclEntry[]
               <td>{a.operation}</td>
               <td className={a.permissionType === "Deny" ? "deny" : "allow"}>{a.permissionType}</td>
               <td>{a.host}</td>
-              {canAdmin && (
+              {onDelete && (
                 <td>
                   <button
                     type="button"
                     className="ghost"
                     aria-label={`Delete ${a.permissionType} ${a.operation} on ${a.resourceType} ${a.resourceName} for ${a.principal}`}
-                    onClick={() => {
-                      setTarget(a);
-                      dialog.current?.showModal();
-                    }}
+                    onClick={() => onDelete(a)}
                   >
                     Delete
                   </button>
@@ -136,19 +125,34 @@ function AclGroup({ name, rows, by, canAdmin }: { name: string; rows: AclEntry[]
           ))}
         </tbody>
       </table>
-      <ConfirmDeleteDialog
-        dialog={dialog}
-        id={`acl-delete-${name.replace(/\W/g, "-")}`}
-        title="Delete the binding"
-        label="Delete"
-        action={remove}
-      >
-        {target
-          ? `${target.permissionType} ${target.operation} on ${target.resourceType} ${target.resourceName} (${target.patternType}) for ${target.principal} from ${target.host}.`
-          : ""}
-      </ConfirmDeleteDialog>
     </>
   );
+}
+
+/** One confirmation for every row's Delete: the binding chosen is deleted exactly. */
+function useDeleteDialog() {
+  const dialog = useRef<HTMLDialogElement>(null);
+  const [target, setTarget] = useState<AclEntry | null>(null);
+  const client = useQueryClient();
+  const remove = useMutation({
+    mutationFn: () => deleteAcl(target!),
+    onSuccess: () => {
+      dialog.current?.close();
+      void client.invalidateQueries({ queryKey: ACLS_KEY });
+    },
+  });
+  const open = (a: AclEntry) => {
+    setTarget(a);
+    dialog.current?.showModal();
+  };
+  const element = (
+    <ConfirmDeleteDialog dialog={dialog} id="acl-delete-title" title="Delete the binding" label="Delete" action={remove}>
+      {target
+        ? `${target.permissionType} ${target.operation} on ${target.resourceType} ${target.resourceName} (${target.patternType}) for ${target.principal} from ${target.host}.`
+        : ""}
+    </ConfirmDeleteDialog>
+  );
+  return { open, element };
 }
 
 /** A resource type and an operation offered among those valid for it. */
