@@ -70,8 +70,8 @@ interface Explained {
   deciding: Array<Record<string, string>>;
   caveats: string[];
 }
-async function explain(principal: string, topic: string, operation: string): Promise<Explained> {
-  const q = new URLSearchParams({ principal, resourceType: "Topic", resourceName: topic, operation });
+async function explain(principal: string, topic: string, operation: string, host?: string): Promise<Explained> {
+  const q = new URLSearchParams({ principal, resourceType: "Topic", resourceName: topic, operation, ...(host ? { host } : {}) });
   const res = await admin.request(`/api/acl/explain?${q}`, { role: "nodata" });
   expect(res.status).toBe(200);
   return (await res.json()) as Explained;
@@ -215,6 +215,17 @@ describe("ACLs set through Loupe on the secured broker", () => {
       const broker = await brokerSays(allowed, () => (operation === "Read" ? readAs(user, topic) : writeAs(user, topic)));
       seen.push(`${what}: explain ${answer.allowed ? "allowed" : "denied"} (${answer.reason}), the broker ${broker.detail}`);
     }
+
+    // Bindings for a host count for clients from that address (the users connect from 127.0.0.1).
+    const t3 = await newTopic("acl-host");
+    await put(acl({ resourceName: t3, principal: "User:alice", operation: "Read", host: "127.0.0.2" }));
+    const elsewhere = await explain("User:alice", t3, "Read", "127.0.0.1");
+    expect({ allowed: elsewhere.allowed, reason: elsewhere.reason }).toEqual({ allowed: false, reason: "NO_MATCHING_ACL" });
+    seen.push(`an ALLOW for another host: explain denied, the broker ${(await brokerSays(false, () => readAs("alice", t3))).detail}`);
+    await put(acl({ resourceName: t3, principal: "User:alice", operation: "Read", host: "127.0.0.1" }));
+    const here = await explain("User:alice", t3, "Read", "127.0.0.1");
+    expect({ allowed: here.allowed, reason: here.reason }).toEqual({ allowed: true, reason: "ALLOW_ACL" });
+    seen.push(`an ALLOW for the client's host: explain allowed, the broker ${(await brokerSays(true, () => readAs("alice", t3))).detail}`);
     console.error(`[25] explain against the broker:\n  ${seen.join("\n  ")}`);
 
     // A DENY wins over the super user? No: super users skip the ACLs; Loupe's own reads show it.
