@@ -2,7 +2,8 @@
 import { describe, expect, test } from "bun:test";
 import { type AuthorizerFacts, explain, type Question } from "../../src/domains/acls/explain.ts";
 import { aclBody, type ExplainReason, explainQuery } from "../../src/domains/acls/schemas.ts";
-import type { AclBinding } from "../../src/kafka/index.ts";
+import { authorizerFacts } from "../../src/domains/acls/service.ts";
+import type { AclBinding, ConfigEntry } from "../../src/kafka/index.ts";
 
 const STANDARD = "org.apache.kafka.metadata.authorizer.StandardAuthorizer";
 /** The secured test broker: StandardAuthorizer, super users named, nothing allowed by default. */
@@ -276,5 +277,62 @@ describe("ACL bodies", () => {
     expect(explainQuery.safeParse({ principal: "User:a", resourceType: "Group", resourceName: "g", operation: "Write" }).success).toBe(
       false,
     );
+  });
+});
+
+describe("what is known of the brokers' authorizer settings", () => {
+  /** A config as DescribeConfigs reports it: a set config Kafka does not define comes hidden (sensitive, no value). */
+  const config = (name: string, value: string | null, sensitive = false): ConfigEntry => ({
+    name,
+    value,
+    defaultValue: null,
+    isDefault: false,
+    source: "STATIC_BROKER_CONFIG",
+    type: sensitive ? "UNKNOWN" : "STRING",
+    readOnly: true,
+    sensitive,
+    documentation: null,
+    synonyms: [],
+  });
+  const AUTHORIZER = config("authorizer.class.name", STANDARD);
+
+  test("set on the brokers: hidden, so unknown, unless the cluster's configuration says", () => {
+    const hidden = [AUTHORIZER, config("super.users", null, true), config("allow.everyone.if.no.acl.found", null, true)];
+    expect(authorizerFacts(hidden, {})).toEqual({
+      authorizerClass: STANDARD,
+      superUsers: null,
+      superUsersSet: true,
+      allowEveryoneIfNoAclFound: null,
+    });
+    expect(authorizerFacts(hidden, { superUsers: ["User:admin"], allowEveryoneIfNoAclFound: true })).toEqual({
+      authorizerClass: STANDARD,
+      superUsers: ["User:admin"],
+      superUsersSet: true,
+      allowEveryoneIfNoAclFound: true,
+    });
+  });
+
+  test("not set on the brokers: Kafka's defaults, no super users and false", () => {
+    expect(authorizerFacts([AUTHORIZER], {})).toEqual({
+      authorizerClass: STANDARD,
+      superUsers: [],
+      superUsersSet: false,
+      allowEveryoneIfNoAclFound: false,
+    });
+  });
+
+  test("shown by the brokers (a build that defines them): read as they are", () => {
+    const shown = [AUTHORIZER, config("super.users", "User:a; User:b"), config("allow.everyone.if.no.acl.found", "TRUE")];
+    expect(authorizerFacts(shown, {})).toMatchObject({ superUsers: ["User:a", "User:b"], allowEveryoneIfNoAclFound: true });
+  });
+
+  test("no authorizer, and configs that could not be read", () => {
+    expect(authorizerFacts([config("authorizer.class.name", "")], {}).authorizerClass).toBe("");
+    expect(authorizerFacts(null, {})).toEqual({
+      authorizerClass: null,
+      superUsers: null,
+      superUsersSet: null,
+      allowEveryoneIfNoAclFound: null,
+    });
   });
 });

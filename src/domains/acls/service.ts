@@ -89,46 +89,13 @@ export class AclService {
     return explain(question, bindings, await this.#facts(cluster));
   }
 
-  /**
-   * What is known of the brokers' authorizer settings. `super.users` and
-   * `allow.everyone.if.no.acl.found` are not configs Kafka defines, so DescribeConfigs reports
-   * them, when set, as hidden values: the configuration of the cluster in Loupe says what they
-   * are; without it a set one is unknown and an unset one is Kafka's default.
-   */
+  /** What is known of the brokers' authorizer settings (authorizerFacts), from a broker's configs and the cluster's configuration. */
   async #facts(cluster: string): Promise<AuthorizerFacts> {
-    const configured = this.settings(cluster) ?? {};
     const entries = await this.pool
       .get(cluster)
       .configs.knownBrokerConfigs(null)
       .catch((): ConfigEntry[] | null => null);
-    const entry = (name: string) => entries?.find((e) => e.name === name);
-    const visible = (name: string) => {
-      const e = entry(name);
-      return e && !e.sensitive && e.value !== null ? e.value : undefined;
-    };
-    const superUsersValue = visible("super.users");
-    const everyoneValue = visible("allow.everyone.if.no.acl.found");
-    return {
-      authorizerClass: entries === null ? null : (visible("authorizer.class.name") ?? ""),
-      superUsers:
-        configured.superUsers ??
-        (superUsersValue !== undefined
-          ? superUsersValue
-              .split(";")
-              .map((s) => s.trim())
-              .filter(Boolean)
-          : entries !== null && entry("super.users") === undefined
-            ? []
-            : null),
-      superUsersSet: entries === null ? null : entry("super.users") !== undefined,
-      allowEveryoneIfNoAclFound:
-        configured.allowEveryoneIfNoAclFound ??
-        (everyoneValue !== undefined
-          ? everyoneValue.trim().toLowerCase() === "true"
-          : entries !== null && entry("allow.everyone.if.no.acl.found") === undefined
-            ? false
-            : null),
-    };
+    return authorizerFacts(entries, this.settings(cluster) ?? {});
   }
 
   /** Waits until the broker lists the binding (`present`) or no longer does, for up to SETTLE_MS. */
@@ -158,4 +125,42 @@ function withoutAuthorizer(e: unknown, context: string): unknown {
     `${context}: no authorizer is configured on the broker (authorizer.class.name is empty), so it keeps no ACLs`,
     { details: (e as AppError).details },
   );
+}
+
+/**
+ * What is known of the brokers' authorizer settings, from one broker's configs (null: they could
+ * not be read) and what the cluster's configuration says. `super.users` and
+ * `allow.everyone.if.no.acl.found` are not configs Kafka defines, so DescribeConfigs reports
+ * them, when set, as hidden values: the configuration says what they are; without it a set one
+ * is unknown (null) and an unset one is Kafka's default (no super users, false).
+ */
+export function authorizerFacts(entries: readonly ConfigEntry[] | null, configured: AuthorizerSettings): AuthorizerFacts {
+  const entry = (name: string) => entries?.find((e) => e.name === name);
+  const visible = (name: string) => {
+    const e = entry(name);
+    return e && !e.sensitive && e.value !== null ? e.value : undefined;
+  };
+  /** The value as the brokers show it; the default when they do not set it; null when set but hidden. */
+  const known = <T>(name: string, parse: (v: string) => T, unset: T): T | null => {
+    const v = visible(name);
+    if (v !== undefined) return parse(v);
+    return entries !== null && entry(name) === undefined ? unset : null;
+  };
+  return {
+    authorizerClass: entries === null ? null : (visible("authorizer.class.name") ?? ""),
+    superUsers:
+      configured.superUsers ??
+      known(
+        "super.users",
+        (v) =>
+          v
+            .split(";")
+            .map((u) => u.trim())
+            .filter(Boolean),
+        [] as string[],
+      ),
+    superUsersSet: entries === null ? null : entry("super.users") !== undefined,
+    allowEveryoneIfNoAclFound:
+      configured.allowEveryoneIfNoAclFound ?? known("allow.everyone.if.no.acl.found", (v) => v.trim().toLowerCase() === "true", false),
+  };
 }
