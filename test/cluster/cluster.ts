@@ -92,6 +92,8 @@ export interface StartContext {
   join?: { node: ServiceProcess; nodeId: number };
   /** LDAP only: also serve ldaps:// (LDAPS_URL) and StartTLS with this certificate and key. */
   ldapTls?: LdapTls;
+  /** Kafka only: server.properties that replace the tool's (`"authorizer.class.name": ""`: no authorizer). */
+  kafkaProperties?: Record<string, string | number | boolean>;
 }
 
 export interface LdapTls {
@@ -509,7 +511,13 @@ function kafkaClusterId(): string {
   }
 }
 
-function brokerProperties(dataDir: string, port: number, controllerPort: number, nodeId = 1): string {
+function brokerProperties(
+  dataDir: string,
+  port: number,
+  controllerPort: number,
+  nodeId = 1,
+  overrides: Record<string, string | number | boolean> = {},
+): string {
   // Node 1 is broker and controller; further nodes are brokers that use its controller.
   const controller = nodeId === 1;
   const props: Record<string, string | number | boolean> = {
@@ -558,6 +566,7 @@ function brokerProperties(dataDir: string, port: number, controllerPort: number,
     "background.threads": 2,
     "auto.create.topics.enable": false,
     "delete.topic.enable": true,
+    ...overrides,
   };
   return Object.entries(props)
     .map(([k, v]) => `${k}=${v}`)
@@ -649,7 +658,7 @@ export const kafkaService: ServiceDef = {
     const log4jFile = join(ctx.runDir, "log4j2.properties");
     const logFile = join(ctx.runDir, "kafka.log");
     mkdirSync(dataDir, { recursive: true });
-    writeFileSync(propsFile, brokerProperties(dataDir, port, controllerPort, nodeId));
+    writeFileSync(propsFile, brokerProperties(dataDir, port, controllerPort, nodeId, ctx.kafkaProperties));
     writeFileSync(log4jFile, KAFKA_LOG4J);
     const classpath = `${libs}/*`;
     const jvm = [javaBin(), ...BASE_JVM_OPTS, `-Dlog4j2.configurationFile=${log4jFile}`];
@@ -1642,6 +1651,8 @@ export interface StartClusterOptions {
   kafkaBrokers?: number;
   /** The ldap service also serves TLS (ldaps:// and StartTLS) with this certificate. */
   ldapTls?: LdapTls;
+  /** The kafka service's server.properties that replace the tool's (a broker without an authorizer). */
+  kafkaProperties?: Record<string, string | number | boolean>;
   /**
    * Services running elsewhere, e.g. { KAFKA_BOOTSTRAP } of a shared broker: a needed service
    * whose variables are all here is used, not started (Connect on the run's broker).
@@ -1706,6 +1717,7 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
                 ownerPid: opts.ownerPid,
                 jvmOpts: opts.jvmOpts ?? jvmOptsFromEnv(),
                 ...(opts.ldapTls ? { ldapTls: opts.ldapTls } : {}),
+                ...(opts.kafkaProperties ? { kafkaProperties: opts.kafkaProperties } : {}),
               });
               started.push(proc);
               Object.assign(env, proc.env);
