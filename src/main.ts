@@ -40,35 +40,45 @@ const STOP_LIMIT_MS = 15_000;
 async function serve(args: string[]): Promise<void> {
   // Before the server's modules load: the Kafka client's option validators compile on first use.
   Bun.plugin(lazyValidators(false));
-  const [{ buildRuntime }, { loadConfig }, { AppError }, { websocket }] = await Promise.all([
+  const [{ buildRuntime }, { loadConfig }, { AppError }, { websocket }, { listen, readTlsFiles }] = await Promise.all([
     import("./compose.ts"),
     import("./config/load.ts"),
     import("./errors.ts"),
     import("./http/websocket.ts"),
+    import("./http/listener.ts"),
   ]);
   const path = configPath(args);
   const config = loadConfig({ path });
+  // A certificate that cannot be read stops the start before the store or Kafka are touched.
+  if (config.server.tls) readTlsFiles(config.server.tls);
   const rt = await buildRuntime(config, { adminPassword: process.env.LOUPE_ADMIN_PASSWORD });
   const log = rt.logs.logger("main");
   if (rt.generatedAdminPassword) {
     // Printed once, on the console only: the store keeps just the hash.
     process.stderr.write(`\nCreated user 'admin' with password: ${rt.generatedAdminPassword}\nIt is shown only this once.\n\n`);
   }
-  const server = Bun.serve({
-    hostname: config.server.host,
+  const server = listen({
+    host: config.server.host,
     port: config.server.port,
-    idleTimeout: 30,
-    maxRequestBodySize: config.server.bodyLimit + 1024,
+    bodyLimit: config.server.bodyLimit,
+    tls: config.server.tls,
     fetch: (req, srv) => rt.app.fetch(req, { server: srv }),
     websocket,
   });
+  if (server.redirectUrl) log.info("redirecting plain HTTP to HTTPS", { url: server.redirectUrl.toString() });
   log.info("listening", { url: server.url.toString(), version: VERSION });
   // A fault in a client library's callback must not take every user's session down with it.
   process.on("uncaughtException", (err) => log.error("uncaught exception", {}, err));
   process.on("unhandledRejection", (err) => log.error("unhandled rejection", {}, err));
-  // SIGHUP re-reads the users and groups of the config file (other settings need a restart). An
-  // invalid file keeps the current ones.
+  // SIGHUP re-reads the users and groups of the config file and the TLS certificate files (other
+  // settings need a restart). An invalid file keeps the current ones.
   process.on("SIGHUP", () => {
+    try {
+      server.reloadTls();
+      if (config.server.tls) log.info("TLS certificate reloaded", { cert: config.server.tls.cert });
+    } catch (e) {
+      log.warn("TLS certificate not reloaded: the current one stays", { reason: e instanceof Error ? e.message : String(e) });
+    }
     let users: typeof config.users;
     try {
       const reloaded = loadConfig({ path });

@@ -253,6 +253,23 @@ export const configSchema = z
           .default([]),
         /** Also check every name of X-Forwarded-Host (set by a reverse proxy from the browser's Host). */
         checkForwardedHost: z.boolean().default(false),
+        /**
+         * HTTPS on `port` (TLS 1.2 and 1.3 only). SIGHUP reads the files again: new connections get
+         * the new certificate, open ones (event streams included) go on with the old one.
+         */
+        tls: z
+          .object({
+            /** PEM file of the certificate, followed by its chain (the intermediate certificates). */
+            cert: z.string().min(1),
+            /** PEM file of the certificate's private key (not encrypted; readable by Loupe only). */
+            key: z.string().min(1),
+            /** max-age of the Strict-Transport-Security header on every answer; 0 sends none. */
+            hstsMaxAge: duration.default(365 * 86_400_000),
+            /** Port of a plain HTTP listener that answers every request with a 308 to the same path over HTTPS. None when absent. */
+            redirectPort: z.coerce.number().int().min(1).max(65535).optional(),
+          })
+          .strict()
+          .optional(),
       })
       .strict()
       .default({ host: "127.0.0.1", port: 9991, bodyLimit: 1_048_576, allowedHosts: [], checkForwardedHost: false }),

@@ -80,6 +80,11 @@ export interface ServerProcessOptions {
   executable?: string;
   /** The directory of a process that ended: the new one runs on its data (a restart). */
   dir?: string;
+  /**
+   * With `server.tls` in the config: the PEM of the CA the test trusts for it. The server is
+   * then reached at https://localhost:<port>, and request() trusts that CA alone.
+   */
+  ca?: string;
 }
 
 /**
@@ -92,10 +97,10 @@ export async function startServerProcess(config: Record<string, unknown> = {}, o
   const hashes = await roleHashes();
   const settings: Record<string, unknown> = {
     dataDir: join(dir, "data"),
-    server: { host: "127.0.0.1", port },
     log: { level: "warn" },
     users: (Object.keys(ROLE_USERS) as Role[]).map((role) => ({ name: ROLE_USERS[role].name, passwordHash: hashes[role], roles: [role] })),
     ...config,
+    server: { host: "127.0.0.1", port, ...(config.server as Record<string, unknown> | undefined) },
   };
   settings.kafka ??= { clusters: [{ name: "local", bootstrapServers: bootstrap(), default: true }] };
   const file = join(dir, "loupe.toml");
@@ -114,7 +119,8 @@ export async function startServerProcess(config: Record<string, unknown> = {}, o
     stderr: "inherit",
     env,
   });
-  const url = `http://127.0.0.1:${port}`;
+  const url = opts.ca ? `https://localhost:${port}` : `http://127.0.0.1:${port}`;
+  const tls = opts.ca ? { tls: { ca: opts.ca } } : {};
   const stop = async () => {
     child.kill("SIGTERM");
     await child.exited;
@@ -122,7 +128,7 @@ export async function startServerProcess(config: Record<string, unknown> = {}, o
   };
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const up = await fetch(`${url}/api/health`).then(
+    const up = await fetch(`${url}/api/health`, tls).then(
       (r) => r.ok,
       () => false,
     );
@@ -138,6 +144,7 @@ export async function startServerProcess(config: Record<string, unknown> = {}, o
     const cached = tokens.get(role);
     if (cached) return cached;
     const res = await fetch(`${url}/api/login`, {
+      ...tls,
       method: "POST",
       headers: { accept: "application/json", "content-type": "application/json" },
       body: JSON.stringify({ user: ROLE_USERS[role].name, password: ROLE_USERS[role].password }),
@@ -155,7 +162,7 @@ export async function startServerProcess(config: Record<string, unknown> = {}, o
     async request(path, init = {}) {
       const headers = new Headers(init.headers);
       if (init.role) headers.set("x-service-token", await token(init.role));
-      return fetch(`${url}${path}`, { redirect: "manual", ...init, headers });
+      return fetch(`${url}${path}`, { redirect: "manual", ...tls, ...init, headers });
     },
     rss: () => procStatus(child.pid, "VmRSS"),
     peakRss: () => procStatus(child.pid, "VmHWM"),
