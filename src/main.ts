@@ -17,6 +17,8 @@ Usage:
   loupe --version        print the version
   loupe hash-password    read a password from stdin, print its argon2id hash
   loupe check-config     validate the configuration and exit
+  loupe backup FILE      copy the store to FILE (consistent while Loupe serves)
+  loupe restore FILE     replace the store with the backup FILE (Loupe stopped)
 
 Configuration: the TOML file named by --config or LOUPE_CONFIG, then LOUPE_* variables.`;
 
@@ -141,6 +143,29 @@ async function main(argv: string[]): Promise<number> {
       console.log("configuration is valid");
       return 0;
     }
+    case "backup":
+    case "restore": {
+      const file = rest.find((a, i) => !a.startsWith("--") && rest[i - 1] !== "--config");
+      if (!file) {
+        console.error(`${cmd}: name the backup file: loupe ${cmd} FILE [--config FILE]`);
+        return 2;
+      }
+      const [{ loadConfig }, { backupStore, restoreStore }] = await Promise.all([import("./config/load.ts"), import("./db/backup.ts")]);
+      const { dataDir } = loadConfig({ path: configPath(rest) });
+      if (cmd === "backup") {
+        const r = backupStore(dataDir, file);
+        console.log(
+          `backed up ${dataDir} to ${file}: schema version ${r.schemaVersion}, ${r.auditEntries} audit entries, ${r.bytes} bytes, integrity ok`,
+        );
+      } else {
+        const r = restoreStore(file, dataDir);
+        console.log(
+          `restored ${file} into ${dataDir}: schema version ${r.schemaVersion}, ${r.auditEntries} audit entries, integrity ok` +
+            (r.previous ? `; the store it replaced is kept as ${r.previous}` : ""),
+        );
+      }
+      return 0;
+    }
     case "serve":
       await serve(rest);
       return -1;
@@ -160,8 +185,17 @@ main(process.argv.slice(2)).then(
   },
   async (err) => {
     // Loaded already when they are what failed.
-    const [{ ConfigError }, { SchemaTooNewError }] = await Promise.all([import("./config/load.ts"), import("./db/index.ts")]);
-    if (err instanceof ConfigError || err instanceof SchemaTooNewError) {
+    const [{ ConfigError }, { SchemaTooNewError, MigrationFailedError }, { StoreCommandError }] = await Promise.all([
+      import("./config/load.ts"),
+      import("./db/index.ts"),
+      import("./db/backup.ts"),
+    ]);
+    if (
+      err instanceof ConfigError ||
+      err instanceof SchemaTooNewError ||
+      err instanceof MigrationFailedError ||
+      err instanceof StoreCommandError
+    ) {
       console.error(err.message);
       process.exit(2);
     }

@@ -1,10 +1,12 @@
 // @no-services
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openStore, SchemaTooNewError } from "../../src/db/index.ts";
+import { MigrationFailedError, openStore, SchemaTooNewError } from "../../src/db/index.ts";
+import type { Migration } from "../../src/db/migrations/index.ts";
 import { MIGRATIONS } from "../../src/db/migrations/index.ts";
+import { VERSION } from "../../src/version.ts";
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -39,6 +41,98 @@ describe("store", () => {
     await store.close();
     await expect(openStore(dir)).rejects.toBeInstanceOf(SchemaTooNewError);
     await expect(openStore(dir)).rejects.toThrow("newer than this binary knows");
+  });
+});
+
+/** The store as bytes, once closed (its WAL folded in). */
+const sha = (path: string) => new Bun.CryptoHasher("sha256").update(readFileSync(path)).digest("hex");
+
+/** The store of the release before the last migration: every migration but the newest. */
+async function previousReleaseStore(dir: string): Promise<void> {
+  const previous = await openStore(dir, MIGRATIONS.slice(0, -1));
+  previous.sqlite
+    .query("INSERT INTO audit (timestamp, user_id, type, change, content) VALUES (1, 'alice', 'TOPIC', 'ADD', '{\"topic\":\"kept\"}')")
+    .run();
+  await previous.close();
+}
+
+describe("27: upgrade", () => {
+  test("27: a new version copies the store next to it before its first migration, then migrates it with the data intact", async () => {
+    const dir = tempDir();
+    await previousReleaseStore(dir);
+    const before = sha(join(dir, "loupe.db"));
+    const store = await openStore(dir);
+    expect(store.upgradeBackup).toBe(join(dir, `loupe.db.before-${VERSION}`));
+    expect(store.sqlite.query("SELECT max(version) AS v FROM schema_version").get()).toEqual({ v: MIGRATIONS.at(-1)!.version });
+    expect(store.sqlite.query("SELECT user_id, content FROM audit").all()).toEqual([{ user_id: "alice", content: '{"topic":"kept"}' }]);
+    await store.close();
+    // The copy is the store as the previous release left it.
+    const { Database } = await import("bun:sqlite");
+    const old = new Database(store.upgradeBackup!, { readonly: true });
+    expect(old.query("SELECT max(version) AS v FROM schema_version").get()).toEqual({ v: MIGRATIONS.at(-2)!.version });
+    expect(old.query("PRAGMA integrity_check").get()).toEqual({ integrity_check: "ok" });
+    old.close();
+    expect(before).not.toBe(sha(join(dir, "loupe.db")));
+    // Opening again migrates nothing and copies nothing.
+    const again = await openStore(dir);
+    expect(again.upgradeBackup).toBeNull();
+    await again.close();
+    expect(readdirSync(dir).filter((f) => f.includes(".before-"))).toEqual([`loupe.db.before-${VERSION}`]);
+  });
+
+  test("27: a failing migration applies none of the pending ones, leaves the file as it was, and says so", async () => {
+    const dir = tempDir();
+    await previousReleaseStore(dir);
+    const file = join(dir, "loupe.db");
+    const before = sha(file);
+    const good: Migration = {
+      version: 990,
+      name: "good",
+      up: async (db) => void (await db.schema.createTable("made_by_good").addColumn("x", "integer").execute()),
+    };
+    const broken: Migration = {
+      version: 991,
+      name: "broken",
+      up: async (db) => {
+        await db.schema.createTable("made_by_broken").addColumn("x", "integer").execute();
+        throw new Error("deliberately broken");
+      },
+    };
+    const err = await openStore(dir, [...MIGRATIONS, good, broken]).catch((e) => e);
+    expect(err).toBeInstanceOf(MigrationFailedError);
+    expect(err.message).toContain("migration 991 (broken): deliberately broken");
+    expect(err.message).toContain(`stays at schema version ${MIGRATIONS.at(-2)!.version}`);
+    expect(err.message).toContain(`loupe.db.before-${VERSION}`);
+    expect(sha(file)).toBe(before);
+    expect(existsSync(`${file}-wal`) ? readFileSync(`${file}-wal`).length : 0).toBe(0);
+    // The old release's schema, nothing of the new one.
+    const { Database } = await import("bun:sqlite");
+    const db = new Database(file, { readonly: true });
+    expect(db.query("SELECT max(version) AS v FROM schema_version").get()).toEqual({ v: MIGRATIONS.at(-2)!.version });
+    expect(db.query("SELECT name FROM sqlite_master WHERE name LIKE 'made_by_%'").all()).toEqual([]);
+    db.close();
+  });
+
+  test("27: migrations numbered with gaps: one missing from a store is applied even when a higher one is", async () => {
+    const dir = tempDir();
+    const last = MIGRATIONS.at(-1)!.version;
+    const later: Migration = {
+      version: last + 3,
+      name: "later",
+      up: async (db) => void (await db.schema.createTable("later_t").addColumn("x", "integer").execute()),
+    };
+    const between: Migration = {
+      version: last + 1,
+      name: "between",
+      up: async (db) => void (await db.schema.createTable("between_t").addColumn("x", "integer").execute()),
+    };
+    await (await openStore(dir, [...MIGRATIONS, later])).close();
+    const store = await openStore(dir, [...MIGRATIONS, between, later]);
+    expect(store.sqlite.query("SELECT version FROM schema_version WHERE version > ? ORDER BY version").all(last)).toEqual([
+      { version: last + 1 },
+      { version: last + 3 },
+    ]);
+    await store.close();
   });
 });
 
