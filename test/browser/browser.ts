@@ -43,7 +43,8 @@ export async function removeCompiledLoupe(): Promise<void> {
   if (done) rmSync(dirname(await done), { recursive: true, force: true });
 }
 
-export function launchChromium(): Promise<Browser> {
+/** `extraArgs`: more switches of Chromium's, e.g. the certificate key a test trusts. */
+export function launchChromium(extraArgs: string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
     // The machine's network is closed: no background connections, no component updates.
@@ -55,6 +56,7 @@ export function launchChromium(): Promise<Browser> {
       "--disable-background-networking",
       "--disable-component-update",
       "--disable-sync",
+      ...extraArgs,
     ],
   });
 }
