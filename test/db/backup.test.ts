@@ -8,6 +8,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { openStore } from "../../src/db/index.ts";
+import { MIGRATIONS } from "../../src/db/migrations/index.ts";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.ts";
 import { waitFor } from "../helpers/wait.ts";
 
@@ -100,6 +102,23 @@ describe("27: backup and restore", () => {
     } finally {
       await second.stop();
     }
+  });
+
+  test("27: serve refuses a store a newer version migrated: exit 2, a message naming both versions, the file untouched", async () => {
+    const target = mkdtempSync(join(tmpdir(), "loupe-newer-"));
+    const data = join(target, "data");
+    const store = await openStore(data);
+    store.sqlite.query("INSERT INTO schema_version VALUES (9999, 'from a newer release', 0)").run();
+    await store.close();
+    const file = join(data, "loupe.db");
+    const before = sha(file);
+    const config = join(target, "loupe.toml");
+    writeFileSync(config, `dataDir = ${JSON.stringify(data)}\n[server]\nport = 0\n`);
+    const r = await loupe(["serve", "--config", config]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`The store's schema is version 9999, newer than this binary knows (${MIGRATIONS.at(-1)!.version})`);
+    expect(sha(file)).toBe(before);
+    rmSync(target, { recursive: true, force: true });
   });
 
   test("27: restore refuses while a server has the store open, and a damaged file, replacing nothing", async () => {

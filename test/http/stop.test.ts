@@ -4,7 +4,7 @@
  * exits 0 within the bound.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { kafkaBootstrap, uniqueTopic } from "../cluster/cluster.ts";
@@ -140,4 +140,10 @@ test("regression: SIGTERM cut open streams without a final line", async () => {
   expect(Date.now() - t0).toBeLessThan(STOP_BOUND_MS);
   expect(await out.end()).toBe(true);
   expect(out.text).toContain('"msg":"stopping"');
+  // 27: the store is closed as it should: the WAL folded into the file, no marker of an open store
+  // left for `loupe restore` to refuse on.
+  const data = join(dir, "data");
+  const wal = join(data, "loupe.db-wal");
+  expect(existsSync(wal) ? statSync(wal).size : 0).toBe(0);
+  expect(readdirSync(data).filter((f) => f.startsWith("loupe.db.open-"))).toEqual([]);
 }, 60_000);
