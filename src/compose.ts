@@ -1,4 +1,5 @@
 import { hostname } from "node:os";
+import { join } from "node:path";
 /**
  * The composition root: the one place where Loupe is built from its config, in this order:
  * store -> logs -> Kafka pool -> services -> HTTP app. `src/main.ts` calls it to serve; tests call
@@ -337,7 +338,12 @@ function backgroundJobs(
   background.register(
     periodicJob("housekeeping", 3_600_000, async () => {
       try {
-        await d.audit.prune({ maxAgeMs: config.audit.maxAge, maxEntries: config.audit.maxEntries });
+        await d.audit.prune({
+          maxAgeMs: config.audit.maxAge,
+          maxEntries: config.audit.maxEntries,
+          maxBytes: config.audit.maxBytes,
+          exportDir: config.audit.exportDir ?? join(config.dataDir, "audit-pruned"),
+        });
         await d.auth.pruneTokens();
       } catch (e) {
         housekeepingLog.warn("housekeeping failed", {}, e);

@@ -323,9 +323,16 @@ export const configSchema = z
         maxAge: duration.default(90 * 86_400_000),
         /** At most this many entries are kept. 0 means no limit. */
         maxEntries: z.number().int().nonnegative().default(1_000_000),
+        /** The newest entries are kept up to this many bytes of content (e.g. `512MB`). 0 means no limit. */
+        maxBytes: z.union([z.literal(0), byteSize]).default(0),
+        /**
+         * Directory where the hourly pruning appends each entry it removes, as a JSON line, before it
+         * removes it (one file a day, `audit-pruned-YYYY-MM-DD.jsonl`). Default: `audit-pruned` in `dataDir`.
+         */
+        exportDir: z.string().min(1).optional(),
       })
       .strict()
-      .default({ maxAge: 90 * 86_400_000, maxEntries: 1_000_000 }),
+      .default({ maxAge: 90 * 86_400_000, maxEntries: 1_000_000, maxBytes: 0 }),
     // SQL over topic data (GET /api/sql/data)
     sql: z
       .object({

@@ -25,6 +25,8 @@ export const AUDIT_TYPES = [
   "USER",
   // Beyond the SPEC's list: the Kafka cluster's own users (SCRAM credentials).
   "KAFKA_USER",
+  // Beyond the SPEC's list: the audit log's own retention (entries pruned and where they went).
+  "AUDIT_LOG",
 ] as const;
 export type AuditType = (typeof AUDIT_TYPES)[number];
 

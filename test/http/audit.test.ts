@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { z } from "zod";
 import { sanitizeContent } from "../../src/domains/audit/service.ts";
 import { AppError } from "../../src/errors.ts";
@@ -158,11 +161,64 @@ describe("audit", () => {
   test("retention removes entries by age and by count", async () => {
     for (let i = 0; i < 5; i++) await rt.audit.record({ type: "QUOTAS", change: "UPDATE", user: "alice" });
     const before = (rt.store.sqlite.query("SELECT count(*) AS n FROM audit").get() as { n: number }).n;
+    // The pruning's own entry (AUDIT_LOG) comes after: what was kept is the 3 newest before it.
+    const others = () => (rt.store.sqlite.query("SELECT count(*) AS n FROM audit WHERE type != 'AUDIT_LOG'").get() as { n: number }).n;
     await rt.audit.prune({ maxAgeMs: 0, maxEntries: 3 });
-    expect((rt.store.sqlite.query("SELECT count(*) AS n FROM audit").get() as { n: number }).n).toBe(3);
+    expect(others()).toBe(3);
     expect(before).toBeGreaterThan(3);
     await rt.audit.prune({ maxAgeMs: 1, maxEntries: 0, now: Date.now() + 10_000 });
-    expect((rt.store.sqlite.query("SELECT count(*) AS n FROM audit").get() as { n: number }).n).toBe(0);
+    expect(others()).toBe(0);
+  });
+
+  test("27: retention by size exports each pruned entry as a JSON line before removing it, and audits the pruning", async () => {
+    const exportDir = mkdtempSync(join(tmpdir(), "loupe-audit-export-"));
+    try {
+      await rt.audit.prune({ maxAgeMs: 1, maxEntries: 0, now: Date.now() + 10_000 });
+      const tag = `size-${Date.now()}`;
+      for (let i = 0; i < 10; i++)
+        await rt.audit.record({ type: "QUOTAS", change: "UPDATE", user: "alice", content: { tag, i, pad: "x".repeat(200) } });
+      const all = rt.store.sqlite.query("SELECT id, length(content) AS bytes, content FROM audit ORDER BY id DESC").all() as Array<{
+        id: number;
+        bytes: number;
+        content: string;
+      }>;
+      // Room for the 4 newest entries' content, not a 5th.
+      const maxBytes = all.slice(0, 4).reduce((n, r) => n + r.bytes, 0) + 10;
+      const removed = await rt.audit.prune({ maxAgeMs: 0, maxEntries: 0, maxBytes, exportDir });
+      expect(removed).toBe(all.length - 4);
+      const kept = rt.store.sqlite.query("SELECT id FROM audit WHERE type != 'AUDIT_LOG' ORDER BY id DESC").all() as Array<{ id: number }>;
+      expect(kept.map((r) => r.id)).toEqual(all.slice(0, 4).map((r) => r.id));
+      const files = readdirSync(exportDir);
+      expect(files).toEqual([`audit-pruned-${new Date().toISOString().slice(0, 10)}.jsonl`]);
+      const lines = readFileSync(join(exportDir, files[0]!), "utf8")
+        .trimEnd()
+        .split("\n")
+        .map((l) => JSON.parse(l));
+      expect(lines.map((l) => l.id)).toEqual(
+        all
+          .slice(4)
+          .map((r) => r.id)
+          .reverse(),
+      );
+      expect(lines[0]).toMatchObject({
+        type: expect.any(String),
+        change: expect.any(String),
+        userId: expect.any(String),
+        timestamp: expect.any(Number),
+      });
+      expect(lines.filter((l) => l.content.tag === tag).map((l) => Number(l.content.i))).toEqual([0, 1, 2, 3, 4, 5]);
+      // The pruning is in the log: how many, and where they went.
+      const [entry] = (await (await rt.request("/api/audit?type=AUDIT_LOG&limit=1", { role: "admin" })).json()) as any[];
+      expect(entry).toMatchObject({ type: "AUDIT_LOG", change: "REMOVE", userId: "loupe" });
+      expect(entry.content).toMatchObject({
+        reason: "retention",
+        entries: String(all.length - 4),
+        export: join(exportDir, files[0]!),
+        outcome: "SUCCESS",
+      });
+    } finally {
+      rmSync(exportDir, { recursive: true, force: true });
+    }
   });
 
   test("GET /api/sse/audit streams new entries as data:<json> lines", async () => {

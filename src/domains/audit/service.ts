@@ -1,3 +1,5 @@
+import { closeSync, fsyncSync, mkdirSync, openSync, writeSync } from "node:fs";
+import { join } from "node:path";
 import { sql } from "kysely";
 import type { Db } from "../../db/index.ts";
 import { AppError } from "../../errors.ts";
@@ -84,6 +86,9 @@ export interface PendingAudit {
 function outcomeOf(failure: string | undefined): { outcome: AuditOutcome; reason?: string } {
   return failure === undefined ? { outcome: "SUCCESS" } : { outcome: "FAILURE", reason: failure };
 }
+
+/** Entries exported and removed per statement while pruning. */
+const PRUNE_BATCH = 5_000;
 
 export class AuditService {
   private readonly listeners: Listeners<AuditEntry>;
@@ -235,21 +240,90 @@ export class AuditService {
     return this.listeners.subscribe(listener);
   }
 
-  /** Removes entries past the retention age and beyond the retention count. */
-  async prune(opts: { maxAgeMs: number; maxEntries: number; now?: number }): Promise<number> {
-    let removed = 0;
-    if (opts.maxAgeMs > 0) {
-      const cutoff = (opts.now ?? Date.now()) - opts.maxAgeMs;
-      const res = await this.db.deleteFrom("audit").where("timestamp", "<", cutoff).executeTakeFirst();
-      removed += Number(res.numDeletedRows);
-    }
+  /**
+   * Removes entries past the retention age, beyond the retention count, and beyond the retention
+   * size (bytes of content, the newest kept), oldest first. With `exportDir`, each removed entry is
+   * first appended to `audit-pruned-<UTC date>.jsonl` there (synced before the rows go: a crash in
+   * between exports them again at the next run, never loses them). The pruning is itself audited
+   * (AUDIT_LOG REMOVE: how many, the time span, the file). An entry still PENDING is never removed.
+   */
+  async prune(opts: { maxAgeMs: number; maxEntries: number; maxBytes?: number; exportDir?: string; now?: number }): Promise<number> {
+    const now = opts.now ?? Date.now();
+    const cutoff = opts.maxAgeMs > 0 ? now - opts.maxAgeMs : Number.NEGATIVE_INFINITY;
+    let boundary = 0;
     if (opts.maxEntries > 0) {
       const keep = await this.db.selectFrom("audit").select("id").orderBy("id", "desc").offset(opts.maxEntries).limit(1).executeTakeFirst();
-      if (keep) {
-        const res = await this.db.deleteFrom("audit").where("id", "<=", keep.id).executeTakeFirst();
-        removed += Number(res.numDeletedRows);
-      }
+      if (keep) boundary = Math.max(boundary, keep.id);
     }
+    if ((opts.maxBytes ?? 0) > 0) {
+      const over = await sql<{ id: number }>`SELECT id FROM (SELECT id, SUM(length(content)) OVER (ORDER BY id DESC) AS total FROM audit)
+        WHERE total > ${opts.maxBytes} ORDER BY id DESC LIMIT 1`.execute(this.db);
+      const id = over.rows[0]?.id;
+      if (id !== undefined) boundary = Math.max(boundary, id);
+    }
+    if (boundary === 0 && cutoff === Number.NEGATIVE_INFINITY) return 0;
+    const file = opts.exportDir ? join(opts.exportDir, `audit-pruned-${new Date(now).toISOString().slice(0, 10)}.jsonl`) : null;
+    if (opts.exportDir) mkdirSync(opts.exportDir, { recursive: true, mode: 0o700 });
+    let removed = 0;
+    let first: number | undefined;
+    let last: number | undefined;
+    for (;;) {
+      const batch = await this.db
+        .selectFrom("audit")
+        .select(["id", "type", "change", "user_id", "timestamp", "content"])
+        .where((eb) => eb.or([eb("timestamp", "<", Number.isFinite(cutoff) ? cutoff : -1), eb("id", "<=", boundary)]))
+        .where("outcome", "!=", "PENDING")
+        .orderBy("id")
+        .limit(PRUNE_BATCH)
+        .execute();
+      if (batch.length === 0) break;
+      if (file) {
+        const lines = batch.map((r) =>
+          JSON.stringify({
+            id: r.id,
+            type: r.type,
+            change: r.change,
+            userId: r.user_id,
+            timestamp: r.timestamp,
+            content: JSON.parse(r.content),
+          }),
+        );
+        const fd = openSync(file, "a", 0o600);
+        try {
+          writeSync(fd, `${lines.join("\n")}\n`);
+          fsyncSync(fd);
+        } finally {
+          closeSync(fd);
+        }
+      }
+      await this.db
+        .deleteFrom("audit")
+        .where(
+          "id",
+          "in",
+          batch.map((r) => r.id),
+        )
+        .execute();
+      removed += batch.length;
+      for (const r of batch) {
+        first = Math.min(first ?? r.timestamp, r.timestamp);
+        last = Math.max(last ?? r.timestamp, r.timestamp);
+      }
+      if (batch.length < PRUNE_BATCH) break;
+    }
+    if (removed > 0)
+      await this.record({
+        type: "AUDIT_LOG",
+        change: "REMOVE",
+        user: "loupe",
+        content: {
+          reason: "retention",
+          entries: removed,
+          from: new Date(first!).toISOString(),
+          to: new Date(last!).toISOString(),
+          ...(file ? { export: file } : {}),
+        },
+      });
     return removed;
   }
 }
