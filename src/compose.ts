@@ -45,6 +45,7 @@ import { StreamRegistry } from "./http/sse.ts";
 import { createKafkaPool, type KafkaPool } from "./kafka/index.ts";
 import { LagEngine } from "./lag/engine.ts";
 import { LagHistory } from "./lag/history.ts";
+import { LagHistoryStore } from "./lag/history-store.ts";
 import { OffsetSampler } from "./lag/sampler.ts";
 import { LogHub, type LogSink } from "./log/logger.ts";
 import { basicAuthorization, tlsOptions, Upstream } from "./proxy/upstream.ts";
@@ -157,7 +158,13 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     internalTopics,
     registry,
   });
-  const lagHistory = new LagHistory(kafka, sampler, {}, logs.logger("sampler"));
+  const lagHistory = new LagHistory(
+    kafka,
+    sampler,
+    new LagHistoryStore(store.db),
+    { intervalMs: config.lag.sampleInterval },
+    logs.logger("sampler"),
+  );
   const consumers = new ConsumerService(kafka, lag, lagHistory, config.lag.sampleInterval);
   const schemas = new SchemaProxyService({
     upstream: registryUpstream,
@@ -291,7 +298,8 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
  *  - housekeeping: retention of audit entries and tokens, now (before serving) and hourly;
  *  - metrics-log: the periodic METRICS log line;
  *  - offset-sampler: end offsets of every cluster every lag.sampleInterval (0: off);
- *  - lag-history: every group's committed offsets at each sample;
+ *  - lag-history: every group's committed offsets at each sample, stored;
+ *  - lag-history-prune: drops stored lag history past its retention (a day of samples, 30 days of hours);
  *  - processor-engine: runs the store's processors here (processors.enabled);
  *  - processor-owners: pauses the processors whose owner lost the rights to run them.
  */
@@ -358,6 +366,9 @@ function backgroundJobs(
     start: (runs) => d.lagHistory.start(runs),
     stop: () => d.lagHistory.stop(),
   });
+  background.register(
+    periodicJob("lag-history-prune", 600_000, () => d.lagHistory.prune().then(() => {}), { enabled: config.lag.sampleInterval > 0 }),
+  );
   background.register({
     name: "processor-engine",
     enabled: config.processors.enabled,
