@@ -1,4 +1,4 @@
-import type { Kysely } from "kysely";
+import { type Kysely, SqliteAdapter, sql } from "kysely";
 
 export const name = "lag-history";
 
@@ -13,6 +13,7 @@ export const name = "lag-history";
  *   records and the maximum of its age, and how many samples fell in it; kept 30 days.
  */
 export async function up(db: Kysely<any>): Promise<void> {
+  const clustered = db.getExecutor().adapter instanceof SqliteAdapter ? sql`WITHOUT ROWID` : sql``;
   await db.schema
     .createTable("lag_series")
     .addColumn("id", "integer", (c) => c.primaryKey().autoIncrement())
@@ -28,6 +29,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn("lag", "bigint", (c) => c.notNull())
     .addColumn("lag_ms", "bigint")
     .addPrimaryKeyConstraint("lag_points_key", ["series_id", "t"])
+    .modifyEnd(clustered)
     .execute();
   await db.schema
     .createTable("lag_hours")
@@ -38,5 +40,6 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn("lag_ms_max", "bigint")
     .addColumn("samples", "integer", (c) => c.notNull())
     .addPrimaryKeyConstraint("lag_hours_key", ["series_id", "t"])
+    .modifyEnd(clustered)
     .execute();
 }
