@@ -18,7 +18,7 @@ interface Job {
   lastErrorAt: number | null;
 }
 
-const ORDER = ["audit-closing", "housekeeping", "metrics-log", "offset-sampler", "lag-history", "processor-engine", "processor-owners"];
+const ORDER = ["audit-closing", "housekeeping", "metrics-log", "offset-sampler", "lag-history", "lag-history-prune", "processor-engine", "processor-owners"];
 
 describe("24.3: the background jobs' status in GET /api/health", () => {
   test("24.3: every job, in start order, running, with its last run; all stopped at close", async () => {
@@ -39,8 +39,8 @@ describe("24.3: the background jobs' status in GET /api/health", () => {
       for (const j of jobs) {
         expect(j).toEqual({ name: j.name, enabled: true, running: true, lastRunAt: j.lastRunAt, lastErrorAt: null });
       }
-      // Run before serving: audit closing and the first housekeeping pass.
-      for (const name of ["audit-closing", "housekeeping"]) {
+      // Run before serving: audit closing, the first housekeeping pass and the first lag-history pruning.
+      for (const name of ["audit-closing", "housekeeping", "lag-history-prune"]) {
         expect(jobs.find((j) => j.name === name)!.lastRunAt).toBeLessThanOrEqual(started);
       }
     } finally {
