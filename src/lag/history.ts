@@ -46,11 +46,9 @@ export interface LagSeries {
 
 export interface LagHistoryOptions {
   maxGroups: number;
-  /** The sampler's interval: the time between two raw points. */
-  intervalMs: number;
 }
 
-export const LAG_HISTORY_DEFAULTS: LagHistoryOptions = { maxGroups: 2_000, intervalMs: 0 };
+export const LAG_HISTORY_DEFAULTS: LagHistoryOptions = { maxGroups: 2_000 };
 
 /** Up to this window, one point per sample; to a day, 5-minute buckets of the samples; beyond, the hourly tier. */
 export const RAW_WINDOW_MS = 6 * HOUR_MS;
@@ -156,7 +154,7 @@ export class LagHistory {
     }
     const raw = await this.store.raw(cluster, group, from);
     if (raw.length === 0 && !(await this.store.has(cluster, group))) return null;
-    if (windowMs <= RAW_WINDOW_MS) return { intervalMs: this.opts.intervalMs, downsampled: false, points: raw.map(lagPoint) };
+    if (windowMs <= RAW_WINDOW_MS) return { intervalMs: this.sampler.intervalMs, downsampled: false, points: raw.map(lagPoint) };
     return { intervalMs: BUCKET_MS, downsampled: true, points: buckets(raw, BUCKET_MS).map(lagPoint) };
   }
 

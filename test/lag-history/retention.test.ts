@@ -52,8 +52,8 @@ test("26: 30 days of lag history answer from the hourly tier after a day of samp
   // Day 0 starts at an hour, 31 days before the end of the run.
   const start = Math.floor(Date.now() / HOUR_MS) * HOUR_MS - 31 * DAY;
   let now = start;
-  const sampler = new OffsetSampler(rt.kafka, { intervalMs: 0, windowMs: 600_000, now: () => now });
-  const history = new LagHistory(rt.kafka, sampler, new LagHistoryStore(store.db), { intervalMs: 15_000 });
+  const sampler = new OffsetSampler(rt.kafka, { intervalMs: 15_000, windowMs: 600_000, now: () => now });
+  const history = new LagHistory(rt.kafka, sampler, new LagHistoryStore(store.db));
   const service = new ConsumerService(rt.kafka, new LagEngine(rt.kafka, sampler, { ttlMs: 0 }), history, 15_000);
   const tick = async (at: number) => {
     now = at;
