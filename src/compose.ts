@@ -348,21 +348,7 @@ function backgroundJobs(
     }),
   );
   background.register(periodicJob("metrics-log", config.log.metricsInterval, metricsLine(config, d), { runAtStart: false }));
-  background.register({
-    name: "offset-sampler",
-    enabled: config.lag.sampleInterval > 0,
-    start: (runs) => d.sampler.start(runs),
-    stop: () => d.sampler.stop(),
-  });
-  background.register({
-    name: "lag-history",
-    enabled: config.lag.sampleInterval > 0,
-    start: (runs) => d.lagHistory.start(runs),
-    stop: () => d.lagHistory.stop(),
-  });
-  background.register(
-    periodicJob("lag-history-prune", 600_000, () => d.lagHistory.prune().then(() => {}), { enabled: config.lag.sampleInterval > 0 }),
-  );
+  lagJobs(background, config.lag.sampleInterval > 0, d.sampler, d.lagHistory);
   background.register({
     name: "processor-engine",
     enabled: config.processors.enabled,
@@ -376,6 +362,14 @@ function backgroundJobs(
     }),
   );
   return background;
+}
+
+/** The end-offset sampler, the lag history that follows its ticks, and the history's pruning: on together (lag.sampleInterval > 0). */
+function lagJobs(background: Background, enabled: boolean, sampler: OffsetSampler, lagHistory: LagHistory): void {
+  background.register({ name: "offset-sampler", enabled, start: (runs) => sampler.start(runs), stop: () => sampler.stop() });
+  background.register({ name: "lag-history", enabled, start: (runs) => lagHistory.start(runs), stop: () => lagHistory.stop() });
+  // Not awaited before serving: after a long stop the first pass may delete a day of samples.
+  background.register(periodicJob("lag-history-prune", 600_000, () => lagHistory.prune().then(() => {}), { enabled, runAtStart: false }));
 }
 
 /** The periodic METRICS log line: requests (and since the last line), errors, latency, streams, memory, Kafka round trips. */

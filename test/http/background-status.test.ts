@@ -48,8 +48,8 @@ describe("24.3: the background jobs' status in GET /api/health", () => {
       for (const j of jobs) {
         expect(j).toEqual({ name: j.name, enabled: true, running: true, lastRunAt: j.lastRunAt, lastErrorAt: null });
       }
-      // Run before serving: audit closing, the first housekeeping pass and the first lag-history pruning.
-      for (const name of ["audit-closing", "housekeeping", "lag-history-prune"]) {
+      // Run before serving: audit closing and the first housekeeping pass.
+      for (const name of ["audit-closing", "housekeeping"]) {
         expect(jobs.find((j) => j.name === name)!.lastRunAt).toBeLessThanOrEqual(started);
       }
     } finally {
