@@ -110,10 +110,27 @@ describe("GET /api/consumers/{group}/lag-history", () => {
     expect(missing.status).toBe(404);
     expect((await errorOf(missing)).message).toContain("does not exist");
 
-    for (const window of ["abc", "-5m", "0s", "15x", "99999999h"]) {
+    for (const window of ["abc", "-5m", "0s", "15x", "99999999h", "31d", "721h"]) {
       const res = await rt.request(`/api/consumers/any/lag-history?window=${encodeURIComponent(window)}`, { role: "read" });
       expect({ window, status: res.status }).toEqual({ window, status: 400 });
       await errorOf(res);
+    }
+  }, 30_000);
+
+  test("26: the window reaches 30 days; past 6 hours the answer is downsampled, past a day hourly", async () => {
+    const { group } = await lagging([2], [0]);
+    await rt.sampler.sampleNow(CLUSTER);
+    const expected: Array<[string, boolean, number | null]> = [
+      ["5m", false, null],
+      ["6h", false, null],
+      ["24h", true, 300_000],
+      ["7d", true, 3_600_000],
+      ["30d", true, 3_600_000],
+    ];
+    for (const [window, downsampled, interval] of expected) {
+      const h = await history(group, `?window=${window}`);
+      expect({ window, downsampled: h.downsampled, points: h.points.map((p) => p.lag) }).toEqual({ window, downsampled, points: [2] });
+      if (interval !== null) expect({ window, intervalMs: h.intervalMs }).toEqual({ window, intervalMs: interval });
     }
   }, 30_000);
 
