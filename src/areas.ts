@@ -14,6 +14,7 @@ import { metadataArea } from "./domains/metadata/area.ts";
 import { metricsArea } from "./domains/metrics/area.ts";
 import { processorsArea } from "./domains/processors/area.ts";
 import { profileArea } from "./domains/profile/area.ts";
+import { quotasArea } from "./domains/quotas/area.ts";
 import { schemasArea } from "./domains/schemas/area.ts";
 import { serverInfoArea } from "./domains/server-info/area.ts";
 import { serviceAccountsArea } from "./domains/service-accounts/area.ts";
@@ -52,6 +53,7 @@ export const AREAS = [
   serverInfoArea,
   profileArea,
   configsArea,
+  quotasArea,
   groupsArea,
   usersArea,
   serviceAccountsArea,

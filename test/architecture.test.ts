@@ -107,7 +107,6 @@ const LONG_FUNCTIONS: Record<string, number> = {
   "src/compose.ts#buildRuntime": 210,
   "src/domains/auth/service.ts#AuthService.login": 92,
   "src/domains/connect/routes.ts#connectRoutes": 350,
-  "src/domains/metrics/service.ts#renderMetrics": 81,
   "src/domains/schemas/routes.ts#schemaRoutes": 254,
   "src/domains/topics/browse-records.ts#RecordBrowser.#browse": 132,
   "src/domains/topics/routes.ts#topicRoutes": 139,

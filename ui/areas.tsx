@@ -147,6 +147,7 @@ export const AREA_PAGES = {
   "server-info": none("what clients read of the server (config, licence, favourites)"),
   profile: none("favourites and settings that clients keep"),
   configs: none("the topic forms offer its config names; broker configs are the clients'"),
+  quotas: none("quotas are served to the API's clients; the page follows"),
   ui: none("the UI itself"),
 } satisfies Record<string, AreaPage | NoPage>;
 

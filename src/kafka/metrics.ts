@@ -2,7 +2,8 @@
  * Counts the requests each cluster sends and times their round trips, for /metrics and the
  * benchmarks. The Kafka client publishes every request on a diagnostics channel; each client
  * Loupe creates carries its cluster's counter in its `context`, which the client hands on to
- * every connection it opens, so one subscriber attributes every request to its cluster.
+ * every connection it opens, so one subscriber attributes every request to its cluster. The
+ * answers' throttle times say how long the brokers held Loupe's own clients back under quotas.
  */
 
 import { connectionsApiChannel, protocolAPIsById } from "@platformatic/kafka";
@@ -14,11 +15,21 @@ export class RequestCounter {
   requests = 0;
   errors = 0;
   lastRoundTripMs: number | null = null;
+  /** The waits the brokers asked for under quotas (`throttle_time_ms` of their answers), summed. */
+  throttleTimeMs = 0;
+  /** Answers that carried a throttle time above 0. */
+  throttled = 0;
   /** Requests per Kafka API name ("Metadata", "Fetch", ...). */
   readonly byApi = new Map<string, number>();
 
   snapshot(): RequestStats {
-    return { requests: this.requests, lastRoundTripMs: this.lastRoundTripMs, errors: this.errors };
+    return {
+      requests: this.requests,
+      lastRoundTripMs: this.lastRoundTripMs,
+      errors: this.errors,
+      throttleTimeMs: this.throttleTimeMs,
+      throttled: this.throttled,
+    };
   }
 }
 
@@ -30,6 +41,8 @@ export function counterContext(counter: RequestCounter): Record<symbol, RequestC
 interface ApiEvent {
   connection?: { context?: unknown };
   apiKey?: unknown;
+  /** The parsed answer; most carry the broker's `throttleTimeMs` (a quota, or a broker's own request limits). */
+  result?: { throttleTimeMs?: unknown };
 }
 
 function counterOf(event: unknown): RequestCounter | undefined {
@@ -59,6 +72,11 @@ export function watchRequests(): void {
     const t0 = sentAt.get(event as object);
     if (!counter || t0 === undefined) return;
     counter.lastRoundTripMs = Math.round((performance.now() - t0) * 1000) / 1000;
+    const throttle = (event as ApiEvent).result?.throttleTimeMs;
+    if (typeof throttle === "number" && throttle > 0) {
+      counter.throttleTimeMs += throttle;
+      counter.throttled++;
+    }
   });
   connectionsApiChannel.error.subscribe((event: unknown) => {
     const counter = counterOf(event);

@@ -421,6 +421,10 @@ export interface RequestStats {
   lastRoundTripMs: number | null;
   /** Requests that ended in an error (network or protocol). */
   errors: number;
+  /** Milliseconds the brokers asked the clients to wait under quotas (ProduceResponse and others' `throttle_time_ms`), summed. */
+  throttleTimeMs: number;
+  /** Answers that carried a throttle time. */
+  throttled: number;
 }
 
 export interface ClusterStats extends RequestStats {

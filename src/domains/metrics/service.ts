@@ -93,10 +93,16 @@ export async function renderMetrics(deps: MetricsDeps, cluster: string): Promise
     .metric("loupe_http_request_duration_seconds_total", "counter", "Time spent answering HTTP requests.")
     .sample("loupe_http_request_duration_seconds_total", {}, Math.round(deps.counters.totalMs) / 1000);
   out.metric("loupe_open_streams", "gauge", "Open event streams.").sample("loupe_open_streams", {}, deps.openStreams());
-  const stats = deps.pool.stats();
+  kafkaClientMetrics(out, deps.pool.stats());
+  return out.toString();
+}
+
+/** What Loupe's own Kafka clients did, per cluster. */
+function kafkaClientMetrics(out: MetricsText, stats: ReturnType<MetricsDeps["pool"]["stats"]>): void {
   out.metric("loupe_kafka_requests_total", "counter", "Requests Loupe sent to the cluster's brokers.");
   for (const s of stats) out.sample("loupe_kafka_requests_total", { cluster: s.cluster }, s.requests);
   out.metric("loupe_kafka_request_errors_total", "counter", "Broker requests that failed (network or protocol).");
   for (const s of stats) out.sample("loupe_kafka_request_errors_total", { cluster: s.cluster }, s.errors);
-  return out.toString();
+  out.metric("loupe_kafka_throttle_seconds_total", "counter", "Time the brokers asked Loupe's clients to wait under quotas.");
+  for (const s of stats) out.sample("loupe_kafka_throttle_seconds_total", { cluster: s.cluster }, s.throttleTimeMs / 1000);
 }
