@@ -7,6 +7,7 @@ import { GroupsPage } from "./pages/Groups.tsx";
 import { LogsPage } from "./pages/Logs.tsx";
 import { type Health, OverviewPage } from "./pages/Overview.tsx";
 import { ProcessorsPage } from "./pages/Processors.tsx";
+import { QuotasPage } from "./pages/Quotas.tsx";
 import { SchemasPage } from "./pages/Schemas.tsx";
 import { ServiceAccountsPage } from "./pages/ServiceAccounts.tsx";
 import { SqlPage } from "./pages/Sql.tsx";
@@ -109,6 +110,10 @@ export const AREA_PAGES = {
     nav: { path: "/schemas", label: "Schemas", level: "nodata" },
     render: ({ path, location, canWrite }) => <SchemasPage path={path} location={location} canWrite={canWrite} />,
   },
+  quotas: {
+    nav: { path: "/quotas", label: "Quotas", level: "nodata" },
+    render: at("/quotas", ({ location, user }) => <QuotasPage location={location} canChange={user.administrator} />),
+  },
   audit: {
     nav: { path: "/audit", label: "Audit", level: "admin" },
     what: "The audit log",
@@ -147,7 +152,6 @@ export const AREA_PAGES = {
   "server-info": none("what clients read of the server (config, licence, favourites)"),
   profile: none("favourites and settings that clients keep"),
   configs: none("the topic forms offer its config names; broker configs are the clients'"),
-  quotas: none("quotas are served to the API's clients; the page follows"),
   ui: none("the UI itself"),
 } satisfies Record<string, AreaPage | NoPage>;
 

@@ -324,6 +324,15 @@ const PAGES: PageSpec[] = [
     },
   },
   {
+    path: () => "/quotas",
+    title: "Quotas",
+    level: "nodata",
+    shown: async (page) => {
+      await heading("Quotas")(page);
+      await main(page).getByRole("region", { name: "Which quota applies?" }).waitFor();
+    },
+  },
+  {
     path: () => "/audit",
     title: "Audit",
     level: "admin",
@@ -393,6 +402,7 @@ const NAV: Array<[string, Level]> = [
   ["Consumer groups", "read"],
   ["Connect", "nodata"],
   ["Schemas", "nodata"],
+  ["Quotas", "nodata"],
   ["Audit", "admin"],
   ["Logs", "admin"],
   ["Users", "admin"],

@@ -1,6 +1,7 @@
 // @no-services
 import { describe, expect, test } from "bun:test";
-import { describeTarget, effectiveOf, entriesOf, precedenceOf, type QuotaTarget, urlOf } from "../../src/domains/quotas/entries.ts";
+import { effectiveOf, entriesOf, precedenceOf } from "../../src/domains/quotas/entries.ts";
+import { describeTarget, type QuotaTarget, urlOf } from "../../src/domains/quotas/targets.ts";
 import type { QuotaEntry as KafkaQuotaEntry } from "../../src/kafka/index.ts";
 
 const kafka = (t: QuotaTarget, values: Record<string, number>): KafkaQuotaEntry => ({

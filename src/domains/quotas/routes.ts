@@ -3,7 +3,6 @@ import { levelAllows } from "../../http/access.ts";
 import type { AppEnv } from "../../http/context.ts";
 import { clusterOf } from "../../http/context.ts";
 import { type AnyRoute, defineRoute, json, RouteGroup } from "../../http/route.ts";
-import { describeTarget, nameOf, type QuotaTarget } from "./entries.ts";
 import {
   clientParams,
   effectiveQuery,
@@ -18,6 +17,7 @@ import {
   userParams,
 } from "./schemas.ts";
 import type { QuotaChange, QuotaService } from "./service.ts";
+import { describeTarget, nameOf, type QuotaTarget } from "./targets.ts";
 
 const tags = ["quotas"];
 

@@ -62,6 +62,7 @@ export const quotaValuesBody = z
     message: `give a value to at least one of ${QUOTA_KEYS.join(", ")} ("" means not given)`,
   });
 export type QuotaValues = z.output<typeof quotaValuesBody>;
+export type QuotaValuesBody = z.input<typeof quotaValuesBody>;
 
 /** `DELETE` body: the constraints to remove; empty or absent: all three. */
 export const quotaKeysBody = z

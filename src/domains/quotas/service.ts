@@ -1,6 +1,7 @@
 import type { KafkaPool, QuotaEntry as KafkaQuotaEntry } from "../../kafka/index.ts";
-import { effectiveOf, entriesOf, entryOf, kafkaEntity, propertiesOf, type QuotaTarget, sameTarget, targetOf } from "./entries.ts";
+import { effectiveOf, entriesOf, entryOf, kafkaEntity, propertiesOf, sameTarget, targetOf } from "./entries.ts";
 import type { EffectiveQuota, QuotaEntry, QuotaKey, QuotaProperties, QuotaValues } from "./schemas.ts";
+import type { QuotaTarget } from "./targets.ts";
 
 /** A change as made: the entry after it, and the constraints it had before (for the audit). */
 export interface QuotaChange {
@@ -8,10 +9,15 @@ export interface QuotaChange {
   before: QuotaProperties;
 }
 
+/** How long a change waits for the broker to list it before answering anyway. */
+const SETTLE_MS = 2_000;
+const SETTLE_STEP_MS = 50;
+
 /**
  * Client quotas of a cluster in the SPEC's terms (entries.ts maps them). Kafka commits a change
- * on the controller and the brokers apply it a moment later, so the entry a change answers is
- * computed from what was there and what changed, not read back.
+ * on the controller and the brokers apply it a moment later: the entry a change answers is
+ * computed from what was there and what changed, and the answer waits (up to 2 s) until the
+ * broker lists it, so that a list asked right after shows it (the UI's, a script's).
  */
 export class QuotaService {
   constructor(private readonly pool: KafkaPool) {}
@@ -30,7 +36,9 @@ export class QuotaService {
     const change: Record<string, number> = {};
     for (const [k, v] of Object.entries(values)) if (v !== undefined) change[k] = v;
     await this.pool.get(cluster).quotas.alter([{ entity: kafkaEntity(target), values: change }]);
-    return { entry: entryOf(target, { ...before, ...change }, true), before: propertiesOf(before) };
+    const after = { ...before, ...change };
+    await this.#settled(cluster, target, after);
+    return { entry: entryOf(target, after, true), before: propertiesOf(before) };
   }
 
   /** Removes the constraints named; removing one that is not set changes nothing and is no error. */
@@ -38,7 +46,16 @@ export class QuotaService {
     const before = await this.#valuesOf(cluster, target);
     await this.pool.get(cluster).quotas.alter([{ entity: kafkaEntity(target), values: Object.fromEntries(keys.map((k) => [k, null])) }]);
     const after = Object.fromEntries(Object.entries(before).filter(([k]) => !keys.includes(k as QuotaKey)));
+    await this.#settled(cluster, target, after);
     return { entry: entryOf(target, after, true), before: propertiesOf(before) };
+  }
+
+  async #settled(cluster: string, target: QuotaTarget, want: Record<string, number>): Promise<void> {
+    const deadline = performance.now() + SETTLE_MS;
+    while (performance.now() < deadline) {
+      if (Bun.deepEquals(await this.#valuesOf(cluster, target), want)) return;
+      await Bun.sleep(SETTLE_STEP_MS);
+    }
   }
 
   #all(cluster: string): Promise<KafkaQuotaEntry[]> {
