@@ -15,10 +15,11 @@ import { LogDirOps } from "./log-dirs.ts";
 import { OffsetOps } from "./offsets.ts";
 import { ProcessingOps } from "./processing.ts";
 import { WriteOps } from "./produce.ts";
+import { describeQuorum } from "./quorum.ts";
 import { QuotaOps } from "./quotas.ts";
 import { ReadOps } from "./reads.ts";
 import { TopicOps } from "./topics.ts";
-import type { ClusterState, ClusterStats, Health, KafkaClusterConfig } from "./types.ts";
+import type { ClusterState, ClusterStats, Health, KafkaClusterConfig, QuorumState } from "./types.ts";
 
 export class KafkaCluster {
   readonly name: string;
@@ -73,6 +74,11 @@ export class KafkaCluster {
   /** One cheap Metadata round trip; never throws. */
   health(timeoutMs?: number): Promise<Health> {
     return this.#conn.health(timeoutMs);
+  }
+
+  /** The KRaft controller quorum (DescribeQuorum); null for a cluster without one (ZooKeeper). */
+  quorum(): Promise<QuorumState | null> {
+    return describeQuorum(this.#conn);
   }
 
   /** Brokers, controller, counts and unhealthy partitions, from one Metadata request (of the `visible` topics when given). */

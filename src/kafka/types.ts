@@ -37,6 +37,27 @@ export interface BrokerInfo {
   rack: string | null;
 }
 
+/** One replica of the KRaft metadata log, as the active controller sees it. */
+export interface QuorumReplica {
+  id: number;
+  logEndOffset: number;
+  /** Records behind the quorum's high watermark (0: caught up). */
+  lag: number;
+  /** Epoch ms; null when the controller does not know (yet). */
+  lastFetchTimestamp: number | null;
+  lastCaughtUpTimestamp: number | null;
+}
+
+/** The KRaft controller quorum: its leader (the active controller), epoch and replicas. */
+export interface QuorumState {
+  leaderId: number;
+  leaderEpoch: number;
+  highWatermark: number;
+  voters: QuorumReplica[];
+  /** Brokers (and controllers not voting) that follow the metadata log. */
+  observers: QuorumReplica[];
+}
+
 export interface ClusterDescription {
   clusterId: string | null;
   controllerId: number;
