@@ -2,6 +2,7 @@ import { groupsArea } from "./domains/access/area.ts";
 import { alertsArea } from "./domains/alerts/area.ts";
 import { auditArea } from "./domains/audit/area.ts";
 import { authArea } from "./domains/auth/area.ts";
+import { brokersArea } from "./domains/brokers/area.ts";
 import { clusterArea } from "./domains/cluster/area.ts";
 import { configsArea } from "./domains/configs/area.ts";
 import { connectArea } from "./domains/connect/area.ts";
@@ -46,6 +47,7 @@ export const AREAS = [
   jdbcArea,
   consumersArea,
   clusterArea,
+  brokersArea,
   alertsArea,
   connectArea,
   metricsArea,

@@ -1,5 +1,6 @@
 import type { ReactNode } from "react";
 import { AuditPage } from "./pages/Audit.tsx";
+import { BrokersPage } from "./pages/Brokers.tsx";
 import { ConnectPage } from "./pages/Connect.tsx";
 import { ConsumerGroupPage } from "./pages/ConsumerGroup.tsx";
 import { ConsumersPage } from "./pages/Consumers.tsx";
@@ -61,6 +62,10 @@ export const AREA_PAGES = {
   cluster: {
     nav: { path: "/", label: "Overview", level: "nodata" },
     render: ({ health }) => <OverviewPage health={health} />,
+  },
+  brokers: {
+    nav: { path: "/brokers", label: "Brokers", level: "nodata" },
+    render: at("/brokers", ({ user }) => <BrokersPage canChange={user.administrator} />),
   },
   topics: {
     nav: { path: "/topics", label: "Topics", level: "nodata" },
@@ -151,7 +156,7 @@ export const AREA_PAGES = {
   metrics: none("Prometheus scrapes /metrics"),
   "server-info": none("what clients read of the server (config, licence, favourites)"),
   profile: none("favourites and settings that clients keep"),
-  configs: none("the topic forms offer its config names; broker configs are the clients'"),
+  configs: none("the topic forms offer its config names; the Brokers page shows and changes broker configs"),
   ui: none("the UI itself"),
 } satisfies Record<string, AreaPage | NoPage>;
 

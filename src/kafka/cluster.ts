@@ -19,7 +19,7 @@ import { describeQuorum } from "./quorum.ts";
 import { QuotaOps } from "./quotas.ts";
 import { ReadOps } from "./reads.ts";
 import { TopicOps } from "./topics.ts";
-import type { ClusterState, ClusterStats, Health, KafkaClusterConfig, QuorumState } from "./types.ts";
+import type { ClusterDescription, ClusterState, ClusterStats, Health, KafkaClusterConfig, QuorumState } from "./types.ts";
 
 export class KafkaCluster {
   readonly name: string;
@@ -74,6 +74,18 @@ export class KafkaCluster {
   /** One cheap Metadata round trip; never throws. */
   health(timeoutMs?: number): Promise<Health> {
     return this.#conn.health(timeoutMs);
+  }
+
+  /** The brokers and the controller Metadata names (a Metadata request of no topic). */
+  brokers(): Promise<ClusterDescription> {
+    return this.#conn.call("Cannot describe the brokers", async () => {
+      const md = await this.#conn.metadata([]);
+      return {
+        clusterId: md.clusterId ?? null,
+        controllerId: md.controllerId,
+        brokers: md.brokers.map((b) => ({ id: b.nodeId, host: b.host, port: b.port, rack: b.rack ?? null })).sort((a, b) => a.id - b.id),
+      };
+    });
   }
 
   /** The KRaft controller quorum (DescribeQuorum); null for a cluster without one (ZooKeeper). */

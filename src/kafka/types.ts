@@ -37,6 +37,22 @@ export interface BrokerInfo {
   rack: string | null;
 }
 
+/** A broker's log dirs (DescribeLogDirs). */
+export interface BrokerLogDirs {
+  brokerId: number;
+  dirs: Array<{
+    path: string;
+    /** Bytes of the partition replicas held there (future replicas of a move included). */
+    bytes: number;
+    partitions: number;
+    /** The disk's size and free space; null when the broker does not say (before Kafka 3.3). */
+    totalBytes: number | null;
+    usableBytes: number | null;
+    /** null when the dir is online. */
+    error: string | null;
+  }>;
+}
+
 /** One replica of the KRaft metadata log, as the active controller sees it. */
 export interface QuorumReplica {
   id: number;

@@ -324,6 +324,15 @@ const PAGES: PageSpec[] = [
     },
   },
   {
+    path: () => "/brokers",
+    title: "Brokers",
+    level: "nodata",
+    shown: async (page) => {
+      await heading("Brokers")(page);
+      await main(page).getByRole("table", { name: "Configs of broker 1" }).waitFor();
+    },
+  },
+  {
     path: () => "/quotas",
     title: "Quotas",
     level: "nodata",
@@ -396,6 +405,7 @@ const PAGES: PageSpec[] = [
 /** The navigation's links for each level, in its order. */
 const NAV: Array<[string, Level]> = [
   ["Overview", "nodata"],
+  ["Brokers", "nodata"],
   ["Topics", "nodata"],
   ["SQL", "read"],
   ["Stream processors", "nodata"],

@@ -541,6 +541,18 @@ const FIXTURES: { [A in AreaName]: Record<string, Prepare> } = {
   },
   // Quota changes act on users and client ids of their own; the defaults (which every client
   // of the shared broker falls under) get a consumer rate no test reaches, removed again after.
+  brokers: {
+    "GET /api/brokers": get("/api/brokers", async (res) => {
+      const brokers = (await res.json()) as Array<{ id: number; isController: boolean; logDirs: unknown[] }>;
+      expect(brokers.length).toBeGreaterThan(0);
+      expect(brokers.some((b) => b.isController)).toBe(true);
+    }),
+    "GET /api/brokers/:brokerId/configs": async () => ({
+      path: `/api/brokers/${await brokerId()}/configs`,
+      check: async (res) =>
+        expect((await res.json()) as Array<{ name: string }>).toContainEqual(expect.objectContaining({ name: "log.cleaner.threads" })),
+    }),
+  },
   quotas: {
     "GET /api/quotas": get("/api/quotas", jsonArray),
     "GET /api/quotas/effective": async () => ({
