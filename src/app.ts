@@ -88,7 +88,7 @@ export interface AppDeps {
   lag: LagEngine;
   counters: HttpCounters;
   startedAt: number;
-  /** The background jobs' status, for GET /api/health. */
+  /** The background jobs' status, for GET /api/health and /metrics. */
   background?: { status(): JobStatus[] };
   /**
    * Test overrides only: extra routes (tests of the middleware itself), declared with

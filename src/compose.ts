@@ -321,9 +321,15 @@ function backgroundJobs(
   });
   background.register({
     name: "audit-closing",
+    // A store that cannot close them is this job's failure (in its status and /metrics); Loupe
+    // serves on, as before: the entries stay PENDING until a start closes them.
     start: async (runs) => {
-      await d.audit.closeInterrupted();
-      runs.ran();
+      try {
+        await d.audit.closeInterrupted();
+        runs.ran();
+      } catch (e) {
+        runs.failed(e);
+      }
     },
     stop: () => {},
   });

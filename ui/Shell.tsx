@@ -3,7 +3,7 @@ import { useEffect, useState } from "react";
 import { fetchHealth, type Health } from "./api/cluster.ts";
 import { type AreaPage, PAGES } from "./areas.tsx";
 import { clusterOf, withCluster } from "./cluster.ts";
-import { Link } from "./components.tsx";
+import { ErrorAlert, Link } from "./components.tsx";
 import { OwnPasswordButton } from "./pages/Users.tsx";
 import { navigate } from "./router.ts";
 import { can, type Level, logout, type SessionUser, ViewerContext, whoAmI } from "./session.ts";
@@ -112,15 +112,7 @@ export function Shell({ location }: { location: string }) {
       <main className="content">
         <ViewerContext.Provider value={user}>
           {!user ? (
-            <section>
-              {session.error ? (
-                <p className="error" role="alert">
-                  {session.error.message}
-                </p>
-              ) : (
-                <p className="muted">Loading…</p>
-              )}
-            </section>
+            <section>{session.error ? <ErrorAlert error={session.error} /> : <p className="muted">Loading…</p>}</section>
           ) : need && !can(user, need.level) ? (
             <NotForYou user={user} cluster={active} title={current?.nav.label ?? "Not allowed"} need={need} />
           ) : (

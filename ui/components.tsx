@@ -48,11 +48,7 @@ export function DialogFooter({
 }) {
   return (
     <>
-      {error && (
-        <p className="error" role="alert">
-          {error.message}
-        </p>
-      )}
+      <ErrorAlert error={error} />
       <div className="toolbar dialog-buttons">
         <button type="submit" className={danger ? "danger" : undefined} disabled={disabled || busy}>
           {busy ? busyLabel : label}
@@ -137,18 +133,54 @@ export function ConfirmDeleteDialog({
   );
 }
 
+/** An error, said as an alert (read out at once by assistive technology); nothing without one. */
+export function ErrorAlert({ error }: { error: Error | null | undefined }) {
+  return error ? (
+    <p className="error" role="alert">
+      {error.message}
+    </p>
+  ) : null;
+}
+
 /** What the last action on a page did: its error (an alert), or what it achieved (a status line). */
 export function ActionResult({ error, done }: { error: Error | null; done: string | null }) {
-  if (error) {
-    return (
-      <p className="error" role="alert">
-        {error.message}
-      </p>
-    );
-  }
+  if (error) return <ErrorAlert error={error} />;
   return done ? (
     <p className="muted" role="status">
       {done}
     </p>
   ) : null;
+}
+
+/** A column's header: its label, or `num(label)` for a right-aligned column of numbers. */
+export type Column = string | { label: string; num: true };
+export const num = (label: string): Column => ({ label, num: true });
+
+/**
+ * A table's header row, one `th scope="col"` a column; `actions` adds a last column for the
+ * rows' buttons, named for assistive technology only.
+ */
+export function TableHead({ columns, actions = false }: { columns: readonly Column[]; actions?: boolean }) {
+  return (
+    <thead>
+      <tr>
+        {columns.map((c) =>
+          typeof c === "string" ? (
+            <th key={c} scope="col">
+              {c}
+            </th>
+          ) : (
+            <th key={c.label} scope="col" className="num">
+              {c.label}
+            </th>
+          ),
+        )}
+        {actions && (
+          <th scope="col">
+            <span className="visually-hidden">Actions</span>
+          </th>
+        )}
+      </tr>
+    </thead>
+  );
 }

@@ -8,7 +8,7 @@
 import { Admin, kGetApi, type metadataV12, Producer, UnsupportedApiError } from "@platformatic/kafka";
 import { AppError } from "../errors.ts";
 import { callApi, clientOptions, withTimeout } from "./client.ts";
-import { toAppError } from "./errors.ts";
+import { type ConnectionFacts, isRefusal, toAppError } from "./errors.ts";
 import { RequestCounter, watchRequests } from "./metrics.ts";
 import type { ClusterStats, Health, KafkaClusterConfig } from "./types.ts";
 
@@ -55,8 +55,23 @@ export class KafkaConnection {
     try {
       return await fn();
     } catch (err) {
-      throw toAppError(err, context, this.name);
+      throw this.failure(err, context);
     }
+  }
+
+  /** The AppError for `err`; a refusal is kept to tell the bare "Connection closed" that may follow it. */
+  failure(err: unknown, context: string): AppError {
+    const facts = this.facts();
+    if (isRefusal(err, facts)) this.counter.lastSocketError = { error: err, at: performance.now() };
+    return toAppError(err, context, this.name, facts);
+  }
+
+  /** What toAppError needs to know of this cluster's connections to say why one failed. */
+  facts(): ConnectionFacts {
+    return {
+      recentSocketError: this.counter.recentSocketError(),
+      clientCertificate: Boolean(this.config.tls?.enabled && this.config.tls.cert),
+    };
   }
 
   /** Metadata of the named topics (null: all, []: none, only brokers and controller). */
@@ -86,7 +101,7 @@ export class KafkaConnection {
       const md = await withTimeout(this.metadata([]), timeoutMs);
       return { connected: true, brokers: md.brokers.length, controllerId: md.controllerId, latencyMs: latency() };
     } catch (err) {
-      const error = toAppError(err, `Kafka cluster '${this.name}'`, this.name).message;
+      const error = this.failure(err, `Kafka cluster '${this.name}'`).message;
       return { connected: false, brokers: 0, controllerId: null, latencyMs: latency(), error };
     }
   }

@@ -108,6 +108,17 @@ export const KAFKA_ERROR_CODES: Readonly<Record<string, ErrorCode>> = {
 
 const TRANSIENT: ReadonlySet<ErrorCode> = new Set(["UNAVAILABLE", "GATEWAY_TIMEOUT"]);
 
+/** What the cluster's connections know beyond the error itself, to tell TLS failures apart. */
+export interface ConnectionFacts {
+  /**
+   * A socket error the cluster's connections met just before, or the refusal that failed its last
+   * connection (see RequestCounter.lastSocketError).
+   */
+  recentSocketError?: unknown;
+  /** Whether Loupe offers a client certificate (tls.cert); undefined when not known. */
+  clientCertificate?: boolean;
+}
+
 /** What one leaf of the client's error tree says. */
 interface Finding {
   code: ErrorCode;
@@ -116,6 +127,8 @@ interface Finding {
   kafkaErrorCode?: number;
   retriable: boolean;
   rank: number;
+  /** The cluster refused Loupe as configured (credentials, certificates, TLS settings). */
+  refusal?: true;
 }
 
 /** The innermost errors of an error tree: MultipleErrors hold several, each maybe nested. */
@@ -134,10 +147,113 @@ function socketReason(err: Error): string {
   return inner && inner.message !== err.message ? `${err.message} (${inner.message})` : err.message;
 }
 
-function classify(err: unknown): Finding {
+/** The errors inside `err`, nearest first: its `cause` chain and the `errors` of any aggregate on it. */
+function wrapped(err: unknown, out: unknown[] = [], depth = 0): unknown[] {
+  if (depth >= 8 || !(err instanceof Error)) return out;
+  const inner = [...(err.cause !== undefined ? [err.cause] : []), ...(err instanceof AggregateError ? err.errors : [])];
+  for (const e of inner) {
+    out.push(e);
+    wrapped(e, out, depth + 1);
+  }
+  return out;
+}
+
+/**
+ * SASL did not let Loupe in: wrong credentials (the broker's own words, e.g. "invalid credentials
+ * with SASL mechanism SCRAM-SHA-512"), a mechanism the listener does not offer, or a connection
+ * closed during the exchange (a TLS listener spoken to in plain text).
+ */
+function credentialsFinding(err: Error): Finding {
+  const inner = wrapped(err);
+  const answer = inner.find((e): e is ProtocolError => e instanceof ProtocolError);
+  const server =
+    typeof answer?.serverErrorMessage === "string" && answer.serverErrorMessage.trim() ? answer.serverErrorMessage.trim() : null;
+  const said = (reason: string): Finding => ({
+    code: "BAD_GATEWAY",
+    reason,
+    ...(answer ? { kafkaError: String(answer.apiId), kafkaErrorCode: Number(answer.apiCode) } : {}),
+    retriable: false,
+    rank: 2,
+    refusal: true,
+  });
+  if (answer?.apiId === "UNSUPPORTED_SASL_MECHANISM") {
+    return said(
+      `the broker does not offer the SASL mechanism Loupe uses (${server ?? answer.message}); check kafka.clusters[].sasl.mechanism`,
+    );
+  }
+  if (answer) {
+    return said(
+      `the cluster rejected Loupe's credentials (SASL authentication failed${server ? `: ${server}` : ""}); check kafka.clusters[].sasl`,
+    );
+  }
+  if (inner.some((e) => e instanceof NetworkError)) {
+    return said(
+      `the broker closed the connection during the SASL exchange (${err.message}); a SASL_SSL listener also needs kafka.clusters[].tls`,
+    );
+  }
+  return said(`SASL authentication failed (${err.message}); check kafka.clusters[].sasl`);
+}
+
+/** Node's codes for a broker certificate that does not chain to a trusted CA. */
+const UNTRUSTED_CERT_CODES = new Set([
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "UNABLE_TO_GET_ISSUER_CERT",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "CERT_UNTRUSTED",
+  "CERT_SIGNATURE_FAILURE",
+  "CERT_REJECTED",
+]);
+
+/**
+ * A TLS failure, said as what to fix: the broker's certificate is not trusted, not valid now, or
+ * names another host; or the broker refused Loupe's client certificate (a TLS alert it sent).
+ * Undefined for anything else.
+ */
+function tlsFinding(err: unknown, conn: ConnectionFacts): Finding | undefined {
+  if (!(err instanceof Error)) return undefined;
+  const said = (reason: string): Finding => ({ code: "BAD_GATEWAY", reason: `TLS: ${reason}`, retriable: false, rank: 2, refusal: true });
+  // The client's own findings: a TLS listener answered plain text, or a plain one TLS.
+  if (err instanceof UserError && /Broker requires TLS/.test(err.message)) {
+    return said("the broker's listener requires TLS; set kafka.clusters[].tls (with the ca that signed its certificate)");
+  }
+  if (/before secure TLS connection was established|Please verify the broker supports TLS/.test(err.message)) {
+    return said(
+      `the broker closed the connection during the TLS handshake (${err.message}); is it a TLS listener? (a plain-text one needs no kafka.clusters[].tls)`,
+    );
+  }
+  if (!("code" in err) || typeof err.code !== "string") return undefined;
+  const code = err.code;
+  if (UNTRUSTED_CERT_CODES.has(code)) {
+    return said(`the broker's certificate is not trusted (${err.message}); kafka.clusters[].tls.ca must name the CA that signed it`);
+  }
+  if (code === "CERT_HAS_EXPIRED" || code === "CERT_NOT_YET_VALID")
+    return said(`the broker's certificate is not valid now (${err.message})`);
+  if (code === "ERR_TLS_CERT_ALTNAME_INVALID") {
+    return said(
+      `the broker's certificate does not name the host Loupe connected to (${err.message}); use a host name the certificate names`,
+    );
+  }
+  const refused =
+    /ALERT_(BAD_CERTIFICATE|CERTIFICATE_UNKNOWN|UNKNOWN_CA|UNSUPPORTED_CERTIFICATE|CERTIFICATE_EXPIRED|CERTIFICATE_REVOKED|ACCESS_DENIED)/;
+  // Brokers (Java) answer a missing client certificate with bad_certificate, not certificate_required.
+  if (/ALERT_CERTIFICATE_REQUIRED/.test(code) || (refused.test(code) && conn.clientCertificate === false)) {
+    return said(`the broker requires a client certificate (${code}); set kafka.clusters[].tls.cert and key`);
+  }
+  if (refused.test(code)) {
+    return said(`the broker refused Loupe's client certificate (${code}); it must be signed by a CA the broker trusts and be valid now`);
+  }
+  if (/^ERR_SSL_/.test(code)) return said(`the handshake failed (${err.message})`);
+  return undefined;
+}
+
+function classify(err: unknown, conn: ConnectionFacts = {}): Finding {
   if (err instanceof AppError) {
     return { code: err.code, reason: err.message, retriable: false, rank: 0 };
   }
+  const tls = err instanceof UserError ? tlsFinding(err, conn) : undefined;
+  if (tls) return tls;
   if (err instanceof ProtocolError) {
     const name = String(err.apiId);
     const code = KAFKA_ERROR_CODES[name] ?? "BAD_GATEWAY";
@@ -154,10 +270,15 @@ function classify(err: unknown): Finding {
   if (err instanceof TimeoutError) {
     return { code: "GATEWAY_TIMEOUT", reason: `the cluster did not answer in time (${err.message})`, retriable: true, rank: 3 };
   }
-  if (err instanceof AuthenticationError) {
-    return { code: "BAD_GATEWAY", reason: `the cluster rejected Loupe's credentials: ${socketReason(err)}`, retriable: false, rank: 2 };
-  }
+  if (err instanceof AuthenticationError) return credentialsFinding(err);
   if (err instanceof NetworkError) {
+    // A connection that failed because of who Loupe is (credentials, certificates) is no outage:
+    // the client wraps the reason in a NetworkError, so it is looked for inside.
+    for (const inner of wrapped(err)) {
+      if (inner instanceof AuthenticationError) return credentialsFinding(inner);
+      const tls = tlsFinding(inner, conn);
+      if (tls) return tls;
+    }
     return { code: "UNAVAILABLE", reason: `cannot reach the cluster: ${socketReason(err)}`, retriable: true, rank: 4 };
   }
   if (err instanceof UnsupportedApiError) {
@@ -193,9 +314,9 @@ function classify(err: unknown): Finding {
  * "Cannot create topic 'orders'"; the message is `<context>: <broker's reason>`.
  * INTERNAL errors keep a generic message: their text may be a bug's, not the broker's.
  */
-export function toAppError(err: unknown, context: string, cluster?: string): AppError {
+export function toAppError(err: unknown, context: string, cluster?: string, conn: ConnectionFacts = {}): AppError {
   if (err instanceof AppError) return err;
-  const findings = leaves(err).map(classify);
+  const findings = leaves(err).map((leaf) => closedBecause(leaf, conn) ?? classify(leaf, conn));
   findings.sort((a, b) => a.rank - b.rank);
   const best = findings[0] ?? classify(err);
   const details: Record<string, unknown> = {};
@@ -207,6 +328,30 @@ export function toAppError(err: unknown, context: string, cluster?: string): App
   if (best.code !== "INTERNAL") details.retriable = best.retriable;
   const message = best.code === "INTERNAL" ? `${context}: unexpected error from the Kafka client` : `${context}: ${best.reason}`;
   return new AppError(best.code, message, { details, cause: err });
+}
+
+/**
+ * A connection the broker closed right after the TLS handshake fails its requests with a bare
+ * "Connection closed"; the alert that said why (a client certificate the broker does not trust,
+ * in TLS 1.3 sent only after the handshake) reached the connection as a socket error instead.
+ * Likewise a request that waited for a connection the client was giving up on ("Connection closed
+ * while waiting for ready.") is told by the refusal that failed that connection just before.
+ */
+function closedBecause(leaf: unknown, conn: ConnectionFacts): Finding | undefined {
+  const recent = conn.recentSocketError;
+  if (recent === undefined || !(leaf instanceof NetworkError) || leaf.cause !== undefined) return undefined;
+  return (
+    tlsFinding(recent, conn) ??
+    leaves(recent)
+      .map((l) => classify(l, conn))
+      .find((f) => f.refusal)
+  );
+}
+
+/** Whether `err` says the cluster refused Loupe as configured (see ConnectionFacts.recentSocketError). */
+export function isRefusal(err: unknown, conn: ConnectionFacts = {}): boolean {
+  // Only an error that carries its reason: a bare "Connection closed" told by an earlier one is not kept again.
+  return leaves(err).some((l) => classify(l, conn).refusal === true);
 }
 
 /** The Kafka error name inside a client error, if there is one (e.g. "OFFSET_OUT_OF_RANGE"). */

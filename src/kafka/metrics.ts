@@ -6,7 +6,7 @@
  * answers' throttle times say how long the brokers held Loupe's own clients back under quotas.
  */
 
-import { connectionsApiChannel, protocolAPIsById } from "@platformatic/kafka";
+import { connectionsApiChannel, connectionsConnectsChannel, protocolAPIsById } from "@platformatic/kafka";
 import type { RequestStats } from "./types.ts";
 
 const COUNTER = Symbol.for("loupe.kafka.requestCounter");
@@ -21,6 +21,18 @@ export class RequestCounter {
   throttled = 0;
   /** Requests per Kafka API name ("Metadata", "Fetch", ...). */
   readonly byApi = new Map<string, number>();
+  /**
+   * The last error a connected socket of the cluster met (a TLS alert, a reset), or the last
+   * refusal of a connection (wrong credentials, a TLS mismatch), and when: requests on such a
+   * connection fail with a bare "Connection closed", which does not say why.
+   */
+  lastSocketError: { error: unknown; at: number } | null = null;
+
+  /** lastSocketError's error when it happened within `ms`. */
+  recentSocketError(ms = 10_000): unknown {
+    const last = this.lastSocketError;
+    return last && performance.now() - last.at <= ms ? last.error : undefined;
+  }
 
   snapshot(): RequestStats {
     return {
@@ -39,7 +51,8 @@ export function counterContext(counter: RequestCounter): Record<symbol, RequestC
 }
 
 interface ApiEvent {
-  connection?: { context?: unknown };
+  connection?: { context?: unknown; on?(event: "error", listener: (err: unknown) => void): unknown };
+  error?: unknown;
   apiKey?: unknown;
   /** The parsed answer; most carry the broker's `throttleTimeMs` (a quota, or a broker's own request limits). */
   result?: { throttleTimeMs?: unknown };
@@ -81,5 +94,15 @@ export function watchRequests(): void {
   connectionsApiChannel.error.subscribe((event: unknown) => {
     const counter = counterOf(event);
     if (counter) counter.errors++;
+  });
+  // A connection that connected reports later socket errors as its own 'error' event, wrapping
+  // the socket's error as cause: kept on its cluster's counter (see lastSocketError).
+  connectionsConnectsChannel.asyncStart.subscribe((event: unknown) => {
+    const counter = counterOf(event);
+    const e = event as ApiEvent;
+    if (!counter || e.error !== undefined || typeof e.connection?.on !== "function") return;
+    e.connection.on("error", (err: unknown) => {
+      counter.lastSocketError = { error: err instanceof Error && err.cause !== undefined ? err.cause : err, at: performance.now() };
+    });
   });
 }

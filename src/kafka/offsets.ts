@@ -154,7 +154,7 @@ export class OffsetOps {
    * another of the asked topics (see unknownTopics): ask the broker which one it is.
    */
   async #nameUnknown(err: unknown, context: string, topics: string[]): Promise<unknown> {
-    const mapped = toAppError(err, context, this.#conn.name);
+    const mapped = toAppError(err, context, this.#conn.name, this.#conn.facts());
     if (mapped.code !== "NOT_FOUND" || topics.length < 2) return mapped;
     const missing = await unknownTopics(this.#conn, topics).catch(() => []);
     if (missing.length === 0) return mapped;

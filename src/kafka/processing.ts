@@ -106,7 +106,7 @@ export class GroupMember {
       await this.#consumer.joinGroup({});
       return this.assignment();
     } catch (err) {
-      throw toAppError(err, `Cannot join consumer group '${this.#opts.groupId}'`, this.#conn.name);
+      throw toAppError(err, `Cannot join consumer group '${this.#opts.groupId}'`, this.#conn.name, this.#conn.facts());
     }
   }
 
@@ -122,7 +122,7 @@ export class GroupMember {
         return await this.#committedOnce(topic, partitions);
       } catch (err) {
         if (kafkaErrorName(err) !== "UNSTABLE_OFFSET_COMMIT" || Date.now() + delay > deadline) {
-          throw toAppError(err, `Cannot read the offsets of consumer group '${this.#opts.groupId}'`, this.#conn.name);
+          throw toAppError(err, `Cannot read the offsets of consumer group '${this.#opts.groupId}'`, this.#conn.name, this.#conn.facts());
         }
         await Bun.sleep(delay);
       }
@@ -282,7 +282,7 @@ export class TransactionalWriter {
       // Nothing was sent: the transaction ends here, without a word to the broker.
       await txn.cancel();
     } catch (err) {
-      throw toAppError(err, `Cannot start the transactional producer '${this.transactionalId}'`, this.#conn.name);
+      throw toAppError(err, `Cannot start the transactional producer '${this.transactionalId}'`, this.#conn.name, this.#conn.facts());
     }
   }
 
@@ -357,7 +357,12 @@ export class TransactionalWriter {
     } catch (err) {
       if (!txn.completed) await txn.abort().catch(() => txn.cancel().catch(() => {}));
       const failure = txnFailure(err);
-      const mapped = toAppError(err, `Cannot commit a transaction of '${this.transactionalId}' (at ${step.name})`, this.#conn.name);
+      const mapped = toAppError(
+        err,
+        `Cannot commit a transaction of '${this.transactionalId}' (at ${step.name})`,
+        this.#conn.name,
+        this.#conn.facts(),
+      );
       throw new AppError(mapped.code, mapped.message, { details: { ...(mapped.details as object), txnFailure: failure }, cause: err });
     }
   }

@@ -8,7 +8,7 @@
 import { type MessageToProduce, ProduceAcks, type Producer } from "@platformatic/kafka";
 import { AppError } from "../errors.ts";
 import type { KafkaConnection } from "./connection.ts";
-import { toAppError } from "./errors.ts";
+import { type ConnectionFacts, toAppError } from "./errors.ts";
 import { partitionForKey } from "./murmur2.ts";
 import type { ProducedRecord, ProduceRecord } from "./types.ts";
 
@@ -25,6 +25,7 @@ export async function produceRecords(
   cluster: string,
   topic: string,
   records: ProduceRecord[],
+  facts: () => ConnectionFacts = () => ({}),
 ): Promise<ProducedRecord[]> {
   const context = `Cannot write to topic '${topic}'`;
   if (records.length === 0) return [];
@@ -82,7 +83,7 @@ export async function produceRecords(
       return { topic, partition, offset: Number(first) + index };
     });
   } catch (err) {
-    throw toAppError(err, context, cluster);
+    throw toAppError(err, context, cluster, facts());
   }
 }
 
@@ -94,6 +95,6 @@ export class WriteOps {
   }
 
   produce(topic: string, records: ProduceRecord[]): Promise<ProducedRecord[]> {
-    return produceRecords(this.#conn.producer, this.#conn.name, topic, records);
+    return produceRecords(this.#conn.producer, this.#conn.name, topic, records, () => this.#conn.facts());
   }
 }

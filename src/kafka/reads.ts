@@ -17,7 +17,7 @@ import { AppError } from "../errors.ts";
 import { abortable, abortError } from "../util/abort.ts";
 import { answerWithin, callApi, clientOptions } from "./client.ts";
 import type { KafkaConnection, MetadataResponse } from "./connection.ts";
-import { kafkaErrorName, toAppError } from "./errors.ts";
+import { type ConnectionFacts, kafkaErrorName, toAppError } from "./errors.ts";
 import { LeaderlessPartitions } from "./partition-plan.ts";
 import { negotiatedFetch, type RecordBytes, rawFetch } from "./raw-fetch.ts";
 import { type AbortedTransaction, decodeRecordSet, type ReadCursor, skipPast } from "./record-set.ts";
@@ -25,6 +25,7 @@ import {
   type ConsumeRequest,
   FETCH_MAX_WAIT_MS,
   type FetchedBatches,
+  type OffsetSpec,
   type RawRecord,
   type ReadObserver,
   type ReadOutage,
@@ -35,6 +36,8 @@ const LOG_APPEND_TIME = 1 << 3;
 
 export interface ConsumeDeps {
   cluster: string;
+  /** What the cluster's connections know of why one failed (a refused client certificate). */
+  facts(): ConnectionFacts;
   /** The bootstrap brokers, named when the cluster cannot be asked at all. */
   bootstrap: string[];
   createConsumer(): Consumer;
@@ -183,7 +186,7 @@ export async function* consumeBatches(deps: ConsumeDeps, req: ConsumeRequest): A
     }
   } catch (err) {
     if (read.aborted(err)) return;
-    throw toAppError(err, read.context, deps.cluster);
+    throw toAppError(err, read.context, deps.cluster, deps.facts());
   } finally {
     await read.close();
   }
@@ -504,7 +507,7 @@ class TopicRead {
     const deps = this.#deps;
     const req = this.#req;
     const failure = err instanceof BrokerFailure ? err : null;
-    const mapped = toAppError(failure ? failure.cause : err, context, deps.cluster);
+    const mapped = toAppError(failure ? failure.cause : err, context, deps.cluster, deps.facts());
     if (mapped.code !== "UNAVAILABLE" && mapped.code !== "GATEWAY_TIMEOUT") throw mapped;
     const now = Date.now();
     const outage = this.#outage;
@@ -623,6 +626,7 @@ export class ReadOps {
     this.#conn = conn;
     this.#deps = {
       cluster: conn.name,
+      facts: () => conn.facts(),
       bootstrap: conn.config.bootstrapServers,
       requestTimeoutMs: conn.config.requestTimeoutMs ?? 30_000,
       createConsumer: () =>
@@ -662,13 +666,24 @@ export class ReadOps {
    * client's own needs the whole topic's metadata, which one leaderless partition fails.
    * `timestamp` offsets are -1 where no record is that recent.
    */
-  async offsetsOf(topic: string, partitions: number[], spec: "earliest" | "latest" | number): Promise<Map<number, number>> {
+  async offsetsOf(topic: string, partitions: number[], spec: OffsetSpec): Promise<Map<number, number>> {
+    const [found] = await this.offsetsAt(topic, partitions, [spec]);
+    return found!;
+  }
+
+  /** As offsetsOf, at each of `specs` (in their order), over one connection and one metadata lookup. */
+  async offsetsAt<const S extends readonly OffsetSpec[]>(
+    topic: string,
+    partitions: number[],
+    specs: S,
+  ): Promise<{ -readonly [K in keyof S]: Map<number, number> }> {
     this.#conn.checkOpen();
-    const timestamp = spec === "earliest" ? -2n : spec === "latest" ? -1n : BigInt(spec);
     return this.#withConsumer(`Cannot list offsets of topic '${topic}'`, async (consumer) => {
       const leaders = await topicLeaders(consumer, topic, false, undefined);
+      const timestamp = (spec: OffsetSpec) => (spec === "earliest" ? -2n : spec === "latest" ? -1n : BigInt(spec));
       try {
-        return await listOffsets(consumer, leaders, topic, partitions, timestamp);
+        const found = await Promise.all(specs.map((spec) => listOffsets(consumer, leaders, topic, partitions, timestamp(spec))));
+        return found as { -readonly [K in keyof S]: Map<number, number> };
       } catch (err) {
         throw err instanceof BrokerFailure ? err.cause : err;
       }
@@ -680,7 +695,7 @@ export class ReadOps {
     try {
       return await fn(consumer);
     } catch (err) {
-      throw toAppError(err, context, this.#deps.cluster);
+      throw toAppError(err, context, this.#deps.cluster, this.#deps.facts());
     } finally {
       await Promise.race([consumer.close(true).catch(() => {}), Bun.sleep(1_000)]);
     }

@@ -8,6 +8,10 @@
  *   timeout per grace period, not one per request.
  * - An HTTP answer is final, whatever its status, unless the backend is one whose hosts share a
  *   store (the registry): then 5xx moves on as well. A 4xx is always the backend's word.
+ * - A backend may name answers that only say "not now" (Connect's 409 and 500 while its workers
+ *   rebalance): a read (GET, HEAD) answered so is asked again, of the next URL first, then of all
+ *   of them with a growing pause, until its window ends; then that answer is passed on as it is.
+ *   A write is never sent twice for it: a create sent again would meet its own first success.
  * - Every answer is read whole, within the timeout and up to a size cap (502 beyond), before a
  *   byte of it is sent on: a slow or huge backend answer never holds a Loupe request open.
  * - Only what the caller names goes upstream: the method, the path (already validated and
@@ -35,6 +39,8 @@ export interface UpstreamOptions {
   maxBytes: number;
   /** Hosts that share one store: a 5xx of one moves on to the next (the registry; not Connect). */
   failoverOn5xx: boolean;
+  /** Reads answered with one of `statuses` are asked again (see the header comment) for up to `windowMs`. */
+  retryReads?: { statuses: readonly number[]; windowMs: number };
   now?: () => number;
   fetch?: typeof fetch;
 }
@@ -125,19 +131,30 @@ export class Upstream {
         headers: { "retry-after": String(Math.max(1, Math.ceil((Math.min(...this.#state.map((s) => s.badUntil)) - now) / 1000))) },
       });
     }
+    const retry = this.#opts.retryReads && (req.method === "GET" || req.method === "HEAD") ? this.#opts.retryReads : undefined;
+    // Real time, not the injected clock (which times the grace periods): the window is waited out.
+    const deadline = performance.now() + (retry?.windowMs ?? 0);
     const failures: string[] = [];
-    for (const state of usable) {
-      try {
-        const answer = await this.#once(state, req);
-        if (this.#opts.failoverOn5xx && answer.status >= 500) throw new HostFailure(`HTTP ${answer.status}`, false);
-        state.badUntil = 0;
-        return answer;
-      } catch (e) {
-        if (!(e instanceof HostFailure)) throw e;
-        state.badUntil = this.#now() + this.#opts.graceMs;
-        state.lastError = e.message;
-        failures.push(`${state.url}: ${e.message}`);
+    /** The last "not now" answer of a read, passed on when its window ends. */
+    let pending: UpstreamAnswer | undefined;
+    for (let pause = FIRST_PAUSE_MS; ; pause = Math.min(2 * pause, LAST_PAUSE_MS)) {
+      for (const state of pending ? this.#state.filter((s) => s.badUntil <= this.#now()) : usable) {
+        try {
+          const answer = await this.#once(state, req);
+          if (this.#opts.failoverOn5xx && answer.status >= 500) throw new HostFailure(`HTTP ${answer.status}`, false);
+          state.badUntil = 0;
+          if (!retry?.statuses.includes(answer.status)) return answer;
+          pending = answer;
+        } catch (e) {
+          if (!(e instanceof HostFailure)) throw e;
+          state.badUntil = this.#now() + this.#opts.graceMs;
+          state.lastError = e.message;
+          failures.push(`${state.url}: ${e.message}`);
+        }
       }
+      if (!pending) break;
+      if (performance.now() + pause > deadline) return pending;
+      await pauseFor(pause, req.signal);
     }
     throw new AppError("UNAVAILABLE", `${this.name} is unreachable (${failures.join("; ")})`);
   }
@@ -182,6 +199,26 @@ export class Upstream {
       throw new HostFailure(describe(e), false);
     }
   }
+}
+
+/** The pauses between rounds of a read asked again: doubling from the first to the last. */
+const FIRST_PAUSE_MS = 100;
+const LAST_PAUSE_MS = 1_000;
+
+/** Waits `ms`, or until the client goes away (BAD_REQUEST, as a request it cancels). */
+function pauseFor(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const cancelled = () => {
+      clearTimeout(timer);
+      reject(new AppError("BAD_REQUEST", "The request was cancelled by the client"));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", cancelled);
+      resolve();
+    }, ms);
+    if (signal?.aborted) cancelled();
+    else signal?.addEventListener("abort", cancelled, { once: true });
+  });
 }
 
 /** Reads an answer's body, refusing (502) one larger than `maxBytes`. */

@@ -34,6 +34,8 @@ export interface JobStatus {
   lastErrorAt: number | null;
   /** What the last failed run said; null when none failed. */
   lastError: string | null;
+  /** Runs that failed since the last that worked (0: the last run worked, or none ran yet). */
+  failedRuns: number;
 }
 
 /** Where a job's failures are told (the log): once when a run fails after one that worked (or the first), and at a stop that fails. */
@@ -46,8 +48,6 @@ export interface BackgroundLog {
 interface Entry {
   job: BackgroundJob;
   status: JobStatus;
-  /** Failed runs since the last that worked. */
-  failing: number;
 }
 
 export class Background {
@@ -67,8 +67,15 @@ export class Background {
     if (this.#started) throw new Error(`background job '${job.name}' is registered after the start`);
     this.#entries.push({
       job,
-      status: { name: job.name, enabled: job.enabled !== false, running: false, lastRunAt: null, lastErrorAt: null, lastError: null },
-      failing: 0,
+      status: {
+        name: job.name,
+        enabled: job.enabled !== false,
+        running: false,
+        lastRunAt: null,
+        lastErrorAt: null,
+        lastError: null,
+        failedRuns: 0,
+      },
     });
   }
 
@@ -115,13 +122,13 @@ export class Background {
     return {
       ran: () => {
         status.lastRunAt = this.#now();
-        if (entry.failing > 0) this.#log?.recovered(status.name, entry.failing);
-        entry.failing = 0;
+        if (status.failedRuns > 0) this.#log?.recovered(status.name, status.failedRuns);
+        status.failedRuns = 0;
       },
       failed: (error) => {
         status.lastErrorAt = this.#now();
         status.lastError = error instanceof Error ? error.message : String(error);
-        if (entry.failing++ === 0) this.#log?.failed(status.name, error);
+        if (status.failedRuns++ === 0) this.#log?.failed(status.name, error);
       },
     };
   }

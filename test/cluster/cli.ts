@@ -1,9 +1,14 @@
 /**
  * The development cluster from the command line:
  *
- *   bun test/cluster/cli.ts up [--no-registry] [--no-ldap] [--no-connect] [--services=kafka,registry,ldap,connect]
+ *   bun test/cluster/cli.ts up [--no-secure] [--no-registry] [--no-ldap] [--no-connect]
+ *                              [--services=kafka,kafka-secure,registry,ldap,connect]
  *       starts the services in the background and prints KEY=VALUE lines
  *       (KAFKA_BOOTSTRAP=127.0.0.1:<port>,
+ *       KAFKA_SASL_BOOTSTRAP=127.0.0.1:<port> (SCRAM-SHA-512 over TLS) and
+ *       KAFKA_MTLS_BOOTSTRAP=127.0.0.1:<port> (TLS with client certificates): the secured broker,
+ *       with KAFKA_SECURE_CA_FILE, KAFKA_SECURE_CLIENT_CERT/KEY, KAFKA_SECURE_ADMIN_USER/PASSWORD,
+ *       KAFKA_SECURE_USERS (name:password,...), ...,
  *       SCHEMA_REGISTRY_URL=http://127.0.0.1:<port1>/apis/ccompat/v7,http://127.0.0.1:<port2>/apis/ccompat/v7:
  *       the two registry hosts, sharing one store on the broker,
  *       LDAP_URL=ldap://127.0.0.1:<port> with LDAP_BASE_DN, LDAP_BIND_DN, LDAP_BIND_PASSWORD, ...,
@@ -64,6 +69,7 @@ function parseServices(args: string[]): ServiceName[] {
       .split(",")
       .filter(Boolean)
       .map((n) => serviceByName(n).name);
+  const noSecure = args.includes("--no-secure") || process.env.LOUPE_CLUSTER_SECURE === "0";
   const noRegistry = args.includes("--no-registry") || process.env.LOUPE_CLUSTER_REGISTRY === "0";
   const noConnect = args.includes("--no-connect") || process.env.LOUPE_CLUSTER_CONNECT === "0";
   let noLdap = args.includes("--no-ldap") || process.env.LOUPE_CLUSTER_LDAP === "0";
@@ -73,7 +79,11 @@ function parseServices(args: string[]): ServiceName[] {
     noLdap = true;
   }
   return SERVICES.map((s) => s.name).filter(
-    (n) => !(noRegistry && n === "registry") && !(noLdap && n === "ldap") && !(noConnect && n === "connect"),
+    (n) =>
+      !(noSecure && n === "kafka-secure") &&
+      !(noRegistry && n === "registry") &&
+      !(noLdap && n === "ldap") &&
+      !(noConnect && n === "connect"),
   );
 }
 
@@ -145,7 +155,7 @@ async function status(): Promise<number> {
       .map(([k, v]) => `${k}=${v}`)
       .join(" ");
     console.log(
-      `${s.name.padEnd(9)} ${answers ? "up" : alive ? "NOT ANSWERING" : "DOWN"}  pid=${s.pid} ${ports} version=${s.version} log=${s.logFile}`,
+      `${s.name.padEnd(12)} ${answers ? "up" : alive ? "NOT ANSWERING" : "DOWN"}  pid=${s.pid} ${ports} version=${s.version} log=${s.logFile}`,
     );
   }
   printEnv(state.services);
@@ -176,7 +186,7 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     default:
       console.error(
-        "usage: bun test/cluster/cli.ts up [--no-registry] [--no-ldap] [--no-connect] [--services=kafka,registry,ldap,connect] | down | status | env | fetch",
+        "usage: bun test/cluster/cli.ts up [--no-secure] [--no-registry] [--no-ldap] [--no-connect] [--services=kafka,kafka-secure,registry,ldap,connect] | down | status | env | fetch",
       );
       return 2;
   }

@@ -3,6 +3,9 @@
  * JVM) and an Apicurio schema registry (two hosts), both run from jars fetched from Maven
  * Central, and an OpenLDAP directory (Debian's slapd) seeded with a small organisation.
  *
+ * A second, secured broker (kafka-secure: SCRAM-SHA-512 over TLS, mutual TLS, an authorizer that
+ * denies what no ACL allows) runs beside the open one, so the other tests keep their open broker.
+ *
  * Everything binds to 127.0.0.1 on ports picked at run time, so several runs (a developer's
  * `cli.ts up` and a `bun test`) can share one machine. Each service is one detached Java
  * process with its own working directory and log file; stopping it kills its process group.
@@ -33,6 +36,7 @@ import {
 import { connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import { connect as tlsConnect } from "node:tls";
 import { DownloadProgress, endPlan, planSteps, progress, stepLine } from "./fetch-progress.ts";
 
 export const REPO_ROOT = resolve(import.meta.dir, "../..");
@@ -41,7 +45,7 @@ const POM = join(import.meta.dir, "pom.xml");
 /** Connect's jars, fetched into their own directory so the broker's classpath stays as it is. */
 const CONNECT_POM = join(import.meta.dir, "connect-pom.xml");
 
-export type ServiceName = "kafka" | "registry" | "ldap" | "connect";
+export type ServiceName = "kafka" | "kafka-secure" | "registry" | "ldap" | "connect";
 
 /** A started service, as recorded in the CLI's state file. Plain data: it must survive JSON. */
 export interface ServiceProcess {
@@ -569,7 +573,12 @@ logger.broker.level = INFO
  *   Request  => size:int32 api_key:int16(18) api_version:int16(0) correlation_id:int32 client_id:string
  *   Response => size:int32 correlation_id:int32 error_code:int16 ...
  */
-export function kafkaApiVersionsProbe(host: string, port: number, timeoutMs = 2000): Promise<boolean> {
+export function kafkaApiVersionsProbe(
+  host: string,
+  port: number,
+  timeoutMs = 2000,
+  tls?: { ca: Buffer; cert: Buffer; key: Buffer },
+): Promise<boolean> {
   return new Promise((ok) => {
     const clientId = Buffer.from("loupe-probe");
     const req = Buffer.alloc(4 + 2 + 2 + 4 + 2 + clientId.length);
@@ -580,14 +589,14 @@ export function kafkaApiVersionsProbe(host: string, port: number, timeoutMs = 20
     o = req.writeInt16BE(clientId.length, o);
     clientId.copy(req, o);
     let buf = Buffer.alloc(0);
-    const sock = connect({ host, port });
+    const sock = tls ? tlsConnect({ host, port, ...tls }) : connect({ host, port });
     const done = (result: boolean) => {
       clearTimeout(timer);
       sock.destroy();
       ok(result);
     };
     const timer = setTimeout(() => done(false), timeoutMs);
-    sock.on("connect", () => sock.write(req));
+    sock.on(tls ? "secureConnect" : "connect", () => sock.write(req));
     sock.on("data", (chunk: Buffer) => {
       buf = Buffer.concat([buf, chunk]);
       if (buf.length >= 10) done(buf.readInt32BE(4) === 7 && buf.readInt16BE(8) === 0);
@@ -607,7 +616,7 @@ function kafkaClusterIdOf(node: ServiceProcess): string {
 
 /** Started: the log says so past `logFrom` (a restart appends to the same log), and it answers. */
 async function kafkaStarted(proc: ServiceProcess, logFrom: number): Promise<boolean> {
-  return readFileSync(proc.logFile).subarray(logFrom).includes("Kafka Server started") && (await kafkaService.probe(proc));
+  return readFileSync(proc.logFile).subarray(logFrom).includes("Kafka Server started") && (await serviceByName(proc.name).probe(proc));
 }
 
 export const kafkaService: ServiceDef = {
@@ -681,6 +690,301 @@ export const kafkaService: ServiceDef = {
   },
   probe(proc) {
     return kafkaApiVersionsProbe("127.0.0.1", proc.ports.broker!);
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// Secured Kafka: a broker of its own (the open one stays as it is for the other tests) that
+// authenticates every client and authorizes every request, as production clusters do.
+//
+//   SASL_SSL  SCRAM-SHA-512 over TLS (KAFKA_SASL_BOOTSTRAP); users created at format time
+//   MTLS      TLS with a client certificate required (KAFKA_MTLS_BOOTSTRAP); the principal is
+//             the certificate's CN, so `alice` is the same User:alice on both listeners
+//   CONTROLLER TLS with client certificates too: the node talks to its own controller as
+//             User:broker, a super user, so nothing reaches the controller unauthenticated
+//
+// StandardAuthorizer with allow.everyone.if.no.acl.found=false: the test users may log in and
+// do nothing until an ACL allows it. The certificates come from a CA made here with openssl.
+
+/** Loupe's own account on the secured broker: a super user, on both listeners (SCRAM and CN). */
+export const SECURE_KAFKA_ADMIN = { user: "loupe-admin", password: "loupe-admin-secret" } as const;
+/** Users with no ACLs: they authenticate and are denied everything until an ACL allows it. */
+export const SECURE_KAFKA_USERS = [
+  { user: "alice", password: "alice-secret" },
+  { user: "bob", password: "bob-secret" },
+] as const;
+/** The broker's own principal (its certificate's CN), for the controller and inter-broker links. */
+const SECURE_BROKER_PRINCIPAL = "broker";
+
+/** Runs openssl with `args` in `dir`; throws with its output when it fails. */
+function openssl(dir: string, args: string[]): void {
+  const res = spawnSync("openssl", args, { cwd: dir, encoding: "utf8" });
+  if (res.error) throw new Error(`could not run openssl (is it installed?): ${res.error.message}`);
+  if (res.status !== 0) throw new Error(`openssl ${args.join(" ")} failed (exit ${res.status}):\n${res.stderr}`);
+}
+
+/** A self-signed CA (P-256 key) in `<name>.pem` / `<name>-key.pem`. */
+function makeCa(dir: string, name: string, cn: string): void {
+  openssl(dir, ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", `${name}-key.pem`]);
+  openssl(dir, [
+    "req",
+    "-x509",
+    "-new",
+    "-key",
+    `${name}-key.pem`,
+    "-subj",
+    `/O=Loupe Test/CN=${cn}`,
+    "-days",
+    "30",
+    "-out",
+    `${name}.pem`,
+    "-addext",
+    "basicConstraints=critical,CA:TRUE",
+    "-addext",
+    "keyUsage=critical,keyCertSign,cRLSign",
+  ]);
+}
+
+/**
+ * A certificate for `cn` signed by CA `ca`, in `<name>.pem` (certificate) / `<name>-key.pem`
+ * (PKCS#8 key, as Kafka's PEM key store wants it). `san` makes it a server certificate too.
+ */
+function makeCert(dir: string, ca: string, name: string, cn: string, san?: string): void {
+  openssl(dir, ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", `${name}-key.pem`]);
+  openssl(dir, ["req", "-new", "-key", `${name}-key.pem`, "-subj", `/O=Loupe Test/CN=${cn}`, "-out", `${name}.csr`]);
+  const ext = [
+    "basicConstraints=CA:FALSE",
+    "keyUsage=critical,digitalSignature,keyEncipherment",
+    // The broker's certificate is also its client certificate towards its own controller.
+    `extendedKeyUsage=${san ? "serverAuth,clientAuth" : "clientAuth"}`,
+    ...(san ? [`subjectAltName=${san}`] : []),
+  ];
+  writeFileSync(join(dir, `${name}.ext`), `${ext.join("\n")}\n`);
+  openssl(dir, [
+    "x509",
+    "-req",
+    "-in",
+    `${name}.csr`,
+    "-CA",
+    `${ca}.pem`,
+    "-CAkey",
+    `${ca}-key.pem`,
+    "-CAcreateserial",
+    "-days",
+    "30",
+    "-extfile",
+    `${name}.ext`,
+    "-out",
+    `${name}.pem`,
+  ]);
+  // Kafka's PEM key store: the key, then the certificate chain, in one file.
+  writeFileSync(
+    join(dir, `${name}-keystore.pem`),
+    readFileSync(join(dir, `${name}-key.pem`), "utf8") + readFileSync(join(dir, `${name}.pem`), "utf8"),
+  );
+}
+
+/** The files of the secured broker's TLS, all PEM, made fresh for each start. */
+export interface SecureKafkaTls {
+  caFile: string;
+  /** Loupe's client certificate and key (CN loupe-admin, a super user). */
+  clientCertFile: string;
+  clientKeyFile: string;
+  /** alice's client certificate and key (CN alice, no ACLs). */
+  userCertFile: string;
+  userKeyFile: string;
+  /** A CA that signed nothing the broker has, and a client certificate it signed. */
+  untrustedCaFile: string;
+  untrustedCertFile: string;
+  untrustedKeyFile: string;
+}
+
+function makeSecureKafkaTls(dir: string): SecureKafkaTls & { brokerKeystore: string } {
+  mkdirSync(dir, { recursive: true });
+  makeCa(dir, "ca", "Loupe Test CA");
+  makeCert(dir, "ca", "broker", SECURE_BROKER_PRINCIPAL, "IP:127.0.0.1,DNS:localhost");
+  makeCert(dir, "ca", "loupe-admin", SECURE_KAFKA_ADMIN.user);
+  makeCert(dir, "ca", "alice", "alice");
+  makeCa(dir, "untrusted-ca", "Untrusted Test CA");
+  makeCert(dir, "untrusted-ca", "untrusted-client", SECURE_KAFKA_ADMIN.user);
+  const f = (name: string) => join(dir, name);
+  return {
+    caFile: f("ca.pem"),
+    brokerKeystore: f("broker-keystore.pem"),
+    clientCertFile: f("loupe-admin.pem"),
+    clientKeyFile: f("loupe-admin-key.pem"),
+    userCertFile: f("alice.pem"),
+    userKeyFile: f("alice-key.pem"),
+    untrustedCaFile: f("untrusted-ca.pem"),
+    untrustedCertFile: f("untrusted-client.pem"),
+    untrustedKeyFile: f("untrusted-client-key.pem"),
+  };
+}
+
+function secureBrokerProperties(
+  dataDir: string,
+  ports: { sasl: number; mtls: number; controller: number },
+  keystore: string,
+  ca: string,
+): string {
+  const props: Record<string, string | number | boolean> = {
+    "process.roles": "broker,controller",
+    "node.id": 1,
+    "controller.quorum.bootstrap.servers": `127.0.0.1:${ports.controller}`,
+    listeners: `SASL_SSL://127.0.0.1:${ports.sasl},MTLS://127.0.0.1:${ports.mtls},CONTROLLER://127.0.0.1:${ports.controller}`,
+    "advertised.listeners": `SASL_SSL://127.0.0.1:${ports.sasl},MTLS://127.0.0.1:${ports.mtls}`,
+    "listener.security.protocol.map": "SASL_SSL:SASL_SSL,MTLS:SSL,CONTROLLER:SSL",
+    "controller.listener.names": "CONTROLLER",
+    "inter.broker.listener.name": "MTLS",
+    "sasl.enabled.mechanisms": "SCRAM-SHA-512",
+    "listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+    // One key store (the broker's certificate) and trust store (the test CA) for every listener.
+    "ssl.keystore.type": "PEM",
+    "ssl.keystore.location": keystore,
+    "ssl.truststore.type": "PEM",
+    "ssl.truststore.location": ca,
+    // Applies to the SSL listeners (MTLS, CONTROLLER) only; the SASL_SSL one asks for none.
+    "ssl.client.auth": "required",
+    "ssl.endpoint.identification.algorithm": "https",
+    // User:<CN> for a certificate, as for a SCRAM user of that name.
+    "ssl.principal.mapping.rules": "RULE:^.*CN=([^,]+).*$/$1/,DEFAULT",
+    "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+    "allow.everyone.if.no.acl.found": false,
+    "super.users": `User:${SECURE_BROKER_PRINCIPAL};User:${SECURE_KAFKA_ADMIN.user}`,
+    "log.dirs": dataDir,
+    "num.partitions": 1,
+    "default.replication.factor": 1,
+    "min.insync.replicas": 1,
+    "offsets.topic.replication.factor": 1,
+    "offsets.topic.num.partitions": 1,
+    "transaction.state.log.replication.factor": 1,
+    "transaction.state.log.min.isr": 1,
+    "transaction.state.log.num.partitions": 1,
+    "share.coordinator.state.topic.replication.factor": 1,
+    "share.coordinator.state.topic.min.isr": 1,
+    "share.coordinator.state.topic.num.partitions": 1,
+    "group.initial.rebalance.delay.ms": 0,
+    "num.network.threads": 2,
+    "num.io.threads": 2,
+    "num.recovery.threads.per.data.dir": 1,
+    "background.threads": 2,
+    "auto.create.topics.enable": false,
+  };
+  return Object.entries(props)
+    .map(([k, v]) => `${k}=${v}`)
+    .join("\n")
+    .concat("\n");
+}
+
+/**
+ * ApiVersions over TLS with Loupe's client certificate, on the mTLS listener: the broker
+ * answers once it serves, and only a certificate it trusts gets that far.
+ */
+function secureKafkaProbe(proc: ServiceProcess, timeoutMs = 2000): Promise<boolean> {
+  const env = proc.env;
+  return kafkaApiVersionsProbe("127.0.0.1", proc.ports.mtls!, timeoutMs, {
+    ca: readFileSync(env.KAFKA_SECURE_CA_FILE!),
+    cert: readFileSync(env.KAFKA_SECURE_CLIENT_CERT!),
+    key: readFileSync(env.KAFKA_SECURE_CLIENT_KEY!),
+  });
+}
+
+export const kafkaSecureService: ServiceDef = {
+  name: "kafka-secure",
+  envKeys: [
+    "KAFKA_SASL_BOOTSTRAP",
+    "KAFKA_MTLS_BOOTSTRAP",
+    "KAFKA_SECURE_CA_FILE",
+    "KAFKA_SECURE_ADMIN_USER",
+    "KAFKA_SECURE_ADMIN_PASSWORD",
+    "KAFKA_SECURE_CLIENT_CERT",
+    "KAFKA_SECURE_CLIENT_KEY",
+    "KAFKA_SECURE_USERS",
+    "KAFKA_SECURE_USER_CERT",
+    "KAFKA_SECURE_USER_KEY",
+    "KAFKA_SECURE_UNTRUSTED_CA_FILE",
+    "KAFKA_SECURE_UNTRUSTED_CERT",
+    "KAFKA_SECURE_UNTRUSTED_KEY",
+  ],
+  needs: [],
+  async fetch() {
+    await fetchKafka();
+  },
+  pendingFetch: () => (fetched(kafkaLibsDir()) ? [] : [FETCH_STEPS.kafka()]),
+  async start(ctx) {
+    const t0 = performance.now();
+    const libs = await fetchKafka();
+    const ports = { sasl: await freePort(), mtls: await freePort(), controller: await freePort() };
+    const tls = makeSecureKafkaTls(join(ctx.runDir, "tls"));
+    const dataDir = join(ctx.runDir, "data");
+    const propsFile = join(ctx.runDir, "server.properties");
+    const log4jFile = join(ctx.runDir, "log4j2.properties");
+    const logFile = join(ctx.runDir, "kafka.log");
+    mkdirSync(dataDir, { recursive: true });
+    writeFileSync(propsFile, secureBrokerProperties(dataDir, ports, tls.brokerKeystore, tls.caFile));
+    writeFileSync(log4jFile, KAFKA_LOG4J);
+    const classpath = `${libs}/*`;
+    const jvm = [javaBin(), ...BASE_JVM_OPTS, `-Dlog4j2.configurationFile=${log4jFile}`];
+    const scram = [SECURE_KAFKA_ADMIN, ...SECURE_KAFKA_USERS].flatMap((u) => [
+      "--add-scram",
+      `SCRAM-SHA-512=[name=${u.user},password=${u.password}]`,
+    ]);
+    const format = spawnSync(
+      jvm[0]!,
+      [
+        ...jvm.slice(1),
+        "-Xmx128m",
+        "-cp",
+        classpath,
+        "kafka.tools.StorageTool",
+        "format",
+        "--config",
+        propsFile,
+        "--cluster-id",
+        kafkaClusterId(),
+        "--standalone",
+        ...scram,
+      ],
+      { encoding: "utf8", cwd: ctx.runDir },
+    );
+    if (format.status !== 0) {
+      throw new Error(`kafka-storage format (secured) failed (exit ${format.status}):\n${tail(`${format.stdout}\n${format.stderr}`, 30)}`);
+    }
+    const command = [...jvm, "-Xms64m", "-Xmx384m", ...(ctx.jvmOpts ?? []), "-cp", classpath, "kafka.Kafka", propsFile];
+    const pid = spawnDetached(command, ctx.runDir, logFile);
+    const proc: ServiceProcess = {
+      name: "kafka-secure",
+      pid,
+      runDir: ctx.runDir,
+      logFile,
+      ports: { sasl: ports.sasl, mtls: ports.mtls, controller: ports.controller },
+      env: {
+        KAFKA_SASL_BOOTSTRAP: `127.0.0.1:${ports.sasl}`,
+        KAFKA_MTLS_BOOTSTRAP: `127.0.0.1:${ports.mtls}`,
+        KAFKA_SECURE_CA_FILE: tls.caFile,
+        KAFKA_SECURE_ADMIN_USER: SECURE_KAFKA_ADMIN.user,
+        KAFKA_SECURE_ADMIN_PASSWORD: SECURE_KAFKA_ADMIN.password,
+        KAFKA_SECURE_CLIENT_CERT: tls.clientCertFile,
+        KAFKA_SECURE_CLIENT_KEY: tls.clientKeyFile,
+        KAFKA_SECURE_USERS: SECURE_KAFKA_USERS.map((u) => `${u.user}:${u.password}`).join(","),
+        KAFKA_SECURE_USER_CERT: tls.userCertFile,
+        KAFKA_SECURE_USER_KEY: tls.userKeyFile,
+        KAFKA_SECURE_UNTRUSTED_CA_FILE: tls.untrustedCaFile,
+        KAFKA_SECURE_UNTRUSTED_CERT: tls.untrustedCertFile,
+        KAFKA_SECURE_UNTRUSTED_KEY: tls.untrustedKeyFile,
+      },
+      version: versions().kafka,
+      startMs: 0,
+      command,
+      ...(ctx.ownerPid ? { ownerPid: ctx.ownerPid } : {}),
+    };
+    if (ctx.ownerPid) proc.watchdogPid = spawnWatchdog(ctx.ownerPid, pid, ctx.runDir);
+    await waitUntil(proc, () => kafkaStarted(proc, 0), ctx.timeoutMs ?? 60_000, `Kafka ${proc.version} (secured)`);
+    proc.startMs = Math.round(performance.now() - t0);
+    return proc;
+  },
+  probe(proc) {
+    return secureKafkaProbe(proc);
   },
 };
 
@@ -1331,7 +1635,7 @@ const REPLICATED = {
 } satisfies Partial<Record<ServiceName, Replicated>>;
 
 /** In start order: a service may use the environment of those before it. */
-export const SERVICES: readonly ServiceDef[] = [kafkaService, registryService, ldapService, connectService];
+export const SERVICES: readonly ServiceDef[] = [kafkaService, kafkaSecureService, registryService, ldapService, connectService];
 
 export function serviceByName(name: string): ServiceDef {
   const def = SERVICES.find((s) => s.name === name);
@@ -1492,7 +1796,7 @@ export function requireEnv(name: "KAFKA_BOOTSTRAP" | "SCHEMA_REGISTRY_URL" | (st
   if (!value) {
     throw new Error(
       `${name} is not set: test/setup.ts starts the service unless LOUPE_TEST_CLUSTER=0 ` +
-        `(or LOUPE_TEST_REGISTRY=0 for the registry, LOUPE_TEST_LDAP=0 or no /usr/sbin/slapd for LDAP, ` +
+        `(or LOUPE_TEST_SECURE_KAFKA=0 for the secured broker, LOUPE_TEST_REGISTRY=0 for the registry, LOUPE_TEST_LDAP=0 or no /usr/sbin/slapd for LDAP, ` +
         `LOUPE_TEST_CONNECT=0 for Connect); ` +
         `or point ${name} at a running one (bun test/cluster/cli.ts up)`,
     );
@@ -1533,6 +1837,51 @@ export function ldapEnv(): { url: string; baseDn: string; bindDn: string; bindPa
     bindPassword: requireEnv("LDAP_BIND_PASSWORD"),
     adminDn: requireEnv("LDAP_ADMIN_DN"),
     adminPassword: requireEnv("LDAP_ADMIN_PASSWORD"),
+  };
+}
+
+/** The secured broker test/setup.ts publishes (KAFKA_SASL_BOOTSTRAP, ...): its listeners, TLS files and users. */
+export interface SecureKafkaEnv {
+  /** SCRAM-SHA-512 over TLS. */
+  saslBootstrap: string;
+  /** TLS with a client certificate required; the principal is the certificate's CN. */
+  mtlsBootstrap: string;
+  /** PEM file of the CA that signed the broker's and the clients' certificates. */
+  caFile: string;
+  /** Loupe's account, a super user: SCRAM credentials and a client certificate of the same name. */
+  admin: { user: string; password: string; certFile: string; keyFile: string };
+  /** Users without ACLs, by name (alice, bob): denied everything until an ACL allows it. */
+  users: Record<string, string>;
+  /** alice's client certificate (User:alice on the mTLS listener). */
+  userCert: { user: string; certFile: string; keyFile: string };
+  /** A CA the broker does not trust, and a client certificate it signed (CN of the admin). */
+  untrusted: { caFile: string; certFile: string; keyFile: string };
+}
+
+export function secureKafkaEnv(): SecureKafkaEnv {
+  const users = Object.fromEntries(
+    requireEnv("KAFKA_SECURE_USERS")
+      .split(",")
+      .filter(Boolean)
+      .map((pair) => [pair.slice(0, pair.indexOf(":")), pair.slice(pair.indexOf(":") + 1)]),
+  );
+  return {
+    saslBootstrap: requireEnv("KAFKA_SASL_BOOTSTRAP"),
+    mtlsBootstrap: requireEnv("KAFKA_MTLS_BOOTSTRAP"),
+    caFile: requireEnv("KAFKA_SECURE_CA_FILE"),
+    admin: {
+      user: requireEnv("KAFKA_SECURE_ADMIN_USER"),
+      password: requireEnv("KAFKA_SECURE_ADMIN_PASSWORD"),
+      certFile: requireEnv("KAFKA_SECURE_CLIENT_CERT"),
+      keyFile: requireEnv("KAFKA_SECURE_CLIENT_KEY"),
+    },
+    users,
+    userCert: { user: "alice", certFile: requireEnv("KAFKA_SECURE_USER_CERT"), keyFile: requireEnv("KAFKA_SECURE_USER_KEY") },
+    untrusted: {
+      caFile: requireEnv("KAFKA_SECURE_UNTRUSTED_CA_FILE"),
+      certFile: requireEnv("KAFKA_SECURE_UNTRUSTED_CERT"),
+      keyFile: requireEnv("KAFKA_SECURE_UNTRUSTED_KEY"),
+    },
   };
 }
 

@@ -1,21 +1,22 @@
 /**
- * The services one test run shares (Kafka, the schema registry's two hosts, OpenLDAP, two Kafka
- * Connect workers), started once: by test/run.ts for `npm test`, or by the preload
- * (test/setup.ts) when `bun test` runs without them. Published to the tests as
- * KAFKA_BOOTSTRAP, SCHEMA_REGISTRY_URL, LDAP_URL (with LDAP_BIND_DN, ...), CONNECT_URL and the
- * topics' variables.
+ * The services one test run shares (Kafka, a secured Kafka broker, the schema registry's two
+ * hosts, OpenLDAP, two Kafka Connect workers), started once: by test/run.ts for `npm test`, or
+ * by the preload (test/setup.ts) when `bun test` runs without them. Published to the tests as
+ * KAFKA_BOOTSTRAP, KAFKA_SASL_BOOTSTRAP (with KAFKA_MTLS_BOOTSTRAP, the CA and credentials),
+ * SCHEMA_REGISTRY_URL, LDAP_URL (with LDAP_BIND_DN, ...), CONNECT_URL and the topics' variables.
  *
- * - KAFKA_BOOTSTRAP / SCHEMA_REGISTRY_URL / LDAP_URL / CONNECT_URL already set: that service is
- *   used, not started.
- * - LOUPE_TEST_REGISTRY=0, LOUPE_TEST_LDAP=0 (or no slapd installed), LOUPE_TEST_CONNECT=0: that
+ * - KAFKA_BOOTSTRAP / KAFKA_SASL_BOOTSTRAP / SCHEMA_REGISTRY_URL / LDAP_URL / CONNECT_URL already
+ *   set: that service is used, not started (KAFKA_SASL_BOOTSTRAP with all of its variables).
+ * - LOUPE_TEST_SECURE_KAFKA=0, LOUPE_TEST_REGISTRY=0, LOUPE_TEST_LDAP=0 (or no slapd installed), LOUPE_TEST_CONNECT=0: that
  *   service is not started (its tests fail, see requireEnv).
  * - LOUPE_TEST_CLUSTER=0: nothing is started (pure unit runs).
  */
-import { type Cluster, type ServiceName, slapdInstalled, startCluster } from "./cluster.ts";
+import { type Cluster, kafkaSecureService, type ServiceName, slapdInstalled, startCluster } from "./cluster.ts";
 
 /** The variables the services publish; a run without services has none of them. */
 export const SERVICE_ENV_KEYS = [
   "KAFKA_BOOTSTRAP",
+  ...kafkaSecureService.envKeys,
   "SCHEMA_REGISTRY_URL",
   "SCHEMA_REGISTRY_TOPICS",
   "LDAP_URL",
@@ -27,13 +28,14 @@ export const SERVICE_ENV_KEYS = [
   "CONNECT_URL",
   "CONNECT_TOPICS",
   "LOUPE_TEST_OWN_KAFKA",
-] as const;
+];
 
 /** The services to start for `env`: those neither given nor switched off. */
 export function wantedServices(env: Record<string, string | undefined> = process.env): ServiceName[] {
   const wanted: ServiceName[] = [];
   if (env.LOUPE_TEST_CLUSTER === "0") return wanted;
   if (!env.KAFKA_BOOTSTRAP) wanted.push("kafka");
+  if (!env.KAFKA_SASL_BOOTSTRAP && env.LOUPE_TEST_SECURE_KAFKA !== "0") wanted.push("kafka-secure");
   if (!env.SCHEMA_REGISTRY_URL && env.LOUPE_TEST_REGISTRY !== "0") wanted.push("registry");
   if (!env.LDAP_URL && env.LOUPE_TEST_LDAP !== "0") {
     if (slapdInstalled()) wanted.push("ldap");

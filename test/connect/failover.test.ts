@@ -1,7 +1,7 @@
 /**
  * Failover of the Connect proxy, on real processes: aliases whose URLs refuse or never answer,
- * a worker of a private pair killed while the other serves, and a 409 of a rebalance passed
- * through as Connect wrote it.
+ * a worker of a private pair killed while the other serves, a 409 of a rebalance to a change
+ * passed through as Connect wrote it, and reads asked again until the rebalances are over.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createServer, type Server, type Socket } from "node:net";
@@ -225,5 +225,66 @@ describe("a private pair of workers", () => {
       content: Record<string, string>;
     }[];
     expect(entries.some((e) => e.content.connector === name && e.content.reason === "HTTP 409")).toBe(true);
+  }, 180_000);
+
+  test("24: reads through Loupe while the workers rebalance (connectors created and deleted at both workers) get the settled answer, not a worker's 5xx", async () => {
+    const name = `loupe steady ${Date.now().toString(36)}`;
+    made.push(name);
+    await createHeartbeat(pair, name);
+    const base = `/api/proxy-connect/dev/connectors/${enc(name)}`;
+    // Each create and delete makes the workers rebalance; meanwhile they answer a connector's GET
+    // with 500 "Request cannot be completed because a rebalance is expected" (or 409).
+    let running = true;
+    const direct: number[] = [];
+    let reads = 0;
+    const refused: { path: string; status: number; body: string }[] = [];
+    // A storm of changes lasts about 2 s, shorter than the proxy's window for asking a read again
+    // (READ_RETRY): every read that meets it has time left to see the workers settle.
+    const storm = async (url: string) => {
+      const until = performance.now() + 2_000;
+      for (let i = 0; performance.now() < until; i++) {
+        const fresh = `loupe churn ${Date.now().toString(36)} ${i}`;
+        const create = {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ name: fresh, config: heartbeatConfig() }),
+        };
+        await (await fetch(`${url}/connectors`, create)).arrayBuffer();
+        await (await fetch(`${url}/connectors/${enc(fresh)}`, { method: "DELETE" })).arrayBuffer();
+      }
+    };
+    const probe = async () => {
+      while (running)
+        for (const url of urls) {
+          const res = await fetch(`${url}/connectors/${enc(name)}`);
+          await res.arrayBuffer();
+          if (res.status !== 200) direct.push(res.status);
+        }
+    };
+    const read = async () => {
+      while (running)
+        for (const path of [base, `${base}/config`, `${base}/tasks`]) {
+          const res = await pair.request(path, { role: "nodata" });
+          const body = await res.text();
+          reads++;
+          if (res.status !== 200) refused.push({ path, status: res.status, body });
+        }
+    };
+    const loops = [probe(), read(), read()];
+    try {
+      // Storms until the workers have been seen refusing reads (directly) often enough.
+      await waitFor(
+        async () => {
+          await Promise.all(urls.map(storm));
+          return direct.length >= 20 && reads >= 30;
+        },
+        { timeoutMs: 120_000, intervalMs: 100, what: "the workers answering 5xx or 409 directly while reads go through Loupe" },
+      );
+    } finally {
+      running = false;
+      await Promise.all(loops);
+    }
+    expect(direct.every((status) => status === 409 || status === 500)).toBe(true);
+    expect(refused).toEqual([]);
   }, 180_000);
 });

@@ -1,9 +1,13 @@
 /**
  * Loupe's background jobs in GET /api/health: each job, in the order it starts, with whether it
  * runs and when it last ran or failed; the error's text stays in the log (the route is public).
+ * The same status as gauges on /metrics.
  */
 import { describe, expect, test } from "bun:test";
-import { testRuntime } from "../helpers/runtime.ts";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 interface Job {
@@ -77,4 +81,78 @@ describe("24.3: the background jobs' status in GET /api/health", () => {
       await rt.dispose();
     }
   }, 60_000);
+
+  test("24: /metrics gives each job turned on as gauges: up, failed runs in a row, last success", async () => {
+    const rt = await testRuntime({
+      processors: { enabled: false },
+      kafka: {
+        clusters: [
+          { name: "local", bootstrapServers: process.env.KAFKA_BOOTSTRAP, default: true },
+          { name: "gone", bootstrapServers: "127.0.0.1:1" },
+        ],
+      },
+    });
+    try {
+      const page = await waitFor(
+        async () => {
+          const text = await (await rt.request("/metrics")).text();
+          return /^loupe_background_job_failed_runs\{job="offset-sampler"\} [1-9]/m.test(text) ? text : undefined;
+        },
+        { timeoutMs: 30_000, what: "the sampler's failed tick on /metrics" },
+      );
+      expect(page).toContain("# TYPE loupe_background_job_up gauge");
+      expect(gauge(page, "loupe_background_job_up", "audit-closing")).toBe(1);
+      expect(gauge(page, "loupe_background_job_up", "housekeeping")).toBe(1);
+      expect(gauge(page, "loupe_background_job_up", "offset-sampler")).toBe(0);
+      expect(gauge(page, "loupe_background_job_failed_runs", "audit-closing")).toBe(0);
+      const closedAt = rt.background.status().find((j) => j.name === "audit-closing")!.lastRunAt!;
+      expect(gauge(page, "loupe_background_job_last_success_timestamp_seconds", "audit-closing")).toBe(closedAt / 1000);
+      // A job turned off is not a job down: not on the page (GET /api/health lists it).
+      expect(page).not.toContain('job="processor-engine"');
+      // Not run yet: up, without a last success.
+      expect(gauge(page, "loupe_background_job_up", "metrics-log")).toBe(1);
+      expect(page).not.toContain('loupe_background_job_last_success_timestamp_seconds{job="metrics-log"}');
+    } finally {
+      await rt.dispose();
+    }
+  }, 60_000);
+
+  test("24: audit closing that cannot close the entries a crash left open reports its failure (status, /metrics, log) and Loupe serves on", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "loupe-closing-"));
+    let second: TestRuntime | undefined;
+    try {
+      // A start that leaves an entry PENDING (as a crash does), and a store that refuses to change it.
+      const first = await testRuntime({ dataDir });
+      await first.audit.begin({ type: "TOPIC", change: "ADD", user: "wanda", content: {}, request: { topicName: "orders" } });
+      first.store.sqlite.exec(
+        "CREATE TRIGGER audit_stuck BEFORE UPDATE ON audit WHEN OLD.outcome = 'PENDING' BEGIN SELECT RAISE(ABORT, 'audit rows are stuck'); END",
+      );
+      await first.dispose();
+      second = await testRuntime({ dataDir });
+      const closing = ((await (await second.request("/api/health")).json()) as { jobs: Job[] }).jobs.find(
+        (j) => j.name === "audit-closing",
+      );
+      expect(closing).toMatchObject({ running: true, lastRunAt: null, lastErrorAt: expect.any(Number) });
+      expect(second.background.status().find((j) => j.name === "audit-closing")!.lastError).toContain("audit rows are stuck");
+      const page = await (await second.request("/metrics")).text();
+      expect(gauge(page, "loupe_background_job_up", "audit-closing")).toBe(0);
+      expect(gauge(page, "loupe_background_job_failed_runs", "audit-closing")).toBe(1);
+      expect(second.sink.text()).toContain("audit entries left open could not be closed");
+      expect(second.sink.lines.some((l) => l.includes("background job failed") && l.includes("audit-closing"))).toBe(true);
+      // Serving: the entry is still there, still PENDING, for the next start to close.
+      const entries = (await (await second.request("/api/audit?type=TOPIC", { role: "admin" })).json()) as {
+        content: Record<string, string>;
+      }[];
+      expect(entries.find((e) => e.content.topicName === "orders")?.content.outcome).toBe("PENDING");
+    } finally {
+      await second?.dispose();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
+
+/** The value of `name{job="<job>"}` on a /metrics page; undefined when absent. */
+function gauge(page: string, name: string, job: string): number | undefined {
+  const line = page.split("\n").find((l) => l.startsWith(`${name}{job="${job}"} `));
+  return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(" ") + 1));
+}

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 // The error classes the client throws, to build the trees toAppError must read.
 import { MultipleErrors, NetworkError, ProtocolError, TimeoutError, UserError } from "@platformatic/kafka";
 import { AppError } from "../../src/errors.ts";
-import { KAFKA_ERROR_CODES, toAppError } from "../../src/kafka/errors.ts";
+import { isRefusal, KAFKA_ERROR_CODES, toAppError } from "../../src/kafka/errors.ts";
 import { createKafkaPool } from "../../src/kafka/index.ts";
 import { freePort, kafkaBootstrap } from "../cluster/cluster.ts";
 import { describeCluster, rejection, testPool } from "./helpers.ts";
@@ -86,6 +86,25 @@ describe("toAppError", () => {
       "Ctx: cannot reach the cluster: Connection to 127.0.0.1:1 failed. (connect ECONNREFUSED 127.0.0.1:1)",
     ],
     ["client-side unknown topic", new UserError("Unknown topic t."), "NOT_FOUND", 404, "Ctx: Topic 't' does not exist."],
+    // 25: TLS failures say what to fix, as 502 (the secured broker's tests meet the others).
+    [
+      "25: an expired broker certificate",
+      new NetworkError("Connection to b:9093 failed.", {
+        cause: Object.assign(new Error("certificate has expired"), { code: "CERT_HAS_EXPIRED" }),
+      }),
+      "BAD_GATEWAY",
+      502,
+      "Ctx: TLS: the broker's certificate is not valid now (certificate has expired)",
+    ],
+    [
+      "25: a broker that requires a client certificate",
+      new NetworkError("Connection to b:9093 failed.", {
+        cause: Object.assign(new Error("tlsv13 alert certificate required"), { code: "ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED" }),
+      }),
+      "BAD_GATEWAY",
+      502,
+      "Ctx: TLS: the broker requires a client certificate (ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED); set kafka.clusters[].tls.cert and key",
+    ],
     [
       "unknown error name",
       wrapped(new ProtocolError("UNKNOWN_SERVER_ERROR", "")),
@@ -100,6 +119,36 @@ describe("toAppError", () => {
     expect(app).toBeInstanceOf(AppError);
     expect([app.code, app.status, app.message]).toEqual([code, status, message]);
     expect(app.cause).toBe(err);
+  });
+
+  test("25: a bare 'Connection closed' is told by the TLS alert its socket met just before", () => {
+    const alert = Object.assign(new Error("sslv3 alert certificate unknown"), { code: "ERR_SSL_SSLV3_ALERT_CERTIFICATE_UNKNOWN" });
+    const closed = new MultipleErrors("x", [new NetworkError("Connection closed")]);
+    expect(toAppError(closed, "Ctx", "c1", { recentSocketError: alert, clientCertificate: true }).message).toBe(
+      "Ctx: TLS: the broker refused Loupe's client certificate (ERR_SSL_SSLV3_ALERT_CERTIFICATE_UNKNOWN); it must be signed by a CA the broker trusts and be valid now",
+    );
+    // Without one, or with a socket error that is no TLS failure, it stays an outage.
+    expect(toAppError(closed, "Ctx", "c1").code).toBe("UNAVAILABLE");
+    expect(toAppError(closed, "Ctx", "c1", { recentSocketError: Object.assign(new Error("reset"), { code: "ECONNRESET" }) }).code).toBe(
+      "UNAVAILABLE",
+    );
+    // The same alert when Loupe offered no certificate: one is required.
+    expect(toAppError(closed, "Ctx", "c1", { recentSocketError: alert, clientCertificate: false }).message).toStartWith(
+      "Ctx: TLS: the broker requires a client certificate (ERR_SSL_SSLV3_ALERT_CERTIFICATE_UNKNOWN)",
+    );
+  });
+
+  test("25: a request that waited for a connection the client gave up on is told by the refusal just before", () => {
+    const refused = new UserError("Broker requires TLS.");
+    expect(isRefusal(refused)).toBe(true);
+    const waited = new MultipleErrors("x", [new NetworkError("Connection closed while waiting for ready.")]);
+    expect(isRefusal(waited, { recentSocketError: refused })).toBe(false);
+    const app = toAppError(waited, "Ctx", "c1", { recentSocketError: refused });
+    expect([app.status, app.message]).toEqual([
+      502,
+      "Ctx: TLS: the broker's listener requires TLS; set kafka.clusters[].tls (with the ca that signed its certificate)",
+    ]);
+    expect(isRefusal(new NetworkError("Connection to b:1 failed.", { cause: new Error("connect ECONNREFUSED") }))).toBe(false);
   });
 
   test("a definite answer wins over a transient one in the same error", () => {

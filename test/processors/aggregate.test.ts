@@ -16,6 +16,7 @@ import {
   processorFixture,
   produce,
   readAll,
+  sourceAndTarget,
   untilFigures,
   untilState,
 } from "./helpers.ts";
@@ -34,8 +35,7 @@ const byWindowThenKey = (a: OutRecord, b: OutRecord) => {
 
 describe("windows", () => {
   test("tumbling COUNT and SUM by key: each window emitted once, when the stream time passes its end", async () => {
-    const source = await jsonTopic(kafka(), "agg-src", 1, made);
-    const target = await jsonTopic(kafka(), "agg-out", 1, made);
+    const { source, target } = await sourceAndTarget(kafka(), "agg", made);
     const id = await createProcessor(
       f.rt(),
       `tumble-${source}`,
@@ -67,8 +67,7 @@ describe("windows", () => {
   }, 60_000);
 
   test("late records: within the grace period they count; past it they are counted as late and dropped", async () => {
-    const source = await jsonTopic(kafka(), "late-src", 1, made);
-    const target = await jsonTopic(kafka(), "late-out", 1, made);
+    const { source, target } = await sourceAndTarget(kafka(), "late", made);
     const id = await createProcessor(
       f.rt(),
       `late-${source}`,
@@ -95,8 +94,7 @@ describe("windows", () => {
   }, 60_000);
 
   test("hopping windows: a record counts in every window it falls in", async () => {
-    const source = await jsonTopic(kafka(), "hop-src", 1, made);
-    const target = await jsonTopic(kafka(), "hop-out", 1, made);
+    const { source, target } = await sourceAndTarget(kafka(), "hop", made);
     await createProcessor(
       f.rt(),
       `hop-${source}`,
@@ -225,8 +223,7 @@ describe("every aggregate under every window", () => {
   ] as const)(
     "%s: COUNT, SUM, AVG, MIN and MAX with nulls and strings among the values",
     async (_kind, groupBy, size, advance) => {
-      const source = await jsonTopic(kafka(), "all-src", 1, made);
-      const target = await jsonTopic(kafka(), "all-out", 1, made);
+      const { source, target } = await sourceAndTarget(kafka(), "all", made);
       await createProcessor(f.rt(), `all-${source}`, `INSERT INTO \`${target}\` SELECT STREAM ${select} FROM \`${source}\` ${groupBy}`);
       // The last record moves the stream time to 400 s: every window ending by then is closed.
       await produce(kafka(), source, [
@@ -241,8 +238,7 @@ describe("every aggregate under every window", () => {
   );
 
   test("a table: the latest output per key holds every aggregate of all its records", async () => {
-    const source = await jsonTopic(kafka(), "all-src", 2, made);
-    const target = await jsonTopic(kafka(), "all-out", 2, made);
+    const { source, target } = await sourceAndTarget(kafka(), "all", made, 2);
     await createProcessor(f.rt(), `all-${source}`, `INSERT INTO \`${target}\` SELECT STREAM ${select} FROM \`${source}\` GROUP BY _key`);
     await produce(
       kafka(),

@@ -6,7 +6,18 @@
 import { describe, expect, test } from "bun:test";
 import { errorOf, ROLE_USERS } from "../helpers/runtime.ts";
 import { pollFor } from "../helpers/wait.ts";
-import { action, createProcessor, getProcessor, jsonTopic, outputOf, processorFixture, produce, readAll, untilState } from "./helpers.ts";
+import {
+  action,
+  createProcessor,
+  getProcessor,
+  jsonTopic,
+  outputOf,
+  processorFixture,
+  produce,
+  readAll,
+  sourceAndTarget,
+  untilState,
+} from "./helpers.ts";
 
 const f = processorFixture();
 const { kafka, made } = f;
@@ -56,8 +67,7 @@ describe("creating a processor", () => {
   }, 120_000);
 
   test("/metrics has each processor's figures and state, labelled with its id, name and consumer group", async () => {
-    const source = await jsonTopic(kafka(), "metered", 1, made);
-    const target = await jsonTopic(kafka(), "metered-out", 1, made);
+    const { source, target } = await sourceAndTarget(kafka(), "metered", made);
     await produce(kafka(), source, orders(0, 50, 1));
     const id = await createProcessor(f.rt(), `metered-${source}`, `INSERT INTO \`${target}\` SELECT STREAM n FROM \`${source}\``);
     await outputOf(kafka(), target, 50);
@@ -74,8 +84,7 @@ describe("creating a processor", () => {
   }, 60_000);
 
   test("the list has the shapes the Go client decodes: targets an array, integers where it wants them", async () => {
-    const source = await jsonTopic(kafka(), "listed", 1, made);
-    const target = await jsonTopic(kafka(), "listed-out", 1, made);
+    const { source, target } = await sourceAndTarget(kafka(), "listed", made);
     await createProcessor(f.rt(), `listed-${source}`, `INSERT INTO \`${target}\` SELECT STREAM * FROM \`${source}\``);
     const res = await f.rt().request("/api/streams", { role: "nodata" });
     expect(res.status).toBe(200);
@@ -91,8 +100,7 @@ describe("creating a processor", () => {
   });
 
   test("Accept: application/json gets the processor; clusterName, namespace and pipeline are kept", async () => {
-    const source = await jsonTopic(kafka(), "orders", 1, made);
-    const target = await jsonTopic(kafka(), "orders-out", 1, made);
+    const { source, target } = await sourceAndTarget(kafka(), "orders", made);
     const res = await f.rt().request("/api/streams", {
       method: "POST",
       role: "write",
@@ -122,8 +130,7 @@ describe("creating a processor", () => {
     ["a syntax error", (s: string, t: string) => `INSERT INTO \`${t}\` SELECT STREAM * FORM \`${s}\``, /FORM/],
     ["an aggregate without GROUP BY", (s: string, t: string) => `INSERT INTO \`${t}\` SELECT STREAM COUNT(*) FROM \`${s}\``, /GROUP BY/],
   ])("%s is a 400 with its position, and nothing is created", async (_what, sqlOf, message) => {
-    const source = await jsonTopic(kafka(), "bad-src", 1, made);
-    const target = await jsonTopic(kafka(), "bad-dst", 1, made);
+    const { source, target } = await sourceAndTarget(kafka(), "bad", made);
     const before = ((await (await f.rt().request("/api/streams", { role: "read" })).json()) as { streams: unknown[] }).streams.length;
     const res = await f.rt().request("/api/streams", {
       method: "POST",
@@ -139,8 +146,7 @@ describe("creating a processor", () => {
   });
 
   test("read and nodata may not create (403); a name taken is 409; runners beyond the bound is 400", async () => {
-    const source = await jsonTopic(kafka(), "r-src", 1, made);
-    const target = await jsonTopic(kafka(), "r-dst", 1, made);
+    const { source, target } = await sourceAndTarget(kafka(), "r", made);
     const body = (name: string, runners = 1) =>
       JSON.stringify({ name, sql: `INSERT INTO \`${target}\` SELECT STREAM * FROM \`${source}\``, runners });
     for (const role of ["read", "nodata"] as const) {
@@ -154,8 +160,7 @@ describe("creating a processor", () => {
 
 describe("pause, resume, scale and delete", () => {
   test("pause stops the output; resume goes on; scaling 1 -> 3 -> 1 while records flow writes each record once", async () => {
-    const source = await jsonTopic(kafka(), "flow", 6, made);
-    const target = await jsonTopic(kafka(), "flow-out", 3, made);
+    const { source, target } = await sourceAndTarget(kafka(), "flow", made, [6, 3]);
     const id = await createProcessor(f.rt(), `flow-${source}`, `INSERT INTO \`${target}\` SELECT STREAM n FROM \`${source}\``);
     await untilState(f.rt(), id, "RUNNING");
     let produced = 0;
@@ -194,8 +199,7 @@ describe("pause, resume, scale and delete", () => {
   }, 180_000);
 
   test("only the owner or an admin changes a processor; each change is audited as PROCESSOR", async () => {
-    const source = await jsonTopic(kafka(), "own", 1, made);
-    const target = await jsonTopic(kafka(), "own-out", 1, made);
+    const { source, target } = await sourceAndTarget(kafka(), "own", made);
     const id = await createProcessor(f.rt(), `own-${source}`, `INSERT INTO \`${target}\` SELECT STREAM * FROM \`${source}\``, {
       role: "admin",
     });
@@ -222,8 +226,7 @@ describe("pause, resume, scale and delete", () => {
 
 describe("error policies", () => {
   test("skip: a record the program cannot read is counted and passed over", async () => {
-    const source = await jsonTopic(kafka(), "poison", 1, made);
-    const target = await jsonTopic(kafka(), "poison-out", 1, made);
+    const { source, target } = await sourceAndTarget(kafka(), "poison", made);
     await produce(kafka(), source, [{ value: { n: 1 } }, { value: "not json {" }, { value: { n: 3 } }]);
     const id = await createProcessor(
       f.rt(),
@@ -236,8 +239,7 @@ describe("error policies", () => {
   }, 60_000);
 
   test("stop: the processor is FAILED naming the record; what came before it is written", async () => {
-    const source = await jsonTopic(kafka(), "poison", 1, made);
-    const target = await jsonTopic(kafka(), "poison-out", 1, made);
+    const { source, target } = await sourceAndTarget(kafka(), "poison", made);
     await produce(kafka(), source, [{ value: { n: 1 } }, { value: "not json {" }, { value: { n: 3 } }]);
     const id = await createProcessor(
       f.rt(),

@@ -16,6 +16,7 @@ import {
   processorFixture,
   produce,
   readAll,
+  sourceAndTarget,
   untilFigures,
   untilState,
 } from "./helpers.ts";
@@ -46,8 +47,7 @@ const OUT_SCHEMA = {
 
 describe("Avro output", () => {
   test("a filter and projection writes Avro in the target's registered schema, in the registry's wire format", async () => {
-    const source = await jsonTopic(kafka(), "avro-src", 2, made);
-    const target = await jsonTopic(kafka(), "avro-out", 2, made);
+    const { source, target } = await sourceAndTarget(kafka(), "avro", made, 2);
     const id = await registerSchema(`${target}-value`, OUT_SCHEMA);
     const pid = await createProcessor(
       f.rt(),
@@ -73,8 +73,7 @@ describe("Avro output", () => {
   }, 90_000);
 
   test("a value the schema does not take is skipped and counted as failed", async () => {
-    const source = await jsonTopic(kafka(), "avro-bad-src", 1, made);
-    const target = await jsonTopic(kafka(), "avro-bad-out", 1, made);
+    const { source, target } = await sourceAndTarget(kafka(), "avro-bad", made);
     const id = await registerSchema(`${target}-value`, OUT_SCHEMA);
     const pid = await createProcessor(
       f.rt(),
@@ -92,8 +91,7 @@ describe("Avro output", () => {
   }, 90_000);
 
   test("a tumbling COUNT and SUM writes each closed window in Avro, window bounds included", async () => {
-    const source = await jsonTopic(kafka(), "avro-agg-src", 1, made);
-    const target = await jsonTopic(kafka(), "avro-agg-out", 1, made);
+    const { source, target } = await sourceAndTarget(kafka(), "avro-agg", made);
     const schema = {
       type: "record",
       name: "Orders",
@@ -148,8 +146,7 @@ describe("a window result the schema does not take", () => {
     `SET output.format = AVRO; SET error.policy = ${policy}; INSERT INTO \`${target}\` SELECT STREAM region, COUNT(*) AS orders FROM \`${source}\` GROUP BY TUMBLE(1, m), region`;
 
   test("skip: the other windows are written, the refused result is counted as failed", async () => {
-    const source = await jsonTopic(kafka(), "avro-win-skip-src", 1, made);
-    const target = await jsonTopic(kafka(), "avro-win-skip-out", 1, made);
+    const { source, target } = await sourceAndTarget(kafka(), "avro-win-skip", made);
     const id = await registerSchema(`${target}-value`, schema);
     const pid = await createProcessor(f.rt(), `avro-win-skip-${source}`, sqlOf("skip", source, target));
     await produce(kafka(), source, input);
@@ -166,8 +163,7 @@ describe("a window result the schema does not take", () => {
   }, 90_000);
 
   test("stop: the processor is FAILED naming the result; nothing of that transaction is written", async () => {
-    const source = await jsonTopic(kafka(), "avro-win-stop-src", 1, made);
-    const target = await jsonTopic(kafka(), "avro-win-stop-out", 1, made);
+    const { source, target } = await sourceAndTarget(kafka(), "avro-win-stop", made);
     await registerSchema(`${target}-value`, schema);
     const pid = await createProcessor(f.rt(), `avro-win-stop-${source}`, sqlOf("stop", source, target));
     await produce(kafka(), source, input);
@@ -205,8 +201,7 @@ describe("Avro output refused at creation", () => {
   });
 
   test("a schema without a field the program writes, or with a required field it does not write: 400 naming them", async () => {
-    const source = await jsonTopic(kafka(), "avro-fit-src", 1, made);
-    const target = await jsonTopic(kafka(), "avro-fit-out", 1, made);
+    const { source, target } = await sourceAndTarget(kafka(), "avro-fit", made);
     await registerSchema(`${target}-value`, OUT_SCHEMA);
     const missing = await refused(
       `SET output.format = AVRO; INSERT INTO \`${target}\` SELECT STREAM id, name AS label, extra FROM \`${source}\``,
@@ -228,8 +223,7 @@ describe("Avro output refused at creation", () => {
   });
 
   test("a schema that is not a record: 400", async () => {
-    const source = await jsonTopic(kafka(), "avro-rec-src", 1, made);
-    const target = await jsonTopic(kafka(), "avro-rec-out", 1, made);
+    const { source, target } = await sourceAndTarget(kafka(), "avro-rec", made);
     await registerSchema(`${target}-value`, { type: "string" } as object);
     const r = await refused(
       `SET output.format = AVRO; INSERT INTO \`${target}\` SELECT STREAM id FROM \`${source}\``,

@@ -5,7 +5,7 @@
 import { describe, expect, test } from "bun:test";
 import { InvalidProgramError, ProcessorPrograms, type StreamCompiler } from "../../src/domains/processors/programs.ts";
 import { compileStream } from "../../src/sql/index.ts";
-import { action, createProcessor, getProcessor, jsonTopic, processorFixture, produce, untilFigures, untilState } from "./helpers.ts";
+import { action, createProcessor, getProcessor, processorFixture, produce, sourceAndTarget, untilFigures, untilState } from "./helpers.ts";
 
 const f = processorFixture();
 const { kafka, made } = f;
@@ -24,8 +24,7 @@ function counting(): { compiler: StreamCompiler; compiled: string[] } {
 
 describe("24.1: a processor's program is compiled once and kept", () => {
   test("24.1: created through the API, it is compiled once for its runner's start, a restart after pause and resume, and every answer", async () => {
-    const source = await jsonTopic(kafka(), "once-in", 2, made);
-    const target = await jsonTopic(kafka(), "once-out", 2, made);
+    const { source, target } = await sourceAndTarget(kafka(), "once", made, 2);
     await produce(
       kafka(),
       source,

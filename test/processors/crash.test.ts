@@ -17,7 +17,7 @@ import { kafkaBootstrap } from "../cluster/cluster.ts";
 import { type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.ts";
 import { pollFor } from "../helpers/wait.ts";
-import { action, createProcessor, getProcessor, jsonTopic, type OutRecord, produce, readAll, untilState } from "./helpers.ts";
+import { action, createProcessor, getProcessor, type OutRecord, produce, readAll, sourceAndTarget, untilState } from "./helpers.ts";
 
 const SEED = Number(process.env.LOUPE_CRASH_SEED ?? Math.floor(Math.random() * 2 ** 31));
 
@@ -143,8 +143,7 @@ describe(`SIGKILL mid-stream and a restart on the same data (seed ${SEED})`, () 
     "$name: every expected record exactly once in the output",
     async (row) => {
       const random = seeded(SEED);
-      const source = await jsonTopic(kafka, "crash-in", PARTITIONS, made);
-      const target = await jsonTopic(kafka, "crash-out", 3, made);
+      const { source, target } = await sourceAndTarget(kafka, "crash", made, [PARTITIONS, 3]);
       const id = await createProcessor(asRuntime, `crash-${source}`, row.sql(source, target), { runners: 2 });
       await untilState(asRuntime, id, "RUNNING");
 
@@ -225,8 +224,7 @@ describe(`SIGKILL mid-stream and a restart on the same data (seed ${SEED})`, () 
 
 describe("a runner that takes over from one that died mid-transaction", () => {
   test("regression: the new runner waited for its predecessor's open transaction to time out before reading its offsets; now it aborts it at once", async () => {
-    const source = await jsonTopic(kafka, "orphan-in", 1, made);
-    const target = await jsonTopic(kafka, "orphan-out", 1, made);
+    const { source, target } = await sourceAndTarget(kafka, "orphan", made);
     await produce(
       kafka,
       source,
@@ -288,8 +286,7 @@ describe("right after a restart", () => {
     // An instance whose engine never starts stands for one that has not started its runners yet.
     const rt = await testRuntime({ processors: { enabled: false, instance: "restarted" } });
     try {
-      const source = await jsonTopic(kafka, "stale-in", 1, made);
-      const target = await jsonTopic(kafka, "stale-out", 1, made);
+      const { source, target } = await sourceAndTarget(kafka, "stale", made);
       const id = await createProcessor(rt, `stale-${source}`, `INSERT INTO \`${target}\` SELECT STREAM * FROM \`${source}\``);
       // Resume waits for the engine's tick: a disabled engine takes no lease.
       expect((await action(rt, id, "resume")).status).toBe(200);

@@ -10,8 +10,7 @@ import { repartitionOf } from "../../src/domains/processors/engine.ts";
 import type { KafkaCluster } from "../../src/kafka/index.ts";
 import { errorOf } from "../helpers/runtime.ts";
 import { pollFor } from "../helpers/wait.ts";
-import { waitForLeaders } from "../kafka/helpers.ts";
-import { createProcessor, jsonTopic, processorFixture, produce, readAll, untilProcessor, untilState } from "./helpers.ts";
+import { createProcessor, jsonTopic, makeTopic, processorFixture, produce, readAll, untilProcessor, untilState } from "./helpers.ts";
 
 const FAIL_AFTER_MS = 12_000;
 /** The wait after the n-th failure in a row: 0.5 s doubling, at most 15 s. */
@@ -60,10 +59,7 @@ describe("a processor that cannot write its output", () => {
     const source = await jsonTopic(kafka(), "fail-src", 3, made);
     // A target that refuses every batch of output it is sent (larger than its max.message.bytes),
     // yet takes the markers that end transactions (about 80 bytes).
-    const target = `${source}-out`;
-    await kafka().topics.create({ name: target, partitions: 1, replication: 1, configs: { "max.message.bytes": "120" } });
-    made.push(target);
-    await waitForLeaders(kafka(), target, 1, 30_000);
+    const target = await makeTopic(kafka(), `${source}-out`, 1, made, { "max.message.bytes": "120" });
     const before = 300;
     await produce(kafka(), source, orders(0, before));
 
@@ -126,10 +122,7 @@ describe("a processor that cannot write its output", () => {
 
   test("23: records without a key for a compacted target follow error.policy: skip counts them and writes the others", async () => {
     const source = await jsonTopic(kafka(), "keyless-src", 1, made);
-    const target = `${source}-latest`;
-    await kafka().topics.create({ name: target, partitions: 1, replication: 1, configs: { "cleanup.policy": "compact" } });
-    made.push(target);
-    await waitForLeaders(kafka(), target, 1, 30_000);
+    const target = await makeTopic(kafka(), `${source}-latest`, 1, made, { "cleanup.policy": "compact" });
     await produce(
       kafka(),
       source,
@@ -148,10 +141,7 @@ describe("a processor that cannot write its output", () => {
 
   test("23: under error.policy = stop, the first keyless record for a compacted target FAILS the processor at once, naming it", async () => {
     const source = await jsonTopic(kafka(), "keyless-stop", 1, made);
-    const target = `${source}-latest`;
-    await kafka().topics.create({ name: target, partitions: 1, replication: 1, configs: { "cleanup.policy": "compact" } });
-    made.push(target);
-    await waitForLeaders(kafka(), target, 1, 30_000);
+    const target = await makeTopic(kafka(), `${source}-latest`, 1, made, { "cleanup.policy": "compact" });
     await produce(
       kafka(),
       source,

@@ -22,6 +22,7 @@ import {
   outputOf,
   processorFixture,
   produce,
+  sourceAndTarget,
   untilProcessor,
   untilState,
 } from "./helpers.ts";
@@ -72,8 +73,7 @@ describe("refused at creation", () => {
     ["HOP(1, d, 1, ms)", 86_400_000, "864s"],
     ["HOP(10, m, 1, ms)", 600_000, "6s"],
   ])("22.3: %s is refused at creation with the advance's position", async (hop, windows, least) => {
-    const source = await jsonTopic(kafka(), "hop", 1, f.made);
-    const target = await jsonTopic(kafka(), "hop-out", 1, f.made);
+    const { source, target } = await sourceAndTarget(kafka(), "hop", f.made);
     const sql = `INSERT INTO \`${target}\`\nSELECT STREAM _key, COUNT(*) AS n FROM \`${source}\`\nGROUP BY ${hop}, _key`;
     const { status, body } = await createRefused(sql, `hop-${source}`);
     expect(status).toBe(400);
@@ -141,8 +141,7 @@ describe("refused at creation", () => {
   }, 60_000);
 
   test("22.3: a stored HOP(1, d, 1, ms) from before the bound FAILS at once, not retried", async () => {
-    const source = await jsonTopic(kafka(), "old-hop", 1, f.made);
-    const target = await jsonTopic(kafka(), "old-hop-out", 1, f.made);
+    const { source, target } = await sourceAndTarget(kafka(), "old-hop", f.made);
     const id = storedId();
     const sql = `INSERT INTO \`${target}\` SELECT STREAM _key, COUNT(*) AS n FROM \`${source}\` GROUP BY HOP(1, d, 1, ms), _key`;
     await new ProcessorRepo(f.rt().store.db).create(storedProcessor(id, `old-hop-${source}`, source, target, sql), Date.now());
@@ -192,8 +191,7 @@ describe("refused at creation", () => {
 
 describe("the state budget", () => {
   test("22.3: a processor past its state budget FAILS alone: health answers within 100 ms all along, another keeps RUNNING", async () => {
-    const source = await jsonTopic(kafka(), "budget", 2, f.made);
-    const target = await jsonTopic(kafka(), "budget-out", 2, f.made);
+    const { source, target } = await sourceAndTarget(kafka(), "budget", f.made, 2);
     const calm = await jsonTopic(kafka(), "calm", 1, f.made);
     const calmOut = await jsonTopic(kafka(), "calm-out", 1, f.made);
     const now = Date.now();
@@ -261,8 +259,7 @@ describe("a runner an instance died in", () => {
     let rt = await testRuntime(config);
     try {
       const k = rt.kafka.default();
-      const source = await jsonTopic(k, "risky", 1, made);
-      const target = await jsonTopic(k, "risky-out", 1, made);
+      const { source, target } = await sourceAndTarget(k, "risky", made);
       const plainOut = await jsonTopic(k, "plain-out", 1, made);
       // About 110 groups: over half the 64 KiB budget, under all of it.
       const now = Date.now();

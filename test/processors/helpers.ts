@@ -26,12 +26,37 @@ export function processorFixture(config: Record<string, unknown> = {}): {
   return { rt: () => rt!, kafka: () => rt!.kafka.default(), made };
 }
 
-export async function jsonTopic(kafka: KafkaCluster, prefix: string, partitions: number, made: string[]): Promise<string> {
-  const name = uniqueTopic(prefix);
-  await kafka.topics.create({ name, partitions, replication: 1 });
+/** A topic named `name`, listed in `made` (deleted after the file), once its partitions have leaders. */
+export async function makeTopic(
+  kafka: KafkaCluster,
+  name: string,
+  partitions: number,
+  made: string[],
+  configs?: Record<string, string>,
+): Promise<string> {
+  await kafka.topics.create({ name, partitions, replication: 1, ...(configs ? { configs } : {}) });
   made.push(name);
   await waitForLeaders(kafka, name, partitions, 30_000);
   return name;
+}
+
+export const jsonTopic = (kafka: KafkaCluster, prefix: string, partitions: number, made: string[]): Promise<string> =>
+  makeTopic(kafka, uniqueTopic(prefix), partitions, made);
+
+/**
+ * A processor's source and target topics, `<name>-src` and `<name>-out`: one partition each, or
+ * `partitions` (the same number for both, or `[source, target]`).
+ */
+export async function sourceAndTarget(
+  kafka: KafkaCluster,
+  name: string,
+  made: string[],
+  partitions: number | [number, number] = 1,
+): Promise<{ source: string; target: string }> {
+  const [inSource, inTarget] = typeof partitions === "number" ? [partitions, partitions] : partitions;
+  const source = await jsonTopic(kafka, `${name}-src`, inSource, made);
+  const target = await jsonTopic(kafka, `${name}-out`, inTarget, made);
+  return { source, target };
 }
 
 export interface Rec {

@@ -13,7 +13,7 @@ import { Attribute, Change, Client } from "ldapts";
 import { LDAP_PEOPLE_DN, ldapEnv, ldapGroupDn, ldapUserDn } from "../cluster/cluster.ts";
 import { errorOf, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 import { scopedUser, topicGroup } from "../helpers/scoped.ts";
-import { action, jsonTopic, outputOf, processorFixture, produce, untilState } from "./helpers.ts";
+import { action, jsonTopic, outputOf, processorFixture, produce, sourceAndTarget, untilState } from "./helpers.ts";
 
 const f = processorFixture();
 const kafka = () => f.kafka();
@@ -38,8 +38,7 @@ async function loupePauses(rt: TestRuntime, id: string) {
 
 describe("the owner's access is checked again", () => {
   test("22.5: a scoped store user's group no longer covering the source pauses its processor with the reason; resuming waits for the access", async () => {
-    const source = await jsonTopic(kafka(), "owned", 1, f.made);
-    const target = await jsonTopic(kafka(), "owned-out", 1, f.made);
+    const { source, target } = await sourceAndTarget(kafka(), "owned", f.made);
     const group = `writers-${source}`;
     const owner = `owner-${source}`.slice(0, 60);
     const token = await scopedUser(f.rt(), owner, [topicGroup(group, [source, target], [], ["write"])]);
@@ -93,8 +92,7 @@ describe("the owner's access is checked again", () => {
   }, 90_000);
 
   test("22.5: deleting the owner pauses its processors", async () => {
-    const source = await jsonTopic(kafka(), "orphan", 1, f.made);
-    const target = await jsonTopic(kafka(), "orphan-out", 1, f.made);
+    const { source, target } = await sourceAndTarget(kafka(), "orphan", f.made);
     const owner = `gone-${source}`.slice(0, 60);
     const token = await scopedUser(f.rt(), owner, [topicGroup(`g-${source}`, [source, target], [], ["write"])]);
     const id = await createAs(f.rt(), token, `orphan-${source}`, `INSERT INTO \`${target}\` SELECT STREAM n FROM \`${source}\``);
@@ -146,8 +144,7 @@ describe("the owner's access is checked again", () => {
     // groupOfNames needs a member: the directory's admin stays when the owner is dropped.
     await admin.add(ldapGroupDn(dirGroup), { objectClass: "groupOfNames", cn: dirGroup, member: [ldapUserDn(uid), env.adminDn] });
     const made: string[] = [];
-    const source = await jsonTopic(kafka(), "dir-owned", 1, made);
-    const target = await jsonTopic(kafka(), "dir-owned-out", 1, made);
+    const { source, target } = await sourceAndTarget(kafka(), "dir-owned", made);
     const group = `ldap-writers-${suffix}`;
     const rt = await testRuntime({
       ldap: {

@@ -23,6 +23,20 @@ const ok = Bun.serve({
   },
 });
 const failing = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("boom", { status: 500 }) });
+/** Answers "not now" (Connect's 500 while it rebalances) to its first `notNowFor` requests, then 200; counts each method. */
+let notNowFor = 0;
+const asked: string[] = [];
+const settling = Bun.serve({
+  port: 0,
+  hostname: "127.0.0.1",
+  fetch(req) {
+    asked.push(req.method);
+    if (asked.length <= notNowFor)
+      return Response.json({ error_code: 500, message: "Request cannot be completed because a rebalance is expected" }, { status: 500 });
+    return Response.json({ settled: true });
+  },
+});
+const settlingUrl = `http://127.0.0.1:${settling.port}`;
 // Accepts connections and never answers: a frozen host.
 const sockets: Socket[] = [];
 const silent: NetServer = createServer((s) => sockets.push(s));
@@ -35,6 +49,7 @@ const failingUrl = `http://127.0.0.1:${failing.port}`;
 afterAll(() => {
   ok.stop(true);
   failing.stop(true);
+  settling.stop(true);
   for (const s of sockets) s.destroy();
   silent.close();
 });
@@ -100,6 +115,31 @@ describe("Upstream", () => {
     const notFound = await upstream([okUrl, failingUrl], { failoverOn5xx: true }).send({ method: "GET", path: "/missing" });
     expect(notFound.status).toBe(404);
     expect(JSON.parse(new TextDecoder().decode(notFound.body))).toEqual({ error_code: 40401, message: "Subject not found" });
+  });
+
+  test("24: a read answered 'not now' is asked again, the next URL first, within its window; a write never is", async () => {
+    const retryReads = { statuses: [409, 500], windowMs: 5_000 };
+    // The next URL first: the failing one answers 500, the other 200 at once.
+    const moved = await upstream([failingUrl, okUrl], { retryReads }).send({ method: "GET", path: "/" });
+    expect([moved.status, moved.url]).toEqual([200, okUrl]);
+    // One URL, "not now" three times: asked again until it settles.
+    asked.length = 0;
+    notNowFor = 3;
+    const settled = await upstream([settlingUrl], { retryReads }).send({ method: "GET", path: "/" });
+    expect(settled.status).toBe(200);
+    expect(asked).toEqual(["GET", "GET", "GET", "GET"]);
+    // A write: sent once, the worker's answer passed on as it is.
+    asked.length = 0;
+    notNowFor = 3;
+    const write = await upstream([settlingUrl, okUrl], { retryReads }).send({ method: "POST", path: "/", body: "{}" });
+    expect(write.status).toBe(500);
+    expect(asked).toEqual(["POST"]);
+    // Still "not now" when the window ends: that answer, Connect's own body, not a 503 of Loupe's.
+    const t0 = performance.now();
+    const late = await upstream([failingUrl], { retryReads: { statuses: [500], windowMs: 400 } }).send({ method: "GET", path: "/" });
+    expect(late.status).toBe(500);
+    expect(new TextDecoder().decode(late.body)).toBe("boom");
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(300);
   });
 
   test("an answer over the size cap is 502; only the content type comes back", async () => {

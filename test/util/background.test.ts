@@ -50,19 +50,19 @@ describe("24.3: background work has one home", () => {
     await bg.start();
     expect(events).toEqual(["start a"]);
     expect(bg.status()).toEqual([
-      { name: "a", enabled: true, running: true, lastRunAt: 1_000, lastErrorAt: null, lastError: null },
-      { name: "off", enabled: false, running: false, lastRunAt: null, lastErrorAt: null, lastError: null },
-      { name: "b", enabled: true, running: true, lastRunAt: null, lastErrorAt: null, lastError: null },
+      { name: "a", enabled: true, running: true, lastRunAt: 1_000, lastErrorAt: null, lastError: null, failedRuns: 0 },
+      { name: "off", enabled: false, running: false, lastRunAt: null, lastErrorAt: null, lastError: null, failedRuns: 0 },
+      { name: "b", enabled: true, running: true, lastRunAt: null, lastErrorAt: null, lastError: null, failedRuns: 0 },
     ]);
     // Failures: told once per run of failures, then once when it works again.
     now = 2_000;
     runs!.failed(new Error("broker down"));
     now = 3_000;
     runs!.failed(new Error("broker still down"));
-    expect(bg.status()[2]).toMatchObject({ lastRunAt: null, lastErrorAt: 3_000, lastError: "broker still down" });
+    expect(bg.status()[2]).toMatchObject({ lastRunAt: null, lastErrorAt: 3_000, lastError: "broker still down", failedRuns: 2 });
     now = 4_000;
     runs!.ran();
-    expect(bg.status()[2]).toMatchObject({ lastRunAt: 4_000, lastErrorAt: 3_000 });
+    expect(bg.status()[2]).toMatchObject({ lastRunAt: 4_000, lastErrorAt: 3_000, failedRuns: 0 });
     expect(logged).toEqual(["failed b: broker down", "recovered b after 2"]);
     await bg.stop();
     expect(events).toEqual(["start a", "stop b", "stop a"]);

@@ -1,6 +1,6 @@
 import { useQuery } from "@tanstack/react-query";
 import { useMemo } from "react";
-import { Link } from "../components.tsx";
+import { ErrorAlert, Link, TableHead } from "../components.tsx";
 import { navigate, replaceParams } from "../router.ts";
 import "../styles/connect.css";
 import {
@@ -74,11 +74,7 @@ function ConnectList({ location, canWrite }: { location: string; canWrite: boole
   return (
     <section className="page connect">
       <h1>Connect</h1>
-      {clusters.error && (
-        <p className="error" role="alert">
-          {clusters.error.message}
-        </p>
-      )}
+      <ErrorAlert error={clusters.error} />
       {clusters.isPending && <p className="muted">Loading the Connect clusters…</p>}
       {clusters.data && clusters.data.length === 0 && (
         <p className="muted">
@@ -131,15 +127,7 @@ function Workers({ clusters }: { clusters: ConnectCluster[] }) {
     <>
       <h2>Workers</h2>
       <table aria-label="Connect workers">
-        <thead>
-          <tr>
-            <th scope="col">Cluster</th>
-            <th scope="col">Worker</th>
-            <th scope="col">State</th>
-            <th scope="col">Version</th>
-            <th scope="col">Kafka cluster</th>
-          </tr>
-        </thead>
+        <TableHead columns={["Cluster", "Worker", "State", "Version", "Kafka cluster"]} />
         <tbody>
           {clusters.flatMap((c) =>
             c.workers.map((w) => (
@@ -184,12 +172,7 @@ function Connectors({ alias, q, canWrite }: { alias: string; q: string; canWrite
       .filter(([name]) => name.toLowerCase().includes(needle))
       .sort(([a], [b]) => a.localeCompare(b));
   }, [connectors.data, q]);
-  if (connectors.error)
-    return (
-      <p className="error" role="alert">
-        {connectors.error.message}
-      </p>
-    );
+  if (connectors.error) return <ErrorAlert error={connectors.error} />;
   if (connectors.isPending) return <p className="muted">Loading the connectors of {alias}…</p>;
   if (Object.keys(connectors.data).length === 0)
     return (
@@ -200,16 +183,7 @@ function Connectors({ alias, q, canWrite }: { alias: string; q: string; canWrite
   if (rows.length === 0) return <p className="muted">No connector matches the search.</p>;
   return (
     <table aria-label="Connectors">
-      <thead>
-        <tr>
-          <th scope="col">Name</th>
-          <th scope="col">Plugin</th>
-          <th scope="col">Type</th>
-          <th scope="col">State</th>
-          <th scope="col">Tasks</th>
-          <th scope="col">Worker</th>
-        </tr>
-      </thead>
+      <TableHead columns={["Name", "Plugin", "Type", "State", "Tasks", "Worker"]} />
       <tbody>
         {rows.map(([name, { status, info }]) => {
           const state = status?.connector.state ?? "UNKNOWN";
@@ -239,29 +213,13 @@ function Plugins({ alias, canWrite }: { alias: string; canWrite: boolean }) {
   return (
     <>
       <h2>Plugins</h2>
-      {plugins.error && (
-        <p className="error" role="alert">
-          {plugins.error.message}
-        </p>
-      )}
+      <ErrorAlert error={plugins.error} />
       {plugins.data && plugins.data.length === 0 && (
         <p className="muted">The workers have no connector plugin installed: add plugins to their plugin.path.</p>
       )}
       {plugins.data && plugins.data.length > 0 && (
         <table aria-label="Connector plugins">
-          <thead>
-            <tr>
-              <th scope="col">Plugin</th>
-              <th scope="col">Type</th>
-              <th scope="col">Version</th>
-              <th scope="col">Class</th>
-              {canWrite && (
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              )}
-            </tr>
-          </thead>
+          <TableHead columns={["Plugin", "Type", "Version", "Class"]} actions={canWrite} />
           <tbody>
             {plugins.data.map((p) => (
               <tr key={`${p.class} ${p.version ?? ""}`}>

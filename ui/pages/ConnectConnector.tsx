@@ -10,7 +10,7 @@ import {
   stateClass,
   whileRebalancing,
 } from "../api/connect.ts";
-import { ActionResult, ConfirmDeleteDialog, Link, Tile } from "../components.tsx";
+import { ActionResult, ConfirmDeleteDialog, ErrorAlert, Link, TableHead, Tile } from "../components.tsx";
 import { navigate } from "../router.ts";
 
 /** A connector's state moves on its own (tasks start, fail, move worker): its page asks again this often. */
@@ -119,19 +119,7 @@ export function ConnectorPage({ alias, name, canWrite }: { alias: string; name: 
             <p className="muted">No task yet: the connector starts its tasks once it runs.</p>
           ) : (
             <table aria-label="Tasks">
-              <thead>
-                <tr>
-                  <th scope="col">Task</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Worker</th>
-                  <th scope="col">Error</th>
-                  {canWrite && (
-                    <th scope="col">
-                      <span className="visually-hidden">Actions</span>
-                    </th>
-                  )}
-                </tr>
-              </thead>
+              <TableHead columns={["Task", "State", "Worker", "Error"]} actions={canWrite} />
               <tbody>
                 {s.tasks.map((t) => (
                   <tr key={t.id}>
@@ -171,19 +159,10 @@ export function ConnectorPage({ alias, name, canWrite }: { alias: string; name: 
       )}
 
       <h2>Configuration</h2>
-      {config.error && (
-        <p className="error" role="alert">
-          {config.error.message}
-        </p>
-      )}
+      <ErrorAlert error={config.error} />
       {config.data && (
         <table aria-label="Configuration" className="connect-config">
-          <thead>
-            <tr>
-              <th scope="col">Setting</th>
-              <th scope="col">Value</th>
-            </tr>
-          </thead>
+          <TableHead columns={["Setting", "Value"]} />
           <tbody>
             {Object.entries(config.data)
               .sort(([a], [b]) => a.localeCompare(b))

@@ -14,7 +14,7 @@ import {
   validateConfig,
   whileRebalancing,
 } from "../api/connect.ts";
-import { Link } from "../components.tsx";
+import { ErrorAlert, Link } from "../components.tsx";
 import { navigate, useLocation } from "../router.ts";
 import { ApiError } from "../session.ts";
 import { ConnectDoc } from "./ConnectDocs.tsx";
@@ -203,9 +203,7 @@ export function ConnectorEditor({ alias, name }: { alias: string; name?: string 
     return (
       <section className="page connect">
         <h1>Edit {name}</h1>
-        <p className="error" role="alert">
-          {existing.error.message}
-        </p>
+        <ErrorAlert error={existing.error} />
       </section>
     );
   return (
@@ -260,11 +258,7 @@ export function ConnectorEditor({ alias, name }: { alias: string; name?: string 
             <FieldErrors id="error-connector-class" errors={errors.get("connector.class")} />
           </label>
         </div>
-        {plugins.error && (
-          <p className="error" role="alert">
-            {plugins.error.message}
-          </p>
-        )}
+        <ErrorAlert error={plugins.error} />
 
         <fieldset className="settings">
           <legend>Settings</legend>
@@ -335,11 +329,7 @@ export function ConnectorEditor({ alias, name }: { alias: string; name?: string 
           )}
         </fieldset>
 
-        {validate.error && (
-          <p className="error" role="alert">
-            {validate.error.message}
-          </p>
-        )}
+        <ErrorAlert error={validate.error} />
         {checked && !validate.isPending && (
           <p className={problems > 0 ? "error" : "ok"} role="status">
             {problems > 0
@@ -347,11 +337,7 @@ export function ConnectorEditor({ alias, name }: { alias: string; name?: string 
               : "The plugin accepts this configuration."}
           </p>
         )}
-        {save.error && (
-          <p className="error" role="alert">
-            {save.error.message}
-          </p>
-        )}
+        <ErrorAlert error={save.error} />
         <div className="toolbar dialog-buttons">
           <button
             type="button"

@@ -3,7 +3,7 @@ import { type FormEvent, type RefObject, useRef, useState } from "react";
 import { type ConsumerGroupDetail, fetchGroup, type OffsetReset, resetOffsets } from "../api/consumers.ts";
 import { deleteConsumerGroup } from "../api/topics.ts";
 import { clusterOf, withCluster } from "../cluster.ts";
-import { ConfirmDeleteDialog, DialogFooter, Tile } from "../components.tsx";
+import { ConfirmDeleteDialog, DialogFooter, ErrorAlert, num, TableHead, Tile } from "../components.tsx";
 import { number } from "../format.ts";
 import { navigate } from "../router.ts";
 import { LAG_WINDOWS, LagChart, type LagWindow } from "./LagChart.tsx";
@@ -54,11 +54,7 @@ export function ConsumerGroupPage({ id, location, canWrite }: { id: string; loca
       <h1>
         <span className="muted">Consumer group</span> {id}
       </h1>
-      {group.error && (
-        <p className="error" role="alert">
-          {group.error.message}
-        </p>
-      )}
+      <ErrorAlert error={group.error} />
       {group.isPending && <p className="muted">Loading the group…</p>}
       {g && (
         <>
@@ -86,27 +82,7 @@ export function ConsumerGroupPage({ id, location, canWrite }: { id: string; loca
 
           <h2>Offsets and lag</h2>
           <table aria-label="Offsets and lag">
-            <thead>
-              <tr>
-                <th scope="col">Topic</th>
-                <th scope="col" className="num">
-                  Partition
-                </th>
-                <th scope="col" className="num">
-                  Committed
-                </th>
-                <th scope="col" className="num">
-                  End offset
-                </th>
-                <th scope="col" className="num">
-                  Lag
-                </th>
-                <th scope="col" className="num">
-                  Lag (s)
-                </th>
-                <th scope="col">Client</th>
-              </tr>
-            </thead>
+            <TableHead columns={["Topic", num("Partition"), num("Committed"), num("End offset"), num("Lag"), num("Lag (s)"), "Client"]} />
             <tbody>
               {g.offsets.map((o) => (
                 <tr key={`${o.topic}/${o.partition}`}>
@@ -127,13 +103,7 @@ export function ConsumerGroupPage({ id, location, canWrite }: { id: string; loca
             <p className="muted">No member is connected.</p>
           ) : (
             <table aria-label="Members">
-              <thead>
-                <tr>
-                  <th scope="col">Client</th>
-                  <th scope="col">Host</th>
-                  <th scope="col">Partitions</th>
-                </tr>
-              </thead>
+              <TableHead columns={["Client", "Host", "Partitions"]} />
               <tbody>
                 {g.members.map((m) => (
                   <tr key={m.memberId}>
@@ -225,20 +195,7 @@ function ResetDialog({
           {to === "explicit" && (
             <div className="offset-inputs">
               <table aria-label="New offsets">
-                <thead>
-                  <tr>
-                    <th scope="col">Topic</th>
-                    <th scope="col" className="num">
-                      Partition
-                    </th>
-                    <th scope="col" className="num">
-                      End
-                    </th>
-                    <th scope="col" className="num">
-                      Offset
-                    </th>
-                  </tr>
-                </thead>
+                <TableHead columns={["Topic", num("Partition"), num("End"), num("Offset")]} />
                 <tbody>
                   {offsets.map((o) => (
                     <tr key={`${o.topic}/${o.partition}`}>

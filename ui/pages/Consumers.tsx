@@ -4,7 +4,7 @@ import { useMemo, useRef } from "react";
 import "../styles/consumers.css";
 import { fetchGroups, type ConsumerGroupSummary as GroupSummary } from "../api/consumers.ts";
 import { clusterOf, withCluster } from "../cluster.ts";
-import { Link } from "../components.tsx";
+import { ErrorAlert, Link } from "../components.tsx";
 import { number } from "../format.ts";
 import { replaceParams } from "../router.ts";
 
@@ -74,11 +74,7 @@ export function ConsumersPage({ location }: { location: string }) {
           {groups.data ? `${number.format(rows.length)} of ${number.format(groups.data.length)} groups` : ""}
         </span>
       </div>
-      {groups.error && (
-        <p className="error" role="alert">
-          {groups.error.message}
-        </p>
-      )}
+      <ErrorAlert error={groups.error} />
       {groups.isPending && <p className="muted">Loading consumer groups…</p>}
       {groups.data && rows.length === 0 && (
         <p className="muted">

@@ -4,6 +4,7 @@ import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 import "../styles/consumers.css";
 import { fetchLagHistory } from "../api/consumers.ts";
+import { ErrorAlert } from "../components.tsx";
 import { number } from "../format.ts";
 
 const HEIGHT = 240;
@@ -137,11 +138,7 @@ export function LagChart({
           </select>
         </label>
       </figcaption>
-      {history.error && (
-        <p className="error" role="alert">
-          {history.error.message}
-        </p>
-      )}
+      <ErrorAlert error={history.error} />
       <div ref={box} className="lag-chart-plot" />
       {history.data && points.length < 2 && (
         <p className="muted lag-chart-empty">

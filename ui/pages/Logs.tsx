@@ -4,6 +4,7 @@ import { useMemo, useRef, useState } from "react";
 import { fetchLogs, type LogLine } from "../api/logs.ts";
 import { replaceParams } from "../router.ts";
 import "../styles/logs.css";
+import { ErrorAlert } from "../components.tsx";
 import { number } from "../format.ts";
 
 /** A line's fields as `key=value` words, in the order the server wrote them. */
@@ -100,11 +101,7 @@ export function LogsPage({ location }: { location: string }) {
           {lines.data ? `${number.format(rows.length)} of ${number.format(lines.data.length)} lines` : ""}
         </span>
       </div>
-      {lines.error && (
-        <p className="error" role="alert">
-          {lines.error.message}
-        </p>
-      )}
+      <ErrorAlert error={lines.error} />
       {lines.isPending && <p className="muted">Loading the {view.level} lines…</p>}
       {lines.data && rows.length === 0 && (
         <p className="muted">

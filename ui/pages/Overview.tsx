@@ -3,7 +3,7 @@ import type { ReactNode } from "react";
 import type { QuorumView } from "../../src/domains/cluster/schemas.ts";
 import { type ClusterOverview, fetchHealth, fetchOverview, type Health } from "../api/cluster.ts";
 import { clusterOf, withCluster } from "../cluster.ts";
-import { Link } from "../components.tsx";
+import { Link, num, TableHead } from "../components.tsx";
 import { useLocation } from "../router.ts";
 import { useCan } from "../session.ts";
 import "../styles/overview.css";
@@ -102,22 +102,7 @@ export function OverviewPage({ health }: { health: Health | null }) {
             <p className="muted">The cluster named no broker.</p>
           ) : (
             <table aria-label="Brokers">
-              <thead>
-                <tr>
-                  <th scope="col">ID</th>
-                  <th scope="col">Host</th>
-                  <th scope="col" className="num">
-                    Port
-                  </th>
-                  <th scope="col">Rack</th>
-                  <th scope="col" className="num">
-                    Leader of
-                  </th>
-                  <th scope="col" className="num">
-                    Replicas
-                  </th>
-                </tr>
-              </thead>
+              <TableHead columns={["ID", "Host", num("Port"), "Rack", num("Leader of"), num("Replicas")]} />
               <tbody>
                 {data.brokers.map((b) => (
                   <tr key={b.id}>
@@ -155,20 +140,7 @@ export function OverviewPage({ health }: { health: Health | null }) {
         <p className="muted">Checking the store and the clusters…</p>
       ) : (
         <table aria-label="Connections">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Kind</th>
-              <th scope="col">Status</th>
-              <th scope="col" className="num">
-                Brokers
-              </th>
-              <th scope="col" className="num">
-                Latency
-              </th>
-              <th scope="col">Problem</th>
-            </tr>
-          </thead>
+          <TableHead columns={["Name", "Kind", "Status", num("Brokers"), num("Latency"), "Problem"]} />
           <tbody>
             <tr>
               <td>Loupe store</td>
@@ -239,18 +211,7 @@ function PartitionTable({ title, list, link }: { title: string; list: ClusterOve
         {title} <span className="muted">({number.format(list.count)})</span>
       </h3>
       <table aria-label={title}>
-        <thead>
-          <tr>
-            <th scope="col">Topic</th>
-            <th scope="col" className="num">
-              Partition
-            </th>
-            <th scope="col">Leader</th>
-            <th scope="col">Replicas</th>
-            <th scope="col">In sync</th>
-            <th scope="col">Offline replicas</th>
-          </tr>
-        </thead>
+        <TableHead columns={["Topic", num("Partition"), "Leader", "Replicas", "In sync", "Offline replicas"]} />
         <tbody>
           {list.partitions.map((p: PartitionHealth) => (
             <tr key={`${p.topic}/${p.partition}`}>

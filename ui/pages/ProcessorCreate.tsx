@@ -2,7 +2,7 @@ import type { EditorView } from "@codemirror/view";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
 import { STREAM_KEYWORDS } from "../../src/sql/stream-vocabulary.ts";
-import { Link } from "../components.tsx";
+import { ErrorAlert, Link } from "../components.tsx";
 import { navigate } from "../router.ts";
 import { createSqlEditor } from "../sql/editor.ts";
 import type { ValidationState } from "../sql/validation.ts";
@@ -113,11 +113,7 @@ export function ProcessorCreate() {
           {validation.kind === "invalid" && positioned(validation.problem)}
           {validation.kind === "unavailable" && validation.message}
         </p>
-        {create.error && (
-          <p className="error" role="alert">
-            {create.error.message}
-          </p>
-        )}
+        <ErrorAlert error={create.error} />
         <div className="toolbar actions">
           <button type="submit" disabled={create.isPending || name.trim() === "" || !runnersValid}>
             {create.isPending ? "Creating…" : "Create"}

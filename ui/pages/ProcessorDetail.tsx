@@ -13,7 +13,7 @@ import {
   type Viewer,
 } from "../api/processors.ts";
 import { clusterOf } from "../cluster.ts";
-import { ActionResult, ConfirmDeleteDialog, Link, Tile } from "../components.tsx";
+import { ActionResult, ConfirmDeleteDialog, ErrorAlert, Link, TableHead, Tile } from "../components.tsx";
 import { count, duration } from "../format.ts";
 import { navigate } from "../router.ts";
 import { LagChart, type LagWindow } from "./LagChart.tsx";
@@ -45,11 +45,7 @@ export function ProcessorDetail({ id, location, viewer }: { id: string; location
           </span>
         )}
       </h1>
-      {one.error && (
-        <p className="error" role="alert">
-          {one.error.message}
-        </p>
-      )}
+      <ErrorAlert error={one.error} />
       {one.isPending && <p className="muted">Loading the stream processor…</p>}
       {p && (
         <>
@@ -143,14 +139,7 @@ function Runners({ p }: { p: Processor }) {
   if (runners.length === 0) return <p className="muted">No runner reports yet: they appear once they start.</p>;
   return (
     <table aria-label="Runner states" className="proc-runners-table">
-      <thead>
-        <tr>
-          <th scope="col">Runner</th>
-          <th scope="col">Worker</th>
-          <th scope="col">State</th>
-          <th scope="col">Error</th>
-        </tr>
-      </thead>
+      <TableHead columns={["Runner", "Worker", "State", "Error"]} />
       <tbody>
         {runners.map((r) => (
           <tr key={r.id}>

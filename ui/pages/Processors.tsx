@@ -1,7 +1,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { useMemo } from "react";
 import { clusterOf } from "../cluster.ts";
-import { Link } from "../components.tsx";
+import { ErrorAlert, Link, num, TableHead } from "../components.tsx";
 import { navigate, replaceParams } from "../router.ts";
 import "../styles/processors.css";
 import {
@@ -63,11 +63,7 @@ function ProcessorList({ location, viewer }: { location: string; viewer: Viewer 
   return (
     <section className="page processors">
       <h1>Stream processors</h1>
-      {list.error && (
-        <p className="error" role="alert">
-          {list.error.message}
-        </p>
-      )}
+      <ErrorAlert error={list.error} />
       {list.isPending && <p className="muted">Loading the stream processors…</p>}
       {list.data && list.data.length === 0 && (
         <div className="card proc-empty">
@@ -110,26 +106,9 @@ function ProcessorList({ location, viewer }: { location: string; viewer: Viewer 
           ) : (
             <div className="proc-table-scroll">
               <table aria-label="Stream processors" className="proc-table">
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">State</th>
-                    <th scope="col">Source → target</th>
-                    <th scope="col" className="num">
-                      Runners
-                    </th>
-                    <th scope="col" className="num">
-                      In/s
-                    </th>
-                    <th scope="col" className="num">
-                      Out/s
-                    </th>
-                    <th scope="col" className="num">
-                      Lag
-                    </th>
-                    <th scope="col">Owner</th>
-                  </tr>
-                </thead>
+                <TableHead
+                  columns={["Name", "State", "Source \u2192 target", num("Runners"), num("In/s"), num("Out/s"), num("Lag"), "Owner"]}
+                />
                 <tbody>
                   {rows.map((p) => (
                     <tr key={p.id}>

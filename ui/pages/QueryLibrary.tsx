@@ -2,6 +2,7 @@ import type { EditorView } from "@codemirror/view";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type KeyboardEvent, useEffect, useId, useRef, useState } from "react";
 import { clearHistory, deleteSaved, fetchHistory, fetchSaved, type HistoryEntry, type SavedQuery, saveQuery } from "../api/library.ts";
+import { ErrorAlert } from "../components.tsx";
 import "../styles/library.css";
 import { count } from "../format.ts";
 
@@ -244,12 +245,7 @@ function HistoryList({
       onCleared();
     },
   });
-  if (error)
-    return (
-      <p className="error" role="alert">
-        {error.message}
-      </p>
-    );
+  if (error) return <ErrorAlert error={error} />;
   if (!entries) return <p className="muted">Loading the history…</p>;
   if (entries.length === 0) return <p className="muted">No queries run yet. Run one (Ctrl+Enter) and it is listed here.</p>;
   return (
@@ -311,12 +307,7 @@ function SavedList({
       onDeleted(name);
     },
   });
-  if (error)
-    return (
-      <p className="error" role="alert">
-        {error.message}
-      </p>
-    );
+  if (error) return <ErrorAlert error={error} />;
   if (!entries) return <p className="muted">Loading the saved queries…</p>;
   if (entries.length === 0) return <p className="muted">No saved queries. “Save as…” keeps the editor's query under a name.</p>;
   return (
@@ -351,11 +342,7 @@ function SavedList({
           </li>
         ))}
       </ul>
-      {remove.error && (
-        <p className="error" role="alert">
-          {remove.error.message}
-        </p>
-      )}
+      <ErrorAlert error={remove.error} />
     </>
   );
 }

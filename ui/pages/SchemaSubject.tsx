@@ -13,7 +13,7 @@ import {
   srKeys,
   subjectHref,
 } from "../api/schemas.ts";
-import { ConfirmDeleteDialog, Link, Tile } from "../components.tsx";
+import { ConfirmDeleteDialog, ErrorAlert, Link, Tile } from "../components.tsx";
 import { navigate, replaceParams } from "../router.ts";
 import { SchemaDiffView } from "./SchemaDiff.tsx";
 import { RegisterForm } from "./SchemaRegister.tsx";
@@ -76,11 +76,7 @@ export function SubjectPage({ subject, location, canWrite }: { subject: string; 
       <h1>
         <span className="muted">Subject</span> {subject}
       </h1>
-      {versions.error && (
-        <p className="error" role="alert">
-          {versions.error.message}
-        </p>
-      )}
+      <ErrorAlert error={versions.error} />
       {versions.isPending && <p className="muted">Loading the versions…</p>}
       {versions.data && list.length === 0 && <p className="muted">This subject has no version.</p>}
       {list.length > 0 && (
@@ -140,16 +136,8 @@ export function SubjectPage({ subject, location, canWrite }: { subject: string; 
               </span>
             )}
           </div>
-          {version.error && (
-            <p className="error" role="alert">
-              {version.error.message}
-            </p>
-          )}
-          {(otherVersion.error ?? null) && (
-            <p className="error" role="alert">
-              {otherVersion.error?.message}
-            </p>
-          )}
+          <ErrorAlert error={version.error} />
+          <ErrorAlert error={otherVersion.error} />
           {compared !== undefined ? (
             before && after ? (
               <SchemaDiffView
@@ -249,11 +237,7 @@ function SubjectLevel({ subject, canWrite }: { subject: string; canWrite: boolea
           </button>
         </form>
       )}
-      {(own.error ?? save.error) && (
-        <p className="error" role="alert">
-          {(own.error ?? save.error)?.message}
-        </p>
-      )}
+      <ErrorAlert error={own.error ?? save.error} />
     </section>
   );
 }

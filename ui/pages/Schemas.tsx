@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useMemo, useState } from "react";
-import { Link } from "../components.tsx";
+import { ErrorAlert, Link, TableHead } from "../components.tsx";
 import { navigate, replaceParams } from "../router.ts";
 import "../styles/schemas.css";
 import { fetchGlobalLevel, fetchSubjects, LEVELS, setLevel, srKeys, subjectHref } from "../api/schemas.ts";
@@ -69,11 +69,7 @@ function SubjectList({ location, canWrite }: { location: string; canWrite: boole
           </button>
         </section>
       )}
-      {subjects.error && (
-        <p className="error" role="alert">
-          {subjects.error.message}
-        </p>
-      )}
+      <ErrorAlert error={subjects.error} />
       {subjects.isPending && <p className="muted">Loading the subjects…</p>}
       {subjects.data && shown.length === 0 && (
         <p className="muted">
@@ -86,11 +82,7 @@ function SubjectList({ location, canWrite }: { location: string; canWrite: boole
       )}
       {shown.length > 0 && (
         <table aria-label="Subjects">
-          <thead>
-            <tr>
-              <th scope="col">Subject</th>
-            </tr>
-          </thead>
+          <TableHead columns={["Subject"]} />
           <tbody>
             {shown.map((s) => (
               <tr key={s}>

@@ -2,6 +2,7 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useId, useRef, useState } from "react";
 import { setTopicConfig, type TopicConfig, topicKey } from "../api/topics.ts";
 import "../styles/topic-messages.css";
+import { TableHead } from "../components.tsx";
 import { configInput, firstSentence, humanConfig } from "./TopicShared.ts";
 
 /** Set on the topic: its value differs from what the broker would give it. */
@@ -50,18 +51,7 @@ export function TopicConfigs({
         </label>
       </div>
       <table aria-label="Configuration" className="configs">
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Value</th>
-            <th scope="col">Default (where it differs)</th>
-            {canWrite && (
-              <th scope="col">
-                <span className="sr-only">Actions</span>
-              </th>
-            )}
-          </tr>
-        </thead>
+        <TableHead columns={["Name", "Value", "Default (where it differs)"]} actions={canWrite} />
         <tbody>
           {shown.map((c) => (
             <ConfigRow key={c.configuration} cluster={cluster} topic={name} config={c} canWrite={canWrite} />

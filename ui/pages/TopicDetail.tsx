@@ -2,7 +2,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useRef, useState } from "react";
 import { fetchTopic, type TopicDetail, topicKey } from "../api/topics.ts";
 import { clusterOf, withCluster } from "../cluster.ts";
-import { Link, Tile } from "../components.tsx";
+import { ErrorAlert, Link, num, TableHead, Tile } from "../components.tsx";
 import "../styles/topic.css";
 import { number } from "../format.ts";
 import { TopicConfigs } from "./TopicConfigs.tsx";
@@ -80,11 +80,7 @@ export function TopicDetailPage({
           </div>
         )}
       </div>
-      {topic.error && (
-        <p className="error" role="alert">
-          {topic.error.message}
-        </p>
-      )}
+      <ErrorAlert error={topic.error} />
       {topic.isPending && <p className="muted">Loading the topic…</p>}
       {t && (
         <>
@@ -197,29 +193,10 @@ function Partitions({
         )}
       </div>
       <table aria-label="Partitions">
-        <thead>
-          <tr>
-            <th scope="col">Partition</th>
-            <th scope="col" className="num">
-              First offset
-            </th>
-            <th scope="col" className="num">
-              End offset
-            </th>
-            <th scope="col" className="num">
-              Messages
-            </th>
-            <th scope="col" className="num">
-              Leader
-            </th>
-            <th scope="col">In sync / replicas</th>
-            {canWrite && (
-              <th scope="col">
-                <span className="sr-only">Actions</span>
-              </th>
-            )}
-          </tr>
-        </thead>
+        <TableHead
+          columns={["Partition", num("First offset"), num("End offset"), num("Messages"), num("Leader"), "In sync / replicas"]}
+          actions={canWrite}
+        />
         <tbody>
           {topic.messagesPerPartition.map((p) => (
             <tr key={p.partition}>
@@ -261,21 +238,7 @@ function Consumers({ topic, cluster, canRead }: { topic: TopicDetail; cluster: s
         <p className="muted">No consumer group reads this topic. A group shows here once it commits an offset on it.</p>
       ) : (
         <table aria-label="Consumer groups">
-          <thead>
-            <tr>
-              <th scope="col">Group</th>
-              <th scope="col">State</th>
-              <th scope="col" className="num">
-                Members
-              </th>
-              <th scope="col" className="num">
-                Lag
-              </th>
-              <th scope="col" className="num">
-                Max partition lag
-              </th>
-            </tr>
-          </thead>
+          <TableHead columns={["Group", "State", num("Members"), num("Lag"), num("Max partition lag")]} />
           <tbody>
             {topic.consumers.map((g) => (
               <tr key={g.id}>

@@ -14,7 +14,7 @@ import {
   topicsKey,
 } from "../api/topics.ts";
 import { withCluster } from "../cluster.ts";
-import { ConfirmDeleteDialog, DialogFooter } from "../components.tsx";
+import { ConfirmDeleteDialog, DialogFooter, num, TableHead } from "../components.tsx";
 import { navigate } from "../router.ts";
 import { Field } from "./TopicField.tsx";
 import "../styles/topic-list.css";
@@ -436,14 +436,7 @@ export function DeleteRecordsDialog({
                 : "Done: the records are deleted."}
             </p>
             <table aria-label="Partitions after the deletion" className="compact">
-              <thead>
-                <tr>
-                  <th scope="col">Partition</th>
-                  <th scope="col" className="num">
-                    First offset now
-                  </th>
-                </tr>
-              </thead>
+              <TableHead columns={["Partition", num("First offset now")]} />
               <tbody>
                 {state.starts.map((s) => (
                   <tr key={s.partition}>

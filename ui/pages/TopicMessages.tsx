@@ -1,7 +1,7 @@
 import { type FormEvent, useCallback, useEffect, useId, useMemo, useRef, useState } from "react";
 import { type BrowseAnswer, type BrowsedRecord, browseRecords, type Seek, type TopicDetail } from "../api/topics.ts";
 import { withCluster } from "../cluster.ts";
-import { Link } from "../components.tsx";
+import { Link, TableHead } from "../components.tsx";
 import { replaceParams } from "../router.ts";
 import "../styles/topic-messages.css";
 import { number } from "../format.ts";
@@ -353,7 +353,7 @@ export function TopicMessages({ topic, cluster, location }: { topic: TopicDetail
           <thead>
             <tr>
               <th scope="col" className="toggle-col">
-                <span className="sr-only">Details</span>
+                <span className="visually-hidden">Details</span>
               </th>
               <th scope="col" className="num">
                 Partition
@@ -505,12 +505,7 @@ function RecordView({ record: r }: { record: BrowsedRecord }) {
         <p className="muted">No headers.</p>
       ) : (
         <table aria-label={`Headers of record ${r.partition}/${r.offset}`} className="record-headers">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Value</th>
-            </tr>
-          </thead>
+          <TableHead columns={["Name", "Value"]} />
           <tbody>
             {r.headers.map((h, i) => (
               // Names may repeat: the place tells them apart.

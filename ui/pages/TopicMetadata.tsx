@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { DATA_TYPES, fetchMetadata, removeMetadata, saveMetadata, type TopicMetadata } from "../api/metadata.ts";
 import { topicKey } from "../api/topics.ts";
+import { ErrorAlert } from "../components.tsx";
 
 /** A JSON schema (Avro's included) indented to be read; any other text as it is. */
 function pretty(schema: string): string {
@@ -30,11 +31,7 @@ export function TopicMetadataPanel({ cluster, name, canWrite }: { cluster: strin
   return (
     <>
       <h2>Key and value types</h2>
-      {meta.error && (
-        <p className="error" role="alert">
-          {meta.error.message}
-        </p>
-      )}
+      <ErrorAlert error={meta.error} />
       {meta.isPending && <p className="muted">Loading the topic's types…</p>}
       {m && (
         <>
@@ -139,11 +136,7 @@ function MetadataForm({
           </fieldset>
         ))}
       </div>
-      {error && (
-        <p className="error" role="alert">
-          {error.message}
-        </p>
-      )}
+      <ErrorAlert error={error} />
       {saved && !error && (
         <p className="saved" role="status">
           {saved}

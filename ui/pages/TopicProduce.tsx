@@ -11,7 +11,7 @@ import {
   type WriteFormats,
   writeFormatsKey,
 } from "../api/topics.ts";
-import { DialogFooter } from "../components.tsx";
+import { DialogFooter, ErrorAlert, num, TableHead } from "../components.tsx";
 import { Field } from "./TopicField.tsx";
 import "../styles/topic-list.css";
 import "../styles/topic-messages.css";
@@ -262,19 +262,7 @@ export function ProduceDialog({ cluster, topic, onClosed }: { cluster: string | 
             </p>
             <div className="produce-result">
               <table aria-label="Records written" className="compact">
-                <thead>
-                  <tr>
-                    <th scope="col" className="num">
-                      Record
-                    </th>
-                    <th scope="col" className="num">
-                      Partition
-                    </th>
-                    <th scope="col" className="num">
-                      Offset
-                    </th>
-                  </tr>
-                </thead>
+                <TableHead columns={[num("Record"), num("Partition"), num("Offset")]} />
                 <tbody>
                   {result.offsets.slice(0, 200).map((o, i) => (
                     <tr key={`${o.partition}/${o.offset}`}>
@@ -303,11 +291,7 @@ export function ProduceDialog({ cluster, topic, onClosed }: { cluster: string | 
           </>
         ) : (
           <>
-            {formats.error && (
-              <p className="error" role="alert">
-                {formats.error.message}
-              </p>
-            )}
+            <ErrorAlert error={formats.error} />
             <div className="produce-formats">
               {formatSelect("key")}
               {formatSelect("value")}

@@ -3,7 +3,7 @@ import { useVirtualizer } from "@tanstack/react-virtual";
 import { useMemo, useRef } from "react";
 import { fetchTopics, type TopicItem, topicsKey } from "../api/topics.ts";
 import { clusterOf, withCluster } from "../cluster.ts";
-import { Link } from "../components.tsx";
+import { ErrorAlert, Link } from "../components.tsx";
 import { replaceParams } from "../router.ts";
 import "../styles/topic-list.css";
 import { bytes, number } from "../format.ts";
@@ -92,11 +92,7 @@ export function TopicsPage({ location, canWrite }: { location: string; canWrite:
             : ""}
         </span>
       </div>
-      {topics.error && (
-        <p className="error" role="alert">
-          {topics.error.message}
-        </p>
-      )}
+      <ErrorAlert error={topics.error} />
       {topics.isPending && <p className="muted">Loading topics…</p>}
       {topics.data && rows.length === 0 && (
         <p className="muted">

@@ -3,6 +3,7 @@
  * (partition and offset, in statement order), in the place a query's rows take.
  */
 import type { InsertAnswer } from "../api/sql.ts";
+import { TableHead } from "../components.tsx";
 import { count } from "../format.ts";
 
 export function InsertResult({ answer }: { answer: InsertAnswer }) {
@@ -18,13 +19,7 @@ export function InsertResult({ answer }: { answer: InsertAnswer }) {
       </p>
       <div className="grid-scroll results insert-offsets">
         <table aria-label="Where each record went">
-          <thead>
-            <tr>
-              <th scope="col">Row</th>
-              <th scope="col">Partition</th>
-              <th scope="col">Offset</th>
-            </tr>
-          </thead>
+          <TableHead columns={["Row", "Partition", "Offset"]} />
           <tbody>
             {offsets.map((o, i) => (
               <tr key={`${o.partition}:${o.offset}`}>

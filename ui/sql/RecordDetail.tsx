@@ -4,6 +4,7 @@
  * and copied.
  */
 
+import { TableHead } from "../components.tsx";
 import type { Row } from "./cells.ts";
 import { type JsonPath, JsonTree } from "./JsonTree.tsx";
 
@@ -34,12 +35,7 @@ export function RecordDetail({ row, focus, onClose }: { row: Row; focus: JsonPat
             <span className="muted">none</span>
           ) : (
             <table className="record-headers" aria-label="Headers">
-              <thead>
-                <tr>
-                  <th scope="col">Key</th>
-                  <th scope="col">Value</th>
-                </tr>
-              </thead>
+              <TableHead columns={["Key", "Value"]} />
               <tbody>
                 {headers.map((h, i) => (
                   // Keys repeat in Kafka: the place tells them apart.

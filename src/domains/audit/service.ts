@@ -192,6 +192,8 @@ export class AuditService {
   /**
    * Closes the entries a crash left PENDING as UNKNOWN. Run once when the store opens, before
    * any request: no change is under way then, so every PENDING entry is an interrupted one.
+   * A store that cannot close them throws (after an error line): the caller reports the failure
+   * and serves on; the next start tries again.
    */
   async closeInterrupted(): Promise<number> {
     try {
@@ -209,7 +211,7 @@ export class AuditService {
       return n;
     } catch (e) {
       this.log.error("audit entries left open could not be closed; the next start tries again", {}, e);
-      return 0;
+      throw e;
     }
   }
 

@@ -3,7 +3,14 @@ import { z } from "zod";
 import type { AppEnv } from "../../http/context.ts";
 import { clusterOf } from "../../http/context.ts";
 import { type AnyRoute, defineRoute, json, jsonText, RouteGroup, text } from "../../http/route.ts";
-import { type BrokerConfigBody, type KafkaConfigService, MAX_CONFIG_KEYS, requestedChange, targetName } from "./service.ts";
+import {
+  type BrokerConfigBody,
+  type BrokerConfigPlan,
+  type KafkaConfigService,
+  MAX_CONFIG_KEYS,
+  requestedChange,
+  targetName,
+} from "./service.ts";
 
 const configName = z.string().min(1).max(255);
 const brokerParams = z.object({
@@ -29,6 +36,28 @@ const tags = ["broker configs"];
 const CLUSTER_WIDE = "/api/configs/brokers";
 const ONE_BROKER = "/api/configs/brokers/{brokerId}";
 
+/** A change of dynamic broker configs: admin, audited (PUT sets, DELETE removes), answered in text. */
+const change = <P extends z.ZodType | undefined, B extends z.ZodType>(
+  method: "PUT" | "DELETE",
+  path: typeof CLUSTER_WIDE | typeof ONE_BROKER,
+  summary: string,
+  request: { params?: P; body: B },
+) =>
+  defineRoute({
+    method,
+    path,
+    level: "admin",
+    summary,
+    audit: { type: "BROKER_CONFIG", change: method === "PUT" ? "UPDATE" : "REMOVE" },
+    tags,
+    request,
+    responses: {
+      200: text(
+        path === CLUSTER_WIDE ? "`Configuration of the cluster-wide broker defaults updated`" : "`Configuration of broker <id> updated`",
+      ),
+    },
+  });
+
 export const configsApi = {
   topicKeys: defineRoute({
     method: "GET",
@@ -46,25 +75,11 @@ export const configsApi = {
     tags,
     responses: { 200: json(brokerConfigs) },
   }),
-  updateClusterDefaults: defineRoute({
-    method: "PUT",
-    path: CLUSTER_WIDE,
-    level: "admin",
-    summary: 'Set cluster-wide dynamic broker defaults (0 and "" mean not given)',
-    audit: { type: "BROKER_CONFIG", change: "UPDATE" },
-    tags,
-    request: { body: updateBody },
-    responses: { 200: text("`Configuration of the cluster-wide broker defaults updated`") },
+  updateClusterDefaults: change("PUT", CLUSTER_WIDE, 'Set cluster-wide dynamic broker defaults (0 and "" mean not given)', {
+    body: updateBody,
   }),
-  removeClusterDefaults: defineRoute({
-    method: "DELETE",
-    path: CLUSTER_WIDE,
-    level: "admin",
-    summary: "Remove cluster-wide dynamic broker defaults (a JSON array of names)",
-    audit: { type: "BROKER_CONFIG", change: "REMOVE" },
-    tags,
-    request: { body: removeBody },
-    responses: { 200: text("`Configuration of the cluster-wide broker defaults updated`") },
+  removeClusterDefaults: change("DELETE", CLUSTER_WIDE, "Remove cluster-wide dynamic broker defaults (a JSON array of names)", {
+    body: removeBody,
   }),
   broker: defineRoute({
     method: "GET",
@@ -75,25 +90,13 @@ export const configsApi = {
     request: { params: brokerParams },
     responses: { 200: json(brokerConfigs) },
   }),
-  updateBroker: defineRoute({
-    method: "PUT",
-    path: ONE_BROKER,
-    level: "admin",
-    summary: 'Set dynamic configs of one broker (0 and "" mean not given)',
-    audit: { type: "BROKER_CONFIG", change: "UPDATE" },
-    tags,
-    request: { params: brokerParams, body: updateBody },
-    responses: { 200: text("`Configuration of broker <id> updated`") },
+  updateBroker: change("PUT", ONE_BROKER, 'Set dynamic configs of one broker (0 and "" mean not given)', {
+    params: brokerParams,
+    body: updateBody,
   }),
-  removeFromBroker: defineRoute({
-    method: "DELETE",
-    path: ONE_BROKER,
-    level: "admin",
-    summary: "Remove dynamic configs of one broker (a JSON array of names)",
-    audit: { type: "BROKER_CONFIG", change: "REMOVE" },
-    tags,
-    request: { params: brokerParams, body: removeBody },
-    responses: { 200: text("`Configuration of broker <id> updated`") },
+  removeFromBroker: change("DELETE", ONE_BROKER, "Remove dynamic configs of one broker (a JSON array of names)", {
+    params: brokerParams,
+    body: removeBody,
   }),
 } satisfies Record<string, AnyRoute>;
 
@@ -116,20 +119,22 @@ export function configsRoutes(service: KafkaConfigService) {
 
   // The audit entry names the change before it is made: as requested (values that may be
   // secrets masked) until it is checked, then with the broker's own secret flags.
-  const update = async (c: Context<AppEnv>, brokerId: number | null, body: BrokerConfigBody) => {
-    c.set("auditContent", auditOf(brokerId, requestedChange(body)));
-    const plan = await service.planUpdate(clusterOf(c), brokerId, body);
-    c.set("auditContent", auditOf(brokerId, plan.configs));
-    await service.apply(clusterOf(c), plan);
+  const apply = async (
+    c: Context<AppEnv>,
+    brokerId: number | null,
+    requested: Record<string, string>,
+    plan: () => Promise<BrokerConfigPlan>,
+  ) => {
+    c.set("auditContent", auditOf(brokerId, requested));
+    const planned = await plan();
+    c.set("auditContent", auditOf(brokerId, planned.configs));
+    await service.apply(clusterOf(c), planned);
     return c.text(`Configuration of ${targetName(brokerId)} updated`, 200);
   };
-  const remove = async (c: Context<AppEnv>, brokerId: number | null, keys: string[]) => {
-    c.set("auditContent", auditOf(brokerId, requestedChange(keys)));
-    const plan = await service.planRemoval(clusterOf(c), brokerId, keys);
-    c.set("auditContent", auditOf(brokerId, plan.configs));
-    await service.apply(clusterOf(c), plan);
-    return c.text(`Configuration of ${targetName(brokerId)} updated`, 200);
-  };
+  const update = (c: Context<AppEnv>, brokerId: number | null, body: BrokerConfigBody) =>
+    apply(c, brokerId, requestedChange(body), () => service.planUpdate(clusterOf(c), brokerId, body));
+  const remove = (c: Context<AppEnv>, brokerId: number | null, keys: string[]) =>
+    apply(c, brokerId, requestedChange(keys), () => service.planRemoval(clusterOf(c), brokerId, keys));
   app.handle(configsApi.updateClusterDefaults, (c) => update(c, null, c.req.valid("json")));
   app.handle(configsApi.removeClusterDefaults, (c) => remove(c, null, c.req.valid("json")));
   app.handle(configsApi.updateBroker, (c) => update(c, c.req.valid("param").brokerId, c.req.valid("json")));

@@ -14,6 +14,8 @@
  * Admins may still set them (audited); everyone else gets 403 naming the keys.
  */
 
+import { configText } from "./config-text.ts";
+
 /** One offending key and the rail it breaks. */
 export interface Violation {
   key: string;
@@ -27,12 +29,6 @@ const RULES: { rule: string; test: (key: string, value: string) => boolean }[] =
   { rule: "OAuth endpoint reading a file", test: (k, v) => /oauthbearer.*\.url$/i.test(k) && /^\s*file:/i.test(v) },
   { rule: "config provider", test: (_k, v) => /\$\{[^:}]*:/.test(v) },
 ];
-
-/** A config value as text, whatever JSON type the client sent it as (`"tasks.max": 5`). */
-function text(value: unknown): string | undefined {
-  if (value === null || value === undefined) return undefined;
-  return typeof value === "string" ? value : JSON.stringify(value);
-}
 
 /**
  * `org.apache.kafka.connect.file.FileStreamSourceConnector`, `FileStreamSourceConnector` and
@@ -49,7 +45,7 @@ export function guardRailViolations(config: Record<string, unknown>, deniedPlugi
   const denied = new Set(deniedPlugins.map(pluginKey));
   const out: Violation[] = [];
   for (const [key, raw] of Object.entries(config)) {
-    const value = text(raw) ?? "";
+    const value = configText(raw) ?? "";
     const rules = RULES.filter((r) => r.test(key, value)).map((r) => r.rule);
     if (key.toLowerCase() === "connector.class" && value && denied.has(pluginKey(value))) rules.push(`denied plugin ${value.trim()}`);
     for (const rule of rules) out.push({ key, rule });

@@ -9,6 +9,7 @@
  * by the same shapes and by the secret values the request itself carried.
  */
 import { globMatch } from "../access/scope.ts";
+import { configText } from "./config-text.ts";
 
 export const MASK = "********";
 
@@ -52,10 +53,6 @@ export function maskValueShapes(text: string): string {
   return out;
 }
 
-/** A value as text, whatever JSON type it came as; undefined for null and undefined. */
-const asText = (value: unknown): string | undefined =>
-  value === null || value === undefined ? undefined : typeof value === "string" ? value : JSON.stringify(value);
-
 export class SecretKeys {
   readonly #extra: string[];
 
@@ -90,7 +87,7 @@ export class SecretKeys {
     let out = text;
     if (config)
       for (const [k, v] of Object.entries(config)) {
-        const value = asText(v);
+        const value = configText(v);
         // Short values (`1`, `true`) are no secrets worth garbling a message over.
         if (value === undefined || value.length < 4) continue;
         if (this.isSecret(k) || maskValueShapes(value) !== value) out = out.split(value).join(MASK);

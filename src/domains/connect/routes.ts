@@ -13,8 +13,9 @@
  */
 import type { Context } from "hono";
 import { z } from "zod";
-import { AppError, type ErrorCode, forbidden } from "../../errors.ts";
+import { AppError, type ErrorCode } from "../../errors.ts";
 import { type AppEnv, clusterOf, userOf } from "../../http/context.ts";
+import { refuse } from "../../http/refuse.ts";
 import { defineRoute, json, RouteGroup, relayed } from "../../http/route.ts";
 import { intSegment, nameSegment } from "../../proxy/paths.ts";
 import type { UpstreamAnswer } from "../../proxy/upstream.ts";
@@ -283,6 +284,27 @@ interface ExpandedEntry {
 const isJson = (answer: UpstreamAnswer) => /\bjson\b/i.test(answer.contentType ?? "");
 
 /**
+ * The config a scope check reads before a change of an existing connector, from the worker's
+ * answer to `GET .../config`; null when Connect refuses the request itself (a connector it does
+ * not know: 404, a name it cannot route: 400): that answer is the caller's, and the change is
+ * not sent. Fails closed: any other answer than a JSON object (409 or a 5xx from a worker still
+ * rebalancing after the read retries, an odd body) refuses the change with 502 rather than
+ * send it unchecked.
+ */
+export function configToCheck(answer: UpstreamAnswer, action: string): Record<string, unknown> | null {
+  if (answer.status >= 400 && answer.status < 500 && answer.status !== 409) return null;
+  const why = `Loupe does not ${action} a connector whose topics it cannot check`;
+  if (answer.status !== 200 || !isJson(answer)) {
+    throw new AppError("BAD_GATEWAY", `Kafka Connect did not give the connector's config (HTTP ${answer.status}): ${why}`);
+  }
+  const config = connectJson(answer);
+  if (!config || typeof config !== "object" || Array.isArray(config)) {
+    throw new AppError("BAD_GATEWAY", `Kafka Connect gave a config that is not an object: ${why}`);
+  }
+  return config as Record<string, unknown>;
+}
+
+/**
  * A worker's JSON answer, parsed with the nesting bound of util/json.ts (the reshaping walks it);
  * an answer that is no JSON, or nested too deeply, is the worker's fault: 502.
  */
@@ -381,8 +403,7 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
   /**
    * What a rule found in a request: an admin without limits goes through, its audit entry saying
    * (`keys.overridden`) what it overrode; anyone else gets 403 `message`, the entry saying
-   * (`keys.refused`) why. A route audited as a change records the refusal itself (from the
-   * status); one that changes nothing (validation) is audited here as ACCESS DENY.
+   * (`keys.refused`) why (see `refuse`: a validation, which changes nothing, is audited as ACCESS DENY).
    */
   const refuseUnlessAdmin = async (
     c: Context<AppEnv>,
@@ -391,22 +412,8 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
     keys: { overridden: string; refused: string },
     message: string,
   ): Promise<void> => {
-    const content = c.get("auditContent") ?? {};
-    if (admin) {
-      c.set("auditContent", { ...content, [keys.overridden]: said });
-      return;
-    }
-    c.set("auditContent", { ...content, [keys.refused]: said });
-    const err = forbidden(message);
-    if (!c.get("rule")?.audit)
-      await audit.record({
-        type: "ACCESS",
-        change: "DENY",
-        user: userOf(c),
-        content: c.get("auditContent"),
-        failure: `FORBIDDEN: ${err.message}`,
-      });
-    throw err;
+    if (!admin) await refuse(c, audit, message, { [keys.refused]: said });
+    c.set("auditContent", { ...(c.get("auditContent") ?? {}), [keys.overridden]: said });
   };
 
   /**
@@ -503,16 +510,22 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
   /**
    * Pausing, resuming, restarting or deleting a connector changes what it reads and writes as
    * much as its config does: the caller's scope must cover the topics of its current config, as
-   * a create of that config would (an admin without limits is not asked). A connector Connect
-   * does not know is left to Connect's 404.
+   * a create of that config would (an admin without limits is not asked). The check fails
+   * closed: see configToCheck.
    */
-  const checkExisting = async (c: Context<AppEnv>, path: string, action: string): Promise<void> => {
-    if (isAdmin(c)) return;
-    const answer = await send(c, "GET", `${path}/config`);
-    if (answer.status !== 200 || !isJson(answer)) return;
-    const config = connectJson(answer);
-    if (!config || typeof config !== "object" || Array.isArray(config)) return;
-    await checkTopics(c, config as Record<string, unknown>, undefined, `Loupe refuses to ${action} this connector for your topic scope`);
+  const checkedChange = async (
+    c: Context<AppEnv>,
+    path: string,
+    action: string,
+    change: () => Promise<UpstreamAnswer>,
+  ): Promise<UpstreamAnswer> => {
+    if (!isAdmin(c)) {
+      const read = await send(c, "GET", `${path}/config`);
+      const config = configToCheck(read, action);
+      if (config === null) return read;
+      await checkTopics(c, config, undefined, `Loupe refuses to ${action} this connector for your topic scope`);
+    }
+    return change();
   };
 
   app.handle(connectApi.clusters, async (c) => c.json(await service.clusters()));
@@ -600,16 +613,17 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
     app.handle(route, async (c) => {
       const { alias, name, path } = connectorPath(c);
       c.set("auditContent", { alias, connector: name, action });
-      await checkExisting(c, path, action);
-      return relay(c, await send(c, "PUT", `${path}/${action}`));
+      return relay(c, await checkedChange(c, path, action, () => send(c, "PUT", `${path}/${action}`)));
     });
 
   app.handle(connectApi.restart, async (c) => {
     const { alias, name, path } = connectorPath(c);
     const q = c.req.valid("query");
     c.set("auditContent", { alias, connector: name, action: "restart", ...q });
-    await checkExisting(c, path, "restart");
-    return relay(c, await send(c, "POST", `${path}/restart`, { query: ["includeTasks", "onlyFailed"] }));
+    return relay(
+      c,
+      await checkedChange(c, path, "restart", () => send(c, "POST", `${path}/restart`, { query: ["includeTasks", "onlyFailed"] })),
+    );
   });
 
   app.handle(connectApi.tasks, async (c) =>
@@ -634,15 +648,13 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
     const { alias, name, path } = connectorPath(c);
     const task = intSegment("task id", c.req.valid("param").task_id);
     c.set("auditContent", { alias, connector: name, task, action: "restart" });
-    await checkExisting(c, path, "restart a task of");
-    return relay(c, await send(c, "POST", `${path}/tasks/${task}/restart`));
+    return relay(c, await checkedChange(c, path, "restart a task of", () => send(c, "POST", `${path}/tasks/${task}/restart`)));
   });
 
   app.handle(connectApi.delete, async (c) => {
     const { alias, name, path } = connectorPath(c);
     c.set("auditContent", { alias, connector: name });
-    await checkExisting(c, path, "delete");
-    const answer = await send(c, "DELETE", path);
+    const answer = await checkedChange(c, path, "delete", () => send(c, "DELETE", path));
     if (answer.status < 300)
       await notifications.raise({
         alertId: CONNECTOR_DELETED_ALERT.id,

@@ -17,6 +17,14 @@ import type { ConnectCluster, ConnectWorker } from "./schemas.ts";
 /** How long `GET /` of one worker may take when the clusters' page asks whether it is up. */
 const PROBE_TIMEOUT_MS = 3_000;
 
+/**
+ * How long a read answered "not now" is asked again (see Upstream): while the workers rebalance,
+ * Connect answers a connector's GET with 500 "Request cannot be completed because a rebalance is
+ * expected" or a 409, for as long as the rebalances go on (a second or two after a change), and
+ * forwarding to a leader that is leaving fails with 5xx.
+ */
+export const READ_RETRY = { statuses: [409, 500, 502, 503, 504], windowMs: 10_000 } as const;
+
 /** A worker as the clusters answer shows it (its URL without credentials). */
 export type WorkerState = ConnectWorker;
 
@@ -68,9 +76,11 @@ export class ConnectService {
           timeoutMs: config.timeout,
           graceMs: config.grace,
           maxBytes: config.maxResponseSize,
-          // Workers do not share a request's outcome: an HTTP answer of any status is Connect's word
-          // (409 while it rebalances included), never a reason to ask another worker.
+          // Workers do not share a request's outcome: an answer to a change is Connect's word
+          // (409 while it rebalances included), never a reason to send the change again.
           failoverOn5xx: false,
+          // A read may be asked again: nothing changes, and the answer after the rebalance is the true one.
+          retryReads: READ_RETRY,
           ...(opts.now ? { now: opts.now } : {}),
           ...(opts.fetch ? { fetch: opts.fetch } : {}),
         }),

@@ -10,6 +10,7 @@
  * Topics are globs in the scope's syntax (`*` any run of characters, `?` one); a plain name is
  * a glob without wildcards.
  */
+import { configText } from "./config-text.ts";
 import { pluginKey } from "./guard-rails.ts";
 
 /** One topic (or glob of topics) a connector reads or writes, and the config it comes from. */
@@ -94,12 +95,6 @@ const KEEPS_TOPIC = new Set([
 /** Kafka's transforms that do. */
 const RENAMES_TOPIC = new Set(["regexrouter", "timestamprouter"]);
 
-/** A config value as text, whatever JSON type it came as. */
-function text(value: unknown): string | undefined {
-  if (value === null || value === undefined) return undefined;
-  return typeof value === "string" ? value : JSON.stringify(value);
-}
-
 const list = (value: string | undefined) =>
   (value ?? "")
     .split(",")
@@ -170,9 +165,9 @@ export function connectorTopics(config: Record<string, unknown>, type: PluginTyp
   const read = new Set<string>();
   const get = (key: string) => {
     read.add(key);
-    return text(config[key]);
+    return configText(config[key]);
   };
-  const connectorClass = text(config["connector.class"])?.trim() ?? "";
+  const connectorClass = configText(config["connector.class"])?.trim() ?? "";
   const known = knownClass(connectorClass);
   const key = known ? pluginKey(known) : "";
 
@@ -221,7 +216,7 @@ export function connectorTopics(config: Record<string, unknown>, type: PluginTyp
   // written, since what a plugin does with it is not known.
   for (const [k, raw] of Object.entries(config)) {
     if (read.has(k) || /^topic\.creation\./i.test(k) || !/(^|[._-])topics?([._-]name)?$/i.test(k)) continue;
-    const names = list(text(raw));
+    const names = list(configText(raw));
     const bad = names.find((n) => !/^[A-Za-z0-9._-]{1,249}$/.test(n));
     if (bad !== undefined) unknown.push({ why: `${k} '${bad}' is not a topic name` });
     else for (const topic of names) uses.push({ topic, access: "write", from: k });

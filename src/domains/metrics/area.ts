@@ -4,6 +4,7 @@ import type { HttpCounters } from "../../http/middleware.ts";
 import type { StreamRegistry } from "../../http/sse.ts";
 import type { KafkaPool } from "../../kafka/index.ts";
 import type { LagEngine } from "../../lag/engine.ts";
+import type { JobStatus } from "../../util/background.ts";
 import { metricsApi, metricsRoutes } from "./routes.ts";
 import type { MetricsDeps } from "./service.ts";
 
@@ -18,6 +19,7 @@ export const metricsArea = defineArea({
     streams: StreamRegistry;
     startedAt: number;
     processors: { metrics: NonNullable<MetricsDeps["processors"]> };
+    background?: { status(): JobStatus[] };
   }) =>
     metricsRoutes(
       {
@@ -27,6 +29,7 @@ export const metricsArea = defineArea({
         openStreams: () => d.streams.total,
         startedAt: d.startedAt,
         processors: (cluster) => d.processors.metrics(cluster),
+        jobs: () => d.background?.status() ?? [],
       },
       d.config.metrics,
     ),

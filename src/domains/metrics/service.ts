@@ -1,6 +1,7 @@
 import type { HttpCounters } from "../../http/middleware.ts";
 import type { KafkaPool } from "../../kafka/index.ts";
 import { LagEngine } from "../../lag/engine.ts";
+import type { JobStatus } from "../../util/background.ts";
 import type { ProcessorMetrics } from "../processors/types.ts";
 import { MetricsText } from "./prometheus.ts";
 
@@ -12,6 +13,8 @@ export interface MetricsDeps {
   startedAt: number;
   /** The stream processors of a cluster with their figures (absent: none shown). */
   processors?: (cluster: string) => Promise<ProcessorMetrics[]>;
+  /** Loupe's background jobs (absent: none shown). */
+  jobs?: () => JobStatus[];
 }
 
 /**
@@ -93,16 +96,37 @@ export async function renderMetrics(deps: MetricsDeps, cluster: string): Promise
     .metric("loupe_http_request_duration_seconds_total", "counter", "Time spent answering HTTP requests.")
     .sample("loupe_http_request_duration_seconds_total", {}, Math.round(deps.counters.totalMs) / 1000);
   out.metric("loupe_open_streams", "gauge", "Open event streams.").sample("loupe_open_streams", {}, deps.openStreams());
+  if (deps.jobs) backgroundJobMetrics(out, deps.jobs());
   kafkaClientMetrics(out, deps.pool.stats());
   return out.toString();
 }
 
-/** What Loupe's own Kafka clients did, per cluster. */
-function kafkaClientMetrics(out: MetricsText, stats: ReturnType<MetricsDeps["pool"]["stats"]>): void {
+/** Broker requests of each cluster's client, those that failed, and the waits brokers asked for under quotas. */
+function kafkaClientMetrics(out: MetricsText, stats: ReturnType<KafkaPool["stats"]>): void {
   out.metric("loupe_kafka_requests_total", "counter", "Requests Loupe sent to the cluster's brokers.");
   for (const s of stats) out.sample("loupe_kafka_requests_total", { cluster: s.cluster }, s.requests);
   out.metric("loupe_kafka_request_errors_total", "counter", "Broker requests that failed (network or protocol).");
   for (const s of stats) out.sample("loupe_kafka_request_errors_total", { cluster: s.cluster }, s.errors);
   out.metric("loupe_kafka_throttle_seconds_total", "counter", "Time the brokers asked Loupe's clients to wait under quotas.");
   for (const s of stats) out.sample("loupe_kafka_throttle_seconds_total", { cluster: s.cluster }, s.throttleTimeMs / 1000);
+}
+
+/**
+ * Each background job turned on (GET /api/health lists them all): whether it works, how many
+ * runs in a row failed, and when it last worked. Alert on `loupe_background_job_up == 0`; a
+ * periodic job that stalls without failing shows in the age of its last success.
+ */
+function backgroundJobMetrics(out: MetricsText, jobs: JobStatus[]): void {
+  const on = jobs.filter((j) => j.enabled);
+  out.metric("loupe_background_job_up", "gauge", "1 when the background job runs and its last run worked (or none ran yet), else 0.");
+  for (const j of on) out.sample("loupe_background_job_up", { job: j.name }, j.running && j.failedRuns === 0 ? 1 : 0);
+  out.metric("loupe_background_job_failed_runs", "gauge", "Runs of the background job that failed since the last that worked.");
+  for (const j of on) out.sample("loupe_background_job_failed_runs", { job: j.name }, j.failedRuns);
+  out.metric(
+    "loupe_background_job_last_success_timestamp_seconds",
+    "gauge",
+    "When the background job's last run that worked ended, in seconds since the epoch (absent before the first).",
+  );
+  for (const j of on)
+    if (j.lastRunAt !== null) out.sample("loupe_background_job_last_success_timestamp_seconds", { job: j.name }, j.lastRunAt / 1000);
 }

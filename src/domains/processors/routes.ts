@@ -18,6 +18,25 @@ const scaleParams = z.object({ processorId: z.string().min(1).max(200), numberOf
 
 const audited = (change: "ADD" | "UPDATE" | "REMOVE") => ({ type: "PROCESSOR" as const, change });
 
+/** A change to one processor (`/api/streams/{processorId}<rest>`), audited, answered with what was done. */
+const change = <P extends z.ZodType = typeof idParams, Q extends z.ZodType | undefined = undefined>(
+  method: "PUT" | "DELETE",
+  rest: string,
+  summary: string,
+  audit: "UPDATE" | "REMOVE",
+  request: { params: P; query?: Q } = { params: idParams as z.ZodType as P },
+) =>
+  defineRoute({
+    method,
+    path: `/api/streams/{processorId}${rest}`,
+    level: "write",
+    summary,
+    audit: audited(audit),
+    tags,
+    request,
+    responses: { 200: json(done) },
+  });
+
 export const processorApi = {
   list: defineRoute({
     method: "GET",
@@ -51,52 +70,26 @@ export const processorApi = {
       },
     },
   }),
-  pause: defineRoute({
-    method: "PUT",
-    path: "/api/streams/{processorId}/pause",
-    level: "write",
-    summary: "Pause a processor: its runners commit what they hold and leave the group",
-    audit: audited("UPDATE"),
-    tags,
-    request: { params: idParams },
-    responses: { 200: json(done) },
+  pause: change("PUT", "/pause", "Pause a processor: its runners commit what they hold and leave the group", "UPDATE"),
+  resume: change("PUT", "/resume", "Resume a paused or failed processor (a running one stays as it is)", "UPDATE"),
+  scale: change("PUT", "/scale/{numberOfRunners}", "Change the number of runners (members of the processor's consumer group)", "UPDATE", {
+    params: scaleParams,
   }),
-  resume: defineRoute({
-    method: "PUT",
-    path: "/api/streams/{processorId}/resume",
-    level: "write",
-    summary: "Resume a paused or failed processor (a running one stays as it is)",
-    audit: audited("UPDATE"),
-    tags,
-    request: { params: idParams },
-    responses: { 200: json(done) },
-  }),
-  scale: defineRoute({
-    method: "PUT",
-    path: "/api/streams/{processorId}/scale/{numberOfRunners}",
-    level: "write",
-    summary: "Change the number of runners (members of the processor's consumer group)",
-    audit: audited("UPDATE"),
-    tags,
-    request: { params: scaleParams },
-    responses: { 200: json(done) },
-  }),
-  delete: defineRoute({
-    method: "DELETE",
-    path: "/api/streams/{processorId}",
-    level: "write",
-    summary: "Stop and delete a processor and its consumer group (`deleteChangelog=true`: its changelog topic too)",
-    audit: audited("REMOVE"),
-    tags,
-    request: { params: idParams, query: z.object({ deleteChangelog: z.enum(["true", "false"]).optional() }) },
-    responses: { 200: json(done) },
-  }),
+  delete: change(
+    "DELETE",
+    "",
+    "Stop and delete a processor and its consumer group (`deleteChangelog=true`: its changelog topic too)",
+    "REMOVE",
+    { params: idParams, query: z.object({ deleteChangelog: z.enum(["true", "false"]).optional() }) },
+  ),
 };
 
 function callerOf(c: Context<AppEnv>): Caller {
   const session = c.get("session")!;
   return { user: session.user.name, scope: session.scope, admin: session.scope.unrestricted.has("admin"), kind: session.user.kind };
 }
+
+type Action = "PAUSE" | "RESUME" | "SCALE" | "DELETE";
 
 function audit(c: Context<AppEnv>, p: { id: string; name: string }, extra: Record<string, string> = {}): void {
   c.set("auditContent", { ...(c.get("auditContent") ?? {}), id: p.id, name: p.name, ...extra });
@@ -135,31 +128,26 @@ export function processorRoutes(service: ProcessorService, version: () => string
     return c.json(created);
   });
 
-  app.handle(processorApi.pause, async (c) => {
-    const p = await service.pause(c.req.valid("param").processorId, callerOf(c));
-    audit(c, p, { action: "PAUSE" });
-    return c.json({ id: p.id, name: p.name, action: "PAUSE" });
-  });
+  /** The audit entry and the answer of what was done to `p`. */
+  const did = (c: Context<AppEnv>, p: { id: string; name: string }, action: Action, extra: Record<string, string> = {}) => {
+    audit(c, p, { action, ...extra });
+    return c.json({ id: p.id, name: p.name, action }, 200);
+  };
 
-  app.handle(processorApi.resume, async (c) => {
-    const p = await service.resume(c.req.valid("param").processorId, callerOf(c));
-    audit(c, p, { action: "RESUME" });
-    return c.json({ id: p.id, name: p.name, action: "RESUME" });
-  });
+  app.handle(processorApi.pause, async (c) => did(c, await service.pause(c.req.valid("param").processorId, callerOf(c)), "PAUSE"));
+
+  app.handle(processorApi.resume, async (c) => did(c, await service.resume(c.req.valid("param").processorId, callerOf(c)), "RESUME"));
 
   app.handle(processorApi.scale, async (c) => {
     const { processorId, numberOfRunners } = c.req.valid("param");
     const n = /^-?\d+$/.test(numberOfRunners) ? Number(numberOfRunners) : Number.NaN;
-    const p = await service.scale(processorId, n, callerOf(c));
-    audit(c, p, { action: "SCALE", runners: String(n) });
-    return c.json({ id: p.id, name: p.name, action: "SCALE" });
+    return did(c, await service.scale(processorId, n, callerOf(c)), "SCALE", { runners: String(n) });
   });
 
   app.handle(processorApi.delete, async (c) => {
     const { processorId } = c.req.valid("param");
-    const p = await service.delete(processorId, callerOf(c), { deleteChangelog: c.req.valid("query").deleteChangelog === "true" });
-    audit(c, p, { action: "DELETE" });
-    return c.json({ id: p.id, name: p.name, action: "DELETE" });
+    const deleteChangelog = c.req.valid("query").deleteChangelog === "true";
+    return did(c, await service.delete(processorId, callerOf(c), { deleteChangelog }), "DELETE");
   });
 
   return app;

@@ -22,8 +22,9 @@
 import type { Context } from "hono";
 import { z } from "zod";
 import type { Role } from "../../config/schema.ts";
-import { AppError, forbidden } from "../../errors.ts";
-import { type AppEnv, clusterOf, userOf } from "../../http/context.ts";
+import { AppError } from "../../errors.ts";
+import { type AppEnv, clusterOf } from "../../http/context.ts";
+import { refuse } from "../../http/refuse.ts";
 import { defineRoute, RouteGroup, relayed } from "../../http/route.ts";
 import type { UpstreamAnswer } from "../../proxy/upstream.ts";
 import { parseJson } from "../../util/json.ts";
@@ -290,30 +291,16 @@ export function schemaRoutes({ proxy, audit, clusters }: SchemaRouteDeps) {
     throw new AppError("INTERNAL", `The route ${c.req.method} ${c.req.path} has no role level`);
   };
 
-  /**
-   * 403 with the refusal's words. A change's entry (begun by the guard) is completed as a
-   * failure with the subject and topic added here; a read's refusal is recorded as ACCESS DENY.
-   */
-  const refuse = async (c: Context<AppEnv>, refusal: SubjectRefusal, content: Record<string, string>): Promise<never> => {
-    const detail = { ...content, ...(refusal.topic !== undefined ? { topic: refusal.topic } : {}) };
-    c.set("auditContent", { ...(c.get("auditContent") ?? {}), ...detail });
-    if (!c.get("rule")?.audit)
-      await audit.record({
-        type: "ACCESS",
-        change: "DENY",
-        user: userOf(c),
-        content: { ...detail, method: c.req.method, path: new URL(c.req.url).pathname },
-        failure: `FORBIDDEN: ${refusal.message}`,
-      });
-    throw forbidden(refusal.message);
-  };
+  /** 403 with the refusal's words, its subject and topic in the audit entry (see `refuse`). */
+  const refuseSubject = (c: Context<AppEnv>, refusal: SubjectRefusal, content: Record<string, string>): Promise<never> =>
+    refuse(c, audit, refusal.message, { ...content, ...(refusal.topic !== undefined ? { topic: refusal.topic } : {}) });
   const see = async (c: Context<AppEnv>, subject: string) => {
     const refused = accessOf(c).seeRefusal(subject, roleOf(c));
-    if (refused) await refuse(c, refused, { subject });
+    if (refused) await refuseSubject(c, refused, { subject });
   };
   const change = async (c: Context<AppEnv>, subject: string) => {
     const refused = accessOf(c).changeRefusal(subject, roleOf(c));
-    if (refused) await refuse(c, refused, { subject });
+    if (refused) await refuseSubject(c, refused, { subject });
   };
   /**
    * A schema sent (registered or checked) may reference only subjects the caller sees: the
@@ -325,7 +312,7 @@ export function schemaRoutes({ proxy, audit, clusters }: SchemaRouteDeps) {
     for (const ref of body.references ?? []) {
       const refused = access.seeRefusal(ref.subject, SEE);
       if (refused)
-        await refuse(
+        await refuseSubject(
           c,
           { ...refused, message: `Reference '${ref.name}' of subject '${subject}': ${refused.message}` },
           {
@@ -393,7 +380,7 @@ export function schemaRoutes({ proxy, audit, clusters }: SchemaRouteDeps) {
       if (!Array.isArray(found)) throw badAnswer("the subjects of a schema", holders);
       const subjects = found.map((v) => (v as { subject?: unknown } | null)?.subject).filter((s): s is string => typeof s === "string");
       if (access.visible(subjects, role).length === 0)
-        await refuse(c, { message: `Schema ${id} is registered under no subject you may see` }, { id });
+        await refuseSubject(c, { message: `Schema ${id} is registered under no subject you may see` }, { id });
     }
     return answerWith(c, await send(c, { method: "GET", path: `/schemas/ids/${id}`, query: queryOf(query) }));
   });
@@ -491,7 +478,7 @@ export function schemaRoutes({ proxy, audit, clusters }: SchemaRouteDeps) {
   app.handle(schemaApi.putGlobalConfig, async (c) => {
     const role = roleOf(c);
     if (!accessOf(c).coversEverything(role))
-      await refuse(
+      await refuseSubject(
         c,
         {
           message: `The global compatibility level applies to every subject: only an identity with ${role} on every topic of every cluster may change it`,

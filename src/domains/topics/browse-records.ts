@@ -108,13 +108,12 @@ export class RecordBrowser {
     const newest = req.before !== undefined || (req.after === undefined && req.seek === "newest");
 
     // Raw ListOffsets to each leader: a partition without a leader is left out, not the read.
-    const [begins, ends, atTime] = await Promise.all([
-      kafka.reads.offsetsOf(topic, all, "earliest"),
-      kafka.reads.offsetsOf(topic, all, "latest"),
-      req.after === undefined && req.before === undefined && req.seek === "time"
-        ? kafka.reads.offsetsOf(topic, all, req.time!)
-        : Promise.resolve(null),
-    ]);
+    const byTime = req.after === undefined && req.before === undefined && req.seek === "time";
+    const [begins, ends, atTime = null] = await kafka.reads.offsetsAt(
+      topic,
+      all,
+      byTime ? ["earliest", "latest", req.time!] : ["earliest", "latest"],
+    );
     const leaderless = all.filter((p) => !begins.has(p) || !ends.has(p));
     const ranges: Range[] = [];
     for (const p of all) {
