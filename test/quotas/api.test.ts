@@ -119,6 +119,22 @@ describe("each SPEC path sets and lists its entity", () => {
   });
 });
 
+describe("names with characters a path must escape", () => {
+  test("a user and client id with '/', ' ', '?' and '%' round-trip through the entry's url", async () => {
+    const user = `${unique("u")}/a b%`;
+    const client = `${unique("c")}?x=1`;
+    made.push({ user, clientId: client });
+    const path = `/api/quotas/users/${encodeURIComponent(user)}/clients/${encodeURIComponent(client)}`;
+    const res = await send("PUT", path, { producer_byte_rate: "2048" });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ entityName: user, child: client, url: path });
+    const entry = (await listedAs(path, (e) => e?.properties.producer_byte_rate === "2048")) as QuotaEntry;
+    expect(entry).toMatchObject({ entityType: "USERCLIENT", entityName: user, child: client });
+    expect((await send("DELETE", entry.url)).status).toBe(200);
+    await listedAs(path, (e) => e === undefined);
+  });
+});
+
 describe("PUT changes the constraints given, DELETE the ones named", () => {
   test("a second PUT keeps what it does not name; DELETE of some, then of all (empty array, no body)", async () => {
     const user = unique("user");
