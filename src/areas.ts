@@ -1,4 +1,5 @@
 import { groupsArea } from "./domains/access/area.ts";
+import { aclsArea } from "./domains/acls/area.ts";
 import { alertsArea } from "./domains/alerts/area.ts";
 import { auditArea } from "./domains/audit/area.ts";
 import { authArea } from "./domains/auth/area.ts";
@@ -9,6 +10,7 @@ import { connectArea } from "./domains/connect/area.ts";
 import { consumersArea } from "./domains/consumers/area.ts";
 import { healthArea } from "./domains/health/area.ts";
 import { jdbcArea, jdbcSelectArea } from "./domains/jdbc/area.ts";
+import { kafkaUsersArea } from "./domains/kafka-users/area.ts";
 import { liveArea } from "./domains/live/area.ts";
 import { logsArea } from "./domains/logs/area.ts";
 import { metadataArea } from "./domains/metadata/area.ts";
@@ -55,7 +57,9 @@ export const AREAS = [
   serverInfoArea,
   profileArea,
   configsArea,
+  aclsArea,
   quotasArea,
+  kafkaUsersArea,
   groupsArea,
   usersArea,
   serviceAccountsArea,

@@ -1,10 +1,12 @@
 import type { ReactNode } from "react";
+import { AclsPage } from "./pages/Acls.tsx";
 import { AuditPage } from "./pages/Audit.tsx";
 import { BrokersPage } from "./pages/Brokers.tsx";
 import { ConnectPage } from "./pages/Connect.tsx";
 import { ConsumerGroupPage } from "./pages/ConsumerGroup.tsx";
 import { ConsumersPage } from "./pages/Consumers.tsx";
 import { GroupsPage } from "./pages/Groups.tsx";
+import { KafkaUsersPage } from "./pages/KafkaUsers.tsx";
 import { LogsPage } from "./pages/Logs.tsx";
 import { type Health, OverviewPage } from "./pages/Overview.tsx";
 import { ProcessorsPage } from "./pages/Processors.tsx";
@@ -115,6 +117,10 @@ export const AREA_PAGES = {
     nav: { path: "/schemas", label: "Schemas", level: "nodata" },
     render: ({ path, location, canWrite }) => <SchemasPage path={path} location={location} canWrite={canWrite} />,
   },
+  acls: {
+    nav: { path: "/acls", label: "ACLs", level: "nodata" },
+    render: at("/acls", ({ location, user }) => <AclsPage location={location} canAdmin={user.administrator} />),
+  },
   quotas: {
     nav: { path: "/quotas", label: "Quotas", level: "nodata" },
     render: at("/quotas", ({ location, user }) => <QuotasPage location={location} canChange={user.administrator} />),
@@ -128,6 +134,11 @@ export const AREA_PAGES = {
     nav: { path: "/logs", label: "Logs", level: "admin" },
     what: "Reading Loupe's logs",
     render: at("/logs", ({ location }) => <LogsPage location={location} />),
+  },
+  "kafka-users": {
+    nav: { path: "/kafka-users", label: "Kafka users", level: "admin" },
+    what: "Managing the Kafka cluster's SCRAM users",
+    render: at("/kafka-users", ({ location }) => <KafkaUsersPage location={location} />),
   },
   users: {
     nav: { path: "/users", label: "Users", level: "admin" },

@@ -18,6 +18,7 @@ import { WriteOps } from "./produce.ts";
 import { describeQuorum } from "./quorum.ts";
 import { QuotaOps } from "./quotas.ts";
 import { ReadOps } from "./reads.ts";
+import { ScramOps } from "./scram.ts";
 import { TopicOps } from "./topics.ts";
 import type { ClusterDescription, ClusterState, ClusterStats, Health, KafkaClusterConfig, QuorumState } from "./types.ts";
 
@@ -32,6 +33,8 @@ export class KafkaCluster {
   readonly writes: WriteOps;
   readonly acls: AclOps;
   readonly quotas: QuotaOps;
+  /** SCRAM credentials of the cluster's users. */
+  readonly scram: ScramOps;
   readonly logDirs: LogDirOps;
   /** Group membership and transactions, for stream processors. */
   readonly processing: ProcessingOps;
@@ -50,6 +53,7 @@ export class KafkaCluster {
     this.writes = new WriteOps(conn);
     this.acls = new AclOps(conn);
     this.quotas = new QuotaOps(conn);
+    this.scram = new ScramOps(conn);
     this.logDirs = new LogDirOps(conn);
     this.processing = new ProcessingOps(conn);
   }
