@@ -108,9 +108,12 @@ test("a producer_byte_rate set through Loupe throttles a real producer to the en
   const withA = await effective();
   expect(withA).toMatchObject({ value: String(RATE_A), source: { precedence: 1, entityType: "USERCLIENT", url: pairPath } });
 
-  // From the first byte: the broker's rate window (11 samples of 1 s) lets a first burst of ten
-  // seconds' worth through and then holds the producer back, so over 12 s the rate is the quota.
-  const held = await produceFor(12_000);
+  // Measured from the first byte, for 10.5 s. The broker's rate window is 11 samples of 1 s,
+  // counted over at least 10 s: from a client's first byte it holds the client to the quota
+  // times max(elapsed, 10 s), so a first burst of ten seconds' worth goes through and the
+  // client then waits. At 11 s the first sample, which holds that burst, leaves the window and
+  // the client may burst again: a measurement from the first byte ends before that.
+  const held = await produceFor(10_500);
   console.log(
     `[quota] A applies: ${Math.round(held.rate)} B/s over ${held.seconds.toFixed(1)} s (quota ${RATE_A}); ` +
       `broker throttle_time_ms: ${held.throttleMs} ms over ${held.throttled} ProduceResponses`,
