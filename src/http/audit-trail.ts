@@ -23,6 +23,8 @@ export const AUDIT_TYPES = [
   "ACCESS",
   // Beyond the SPEC's list: identities and their access (users, groups, service accounts).
   "USER",
+  // Beyond the SPEC's list: the Kafka cluster's own users (SCRAM credentials).
+  "KAFKA_USER",
 ] as const;
 export type AuditType = (typeof AUDIT_TYPES)[number];
 
