@@ -45,6 +45,9 @@ export interface StoredPoint {
 /** Rows per INSERT: 4 to 6 parameters each, well under SQLite's 32,766. */
 const CHUNK = 1_000;
 
+/** Series per DELETE when pruning: a day of 15 s samples of 20 series is about 115,000 rows. */
+const PRUNE_SERIES = 20;
+
 const seriesKey = (cluster: string, group: string, topic: string) => `${cluster}\u0000${group}\u0000${topic}`;
 
 export class LagHistoryStore {
@@ -208,20 +211,33 @@ export class LagHistoryStore {
   /**
    * Deletes raw rows older than a day, hours older than 30 days, and the series left with no
    * row (groups gone for 30 days). The deletes go by series (the primary key's first column), so
-   * no index on time alone is needed on disk.
+   * no index on time alone is needed on disk, and a few series at a time, letting other work
+   * run in between: the store is synchronous, and the first pass after a long stop may have a
+   * day of samples to delete.
    */
   async prune(now: number): Promise<{ raw: number; hours: number; series: number }> {
-    const series = this.db.selectFrom("lag_series").select("id");
-    const raw = await this.db
-      .deleteFrom("lag_points")
-      .where("series_id", "in", series)
-      .where("t", "<", now - RAW_KEEP_MS)
-      .executeTakeFirst();
-    const hours = await this.db
-      .deleteFrom("lag_hours")
-      .where("series_id", "in", series)
-      .where("t", "<", now - HOURS_KEEP_MS)
-      .executeTakeFirst();
+    const ids = (await this.db.selectFrom("lag_series").select("id").execute()).map((r) => Number(r.id));
+    let raw = 0;
+    let hours = 0;
+    for (let i = 0; i < ids.length; i += PRUNE_SERIES) {
+      const chunk = ids.slice(i, i + PRUNE_SERIES);
+      const r = await this.db
+        .deleteFrom("lag_points")
+        .where("series_id", "in", chunk)
+        .where("t", "<", now - RAW_KEEP_MS)
+        .executeTakeFirst();
+      const h = await this.db
+        .deleteFrom("lag_hours")
+        .where("series_id", "in", chunk)
+        .where("t", "<", now - HOURS_KEEP_MS)
+        .executeTakeFirst();
+      raw += Number(r.numDeletedRows);
+      hours += Number(h.numDeletedRows);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    // Forgotten before the delete: a tick writing in between looks its series up again, in its
+    // own transaction, so no point is written for a series this delete removes.
+    this.#ids.clear();
     const empty = await this.db
       .deleteFrom("lag_series")
       .where(({ not, exists, selectFrom }) =>
@@ -231,9 +247,7 @@ export class LagHistoryStore {
         not(exists(selectFrom("lag_points").select("lag_points.series_id").whereRef("lag_points.series_id", "=", "lag_series.id"))),
       )
       .executeTakeFirst();
-    const gone = Number(empty.numDeletedRows);
-    if (gone > 0) this.#ids.clear();
-    return { raw: Number(raw.numDeletedRows), hours: Number(hours.numDeletedRows), series: gone };
+    return { raw, hours, series: Number(empty.numDeletedRows) };
   }
 
   /** Groups with a history on the cluster. */
