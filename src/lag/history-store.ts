@@ -40,6 +40,8 @@ export interface StoredPoint {
   lagMin?: number;
   lagMs: number | null;
   topics: Record<string, number>;
+  /** Each topic's age (ms; a bucket's maximum); null when unknown. */
+  topicsMs: Record<string, number | null>;
 }
 
 /** Rows per INSERT: 4 to 6 parameters each, well under SQLite's 32,766. */
@@ -157,10 +159,11 @@ export class LagHistoryStore {
     for (const r of rows) {
       const t = Number(r.t);
       let point = out.at(-1);
-      if (point?.t !== t) out.push((point = { t, lag: 0, lagMs: 0, topics: {} }));
+      if (point?.t !== t) out.push((point = { t, lag: 0, lagMs: 0, topics: {}, topicsMs: {} }));
       const lag = Number(r.lag);
       point.lag += lag;
       point.topics[r.topic] = lag;
+      point.topicsMs[r.topic] = r.lag_ms === null ? null : Number(r.lag_ms);
       // The group's age is its oldest topic's; unknown when a lagging topic's is.
       if (r.lag_ms === null) {
         if (lag > 0) point.lagMs = null;
@@ -184,12 +187,15 @@ export class LagHistoryStore {
     for (const r of rows) {
       const t = Number(r.t);
       let point = byHour.get(t);
-      if (!point) byHour.set(t, (point = { t, lag: 0, lagMin: 0, lagMs: null, topics: {} }));
+      if (!point) byHour.set(t, (point = { t, lag: 0, lagMin: 0, lagMs: null, topics: {}, topicsMs: {} }));
       if (r.topic === "") {
         point.lag = Number(r.lag_max);
         point.lagMin = Number(r.lag_min);
         point.lagMs = r.lag_ms_max === null ? null : Number(r.lag_ms_max);
-      } else point.topics[r.topic] = Number(r.lag_max);
+      } else {
+        point.topics[r.topic] = Number(r.lag_max);
+        point.topicsMs[r.topic] = r.lag_ms_max === null ? null : Number(r.lag_ms_max);
+      }
     }
     return [...byHour.values()].sort((a, b) => a.t - b.t);
   }

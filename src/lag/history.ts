@@ -33,6 +33,8 @@ export interface LagPoint {
   lagSeconds: number | null;
   /** Lag per topic, in records (a bucket's maximum per topic). */
   topics: Record<string, number>;
+  /** Age of each topic's oldest unread record (a bucket's maximum); null when unknown. */
+  topicLagSeconds: Record<string, number | null>;
 }
 
 /** A group's history over a window, at the resolution the window calls for. */
@@ -179,10 +181,16 @@ function lagPoint(p: StoredPoint): LagPoint {
     t: p.t,
     lag: p.lag,
     ...(p.lagMin === undefined ? {} : { lagMin: p.lagMin }),
-    lagSeconds: p.lagMs === null ? null : Math.round(p.lagMs / 100) / 10,
+    lagSeconds: seconds(p.lagMs),
     topics: p.topics,
+    topicLagSeconds: Object.fromEntries(Object.entries(p.topicsMs).map(([topic, ms]) => [topic, seconds(ms)])),
   };
 }
+
+const seconds = (ms: number | null) => (ms === null ? null : Math.round(ms / 100) / 10);
+
+/** The larger of two ages, an unknown one ignored. */
+const maxKnown = (a: number | null, b: number | null) => (a === null || b === null ? (a ?? b) : Math.max(a, b));
 
 /** Samples into buckets of `width` ms: the maxima of each, and the smallest total. */
 function buckets(points: StoredPoint[], width: number): StoredPoint[] {
@@ -191,13 +199,14 @@ function buckets(points: StoredPoint[], width: number): StoredPoint[] {
     const t = Math.floor(p.t / width) * width;
     const b = out.at(-1);
     if (b?.t !== t) {
-      out.push({ t, lag: p.lag, lagMin: p.lag, lagMs: p.lagMs, topics: { ...p.topics } });
+      out.push({ t, lag: p.lag, lagMin: p.lag, lagMs: p.lagMs, topics: { ...p.topics }, topicsMs: { ...p.topicsMs } });
       continue;
     }
     b.lag = Math.max(b.lag, p.lag);
     b.lagMin = Math.min(b.lagMin!, p.lag);
-    b.lagMs = b.lagMs === null || p.lagMs === null ? (b.lagMs ?? p.lagMs) : Math.max(b.lagMs, p.lagMs);
+    b.lagMs = maxKnown(b.lagMs, p.lagMs);
     for (const [topic, lag] of Object.entries(p.topics)) b.topics[topic] = Math.max(b.topics[topic] ?? 0, lag);
+    for (const [topic, ms] of Object.entries(p.topicsMs)) b.topicsMs[topic] = maxKnown(b.topicsMs[topic] ?? null, ms);
   }
   return out;
 }

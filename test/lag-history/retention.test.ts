@@ -92,6 +92,7 @@ test("26: 30 days of lag history answer from the hourly tier after a day of samp
   expect(month.points.length).toBe(61);
   const spike = month.points.find((p) => p.t === spikeHour)!;
   expect(spike).toMatchObject({ lag: 60, lagMin: 10, topics: { [topic]: 60 } });
+  expect(spike.topicLagSeconds[topic]).toBe(spike.lagSeconds);
   expect(month.points.filter((p) => p.t !== spikeHour).every((p) => p.lag === 10 && p.lagMin === 10)).toBe(true);
 
   // A week: the same tier, fewer hours.

@@ -38,7 +38,7 @@ const one = (topics: Record<string, [number, number | null]>): StoredLag => {
   };
 };
 
-test("26: an hour keeps the peak of the total (not the sum of the topics' peaks), its minimum, and the largest known age", async () => {
+test("26: an hour keeps the peak of the total (not the sum of the topics' peaks), its minimum, and the largest known age, per topic too", async () => {
   const store = await freshStore();
   const history = new LagHistoryStore(store.db);
   const hour = Date.UTC(2026, 5, 1, 10);
@@ -46,12 +46,12 @@ test("26: an hour keeps the peak of the total (not the sum of the topics' peaks)
   await history.write("c", hour + 60_000, new Map([["g", one({ a: [0, 0], b: [7, null] })]]));
   await history.write("c", hour + 120_000, new Map([["g", one({ a: [3, 4_000], b: [2, 2_000] })]]));
   const [h] = await history.hours("c", "g", hour);
-  expect(h).toEqual({ t: hour, lag: 10, lagMin: 5, lagMs: 4_000, topics: { a: 10, b: 7 } });
+  expect(h).toEqual({ t: hour, lag: 10, lagMin: 5, lagMs: 4_000, topics: { a: 10, b: 7 }, topicsMs: { a: 4_000, b: 2_000 } });
   // The samples themselves, summed per sample; the unknown age of a lagging topic makes the group's unknown.
   expect(await history.raw("c", "g", hour)).toEqual([
-    { t: hour, lag: 10, lagMs: 1_000, topics: { a: 10, b: 0 } },
-    { t: hour + 60_000, lag: 7, lagMs: null, topics: { a: 0, b: 7 } },
-    { t: hour + 120_000, lag: 5, lagMs: 4_000, topics: { a: 3, b: 2 } },
+    { t: hour, lag: 10, lagMs: 1_000, topics: { a: 10, b: 0 }, topicsMs: { a: 1_000, b: 0 } },
+    { t: hour + 60_000, lag: 7, lagMs: null, topics: { a: 0, b: 7 }, topicsMs: { a: 0, b: null } },
+    { t: hour + 120_000, lag: 5, lagMs: 4_000, topics: { a: 3, b: 2 }, topicsMs: { a: 4_000, b: 2_000 } },
   ]);
 });
 

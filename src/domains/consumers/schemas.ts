@@ -70,6 +70,9 @@ export const lagPoint = z.object({
   lagMin: z.number().int().optional().describe("a bucket's smallest lag (downsampled answers only)"),
   lagSeconds: z.number().nullable().describe("age of the oldest unread record (estimate; a bucket's maximum); null when unknown"),
   topics: z.record(z.string(), z.number().int()).describe("lag per topic (a bucket's maximum per topic)"),
+  topicLagSeconds: z
+    .record(z.string(), z.number().nullable())
+    .describe("age of each topic's oldest unread record (a bucket's maximum); null when unknown"),
 });
 export const lagHistoryAnswer = z.object({
   group: z.string(),

@@ -280,13 +280,15 @@ function visiblePoint(p: LagPoint, visible: (topic: string) => boolean): LagPoin
   // topics' maxima, which peak at different times).
   if (Object.keys(p.topics).every(visible)) return p;
   const topics: Record<string, number> = {};
+  const topicLagSeconds: Record<string, number | null> = {};
   let lag = 0;
   let hiddenLag = false;
   for (const [t, n] of Object.entries(p.topics)) {
     if (visible(t)) {
       topics[t] = n;
+      topicLagSeconds[t] = p.topicLagSeconds[t] ?? null;
       lag += n;
     } else if (n > 0) hiddenLag = true;
   }
-  return { t: p.t, lag, lagSeconds: hiddenLag ? null : p.lagSeconds, topics };
+  return { t: p.t, lag, lagSeconds: hiddenLag ? null : p.lagSeconds, topics, topicLagSeconds };
 }
