@@ -63,6 +63,8 @@ export class LagHistory {
   /** Hears of each point recorded, or failed (see start). */
   #runs: RunObserver | undefined;
   #stopped = false;
+  /** Ticks being recorded: a stop waits for them, so none writes to a store closed after it. */
+  readonly #writing = new Set<Promise<void>>();
 
   /** Follows the sampler's ticks from now (start() only adds whom it tells; stop() ends it). */
   constructor(
@@ -75,13 +77,17 @@ export class LagHistory {
     this.opts = { ...LAG_HISTORY_DEFAULTS, ...opts };
     sampler.onSample(async (cluster, sample) => {
       if (this.#stopped) return;
-      try {
-        await this.record(cluster, sample);
-        this.#runs?.ran();
-      } catch (e) {
-        this.log?.debug("lag history tick failed", { cluster, error: (e as Error).message });
-        this.#runs?.failed(new Error(`cluster '${cluster}': ${(e as Error).message}`));
-      }
+      const run = (async () => {
+        try {
+          await this.record(cluster, sample);
+          this.#runs?.ran();
+        } catch (e) {
+          this.log?.debug("lag history tick failed", { cluster, error: (e as Error).message });
+          this.#runs?.failed(new Error(`cluster '${cluster}': ${(e as Error).message}`));
+        }
+      })();
+      this.#writing.add(run);
+      await run.finally(() => this.#writing.delete(run));
     });
   }
 
@@ -96,9 +102,10 @@ export class LagHistory {
     this.#runs = runs;
   }
 
-  /** Records no more points (those kept stay). */
-  stop(): void {
+  /** Records no more points (those kept stay); resolves once the ticks under way are written. */
+  async stop(): Promise<void> {
     this.#stopped = true;
+    await Promise.all(this.#writing);
   }
 
   /** Reads every group's committed offsets and stores one point per group and topic, at the sample's time. */
