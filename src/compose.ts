@@ -158,7 +158,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     internalTopics,
     registry,
   });
-  const lagHistory = new LagHistory(kafka, sampler, new LagHistoryStore(store.db), {}, logs.logger("sampler"));
+  const lagHistory = new LagHistory(kafka, sampler, new LagHistoryStore(store.db), config.lag.historyGroups, logs.logger("sampler"));
   const consumers = new ConsumerService(kafka, lag, lagHistory, config.lag.sampleInterval);
   const schemas = new SchemaProxyService({
     upstream: registryUpstream,

@@ -46,12 +46,6 @@ export interface LagSeries {
   points: LagPoint[];
 }
 
-export interface LagHistoryOptions {
-  maxGroups: number;
-}
-
-export const LAG_HISTORY_DEFAULTS: LagHistoryOptions = { maxGroups: 2_000 };
-
 /** Up to this window, one point per sample; to a day, 5-minute buckets of the samples; beyond, the hourly tier. */
 export const RAW_WINDOW_MS = 6 * HOUR_MS;
 export const BUCKET_MS = 300_000;
@@ -59,7 +53,6 @@ export const BUCKET_MS = 300_000;
 export const MAX_WINDOW_MS = 30 * 86_400_000;
 
 export class LagHistory {
-  readonly opts: LagHistoryOptions;
   /** Hears of each point recorded, or failed (see start). */
   #runs: RunObserver | undefined;
   #stopped = false;
@@ -71,10 +64,10 @@ export class LagHistory {
     private readonly pool: KafkaPool,
     private readonly sampler: OffsetSampler,
     private readonly store: LagHistoryStore,
-    opts: Partial<LagHistoryOptions> = {},
+    /** Groups written per tick and cluster (lag.historyGroups), the most lagging first. */
+    readonly maxGroups = 2_000,
     private readonly log?: Logger,
   ) {
-    this.opts = { ...LAG_HISTORY_DEFAULTS, ...opts };
     sampler.onSample(async (cluster, sample) => {
       if (this.#stopped) return;
       const run = (async () => {
@@ -145,7 +138,7 @@ export class LagHistory {
       points.set(group, point);
     }
     let kept = [...points];
-    if (kept.length > this.opts.maxGroups) kept = kept.sort((a, b) => b[1].lag - a[1].lag).slice(0, this.opts.maxGroups);
+    if (kept.length > this.maxGroups) kept = kept.sort((a, b) => b[1].lag - a[1].lag).slice(0, this.maxGroups);
     await this.store.write(cluster, sample.t, new Map(kept));
   }
 

@@ -146,12 +146,10 @@ describe("GET /api/consumers/{group}/lag-history", () => {
 });
 
 describe("LagHistory bounds", () => {
-  test("beyond maxGroups, the groups with the most lag are the ones stored", async () => {
+  test("beyond maxGroups (lag.historyGroups), the groups with the most lag are the ones stored", async () => {
     const { topic, group } = await lagging([3], [0]);
     const store = await openStore(mkdtempSync(join(tmpdir(), "loupe-lh-")));
-    const lh = new LagHistory(rt.kafka, new OffsetSampler(rt.kafka, { intervalMs: 0, windowMs: 60_000 }), new LagHistoryStore(store.db), {
-      maxGroups: 1,
-    });
+    const lh = new LagHistory(rt.kafka, new OffsetSampler(rt.kafka, { intervalMs: 0, windowMs: 60_000 }), new LagHistoryStore(store.db), 1);
     // A sample that knows only this test's topic: every other group of the shared broker lags 0 in it.
     const t = Date.now();
     await lh.record(CLUSTER, { t, ends: new Map([[partitionKey(topic, 0), 3]]) });
