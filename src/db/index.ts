@@ -109,6 +109,8 @@ export async function migrate(db: Db, migrations: Migration[], beforeUpgrade?: (
   const current = Math.max(0, ...applied);
   const known = migrations.reduce((m, x) => Math.max(m, x.version), 0);
   if (current > known) throw new SchemaTooNewError(current, known);
+  // Every version the store lacks, a lower one too: numbers are taken by work merged in any
+  // order, so a store may hold 12 before 11 exists.
   const pending = migrations.filter((x) => !applied.has(x.version)).sort((a, b) => a.version - b.version);
   if (pending.length === 0) return known;
   const backup = applied.size > 0 && beforeUpgrade ? beforeUpgrade() : null;
