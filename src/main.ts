@@ -139,7 +139,11 @@ async function main(argv: string[]): Promise<number> {
     }
     case "check-config": {
       const { loadConfig } = await import("./config/load.ts");
-      loadConfig({ path: configPath(rest) });
+      const config = loadConfig({ path: configPath(rest) });
+      if (config.server.tls) {
+        const { readTlsFiles } = await import("./http/listener.ts");
+        readTlsFiles(config.server.tls);
+      }
       console.log("configuration is valid");
       return 0;
     }

@@ -5,7 +5,7 @@
  * an event stream stays open.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "../cluster/cluster.ts";
@@ -62,6 +62,17 @@ function servedFingerprint(): string {
 }
 
 describe("27: HTTPS on Loupe's port", () => {
+  test("27: check-config reads the certificate files: a missing one is named, with exit 2", () => {
+    const config = join(dir, "missing.toml");
+    writeFileSync(config, `[server.tls]\ncert = ${JSON.stringify(join(dir, "nope.pem"))}\nkey = ${JSON.stringify(keyFile)}\n`);
+    const r = Bun.spawnSync([process.execPath, join(import.meta.dir, "../../src/main.ts"), "check-config", "--config", config], {
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr.toString()).toContain(`server.tls.cert: cannot read ${join(dir, "nope.pem")}`);
+  });
+
   test("27: curl trusting the test root reads the API over HTTPS, with HSTS; no root, no answer", () => {
     const ok = curl(["--cacert", first.rootFile, "-D", "-", "-o", "/dev/null", `${server.url}/api/health`]);
     expect(ok.stderr).toBe("");
@@ -140,5 +151,17 @@ describe("27: HTTPS on Loupe's port", () => {
     await waitFor(() => denials() >= 2);
     await reader.cancel();
     await reading.catch(() => {});
+  });
+  test("27: SIGHUP with a broken certificate file: the server serves on, and the next good file is taken", async () => {
+    writeFileSync(certFile, "-----BEGIN CERTIFICATE-----\nbroken\n-----END CERTIFICATE-----\n");
+    process.kill(server.pid, "SIGHUP");
+    // Signals are handled in order: once the good file of the next SIGHUP is served, the broken
+    // one was handled, and neither stopped the server nor wedged its reloads.
+    const issued = first.issue("c");
+    copyFileSync(issued.cert, certFile);
+    copyFileSync(issued.key, keyFile);
+    process.kill(server.pid, "SIGHUP");
+    await waitFor(() => servedFingerprint() === issued.fingerprint);
+    expect(curl(["--cacert", first.rootFile, "-o", "/dev/null", "-w", "%{http_code}", `${server.url}/api/health`]).stdout).toBe("200");
   });
 });
