@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { openStore } from "../../src/db/index.ts";
 import { MIGRATIONS } from "../../src/db/migrations/index.ts";
+import { VERSION } from "../../src/version.ts";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.ts";
 import { waitFor } from "../helpers/wait.ts";
 
@@ -103,6 +104,28 @@ describe("27: backup and restore", () => {
       expect(adds.some((e) => e.content.outcome === "PENDING")).toBe(false);
     } finally {
       await second.stop();
+    }
+  });
+
+  test("27: serve on the previous release's store: a copy named with the version first, then migrated, the data intact", async () => {
+    const target = mkdtempSync(join(tmpdir(), "loupe-upgrade-"));
+    const data = join(target, "data");
+    const previous = await openStore(data, MIGRATIONS.slice(0, -1));
+    previous.sqlite
+      .query(
+        "INSERT INTO audit (timestamp, user_id, type, change, content) VALUES (?, 'alice', 'TOPIC', 'ADD', '{\"topic\":\"from-the-old-release\"}')",
+      )
+      .run(Date.now());
+    await previous.close();
+    const upgraded = await startServerProcess({}, { dir: target });
+    try {
+      expect(existsSync(join(data, `loupe.db.before-${VERSION}`))).toBe(true);
+      const entries = (await (await upgraded.request("/api/audit?type=TOPIC&limit=10", { role: "admin" })).json()) as Array<{
+        content: { topic?: string };
+      }>;
+      expect(entries.map((e) => e.content.topic)).toContain("from-the-old-release");
+    } finally {
+      await upgraded.stop();
     }
   });
 
