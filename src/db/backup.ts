@@ -8,7 +8,7 @@
  * beside the target, checked (`PRAGMA integrity_check`), synced, and only then renamed to it.
  */
 import { Database as Sqlite } from "bun:sqlite";
-import { closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, statSync } from "node:fs";
+import { chmodSync, closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { storeHolders } from "./holders.ts";
 import { SchemaTooNewError } from "./index.ts";
@@ -92,6 +92,8 @@ export function backupStore(dataDir: string, target: string): StoreFacts {
     db.close();
   }
   try {
+    // The store holds password hashes and token digests: the copy is the owner's alone.
+    chmodSync(partial, 0o600);
     const facts = inspect(partial);
     syncFile(partial);
     renameSync(partial, out);
@@ -126,6 +128,7 @@ export function restoreStore(file: string, dataDir: string, knownVersion = Math.
   const incoming = `${store}.restoring`;
   rmSync(incoming, { force: true });
   copyFileSync(source, incoming);
+  chmodSync(incoming, 0o600);
   let facts: StoreFacts;
   try {
     facts = inspect(incoming);

@@ -1,5 +1,5 @@
 import { Database as Sqlite } from "bun:sqlite";
-import { existsSync, mkdirSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { Kysely, sql } from "kysely";
 import { BunSqliteDialect } from "kysely-bun-sqlite";
@@ -64,6 +64,7 @@ export async function openStore(dataDir: string, migrations: Migration[] = MIGRA
     await migrate(db, migrations, () => {
       upgradeBackup = upgradeBackupPath(path);
       sqlite.query("VACUUM INTO ?").run(upgradeBackup);
+      chmodSync(upgradeBackup, 0o600);
       return upgradeBackup;
     });
   } catch (e) {

@@ -5,7 +5,7 @@
  * file, replacing nothing.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { openStore } from "../../src/db/index.ts";
@@ -72,6 +72,7 @@ describe("27: backup and restore", () => {
     expect(backup.stderr).toBe("");
     expect(backup.code).toBe(0);
     expect(backup.stdout).toContain("integrity ok");
+    expect(statSync(file).mode & 0o777).toBe(0o600);
     const before = acked.filter((a) => a.at < began).map((a) => a.name);
     expect(before.length).toBeGreaterThanOrEqual(20);
 
@@ -119,7 +120,7 @@ describe("27: backup and restore", () => {
     await previous.close();
     const upgraded = await startServerProcess({}, { dir: target });
     try {
-      expect(existsSync(join(data, `loupe.db.before-${VERSION}`))).toBe(true);
+      expect(statSync(join(data, `loupe.db.before-${VERSION}`)).mode & 0o777).toBe(0o600);
       const entries = (await (await upgraded.request("/api/audit?type=TOPIC&limit=10", { role: "admin" })).json()) as Array<{
         content: { topic?: string };
       }>;
