@@ -164,4 +164,27 @@ describe("27: HTTPS on Loupe's port", () => {
     await waitFor(() => servedFingerprint() === issued.fingerprint);
     expect(curl(["--cacert", first.rootFile, "-o", "/dev/null", "-w", "%{http_code}", `${server.url}/api/health`]).stdout).toBe("200");
   });
+  test("27: SIGTERM over HTTPS: a stream held by a listener a reload replaced still gets its final line, and the process ends", async () => {
+    const admin = await server.token("admin");
+    const stream = await fetch(`${server.url}/api/sse/audit`, { headers: { "x-service-token": admin }, tls: { ca: first.rootPem } });
+    expect(stream.status).toBe(200);
+    const text = stream.text();
+    const issued = second.issue("d");
+    copyFileSync(issued.cert, certFile);
+    copyFileSync(issued.key, keyFile);
+    process.kill(server.pid, "SIGHUP");
+    await waitFor(() => servedFingerprint() === issued.fingerprint);
+    process.kill(server.pid, "SIGTERM");
+    const lines = (await text).split("\n").filter((l) => l !== "");
+    expect(lines.at(-1)).toBe("data:");
+    const gone = await waitFor(() => {
+      try {
+        process.kill(server.pid, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    });
+    expect(gone).toBe(true);
+  });
 });
