@@ -85,5 +85,5 @@ if (release) {
   const { makeRelease } = await import("./scripts/release.ts");
   const { VERSION } = await import("./src/version.ts");
   const made = await makeRelease({ root, exe: outfile, version: VERSION, arch: target === "bun-linux-arm64" ? "arm64" : "x64", outDir });
-  console.log(`release ${made.tarball}\npackage ${made.deb}`);
+  console.log(`release ${made.tarball}\npackage ${made.deb}\nimage ${made.oci}`);
 }

@@ -13,8 +13,22 @@
  * with `<tarball>.sha256` beside it. The package `loupe_<version>_<debarch>.deb` holds the same
  * files at Debian's places (/usr/bin, /lib/systemd/system, /etc/loupe as a conffile,
  * /usr/share/doc/loupe); its maintainer scripts do what install.sh does, and honour DPKG_ROOT.
+ * The OCI image archive `loupe-<version>-linux-<arch>-oci.tar` (an OCI image layout in a tar,
+ * for `podman load` or `skopeo copy oci-archive:...`) is written here without any container
+ * tool: one layer with the executable, the C library it links, and the non-root user `loupe`.
  */
-import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join, relative } from "node:path";
 
 export interface ReleaseOptions {
@@ -31,6 +45,7 @@ export interface ReleaseOptions {
 export interface Release {
   tarball: string;
   deb: string;
+  oci: string;
   /** The unpacked tree the tarball was made of. */
   tree: string;
 }
@@ -58,7 +73,8 @@ export async function makeRelease(o: ReleaseOptions): Promise<Release> {
   await run(["tar", "--sort=name", "--owner=0", "--group=0", "--numeric-owner", "-czf", tarball, "-C", staging, name]);
   writeFileSync(`${tarball}.sha256`, `${sha256(tarball)}  ${name}.tar.gz\n`);
   const deb = await makeDeb(o, tree, staging);
-  return { tarball, deb, tree };
+  const oci = await makeOci(o, tree);
+  return { tarball, deb, oci, tree };
 }
 
 /** `sha256sum` format, every file under `dir` but the sums themselves, by path. */
@@ -278,3 +294,144 @@ if [ "$1" = purge ]; then
   fi
 fi
 `;
+
+/** One entry of a tar layer, with the owner and mode it has in the image whoever builds it. */
+interface TarEntry {
+  path: string;
+  mode: number;
+  uid: number;
+  gid: number;
+  data?: Uint8Array;
+}
+
+/** A ustar header field: octal, zero-padded, NUL-terminated. */
+function octal(n: number, width: number): string {
+  return `${n.toString(8).padStart(width - 1, "0")}\0`;
+}
+
+/**
+ * A POSIX ustar archive of `entries` (directories end with "/"), every time 0: the same input
+ * makes the same bytes, so the layer's digest depends on its content only.
+ */
+function ustar(entries: TarEntry[]): Uint8Array<ArrayBuffer> {
+  const parts: Uint8Array[] = [];
+  const enc = new TextEncoder();
+  for (const e of entries) {
+    if (e.path.length > 100) throw new Error(`tar path too long: ${e.path}`);
+    const dir = e.path.endsWith("/");
+    const size = dir ? 0 : (e.data?.length ?? 0);
+    const h = new Uint8Array(512);
+    const put = (offset: number, text: string) => h.set(enc.encode(text), offset);
+    put(0, e.path);
+    put(100, octal(e.mode, 8));
+    put(108, octal(e.uid, 8));
+    put(116, octal(e.gid, 8));
+    put(124, octal(size, 12));
+    put(136, octal(0, 12));
+    put(148, "        ");
+    put(156, dir ? "5" : "0");
+    put(257, "ustar\u000000");
+    const sum = h.reduce((a, b) => a + b, 0);
+    put(148, `${sum.toString(8).padStart(6, "0")}\0 `);
+    parts.push(h);
+    if (!dir && e.data) {
+      parts.push(e.data);
+      if (size % 512) parts.push(new Uint8Array(512 - (size % 512)));
+    }
+  }
+  parts.push(new Uint8Array(1024));
+  return new Uint8Array(Buffer.concat(parts));
+}
+
+/** The shared libraries the executable links, as `ldd` lists them (the image has no others). */
+function linkedLibraries(exe: string): string[] {
+  const out = Bun.spawnSync(["ldd", exe], { stdout: "pipe" }).stdout.toString();
+  return [...out.matchAll(/(\/\S+) \(0x/g)].map((m) => m[1]!);
+}
+
+/** The uid and gid of `loupe` in the image: not root, and above any host's system range. */
+const IMAGE_UID = 10001;
+
+async function makeOci(o: ReleaseOptions, tree: string): Promise<string> {
+  const dirs = (paths: string[], mode = 0o755, uid = 0) => paths.map((p) => ({ path: `${p}/`, mode, uid, gid: uid }));
+  const file = (path: string, data: Uint8Array | string, mode = 0o644) => ({
+    path,
+    mode,
+    uid: 0,
+    gid: 0,
+    data: typeof data === "string" ? new TextEncoder().encode(data) : data,
+  });
+  const libs = linkedLibraries(join(tree, "bin/loupe"));
+  const libDirs = [...new Set(libs.flatMap((l) => ancestors(dirname(l).slice(1))))].sort();
+  const layer = ustar([
+    ...dirs([...new Set(["etc", "tmp", "usr", "usr/local", "usr/local/bin", "var", "var/lib", ...libDirs])].sort()).map((d) =>
+      d.path === "tmp/" ? { ...d, mode: 0o1777 } : d,
+    ),
+    ...dirs(["var/lib/loupe"], 0o700, IMAGE_UID),
+    file("etc/passwd", `root:x:0:0:root:/root:/sbin/nologin\nloupe:x:${IMAGE_UID}:${IMAGE_UID}::/var/lib/loupe:/sbin/nologin\n`),
+    file("etc/group", `root:x:0:\nloupe:x:${IMAGE_UID}:\n`),
+    ...libs.map((l) => file(l.slice(1), readFileSync(realpathSync(l)), 0o755)),
+    file("usr/local/bin/loupe", readFileSync(join(tree, "bin/loupe")), 0o755),
+  ]);
+  const gz = Bun.gzipSync(layer, { level: 6 });
+  const digest = (b: Uint8Array) => `sha256:${new Bun.CryptoHasher("sha256").update(b).digest("hex")}`;
+  const arch = DEB_ARCH[o.arch];
+  const config = new TextEncoder().encode(
+    JSON.stringify({
+      architecture: arch,
+      os: "linux",
+      config: {
+        User: `${IMAGE_UID}:${IMAGE_UID}`,
+        Env: ["PATH=/usr/local/bin", "LOUPE_DATA_DIR=/var/lib/loupe", "LOUPE_HOST=0.0.0.0"],
+        Entrypoint: ["/usr/local/bin/loupe"],
+        Cmd: ["serve"],
+        WorkingDir: "/var/lib/loupe",
+        ExposedPorts: { "9991/tcp": {} },
+        Volumes: { "/var/lib/loupe": {} },
+        Labels: { "org.opencontainers.image.title": "loupe", "org.opencontainers.image.version": o.version },
+      },
+      rootfs: { type: "layers", diff_ids: [digest(layer)] },
+      history: [{ created_by: "bun build.ts --release" }],
+    }),
+  );
+  const manifest = new TextEncoder().encode(
+    JSON.stringify({
+      schemaVersion: 2,
+      mediaType: "application/vnd.oci.image.manifest.v1+json",
+      config: { mediaType: "application/vnd.oci.image.config.v1+json", digest: digest(config), size: config.length },
+      layers: [{ mediaType: "application/vnd.oci.image.layer.v1.tar+gzip", digest: digest(gz), size: gz.length }],
+    }),
+  );
+  const index = {
+    schemaVersion: 2,
+    mediaType: "application/vnd.oci.image.index.v1+json",
+    manifests: [
+      {
+        mediaType: "application/vnd.oci.image.manifest.v1+json",
+        digest: digest(manifest),
+        size: manifest.length,
+        annotations: { "org.opencontainers.image.ref.name": `loupe:${o.version}` },
+        platform: { architecture: arch, os: "linux" },
+      },
+    ],
+  };
+  const blob = (b: Uint8Array) => file(`blobs/sha256/${digest(b).slice("sha256:".length)}`, b);
+  const archive = ustar([
+    ...dirs(["blobs", "blobs/sha256"]),
+    file("oci-layout", JSON.stringify({ imageLayoutVersion: "1.0.0" })),
+    file("index.json", JSON.stringify(index)),
+    blob(config),
+    blob(manifest),
+    blob(gz),
+  ]);
+  const out = join(o.outDir, `loupe-${o.version}-linux-${o.arch}-oci.tar`);
+  writeFileSync(out, archive);
+  writeFileSync(`${out}.sha256`, `${sha256(out)}  loupe-${o.version}-linux-${o.arch}-oci.tar\n`);
+  return out;
+}
+
+/** "a/b/c" -> ["a", "a/b", "a/b/c"]. */
+function ancestors(path: string): string[] {
+  const parts = path.split("/");
+  return parts.map((_, i) => parts.slice(0, i + 1).join("/"));
+}

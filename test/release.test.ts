@@ -3,7 +3,8 @@
  * The release as an operator gets it: `bun build.ts --release` once for the file, the tarball
  * unpacked and installed by its install.sh into a scratch root inside a network namespace with
  * no routes (an air-gapped host), the installed unit scored by systemd-analyze, and the .deb
- * installed, removed and purged by dpkg in another scratch root.
+ * installed, removed and purged by dpkg in another scratch root; the OCI image archive read as
+ * a registry would, then run by podman.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -207,5 +208,76 @@ describe("the release", () => {
     expect(existsSync(join(scratch, "var/lib/loupe"))).toBe(false);
     expect(readFileSync(join(scratch, "etc/passwd"), "utf8")).not.toContain("loupe:");
     expect(sh(["dpkg-query", `--root=${scratch}`, "-W", "loupe"]).code).not.toBe(0);
+  });
+
+  test("the OCI image archive holds one layer: the executable, its C library and the non-root user; podman runs it", () => {
+    const archive = join(out, `${name}-oci.tar`);
+    expect(sh(["sha256sum", "--check", "--quiet", `${name}-oci.tar.sha256`], { cwd: out }).code).toBe(0);
+    const layout = join(dir, "oci");
+    mkdirSync(layout);
+    expect(sh(["tar", "-xf", archive, "-C", layout]).code).toBe(0);
+    const blob = (digest: string) => {
+      const bytes = readFileSync(join(layout, "blobs/sha256", digest.slice("sha256:".length)));
+      // Content-addressed: every blob is what its name says.
+      expect(`sha256:${new Bun.CryptoHasher("sha256").update(bytes).digest("hex")}`).toBe(digest);
+      return bytes;
+    };
+    expect(JSON.parse(readFileSync(join(layout, "oci-layout"), "utf8"))).toEqual({ imageLayoutVersion: "1.0.0" });
+    const index = JSON.parse(readFileSync(join(layout, "index.json"), "utf8")) as {
+      manifests: { digest: string; annotations: Record<string, string> }[];
+    };
+    expect(index.manifests[0]!.annotations["org.opencontainers.image.ref.name"]).toBe(`loupe:${version}`);
+    const manifest = JSON.parse(blob(index.manifests[0]!.digest).toString()) as {
+      config: { digest: string };
+      layers: { digest: string; mediaType: string }[];
+    };
+    const config = JSON.parse(blob(manifest.config.digest).toString()) as {
+      config: { User: string; Entrypoint: string[] };
+      rootfs: { diff_ids: string[] };
+    };
+    expect(config.config.User).toBe("10001:10001");
+    expect(config.config.Entrypoint).toEqual(["/usr/local/bin/loupe"]);
+    expect(manifest.layers).toHaveLength(1);
+    const layer = Bun.gunzipSync(blob(manifest.layers[0]!.digest));
+    expect(`sha256:${new Bun.CryptoHasher("sha256").update(layer).digest("hex")}`).toBe(config.rootfs.diff_ids[0]!);
+    writeFileSync(join(dir, "layer.tar"), layer);
+    const listing = sh(["tar", "-tvf", join(dir, "layer.tar"), "--numeric-owner"]).out;
+    const files = listing
+      .split("\n")
+      .filter((l) => l.startsWith("-"))
+      .map((l) => l.split(/\s+/).at(-1));
+    expect(files).toContain("usr/local/bin/loupe");
+    expect(files).toContain("etc/passwd");
+    // Besides those: the shared objects ldd names (the C library and its loader), nothing else.
+    expect(
+      files.filter((f) => !["usr/local/bin/loupe", "etc/passwd", "etc/group"].includes(f!)).every((f) => /\.so(\.\d+)*$/.test(f!)),
+    ).toBe(true);
+    expect(listing).toMatch(/^drwx------ 10001\/10001 .* var\/lib\/loupe\/$/m);
+
+    // podman (Debian's) with runc: crun refuses this host's hybrid cgroups, and the limits are
+    // set below the host's, which a container may not raise.
+    if (!Bun.which("podman") || !Bun.which("runc")) throw new Error("podman and runc are needed: apt-get install podman runc");
+    const run = Bun.spawnSync(
+      [
+        "podman",
+        "--runtime",
+        "runc",
+        "--cgroup-manager",
+        "cgroupfs",
+        "run",
+        "--rm",
+        "--network=none",
+        "--ulimit",
+        "nofile=1024:1024",
+        "--ulimit",
+        "nproc=1024:1024",
+        `oci-archive:${archive}`,
+        "--version",
+      ],
+      { stdout: "pipe", stderr: "pipe" },
+    );
+    expect(run.stdout.toString().trim()).toBe(version);
+    expect(run.exitCode).toBe(0);
+    sh(["podman", "rmi", "-f", `localhost/loupe:${version}`]);
   });
 });
