@@ -83,6 +83,7 @@ userBase = ${JSON.stringify(process.env.LDAP_BASE_DN)}
     const { code, lines } = await doctor(`[[kafka.clusters]]\nname = "gone"\nbootstrapServers = "127.0.0.1:${port}"\n`);
     expect(code).toBe(1);
     const line = lines.find((l) => l.startsWith("FAIL kafka 'gone'"));
+    console.log(`[doctor] ${line}`);
     expect(line).toContain(`bootstrap 127.0.0.1:${port}`);
     expect(line).toContain(`Fix: check kafka.clusters[gone].bootstrapServers (127.0.0.1:${port})`);
   });
@@ -91,6 +92,7 @@ userBase = ${JSON.stringify(process.env.LDAP_BASE_DN)}
     const { code, lines } = await doctor(secured({ password: "not-the-password" }));
     expect(code).toBe(1);
     const line = lines.find((l) => l.startsWith("FAIL kafka 'secured'"));
+    console.log(`[doctor] ${line}`);
     expect(line).toContain("SASL SCRAM-SHA-512 as loupe-admin");
     expect(line).toContain("Fix: check kafka.clusters[secured].sasl");
   });
@@ -99,6 +101,7 @@ userBase = ${JSON.stringify(process.env.LDAP_BASE_DN)}
     const { code, lines } = await doctor(secured({ ca: secureKafkaEnv().untrusted.caFile }));
     expect(code).toBe(1);
     const line = lines.find((l) => l.startsWith("FAIL kafka 'secured'"));
+    console.log(`[doctor] ${line}`);
     expect(line).toContain("Fix: set kafka.clusters[secured].tls.ca");
   });
 
