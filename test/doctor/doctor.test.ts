@@ -5,9 +5,10 @@
  * fails, exit status 1, with the line that says what to fix on what does not.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chownSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { openStore } from "../../src/db/index.ts";
 import { secureKafkaEnv } from "../cluster/cluster.ts";
 
 const root = join(import.meta.dir, "../..");
@@ -23,9 +24,9 @@ function closedPort(): number {
 }
 
 let files = 0;
-async function doctor(toml: string): Promise<{ code: number; lines: string[] }> {
+async function doctor(toml: string, dataDir = join(dir, "data")): Promise<{ code: number; lines: string[] }> {
   const path = join(dir, `loupe-${++files}.toml`);
-  writeFileSync(path, `dataDir = ${JSON.stringify(join(dir, "data"))}\n${toml}`);
+  writeFileSync(path, `dataDir = ${JSON.stringify(dataDir)}\n${toml}`);
   const p = Bun.spawn([process.execPath, join(root, "src/main.ts"), "doctor", "--config", path], {
     env: { PATH: process.env.PATH ?? "" },
     stdout: "pipe",
@@ -129,5 +130,19 @@ urls = ["${liveWorker}", "http://127.0.0.1:${connectPort}"]
   test("an invalid configuration fails before any check, as check-config does", async () => {
     const { code } = await doctor(`[[kafka.clusters]]\nname = "x"\nbootstrapServers = "no-port"\n`);
     expect(code).toBe(2);
+  });
+
+  test("reads the service's store as root, as the installer runs it, and leaves every file there the service user's", async () => {
+    const data = join(dir, "store");
+    mkdirSync(data);
+    const store = await openStore(data);
+    await store.close();
+    // The service's user (nobody here); the doctor runs as root, as the installer runs it.
+    const owner = 65534;
+    chownSync(data, owner, owner);
+    for (const f of readdirSync(data)) chownSync(join(data, f), owner, owner);
+    const { lines } = await doctor(devCluster(), data);
+    expect(lines).toContainEqual(expect.stringMatching(/^ok {3}store: .*loupe\.db: schema version \d+, integrity ok$/));
+    for (const f of readdirSync(data)) expect(`${f} ${statSync(join(data, f)).uid}`).toBe(`${f} ${owner}`);
   });
 });
