@@ -3,6 +3,7 @@ import { aclsArea } from "./domains/acls/area.ts";
 import { alertsArea } from "./domains/alerts/area.ts";
 import { auditArea } from "./domains/audit/area.ts";
 import { authArea } from "./domains/auth/area.ts";
+import { brokersArea } from "./domains/brokers/area.ts";
 import { clusterArea } from "./domains/cluster/area.ts";
 import { configsArea } from "./domains/configs/area.ts";
 import { connectArea } from "./domains/connect/area.ts";
@@ -16,6 +17,7 @@ import { metadataArea } from "./domains/metadata/area.ts";
 import { metricsArea } from "./domains/metrics/area.ts";
 import { processorsArea } from "./domains/processors/area.ts";
 import { profileArea } from "./domains/profile/area.ts";
+import { quotasArea } from "./domains/quotas/area.ts";
 import { schemasArea } from "./domains/schemas/area.ts";
 import { serverInfoArea } from "./domains/server-info/area.ts";
 import { serviceAccountsArea } from "./domains/service-accounts/area.ts";
@@ -47,6 +49,7 @@ export const AREAS = [
   jdbcArea,
   consumersArea,
   clusterArea,
+  brokersArea,
   alertsArea,
   connectArea,
   metricsArea,
@@ -55,6 +58,7 @@ export const AREAS = [
   profileArea,
   configsArea,
   aclsArea,
+  quotasArea,
   kafkaUsersArea,
   groupsArea,
   usersArea,

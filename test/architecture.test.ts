@@ -67,6 +67,8 @@ const UI_MAY_IMPORT = new Set([
   "src/domains/kafka-users/schemas.ts",
   "src/domains/metadata/schemas.ts",
   "src/domains/processors/schemas.ts",
+  "src/domains/quotas/schemas.ts",
+  "src/domains/quotas/targets.ts",
   "src/domains/schemas/schemas.ts",
   "src/domains/service-accounts/schemas.ts",
   "src/domains/shared/schemas.ts",

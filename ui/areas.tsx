@@ -1,6 +1,7 @@
 import type { ReactNode } from "react";
 import { AclsPage } from "./pages/Acls.tsx";
 import { AuditPage } from "./pages/Audit.tsx";
+import { BrokersPage } from "./pages/Brokers.tsx";
 import { ConnectPage } from "./pages/Connect.tsx";
 import { ConsumerGroupPage } from "./pages/ConsumerGroup.tsx";
 import { ConsumersPage } from "./pages/Consumers.tsx";
@@ -9,6 +10,7 @@ import { KafkaUsersPage } from "./pages/KafkaUsers.tsx";
 import { LogsPage } from "./pages/Logs.tsx";
 import { type Health, OverviewPage } from "./pages/Overview.tsx";
 import { ProcessorsPage } from "./pages/Processors.tsx";
+import { QuotasPage } from "./pages/Quotas.tsx";
 import { SchemasPage } from "./pages/Schemas.tsx";
 import { ServiceAccountsPage } from "./pages/ServiceAccounts.tsx";
 import { SqlPage } from "./pages/Sql.tsx";
@@ -63,6 +65,10 @@ export const AREA_PAGES = {
     nav: { path: "/", label: "Overview", level: "nodata" },
     render: ({ health }) => <OverviewPage health={health} />,
   },
+  brokers: {
+    nav: { path: "/brokers", label: "Brokers", level: "nodata" },
+    render: at("/brokers", ({ user }) => <BrokersPage canChange={user.administrator} />),
+  },
   topics: {
     nav: { path: "/topics", label: "Topics", level: "nodata" },
     render: ({ path, location, canWrite, canRead }) =>
@@ -115,6 +121,10 @@ export const AREA_PAGES = {
     nav: { path: "/acls", label: "ACLs", level: "nodata" },
     render: at("/acls", ({ location, user }) => <AclsPage location={location} canAdmin={user.administrator} />),
   },
+  quotas: {
+    nav: { path: "/quotas", label: "Quotas", level: "nodata" },
+    render: at("/quotas", ({ location, user }) => <QuotasPage location={location} canChange={user.administrator} />),
+  },
   audit: {
     nav: { path: "/audit", label: "Audit", level: "admin" },
     what: "The audit log",
@@ -157,7 +167,7 @@ export const AREA_PAGES = {
   metrics: none("Prometheus scrapes /metrics"),
   "server-info": none("what clients read of the server (config, licence, favourites)"),
   profile: none("favourites and settings that clients keep"),
-  configs: none("the topic forms offer its config names; broker configs are the clients'"),
+  configs: none("the topic forms offer its config names; the Brokers page shows and changes broker configs"),
   ui: none("the UI itself"),
 } satisfies Record<string, AreaPage | NoPage>;
 

@@ -326,6 +326,16 @@ const PAGES: PageSpec[] = [
     },
   },
   {
+    path: () => "/brokers",
+    title: "Brokers",
+    level: "nodata",
+    shown: async (page) => {
+      await heading("Brokers")(page);
+      await main(page).getByRole("table", { name: "Configs of broker 1" }).waitFor();
+    },
+    adminChanges: [{ role: "button", name: /^Edit / }],
+  },
+  {
     path: () => "/acls",
     title: "ACLs",
     level: "nodata",
@@ -334,6 +344,16 @@ const PAGES: PageSpec[] = [
       await main(page).getByRole("button", { name: "Explain" }).waitFor();
     },
     adminChanges: [{ role: "button", name: "Add binding" }],
+  },
+  {
+    path: () => "/quotas",
+    title: "Quotas",
+    level: "nodata",
+    shown: async (page) => {
+      await heading("Quotas")(page);
+      await main(page).getByRole("region", { name: "Which quota applies?" }).waitFor();
+    },
+    adminChanges: [{ role: "button", name: "Create quota…" }],
   },
   {
     path: () => "/audit",
@@ -409,6 +429,7 @@ const PAGES: PageSpec[] = [
 /** The navigation's links for each level, in its order. */
 const NAV: Array<[string, Level]> = [
   ["Overview", "nodata"],
+  ["Brokers", "nodata"],
   ["Topics", "nodata"],
   ["SQL", "read"],
   ["Stream processors", "nodata"],
@@ -416,6 +437,7 @@ const NAV: Array<[string, Level]> = [
   ["Connect", "nodata"],
   ["Schemas", "nodata"],
   ["ACLs", "nodata"],
+  ["Quotas", "nodata"],
   ["Audit", "admin"],
   ["Logs", "admin"],
   ["Kafka users", "admin"],

@@ -563,6 +563,42 @@ const FIXTURES: { [A in AreaName]: Record<string, Prepare> } = {
       body: JSON.stringify(["compression.type"]),
     }),
   },
+  brokers: {
+    "GET /api/brokers": get("/api/brokers", async (res) => {
+      const brokers = (await res.json()) as Array<{ id: number; isController: boolean; logDirs: unknown[] }>;
+      expect(brokers.length).toBeGreaterThan(0);
+      expect(brokers.some((b) => b.isController)).toBe(true);
+    }),
+    "GET /api/brokers/:brokerId/configs": async () => ({
+      path: `/api/brokers/${await brokerId()}/configs`,
+      check: async (res) =>
+        expect((await res.json()) as Array<{ name: string }>).toContainEqual(expect.objectContaining({ name: "log.cleaner.threads" })),
+    }),
+  },
+  // Quota changes act on users and client ids of their own; the defaults (which every client
+  // of the shared broker falls under) get a consumer rate no test reaches, removed again after.
+  quotas: {
+    "GET /api/quotas": get("/api/quotas", jsonArray),
+    "GET /api/quotas/effective": async () => ({
+      path: `/api/quotas/effective?user=${QUOTA_USER}&clientId=${QUOTA_CLIENT}`,
+      check: async (res) => expect(((await res.json()) as { quotas: unknown[] }).quotas.length).toBe(3),
+    }),
+    "PUT /api/quotas/users": async (c) => quotaChange(c, "/api/quotas/users", { user: null }, "USERS DEFAULT"),
+    "DELETE /api/quotas/users": async () => quotaRemoval("/api/quotas/users"),
+    "PUT /api/quotas/users/:user/clients": async (c) =>
+      quotaChange(c, `/api/quotas/users/${QUOTA_USER}/clients`, { user: QUOTA_USER, clientId: null }, "USERS"),
+    "DELETE /api/quotas/users/:user/clients": async () => quotaRemoval(`/api/quotas/users/${QUOTA_USER}/clients`),
+    "PUT /api/quotas/users/:user/clients/:clientId": async (c) =>
+      quotaChange(c, `/api/quotas/users/${QUOTA_USER}/clients/${QUOTA_CLIENT}`, { user: QUOTA_USER, clientId: QUOTA_CLIENT }, "USERCLIENT"),
+    "DELETE /api/quotas/users/:user/clients/:clientId": async () => quotaRemoval(`/api/quotas/users/${QUOTA_USER}/clients/${QUOTA_CLIENT}`),
+    "PUT /api/quotas/users/:user": async (c) => quotaChange(c, `/api/quotas/users/${QUOTA_USER}`, { user: QUOTA_USER }, "USER"),
+    "DELETE /api/quotas/users/:user": async () => quotaRemoval(`/api/quotas/users/${QUOTA_USER}`),
+    "PUT /api/quotas/clients": async (c) => quotaChange(c, "/api/quotas/clients", { clientId: null }, "CLIENTS DEFAULT"),
+    "DELETE /api/quotas/clients": async () => quotaRemoval("/api/quotas/clients"),
+    "PUT /api/quotas/clients/:clientId": async (c) =>
+      quotaChange(c, `/api/quotas/clients/${QUOTA_CLIENT}`, { clientId: QUOTA_CLIENT }, "CLIENT"),
+    "DELETE /api/quotas/clients/:clientId": async () => quotaRemoval(`/api/quotas/clients/${QUOTA_CLIENT}`),
+  },
   acls: {
     "GET /api/acl": get("/api/acl", jsonArray),
     // A binding of a principal of its own per call: PUT creates it, DELETE deletes one made first.
@@ -788,6 +824,36 @@ async function brokerChange(c: Caller, id: number | null): Promise<Prepared> {
     },
   };
 }
+
+const QUOTA_USER = `rbac-quota-user-${process.pid}`;
+const QUOTA_CLIENT = `rbac-quota-client-${process.pid}`;
+/** 1 TiB/s: a limit no test on the shared broker reaches. */
+const UNREACHED_RATE = "1099511627776";
+
+/** Sets a consumer rate on a quota entity the way the Go client sends it (every key, "" for unset); removed again after. */
+async function quotaChange(
+  c: Caller,
+  path: string,
+  entity: { user?: string | null; clientId?: string | null },
+  type: string,
+): Promise<Prepared> {
+  return {
+    path,
+    body: JSON.stringify({ producer_byte_rate: "", consumer_byte_rate: UNREACHED_RATE, request_percentage: "" }),
+    check: async (res) =>
+      expect(await res.json()).toMatchObject({ entityType: type, properties: { consumer_byte_rate: UNREACHED_RATE }, url: path }),
+    cleanup: async () => {
+      const kafkaEntity = [
+        ...(entity.user !== undefined ? [{ type: "user" as const, name: entity.user }] : []),
+        ...(entity.clientId !== undefined ? [{ type: "client-id" as const, name: entity.clientId }] : []),
+      ];
+      if (c.allowed) await rt.kafka.default().quotas.alter([{ entity: kafkaEntity, values: { consumer_byte_rate: null } }]);
+    },
+  };
+}
+
+/** Removes a constraint, set or not: removing what was never set is a success too. */
+const quotaRemoval = (path: string): Prepared => ({ path, body: JSON.stringify(["consumer_byte_rate"]) });
 
 async function logout(c: Caller): Promise<Prepared> {
   // Without a token there is nothing to revoke: that call answers 400 (see expectedStatus).
