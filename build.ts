@@ -85,5 +85,7 @@ if (release) {
   const { makeRelease } = await import("./scripts/release.ts");
   const { VERSION } = await import("./src/version.ts");
   const made = await makeRelease({ root, exe: outfile, version: VERSION, arch: target === "bun-linux-arm64" ? "arm64" : "x64", outDir });
-  console.log(`release ${made.tarball}\npackage ${made.deb}\nimage ${made.oci}`);
+  console.log(
+    `release ${made.tarball}\npackage ${made.deb}\nimage ${made.oci ?? "none: the OCI image is built on a host of its architecture"}`,
+  );
 }

@@ -45,7 +45,8 @@ export interface ReleaseOptions {
 export interface Release {
   tarball: string;
   deb: string;
-  oci: string;
+  /** None for another architecture's executable: the image takes the C library from this host. */
+  oci?: string;
   /** The unpacked tree the tarball was made of. */
   tree: string;
 }
@@ -73,8 +74,9 @@ export async function makeRelease(o: ReleaseOptions): Promise<Release> {
   await run(["tar", "--sort=name", "--owner=0", "--group=0", "--numeric-owner", "-czf", tarball, "-C", staging, name]);
   writeFileSync(`${tarball}.sha256`, `${sha256(tarball)}  ${name}.tar.gz\n`);
   const deb = await makeDeb(o, tree, staging);
-  const oci = await makeOci(o, tree);
-  return { tarball, deb, oci, tree };
+  const hostArch = process.arch === "arm64" ? "arm64" : "x64";
+  const oci = o.arch === hostArch ? await makeOci(o, tree) : undefined;
+  return { tarball, deb, tree, ...(oci ? { oci } : {}) };
 }
 
 /** `sha256sum` format, every file under `dir` but the sums themselves, by path. */
@@ -362,6 +364,7 @@ async function makeOci(o: ReleaseOptions, tree: string): Promise<string> {
     data: typeof data === "string" ? new TextEncoder().encode(data) : data,
   });
   const libs = linkedLibraries(join(tree, "bin/loupe"));
+  if (libs.length === 0) throw new Error("ldd names no library of the executable: the image would not start");
   const libDirs = [...new Set(libs.flatMap((l) => ancestors(dirname(l).slice(1))))].sort();
   const layer = ustar([
     ...dirs([...new Set(["etc", "tmp", "usr", "usr/local", "usr/local/bin", "var", "var/lib", ...libDirs])].sort()).map((d) =>
