@@ -152,7 +152,7 @@ async function authorizerCheck(kafka: KafkaCluster, c: ClusterSettings): Promise
     return {
       status: "ok",
       what,
-      detail: `on; ${own}${principal && acls.length === 0 ? " (a super user needs none; anyone else sees and does nothing)" : ""}`,
+      detail: `on; ${own}${principal && acls.length === 0 ? " (enough only for a super user, or where the brokers set allow.everyone.if.no.acl.found=true)" : ""}`,
     };
   } catch (e) {
     const err = e instanceof AppError ? e : undefined;
