@@ -8,10 +8,10 @@
  * exit status 1. Alertmanager is not checked: Loupe has no Alertmanager setting (it is the one
  * that scrapes or subscribes), so there is nothing of Loupe's to check there.
  */
-import { Database } from "bun:sqlite";
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "../../config/schema.ts";
+import { inspectStore } from "../../db/inspect.ts";
 import { AppError } from "../../errors.ts";
 import { createKafkaPool, type KafkaCluster } from "../../kafka/index.ts";
 import { LogHub } from "../../log/logger.ts";
@@ -85,13 +85,9 @@ function storeCheck(dataDir: string): Check {
     return { status: "fail", what, detail: `${dataDir} is not a directory`, fix: "point dataDir at a directory" };
   const path = join(dataDir, "loupe.db");
   if (!existsSync(path)) return { status: "ok", what, detail: `no store in ${dataDir} yet: the first start creates ${path}` };
-  let db: Database | undefined;
   try {
-    db = new Database(path, { readonly: true });
-    db.exec("PRAGMA busy_timeout = 5000");
-    const integrity = db.query<{ quick_check: string }, []>("PRAGMA quick_check").get()?.quick_check;
+    const { integrity, version } = inspectStore(path);
     if (integrity !== "ok") return { status: "fail", what, detail: `${path}: ${integrity}`, fix: "restore the store from a backup" };
-    const version = db.query<{ v: number | null }, []>("SELECT max(version) AS v FROM schema_version").get()?.v ?? 0;
     return { status: "ok", what, detail: `${path}: schema version ${version}, integrity ok` };
   } catch (e) {
     return {
@@ -100,8 +96,6 @@ function storeCheck(dataDir: string): Check {
       detail: `${path}: ${(e as Error).message}`,
       fix: "check the file's owner and mode, or restore it from a backup",
     };
-  } finally {
-    db?.close();
   }
 }
 
