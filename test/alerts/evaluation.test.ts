@@ -18,7 +18,7 @@ beforeAll(async () => {
   amUrl = requireEnv("ALERTMANAGER_URL");
   rt = await testRuntime({
     lag: { cacheTtl: 0, sampleInterval: 200 },
-    alerts: { evaluationInterval: 300, alertmanagers: [amUrl], initialBackoff: 50, maxBackoff: 500 },
+    alerts: { evaluationInterval: 300, resendInterval: 1_000, alertmanagers: [amUrl], initialBackoff: 50, maxBackoff: 500 },
   });
 });
 afterAll(() => rt.dispose({ topics, groups }));
@@ -92,6 +92,17 @@ describe("consumer lag (2000)", () => {
       },
       { timeoutMs: 15_000, what: "both in Alertmanager" },
     );
+    expect((await lagAlerts(instance)).length).toBe(2);
+    // Re-sent to Alertmanager on its interval while it holds (Alertmanager would expire it otherwise).
+    const sentAt = async () => {
+      const rows = (await (await rt.request("/api/alerts/deliveries?limit=10000", { role: "read" })).json()) as {
+        notification: string;
+        sentAt: number | null;
+      }[];
+      return rows.find((d) => d.notification === byRecords.id)?.sentAt ?? 0;
+    };
+    const first = await waitFor(sentAt, { what: "the first delivery" });
+    await waitFor(async () => (await sentAt()) >= first + 1_000, { timeoutMs: 10_000, what: "a re-send a second later" });
     expect((await lagAlerts(instance)).length).toBe(2);
 
     // Caught up: both resolve.

@@ -8,8 +8,9 @@
  *   a fixed number of requests whatever the number of groups).
  *
  * A finding is identified by a fingerprint (`cond/<cluster>/<alertId>/...`): a new one is raised
- * (after its hold, `for 5m`), one still found stays raised (the outbox re-sends it), one no
- * longer found is resolved. A disabled setting finds nothing, so what it raised is resolved.
+ * (after its hold, `for 5m`), one still found stays raised (the outbox re-sends it), one missing
+ * in two passes in a row is resolved (one pass without it does not flap it). A disabled setting
+ * finds nothing, so what it raised is resolved.
  */
 import type { KafkaPool } from "../../kafka/index.ts";
 import { LagEngine } from "../../lag/engine.ts";
@@ -24,6 +25,12 @@ interface Finding {
   holdMs: number;
 }
 
+/**
+ * Passes in a row a finding must be missing before it is resolved: one pass without it (a
+ * partition between two leaders, a lag read just after a commit) does not end and raise it again.
+ */
+const CLEAR_PASSES = 2;
+
 /** Partitions named in a summary, at most. */
 const NAMED = 10;
 
@@ -34,6 +41,8 @@ export class AlertEvaluator {
   readonly #seen = new Map<string, Map<number, string>>();
   /** Since when a finding under its hold has been found without a break. */
   readonly #since = new Map<string, number>();
+  /** Passes in a row an active finding was missing. */
+  readonly #missing = new Map<string, number>();
 
   constructor(
     d: { kafka: KafkaPool; lag: LagEngine; notifications: NotificationService; settings: AlertSettings; log: Logger },
@@ -147,6 +156,18 @@ export class AlertEvaluator {
       if (now - since < f.holdMs) continue;
       await this.#d.notifications.raise({ ...f.raise, fingerprint: f.fingerprint });
     }
-    for (const fingerprint of active) if (!keys.has(fingerprint)) await this.#d.notifications.resolve(fingerprint, now);
+    for (const fingerprint of active) {
+      if (keys.has(fingerprint)) {
+        this.#missing.delete(fingerprint);
+        continue;
+      }
+      const missing = (this.#missing.get(fingerprint) ?? 0) + 1;
+      if (missing < CLEAR_PASSES) {
+        this.#missing.set(fingerprint, missing);
+        continue;
+      }
+      this.#missing.delete(fingerprint);
+      await this.#d.notifications.resolve(fingerprint, now);
+    }
   }
 }

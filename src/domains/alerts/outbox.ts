@@ -11,9 +11,10 @@
  *   that one again (at least once): Alertmanager takes it as the same alert (same labels), and
  *   a webhook gets the same `X-Loupe-Delivery` id to drop it by.
  *
- * Alertmanager forgets an alert that is not sent again (its resolve_timeout), so a notification
- * that holds (a condition's, with a fingerprint) is queued again for each Alertmanager every
- * `resendInterval`; an event's (a topic created) is sent once, and Alertmanager lets it expire.
+ * Alertmanager forgets an alert that is not sent again (its resolve_timeout), so a condition
+ * Loupe evaluates is queued again for each Alertmanager every `resendInterval` while it holds;
+ * an event (a topic created) or an alert an outside system POSTed is sent once (and its
+ * resolution, when one comes), and Alertmanager lets it expire.
  * A webhook gets the raise and the resolution, once each.
  */
 import { createHmac } from "node:crypto";
@@ -156,7 +157,7 @@ export class AlertOutbox implements DeliveryRouting {
     await sql`
       UPDATE alert_deliveries SET version = version + 1, next_attempt_at = ${now}, attempts = 0, first_pending_at = ${now}
       WHERE channel LIKE 'alertmanager:%' AND version = sent_version AND sent_at < ${now - this.#o.resendIntervalMs}
-        AND notification_id IN (SELECT id FROM alert_notifications WHERE ends_at IS NULL AND fingerprint IS NOT NULL)`.execute(this.#db);
+        AND notification_id IN (SELECT id FROM alert_notifications WHERE ends_at IS NULL AND fingerprint LIKE 'cond/%')`.execute(this.#db);
   }
 
   async #due(): Promise<Due[]> {
@@ -312,6 +313,9 @@ function groupBy<T>(items: T[], key: (t: T) => string): Map<string, T[]> {
   return out;
 }
 
+/** A condition Loupe evaluates (not an event, nor an alert an outside system raised): re-sent while it holds. */
+const held = (r: { fingerprint: string | null }) => r.fingerprint?.startsWith("cond/") === true;
+
 const nonEmpty = (m: Record<string, string>) => Object.fromEntries(Object.entries(m).filter(([, v]) => v !== ""));
 
 /**
@@ -322,8 +326,7 @@ const nonEmpty = (m: Record<string, string>) => Object.fromEntries(Object.entrie
  */
 function amAlert(r: Due, now: number, resendMs: number): Record<string, unknown> {
   const n = toNotification({ ...r, id: r.notification_id });
-  const endsAt =
-    r.ends_at !== null ? new Date(r.ends_at).toISOString() : r.fingerprint ? new Date(now + 4 * resendMs).toISOString() : undefined;
+  const endsAt = r.ends_at !== null ? new Date(r.ends_at).toISOString() : held(r) ? new Date(now + 4 * resendMs).toISOString() : undefined;
   return {
     labels: nonEmpty(n.labels),
     annotations: nonEmpty(n.annotations),
