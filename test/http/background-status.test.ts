@@ -18,7 +18,17 @@ interface Job {
   lastErrorAt: number | null;
 }
 
-const ORDER = ["audit-closing", "housekeeping", "metrics-log", "offset-sampler", "lag-history", "processor-engine", "processor-owners"];
+const ORDER = [
+  "audit-closing",
+  "housekeeping",
+  "metrics-log",
+  "offset-sampler",
+  "lag-history",
+  "processor-engine",
+  "processor-owners",
+  "alert-delivery",
+  "alert-evaluation",
+];
 
 describe("24.3: the background jobs' status in GET /api/health", () => {
   test("24.3: every job, in start order, running, with its last run; all stopped at close", async () => {
