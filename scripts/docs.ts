@@ -28,6 +28,7 @@ const SCHEMA_PLACES: Record<string, string[]> = {
   clusterSchema: ["kafka.clusters"],
   saslSchema: ["kafka.clusters.sasl"],
   tlsSchema: ["kafka.clusters.tls"],
+  authorizerSchema: ["kafka.clusters.authorizer"],
   connectSchema: ["connect"],
   connectClusterSchema: ["connect.clusters"],
   httpAuthSchema: ["connect.clusters.auth", "schemaRegistry.auth"],

@@ -1,19 +1,23 @@
 import { groupsArea } from "./domains/access/area.ts";
+import { aclsArea } from "./domains/acls/area.ts";
 import { alertsArea } from "./domains/alerts/area.ts";
 import { auditArea } from "./domains/audit/area.ts";
 import { authArea } from "./domains/auth/area.ts";
+import { brokersArea } from "./domains/brokers/area.ts";
 import { clusterArea } from "./domains/cluster/area.ts";
 import { configsArea } from "./domains/configs/area.ts";
 import { connectArea } from "./domains/connect/area.ts";
 import { consumersArea } from "./domains/consumers/area.ts";
 import { healthArea } from "./domains/health/area.ts";
 import { jdbcArea, jdbcSelectArea } from "./domains/jdbc/area.ts";
+import { kafkaUsersArea } from "./domains/kafka-users/area.ts";
 import { liveArea } from "./domains/live/area.ts";
 import { logsArea } from "./domains/logs/area.ts";
 import { metadataArea } from "./domains/metadata/area.ts";
 import { metricsArea } from "./domains/metrics/area.ts";
 import { processorsArea } from "./domains/processors/area.ts";
 import { profileArea } from "./domains/profile/area.ts";
+import { quotasArea } from "./domains/quotas/area.ts";
 import { schemasArea } from "./domains/schemas/area.ts";
 import { serverInfoArea } from "./domains/server-info/area.ts";
 import { serviceAccountsArea } from "./domains/service-accounts/area.ts";
@@ -45,6 +49,7 @@ export const AREAS = [
   jdbcArea,
   consumersArea,
   clusterArea,
+  brokersArea,
   alertsArea,
   connectArea,
   metricsArea,
@@ -52,6 +57,9 @@ export const AREAS = [
   serverInfoArea,
   profileArea,
   configsArea,
+  aclsArea,
+  quotasArea,
+  kafkaUsersArea,
   groupsArea,
   usersArea,
   serviceAccountsArea,

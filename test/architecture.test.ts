@@ -62,9 +62,13 @@ const UI_MAY_IMPORT = new Set([
   "src/domains/audit/types.ts",
   // The request schemas the UI's forms check with (zod only).
   "src/domains/access/group-schemas.ts",
+  "src/domains/acls/schemas.ts",
   "src/domains/connect/schemas.ts",
+  "src/domains/kafka-users/schemas.ts",
   "src/domains/metadata/schemas.ts",
   "src/domains/processors/schemas.ts",
+  "src/domains/quotas/schemas.ts",
+  "src/domains/quotas/targets.ts",
   "src/domains/schemas/schemas.ts",
   "src/domains/service-accounts/schemas.ts",
   "src/domains/shared/schemas.ts",

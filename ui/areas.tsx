@@ -1,12 +1,16 @@
 import type { ReactNode } from "react";
+import { AclsPage } from "./pages/Acls.tsx";
 import { AuditPage } from "./pages/Audit.tsx";
+import { BrokersPage } from "./pages/Brokers.tsx";
 import { ConnectPage } from "./pages/Connect.tsx";
 import { ConsumerGroupPage } from "./pages/ConsumerGroup.tsx";
 import { ConsumersPage } from "./pages/Consumers.tsx";
 import { GroupsPage } from "./pages/Groups.tsx";
+import { KafkaUsersPage } from "./pages/KafkaUsers.tsx";
 import { LogsPage } from "./pages/Logs.tsx";
 import { type Health, OverviewPage } from "./pages/Overview.tsx";
 import { ProcessorsPage } from "./pages/Processors.tsx";
+import { QuotasPage } from "./pages/Quotas.tsx";
 import { SchemasPage } from "./pages/Schemas.tsx";
 import { ServiceAccountsPage } from "./pages/ServiceAccounts.tsx";
 import { SqlPage } from "./pages/Sql.tsx";
@@ -61,6 +65,10 @@ export const AREA_PAGES = {
     nav: { path: "/", label: "Overview", level: "nodata" },
     render: ({ health }) => <OverviewPage health={health} />,
   },
+  brokers: {
+    nav: { path: "/brokers", label: "Brokers", level: "nodata" },
+    render: at("/brokers", ({ user }) => <BrokersPage canChange={user.administrator} />),
+  },
   topics: {
     nav: { path: "/topics", label: "Topics", level: "nodata" },
     render: ({ path, location, canWrite, canRead }) =>
@@ -109,6 +117,14 @@ export const AREA_PAGES = {
     nav: { path: "/schemas", label: "Schemas", level: "nodata" },
     render: ({ path, location, canWrite }) => <SchemasPage path={path} location={location} canWrite={canWrite} />,
   },
+  acls: {
+    nav: { path: "/acls", label: "ACLs", level: "nodata" },
+    render: at("/acls", ({ location, user }) => <AclsPage location={location} canAdmin={user.administrator} />),
+  },
+  quotas: {
+    nav: { path: "/quotas", label: "Quotas", level: "nodata" },
+    render: at("/quotas", ({ location, user }) => <QuotasPage location={location} canChange={user.administrator} />),
+  },
   audit: {
     nav: { path: "/audit", label: "Audit", level: "admin" },
     what: "The audit log",
@@ -118,6 +134,11 @@ export const AREA_PAGES = {
     nav: { path: "/logs", label: "Logs", level: "admin" },
     what: "Reading Loupe's logs",
     render: at("/logs", ({ location }) => <LogsPage location={location} />),
+  },
+  "kafka-users": {
+    nav: { path: "/kafka-users", label: "Kafka users", level: "admin" },
+    what: "Managing the Kafka cluster's SCRAM users",
+    render: at("/kafka-users", ({ location }) => <KafkaUsersPage location={location} />),
   },
   users: {
     nav: { path: "/users", label: "Users", level: "admin" },
@@ -146,7 +167,7 @@ export const AREA_PAGES = {
   metrics: none("Prometheus scrapes /metrics"),
   "server-info": none("what clients read of the server (config, licence, favourites)"),
   profile: none("favourites and settings that clients keep"),
-  configs: none("the topic forms offer its config names; broker configs are the clients'"),
+  configs: none("the topic forms offer its config names; the Brokers page shows and changes broker configs"),
   ui: none("the UI itself"),
 } satisfies Record<string, AreaPage | NoPage>;
 

@@ -43,6 +43,20 @@ const tlsSchema = z
   })
   .strict();
 
+/**
+ * What the brokers' authorizer is set to where Kafka does not disclose it: `super.users` and
+ * `allow.everyone.if.no.acl.found` are hidden from DescribeConfigs. Used only to explain
+ * decisions (`GET /api/acl/explain`); the brokers' own settings decide.
+ */
+const authorizerSchema = z
+  .object({
+    /** The brokers' `super.users`, e.g. `["User:admin"]`: Kafka does not disclose them, so ACL explanations count them only when named here. */
+    superUsers: z.array(z.string().regex(/^[^:\s]+:\S.*$/, "a principal, e.g. User:admin")).optional(),
+    /** The brokers' `allow.everyone.if.no.acl.found`, which Kafka does not disclose once set (brokers that leave it unset mean false). */
+    allowEveryoneIfNoAclFound: z.boolean().optional(),
+  })
+  .strict();
+
 export const clusterSchema = z
   .object({
     /** The cluster's name in the API (`x-service-cluster`) and the UI (`?cluster=`). */
@@ -58,6 +72,7 @@ export const clusterSchema = z
     default: z.boolean().default(false),
     sasl: saslSchema.optional(),
     tls: tlsSchema.optional(),
+    authorizer: authorizerSchema.optional(),
   })
   .strict();
 export type ClusterConfig = z.infer<typeof clusterSchema>;

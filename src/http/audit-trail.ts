@@ -23,6 +23,8 @@ export const AUDIT_TYPES = [
   "ACCESS",
   // Beyond the SPEC's list: identities and their access (users, groups, service accounts).
   "USER",
+  // Beyond the SPEC's list: the Kafka cluster's own users (SCRAM credentials).
+  "KAFKA_USER",
   // Beyond the SPEC's list: alert settings turned on or off, and their conditions.
   "ALERT_SETTING",
 ] as const;

@@ -15,10 +15,12 @@ import { LogDirOps } from "./log-dirs.ts";
 import { OffsetOps } from "./offsets.ts";
 import { ProcessingOps } from "./processing.ts";
 import { WriteOps } from "./produce.ts";
+import { describeQuorum } from "./quorum.ts";
 import { QuotaOps } from "./quotas.ts";
 import { ReadOps } from "./reads.ts";
+import { ScramOps } from "./scram.ts";
 import { TopicOps } from "./topics.ts";
-import type { ClusterState, ClusterStats, Health, KafkaClusterConfig } from "./types.ts";
+import type { ClusterDescription, ClusterState, ClusterStats, Health, KafkaClusterConfig, QuorumState } from "./types.ts";
 
 export class KafkaCluster {
   readonly name: string;
@@ -31,6 +33,8 @@ export class KafkaCluster {
   readonly writes: WriteOps;
   readonly acls: AclOps;
   readonly quotas: QuotaOps;
+  /** SCRAM credentials of the cluster's users. */
+  readonly scram: ScramOps;
   readonly logDirs: LogDirOps;
   /** Group membership and transactions, for stream processors. */
   readonly processing: ProcessingOps;
@@ -49,6 +53,7 @@ export class KafkaCluster {
     this.writes = new WriteOps(conn);
     this.acls = new AclOps(conn);
     this.quotas = new QuotaOps(conn);
+    this.scram = new ScramOps(conn);
     this.logDirs = new LogDirOps(conn);
     this.processing = new ProcessingOps(conn);
   }
@@ -73,6 +78,23 @@ export class KafkaCluster {
   /** One cheap Metadata round trip; never throws. */
   health(timeoutMs?: number): Promise<Health> {
     return this.#conn.health(timeoutMs);
+  }
+
+  /** The brokers and the controller Metadata names (a Metadata request of no topic). */
+  brokers(): Promise<ClusterDescription> {
+    return this.#conn.call("Cannot describe the brokers", async () => {
+      const md = await this.#conn.metadata([]);
+      return {
+        clusterId: md.clusterId ?? null,
+        controllerId: md.controllerId,
+        brokers: md.brokers.map((b) => ({ id: b.nodeId, host: b.host, port: b.port, rack: b.rack ?? null })).sort((a, b) => a.id - b.id),
+      };
+    });
+  }
+
+  /** The KRaft controller quorum (DescribeQuorum); null for a cluster without one (ZooKeeper). */
+  quorum(): Promise<QuorumState | null> {
+    return describeQuorum(this.#conn);
   }
 
   /** Brokers, controller, counts and unhealthy partitions, from one Metadata request (of the `visible` topics when given). */

@@ -14,5 +14,6 @@ export {
   type TxnOffset,
   txnFailure,
 } from "./processing.ts";
+export type { ScramUser } from "./scram.ts";
 export { type TxnHeader, TxnOutput } from "./txn-output.ts";
 export type * from "./types.ts";

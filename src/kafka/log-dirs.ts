@@ -1,6 +1,7 @@
 /**
- * Sizes of topics on disk (DescribeLogDirs). One request per broker, whatever the number of
- * topics: the request names no topic, which asks the broker for every partition it holds.
+ * Sizes of topics and of brokers' log dirs on disk (DescribeLogDirs). One request per broker,
+ * whatever the number of topics: the request names no topic, which asks the broker for every
+ * partition it holds.
  * (The client's own describeLogDirs wants every topic and partition listed.)
  *
  * DescribeLogDirs v1+ request: [topics: [name, [partition]]] (null: all)
@@ -10,13 +11,22 @@
 
 import { callApi, num } from "./client.ts";
 import type { KafkaConnection } from "./connection.ts";
+import type { BrokerLogDirs } from "./types.ts";
 
 interface LogDirsResponse {
   results: Array<{
     errorCode: number;
+    logDir: string;
     topics: Array<{ name: string; partitions: Array<{ partitionIndex: number; partitionSize: bigint; isFutureKey: boolean }> }>;
+    /** v4 and later; -1 when the broker cannot tell. */
+    totalBytes?: bigint;
+    usableBytes?: bigint;
   }>;
 }
+
+/** Kafka's KAFKA_STORAGE_ERROR: a log dir the broker took offline. */
+const KAFKA_STORAGE_ERROR = 56;
+const bytesOrNull = (v: bigint | undefined): number | null => (v === undefined || v < 0n ? null : num(v));
 
 export class LogDirOps {
   readonly #conn: KafkaConnection;
@@ -51,6 +61,39 @@ export class LogDirOps {
         sizes.set(topic, (sizes.get(topic) ?? 0) + bytes);
       }
       return sizes;
+    });
+  }
+
+  /** Each broker's log dirs: path, disk size and free space, and the bytes and partitions held there. */
+  brokerDirs(): Promise<BrokerLogDirs[]> {
+    return this.#conn.call("Cannot describe log dirs", async () => {
+      const md = await this.#conn.metadata([]);
+      const brokers = [...md.brokers].sort((a, b) => a.nodeId - b.nodeId);
+      return Promise.all(
+        brokers.map(async (b): Promise<BrokerLogDirs> => {
+          const answer = await callApi<LogDirsResponse>(this.#conn.admin, "DescribeLogDirs", b, null);
+          const dirs = answer.results.map((d) => {
+            let bytes = 0;
+            let partitions = 0;
+            for (const t of d.topics)
+              for (const p of t.partitions) {
+                bytes += num(p.partitionSize);
+                partitions++;
+              }
+            const error =
+              d.errorCode === 0 ? null : d.errorCode === KAFKA_STORAGE_ERROR ? "offline (storage error)" : `error ${d.errorCode}`;
+            return {
+              path: d.logDir,
+              bytes,
+              partitions,
+              totalBytes: bytesOrNull(d.totalBytes),
+              usableBytes: bytesOrNull(d.usableBytes),
+              error,
+            };
+          });
+          return { brokerId: b.nodeId, dirs: dirs.sort((x, y) => (x.path < y.path ? -1 : 1)) };
+        }),
+      );
     });
   }
 }

@@ -2,7 +2,8 @@
  * Counts the requests each cluster sends and times their round trips, for /metrics and the
  * benchmarks. The Kafka client publishes every request on a diagnostics channel; each client
  * Loupe creates carries its cluster's counter in its `context`, which the client hands on to
- * every connection it opens, so one subscriber attributes every request to its cluster.
+ * every connection it opens, so one subscriber attributes every request to its cluster. The
+ * answers' throttle times say how long the brokers held Loupe's own clients back under quotas.
  */
 
 import { connectionsApiChannel, connectionsConnectsChannel, protocolAPIsById } from "@platformatic/kafka";
@@ -14,6 +15,10 @@ export class RequestCounter {
   requests = 0;
   errors = 0;
   lastRoundTripMs: number | null = null;
+  /** The waits the brokers asked for under quotas (`throttle_time_ms` of their answers), summed. */
+  throttleTimeMs = 0;
+  /** Answers that carried a throttle time above 0. */
+  throttled = 0;
   /** Requests per Kafka API name ("Metadata", "Fetch", ...). */
   readonly byApi = new Map<string, number>();
   /**
@@ -30,7 +35,13 @@ export class RequestCounter {
   }
 
   snapshot(): RequestStats {
-    return { requests: this.requests, lastRoundTripMs: this.lastRoundTripMs, errors: this.errors };
+    return {
+      requests: this.requests,
+      lastRoundTripMs: this.lastRoundTripMs,
+      errors: this.errors,
+      throttleTimeMs: this.throttleTimeMs,
+      throttled: this.throttled,
+    };
   }
 }
 
@@ -43,6 +54,8 @@ interface ApiEvent {
   connection?: { context?: unknown; on?(event: "error", listener: (err: unknown) => void): unknown };
   error?: unknown;
   apiKey?: unknown;
+  /** The parsed answer; most carry the broker's `throttleTimeMs` (a quota, or a broker's own request limits). */
+  result?: { throttleTimeMs?: unknown };
 }
 
 function counterOf(event: unknown): RequestCounter | undefined {
@@ -72,6 +85,11 @@ export function watchRequests(): void {
     const t0 = sentAt.get(event as object);
     if (!counter || t0 === undefined) return;
     counter.lastRoundTripMs = Math.round((performance.now() - t0) * 1000) / 1000;
+    const throttle = (event as ApiEvent).result?.throttleTimeMs;
+    if (typeof throttle === "number" && throttle > 0) {
+      counter.throttleTimeMs += throttle;
+      counter.throttled++;
+    }
   });
   connectionsApiChannel.error.subscribe((event: unknown) => {
     const counter = counterOf(event);

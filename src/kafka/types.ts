@@ -37,6 +37,43 @@ export interface BrokerInfo {
   rack: string | null;
 }
 
+/** A broker's log dirs (DescribeLogDirs). */
+export interface BrokerLogDirs {
+  brokerId: number;
+  dirs: Array<{
+    path: string;
+    /** Bytes of the partition replicas held there (future replicas of a move included). */
+    bytes: number;
+    partitions: number;
+    /** The disk's size and free space; null when the broker does not say (before Kafka 3.3). */
+    totalBytes: number | null;
+    usableBytes: number | null;
+    /** null when the dir is online. */
+    error: string | null;
+  }>;
+}
+
+/** One replica of the KRaft metadata log, as the active controller sees it. */
+export interface QuorumReplica {
+  id: number;
+  logEndOffset: number;
+  /** Records behind the quorum's high watermark (0: caught up). */
+  lag: number;
+  /** Epoch ms; null when the controller does not know (yet). */
+  lastFetchTimestamp: number | null;
+  lastCaughtUpTimestamp: number | null;
+}
+
+/** The KRaft controller quorum: its leader (the active controller), epoch and replicas. */
+export interface QuorumState {
+  leaderId: number;
+  leaderEpoch: number;
+  highWatermark: number;
+  voters: QuorumReplica[];
+  /** Brokers (and controllers not voting) that follow the metadata log. */
+  observers: QuorumReplica[];
+}
+
 export interface ClusterDescription {
   clusterId: string | null;
   controllerId: number;
@@ -421,6 +458,10 @@ export interface RequestStats {
   lastRoundTripMs: number | null;
   /** Requests that ended in an error (network or protocol). */
   errors: number;
+  /** Milliseconds the brokers asked the clients to wait under quotas (ProduceResponse and others' `throttle_time_ms`), summed. */
+  throttleTimeMs: number;
+  /** Answers that carried a throttle time. */
+  throttled: number;
 }
 
 export interface ClusterStats extends RequestStats {

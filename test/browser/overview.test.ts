@@ -53,7 +53,14 @@ describe("the overview page", () => {
       expect(cells[1]).toBe("127.0.0.1");
       expect(cells[2]).toBe(process.env.KAFKA_BOOTSTRAP!.split(":")[1]);
       expect(cells[3]).toBe("rack-1");
-      expect(await figure(page, "Controller").innerText()).toBe("Broker 1");
+      // The active controller, from the KRaft quorum: node 1 leads it.
+      expect(await figure(page, "Controller").innerText()).toBe("Node 1");
+      const quorum = page.getByRole("table", { name: "Controller quorum" });
+      const voter = await quorum.locator("tbody tr").first().locator("td").allInnerTexts();
+      expect(voter[0]).toMatch(/^1\s*leader$/);
+      expect(voter[1]).toBe("voter");
+      expect(voter[3]).toBe("0");
+      expect(voter[4]).toMatch(/^\d+ s ago$/);
       expect(await figure(page, "Brokers").innerText()).toBe("1");
 
       // Other tests create and delete topics meanwhile: refresh until the page and the topic
@@ -79,6 +86,7 @@ describe("the overview page", () => {
       const connections = page.getByRole("table", { name: "Connections" });
       expect(await connections.getByRole("row", { name: /Loupe store/ }).innerText()).toContain("Up");
       expect(await connections.getByRole("row", { name: /local/ }).innerText()).toContain("Up");
+      await page.screenshot({ path: "/tmp/overview-quorum.png", fullPage: true });
     });
   }, 60_000);
 

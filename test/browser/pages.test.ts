@@ -151,6 +151,8 @@ interface PageSpec {
   shown: (page: Page) => Promise<void>;
   /** Controls offered only to those who may change things, by accessible name. */
   changes?: Array<{ role: "button" | "link"; name: string | RegExp }>;
+  /** Controls offered only to admins without limits (changing ACLs). */
+  adminChanges?: Array<{ role: "button" | "link"; name: string | RegExp }>;
   /** Controls offered to readers of records (not to nodata). */
   reads?: Array<{ role: "button" | "link"; name: string | RegExp }>;
   /** The page's words when refused. */
@@ -324,6 +326,36 @@ const PAGES: PageSpec[] = [
     },
   },
   {
+    path: () => "/brokers",
+    title: "Brokers",
+    level: "nodata",
+    shown: async (page) => {
+      await heading("Brokers")(page);
+      await main(page).getByRole("table", { name: "Configs of broker 1" }).waitFor();
+    },
+    adminChanges: [{ role: "button", name: /^Edit / }],
+  },
+  {
+    path: () => "/acls",
+    title: "ACLs",
+    level: "nodata",
+    shown: async (page) => {
+      await heading("ACLs")(page);
+      await main(page).getByRole("button", { name: "Explain" }).waitFor();
+    },
+    adminChanges: [{ role: "button", name: "Add binding" }],
+  },
+  {
+    path: () => "/quotas",
+    title: "Quotas",
+    level: "nodata",
+    shown: async (page) => {
+      await heading("Quotas")(page);
+      await main(page).getByRole("region", { name: "Which quota applies?" }).waitFor();
+    },
+    adminChanges: [{ role: "button", name: "Create quota…" }],
+  },
+  {
     path: () => "/audit",
     title: "Audit",
     level: "admin",
@@ -340,6 +372,16 @@ const PAGES: PageSpec[] = [
     shown: async (page) => {
       await heading("Logs")(page);
       await main(page).getByRole("table", { name: "INFO log lines, newest first" }).waitFor();
+    },
+    refusal: ADMIN_WORDS,
+  },
+  {
+    path: () => "/kafka-users",
+    title: "Kafka users",
+    level: "admin",
+    shown: async (page) => {
+      await heading("Kafka users")(page);
+      await main(page).getByRole("button", { name: "Create user" }).waitFor();
     },
     refusal: ADMIN_WORDS,
   },
@@ -387,14 +429,18 @@ const PAGES: PageSpec[] = [
 /** The navigation's links for each level, in its order. */
 const NAV: Array<[string, Level]> = [
   ["Overview", "nodata"],
+  ["Brokers", "nodata"],
   ["Topics", "nodata"],
   ["SQL", "read"],
   ["Stream processors", "nodata"],
   ["Consumer groups", "read"],
   ["Connect", "nodata"],
   ["Schemas", "nodata"],
+  ["ACLs", "nodata"],
+  ["Quotas", "nodata"],
   ["Audit", "admin"],
   ["Logs", "admin"],
+  ["Kafka users", "admin"],
   ["Users", "admin"],
   ["Groups", "admin"],
   ["Service accounts", "admin"],
@@ -473,6 +519,12 @@ async function tour(who: Who): Promise<void> {
               path,
               control: String(c.name),
               offered: can(who, "write"),
+            });
+          for (const c of spec.adminChanges ?? [])
+            expect({ path, control: String(c.name), offered: (await main(page).getByRole(c.role, { name: c.name }).count()) > 0 }).toEqual({
+              path,
+              control: String(c.name),
+              offered: can(who, "admin"),
             });
           for (const c of spec.reads ?? [])
             expect({ path, control: String(c.name), offered: (await main(page).getByRole(c.role, { name: c.name }).count()) > 0 }).toEqual({

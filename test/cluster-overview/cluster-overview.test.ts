@@ -53,6 +53,19 @@ describe("GET /api/cluster", () => {
     expect(body.brokers[0]!.replicas).toBeGreaterThanOrEqual(body.brokers[0]!.leaders);
   });
 
+  test("the KRaft controller quorum: node 1 leads and votes, caught up with the high watermark", async () => {
+    const { quorum, quorumError } = await overview();
+    expect(quorumError).toBeNull();
+    // The test broker is one node, broker and controller: the quorum's only voter and its leader.
+    expect(quorum).toMatchObject({ leaderId: 1, voters: [{ id: 1 }] });
+    expect(quorum!.leaderEpoch).toBeGreaterThan(0);
+    expect(quorum!.highWatermark).toBeGreaterThan(0);
+    const leader = quorum!.voters[0]!;
+    expect(leader.logEndOffset).toBeGreaterThanOrEqual(quorum!.highWatermark);
+    expect(leader.lag).toBe(0);
+    expect(Math.abs(Date.now() - leader.lastCaughtUpTimestamp!)).toBeLessThan(60_000);
+  });
+
   test("topic and partition counts are the cluster's, the created topic among them, healthy", async () => {
     // Other tests create and delete topics at the same time: compare with listings taken just
     // before and just after, and retry until nothing changed in between.

@@ -68,6 +68,14 @@ describe("a cluster that loses a broker", () => {
     // Every replica is held by a broker: their counts add up to every partition's replicas.
     expect(body.brokers.reduce((n, b) => n + b.replicas, 0)).toBe(all.reduce((n, t) => n + t.partitions * t.replicationFactor, 0));
     expect(body.brokers.reduce((n, b) => n + b.leaders, 0)).toBe(body.partitions);
+    // The quorum: node 1 votes and leads; node 2, a broker only, follows the metadata log as an observer.
+    expect(body.quorum).toMatchObject({ leaderId: 1, voters: [{ id: 1, lag: 0 }] });
+    const observer = await waitFor(async () => (await overview()).quorum?.observers.find((o) => o.id === 2 && o.lag === 0), {
+      timeoutMs: 30_000,
+      intervalMs: 250,
+      what: "node 2 caught up as an observer",
+    });
+    expect(Math.abs(Date.now() - observer.lastFetchTimestamp!)).toBeLessThan(30_000);
   }, 60_000);
 
   test("node 2 killed: its replicas are out of sync, the partitions only it held are offline, and the overview still answers", async () => {
@@ -75,6 +83,7 @@ describe("a cluster that loses a broker", () => {
     const onNode2 = described!.partitionDetails.filter((p) => p.replicas.join() === "2").map((p) => p.partition);
     expect(onNode2.length).toBeGreaterThan(0);
 
+    const killedAt = Date.now();
     await killService(cluster!.brokers[1]!);
     // Once the controller fences node 2 (its session timeout), Metadata says so.
     const body = await waitFor(
@@ -98,6 +107,13 @@ describe("a cluster that loses a broker", () => {
       expect(p.isr).toEqual([1]);
       expect(p.leader).toBe(1);
     }
+    // Fencing node 2 wrote to the metadata log: the observer it was has fallen behind (or is gone).
+    const node2 = body.quorum!.observers.find((o) => o.id === 2);
+    if (node2) {
+      expect(node2.lag).toBeGreaterThan(0);
+      expect(node2.lastFetchTimestamp!).toBeLessThanOrEqual(killedAt + 1_000);
+    }
+    expect(body.quorum!.voters).toMatchObject([{ id: 1, lag: 0 }]);
   }, 90_000);
 
   test("regression: one offline partition failed the Kafka layer's topic list, and with it every consumer lag (the overview's total)", async () => {

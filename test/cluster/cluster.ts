@@ -93,6 +93,8 @@ export interface StartContext {
   join?: { node: ServiceProcess; nodeId: number };
   /** LDAP only: also serve ldaps:// (LDAPS_URL) and StartTLS with this certificate and key. */
   ldapTls?: LdapTls;
+  /** Kafka only: server.properties that replace the tool's (`"authorizer.class.name": ""`: no authorizer). */
+  kafkaProperties?: Record<string, string | number | boolean>;
 }
 
 export interface LdapTls {
@@ -491,6 +493,17 @@ async function waitUntil(
 // ---------------------------------------------------------------------------------------------
 // Kafka
 
+/** Formats a KRaft node's storage (`kafka-storage format`) with the cluster id and the given extra arguments. */
+function formatKraftStorage(jvm: string[], classpath: string, propsFile: string, clusterId: string, cwd: string, extra: string[]): void {
+  const args = [...jvm.slice(1), "-Xmx128m", "-cp", classpath, "kafka.tools.StorageTool", "format", "--config", propsFile];
+  const format = spawnSync(jvm[0]!, [...args, "--cluster-id", clusterId, ...extra], { encoding: "utf8", cwd });
+  if (format.status !== 0) {
+    throw new Error(
+      `kafka-storage format of ${propsFile} failed (exit ${format.status}):\n${tail(`${format.stdout}\n${format.stderr}`, 30)}`,
+    );
+  }
+}
+
 /** Kafka's cluster ids are 16 random bytes in unpadded base64url. */
 /** A random cluster id. Like Kafka's own Uuid.randomUuid(), never one that starts with '-': the
  * storage tool would read it as an option (and fail one start in 64). */
@@ -501,7 +514,13 @@ function kafkaClusterId(): string {
   }
 }
 
-function brokerProperties(dataDir: string, port: number, controllerPort: number, nodeId = 1): string {
+function brokerProperties(
+  dataDir: string,
+  port: number,
+  controllerPort: number,
+  nodeId = 1,
+  overrides: Record<string, string | number | boolean> = {},
+): string {
   // Node 1 is broker and controller; further nodes are brokers that use its controller.
   const controller = nodeId === 1;
   const props: Record<string, string | number | boolean> = {
@@ -550,6 +569,7 @@ function brokerProperties(dataDir: string, port: number, controllerPort: number,
     "background.threads": 2,
     "auto.create.topics.enable": false,
     "delete.topic.enable": true,
+    ...overrides,
   };
   return Object.entries(props)
     .map(([k, v]) => `${k}=${v}`)
@@ -641,7 +661,7 @@ export const kafkaService: ServiceDef = {
     const log4jFile = join(ctx.runDir, "log4j2.properties");
     const logFile = join(ctx.runDir, "kafka.log");
     mkdirSync(dataDir, { recursive: true });
-    writeFileSync(propsFile, brokerProperties(dataDir, port, controllerPort, nodeId));
+    writeFileSync(propsFile, brokerProperties(dataDir, port, controllerPort, nodeId, ctx.kafkaProperties));
     writeFileSync(log4jFile, KAFKA_LOG4J);
     const classpath = `${libs}/*`;
     const jvm = [javaBin(), ...BASE_JVM_OPTS, `-Dlog4j2.configurationFile=${log4jFile}`];
@@ -649,27 +669,7 @@ export const kafkaService: ServiceDef = {
     // Formats the single-node KRaft quorum (a dynamic quorum of one voter: --standalone); a
     // joining broker formats with the cluster id of the node it joins.
     const clusterId = ctx.join ? kafkaClusterIdOf(ctx.join.node) : kafkaClusterId();
-    const format = spawnSync(
-      jvm[0]!,
-      [
-        ...jvm.slice(1),
-        "-Xmx128m",
-        "-cp",
-        classpath,
-        "kafka.tools.StorageTool",
-        "format",
-        "--config",
-        propsFile,
-        "--cluster-id",
-        clusterId,
-        ...(ctx.join ? [] : ["--standalone"]),
-        "--ignore-formatted",
-      ],
-      { encoding: "utf8", cwd: ctx.runDir },
-    );
-    if (format.status !== 0) {
-      throw new Error(`kafka-storage format failed (exit ${format.status}):\n${tail(`${format.stdout}\n${format.stderr}`, 30)}`);
-    }
+    formatKraftStorage(jvm, classpath, propsFile, clusterId, ctx.runDir, [...(ctx.join ? [] : ["--standalone"]), "--ignore-formatted"]);
 
     const command = [...jvm, "-Xms64m", "-Xmx512m", ...(ctx.jvmOpts ?? []), "-cp", classpath, "kafka.Kafka", propsFile];
     const pid = spawnDetached(command, ctx.runDir, logFile);
@@ -932,27 +932,7 @@ export const kafkaSecureService: ServiceDef = {
       "--add-scram",
       `SCRAM-SHA-512=[name=${u.user},password=${u.password}]`,
     ]);
-    const format = spawnSync(
-      jvm[0]!,
-      [
-        ...jvm.slice(1),
-        "-Xmx128m",
-        "-cp",
-        classpath,
-        "kafka.tools.StorageTool",
-        "format",
-        "--config",
-        propsFile,
-        "--cluster-id",
-        kafkaClusterId(),
-        "--standalone",
-        ...scram,
-      ],
-      { encoding: "utf8", cwd: ctx.runDir },
-    );
-    if (format.status !== 0) {
-      throw new Error(`kafka-storage format (secured) failed (exit ${format.status}):\n${tail(`${format.stdout}\n${format.stderr}`, 30)}`);
-    }
+    formatKraftStorage(jvm, classpath, propsFile, kafkaClusterId(), ctx.runDir, ["--standalone", ...scram]);
     const command = [...jvm, "-Xms64m", "-Xmx384m", ...(ctx.jvmOpts ?? []), "-cp", classpath, "kafka.Kafka", propsFile];
     const pid = spawnDetached(command, ctx.runDir, logFile);
     const proc: ServiceProcess = {
@@ -1764,6 +1744,8 @@ export interface StartClusterOptions {
   kafkaBrokers?: number;
   /** The ldap service also serves TLS (ldaps:// and StartTLS) with this certificate. */
   ldapTls?: LdapTls;
+  /** The kafka service's server.properties that replace the tool's (a broker without an authorizer). */
+  kafkaProperties?: Record<string, string | number | boolean>;
   /**
    * Services running elsewhere, e.g. { KAFKA_BOOTSTRAP } of a shared broker: a needed service
    * whose variables are all here is used, not started (Connect on the run's broker).
@@ -1828,6 +1810,7 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
                 ownerPid: opts.ownerPid,
                 jvmOpts: opts.jvmOpts ?? jvmOptsFromEnv(),
                 ...(opts.ldapTls ? { ldapTls: opts.ldapTls } : {}),
+                ...(opts.kafkaProperties ? { kafkaProperties: opts.kafkaProperties } : {}),
               });
               started.push(proc);
               Object.assign(env, proc.env);

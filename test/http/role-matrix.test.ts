@@ -101,6 +101,30 @@ async function freshToken(role: Role): Promise<string> {
   return res.text();
 }
 
+let aclCount = 0;
+/** A READ binding on the shared topic for a principal no other test uses. */
+const aclBinding = () => ({
+  resourceType: "Topic",
+  resourceName: topic,
+  principal: `User:rbac-acl-${process.pid}-${++aclCount}`,
+  permissionType: "Allow",
+  host: "*",
+  operation: "Read",
+});
+
+let kafkaUserCount = 0;
+const kafkaUserName = () => `rbac-kuser-${process.pid}-${++kafkaUserCount}`;
+/** A SCRAM user made for an allowed call (a denied one names a user that need not exist). */
+async function newKafkaUser(c: Caller): Promise<string> {
+  const name = kafkaUserName();
+  if (c.allowed)
+    expect(
+      (await rt.request("/api/kafka-users", { method: "POST", role: "admin", body: JSON.stringify({ name, password: "rbac-password-1" }) }))
+        .status,
+    ).toBe(200);
+  return name;
+}
+
 /** The caller of one call: a role and its token, or no token at all. */
 interface Caller {
   role?: Role;
@@ -581,6 +605,90 @@ const FIXTURES: { [A in AreaName]: Record<string, Prepare> } = {
       body: JSON.stringify(["compression.type"]),
     }),
   },
+  brokers: {
+    "GET /api/brokers": get("/api/brokers", async (res) => {
+      const brokers = (await res.json()) as Array<{ id: number; isController: boolean; logDirs: unknown[] }>;
+      expect(brokers.length).toBeGreaterThan(0);
+      expect(brokers.some((b) => b.isController)).toBe(true);
+    }),
+    "GET /api/brokers/:brokerId/configs": async () => ({
+      path: `/api/brokers/${await brokerId()}/configs`,
+      check: async (res) =>
+        expect((await res.json()) as Array<{ name: string }>).toContainEqual(expect.objectContaining({ name: "log.cleaner.threads" })),
+    }),
+  },
+  // Quota changes act on users and client ids of their own; the defaults (which every client
+  // of the shared broker falls under) get a consumer rate no test reaches, removed again after.
+  quotas: {
+    "GET /api/quotas": get("/api/quotas", jsonArray),
+    "GET /api/quotas/effective": async () => ({
+      path: `/api/quotas/effective?user=${QUOTA_USER}&clientId=${QUOTA_CLIENT}`,
+      check: async (res) => expect(((await res.json()) as { quotas: unknown[] }).quotas.length).toBe(3),
+    }),
+    "PUT /api/quotas/users": async (c) => quotaChange(c, "/api/quotas/users", { user: null }, "USERS DEFAULT"),
+    "DELETE /api/quotas/users": async () => quotaRemoval("/api/quotas/users"),
+    "PUT /api/quotas/users/:user/clients": async (c) =>
+      quotaChange(c, `/api/quotas/users/${QUOTA_USER}/clients`, { user: QUOTA_USER, clientId: null }, "USERS"),
+    "DELETE /api/quotas/users/:user/clients": async () => quotaRemoval(`/api/quotas/users/${QUOTA_USER}/clients`),
+    "PUT /api/quotas/users/:user/clients/:clientId": async (c) =>
+      quotaChange(c, `/api/quotas/users/${QUOTA_USER}/clients/${QUOTA_CLIENT}`, { user: QUOTA_USER, clientId: QUOTA_CLIENT }, "USERCLIENT"),
+    "DELETE /api/quotas/users/:user/clients/:clientId": async () => quotaRemoval(`/api/quotas/users/${QUOTA_USER}/clients/${QUOTA_CLIENT}`),
+    "PUT /api/quotas/users/:user": async (c) => quotaChange(c, `/api/quotas/users/${QUOTA_USER}`, { user: QUOTA_USER }, "USER"),
+    "DELETE /api/quotas/users/:user": async () => quotaRemoval(`/api/quotas/users/${QUOTA_USER}`),
+    "PUT /api/quotas/clients": async (c) => quotaChange(c, "/api/quotas/clients", { clientId: null }, "CLIENTS DEFAULT"),
+    "DELETE /api/quotas/clients": async () => quotaRemoval("/api/quotas/clients"),
+    "PUT /api/quotas/clients/:clientId": async (c) =>
+      quotaChange(c, `/api/quotas/clients/${QUOTA_CLIENT}`, { clientId: QUOTA_CLIENT }, "CLIENT"),
+    "DELETE /api/quotas/clients/:clientId": async () => quotaRemoval(`/api/quotas/clients/${QUOTA_CLIENT}`),
+  },
+  acls: {
+    "GET /api/acl": get("/api/acl", jsonArray),
+    // A binding of a principal of its own per call: PUT creates it, DELETE deletes one made first.
+    "PUT /api/acl": async (c) => {
+      const body = aclBinding();
+      return {
+        path: "/api/acl",
+        body: JSON.stringify(body),
+        check: async (res) => expect(await res.json()).toMatchObject({ principal: body.principal, patternType: "LITERAL" }),
+        cleanup: async () =>
+          void (c.allowed ? await rt.request("/api/acl", { method: "DELETE", role: "admin", body: JSON.stringify(body) }) : null),
+      };
+    },
+    "DELETE /api/acl": async (c) => {
+      const body = aclBinding();
+      if (c.allowed) expect((await rt.request("/api/acl", { method: "PUT", role: "admin", body: JSON.stringify(body) })).status).toBe(200);
+      return { path: "/api/acl", body: JSON.stringify(body), check: async (res) => expect(await res.json()).toMatchObject(body) };
+    },
+    "GET /api/acl/explain": get(`/api/acl/explain?principal=User:rbac&resourceType=Topic&resourceName=rbac-x&operation=Read`, async (res) =>
+      expect(await res.json()).toMatchObject({ principal: "User:rbac", reason: expect.any(String) }),
+    ),
+  },
+  // SCRAM credentials on the open broker: users of their own per call, never used to log in.
+  "kafka-users": {
+    "GET /api/kafka-users": get("/api/kafka-users", jsonArray),
+    "POST /api/kafka-users": async (c) => {
+      const name = kafkaUserName();
+      return {
+        path: "/api/kafka-users",
+        body: JSON.stringify({ name, password: "rbac-password-1" }),
+        check: async (res) => expect(await res.json()).toEqual({ name, credentials: [{ mechanism: "SCRAM-SHA-512", iterations: 4096 }] }),
+        cleanup: async () => void (c.allowed ? await rt.request(`/api/kafka-users/${name}`, { method: "DELETE", role: "admin" }) : null),
+      };
+    },
+    "PUT /api/kafka-users/:name": async (c) => {
+      const name = await newKafkaUser(c);
+      return {
+        path: `/api/kafka-users/${name}`,
+        body: JSON.stringify({ password: "rbac-password-2", iterations: 8192 }),
+        check: async (res) => expect(await res.json()).toEqual({ name, credentials: [{ mechanism: "SCRAM-SHA-512", iterations: 8192 }] }),
+        cleanup: async () => void (c.allowed ? await rt.request(`/api/kafka-users/${name}`, { method: "DELETE", role: "admin" }) : null),
+      };
+    },
+    "DELETE /api/kafka-users/:name": async (c) => {
+      const name = await newKafkaUser(c);
+      return { path: `/api/kafka-users/${name}`, check: async (res) => expect(await res.json()).toMatchObject({ name }) };
+    },
+  },
   groups: {
     "GET /api/groups": get("/api/groups", jsonArray),
     "POST /api/groups": async () => {
@@ -758,6 +866,36 @@ async function brokerChange(c: Caller, id: number | null): Promise<Prepared> {
     },
   };
 }
+
+const QUOTA_USER = `rbac-quota-user-${process.pid}`;
+const QUOTA_CLIENT = `rbac-quota-client-${process.pid}`;
+/** 1 TiB/s: a limit no test on the shared broker reaches. */
+const UNREACHED_RATE = "1099511627776";
+
+/** Sets a consumer rate on a quota entity the way the Go client sends it (every key, "" for unset); removed again after. */
+async function quotaChange(
+  c: Caller,
+  path: string,
+  entity: { user?: string | null; clientId?: string | null },
+  type: string,
+): Promise<Prepared> {
+  return {
+    path,
+    body: JSON.stringify({ producer_byte_rate: "", consumer_byte_rate: UNREACHED_RATE, request_percentage: "" }),
+    check: async (res) =>
+      expect(await res.json()).toMatchObject({ entityType: type, properties: { consumer_byte_rate: UNREACHED_RATE }, url: path }),
+    cleanup: async () => {
+      const kafkaEntity = [
+        ...(entity.user !== undefined ? [{ type: "user" as const, name: entity.user }] : []),
+        ...(entity.clientId !== undefined ? [{ type: "client-id" as const, name: entity.clientId }] : []),
+      ];
+      if (c.allowed) await rt.kafka.default().quotas.alter([{ entity: kafkaEntity, values: { consumer_byte_rate: null } }]);
+    },
+  };
+}
+
+/** Removes a constraint, set or not: removing what was never set is a success too. */
+const quotaRemoval = (path: string): Prepared => ({ path, body: JSON.stringify(["consumer_byte_rate"]) });
 
 async function logout(c: Caller): Promise<Prepared> {
   // Without a token there is nothing to revoke: that call answers 400 (see expectedStatus).

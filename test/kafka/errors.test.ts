@@ -192,8 +192,8 @@ describe("pool", () => {
     expect((err as AppError).message).toBe("Unknown Kafka cluster 'c'");
     // Nothing connects before the first call.
     expect(pool.stats()).toEqual([
-      { cluster: "a", requests: 0, lastRoundTripMs: null, errors: 0, openReads: 0, byApi: {} },
-      { cluster: "b", requests: 0, lastRoundTripMs: null, errors: 0, openReads: 0, byApi: {} },
+      { cluster: "a", requests: 0, lastRoundTripMs: null, errors: 0, throttleTimeMs: 0, throttled: 0, openReads: 0, byApi: {} },
+      { cluster: "b", requests: 0, lastRoundTripMs: null, errors: 0, throttleTimeMs: 0, throttled: 0, openReads: 0, byApi: {} },
     ]);
   });
 

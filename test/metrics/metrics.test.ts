@@ -83,6 +83,7 @@ describe("GET /metrics", () => {
       "loupe_process_resident_memory_bytes",
       "loupe_http_requests_total",
       "loupe_kafka_requests_total",
+      "loupe_kafka_throttle_seconds_total",
     ]) {
       expect(lines.filter((l) => l.startsWith(`# HELP ${name} `))).toHaveLength(1);
       expect(lines.filter((l) => l.startsWith(`# TYPE ${name} `))).toHaveLength(1);

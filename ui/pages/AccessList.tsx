@@ -350,6 +350,8 @@ export function ResourceList<T extends { name: string }>({
   nameNotes,
   rowOff,
   editable = () => true,
+  canCreate = true,
+  nameHeader = "Name",
   actions = [],
   form,
   remove,
@@ -375,6 +377,10 @@ export function ResourceList<T extends { name: string }>({
   rowOff?(row: T): boolean;
   /** Whether the row may be changed here (the configuration file's may not). */
   editable?(row: T): boolean;
+  /** Whether the create button is offered (a list others may read but not change: no). */
+  canCreate?: boolean;
+  /** The heading of the name column. */
+  nameHeader?: string;
   actions?: RowAction<T>[];
   /** The create (`row` null) or edit dialog. */
   form(row: T | null, done: Done, onClosed: () => void): ReactNode;
@@ -420,9 +426,11 @@ export function ResourceList<T extends { name: string }>({
             placeholder={searchPlaceholder}
           />
         </label>
-        <button type="button" onClick={() => setOpen({ kind: "new" })}>
-          {create}
-        </button>
+        {canCreate && (
+          <button type="button" onClick={() => setOpen({ kind: "new" })}>
+            {create}
+          </button>
+        )}
         <span className="muted" aria-live="polite">
           {query.data ? `${rows.length} of ${query.data.length} ${noun.many}` : ""}
         </span>
@@ -449,7 +457,7 @@ export function ResourceList<T extends { name: string }>({
           <table className="access-table" aria-label={title}>
             <thead>
               <tr>
-                <th scope="col">Name</th>
+                <th scope="col">{nameHeader}</th>
                 {columns.map((c) => (
                   <th key={c.header} scope="col">
                     {c.header}

@@ -1,5 +1,6 @@
 import { useQuery } from "@tanstack/react-query";
 import type { ReactNode } from "react";
+import type { QuorumView } from "../../src/domains/cluster/schemas.ts";
 import { type ClusterOverview, fetchHealth, fetchOverview, type Health } from "../api/cluster.ts";
 import { clusterOf, withCluster } from "../cluster.ts";
 import { Link, num, TableHead } from "../components.tsx";
@@ -58,7 +59,11 @@ export function OverviewPage({ health }: { health: Health | null }) {
         <>
           <div className="tiles" data-testid="overview-figures">
             <Figure label="Brokers" value={number.format(data.brokers.length)} />
-            <Figure label="Controller" value={data.controllerId >= 0 ? `Broker ${data.controllerId}` : "Unknown"} />
+            <Figure
+              label="Controller"
+              value={data.quorum ? `Node ${data.quorum.leaderId}` : data.controllerId >= 0 ? `Broker ${data.controllerId}` : "Unknown"}
+              note={data.quorum ? `active, epoch ${number.format(data.quorum.leaderEpoch)}` : undefined}
+            />
             <Figure
               label="Topics"
               value={number.format(data.topics)}
@@ -103,7 +108,7 @@ export function OverviewPage({ health }: { health: Health | null }) {
                   <tr key={b.id}>
                     <td>
                       {b.id}
-                      {b.id === data.controllerId && <span className="badge">controller</span>}
+                      {b.id === (data.quorum?.leaderId ?? data.controllerId) && <span className="badge">controller</span>}
                     </td>
                     <td>{b.host}</td>
                     <td className="num">{b.port}</td>
@@ -114,6 +119,18 @@ export function OverviewPage({ health }: { health: Health | null }) {
                 ))}
               </tbody>
             </table>
+          )}
+
+          <h2>Controller quorum</h2>
+          {data.quorumError && (
+            <p className="error" role="alert">
+              The controller quorum could not be read: {data.quorumError}
+            </p>
+          )}
+          {data.quorum ? (
+            <QuorumTable quorum={data.quorum} />
+          ) : (
+            !data.quorumError && <p className="muted">This cluster has no KRaft controller quorum (its brokers use ZooKeeper).</p>
           )}
         </>
       )}
@@ -215,6 +232,60 @@ function PartitionTable({ title, list, link }: { title: string; list: ClusterOve
           The first {list.partitions.length} of {number.format(list.count)} are listed.
         </p>
       )}
+    </>
+  );
+}
+
+/** How long ago, in seconds up to two minutes, then minutes: a voter fetches every few hundred ms. */
+function since(ms: number | null, now: number): string {
+  if (ms === null) return "unknown";
+  const s = Math.max(0, Math.round((now - ms) / 1000));
+  return s < 120 ? `${s} s ago` : `${Math.round(s / 60)} min ago`;
+}
+
+/**
+ * The KRaft metadata log's replicas as the active controller sees them: the voters (the
+ * controllers) and the observers (brokers), each with how far it is behind the high watermark.
+ */
+function QuorumTable({ quorum }: { quorum: QuorumView }) {
+  const now = Date.now();
+  const rows = [...quorum.voters.map((r) => ({ ...r, role: "voter" })), ...quorum.observers.map((r) => ({ ...r, role: "observer" }))];
+  return (
+    <>
+      <p className="muted">
+        Leader node {quorum.leaderId}, epoch {number.format(quorum.leaderEpoch)}, high watermark {number.format(quorum.highWatermark)}.
+      </p>
+      <table aria-label="Controller quorum">
+        <thead>
+          <tr>
+            <th scope="col">Node</th>
+            <th scope="col">Role</th>
+            <th scope="col" className="num">
+              Log end offset
+            </th>
+            <th scope="col" className="num">
+              Lag
+            </th>
+            <th scope="col">Last fetch</th>
+            <th scope="col">Last caught up</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r) => (
+            <tr key={`${r.role}-${r.id}`}>
+              <td>
+                {r.id}
+                {r.id === quorum.leaderId && r.role === "voter" && <span className="badge">leader</span>}
+              </td>
+              <td>{r.role}</td>
+              <td className="num">{number.format(r.logEndOffset)}</td>
+              <td className="num">{number.format(r.lag)}</td>
+              <td>{since(r.lastFetchTimestamp, now)}</td>
+              <td>{since(r.lastCaughtUpTimestamp, now)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
     </>
   );
 }

@@ -20,6 +20,23 @@ const partitionList = z.object({
   partitions: z.array(partitionHealth).describe("the first ones by topic and partition, at most 50"),
 });
 
+const quorumReplica = z.object({
+  id: int(),
+  logEndOffset: int(),
+  lag: int().describe("records behind the quorum's high watermark; 0: caught up"),
+  lastFetchTimestamp: int().nullable().describe("epoch ms of its last fetch from the leader; null when unknown"),
+  lastCaughtUpTimestamp: int().nullable().describe("epoch ms it was last caught up; null when unknown"),
+});
+
+export const quorumState = z.object({
+  leaderId: int().describe("the active controller"),
+  leaderEpoch: int(),
+  highWatermark: int(),
+  voters: z.array(quorumReplica),
+  observers: z.array(quorumReplica).describe("brokers and controllers that follow the metadata log without voting"),
+});
+export type QuorumView = z.infer<typeof quorumState>;
+
 export const clusterOverview = z.object({
   cluster: z.string().describe("the configured name (`x-service-cluster`)"),
   clusterId: z.string().nullable(),
@@ -48,6 +65,12 @@ export const clusterOverview = z.object({
     .nullable()
     .describe("null when the lag could not be read (lagError says why)"),
   lagError: z.string().nullable(),
+  quorum: quorumState
+    .nullable()
+    .describe(
+      "the KRaft controller quorum (DescribeQuorum); null for a cluster without one, or when it cannot be read (quorumError says why)",
+    ),
+  quorumError: z.string().nullable(),
 });
 
 export type ClusterOverview = z.infer<typeof clusterOverview>;

@@ -7,9 +7,10 @@ import type { ClusterOverview } from "./schemas.ts";
 export const PARTITION_LIST_LIMIT = 50;
 
 /**
- * The overview of one cluster: its Metadata (one request) and the total consumer lag from the
+ * The overview of one cluster: its Metadata (one request), its KRaft controller quorum (one
+ * DescribeQuorum, answered by the active controller) and the total consumer lag from the
  * shared lag engine (the snapshot /metrics and the consumer pages use, so asking here costs
- * nothing while one is fresh). Lag that cannot be read leaves the rest of the answer intact.
+ * nothing while one is fresh). Lag or a quorum that cannot be read leaves the rest of the answer intact.
  *
  * A caller limited to some topics sees the brokers and the controller (they are the cluster's,
  * not a topic's), and every figure drawn from topics over its visible topics only: counts,
@@ -28,12 +29,16 @@ export class ClusterOverviewService {
 
   async overview(cluster: string, visible: TopicFilter = null): Promise<ClusterOverview> {
     const kafka = this.pool.get(cluster);
-    const [state, lag] = await Promise.all([
+    const [state, lag, quorum] = await Promise.all([
       // One Metadata request; a scoped caller's figures are counted over its topics there.
       kafka.describe(this.#isInternal, visible),
       this.lag.snapshot(cluster).then(
         (s) => ({ snapshot: s, error: null }),
         (e: unknown) => ({ snapshot: null, error: (e as Error).message }),
+      ),
+      kafka.quorum().then(
+        (q) => ({ quorum: q, error: null }),
+        (e: unknown) => ({ quorum: null, error: (e as Error).message }),
       ),
     ]);
     const listed = (list: ClusterOverview["offline"]["partitions"]) => ({
@@ -52,6 +57,8 @@ export class ClusterOverviewService {
       offline: listed(state.offline),
       lag: lag.snapshot ? lagFigures(lag.snapshot, visible) : null,
       lagError: lag.error,
+      quorum: quorum.quorum,
+      quorumError: quorum.error,
     };
   }
 }

@@ -101,12 +101,14 @@ export async function renderMetrics(deps: MetricsDeps, cluster: string): Promise
   return out.toString();
 }
 
-/** Broker requests of each cluster's client, and those that failed. */
+/** Broker requests of each cluster's client, those that failed, and the waits brokers asked for under quotas. */
 function kafkaClientMetrics(out: MetricsText, stats: ReturnType<KafkaPool["stats"]>): void {
   out.metric("loupe_kafka_requests_total", "counter", "Requests Loupe sent to the cluster's brokers.");
   for (const s of stats) out.sample("loupe_kafka_requests_total", { cluster: s.cluster }, s.requests);
   out.metric("loupe_kafka_request_errors_total", "counter", "Broker requests that failed (network or protocol).");
   for (const s of stats) out.sample("loupe_kafka_request_errors_total", { cluster: s.cluster }, s.errors);
+  out.metric("loupe_kafka_throttle_seconds_total", "counter", "Time the brokers asked Loupe's clients to wait under quotas.");
+  for (const s of stats) out.sample("loupe_kafka_throttle_seconds_total", { cluster: s.cluster }, s.throttleTimeMs / 1000);
 }
 
 /**
