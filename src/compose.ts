@@ -395,7 +395,14 @@ function alertParts(config: Config, db: Db, d: { kafka: KafkaPool; lag: LagEngin
   const notifications = new NotificationService(db, d.log, { externalUrl: externalUrl(config) });
   const alertOutbox = new AlertOutbox(db, d.log, outboxOptions(config));
   notifications.attach(alertOutbox, alertSettings);
-  const alertEvaluator = new AlertEvaluator({ kafka: d.kafka, lag: d.lag, notifications, settings: alertSettings, log: d.log });
+  const alertEvaluator = new AlertEvaluator({
+    kafka: d.kafka,
+    lag: d.lag,
+    notifications,
+    settings: alertSettings,
+    deliveries: alertOutbox,
+    log: d.log,
+  });
   return { alertSettings, notifications, alertOutbox, alertEvaluator };
 }
 

@@ -195,6 +195,46 @@ describe("Alertmanager", () => {
   });
 });
 
+describe("Alertmanager down (1004)", () => {
+  test("an Alertmanager that misses deliveries raises 1004, told to the webhook; back, it resolves", async () => {
+    const local = webhookReceiver();
+    const watcher = await testRuntime({
+      alerts: { ...fast, evaluationInterval: 200, alertmanagers: [amUrl], webhooks: [{ name: "watch", url: local.url, alerts: [1004] }] },
+    });
+    const proc = am.services[0]!;
+    try {
+      await killService(proc);
+      const raised = await watcher.request("/api/alerts", {
+        method: "POST",
+        role: "write",
+        body: goAlert(`am-down-${crypto.randomUUID().slice(0, 8)}/t`),
+      });
+      expect(raised.status).toBe(200);
+      await waitFor(() => local.accepted.some((a) => a.instance === amUrl && a.status === "firing"), {
+        timeoutMs: 20_000,
+        what: "1004 at the webhook",
+      });
+      const active = (await (await watcher.request("/api/alerts?alertId=1004&state=active", { role: "read" })).json()) as Notification[];
+      expect(active.map((n) => [n.labels.alertname, n.labels.instance])).toEqual([["AlertmanagerDown", amUrl]]);
+      await restartService(proc);
+      await waitFor(() => local.accepted.some((a) => a.instance === amUrl && a.status === "resolved"), {
+        timeoutMs: 30_000,
+        what: "1004 resolved at the webhook",
+      });
+    } finally {
+      if (
+        !(await fetch(`${amUrl}/-/ready`).then(
+          (r) => r.ok,
+          () => false,
+        ))
+      )
+        await restartService(proc).catch(() => {});
+      await watcher.dispose();
+      local.stop();
+    }
+  }, 90_000);
+});
+
 describe("webhook", () => {
   test("a webhook that refuses gets the alert once when it accepts again, signed; then its resolution once", async () => {
     hook.state.down = true;

@@ -64,7 +64,7 @@ describe("alert settings", () => {
     // Loupe has no licence, and does not read broker internals.
     expect(all.find((s) => s.id === 1)!.isAvailable).toBe(false);
     expect(all.find((s) => s.id === 1009)!.isAvailable).toBe(false);
-    expect(all.filter((s) => s.enabled).map((s) => s.id)).toEqual([1000, 1002, 1003, 1005, 1006, 2000, 3000, 4000, 4001, 4002]);
+    expect(all.filter((s) => s.enabled).map((s) => s.id)).toEqual([1000, 1002, 1003, 1004, 1005, 1006, 2000, 3000, 4000, 4001, 4002]);
   });
 
   test("one setting; an unknown id is 404, an id that is no positive integer 400", async () => {

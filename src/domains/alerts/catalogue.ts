@@ -55,7 +55,7 @@ export const ALERTS: readonly AlertDefinition[] = [
   }),
   def(1002, "ConnectWorkerDown", "Connector worker is down", "Infrastructure", "HIGH", true),
   def(1003, "SchemaRegistryDown", "Schema registry is down", "Infrastructure", "HIGH", true),
-  def(1004, "AlertmanagerDown", "Alert manager is down", "Infrastructure", "HIGH", false, { unavailable: LATER }),
+  def(1004, "AlertmanagerDown", "Alert manager is down", "Infrastructure", "HIGH", true),
   def(1005, "UnderReplicatedPartitions", "Under replicated partitions", "Infrastructure", "HIGH", true),
   def(1006, "OfflinePartitions", "Partitions offline", "Infrastructure", "CRITICAL", true),
   def(1007, "ActiveControllers", "Active controllers", "Infrastructure", "HIGH", false, { unavailable: LATER }),

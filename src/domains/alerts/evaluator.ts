@@ -5,7 +5,9 @@
  * - 1000 broker down: a broker seen by an earlier pass of this instance and gone from the metadata;
  * - 1005 under-replicated and 1006 offline partitions: from the same one Metadata request;
  * - 2000 consumer lag: each condition against one lag snapshot of the cluster (the lag engine's,
- *   a fixed number of requests whatever the number of groups).
+ *   a fixed number of requests whatever the number of groups);
+ * - 1004 Alertmanager down: an Alertmanager whose deliveries have failed three times in a row
+ *   (from the outbox; raised on the default cluster, and delivered to the other channels).
  *
  * A finding is identified by a fingerprint (`cond/<cluster>/<alertId>/...`): a new one is raised
  * (after its hold, `for 5m`), one still found stays raised (the outbox re-sends it), one missing
@@ -19,6 +21,14 @@ import { type LagCondition, parseLagCondition } from "./conditions.ts";
 import type { NotificationService, RaiseNotification } from "./notifications.ts";
 import type { AlertSettings } from "./settings.ts";
 
+/** Failed attempts in a row before an Alertmanager counts as down (1004). */
+const AM_DOWN_ATTEMPTS = 3;
+
+/** What the evaluation reads of the outbox. */
+export interface DeliveryHealth {
+  failingAlertmanagers(minAttempts: number): Promise<{ url: string; attempts: number; lastError: string | null }[]>;
+}
+
 interface Finding {
   fingerprint: string;
   raise: RaiseNotification;
@@ -31,11 +41,20 @@ interface Finding {
  */
 const CLEAR_PASSES = 2;
 
+interface Deps {
+  kafka: KafkaPool;
+  lag: LagEngine;
+  notifications: NotificationService;
+  settings: AlertSettings;
+  deliveries: DeliveryHealth;
+  log: Logger;
+}
+
 /** Partitions named in a summary, at most. */
 const NAMED = 10;
 
 export class AlertEvaluator {
-  readonly #d: { kafka: KafkaPool; lag: LagEngine; notifications: NotificationService; settings: AlertSettings; log: Logger };
+  readonly #d: Deps;
   readonly #now: () => number;
   /** Brokers each cluster had at some pass, by id: address. */
   readonly #seen = new Map<string, Map<number, string>>();
@@ -44,10 +63,7 @@ export class AlertEvaluator {
   /** Passes in a row an active finding was missing. */
   readonly #missing = new Map<string, number>();
 
-  constructor(
-    d: { kafka: KafkaPool; lag: LagEngine; notifications: NotificationService; settings: AlertSettings; log: Logger },
-    opts: { now?: () => number } = {},
-  ) {
+  constructor(d: Deps, opts: { now?: () => number } = {}) {
     this.#d = d;
     this.#now = opts.now ?? Date.now;
   }
@@ -63,7 +79,30 @@ export class AlertEvaluator {
         this.#d.log.warn("alert evaluation of a cluster failed", { cluster }, e);
       }
     }
+    try {
+      await this.#alertmanagers();
+    } catch (e) {
+      failures.push(e);
+    }
     if (failures.length > 0) throw failures[0];
+  }
+
+  async #alertmanagers(): Promise<void> {
+    const cluster = this.#d.kafka.default().name;
+    const failing = await this.#d.deliveries.failingAlertmanagers(AM_DOWN_ATTEMPTS);
+    const findings = failing.map((f) => ({
+      fingerprint: `cond/${cluster}/1004/${f.url}`,
+      holdMs: 0,
+      raise: {
+        cluster,
+        alertId: 1004,
+        category: "Infrastructure",
+        source: "loupe",
+        instance: f.url,
+        summary: `Alertmanager ${f.url} does not take alerts (${f.attempts} attempts${f.lastError ? `: ${f.lastError}` : ""})`,
+      },
+    }));
+    await this.#reconcile(cluster, 1004, findings);
   }
 
   async #cluster(cluster: string): Promise<void> {

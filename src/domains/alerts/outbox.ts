@@ -258,6 +258,29 @@ export class AlertOutbox implements DeliveryRouting {
       .execute();
   }
 
+  /**
+   * The Alertmanagers whose deliveries fail: a pending row tried at least `minAttempts` times,
+   * not given up. Alert 1004 is raised from this.
+   */
+  async failingAlertmanagers(minAttempts: number): Promise<{ url: string; attempts: number; lastError: string | null }[]> {
+    const rows = await this.#db
+      .selectFrom("alert_deliveries")
+      .select([
+        "channel",
+        (eb) => eb.fn.max<number>("attempts").as("attempts"),
+        (eb) => eb.fn.max<string | null>("last_error").as("last_error"),
+      ])
+      .where("channel", "like", "alertmanager:%")
+      .where(sql<boolean>`version > sent_version AND (given_up_version IS NULL OR given_up_version < version)`)
+      .where("attempts", ">=", minAttempts)
+      .groupBy("channel")
+      .execute();
+    const known = new Set(this.#o.alertmanagers);
+    return rows
+      .map((r) => ({ url: splitChannel(r.channel)[1], attempts: r.attempts, lastError: r.last_error }))
+      .filter((r) => known.has(r.url));
+  }
+
   /** The outbox as the API shows it: newest notifications first. */
   async deliveries(opts: { limit: number; state?: Delivery["state"] }): Promise<Delivery[]> {
     let q = this.#db
