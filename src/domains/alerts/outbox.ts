@@ -50,6 +50,10 @@ export interface OutboxOptions {
 /** Rows taken per pass. */
 const BATCH = 200;
 
+/** Settled deliveries (sent, given up) are kept this long for the API, then removed. */
+export const SETTLED_KEPT_MS = 30 * 86_400_000;
+const PRUNE_EVERY_MS = 3_600_000;
+
 interface Due {
   notification_id: number;
   channel: string;
@@ -111,6 +115,21 @@ export class AlertOutbox implements DeliveryRouting {
   }
 
   #runs: { ran(): void; failed(e: unknown): void } | undefined;
+  #prunedAt = Number.NEGATIVE_INFINITY;
+
+  /**
+   * Removes the deliveries settled (sent or given up) more than SETTLED_KEPT_MS ago, so the
+   * outbox does not grow without end; a pending one, or one of a condition still held (re-sent),
+   * stays. Answers how many went.
+   */
+  async prune(): Promise<number> {
+    const before = this.#now() - SETTLED_KEPT_MS;
+    const res = await sql`
+      DELETE FROM alert_deliveries
+      WHERE (version = sent_version AND sent_at < ${before})
+         OR (given_up_version = version AND version > sent_version AND next_attempt_at < ${before})`.execute(this.#db);
+    return Number(res.numAffectedRows ?? 0);
+  }
 
   async stop(): Promise<void> {
     this.#stopped = true;
@@ -142,6 +161,10 @@ export class AlertOutbox implements DeliveryRouting {
   /** One pass: queue the re-sends that are due, then send what is due. Public for tests. */
   async pass(): Promise<void> {
     if (!(await this.#elected())) return;
+    if (this.#now() - this.#prunedAt >= PRUNE_EVERY_MS) {
+      this.#prunedAt = this.#now();
+      await this.prune();
+    }
     await this.#queueResends();
     for (;;) {
       const due = await this.#due();
