@@ -95,6 +95,17 @@ describe("GET /api/alerts", () => {
   });
 });
 
+describe("the same alert POSTed at once", () => {
+  test("ten POSTs of the same labels at the same moment are one notification, each answered with it", async () => {
+    const instance = `same-${crypto.randomUUID().slice(0, 8)}`;
+    const answers = await Promise.all(Array.from({ length: 10 }, () => raise(4000, instance)));
+    expect(answers.map((r) => r.status)).toEqual(Array(10).fill(200));
+    const ids = new Set(await Promise.all(answers.map(async (r) => ((await r.json()) as Notification).id)));
+    expect(ids.size).toBe(1);
+    expect((await list(`alertId=4000&state=active`)).filter((n) => n.labels.instance === instance).length).toBe(1);
+  });
+});
+
 describe("a channel that never answers", () => {
   test("is retried with a growing wait, then GAVE_UP with its last error; only the settings it takes are queued for it", async () => {
     const n = (await (await raise(3000, `conn-${crypto.randomUUID().slice(0, 8)}`)).json()) as Notification;

@@ -109,8 +109,9 @@ export class NotificationService {
       severity: n.severity ?? def?.severity ?? "INFO",
       category: n.category,
       instance: n.instance,
-      cluster: n.cluster,
       ...n.labels,
+      // Last: who may see it is decided by its cluster, which no extra label may change.
+      cluster: n.cluster,
     };
     const annotations = { summary: n.summary, source: n.source, docs: n.docs ?? def?.docs ?? "" };
     const uid = crypto.randomUUID();
@@ -142,6 +143,12 @@ export class NotificationService {
       }
       return out;
     } catch (e) {
+      // Raised at the same moment by another call (the active fingerprint's unique index): that one stands.
+      const active =
+        n.fingerprint && /UNIQUE/i.test(String(e))
+          ? await this.db.transaction().execute((trx) => activeOf(trx, n.fingerprint!))
+          : undefined;
+      if (active) return toNotification(active);
       this.log.error("alert notification could not be stored", { alertId: n.alertId }, e);
       const out = toNotification({ ...row, id: 0 });
       this.listeners.emit(out);
