@@ -50,6 +50,7 @@ import { StreamRegistry } from "./http/sse.ts";
 import { createKafkaPool, type KafkaPool } from "./kafka/index.ts";
 import { LagEngine } from "./lag/engine.ts";
 import { LagHistory } from "./lag/history.ts";
+import { LagHistoryStore } from "./lag/history-store.ts";
 import { OffsetSampler } from "./lag/sampler.ts";
 import { type Logger, LogHub, type LogSink } from "./log/logger.ts";
 import { basicAuthorization, tlsOptions, Upstream } from "./proxy/upstream.ts";
@@ -163,7 +164,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     internalTopics,
     registry,
   });
-  const lagHistory = new LagHistory(kafka, sampler, {}, logs.logger("sampler"));
+  const lagHistory = new LagHistory(kafka, sampler, new LagHistoryStore(store.db), config.lag.historyGroups, logs.logger("sampler"));
   const consumers = new ConsumerService(kafka, lag, lagHistory, config.lag.sampleInterval);
   const schemas = new SchemaProxyService({
     upstream: registryUpstream,
@@ -297,7 +298,8 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
  *  - housekeeping: retention of audit entries and tokens, now (before serving) and hourly;
  *  - metrics-log: the periodic METRICS log line;
  *  - offset-sampler: end offsets of every cluster every lag.sampleInterval (0: off);
- *  - lag-history: every group's committed offsets at each sample;
+ *  - lag-history: every group's committed offsets at each sample, stored;
+ *  - lag-history-prune: drops stored lag history past its retention (a day of samples, 30 days of hours);
  *  - processor-engine: runs the store's processors here (processors.enabled);
  *  - processor-owners: pauses the processors whose owner lost the rights to run them.
  */
@@ -354,18 +356,7 @@ function backgroundJobs(
     }),
   );
   background.register(periodicJob("metrics-log", config.log.metricsInterval, metricsLine(config, d), { runAtStart: false }));
-  background.register({
-    name: "offset-sampler",
-    enabled: config.lag.sampleInterval > 0,
-    start: (runs) => d.sampler.start(runs),
-    stop: () => d.sampler.stop(),
-  });
-  background.register({
-    name: "lag-history",
-    enabled: config.lag.sampleInterval > 0,
-    start: (runs) => d.lagHistory.start(runs),
-    stop: () => d.lagHistory.stop(),
-  });
+  lagJobs(background, config.lag.sampleInterval > 0, d.sampler, d.lagHistory);
   background.register({
     name: "processor-engine",
     enabled: config.processors.enabled,
@@ -450,6 +441,14 @@ function outboxOptions(config: Config): ConstructorParameters<typeof AlertOutbox
     maxBackoffMs: a.maxBackoff,
     giveUpAfterMs: a.giveUpAfter,
   };
+}
+
+/** The end-offset sampler, the lag history that follows its ticks, and the history's pruning: on together (lag.sampleInterval > 0). */
+function lagJobs(background: Background, enabled: boolean, sampler: OffsetSampler, lagHistory: LagHistory): void {
+  background.register({ name: "offset-sampler", enabled, start: (runs) => sampler.start(runs), stop: () => sampler.stop() });
+  background.register({ name: "lag-history", enabled, start: (runs) => lagHistory.start(runs), stop: () => lagHistory.stop() });
+  // Not awaited before serving: after a long stop the first pass may delete a day of samples.
+  background.register(periodicJob("lag-history-prune", 600_000, () => lagHistory.prune().then(() => {}), { enabled, runAtStart: false }));
 }
 
 /** The periodic METRICS log line: requests (and since the last line), errors, latency, streams, memory, Kafka round trips. */

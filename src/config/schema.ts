@@ -477,9 +477,11 @@ export const configSchema = z
         sampleInterval: duration.default(15_000),
         /** How far back the sampler keeps end offsets: the window of rates and lag-in-seconds estimates. */
         sampleWindow: duration.default(600_000),
+        /** Groups per cluster whose lag history is stored at each sample (the most lagging first); the store's size grows with it. */
+        historyGroups: z.number().int().min(1).max(100_000).default(2_000),
       })
       .strict()
-      .default({ cacheTtl: 5_000, sampleInterval: 15_000, sampleWindow: 600_000 }),
+      .default({ cacheTtl: 5_000, sampleInterval: 15_000, sampleWindow: 600_000, historyGroups: 2_000 }),
   })
   .strict()
   .superRefine((cfg, ctx) => {

@@ -47,14 +47,13 @@ export async function openStore(dataDir: string, migrations: Migration[] = MIGRA
 export async function migrate(db: Db, migrations: Migration[]): Promise<number> {
   await sql`CREATE TABLE IF NOT EXISTS schema_version (
     version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`.execute(db);
-  const row = await db
-    .selectFrom("schema_version")
-    .select((eb) => eb.fn.max("version").as("v"))
-    .executeTakeFirst();
-  const current = Number(row?.v ?? 0);
+  const applied = new Set((await db.selectFrom("schema_version").select("version").execute()).map((r) => Number(r.version)));
+  const current = Math.max(0, ...applied);
   const known = migrations.reduce((m, x) => Math.max(m, x.version), 0);
   if (current > known) throw new SchemaTooNewError(current, known);
-  for (const m of migrations.filter((x) => x.version > current).sort((a, b) => a.version - b.version)) {
+  // Every version the store lacks, a lower one too: numbers are taken by work merged in any
+  // order, so a store may hold 12 before 11 exists.
+  for (const m of migrations.filter((x) => !applied.has(x.version)).sort((a, b) => a.version - b.version)) {
     await db.transaction().execute(async (trx) => {
       await m.up(trx);
       await trx.insertInto("schema_version").values({ version: m.version, name: m.name, applied_at: Date.now() }).execute();

@@ -196,4 +196,30 @@ export interface Database {
     /** Epoch milliseconds on the store's clock. */
     lease_until: number;
   };
+  /** Consumer lag history (src/lag/history-store.ts): one series per cluster, group and topic ('' for the group's total). */
+  lag_series: {
+    id: Generated<number>;
+    cluster: string;
+    group_name: string;
+    topic: string;
+  };
+  /** One row per series and sample, kept a day. */
+  lag_points: {
+    series_id: number;
+    /** Epoch ms of the sample. */
+    t: number;
+    lag: number;
+    /** Age of the oldest unread record (ms); null when unknown. */
+    lag_ms: number | null;
+  };
+  /** One row per series and hour, kept 30 days. */
+  lag_hours: {
+    series_id: number;
+    /** Epoch ms of the hour's start. */
+    t: number;
+    lag_min: number;
+    lag_max: number;
+    lag_ms_max: number | null;
+    samples: number;
+  };
 }

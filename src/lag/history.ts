@@ -9,62 +9,84 @@
  * gives points only when someone happens to look, so a chart opened after an incident would
  * be empty exactly where it matters.
  *
- * Memory is bounded: at most `maxGroups` groups per cluster (those with the most lag at the
- * latest tick win when there are more; a group that falls out loses its series), and per group
- * a ring of at most `maxPoints` points no older than `windowMs`.
+ * Kept on disk (history-store.ts): a restart loses nothing. At most `maxGroups` groups per
+ * cluster are written at a tick (those with the most lag at that tick win when there are more),
+ * which bounds the store with the retention of its two tiers (a day of samples, 30 days of
+ * hours): docs/operations.md states the size.
  */
 
 import type { KafkaPool } from "../kafka/index.ts";
 import type { Logger } from "../log/logger.ts";
 import type { RunObserver } from "../util/background.ts";
+import { HOUR_MS, type LagHistoryStore, RAW_KEEP_MS, type StoredLag, type StoredPoint } from "./history-store.ts";
 import type { UnreadRef } from "./record-times.ts";
 import { type OffsetSampler, partitionKey, type Sample } from "./sampler.ts";
 
 export interface LagPoint {
-  /** Epoch ms of the end-offset sample. */
+  /** Epoch ms of the end-offset sample, or of the bucket's start. */
   t: number;
-  /** Records the group has still to read, over all its committed partitions. */
+  /** Records the group has still to read, over all its committed partitions (a bucket's maximum). */
   lag: number;
+  /** A bucket's smallest lag; absent for a point of one sample. */
+  lagMin?: number;
   /** Age of the oldest unread record over the group's partitions (sampler's estimate); null when unknown. */
   lagSeconds: number | null;
-  /** Lag per topic, in records. */
+  /** Lag per topic, in records (a bucket's maximum per topic). */
   topics: Record<string, number>;
+  /** Age of each topic's oldest unread record (a bucket's maximum); null when unknown. */
+  topicLagSeconds: Record<string, number | null>;
 }
 
-export interface LagHistoryOptions {
-  windowMs: number;
-  maxGroups: number;
-  maxPoints: number;
+/** A group's history over a window, at the resolution the window calls for. */
+export interface LagSeries {
+  /** Time between two points: the sampler's interval, or a bucket's width. */
+  intervalMs: number;
+  /** Points are buckets (maxima) rather than samples. */
+  downsampled: boolean;
+  points: LagPoint[];
 }
 
-export const LAG_HISTORY_DEFAULTS: LagHistoryOptions = { windowMs: 3_600_000, maxGroups: 500, maxPoints: 720 };
+/** Up to this window, one point per sample; to a day, 5-minute buckets of the samples; beyond, the hourly tier. */
+export const RAW_WINDOW_MS = 6 * HOUR_MS;
+export const BUCKET_MS = 300_000;
+/** The longest window the history answers. */
+export const MAX_WINDOW_MS = 30 * 86_400_000;
 
 export class LagHistory {
-  /** cluster -> group -> points, oldest first. */
-  readonly #rings = new Map<string, Map<string, LagPoint[]>>();
-  readonly opts: LagHistoryOptions;
   /** Hears of each point recorded, or failed (see start). */
   #runs: RunObserver | undefined;
   #stopped = false;
+  /** Ticks being recorded: a stop waits for them, so none writes to a store closed after it. */
+  readonly #writing = new Set<Promise<void>>();
 
   /** Follows the sampler's ticks from now (start() only adds whom it tells; stop() ends it). */
   constructor(
     private readonly pool: KafkaPool,
     private readonly sampler: OffsetSampler,
-    opts: Partial<LagHistoryOptions> = {},
+    private readonly store: LagHistoryStore,
+    /** Groups written per tick and cluster (lag.historyGroups), the most lagging first. */
+    readonly maxGroups = 2_000,
     private readonly log?: Logger,
   ) {
-    this.opts = { ...LAG_HISTORY_DEFAULTS, ...opts };
     sampler.onSample(async (cluster, sample) => {
       if (this.#stopped) return;
-      try {
-        await this.record(cluster, sample);
-        this.#runs?.ran();
-      } catch (e) {
-        this.log?.debug("lag history tick failed", { cluster, error: (e as Error).message });
-        this.#runs?.failed(new Error(`cluster '${cluster}': ${(e as Error).message}`));
-      }
+      const run = (async () => {
+        try {
+          await this.record(cluster, sample);
+          this.#runs?.ran();
+        } catch (e) {
+          this.log?.debug("lag history tick failed", { cluster, error: (e as Error).message });
+          this.#runs?.failed(new Error(`cluster '${cluster}': ${(e as Error).message}`));
+        }
+      })();
+      this.#writing.add(run);
+      await run.finally(() => this.#writing.delete(run));
     });
+  }
+
+  /** The clock of windows and pruning: the sampler's, so a test that sets it moves both. */
+  now(): number {
+    return this.sampler.now();
   }
 
   /** Records at each sampler tick (again, after a stop), telling `runs` of each. */
@@ -73,12 +95,13 @@ export class LagHistory {
     this.#runs = runs;
   }
 
-  /** Records no more points (those kept stay). */
-  stop(): void {
+  /** Records no more points (those kept stay); resolves once the ticks under way are written. */
+  async stop(): Promise<void> {
     this.#stopped = true;
+    await Promise.all(this.#writing);
   }
 
-  /** Reads every group's committed offsets and adds one point per group, at the sample's time. */
+  /** Reads every group's committed offsets and stores one point per group and topic, at the sample's time. */
   async record(cluster: string, sample: Sample): Promise<void> {
     const kafka = this.pool.get(cluster);
     const groups = await kafka.groups.list();
@@ -95,68 +118,95 @@ export class LagHistory {
           undated.push({ topic: c.topic, partition: c.partition, offset: c.offset, end });
       }
     await this.sampler.dateUnread(cluster, undated);
-    const points = new Map<string, LagPoint>();
+    const points = new Map<string, StoredLag>();
     for (const [group, offsets] of committed) {
       if (offsets.length === 0) continue;
-      const point: LagPoint = { t: sample.t, lag: 0, lagSeconds: null, topics: {} };
-      let known = true;
-      let oldest = 0;
+      const point: StoredLag = { lag: 0, lagMs: 0, topics: {} };
       for (const c of offsets) {
         const end = sample.ends.get(partitionKey(c.topic, c.partition));
         if (end === undefined) continue;
         const lag = Math.max(0, end - c.offset);
         point.lag += lag;
-        point.topics[c.topic] = (point.topics[c.topic] ?? 0) + lag;
+        const topic = (point.topics[c.topic] ??= { lag: 0, lagMs: 0 });
+        topic.lag += lag;
         if (lag === 0) continue;
         const appended = this.sampler.appendTimeOf(cluster, c.topic, c.partition, c.offset);
-        if (appended) oldest = Math.max(oldest, sample.t - appended.t);
-        else known = false;
+        const age = appended ? Math.max(0, sample.t - appended.t) : null;
+        topic.lagMs = age === null || topic.lagMs === null ? null : Math.max(topic.lagMs, age);
+        point.lagMs = age === null || point.lagMs === null ? null : Math.max(point.lagMs, age);
       }
-      if (known) point.lagSeconds = Math.round(oldest / 100) / 10;
       points.set(group, point);
     }
-    this.#add(cluster, points);
-  }
-
-  #add(cluster: string, points: Map<string, LagPoint>): void {
-    const rings = this.#rings.get(cluster) ?? new Map<string, LagPoint[]>();
-    this.#rings.set(cluster, rings);
-    // Groups gone from the cluster take their history with them.
-    for (const group of rings.keys()) if (!points.has(group)) rings.delete(group);
     let kept = [...points];
-    if (kept.length > this.opts.maxGroups) {
-      kept = kept.sort((a, b) => b[1].lag - a[1].lag).slice(0, this.opts.maxGroups);
-      const keep = new Set(kept.map(([g]) => g));
-      for (const group of rings.keys()) if (!keep.has(group)) rings.delete(group);
+    if (kept.length > this.maxGroups) kept = kept.sort((a, b) => b[1].lag - a[1].lag).slice(0, this.maxGroups);
+    await this.store.write(cluster, sample.t, new Map(kept));
+  }
+
+  /**
+   * The group's points of the last `windowMs` (to the clock's now): one per sample up to six
+   * hours, 5-minute buckets of the samples up to a day, hourly buckets beyond. null when the
+   * store holds nothing of the group.
+   */
+  async points(cluster: string, group: string, windowMs: number): Promise<LagSeries | null> {
+    const from = this.now() - Math.min(windowMs, MAX_WINDOW_MS);
+    if (windowMs > RAW_KEEP_MS) {
+      const hours = await this.store.hours(cluster, group, from);
+      if (hours.length === 0 && !(await this.store.has(cluster, group))) return null;
+      return { intervalMs: HOUR_MS, downsampled: true, points: hours.map(lagPoint) };
     }
-    for (const [group, point] of kept) {
-      const ring = rings.get(group) ?? [];
-      ring.push(point);
-      const cutoff = point.t - this.opts.windowMs;
-      let drop = Math.max(0, ring.length - this.opts.maxPoints);
-      while (drop < ring.length && ring[drop]!.t < cutoff) drop++;
-      if (drop > 0) ring.splice(0, drop);
-      rings.set(group, ring);
+    const raw = await this.store.raw(cluster, group, from);
+    if (raw.length === 0 && !(await this.store.has(cluster, group))) return null;
+    if (windowMs <= RAW_WINDOW_MS) return { intervalMs: this.sampler.intervalMs, downsampled: false, points: raw.map(lagPoint) };
+    return { intervalMs: BUCKET_MS, downsampled: true, points: buckets(raw, BUCKET_MS).map(lagPoint) };
+  }
+
+  /** Drops a deleted group's history at once. */
+  forget(cluster: string, group: string): Promise<void> {
+    return this.store.forget(cluster, group);
+  }
+
+  /** Deletes what is past the retention of each tier (the lag-history-prune job). */
+  prune(): Promise<{ raw: number; hours: number; series: number }> {
+    return this.store.prune(this.now());
+  }
+
+  /** Groups with a history on the cluster (a figure for tests). */
+  size(cluster: string): Promise<number> {
+    return this.store.groupCount(cluster);
+  }
+}
+
+function lagPoint(p: StoredPoint): LagPoint {
+  return {
+    t: p.t,
+    lag: p.lag,
+    ...(p.lagMin === undefined ? {} : { lagMin: p.lagMin }),
+    lagSeconds: seconds(p.lagMs),
+    topics: p.topics,
+    topicLagSeconds: Object.fromEntries(Object.entries(p.topicsMs).map(([topic, ms]) => [topic, seconds(ms)])),
+  };
+}
+
+const seconds = (ms: number | null) => (ms === null ? null : Math.round(ms / 100) / 10);
+
+/** The larger of two ages, an unknown one ignored. */
+const maxKnown = (a: number | null, b: number | null) => (a === null || b === null ? (a ?? b) : Math.max(a, b));
+
+/** Samples into buckets of `width` ms: the maxima of each, and the smallest total. */
+function buckets(points: StoredPoint[], width: number): StoredPoint[] {
+  const out: StoredPoint[] = [];
+  for (const p of points) {
+    const t = Math.floor(p.t / width) * width;
+    const b = out.at(-1);
+    if (b?.t !== t) {
+      out.push({ t, lag: p.lag, lagMin: p.lag, lagMs: p.lagMs, topics: { ...p.topics }, topicsMs: { ...p.topicsMs } });
+      continue;
     }
+    b.lag = Math.max(b.lag, p.lag);
+    b.lagMin = Math.min(b.lagMin!, p.lag);
+    b.lagMs = maxKnown(b.lagMs, p.lagMs);
+    for (const [topic, lag] of Object.entries(p.topics)) b.topics[topic] = Math.max(b.topics[topic] ?? 0, lag);
+    for (const [topic, ms] of Object.entries(p.topicsMs)) b.topicsMs[topic] = maxKnown(b.topicsMs[topic] ?? null, ms);
   }
-
-  /** The group's points of the last `windowMs` (before its latest); null when the group is not followed. */
-  points(cluster: string, group: string, windowMs = this.opts.windowMs): LagPoint[] | null {
-    const ring = this.#rings.get(cluster)?.get(group);
-    if (!ring) return null;
-    const last = ring.at(-1);
-    if (!last) return [];
-    const cutoff = last.t - windowMs;
-    return ring.filter((p) => p.t >= cutoff);
-  }
-
-  /** Drops a deleted group's history at once rather than at the next tick. */
-  forget(cluster: string, group: string): void {
-    this.#rings.get(cluster)?.delete(group);
-  }
-
-  /** Groups followed on the cluster (a figure for tests and the memory bound in docs/api.md). */
-  size(cluster: string): number {
-    return this.#rings.get(cluster)?.size ?? 0;
-  }
+  return out;
 }

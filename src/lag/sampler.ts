@@ -70,6 +70,11 @@ export class OffsetSampler {
     this.now = opts.now ?? Date.now;
   }
 
+  /** Time between two ticks (0: no timer; callers tick). */
+  get intervalMs(): number {
+    return this.opts.intervalMs;
+  }
+
   /** Starts sampling every cluster now and every `intervalMs`; `runs` hears of each tick (failed when a cluster's sample did). */
   start(runs?: RunObserver): void {
     if (this.#timer || this.opts.intervalMs <= 0) return;

@@ -4,10 +4,14 @@
  * through the dialog (latest, explicit offsets, a time; write role); a read user is not
  * offered the reset. Deleting an empty group from its page (issue 23), offered to writers only
  * and only while the group has no member. axe-core on the list and the group page in both themes.
+ * The 30-day window of a group's chart, from history stored before a restart (issue 26).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
+import { openStore } from "../../src/db/index.ts";
 import type { KafkaPool } from "../../src/kafka/index.ts";
+import { LagHistoryStore } from "../../src/lag/history-store.ts";
 import type { ROLE_USERS } from "../helpers/runtime.ts";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.ts";
 import { waitFor } from "../helpers/wait.ts";
@@ -22,6 +26,8 @@ const CHARTED = `${RUN}-audit`;
 /** 23: an empty group deleted through its page, and a group with a live member. */
 const DOOMED = `${RUN}-doomed`;
 const LIVE = `${RUN}-live`;
+/** 26: a group with a month of stored history. */
+const HISTORY = `${RUN}-history`;
 
 let server: ServerProcess;
 let browser: Browser;
@@ -49,7 +55,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await pool
     ?.default()
-    .groups.delete([GROUP, CHARTED, DOOMED, LIVE])
+    .groups.delete([GROUP, CHARTED, DOOMED, LIVE, HISTORY])
     .catch(() => {});
   await server?.request(`/api/topics/${TOPIC}`, { method: "DELETE", role: "admin" }).catch(() => {});
   await pool?.close();
@@ -150,6 +156,45 @@ describe("consumer groups", () => {
       expect(csp).toEqual([]);
     });
   }, 60_000);
+
+  test("26: the 30-day window draws the hourly peaks the store kept across a restart", async () => {
+    // A month of this group's history, as a server would have stored it hour by hour: written
+    // into the data directory while the server is down, then served by the next start on it.
+    await pool.default().groups.alterOffsets(HISTORY, [{ topic: TOPIC, partition: 0, offset: 0 }]);
+    await server.kill();
+    const store = await openStore(join(server.dir, "data"));
+    const hour = 3_600_000;
+    const now = Math.floor(Date.now() / hour) * hour;
+    const history = new LagHistoryStore(store.db);
+    for (let h = 30 * 24; h >= 1; h--) {
+      // A daily wave, and one spike ten days ago.
+      const lag = h === 240 ? 9_000 : Math.round(1_500 + 1_200 * Math.sin((h / 24) * 2 * Math.PI));
+      await history.write(
+        "local",
+        now - h * hour,
+        new Map([[HISTORY, { lag, lagMs: lag * 40, topics: { [TOPIC]: { lag, lagMs: lag * 40 } } }]]),
+      );
+    }
+    await store.close();
+    server = await startServerProcess({ lag: { sampleInterval: "1s" } }, { executable: await compiledLoupe(), dir: server.dir });
+
+    await withPage(browser, "group chart 30 days", async (page) => {
+      const csp = cspErrors(page);
+      await signedIn(page, `/consumers/${HISTORY}`, "read");
+      const chart = page.getByRole("figure", { name: /Lag over the last/ });
+      await chart.getByLabel("Window").selectOption({ label: "last 30 days" });
+      await page.waitForURL(/window=30d/);
+      await chart.getByText("Lag over the last 30 days").waitFor();
+      // Every stored hour, and the one under way from the sampler.
+      await until(page, `Number(document.querySelector("figure.lag-chart")?.dataset.points) >= 720`);
+      expect(await chart.getAttribute("data-downsampled")).toBe("true");
+      await chart.locator(".uplot canvas").waitFor();
+      expect(await chart.locator("figcaption").innerText()).toContain("(hourly peaks)");
+      await chart.screenshot({ path: "/tmp/loupe-lag-history-30d.png" });
+      expect(await seriousViolations(page)).toEqual([]);
+      expect(csp).toEqual([]);
+    });
+  }, 120_000);
 
   test("reset to explicit offsets, then to a time, through the dialog", async () => {
     await withPage(browser, "group reset explicit and time", async (page) => {

@@ -3,6 +3,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Kysely } from "kysely";
 import { openStore, SchemaTooNewError } from "../../src/db/index.ts";
 import { MIGRATIONS } from "../../src/db/migrations/index.ts";
 
@@ -39,6 +40,20 @@ describe("store", () => {
     await store.close();
     await expect(openStore(dir)).rejects.toBeInstanceOf(SchemaTooNewError);
     await expect(openStore(dir)).rejects.toThrow("newer than this binary knows");
+  });
+});
+
+describe("migrations with a gap", () => {
+  test("a version taken by work merged later is applied when it arrives, below the store's highest", async () => {
+    const dir = tempDir();
+    const table = (name: string) => ({ name, up: (db: Kysely<any>) => db.schema.createTable(name).addColumn("x", "integer").execute() });
+    const first = await openStore(dir, [...MIGRATIONS, { version: 9_002, ...table("gap_two") }]);
+    await first.close();
+    const second = await openStore(dir, [...MIGRATIONS, { version: 9_001, ...table("gap_one") }, { version: 9_002, ...table("gap_two") }]);
+    const versions = second.sqlite.query("SELECT version FROM schema_version WHERE version > 9000 ORDER BY version").all();
+    expect(versions).toEqual([{ version: 9_001 }, { version: 9_002 }]);
+    expect(second.sqlite.query("SELECT count(*) AS n FROM gap_one").get()).toEqual({ n: 0 });
+    await second.close();
   });
 });
 

@@ -24,6 +24,7 @@ const ORDER = [
   "metrics-log",
   "offset-sampler",
   "lag-history",
+  "lag-history-prune",
   "processor-engine",
   "processor-owners",
   "alert-delivery",

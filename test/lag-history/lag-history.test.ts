@@ -5,7 +5,12 @@
  * timer fires.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { openStore } from "../../src/db/index.ts";
 import { LagHistory } from "../../src/lag/history.ts";
+import { LagHistoryStore } from "../../src/lag/history-store.ts";
 import { OffsetSampler, partitionKey } from "../../src/lag/sampler.ts";
 import { uniqueTopic } from "../cluster/cluster.ts";
 import { errorOf, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
@@ -42,6 +47,7 @@ type History = {
   group: string;
   windowMs: number;
   intervalMs: number;
+  downsampled: boolean;
   points: Array<{ t: number; lag: number; lagSeconds: number | null; topics: Record<string, number> }>;
 };
 
@@ -104,10 +110,27 @@ describe("GET /api/consumers/{group}/lag-history", () => {
     expect(missing.status).toBe(404);
     expect((await errorOf(missing)).message).toContain("does not exist");
 
-    for (const window of ["abc", "-5m", "0s", "15x", "99999999h"]) {
+    for (const window of ["abc", "-5m", "0s", "15x", "99999999h", "31d", "721h"]) {
       const res = await rt.request(`/api/consumers/any/lag-history?window=${encodeURIComponent(window)}`, { role: "read" });
       expect({ window, status: res.status }).toEqual({ window, status: 400 });
       await errorOf(res);
+    }
+  }, 30_000);
+
+  test("26: the window reaches 30 days; past 6 hours the answer is downsampled, past a day hourly", async () => {
+    const { group } = await lagging([2], [0]);
+    await rt.sampler.sampleNow(CLUSTER);
+    const expected: Array<[string, boolean, number | null]> = [
+      ["5m", false, null],
+      ["6h", false, null],
+      ["24h", true, 300_000],
+      ["7d", true, 3_600_000],
+      ["30d", true, 3_600_000],
+    ];
+    for (const [window, downsampled, interval] of expected) {
+      const h = await history(group, `?window=${window}`);
+      expect({ window, downsampled: h.downsampled, points: h.points.map((p) => p.lag) }).toEqual({ window, downsampled, points: [2] });
+      if (interval !== null) expect({ window, intervalMs: h.intervalMs }).toEqual({ window, intervalMs: interval });
     }
   }, 30_000);
 
@@ -122,33 +145,17 @@ describe("GET /api/consumers/{group}/lag-history", () => {
   }, 30_000);
 });
 
-describe("LagHistory bounds (injected clock)", () => {
-  test("points older than the window or beyond the ring drop out; the window of a request cuts further", async () => {
-    const { topic, group } = await lagging([4], [0]);
-    let now = 1_000_000;
-    const sampler = new OffsetSampler(rt.kafka, { intervalMs: 0, windowMs: 600_000, now: () => now });
-    const lh = new LagHistory(rt.kafka, sampler, { windowMs: 60_000, maxPoints: 3 });
-    for (const step of [0, 10_000, 20_000, 30_000]) {
-      now = 1_000_000 + step;
-      await sampler.sampleNow(CLUSTER);
-    }
-    // Ring of 3: the first tick is gone.
-    expect(lh.points(CLUSTER, group)!.map((p) => p.t)).toEqual([1_010_000, 1_020_000, 1_030_000]);
-    expect(lh.points(CLUSTER, group, 15_000)!.map((p) => p.t)).toEqual([1_020_000, 1_030_000]);
-    now += 100_000;
-    await sampler.sampleNow(CLUSTER);
-    // A minute's window: the points 100 s older than the latest are dropped.
-    expect(lh.points(CLUSTER, group)!.map((p) => p.t)).toEqual([1_130_000]);
-    expect(lh.points(CLUSTER, group)![0]).toMatchObject({ lag: 4, topics: { [topic]: 4 } });
-    sampler.stop();
-  }, 30_000);
-
-  test("beyond maxGroups, the groups with the most lag are the ones followed", async () => {
+describe("LagHistory bounds", () => {
+  test("beyond maxGroups (lag.historyGroups), the groups with the most lag are the ones stored", async () => {
     const { topic, group } = await lagging([3], [0]);
-    const lh = new LagHistory(rt.kafka, new OffsetSampler(rt.kafka, { intervalMs: 0, windowMs: 60_000 }), { maxGroups: 1 });
+    const store = await openStore(mkdtempSync(join(tmpdir(), "loupe-lh-")));
+    const lh = new LagHistory(rt.kafka, new OffsetSampler(rt.kafka, { intervalMs: 0, windowMs: 60_000 }), new LagHistoryStore(store.db), 1);
     // A sample that knows only this test's topic: every other group of the shared broker lags 0 in it.
-    await lh.record(CLUSTER, { t: 5_000, ends: new Map([[partitionKey(topic, 0), 3]]) });
-    expect(lh.size(CLUSTER)).toBe(1);
-    expect(lh.points(CLUSTER, group)!.map((p) => p.lag)).toEqual([3]);
+    const t = Date.now();
+    await lh.record(CLUSTER, { t, ends: new Map([[partitionKey(topic, 0), 3]]) });
+    expect(await lh.size(CLUSTER)).toBe(1);
+    expect((await lh.points(CLUSTER, group, 60_000))!.points.map((p) => p.lag)).toEqual([3]);
+    await store.close();
+    rmSync(dirname(store.path), { recursive: true, force: true });
   }, 30_000);
 });

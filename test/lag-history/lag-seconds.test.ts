@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { LagHistory } from "../../src/lag/history.ts";
+import { LagHistoryStore } from "../../src/lag/history-store.ts";
 import { OffsetSampler } from "../../src/lag/sampler.ts";
 import { uniqueTopic } from "../cluster/cluster.ts";
 import { type TestRuntime, testRuntime } from "../helpers/runtime.ts";
@@ -77,13 +78,13 @@ test("23: a stuck group's lag in seconds keeps growing past the sampler's window
   const { group, written } = await stuckGroup(0, start);
   let now = start;
   const sampler = new OffsetSampler(rt.kafka, { intervalMs: 0, windowMs: 600_000, now: () => now });
-  const history = new LagHistory(rt.kafka, sampler, {});
+  const history = new LagHistory(rt.kafka, sampler, new LagHistoryStore(rt.store.db));
   const minutes = [1, 5, 10, 15, 20];
   for (const m of minutes) {
     now = start + m * 60_000;
     await sampler.sampleNow(CLUSTER);
   }
-  const ages = history.points(CLUSTER, group)!.map((p) => p.lagSeconds);
+  const ages = (await history.points(CLUSTER, group, 3_600_000))!.points.map((p) => p.lagSeconds);
   // The first record unread is the one written at `written` (partition 0, offset 0).
   expect(ages).toEqual(minutes.map((m) => Math.round((start + m * 60_000 - written) / 100) / 10));
   sampler.stop();

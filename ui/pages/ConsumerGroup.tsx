@@ -6,7 +6,7 @@ import { clusterOf, withCluster } from "../cluster.ts";
 import { ConfirmDeleteDialog, DialogFooter, ErrorAlert, num, TableHead, Tile } from "../components.tsx";
 import { number } from "../format.ts";
 import { navigate } from "../router.ts";
-import { LAG_WINDOWS, LagChart, type LagWindow } from "./LagChart.tsx";
+import { DEFAULT_LAG_WINDOW, LAG_WINDOWS, LagChart, type LagWindow } from "./LagChart.tsx";
 
 type GroupDetail = ConsumerGroupDetail;
 
@@ -25,10 +25,10 @@ const RESET_CHOICES: Array<{ value: ResetTo; label: string }> = [
 export function ConsumerGroupPage({ id, location, canWrite }: { id: string; location: string; canWrite: boolean }) {
   const cluster = clusterOf(location);
   const params = new URLSearchParams(location.includes("?") ? location.slice(location.indexOf("?")) : "");
-  const lagWindow = LAG_WINDOWS.find((w) => w.value === params.get("window"))?.value ?? LAG_WINDOWS[0].value;
+  const lagWindow = LAG_WINDOWS.find((w) => w.value === params.get("window"))?.value ?? DEFAULT_LAG_WINDOW;
   const setWindow = (w: LagWindow) => {
     const next = new URLSearchParams(params);
-    if (w === LAG_WINDOWS[0].value) next.delete("window");
+    if (w === DEFAULT_LAG_WINDOW) next.delete("window");
     else next.set("window", w);
     const query = next.toString();
     navigate(`/consumers/${encodeURIComponent(id)}${query ? `?${query}` : ""}`, { replace: true });

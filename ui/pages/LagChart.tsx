@@ -8,12 +8,18 @@ import { ErrorAlert } from "../components.tsx";
 import { number } from "../format.ts";
 
 const HEIGHT = 240;
-/** The windows offered, as the API's `window` parameter; the first is the default. */
+/** The windows offered, as the API's `window` parameter, shortest first. */
 export const LAG_WINDOWS = [
-  { value: "1h", label: "last hour" },
-  { value: "15m", label: "last 15 minutes" },
   { value: "5m", label: "last 5 minutes" },
+  { value: "15m", label: "last 15 minutes" },
+  { value: "1h", label: "last hour" },
+  { value: "6h", label: "last 6 hours" },
+  { value: "24h", label: "last 24 hours" },
+  { value: "7d", label: "last 7 days" },
+  { value: "30d", label: "last 30 days" },
 ] as const;
+/** The window a group's page opens with. */
+export const DEFAULT_LAG_WINDOW = "1h";
 export type LagWindow = (typeof LAG_WINDOWS)[number]["value"];
 
 /** The theme's colours, read from the CSS variables at the time the chart is drawn. */
@@ -51,7 +57,14 @@ function options(width: number): uPlot.Options {
     scales: { x: { time: true }, records: { auto: true, range: (_u, _min, max) => [0, Math.max(1, max)] }, seconds: { auto: true } },
     series: [
       {},
-      { label: "Lag (records)", scale: "records", stroke: c.accent, width: 2, fill: `${c.accent}22`, points: { show: true, size: 4 } },
+      {
+        label: "Lag (records)",
+        scale: "records",
+        stroke: c.accent,
+        width: 2,
+        fill: `${c.accent}22`, // Markers while they stay apart; a month of hours is a line.
+        points: { show: (u: uPlot) => u.data[0].length <= 120, size: 4 },
+      },
       { label: "Lag (s)", scale: "seconds", stroke: c.second, width: 1.5, dash: [6, 4], points: { show: false } },
     ],
     axes: [
@@ -64,7 +77,9 @@ function options(width: number): uPlot.Options {
 
 /**
  * The group's lag over time (records, and the age of the oldest unread record in seconds),
- * from GET /api/consumers/{group}/lag-history, read again at the sampler's pace. uPlot styles
+ * from GET /api/consumers/{group}/lag-history, read again at the sampler's pace (at most every
+ * 30 s). Windows from 5 minutes to 30 days: the server keeps a day of samples and 30 days of
+ * hourly peaks, and answers each window at the resolution it calls for. uPlot styles
  * its elements through the CSSOM, which the page's Content-Security-Policy allows.
  */
 export function LagChart({
@@ -113,13 +128,20 @@ export function LagChart({
   }, [history.data, theme]);
 
   const last = points.at(-1);
+  // Past six hours a point is a bucket (5 minutes, or an hour past a day): its lag is the peak.
+  const bucket = history.data?.downsampled ? ` (${history.data.intervalMs >= 3_600_000 ? "hourly" : "5-minute"} peaks)` : "";
   const summary =
     points.length === 0
       ? "No point yet"
-      : `${points.length} point${points.length === 1 ? "" : "s"}; latest lag ${number.format(last!.lag)} records${last!.lagSeconds === null ? "" : `, ${number.format(last!.lagSeconds)} s`}`;
+      : `${points.length} point${points.length === 1 ? "" : "s"}${bucket}; latest lag ${number.format(last!.lag)} records${last!.lagSeconds === null ? "" : `, ${number.format(last!.lagSeconds)} s`}`;
 
   return (
-    <figure className="lag-chart" aria-labelledby="lag-chart-caption" data-points={points.length}>
+    <figure
+      className="lag-chart"
+      aria-labelledby="lag-chart-caption"
+      data-points={points.length}
+      data-downsampled={history.data?.downsampled ?? false}
+    >
       <figcaption id="lag-chart-caption">
         <span>Lag over the {LAG_WINDOWS.find((w) => w.value === span)?.label}</span>
         <span className="lag-chart-keys" aria-hidden="true">

@@ -10,6 +10,7 @@ import * as m0008 from "./0008-processors.ts";
 import * as m0009 from "./0009-processor-guards.ts";
 import * as m0010 from "./0010-leases.ts";
 import * as m0011 from "./0011-alerts.ts";
+import * as m0012 from "./0012-lag-history.ts";
 
 export interface Migration {
   version: number;
@@ -19,7 +20,9 @@ export interface Migration {
 
 /**
  * Every migration, imported statically so that the compiled binary carries them.
- * Append only: a released migration is never edited.
+ * Append only: a released migration is never edited. Versions may leave a gap (one taken by
+ * work not merged yet): the runner applies every version the store lacks, not only those above
+ * its highest.
  */
 export const MIGRATIONS: Migration[] = [
   { version: 1, ...m0001 },
@@ -33,4 +36,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 9, ...m0009 },
   { version: 10, ...m0010 },
   { version: 11, ...m0011 },
+  { version: 12, ...m0012 },
 ];

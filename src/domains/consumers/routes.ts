@@ -31,7 +31,7 @@ export const consumerApi = {
     method: "GET",
     path: "/api/consumers/{group}/lag-history",
     level: "read",
-    summary: "A group's lag over time (one point per end-offset sample)",
+    summary: "A group's lag over time, 5 minutes to 30 days (per sample, or downsampled past 6 hours)",
     tags,
     request: { params: groupParam, query: windowQuery },
     responses: { 200: json(lagHistoryAnswer) },

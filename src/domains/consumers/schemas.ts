@@ -52,28 +52,33 @@ export const detail = z.object({
   ),
   lag: z.number(),
 });
-/** A window such as `15m`, `1h`, `90s` (or milliseconds); at most what the history keeps. */
+/** A window such as `15m`, `1h`, `7d`, `90s` (or milliseconds); at most 30 days. */
 export const windowQuery = z.object({
   window: z
     .string()
-    .regex(/^\d{1,9}(ms|s|m|h)?$/, "window must be a duration such as 90s, 15m or 1h")
+    .regex(/^\d{1,9}(ms|s|m|h|d)?$/, "window must be a duration such as 90s, 15m, 1h or 30d")
     .transform((v) => {
-      const [, n, unit] = /^(\d+)(ms|s|m|h)?$/.exec(v)!;
-      return Number(n) * { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 }[(unit ?? "ms") as "ms"];
+      const [, n, unit] = /^(\d+)(ms|s|m|h|d)?$/.exec(v)!;
+      return Number(n) * { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[(unit ?? "ms") as "ms"];
     })
-    .refine((ms) => ms >= 1_000 && ms <= 7 * 86_400_000, "window must be between 1s and 7d")
+    .refine((ms) => ms >= 1_000 && ms <= 30 * 86_400_000, "window must be between 1s and 30d")
     .optional(),
 });
 export const lagPoint = z.object({
-  t: z.number().int().describe("epoch ms of the end-offset sample"),
-  lag: z.number().int().describe("records still to read, all partitions"),
-  lagSeconds: z.number().nullable().describe("age of the oldest unread record (estimate); null when unknown"),
-  topics: z.record(z.string(), z.number().int()).describe("lag per topic"),
+  t: z.number().int().describe("epoch ms of the end-offset sample, or of the bucket's start"),
+  lag: z.number().int().describe("records still to read, all partitions (a bucket's maximum)"),
+  lagMin: z.number().int().optional().describe("a bucket's smallest lag (downsampled answers only)"),
+  lagSeconds: z.number().nullable().describe("age of the oldest unread record (estimate; a bucket's maximum); null when unknown"),
+  topics: z.record(z.string(), z.number().int()).describe("lag per topic (a bucket's maximum per topic)"),
+  topicLagSeconds: z
+    .record(z.string(), z.number().nullable())
+    .describe("age of each topic's oldest unread record (a bucket's maximum); null when unknown"),
 });
 export const lagHistoryAnswer = z.object({
   group: z.string(),
   windowMs: z.number().int(),
-  intervalMs: z.number().int().describe("time between two points"),
+  intervalMs: z.number().int().describe("time between two points: the sampler's interval, or the bucket's width"),
+  downsampled: z.boolean().describe("points are buckets (5 minutes past 6 hours, an hour past a day)"),
   points: z.array(lagPoint),
 });
 export const resetAnswer = z.object({ group: z.string(), offsets: z.array(partitionRef.extend({ offset: z.number() })) });

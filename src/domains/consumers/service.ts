@@ -24,14 +24,16 @@ export class ConsumerService {
   ) {}
 
   /**
-   * The group's lag over time, from the history kept at each tick of the end-offset sampler.
-   * A group that exists but is not followed yet (new since the last tick) has no points.
+   * The group's lag over time, from the history stored at each tick of the end-offset sampler:
+   * one point per sample up to six hours, buckets (maxima) beyond (see LagHistory.points).
+   * A group that exists but has no history yet (new since the last tick) has no points.
    * Given a filter, each point holds the visible topics only (see `visiblePoint`), and a group
    * with no visible topic is 403.
    */
   async lagHistory(cluster: string, group: string, windowMs: number, visible: TopicFilter = null): Promise<ConsumerGroupLagHistory> {
     const kafka = this.pool.get(cluster);
-    let points = this.history?.points(cluster, group, windowMs) ?? null;
+    const series = (await this.history?.points(cluster, group, windowMs)) ?? null;
+    let points = series?.points ?? null;
     // The points name the topics the group committed on: one visible among them shows the
     // group without asking Kafka. Otherwise its assignments may still show it.
     const seen = visible && points?.some((p) => Object.keys(p.topics).some(visible));
@@ -45,8 +47,9 @@ export class ConsumerService {
     if (visible) points = points.map((p) => visiblePoint(p, visible));
     return {
       group,
-      windowMs: Math.min(windowMs, this.history?.opts.windowMs ?? 0),
-      intervalMs: this.sampleIntervalMs,
+      windowMs: this.history ? windowMs : 0,
+      intervalMs: series?.intervalMs ?? this.sampleIntervalMs,
+      downsampled: series?.downsampled ?? false,
       points,
     };
   }
@@ -259,7 +262,7 @@ export class ConsumerService {
     }
     await kafka.groups.delete([group]);
     this.lag.invalidate(cluster);
-    this.history?.forget(cluster, group);
+    await this.history?.forget(cluster, group);
   }
 }
 
@@ -273,14 +276,19 @@ function assignedTopics(d: GroupDescription): string[] {
  * may be a hidden topic's age, and the point says unknown.
  */
 function visiblePoint(p: LagPoint, visible: (topic: string) => boolean): LagPoint {
+  // Every topic visible: the point as it is (a bucket's total maximum is not the sum of its
+  // topics' maxima, which peak at different times).
+  if (Object.keys(p.topics).every(visible)) return p;
   const topics: Record<string, number> = {};
+  const topicLagSeconds: Record<string, number | null> = {};
   let lag = 0;
   let hiddenLag = false;
   for (const [t, n] of Object.entries(p.topics)) {
     if (visible(t)) {
       topics[t] = n;
+      topicLagSeconds[t] = p.topicLagSeconds[t] ?? null;
       lag += n;
     } else if (n > 0) hiddenLag = true;
   }
-  return { t: p.t, lag, lagSeconds: hiddenLag ? null : p.lagSeconds, topics };
+  return { t: p.t, lag, lagSeconds: hiddenLag ? null : p.lagSeconds, topics, topicLagSeconds };
 }
