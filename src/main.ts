@@ -17,6 +17,8 @@ Usage:
   loupe --version        print the version
   loupe hash-password    read a password from stdin, print its argon2id hash
   loupe check-config     validate the configuration and exit
+  loupe doctor           check the configuration, the store and every service it names;
+                         one line per check, exit status 1 on a failure
 
 Configuration: the TOML file named by --config or LOUPE_CONFIG, then LOUPE_* variables.`;
 
@@ -130,6 +132,16 @@ async function main(argv: string[]): Promise<number> {
       loadConfig({ path: configPath(rest) });
       console.log("configuration is valid");
       return 0;
+    }
+    case "doctor": {
+      const [{ loadConfig }, { runDoctor, formatCheck }] = await Promise.all([
+        import("./config/load.ts"),
+        import("./domains/doctor/checks.ts"),
+      ]);
+      const path = configPath(rest) ?? process.env.LOUPE_CONFIG;
+      const checks = await runDoctor(loadConfig({ path }), path);
+      for (const c of checks) console.log(formatCheck(c));
+      return checks.some((c) => c.status === "fail") ? 1 : 0;
     }
     case "serve":
       await serve(rest);
