@@ -25,6 +25,8 @@ export const AUDIT_TYPES = [
   "USER",
   // Beyond the SPEC's list: the Kafka cluster's own users (SCRAM credentials).
   "KAFKA_USER",
+  // Beyond the SPEC's list: alert settings turned on or off, and their conditions.
+  "ALERT_SETTING",
 ] as const;
 export type AuditType = (typeof AUDIT_TYPES)[number];
 
