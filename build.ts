@@ -2,7 +2,9 @@
  * Compiles the single executable `dist/loupe`: the server, its migrations (imported
  * statically), the UI assets (embedded through src/ui/manifest.gen.ts) and the UI bundle
  * (ui/, built first into dist/ui and embedded through src/ui/embedded.ts).
- * Usage: bun build.ts [--outfile PATH] [--target bun-linux-x64|bun-linux-arm64]
+ * Usage: bun build.ts [--outfile PATH] [--target bun-linux-x64|bun-linux-arm64] [--release [--out-dir DIR]]
+ * --release then makes the release of that executable under DIR (dist/ by default): the
+ * tarball, its checksum and the .deb (scripts/release.ts, docs/operations.md).
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -17,7 +19,9 @@ const opt = (name: string) => {
   const i = args.indexOf(name);
   return i >= 0 ? args[i + 1] : undefined;
 };
-const outfile = opt("--outfile") ?? join(root, "dist/loupe");
+const release = args.includes("--release");
+const outDir = opt("--out-dir") ?? join(root, "dist");
+const outfile = opt("--outfile") ?? join(release ? outDir : join(root, "dist"), "loupe");
 const target = (opt("--target") ?? `bun-linux-${process.arch === "arm64" ? "arm64" : "x64"}`) as "bun-linux-x64" | "bun-linux-arm64";
 
 writeFileSync(join(root, "src/ui/manifest.gen.ts"), manifestSource());
@@ -76,3 +80,12 @@ if (!result.success) {
   process.exit(1);
 }
 console.log(`built ${outfile} in ${((performance.now() - started) / 1000).toFixed(1)}s`);
+
+if (release) {
+  const { makeRelease } = await import("./scripts/release.ts");
+  const { VERSION } = await import("./src/version.ts");
+  const made = await makeRelease({ root, exe: outfile, version: VERSION, arch: target === "bun-linux-arm64" ? "arm64" : "x64", outDir });
+  console.log(
+    `release ${made.tarball}\npackage ${made.deb}\nimage ${made.oci ?? "none: the OCI image is built on a host of its architecture"}`,
+  );
+}

@@ -37,6 +37,7 @@ const SCHEMA_PLACES: Record<string, string[]> = {
   userSchema: ["users"],
   groupSchema: ["groups"],
   ldapSchema: ["ldap"],
+  webhookSchema: ["alerts.webhooks"],
 };
 
 /** Doc comments of the schemas' keys, by the key's path (without `[]`). */

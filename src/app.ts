@@ -8,6 +8,8 @@ import type { Store } from "./db/index.ts";
 import type { GroupService } from "./domains/access/group-service.ts";
 import type { InternalTopics } from "./domains/access/internal-topics.ts";
 import type { NotificationService } from "./domains/alerts/notifications.ts";
+import type { AlertOutbox } from "./domains/alerts/outbox.ts";
+import type { AlertSettings } from "./domains/alerts/settings.ts";
 import type { AuditService } from "./domains/audit/service.ts";
 import type { AuthService } from "./domains/auth/service.ts";
 import type { KafkaConfigService } from "./domains/configs/service.ts";
@@ -70,6 +72,10 @@ export interface AppDeps {
   metadata: MetadataService;
   consumers: ConsumerService;
   notifications: NotificationService;
+  /** Alert settings and conditions per cluster. */
+  alertSettings: AlertSettings;
+  /** Deliveries of notifications to Alertmanagers and webhooks. */
+  alertOutbox: AlertOutbox;
   /** The schema registry proxy (`/api/proxy-sr`), over the registry upstream the decoders share. */
   schemas: SchemaProxyService;
   /** The Kafka Connect proxy's clusters, one failover client per alias. */

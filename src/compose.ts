@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 /**
@@ -8,11 +9,15 @@ import { join } from "node:path";
 import type { Hono } from "hono";
 import { type AppDeps, createApp } from "./app.ts";
 import { type Config, credentialWarnings, defaultCluster, deprecations } from "./config/schema.ts";
-import { openStore } from "./db/index.ts";
+import { type Db, openStore } from "./db/index.ts";
+import { Leases } from "./db/lease.ts";
 import { GroupRepo } from "./domains/access/group-repo.ts";
 import { GroupService } from "./domains/access/group-service.ts";
 import { internalTopicsOf } from "./domains/access/internal-topics.ts";
+import { AlertEvaluator } from "./domains/alerts/evaluator.ts";
 import { NotificationService } from "./domains/alerts/notifications.ts";
+import { AlertOutbox } from "./domains/alerts/outbox.ts";
+import { AlertSettings } from "./domains/alerts/settings.ts";
 import { AuditService } from "./domains/audit/service.ts";
 import { LdapDirectory } from "./domains/auth/ldap.ts";
 import { type AuthOptions, AuthService } from "./domains/auth/service.ts";
@@ -48,7 +53,7 @@ import { LagEngine } from "./lag/engine.ts";
 import { LagHistory } from "./lag/history.ts";
 import { LagHistoryStore } from "./lag/history-store.ts";
 import { OffsetSampler } from "./lag/sampler.ts";
-import { LogHub, type LogSink } from "./log/logger.ts";
+import { type Logger, LogHub, type LogSink } from "./log/logger.ts";
 import { basicAuthorization, tlsOptions, Upstream } from "./proxy/upstream.ts";
 import { SchemaRegistryClient } from "./registry/client.ts";
 import { Background, periodicJob } from "./util/background.ts";
@@ -131,7 +136,8 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
 
   // The features.
   const streams = new StreamRegistry(config.auth.maxStreamsPerUser, { auth });
-  const notifications = new NotificationService(store.db, logs.logger("alerts"));
+  const alerts = alertParts(config, store.db, { kafka, lag, log: logs.logger("alerts") });
+  const { notifications } = alerts;
   // One upstream for the registry: the decoders and the proxy skip the same bad host.
   const sr = config.schemaRegistry;
   const registryUpstream = sr
@@ -223,8 +229,8 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
   const counters: HttpCounters = { requests: 0, errors: 0, totalMs: 0 };
   const clusters = kafkaProbe(kafka, config);
 
-  const jobs = { audit, auth, logs, counters, streams, kafka, sampler, lagHistory, processorEngine, processors };
-  const background = backgroundJobs(config, { ...jobs, ownerCheckMs: directory?.refreshMs ?? 60_000 });
+  const jobs = { audit, auth, logs, counters, streams, kafka, sampler, lagHistory, processorEngine, processors, alerts };
+  const background = backgroundJobs(config, { ...jobs, db: store.db, ownerCheckMs: directory?.refreshMs ?? 60_000 });
   const parts: AppDeps = {
     config,
     store,
@@ -241,7 +247,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     internalTopics,
     metadata,
     consumers,
-    notifications,
+    ...alerts,
     schemas,
     connect: new ConnectService(config.connect, {
       notifications,
@@ -311,6 +317,8 @@ function backgroundJobs(
     lagHistory: LagHistory;
     processorEngine: ProcessorEngine;
     processors: ProcessorService;
+    alerts: AlertParts;
+    db: Db;
     ownerCheckMs: number;
   },
 ): Background {
@@ -367,7 +375,78 @@ function backgroundJobs(
       runAtStart: false,
     }),
   );
+  alertJobs(background, config, d.alerts, d.db);
   return background;
+}
+
+interface AlertParts {
+  alertSettings: AlertSettings;
+  notifications: NotificationService;
+  alertOutbox: AlertOutbox;
+  alertEvaluator: AlertEvaluator;
+}
+
+/** Alert settings, notifications, their outbox and the evaluation. */
+function alertParts(config: Config, db: Db, d: { kafka: KafkaPool; lag: LagEngine; log: Logger }): AlertParts {
+  const alertSettings = new AlertSettings(db);
+  const notifications = new NotificationService(db, d.log, { externalUrl: externalUrl(config) });
+  const alertOutbox = new AlertOutbox(db, d.log, outboxOptions(config));
+  notifications.attach(alertOutbox, alertSettings);
+  const alertEvaluator = new AlertEvaluator({
+    kafka: d.kafka,
+    lag: d.lag,
+    notifications,
+    settings: alertSettings,
+    deliveries: alertOutbox,
+    log: d.log,
+  });
+  return { alertSettings, notifications, alertOutbox, alertEvaluator };
+}
+
+/**
+ * The outbox's sender and the evaluation, each on one instance of those sharing the store (a
+ * lease each): two senders would send twice, two evaluations raise twice.
+ */
+function alertJobs(background: Background, config: Config, alerts: AlertParts, db: Db): void {
+  const instance = config.processors.instance ?? `${hostname()}:${config.server.port}`;
+  const leases = new Leases(db);
+  const elected = (name: string, ttlMs: number) => () => leases.acquire([name], instance, ttlMs).then((until) => until !== null);
+  background.register({
+    name: "alert-delivery",
+    start: (runs) => alerts.alertOutbox.start(runs, elected("alert-delivery", 15_000)),
+    stop: () => alerts.alertOutbox.stop(),
+  });
+  const evalMs = config.alerts.evaluationInterval;
+  background.register(
+    periodicJob("alert-evaluation", evalMs || 60_000, () => alerts.alertEvaluator.evaluate(), {
+      enabled: evalMs > 0,
+      runAtStart: false,
+      elected: elected("alert-evaluation", Math.max(3 * evalMs, 10_000)),
+    }),
+  );
+}
+
+/** Where users open Loupe: the start of each notification's generatorURL. */
+function externalUrl(config: Config): string {
+  if (config.alerts.externalUrl) return config.alerts.externalUrl;
+  const host = config.server.host === "0.0.0.0" || config.server.host === "::" ? hostname() : config.server.host;
+  return `http://${host.includes(":") ? `[${host}]` : host}:${config.server.port}`;
+}
+
+function outboxOptions(config: Config): ConstructorParameters<typeof AlertOutbox>[2] {
+  const a = config.alerts;
+  return {
+    alertmanagers: a.alertmanagers,
+    webhooks: a.webhooks.map((w) => {
+      const secret = w.secret ?? (w.secretFile ? readFileSync(w.secretFile, "utf8").replace(/\r?\n$/, "") : undefined);
+      return { name: w.name, url: w.url, ...(secret ? { secret } : {}), ...(w.alerts ? { alerts: w.alerts } : {}) };
+    }),
+    resendIntervalMs: a.resendInterval,
+    timeoutMs: a.timeout,
+    initialBackoffMs: a.initialBackoff,
+    maxBackoffMs: a.maxBackoff,
+    giveUpAfterMs: a.giveUpAfter,
+  };
 }
 
 /** The end-offset sampler, the lag history that follows its ticks, and the history's pruning: on together (lag.sampleInterval > 0). */

@@ -19,6 +19,8 @@ Usage:
   loupe check-config     validate the configuration and exit
   loupe backup FILE      copy the store to FILE (consistent while Loupe serves)
   loupe restore FILE     replace the store with the backup FILE (Loupe stopped)
+  loupe doctor           check the configuration, the store and every service it names;
+                         one line per check, exit status 1 on a failure
 
 Configuration: the TOML file named by --config or LOUPE_CONFIG, then LOUPE_* variables.`;
 
@@ -169,6 +171,16 @@ async function main(argv: string[]): Promise<number> {
         );
       }
       return 0;
+    }
+    case "doctor": {
+      const [{ loadConfig }, { runDoctor, formatCheck }] = await Promise.all([
+        import("./config/load.ts"),
+        import("./domains/doctor/checks.ts"),
+      ]);
+      const path = configPath(rest) ?? process.env.LOUPE_CONFIG;
+      const checks = await runDoctor(loadConfig({ path }), path);
+      for (const c of checks) console.log(formatCheck(c));
+      return checks.some((c) => c.status === "fail") ? 1 : 0;
     }
     case "serve":
       await serve(rest);

@@ -123,6 +123,26 @@ const httpTlsSchema = z
   .refine((t) => (t.cert === undefined) === (t.key === undefined), "a client certificate needs its key, and a key its certificate");
 export type HttpTlsConfig = z.infer<typeof httpTlsSchema>;
 
+/** A webhook that gets notifications as JSON POSTs (a chat tool's incoming webhook, a relay). */
+const webhookSchema = z
+  .object({
+    /** Its name in the delivery state (`webhook:<name>`). */
+    name: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, "letters, digits, '.', '_' or '-', at most 64"),
+    /** Where each notification is POSTed as JSON. */
+    url: z
+      .string()
+      .url()
+      .regex(/^https?:\/\//i, "expected an http:// or https:// URL"),
+    /** Signs each body: `X-Loupe-Signature: sha256=<hex HMAC-SHA256 of the body>` (or `secretFile`). */
+    secret: z.string().min(16, "a webhook secret has at least 16 characters").optional(),
+    /** A file holding the secret (trailing newline ignored). */
+    secretFile: z.string().min(1).optional(),
+    /** The alert settings (ids) it gets; every one when absent. */
+    alerts: z.array(z.number().int().positive()).min(1).optional(),
+  })
+  .strict()
+  .refine((w) => w.secret === undefined || w.secretFile === undefined, "set at most one of secret and secretFile");
+
 /** One Kafka Connect cluster: its alias (the path's `{clusterAlias}`) and the URLs of its workers. */
 export const connectClusterSchema = z
   .object({
@@ -422,6 +442,57 @@ export const configSchema = z
       })
       .strict()
       .default({ enabled: true }),
+    /**
+     * Alerting: where notifications are delivered (Prometheus Alertmanagers, webhooks), how often
+     * conditions are evaluated, and how deliveries are retried. Every delivery goes through an
+     * outbox in the store, so a channel that is down gets everything once it answers again.
+     */
+    alerts: z
+      .object({
+        /** Alertmanager base URLs (`http://am:9093`); each gets every notification through its v2 API, on its own. */
+        alertmanagers: z
+          .array(
+            z
+              .string()
+              .url()
+              .regex(/^https?:\/\//i, "expected an http:// or https:// URL")
+              .transform((u) => u.replace(/\/+$/, "")),
+          )
+          .max(16, "at most 16 Alertmanagers")
+          .default([]),
+        /** Plain webhooks (a JSON POST per notification and per resolution), for chat tools. */
+        webhooks: z.array(webhookSchema).max(32, "at most 32 webhooks").default([]),
+        /** Loupe's address as its users open it: the start of each notification's generatorURL. Default: `http://<server.host>:<server.port>`. */
+        externalUrl: z
+          .string()
+          .url()
+          .regex(/^https?:\/\//i, "expected an http:// or https:// URL")
+          .transform((u) => u.replace(/\/+$/, ""))
+          .optional(),
+        /** How often the conditions (brokers, partitions, consumer lag) are evaluated; 0 turns the evaluation off. */
+        evaluationInterval: duration.default(30_000),
+        /** How often a condition that still holds is sent to the Alertmanagers again (they resolve an alert not re-sent). */
+        resendInterval: duration.pipe(z.number().min(1_000, "at least 1s")).default(60_000),
+        /** How long one delivery may take before it counts as failed. */
+        timeout: duration.pipe(z.number().min(100, "at least 100ms")).default(10_000),
+        /** First wait before a failed delivery is tried again; doubled each time up to `maxBackoff`. */
+        initialBackoff: duration.pipe(z.number().min(10, "at least 10ms")).default(1_000),
+        /** Longest wait between two attempts of one delivery. */
+        maxBackoff: duration.pipe(z.number().min(10, "at least 10ms")).default(60_000),
+        /** A delivery still failing this long after it was due is given up (shown as GAVE_UP). */
+        giveUpAfter: duration.pipe(z.number().min(1_000, "at least 1s")).default(86_400_000),
+      })
+      .strict()
+      .default({
+        alertmanagers: [],
+        webhooks: [],
+        evaluationInterval: 30_000,
+        resendInterval: 60_000,
+        timeout: 10_000,
+        initialBackoff: 1_000,
+        maxBackoff: 60_000,
+        giveUpAfter: 86_400_000,
+      }),
     lag: z
       .object({
         /** Consumer lag figures are reused for this long by every caller (/metrics, topics, groups). */

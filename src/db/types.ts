@@ -68,6 +68,39 @@ export interface Database {
     starts_at: number;
     ends_at: number | null;
     generator_url: string;
+    /** The notification's public id (in its generatorURL and the API). */
+    uid: string;
+    /** What a raised condition is about; null for an event. At most one active per fingerprint. */
+    fingerprint: string | null;
+  };
+  /** A setting's state, once set (else the shipped default). */
+  alert_settings: {
+    cluster: string;
+    alert_id: number;
+    enabled: number;
+    updated_by: string;
+    updated_at: number;
+  };
+  alert_conditions: {
+    id: string;
+    cluster: string;
+    alert_id: number;
+    expression: string;
+    updated_by: string;
+    updated_at: number;
+  };
+  /** The outbox: one row per notification and channel (see migration 0011). */
+  alert_deliveries: {
+    notification_id: number;
+    channel: string;
+    version: number;
+    sent_version: Generated<number>;
+    attempts: Generated<number>;
+    next_attempt_at: number;
+    first_pending_at: number;
+    last_error: string | null;
+    sent_at: number | null;
+    given_up_version: number | null;
   };
   user_profile: {
     user_name: string;

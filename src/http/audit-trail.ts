@@ -27,6 +27,8 @@ export const AUDIT_TYPES = [
   "KAFKA_USER",
   // Beyond the SPEC's list: the audit log's own retention (entries pruned and where they went).
   "AUDIT_LOG",
+  // Beyond the SPEC's list: alert settings turned on or off, and their conditions.
+  "ALERT_SETTING",
 ] as const;
 export type AuditType = (typeof AUDIT_TYPES)[number];
 

@@ -2,7 +2,7 @@
  * The development cluster from the command line:
  *
  *   bun test/cluster/cli.ts up [--no-secure] [--no-registry] [--no-ldap] [--no-connect]
- *                              [--services=kafka,kafka-secure,registry,ldap,connect]
+ *                              [--no-alertmanager] [--services=kafka,kafka-secure,registry,ldap,connect,alertmanager]
  *       starts the services in the background and prints KEY=VALUE lines
  *       (KAFKA_BOOTSTRAP=127.0.0.1:<port>,
  *       KAFKA_SASL_BOOTSTRAP=127.0.0.1:<port> (SCRAM-SHA-512 over TLS) and
@@ -12,7 +12,8 @@
  *       SCHEMA_REGISTRY_URL=http://127.0.0.1:<port1>/apis/ccompat/v7,http://127.0.0.1:<port2>/apis/ccompat/v7:
  *       the two registry hosts, sharing one store on the broker,
  *       LDAP_URL=ldap://127.0.0.1:<port> with LDAP_BASE_DN, LDAP_BIND_DN, LDAP_BIND_PASSWORD, ...,
- *       CONNECT_URL=http://127.0.0.1:<port1>,http://127.0.0.1:<port2>: the two Connect workers);
+ *       CONNECT_URL=http://127.0.0.1:<port1>,http://127.0.0.1:<port2>: the two Connect workers,
+ *       ALERTMANAGER_URL=http://127.0.0.1:<port>: Prometheus Alertmanager);
  *       a running cluster that lacks an asked-for service gets it added
  *   bun test/cluster/cli.ts env      the same lines for a running cluster (eval "$(... env)")
  *   bun test/cluster/cli.ts status   what runs, with pids, ports, logs; exit 1 when something is down
@@ -28,6 +29,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
+  alertmanagerInstalled,
   CACHE_DIR,
   fetchAll,
   isAlive,
@@ -78,12 +80,20 @@ function parseServices(args: string[]): ServiceName[] {
     console.error("no slapd installed (apt-get install slapd ldap-utils): starting without the ldap service");
     noLdap = true;
   }
+  let noAlertmanager = args.includes("--no-alertmanager") || process.env.LOUPE_CLUSTER_ALERTMANAGER === "0";
+  if (!noAlertmanager && !alertmanagerInstalled()) {
+    console.error(
+      "no prometheus-alertmanager installed (apt-get install prometheus-alertmanager): starting without the alertmanager service",
+    );
+    noAlertmanager = true;
+  }
   return SERVICES.map((s) => s.name).filter(
     (n) =>
       !(noSecure && n === "kafka-secure") &&
       !(noRegistry && n === "registry") &&
       !(noLdap && n === "ldap") &&
-      !(noConnect && n === "connect"),
+      !(noConnect && n === "connect") &&
+      !(noAlertmanager && n === "alertmanager"),
   );
 }
 
@@ -186,7 +196,7 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     default:
       console.error(
-        "usage: bun test/cluster/cli.ts up [--no-secure] [--no-registry] [--no-ldap] [--no-connect] [--services=kafka,kafka-secure,registry,ldap,connect] | down | status | env | fetch",
+        "usage: bun test/cluster/cli.ts up [--no-secure] [--no-registry] [--no-ldap] [--no-connect] [--no-alertmanager] [--services=kafka,kafka-secure,registry,ldap,connect,alertmanager] | down | status | env | fetch",
       );
       return 2;
   }

@@ -1,7 +1,8 @@
 /**
  * The real test and development cluster: a Kafka broker (KRaft, broker and controller in one
  * JVM) and an Apicurio schema registry (two hosts), both run from jars fetched from Maven
- * Central, and an OpenLDAP directory (Debian's slapd) seeded with a small organisation.
+ * Central, an OpenLDAP directory (Debian's slapd) seeded with a small organisation, and a
+ * Prometheus Alertmanager (Debian's prometheus-alertmanager) that Loupe delivers alerts to.
  *
  * A second, secured broker (kafka-secure: SCRAM-SHA-512 over TLS, mutual TLS, an authorizer that
  * denies what no ACL allows) runs beside the open one, so the other tests keep their open broker.
@@ -45,7 +46,7 @@ const POM = join(import.meta.dir, "pom.xml");
 /** Connect's jars, fetched into their own directory so the broker's classpath stays as it is. */
 const CONNECT_POM = join(import.meta.dir, "connect-pom.xml");
 
-export type ServiceName = "kafka" | "kafka-secure" | "registry" | "ldap" | "connect";
+export type ServiceName = "kafka" | "kafka-secure" | "registry" | "ldap" | "connect" | "alertmanager";
 
 /** A started service, as recorded in the CLI's state file. Plain data: it must survive JSON. */
 export interface ServiceProcess {
@@ -437,6 +438,8 @@ export async function restartService(proc: ServiceProcess, opts: { timeoutMs?: n
   // The same ports: one may still be held briefly by the killed process's sockets.
   if (proc.name === "ldap") {
     await waitUntil(proc, () => ldapService.probe(proc), opts.timeoutMs ?? 15_000, `OpenLDAP slapd ${proc.version} (restart)`, 20);
+  } else if (proc.name === "alertmanager") {
+    await waitUntil(proc, () => alertmanagerService.probe(proc), opts.timeoutMs ?? 15_000, `Alertmanager ${proc.version} (restart)`, 20);
   } else if (proc.name === "connect" || proc.name === "registry") {
     const kind = REPLICATED[proc.name];
     const url = proc.env[kind.envKey]!;
@@ -1614,8 +1617,98 @@ const REPLICATED = {
   registry: { envKey: "SCHEMA_REGISTRY_URL", role: "host", title: (v) => `Apicurio Registry ${v}`, ready: registryHostReady },
 } satisfies Partial<Record<ServiceName, Replicated>>;
 
+// ---------------------------------------------------------------------------------------------
+// Prometheus Alertmanager (Debian's prometheus-alertmanager): where Loupe delivers its alerts
+
+const ALERTMANAGER = process.env.LOUPE_ALERTMANAGER ?? "/usr/bin/prometheus-alertmanager";
+
+export const alertmanagerInstalled = (): boolean => existsSync(ALERTMANAGER);
+
+/**
+ * One receiver that sends nowhere: the tests read what Alertmanager holds through its own
+ * `GET /api/v2/alerts`. Grouping waits are short so a test never waits on a notification.
+ */
+const ALERTMANAGER_CONFIG = `route:
+  receiver: "null"
+  group_by: ["alertname"]
+  group_wait: 1s
+  group_interval: 1s
+  repeat_interval: 1h
+receivers:
+  - name: "null"
+`;
+
+function alertmanagerVersion(): string {
+  const res = spawnSync(ALERTMANAGER, ["--version"], { encoding: "utf8" });
+  return /version ([\w.+~-]+)/.exec(`${res.stdout}${res.stderr}`)?.[1] ?? "unknown";
+}
+
+export const alertmanagerService: ServiceDef = {
+  name: "alertmanager",
+  envKeys: ["ALERTMANAGER_URL"],
+  needs: [],
+  async fetch() {
+    if (!alertmanagerInstalled()) {
+      throw new Error(
+        `${ALERTMANAGER} is missing: the alertmanager service runs Debian's prometheus-alertmanager ` +
+          "(apt-get install prometheus-alertmanager; .ci/run does it), or leave it out (cli.ts up --no-alertmanager, LOUPE_TEST_ALERTMANAGER=0)",
+      );
+    }
+  },
+  async start(ctx) {
+    const t0 = performance.now();
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const configFile = join(ctx.runDir, "alertmanager.yml");
+    const logFile = join(ctx.runDir, "alertmanager.log");
+    mkdirSync(join(ctx.runDir, "data"), { recursive: true });
+    writeFileSync(configFile, ALERTMANAGER_CONFIG);
+    // No gossip (`--cluster.listen-address=`): a single instance, with no second port to take.
+    const command = [
+      ALERTMANAGER,
+      `--config.file=${configFile}`,
+      `--storage.path=${join(ctx.runDir, "data")}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      "--cluster.listen-address=",
+      "--log.level=warn",
+    ];
+    const pid = spawnDetached(command, ctx.runDir, logFile);
+    const proc: ServiceProcess = {
+      name: "alertmanager",
+      pid,
+      runDir: ctx.runDir,
+      logFile,
+      ports: { http: port },
+      env: { ALERTMANAGER_URL: url },
+      version: alertmanagerVersion(),
+      startMs: 0,
+      command,
+      ...(ctx.ownerPid ? { ownerPid: ctx.ownerPid } : {}),
+    };
+    if (ctx.ownerPid) proc.watchdogPid = spawnWatchdog(ctx.ownerPid, pid, ctx.runDir);
+    await waitUntil(proc, () => alertmanagerService.probe(proc), ctx.timeoutMs ?? 15_000, `Alertmanager ${proc.version}`, 20);
+    proc.startMs = Math.round(performance.now() - t0);
+    return proc;
+  },
+  async probe(proc) {
+    try {
+      const res = await fetch(`${proc.env.ALERTMANAGER_URL}/-/ready`, { signal: AbortSignal.timeout(2_000) });
+      return res.ok;
+    } catch {
+      return false;
+    }
+  },
+};
+
 /** In start order: a service may use the environment of those before it. */
-export const SERVICES: readonly ServiceDef[] = [kafkaService, kafkaSecureService, registryService, ldapService, connectService];
+export const SERVICES: readonly ServiceDef[] = [
+  kafkaService,
+  kafkaSecureService,
+  registryService,
+  ldapService,
+  connectService,
+  alertmanagerService,
+];
 
 export function serviceByName(name: string): ServiceDef {
   const def = SERVICES.find((s) => s.name === name);
@@ -1780,7 +1873,7 @@ export function requireEnv(name: "KAFKA_BOOTSTRAP" | "SCHEMA_REGISTRY_URL" | (st
     throw new Error(
       `${name} is not set: test/setup.ts starts the service unless LOUPE_TEST_CLUSTER=0 ` +
         `(or LOUPE_TEST_SECURE_KAFKA=0 for the secured broker, LOUPE_TEST_REGISTRY=0 for the registry, LOUPE_TEST_LDAP=0 or no /usr/sbin/slapd for LDAP, ` +
-        `LOUPE_TEST_CONNECT=0 for Connect); ` +
+        `LOUPE_TEST_CONNECT=0 for Connect, LOUPE_TEST_ALERTMANAGER=0 or no prometheus-alertmanager for Alertmanager); ` +
         `or point ${name} at a running one (bun test/cluster/cli.ts up)`,
     );
   }

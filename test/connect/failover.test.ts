@@ -227,6 +227,21 @@ describe("a private pair of workers", () => {
     expect(entries.some((e) => e.content.connector === name && e.content.reason === "HTTP 409")).toBe(true);
   }, 180_000);
 
+  test("26: worker 1 answering again resolves the 1002 its death raised: one notification, ended", async () => {
+    const instance = `dev ${urls[0]}`;
+    const mine = async () => (await pair.notifications.list({ limit: 100, alertId: 1002 })).filter((a) => a.labels.instance === instance);
+    const resolved = await waitFor(
+      async () => {
+        // Worker 1 is asked again once its grace period is over, and answers.
+        await (await pair.request("/api/proxy-connect/dev/connectors", { role: "nodata" })).arrayBuffer();
+        const all = await mine();
+        return all.length > 0 && all.every((a) => a.endsAt !== null) ? all : null;
+      },
+      { timeoutMs: 60_000, intervalMs: 500, what: "1002 of worker 1 resolved" },
+    );
+    expect(resolved.length).toBe(1);
+  }, 90_000);
+
   test("24: reads through Loupe while the workers rebalance (connectors created and deleted at both workers) get the settled answer, not a worker's 5xx", async () => {
     const name = `loupe steady ${Date.now().toString(36)}`;
     made.push(name);

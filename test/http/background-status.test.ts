@@ -27,6 +27,8 @@ const ORDER = [
   "lag-history-prune",
   "processor-engine",
   "processor-owners",
+  "alert-delivery",
+  "alert-evaluation",
 ];
 
 describe("24.3: the background jobs' status in GET /api/health", () => {

@@ -402,6 +402,48 @@ const FIXTURES: { [A in AreaName]: Record<string, Prepare> } = {
   },
   alerts: {
     "GET /api/alerts": get("/api/alerts", jsonArray),
+    "POST /api/alerts": async () => ({
+      path: "/api/alerts",
+      body: JSON.stringify({
+        alertId: 4000,
+        labels: { severity: "info", category: "Topics", instance: `rbac-${crypto.randomUUID()}` },
+        annotations: { summary: "raised by the role matrix", source: "rbac", docs: "" },
+        startsAt: new Date().toISOString(),
+        endsAt: "",
+      }),
+      check: async (res) => expect(((await res.json()) as { alertId: number }).alertId).toBe(4000),
+    }),
+    "GET /api/alerts/deliveries": get("/api/alerts/deliveries", jsonArray),
+    "GET /api/alerts/settings": get("/api/alerts/settings", async (res) =>
+      expect(Object.keys(((await res.json()) as { categories: object }).categories)).toContain("Consumers"),
+    ),
+    "GET /api/alerts/settings/:alert_setting_id": get("/api/alerts/settings/2000", async (res) =>
+      expect(((await res.json()) as { id: number }).id).toBe(2000),
+    ),
+    "PUT /api/alerts/settings/:alert_setting_id": async () => ({ path: "/api/alerts/settings/4002" }),
+    "GET /api/alerts/settings/:alert_setting_id/condition": get("/api/alerts/settings/2000/condition"),
+    "POST /api/alerts/settings/:alert_setting_id/condition": async () => ({
+      path: "/api/alerts/settings/2000/condition",
+      body: `lag >= 100 on group ${group} and topic ${topic}`,
+      headers: { "content-type": "text/plain" },
+    }),
+    "POST /api/alerts/settings/:alert_setting_id/condition/:condition_uuid": async () => ({
+      path: `/api/alerts/settings/2000/condition/${crypto.randomUUID()}`,
+      body: `lag-seconds >= 60 on group ${group} and topic * for 5m`,
+      headers: { "content-type": "text/plain" },
+    }),
+    // A condition of its own per allowed call: the removal uses it up.
+    "DELETE /api/alerts/settings/:alert_setting_id/condition/:condition_uuid": async (c) => {
+      if (!c.allowed) return { path: `/api/alerts/settings/2000/condition/${crypto.randomUUID()}` };
+      const res = await rt.request("/api/alerts/settings/2000/condition", {
+        method: "POST",
+        role: "admin",
+        body: `lag >= 5 on group ${group} and topic ${topic}`,
+        headers: { "content-type": "text/plain" },
+      });
+      expect(res.status).toBe(200);
+      return { path: `/api/alerts/settings/2000/condition/${((await res.json()) as { id: string }).id}` };
+    },
     "GET /api/sse/alerts": async () => ({
       path: "/api/sse/alerts",
       stream: true,

@@ -9,6 +9,7 @@ import * as m0007 from "./0007-identity.ts";
 import * as m0008 from "./0008-processors.ts";
 import * as m0009 from "./0009-processor-guards.ts";
 import * as m0010 from "./0010-leases.ts";
+import * as m0011 from "./0011-alerts.ts";
 import * as m0012 from "./0012-lag-history.ts";
 
 export interface Migration {
@@ -34,5 +35,6 @@ export const MIGRATIONS: Migration[] = [
   { version: 8, ...m0008 },
   { version: 9, ...m0009 },
   { version: 10, ...m0010 },
+  { version: 11, ...m0011 },
   { version: 12, ...m0012 },
 ];

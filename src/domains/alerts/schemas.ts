@@ -1,4 +1,4 @@
-/** The SPEC's alert notification, as the alert routes answer it. Imports only zod. */
+/** The SPEC's alert setting and notification, as the alert routes take and answer them. Imports only zod. */
 import { z } from "zod";
 
 export const notification = z.object({
@@ -8,5 +8,68 @@ export const notification = z.object({
   startsAt: z.string(),
   endsAt: z.string().nullable(),
   generatorURL: z.string(),
+  /** Beyond the SPEC: the notification's own id (in its generatorURL). */
+  id: z.string(),
 });
 export type AlertNotification = z.output<typeof notification>;
+
+export const alertSetting = z.object({
+  id: z.number().int().positive(),
+  description: z.string(),
+  category: z.string(),
+  enabled: z.boolean(),
+  isAvailable: z.boolean(),
+  /** Beyond the SPEC: why `isAvailable` is false; null when it is true. */
+  unavailableReason: z.string().nullable(),
+  docs: z.string(),
+  /** Condition id to expression. */
+  conditions: z.record(z.string(), z.string()),
+  conditionTemplate: z.string().nullable(),
+  conditionRegex: z.string(),
+  /** Beyond the SPEC: the severity its notifications carry. */
+  severity: z.string(),
+});
+export type AlertSetting = z.output<typeof alertSetting>;
+
+/** `categories.Infrastructure`, `categories.Consumers`, and the other groups (License, Connect, Topics) under their own keys. */
+export const alertSettings = z.object({ categories: z.record(z.string(), z.array(alertSetting)) });
+
+export const SEVERITIES = ["INFO", "LOW", "MEDIUM", "HIGH", "CRITICAL"] as const;
+
+/**
+ * `POST /api/alerts`: a notification raised by an outside system, in the shape the Go CLI sends
+ * (CLIENTS.md 3): severity required (any case), `endsAt` always present and `""` when unset.
+ */
+export const raisedNotification = z.object({
+  alertId: z.number().int().positive(),
+  labels: z
+    .record(z.string().max(200), z.string().max(1_000))
+    .refine((l) => Object.keys(l).length <= 32, "at most 32 labels")
+    .refine((l) => typeof l.severity === "string" && (SEVERITIES as readonly string[]).includes(l.severity.toUpperCase()), {
+      message: `labels.severity is required: one of ${SEVERITIES.join(", ")}`,
+    }),
+  annotations: z
+    .record(z.string().max(200), z.string().max(10_000))
+    .refine((a) => Object.keys(a).length <= 32, "at most 32 annotations")
+    .default({}),
+  startsAt: z.union([z.literal(""), z.string().datetime({ offset: true })]).optional(),
+  endsAt: z
+    .union([z.literal(""), z.string().datetime({ offset: true })])
+    .nullable()
+    .optional(),
+  generatorURL: z.string().max(2_000).optional(),
+});
+
+/** One channel's delivery of one notification: the outbox row as the API shows it. */
+export const delivery = z.object({
+  notification: z.string(),
+  alertId: z.number(),
+  channel: z.string(),
+  /** PENDING (to send, retrying), SENT (acknowledged with a 2xx), GAVE_UP (too old to send). */
+  state: z.enum(["PENDING", "SENT", "GAVE_UP"]),
+  attempts: z.number(),
+  lastError: z.string().nullable(),
+  nextAttemptAt: z.number().nullable(),
+  sentAt: z.number().nullable(),
+});
+export type Delivery = z.output<typeof delivery>;

@@ -57,6 +57,8 @@ export class ConnectService {
   readonly #graceMs: number;
   /** When alert 1002 was last raised for an alias's worker; one per worker per grace period. */
   readonly #alertedAt = new Map<string, number>();
+  /** The fingerprint of each worker's active 1002 notification. */
+  readonly #raised = new Map<string, string>();
 
   constructor(config: ConnectConfig, opts: ConnectServiceOptions = {}) {
     this.#opts = opts;
@@ -168,8 +170,19 @@ export class ConnectService {
     } finally {
       upstream.states().forEach((s, i) => {
         if (s.badUntil !== before[i] && s.badUntil > this.#now()) this.#workerDown(alias, s.url, s.lastError ?? "no answer", cluster);
+        // Answered again (its state cleared): what it raised is resolved.
+        else if (s.badUntil === 0 && before[i] !== 0) this.#workerUp(alias, s.url);
       });
     }
+  }
+
+  #workerUp(alias: string, url: string): void {
+    const key = `${alias} ${url}`;
+    const raised = this.#raised.get(key);
+    if (!raised) return;
+    this.#raised.delete(key);
+    this.#alertedAt.delete(key);
+    this.#opts.notifications?.resolve(raised).catch((err) => this.#opts.log?.warn("could not resolve the Connect worker alert", {}, err));
   }
 
   #workerDown(alias: string, url: string, why: string, cluster: string): void {
@@ -178,6 +191,9 @@ export class ConnectService {
     if (now - (this.#alertedAt.get(key) ?? Number.NEGATIVE_INFINITY) < this.#graceMs) return;
     this.#alertedAt.set(key, now);
     this.#opts.log?.warn("a Kafka Connect worker does not answer", { alias, worker: publicUrl(url), error: why });
+    // One active notification per worker until it answers again (then #workerUp resolves it).
+    const fingerprint = `cond/${cluster}/1002/${alias} ${publicUrl(url)}`;
+    this.#raised.set(key, fingerprint);
     this.#opts.notifications
       ?.raise({
         alertId: WORKER_DOWN_ALERT.id,
@@ -187,6 +203,7 @@ export class ConnectService {
         category: "Infrastructure",
         instance: `${alias} ${publicUrl(url)}`,
         source: "loupe",
+        fingerprint,
       })
       .catch((err) => this.#opts.log?.warn("could not raise the Connect worker alert", {}, err));
   }

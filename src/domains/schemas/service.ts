@@ -99,6 +99,8 @@ export class SchemaProxyService {
   readonly #now: () => number;
   /** When alert 1003 was last raised; one per grace period. */
   #alertedAt = Number.NEGATIVE_INFINITY;
+  /** Fingerprints of the active 1003 notifications, resolved when a host answers again. */
+  readonly #raised = new Set<string>();
 
   constructor(opts: SchemaProxyOptions) {
     this.#opts = opts;
@@ -131,7 +133,7 @@ export class SchemaProxyService {
     const contentType = upstreamContentType(call.contentType, call.body !== undefined);
     if (contentType) headers["content-type"] = contentType;
     try {
-      return await upstream.send({
+      const answer = await upstream.send({
         method: call.method,
         path: call.path,
         headers,
@@ -139,10 +141,23 @@ export class SchemaProxyService {
         ...(call.body !== undefined ? { body: call.body } : {}),
         ...(call.signal ? { signal: call.signal } : {}),
       });
+      this.#registryUp();
+      return answer;
     } catch (e) {
       if (e instanceof AppError && e.code === "UNAVAILABLE") this.#registryDown(upstream, cluster);
       throw e;
     }
+  }
+
+  #registryUp(): void {
+    if (this.#raised.size === 0) return;
+    const raised = [...this.#raised];
+    this.#raised.clear();
+    this.#alertedAt = Number.NEGATIVE_INFINITY;
+    for (const fingerprint of raised)
+      this.#opts.notifications
+        ?.resolve(fingerprint)
+        .catch((err) => this.#opts.log?.warn("could not resolve the schema registry alert", {}, err));
   }
 
   #registryDown(upstream: Upstream, cluster: string): void {
@@ -152,6 +167,9 @@ export class SchemaProxyService {
     this.#alertedAt = now;
     const notifications = this.#opts.notifications;
     if (!notifications) return;
+    // One active notification per cluster until a host answers again (then #registryUp resolves it).
+    const fingerprint = `cond/${cluster}/1003/registry`;
+    this.#raised.add(fingerprint);
     notifications
       .raise({
         alertId: REGISTRY_DOWN_ALERT.id,
@@ -161,6 +179,7 @@ export class SchemaProxyService {
         category: "Infrastructure",
         instance: upstream.urls.map(publicUrl).join(","),
         source: "loupe",
+        fingerprint,
       })
       .catch((err) => this.#opts.log?.warn("could not raise the schema registry alert", {}, err));
   }

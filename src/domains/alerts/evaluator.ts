@@ -1,0 +1,212 @@
+/**
+ * The alert evaluation: one pass per interval (a background job, on one instance of those
+ * sharing the store) that reads each cluster and raises or resolves the conditions that hold:
+ *
+ * - 1000 broker down: a broker seen by an earlier pass of this instance and gone from the metadata;
+ * - 1005 under-replicated and 1006 offline partitions: from the same one Metadata request;
+ * - 2000 consumer lag: each condition against one lag snapshot of the cluster (the lag engine's,
+ *   a fixed number of requests whatever the number of groups);
+ * - 1004 Alertmanager down: an Alertmanager whose deliveries have failed three times in a row
+ *   (from the outbox; raised on the default cluster, and delivered to the other channels).
+ *
+ * A finding is identified by a fingerprint (`cond/<cluster>/<alertId>/...`): a new one is raised
+ * (after its hold, `for 5m`), one still found stays raised (the outbox re-sends it), one missing
+ * in two passes in a row is resolved (one pass without it does not flap it). A disabled setting
+ * finds nothing, so what it raised is resolved.
+ */
+import type { KafkaPool } from "../../kafka/index.ts";
+import { LagEngine } from "../../lag/engine.ts";
+import type { Logger } from "../../log/logger.ts";
+import { type LagCondition, parseLagCondition } from "./conditions.ts";
+import type { NotificationService, RaiseNotification } from "./notifications.ts";
+import type { AlertSettings } from "./settings.ts";
+
+/** Failed attempts in a row before an Alertmanager counts as down (1004). */
+const AM_DOWN_ATTEMPTS = 3;
+
+/** What the evaluation reads of the outbox. */
+export interface DeliveryHealth {
+  failingAlertmanagers(minAttempts: number): Promise<{ url: string; attempts: number; lastError: string | null }[]>;
+}
+
+interface Finding {
+  fingerprint: string;
+  raise: RaiseNotification;
+  holdMs: number;
+}
+
+/**
+ * Passes in a row a finding must be missing before it is resolved: one pass without it (a
+ * partition between two leaders, a lag read just after a commit) does not end and raise it again.
+ */
+const CLEAR_PASSES = 2;
+
+interface Deps {
+  kafka: KafkaPool;
+  lag: LagEngine;
+  notifications: NotificationService;
+  settings: AlertSettings;
+  deliveries: DeliveryHealth;
+  log: Logger;
+}
+
+/** Partitions named in a summary, at most. */
+const NAMED = 10;
+
+export class AlertEvaluator {
+  readonly #d: Deps;
+  readonly #now: () => number;
+  /** Brokers each cluster had at some pass, by id: address. */
+  readonly #seen = new Map<string, Map<number, string>>();
+  /** Since when a finding under its hold has been found without a break. */
+  readonly #since = new Map<string, number>();
+  /** Passes in a row an active finding was missing. */
+  readonly #missing = new Map<string, number>();
+
+  constructor(d: Deps, opts: { now?: () => number } = {}) {
+    this.#d = d;
+    this.#now = opts.now ?? Date.now;
+  }
+
+  /** One pass over every cluster; a cluster that fails is logged and the others go on. */
+  async evaluate(): Promise<void> {
+    const failures: unknown[] = [];
+    for (const cluster of this.#d.kafka.names()) {
+      try {
+        await this.#cluster(cluster);
+      } catch (e) {
+        failures.push(e);
+        this.#d.log.warn("alert evaluation of a cluster failed", { cluster }, e);
+      }
+    }
+    try {
+      await this.#alertmanagers();
+    } catch (e) {
+      failures.push(e);
+    }
+    if (failures.length > 0) throw failures[0];
+  }
+
+  async #alertmanagers(): Promise<void> {
+    const cluster = this.#d.kafka.default().name;
+    const failing = await this.#d.deliveries.failingAlertmanagers(AM_DOWN_ATTEMPTS);
+    const findings = failing.map((f) => ({
+      fingerprint: `cond/${cluster}/1004/${f.url}`,
+      holdMs: 0,
+      raise: {
+        cluster,
+        alertId: 1004,
+        category: "Infrastructure",
+        source: "loupe",
+        instance: f.url,
+        summary: `Alertmanager ${f.url} does not take alerts (${f.attempts} attempts${f.lastError ? `: ${f.lastError}` : ""})`,
+      },
+    }));
+    await this.#reconcile(cluster, 1004, findings);
+  }
+
+  async #cluster(cluster: string): Promise<void> {
+    const state = await this.#d.kafka.get(cluster).describe();
+    const seen = this.#seen.get(cluster) ?? new Map<number, string>();
+    this.#seen.set(cluster, seen);
+    for (const b of state.brokers) seen.set(b.id, `${b.host}:${b.port}`);
+    const up = new Set(state.brokers.map((b) => b.id));
+    const base = { cluster, category: "Infrastructure", source: "loupe" };
+
+    const down: Finding[] = [...seen]
+      .filter(([id]) => !up.has(id))
+      .map(([id, address]) => ({
+        fingerprint: `cond/${cluster}/1000/${id}`,
+        holdMs: 0,
+        raise: { ...base, alertId: 1000, instance: `broker ${id} (${address})`, summary: `Broker ${id} (${address}) is down` },
+      }));
+    await this.#reconcile(cluster, 1000, down);
+
+    const partitionsFinding = (alertId: number, list: { topic: string; partition: number }[], what: string): Finding[] =>
+      list.length === 0
+        ? []
+        : [
+            {
+              fingerprint: `cond/${cluster}/${alertId}/cluster`,
+              holdMs: 0,
+              raise: {
+                ...base,
+                alertId,
+                instance: cluster,
+                summary: `${list.length} partition${list.length === 1 ? " is" : "s are"} ${what}: ${list
+                  .slice(0, NAMED)
+                  .map((p) => `${p.topic}-${p.partition}`)
+                  .join(", ")}${list.length > NAMED ? ", ..." : ""}`,
+              },
+            },
+          ];
+    await this.#reconcile(cluster, 1005, partitionsFinding(1005, state.underReplicated, "under-replicated"));
+    await this.#reconcile(cluster, 1006, partitionsFinding(1006, state.offline, "offline (no leader)"));
+    await this.#reconcile(cluster, 2000, await this.#lag(cluster));
+  }
+
+  /** Every lag condition of the cluster against one snapshot; none taken when there is no condition. */
+  async #lag(cluster: string): Promise<Finding[]> {
+    const conditions = (await this.#d.settings.allConditions(2000))
+      .filter((c) => c.cluster === cluster)
+      .map((c) => ({ id: c.id, expression: c.expression, parsed: parseLagCondition(c.expression) }))
+      .filter((c): c is { id: string; expression: string; parsed: LagCondition } => c.parsed !== undefined);
+    if (conditions.length === 0 || !(await this.#d.settings.enabled(cluster, 2000))) return [];
+    const lags = LagEngine.byTopic(await this.#d.lag.snapshot(cluster));
+    const out: Finding[] = [];
+    for (const c of conditions) {
+      const { metric, threshold, group, topic, holdMs } = c.parsed;
+      for (const l of lags) {
+        if (!group.matches(l.group) || !topic.matches(l.topic)) continue;
+        const seconds = l.partitions.reduce<number | null>((m, p) => (p.lagSeconds === null ? m : Math.max(m ?? 0, p.lagSeconds)), null);
+        const value = metric === "lag" ? l.lag : seconds;
+        if (value === null || value < threshold) continue;
+        const amount = metric === "lag" ? `${value} records` : `${Math.round(value)} s`;
+        out.push({
+          fingerprint: `cond/${cluster}/2000/${c.id}/${l.group}\u0000${l.topic}`,
+          holdMs,
+          raise: {
+            cluster,
+            alertId: 2000,
+            category: "Consumers",
+            source: "loupe",
+            instance: `${l.group}/${l.topic}`,
+            summary: `Consumer group '${l.group}' is ${amount} behind on topic '${l.topic}' (${c.expression})`,
+            labels: { condition: c.id, group: l.group, topic: l.topic },
+          },
+        });
+      }
+    }
+    return out;
+  }
+
+  /** Raises what is found (once held long enough), resolves what was raised and is found no more. */
+  async #reconcile(cluster: string, alertId: number, findings: Finding[]): Promise<void> {
+    const prefix = `cond/${cluster}/${alertId}/`;
+    const now = this.#now();
+    const found = (await this.#d.settings.enabled(cluster, alertId)) ? findings : [];
+    const keys = new Set(found.map((f) => f.fingerprint));
+    for (const key of this.#since.keys()) if (key.startsWith(prefix) && !keys.has(key)) this.#since.delete(key);
+    const active = new Set(await this.#d.notifications.activeFingerprints(prefix));
+    for (const f of found) {
+      if (active.has(f.fingerprint)) continue;
+      const since = this.#since.get(f.fingerprint) ?? now;
+      this.#since.set(f.fingerprint, since);
+      if (now - since < f.holdMs) continue;
+      await this.#d.notifications.raise({ ...f.raise, fingerprint: f.fingerprint });
+    }
+    for (const fingerprint of active) {
+      if (keys.has(fingerprint)) {
+        this.#missing.delete(fingerprint);
+        continue;
+      }
+      const missing = (this.#missing.get(fingerprint) ?? 0) + 1;
+      if (missing < CLEAR_PASSES) {
+        this.#missing.set(fingerprint, missing);
+        continue;
+      }
+      this.#missing.delete(fingerprint);
+      await this.#d.notifications.resolve(fingerprint, now);
+    }
+  }
+}
