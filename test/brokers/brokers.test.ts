@@ -81,9 +81,10 @@ describe("GET /api/brokers/{brokerId}/configs", () => {
     const asDefault = await waitFor(
       async () => {
         const c = (await configs()).find((x) => x.name === KEY)!;
-        return c.clusterDefault === String(base + 2) ? c : false;
+        // The broker applies a dynamic change a moment after it lists it among the synonyms.
+        return c.clusterDefault === String(base + 2) && c.value === String(base + 2) ? c : false;
       },
-      { what: "the cluster default listed" },
+      { what: "the cluster default listed and in force" },
     );
     expect(asDefault).toMatchObject({ value: String(base + 2), source: "DYNAMIC_DEFAULT_BROKER_CONFIG", brokerValue: null });
 
@@ -91,9 +92,9 @@ describe("GET /api/brokers/{brokerId}/configs", () => {
     const own = await waitFor(
       async () => {
         const c = (await configs()).find((x) => x.name === KEY)!;
-        return c.brokerValue === String(base + 1) ? c : false;
+        return c.brokerValue === String(base + 1) && c.value === String(base + 1) ? c : false;
       },
-      { what: "the broker's own value listed" },
+      { what: "the broker's own value listed and in force" },
     );
     // The broker's own value wins over the cluster default, which stays listed beneath it.
     expect(own).toMatchObject({
