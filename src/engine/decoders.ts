@@ -7,6 +7,9 @@
  *   AVRO    schema-registry wire format: byte 0 = 0 (magic), bytes 1-4 = schema id (int32,
  *           big-endian), then Avro binary; or, with a schema from the topic's metadata and no
  *           registry id that resolves, the whole payload as Avro binary of that schema
+ *   PROTOBUF  schema-registry wire format with message indexes (protobuf.ts); or, with a
+ *           descriptor set in the topic's metadata and no registry id that resolves, the whole
+ *           payload as the metadata's message
  *   INT     4 bytes, big-endian two's complement (Kafka's IntegerSerializer)
  *   LONG    8 bytes, big-endian two's complement (LongSerializer); beyond 2^53 as a string
  *   FLOAT   4 bytes, IEEE 754 big-endian (FloatSerializer)
@@ -17,7 +20,7 @@
  *   BYTES   any bytes, shown as base64
  *
  * Without a format (no topic metadata, no SET), each record is inferred on its own: registry wire
- * format with an id the registry knows -> AVRO, valid JSON -> JSON, valid UTF-8 -> STRING, else
+ * format with an id the registry knows -> AVRO or PROTOBUF (as the schema says), valid JSON -> JSON, valid UTF-8 -> STRING, else
  * BYTES.
  *
  * A decoder throws DecodeError for a payload it cannot read; the executor skips and counts the
@@ -26,6 +29,7 @@
  */
 
 import avro from "avsc";
+import type { Type as ProtoType } from "protobufjs";
 import { AppError } from "../errors.ts";
 import type { SchemaRegistryClient } from "../registry/client.ts";
 import type { DataFormat } from "../sql/index.ts";
@@ -33,6 +37,7 @@ import type { TypedValueText } from "../sql/planner.ts";
 import { MAX_SCHEMA_DEPTH, parseJson } from "../util/json.ts";
 import { avroText, avroTextAt, avroToJson, avroTypeOptions, javaDouble, javaFloat } from "./avro-text.ts";
 import { JsonFieldError, JsonFields } from "./json-fields.ts";
+import { decodeMessage, descriptorMessage, messageIndexes, type ProtoSchema, ProtoSchemaError, registryProto } from "./protobuf.ts";
 
 export class DecodeError extends Error {
   override readonly name = "DecodeError";
@@ -45,6 +50,8 @@ export interface Decoded {
   json?: string;
   /** The typed text of a path into the value, for a decoder that knows its types (see TypedValueText). */
   typedAt?: TypedValueText;
+  /** What a schema decoded the bytes as, when inference found one (the message browser shows it). */
+  format?: "AVRO" | "PROTOBUF";
 }
 
 export type Decoder = (bytes: Uint8Array) => Decoded | Promise<Decoded>;
@@ -397,16 +404,23 @@ function readAvro(type: avro.Type, bytes: Uint8Array, start: number): Decoded {
   }
 }
 
+/** What a registry schema id stands for in a query: an Avro type, a Protobuf schema, or one that cannot be read. */
+type Registered =
+  | { kind: "AVRO"; type: avro.Type }
+  | { kind: "PROTOBUF"; schema: ProtoSchema }
+  | { kind: "UNREADABLE"; schemaType: string; why: string };
+
 /**
- * Avro types by registry schema id, shared by the decoders of a query: `sync` answers without
- * I/O when the type is known, `load` fetches it. Ids the registry does not know are remembered
- * (as null) for the query so inference does not ask again for every record.
+ * Types by registry schema id, shared by the decoders of a query: `sync` answers without I/O
+ * when the type is known, `load` fetches it (a Protobuf schema with its references). Ids the
+ * registry does not know are remembered (as null) for the query so inference does not ask again
+ * for every record.
  */
-class AvroTypes {
-  readonly #types = new Map<number, avro.Type | null>();
+class RegistryTypes {
+  readonly #types = new Map<number, Registered | null>();
   constructor(private readonly registry: SchemaRegistryClient | null) {}
 
-  sync(id: number): avro.Type | null | undefined {
+  sync(id: number): Registered | null | undefined {
     return this.#types.get(id);
   }
 
@@ -416,14 +430,25 @@ class AvroTypes {
     return null;
   }
 
-  async load(id: number): Promise<avro.Type | null> {
-    if (!this.registry) {
+  async load(id: number): Promise<Registered | null> {
+    const registry = this.registry;
+    if (!registry) {
       this.#types.set(id, null);
       return null;
     }
     try {
-      const s = await this.registry.schemaById(id);
-      const type = s.schemaType.toUpperCase() === "AVRO" ? avroType(s.schema, `Schema id ${id}`) : null;
+      const s = await registry.schemaById(id);
+      const kind = s.schemaType.toUpperCase();
+      let type: Registered;
+      if (kind === "AVRO") type = { kind, type: avroType(s.schema, `Schema id ${id}`) };
+      else if (kind === "PROTOBUF") {
+        try {
+          type = { kind, schema: await registryProto(s, (subject, version) => registry.schemaByVersion(subject, version)) };
+        } catch (err) {
+          if (!(err instanceof ProtoSchemaError)) throw err;
+          type = { kind: "UNREADABLE", schemaType: kind, why: err.message };
+        }
+      } else type = { kind: "UNREADABLE", schemaType: kind, why: `Loupe does not decode ${kind} schemas` };
       this.#types.set(id, type);
       return type;
     } catch (err) {
@@ -436,25 +461,54 @@ class AvroTypes {
   }
 }
 
+/**
+ * Reads a Protobuf message in the registry's wire format with its schema: the message indexes,
+ * then the message they name.
+ */
+function readFramedProto(schema: ProtoSchema, bytes: Uint8Array, id: number): Decoded {
+  const framing = messageIndexes(bytes);
+  if (!framing) throw new DecodeError(`not valid Protobuf: the message indexes after schema id ${id} are malformed`);
+  const type = schema.messageAt(framing.indexes);
+  if (!type) throw new DecodeError(`not valid Protobuf: schema id ${id} has no message at index [${framing.indexes.join(", ")}]`);
+  return readProto(type, bytes, framing.start);
+}
+
+function readProto(type: ProtoType, bytes: Uint8Array, start: number): Decoded {
+  let value: unknown;
+  try {
+    value = decodeMessage(type, bytes, start);
+  } catch (err) {
+    throw new DecodeError(`not valid Protobuf (${type.fullName.slice(1)}): ${(err as Error).message}`);
+  }
+  return {
+    value,
+    format: "PROTOBUF",
+    get json() {
+      return JSON.stringify(value);
+    },
+  };
+}
+
 const wireId = (bytes: Uint8Array): number | null => (bytes.byteLength >= 5 && bytes[0] === 0 ? view(bytes).getInt32(1) : null);
 
 export interface DecoderOptions {
   registry: SchemaRegistryClient | null;
 }
 
-/** Builds the decoders of one query; they share its cache of Avro schemas. */
+/** Builds the decoders of one query; they share its cache of registry schemas. */
 export class DecoderFactory {
-  readonly #avro: AvroTypes;
+  readonly #registry: RegistryTypes;
   readonly #hasRegistry: boolean;
 
   constructor(opts: DecoderOptions) {
-    this.#avro = new AvroTypes(opts.registry);
+    this.#registry = new RegistryTypes(opts.registry);
     this.#hasRegistry = opts.registry !== null;
   }
 
   /**
-   * The decoder for a format; `schema` is the topic metadata's schema text (AVRO only).
-   * No format: inference per record. PROTOBUF is not supported (UNSUPPORTED). `fields`: only
+   * The decoder for a format; `schema` is the topic metadata's schema text (AVRO: the schema;
+   * PROTOBUF: the descriptor set and message name, see descriptorMessage). No format: inference
+   * per record. PROTOBUF without a registry or a descriptor set is UNSUPPORTED. `fields`: only
    * these top-level fields of a JSON object are read (json-fields.ts), for a reader that needs
    * no more (a stream processor); the answer then has no `json` text.
    */
@@ -498,26 +552,71 @@ export class DecoderFactory {
       case "AVRO":
         return this.#avroDecoder(schema === undefined ? null : avroType(schema, `The ${what} schema of the topic metadata`), what);
       case "PROTOBUF":
-        throw new AppError("UNSUPPORTED", `PROTOBUF decoding of the ${what} is not supported`);
+        return this.#protoDecoder(schema === undefined ? null : metadataMessage(schema, what), what);
     }
   }
 
+  /**
+   * Registry-framed bytes by the id's schema; when the id does not resolve (or without a
+   * registry), the bytes as `fallback` reads them, else `missing` says why not.
+   */
+  #framed(
+    bytes: Uint8Array,
+    read: (type: Registered, id: number, bytes: Uint8Array) => Decoded | null,
+    fallback: ((bytes: Uint8Array) => Decoded) | null,
+    missing: (id: number | null, type: Registered | null) => string,
+  ): Decoded | Promise<Decoded> {
+    const id = this.#hasRegistry ? wireId(bytes) : null;
+    const decide = (type: Registered | null): Decoded => {
+      const found = type && id !== null ? read(type, id, bytes) : null;
+      if (found) return found;
+      if (fallback) return fallback(bytes);
+      throw new DecodeError(missing(id, type));
+    };
+    if (id === null) return decide(null);
+    const known = this.#registry.sync(id);
+    if (known !== undefined) return decide(known);
+    return this.#registry.load(id).then(decide);
+  }
+
   #avroDecoder(metadataType: avro.Type | null, what: string): Decoder {
-    const viaRegistry = (bytes: Uint8Array, type: avro.Type | null): Decoded => {
-      if (type) return readAvro(type, bytes, 5);
-      if (metadataType) return readAvro(metadataType, bytes, 0);
-      throw new DecodeError(`schema id ${wireId(bytes)} of the ${what} is not in the schema registry`);
+    const fallback = metadataType ? (bytes: Uint8Array) => readAvro(metadataType, bytes, 0) : null;
+    const read = (t: Registered, id: number, bytes: Uint8Array) => {
+      if (t.kind === "AVRO") return readAvro(t.type, bytes, 5);
+      if (fallback) return null;
+      throw new DecodeError(`schema id ${id} of the ${what} is a ${t.kind === "PROTOBUF" ? "PROTOBUF" : t.schemaType} schema, not AVRO`);
     };
-    return (bytes) => {
-      const id = this.#hasRegistry ? wireId(bytes) : null;
-      if (id === null) {
-        if (metadataType) return readAvro(metadataType, bytes, 0);
-        throw new DecodeError(`the ${what} is not in the schema registry wire format and the topic has no ${what} schema`);
-      }
-      const known = this.#avro.sync(id);
-      if (known !== undefined) return viaRegistry(bytes, known);
-      return this.#avro.load(id).then((type) => viaRegistry(bytes, type));
-    };
+    const missing = (id: number | null) =>
+      id === null
+        ? `the ${what} is not in the schema registry wire format and the topic has no ${what} schema`
+        : `schema id ${id} of the ${what} is not in the schema registry`;
+    return (bytes) => this.#framed(bytes, read, fallback, missing);
+  }
+
+  #protoDecoder(metadataType: ProtoType | null, what: string): Decoder {
+    if (!metadataType && !this.#hasRegistry)
+      throw new AppError(
+        "UNSUPPORTED",
+        `PROTOBUF decoding of the ${what} needs the schema registry (records in its wire format) or a descriptor set in the topic's metadata, and there is neither`,
+      );
+    const fallback = metadataType ? (bytes: Uint8Array) => readProto(metadataType, bytes, 0) : null;
+    const missing = (id: number | null) =>
+      id === null
+        ? `the ${what} is not in the schema registry wire format and the topic has no ${what} descriptor set`
+        : `schema id ${id} of the ${what} is not in the schema registry`;
+    return (bytes) =>
+      this.#framed(
+        bytes,
+        (t, id) => {
+          if (t.kind === "PROTOBUF") return readFramedProto(t.schema, bytes, id);
+          if (fallback) return null;
+          if (t.kind === "UNREADABLE" && t.schemaType === "PROTOBUF")
+            throw new DecodeError(`schema id ${id} of the ${what} cannot be read: ${t.why}`);
+          throw new DecodeError(`schema id ${id} of the ${what} is a ${t.kind === "AVRO" ? "AVRO" : t.schemaType} schema, not PROTOBUF`);
+        },
+        fallback,
+        missing,
+      );
   }
 
   #infer(json: Decoder): Decoder {
@@ -538,21 +637,32 @@ export class DecoderFactory {
     return (bytes) => {
       const id = this.#hasRegistry ? wireId(bytes) : null;
       if (id === null) return rest(bytes);
-      const known = this.#avro.sync(id);
-      const decide = (type: avro.Type | null): Decoded => {
-        if (!type) return rest(bytes);
+      const known = this.#registry.sync(id);
+      const decide = (type: Registered | null): Decoded => {
         try {
-          return readAvro(type, bytes, 5);
+          if (type?.kind === "AVRO") return readAvro(type.type, bytes, 5);
+          if (type?.kind === "PROTOBUF") return readFramedProto(type.schema, bytes, id);
         } catch {
-          return rest(bytes);
+          /* not what the id says: text or bytes */
         }
+        return rest(bytes);
       };
       if (known !== undefined) return decide(known);
-      // Inference never fails a query: a registry that cannot answer means "not Avro".
-      return this.#avro
+      // Inference never fails a query: a registry that cannot answer means "no registry schema".
+      return this.#registry
         .load(id)
-        .catch(() => this.#avro.forget(id))
+        .catch(() => this.#registry.forget(id))
         .then(decide);
     };
+  }
+}
+
+/** A topic metadata's PROTOBUF schema read, or a 400 saying why it cannot be. */
+function metadataMessage(text: string, what: string): ProtoType {
+  try {
+    return descriptorMessage(text);
+  } catch (err) {
+    if (!(err instanceof ProtoSchemaError)) throw err;
+    throw new AppError("BAD_REQUEST", `The ${what} descriptor set of the topic metadata cannot be read: ${err.message}`);
   }
 }

@@ -7,6 +7,7 @@
  * - executor: plans the partition reads, applies the WHERE, the caps and the stop rules.
  * - decoders / avro-text / json-fields: turn key and value bytes into values and JSON text.
  * - encoders: the other way, for INSERT, produce and processor output (JSON, Avro, text).
+ * - protobuf: Protobuf schemas (registry text with references, descriptor sets) and the wire format.
  * - record-text: one record as the line the answers stream.
  * - prefilter: the byte-level test that skips records before decoding.
  * - queries: the registry of running queries (list, cancel).

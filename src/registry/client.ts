@@ -21,6 +21,32 @@ export interface RegistrySchema {
   schema: string;
   /** AVRO when the registry leaves it out, as the Confluent API does for Avro. */
   schemaType: "AVRO" | "PROTOBUF" | "JSON" | (string & {});
+  /** The schemas this one imports (a Protobuf `import`): the name it imports, and where that is registered. */
+  references: SchemaReference[];
+}
+
+export interface SchemaReference {
+  name: string;
+  subject: string;
+  version: number;
+}
+
+/** The references of a registry answer; malformed entries are the registry's fault (502). */
+function referencesOf(body: { references?: unknown }, what: string): SchemaReference[] {
+  if (body.references === undefined || body.references === null) return [];
+  const list = body.references;
+  const ok =
+    Array.isArray(list) &&
+    list.every(
+      (r) =>
+        typeof r === "object" &&
+        r !== null &&
+        typeof (r as SchemaReference).name === "string" &&
+        typeof (r as SchemaReference).subject === "string" &&
+        Number.isInteger((r as SchemaReference).version),
+    );
+  if (!ok) throw new AppError("BAD_GATEWAY", `Schema registry answer for ${what} has malformed references`);
+  return (list as SchemaReference[]).map((r) => ({ name: r.name, subject: r.subject, version: r.version }));
 }
 
 export type SchemaRegistryOptions =
@@ -56,6 +82,7 @@ export class SchemaRegistryClient {
   readonly upstream: Upstream;
   readonly #byId = new Map<number, Promise<RegistrySchema>>();
   readonly #resolved = new Map<number, RegistrySchema>();
+  readonly #byVersion = new Map<string, Promise<RegistrySchema>>();
 
   constructor(opts: SchemaRegistryOptions) {
     this.upstream =
@@ -88,18 +115,46 @@ export class SchemaRegistryClient {
     const loading = this.request(`/schemas/ids/${id}`).then(async (res) => {
       if (res.status === 404) throw new AppError("NOT_FOUND", `Schema id ${id} is not in the schema registry`);
       if (!res.ok) throw new AppError("BAD_GATEWAY", `Schema registry answered ${res.status} for schema id ${id}`);
-      const body = (await registryJson(res, `schema id ${id}`)) as { schema?: unknown; schemaType?: unknown } | null;
+      const body = (await registryJson(res, `schema id ${id}`)) as { schema?: unknown; schemaType?: unknown; references?: unknown } | null;
       if (typeof body?.schema !== "string") throw new AppError("BAD_GATEWAY", `Schema registry answer for id ${id} has no schema`);
       const schema: RegistrySchema = {
         id,
         schema: body.schema,
         schemaType: typeof body.schemaType === "string" ? body.schemaType : "AVRO",
+        references: referencesOf(body, `schema id ${id}`),
       };
       this.#resolved.set(id, schema);
       return schema;
     });
     this.#byId.set(id, loading);
     loading.catch(() => this.#byId.delete(id));
+    return loading;
+  }
+
+  /**
+   * A version of a subject (what a reference names): fetched once, then from the cache, as a
+   * registered version never changes. NOT_FOUND when the registry has no such version.
+   */
+  schemaByVersion(subject: string, version: number): Promise<RegistrySchema> {
+    const key = `${version}\u0000${subject}`;
+    const known = this.#byVersion.get(key);
+    if (known) return known;
+    const what = `subject '${subject}' version ${version}`;
+    const loading = this.request(`/subjects/${encodeURIComponent(subject)}/versions/${version}`).then(async (res) => {
+      if (res.status === 404) throw new AppError("NOT_FOUND", `The schema registry has no ${what}`);
+      if (!res.ok) throw new AppError("BAD_GATEWAY", `Schema registry answered ${res.status} for ${what}`);
+      const body = (await registryJson(res, what)) as { id?: unknown; schema?: unknown; schemaType?: unknown; references?: unknown } | null;
+      if (typeof body?.schema !== "string" || typeof body.id !== "number")
+        throw new AppError("BAD_GATEWAY", `Schema registry answer for ${what} has no id or schema`);
+      return {
+        id: body.id,
+        schema: body.schema,
+        schemaType: typeof body.schemaType === "string" ? body.schemaType : "AVRO",
+        references: referencesOf(body, what),
+      };
+    });
+    this.#byVersion.set(key, loading);
+    loading.catch(() => this.#byVersion.delete(key));
     return loading;
   }
 

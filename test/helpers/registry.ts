@@ -9,9 +9,21 @@ const JSON_TYPE = { "content-type": "application/vnd.schemaregistry.v1+json" };
  * asynchronous journal, and Loupe may ask any of them.
  */
 export async function registerSchema(subject: string, schema: object): Promise<number> {
+  return register(subject, JSON.stringify({ schema: JSON.stringify(schema) }));
+}
+
+/** Registers Protobuf `.proto` text with its references (imports registered under their own subjects), as registerSchema does. */
+export async function registerProtobuf(
+  subject: string,
+  text: string,
+  references: Array<{ name: string; subject: string; version: number }> = [],
+): Promise<number> {
+  return register(subject, JSON.stringify({ schema: text, schemaType: "PROTOBUF", references }));
+}
+
+async function register(subject: string, body: string): Promise<number> {
   const [first, ...others] = registryEnv().urls;
   const path = `/subjects/${encodeURIComponent(subject)}`;
-  const body = JSON.stringify({ schema: JSON.stringify(schema) });
   const res = await fetch(`${first}${path}/versions`, { method: "POST", headers: JSON_TYPE, body });
   if (!res.ok) throw new Error(`register ${subject}: ${res.status} ${await res.text()}`);
   const { id } = (await res.json()) as { id: number };

@@ -5,6 +5,8 @@
  */
 import { beforeAll, describe, expect, test } from "bun:test";
 import avro from "avsc";
+import { DecoderFactory } from "../../src/engine/decoders.ts";
+import type { AppError } from "../../src/errors.ts";
 import { SchemaRegistryClient } from "../../src/registry/client.ts";
 import { registryEnv } from "../cluster/cluster.ts";
 import { confluentWire, registerSchema } from "../helpers/registry.ts";
@@ -176,13 +178,19 @@ describe("formats chosen with SET", () => {
     expect(s.end).toMatchObject({ totalRecords: 5, skippedRecords: 3, returnedRecords: 2, undecodableRecords: 3, isTopicEnd: true });
   });
 
-  test("PROTOBUF is refused with a clear error", async () => {
-    const res = await f.rt.request(`/api/sql/data?sql=${encodeURIComponent(`SET value.format = PROTOBUF; SELECT * FROM \`${topic}\``)}`, {
-      role: "read",
-      headers: { accept: "text/event-stream" },
-    });
-    expect(res.status).toBe(422);
-    expect(((await res.json()) as { message: string }).message).toContain("PROTOBUF");
+  test("PROTOBUF without a registry or a descriptor set is refused with a clear error", async () => {
+    const err = (() => {
+      try {
+        new DecoderFactory({ registry: null }).create("PROTOBUF", undefined, "value");
+      } catch (e) {
+        return e as AppError;
+      }
+    })();
+    expect(err?.code).toBe("UNSUPPORTED");
+    expect(err?.message).toContain("PROTOBUF");
+    // With a registry, records that are not in its wire format are skipped and counted.
+    const s = await stream(f.rt, `SET value.format = PROTOBUF; SELECT * FROM \`${topic}\``);
+    expect(s.end).toMatchObject({ totalRecords: 3, undecodableRecords: 3 });
   });
 });
 

@@ -60,8 +60,9 @@ function utf8OrNull(b: Uint8Array): string | null {
   }
 }
 
-/** What inference made of the bytes: Avro (a registry schema decoded them), JSON, text or bytes. */
+/** What inference made of the bytes: Avro or Protobuf (a registry schema decoded them), JSON, text or bytes. */
 function inferredFormat(bytes: Uint8Array, d: Decoded): string {
+  if (d.format !== undefined) return d.format;
   if (d.typedAt !== undefined) return "AVRO";
   if (d.json !== undefined) return "JSON";
   if (typeof d.value === "string" && utf8OrNull(bytes) === null) return "BYTES";
@@ -298,7 +299,8 @@ export class RecordBrowser {
 
 /**
  * A query's decoders of the topic (its metadata, else inference per record). A side whose
- * stored type no decoder reads (PROTOBUF) is shown as its bytes rather than failing the page.
+ * stored type cannot be decoded here (PROTOBUF without a registry or a descriptor set) is shown
+ * as its bytes rather than failing the page.
  */
 export async function topicDecoders(sql: Pick<SqlService, "decoders">, cluster: string, topic: string): Promise<TopicDecoders> {
   try {
