@@ -17,6 +17,7 @@ export * from "./decoders.ts";
 export * from "./encoders.ts";
 export * from "./executor.ts";
 export * from "./prefilter.ts";
+export { descriptorMessage, descriptorSchemaText, ProtoSchemaError } from "./protobuf.ts";
 export * from "./queries.ts";
 export * from "./record-source.ts";
 export * from "./record-text.ts";

@@ -408,3 +408,8 @@ export function descriptorMessage(text: string): Type {
   if (described.size > DESCRIBED_KEPT) described.delete(described.keys().next().value!);
   return type;
 }
+
+/** The metadata schema text of a descriptor set and the message its records hold. */
+export function descriptorSchemaText(messageType: string, descriptorSet: Uint8Array): string {
+  return JSON.stringify({ messageType, descriptorSet: base64(descriptorSet) });
+}

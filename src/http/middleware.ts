@@ -73,7 +73,8 @@ export function requestToken(c: Context): string | undefined {
  */
 async function requestFields(c: Context): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = { ...c.req.query() };
-  if (c.req.raw.body === null) return out;
+  // A binary body (a descriptor set) is not read here: Hono would hand the handler its text, not its bytes.
+  if (c.req.raw.body === null || /^application\/octet-stream\b/i.test(c.req.header("content-type") ?? "")) return out;
   const text = await c.req.text();
   try {
     // Bounded: the audit walks the fields it keeps, and a deep body would overflow the stack there.

@@ -8,6 +8,7 @@ import { defineRoute } from "../../src/http/route.ts";
 import { ACCESS_RULES, ROUTES } from "../../src/routes.ts";
 import { connectEnv, registryEnv, uniqueTopic } from "../cluster/cluster.ts";
 import { connectorName, deleteDirect, heartbeatConfig, REBALANCING, runningThrough } from "../connect/helpers.ts";
+import { pythonDescriptorSet } from "../helpers/protobuf.ts";
 import { ROLE_USERS, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 import { describeCluster } from "../kafka/test-only.ts";
 
@@ -24,6 +25,8 @@ const groups: string[] = [];
 /** A topic with records, stored metadata may come and go on it; and a group with committed offsets on it. */
 let topic: string;
 let group: string;
+/** The topic a descriptor set is stored for (its value becomes PROTOBUF), made when first needed. */
+let protoTopic: Promise<string> | undefined;
 /** A topic the insert routes write to, so the shared topic keeps its three records. */
 let insertTopic: string;
 
@@ -344,6 +347,14 @@ const FIXTURES: { [A in AreaName]: Record<string, Prepare> } = {
       check: async (res) => expect(await res.json()).toMatchObject({ topicName: topic }),
     }),
     "POST /api/metadata/topics/:topicName": async () => ({ path: `/api/metadata/topics/${topic}?keyType=STRING&valueType=JSON` }),
+    "PUT /api/metadata/topics/:topicName/protobuf/:side": async () => {
+      protoTopic ??= newTopic("rbac-proto");
+      return {
+        path: `/api/metadata/topics/${await protoTopic}/protobuf/value`,
+        body: JSON.stringify({ messageType: "loupe.test.Refund", descriptorSet: pythonDescriptorSet().toString("base64") }),
+        check: async (res) => expect(await res.json()).toMatchObject({ valueType: "PROTOBUF", messageType: "loupe.test.Refund" }),
+      };
+    },
     "DELETE /api/metadata/topics/:topicName": async (c) => {
       if (c.allowed) await storeMetadata(topic);
       return { path: `/api/metadata/topics/${topic}` };

@@ -4,12 +4,39 @@ import { AppError, badRequest } from "../../errors.ts";
 import type { AppEnv } from "../../http/context.ts";
 import { clusterOf, userOf } from "../../http/context.ts";
 import { defineRoute, json, RouteGroup, text } from "../../http/route.ts";
+import { jsonBody } from "../../http/validate.ts";
 import { topicName } from "../topics/names.ts";
 import { topicFilterOf } from "../topics/scope-filter.ts";
-import { DATA_TYPES, topicMetadata as metadata, storedMetadata } from "./schemas.ts";
+import { DATA_TYPES, descriptorBody, descriptorStored, topicMetadata as metadata, storedMetadata } from "./schemas.ts";
 import type { MetadataService } from "./service.ts";
 
 const topicParam = z.object({ topicName });
+const sideParam = z.object({ topicName, side: z.enum(["key", "value"]) });
+const descriptorQuery = z.object({
+  messageType: z.string().min(1).max(512).optional().describe("the message the records hold, for a binary body"),
+});
+
+const BINARY = /^application\/octet-stream\b/i;
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/**
+ * The descriptor set of an upload: the binary FileDescriptorSet as the body
+ * (`application/octet-stream`, the message in `?messageType=`), or JSON
+ * `{messageType, descriptorSet}` with the set in base64.
+ */
+async function descriptorUpload(c: Context<AppEnv>, query: { messageType?: string | undefined }) {
+  if (BINARY.test(c.req.header("content-type") ?? "")) {
+    if (!query.messageType) throw badRequest("Invalid query parameters: messageType: required with a binary descriptor set");
+    return { messageType: query.messageType, descriptorSet: new Uint8Array(await c.req.arrayBuffer()) };
+  }
+  const body = await jsonBody(c, descriptorBody);
+  const compact = body.descriptorSet.replace(/\s+/g, "");
+  if (compact.length % 4 !== 0 || !BASE64.test(compact))
+    throw badRequest("Invalid request body: descriptorSet: not base64 text", {
+      errors: [{ field: "descriptorSet", message: "not base64" }],
+    });
+  return { messageType: body.messageType, descriptorSet: new Uint8Array(Buffer.from(compact, "base64")) };
+}
 
 /**
  * Types are checked by the service (case-insensitive, with the list of allowed values in the
@@ -112,6 +139,18 @@ export const metadataApi = {
     request: { params: topicParam, query: metadataQuery },
     responses: { 200: json(metadata) },
   }),
+  setProtobuf: defineRoute({
+    method: "PUT",
+    path: "/api/metadata/topics/{topicName}/protobuf/{side}",
+    level: "write",
+    summary:
+      "Store a descriptor set (FileDescriptorSet: a binary body, or JSON {messageType, descriptorSet} in base64) and the message the key or value holds: that side becomes PROTOBUF",
+    // The intent keeps the message, not the set (up to 512 KiB of base64).
+    audit: { type: "TOPIC_METADATA", change: "UPDATE", request: (fields) => ({ messageType: fields.messageType }) },
+    tags,
+    request: { params: sideParam, query: descriptorQuery },
+    responses: { 200: json(descriptorStored) },
+  }),
   remove: removal("/api/metadata/topics/{topicName}"),
   /** The system path of the same removal, which clients use. */
   removeSystem: removal("/api/system/topics/metadata/{topicName}"),
@@ -134,6 +173,13 @@ export function metadataRoutes(service: MetadataService) {
     const schemas = schemasOfQuery(c.req.url, q);
     c.set("auditContent", { keyType: q.keyType, valueType: q.valueType });
     return c.json(await service.set(clusterOf(c), t, { keyType: q.keyType, valueType: q.valueType, ...schemas }, userOf(c)));
+  });
+
+  app.handle(metadataApi.setProtobuf, async (c) => {
+    const { topicName: t, side } = c.req.valid("param");
+    const upload = await descriptorUpload(c, c.req.valid("query"));
+    c.set("auditContent", { side, messageType: upload.messageType, descriptorBytes: upload.descriptorSet.byteLength });
+    return c.json(await service.setDescriptor(clusterOf(c), t, { side, ...upload }, userOf(c)));
   });
 
   const remove = async (c: Context<AppEnv>, t: string) => {

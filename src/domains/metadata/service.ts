@@ -1,4 +1,5 @@
-import { notFound } from "../../errors.ts";
+import { descriptorMessage, descriptorSchemaText, ProtoSchemaError } from "../../engine/index.ts";
+import { badRequest, notFound } from "../../errors.ts";
 import type { KafkaPool, RawRecord } from "../../kafka/index.ts";
 import { readTail } from "../topics/sample.ts";
 import { inferType } from "./infer.ts";
@@ -11,6 +12,18 @@ export interface MetadataInput {
   keySchema?: string;
   valueSchema?: string;
 }
+
+/** What a stored descriptor set answers (see MetadataService.setDescriptor). */
+interface DescriptorStored {
+  topicName: string;
+  side: "key" | "value";
+  messageType: string;
+  keyType: DataType;
+  valueType: DataType;
+}
+
+/** The largest descriptor set stored for a topic (its base64 text must fit a metadata schema). */
+const MAX_DESCRIPTOR_BYTES = 512 * 1024;
 
 /** Records sampled per partition, and partitions sampled, to guess types. */
 const SAMPLE_PER_PARTITION = 3;
@@ -110,6 +123,49 @@ export class MetadataService {
     await this.repo.put(cluster, m, user);
     this.#inferred.delete(`${cluster}\u0000${topic}`);
     return { ...m, inferred: false };
+  }
+
+  /**
+   * Stores a descriptor set (binary FileDescriptorSet) and the message one side of the topic's
+   * records holds: the side's type becomes PROTOBUF, its schema the set and the name (see
+   * descriptorMessage). The other side keeps its stored type and schema, else the type guessed
+   * from the topic's records. A set that does not parse, or has no such message, is a 400.
+   */
+  async setDescriptor(
+    cluster: string,
+    topic: string,
+    input: { side: "key" | "value"; messageType: string; descriptorSet: Uint8Array },
+    user: string,
+  ): Promise<DescriptorStored> {
+    if (input.descriptorSet.byteLength > MAX_DESCRIPTOR_BYTES)
+      throw badRequest(`The descriptor set is ${input.descriptorSet.byteLength} bytes: at most ${MAX_DESCRIPTOR_BYTES} are stored`);
+    const text = descriptorSchemaText(input.messageType, input.descriptorSet);
+    let fullName: string;
+    try {
+      fullName = descriptorMessage(text).fullName.slice(1);
+    } catch (e) {
+      if (!(e instanceof ProtoSchemaError)) throw e;
+      throw badRequest(`Invalid descriptor set: ${e.message}`, { errors: [{ field: "descriptorSet", message: e.message }] });
+    }
+    // The other side as the topic has it now (stored, else guessed); the topic must exist.
+    const current = await this.get(cluster, topic);
+    const keep = (side: "key" | "value") => {
+      const type = side === "key" ? current.keyType : current.valueType;
+      const schema = current.inferred ? undefined : side === "key" ? current.keySchema : current.valueSchema;
+      return { type, schema };
+    };
+    const key = input.side === "key" ? { type: "PROTOBUF" as const, schema: text } : keep("key");
+    const value = input.side === "value" ? { type: "PROTOBUF" as const, schema: text } : keep("value");
+    const m = {
+      topicName: topic,
+      keyType: key.type,
+      valueType: value.type,
+      ...(key.schema !== undefined ? { keySchema: key.schema } : {}),
+      ...(value.schema !== undefined ? { valueSchema: value.schema } : {}),
+    };
+    await this.repo.put(cluster, m, user);
+    this.#inferred.delete(`${cluster}\u0000${topic}`);
+    return { topicName: topic, side: input.side, messageType: fullName, keyType: m.keyType, valueType: m.valueType };
   }
 
   async delete(cluster: string, topic: string): Promise<void> {

@@ -1,4 +1,5 @@
 import avro from "avsc";
+import { descriptorMessage, ProtoSchemaError } from "../../engine/index.ts";
 import { badRequest } from "../../errors.ts";
 import { JsonDepthError, MAX_SCHEMA_DEPTH, parseJson } from "../../util/json.ts";
 import { DATA_TYPES, type DataType } from "../shared/topic-types.ts";
@@ -14,7 +15,10 @@ export function parseDataType(value: string, field: string): DataType {
   });
 }
 
-/** An AVRO schema must parse, a JSON schema must be JSON; the parser's message says why not. */
+/**
+ * An AVRO schema must parse, a JSON schema must be JSON, a PROTOBUF schema must be a descriptor
+ * set naming one of its messages (descriptorMessage); the parser's message says why not.
+ */
 export function checkSchema(type: DataType, schema: string | undefined, field: string): void {
   if (schema === undefined) return;
   if (type === "AVRO") {
@@ -32,6 +36,13 @@ export function checkSchema(type: DataType, schema: string | undefined, field: s
       throw badRequest(`Invalid ${field}: not an Avro schema: ${(e as Error).message}`, {
         errors: [{ field, message: (e as Error).message }],
       });
+    }
+  } else if (type === "PROTOBUF") {
+    try {
+      descriptorMessage(schema);
+    } catch (e) {
+      if (!(e instanceof ProtoSchemaError)) throw e;
+      throw badRequest(`Invalid ${field}: ${e.message}`, { errors: [{ field, message: e.message }] });
     }
   } else if (type === "JSON") {
     try {
