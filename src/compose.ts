@@ -30,7 +30,7 @@ import { MetadataRepo } from "./domains/metadata/repo.ts";
 import { MetadataService } from "./domains/metadata/service.ts";
 import { storeTopicFormats } from "./domains/metadata/topic-formats.ts";
 import { ProcessorEngine } from "./domains/processors/engine.ts";
-import { avroSchemaOf } from "./domains/processors/output.ts";
+import { outputSchemaOf as outputSchemas } from "./domains/processors/output.ts";
 import { ProcessorPrograms } from "./domains/processors/programs.ts";
 import { ProcessorRepo } from "./domains/processors/repo.ts";
 import { ProcessorService } from "./domains/processors/service.ts";
@@ -189,7 +189,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     log: logs.logger("sql"),
   });
   const processorLog = logs.logger("processors");
-  const outputSchemaOf = avroSchemaOf(inserts);
+  const outputSchemaOf = outputSchemas(inserts);
   const programs = new ProcessorPrograms();
   const processorEngine: ProcessorEngine = new ProcessorEngine({
     repo: new ProcessorRepo(store.db),

@@ -8,6 +8,9 @@
  *   AVRO    schema-registry wire format: byte 0 = 0 (magic), bytes 1-4 = schema id (int32,
  *           big-endian), then the Avro binary of the value in that schema; without a registry,
  *           the bare Avro binary of the topic metadata's schema
+ *   PROTOBUF  the wire format with the message indexes (protobuf.ts), then the Protobuf binary
+ *           of the value (JSON as ProtoJSON reads it; text is that JSON); without a registered
+ *           schema, the bare binary of the message the topic metadata's descriptor set names
  *   INT     4 bytes, big-endian two's complement (Kafka's IntegerSerializer)
  *   LONG    8 bytes, big-endian two's complement (LongSerializer)
  *   FLOAT   4 bytes, IEEE 754 big-endian (FloatSerializer)
@@ -18,8 +21,10 @@
  * EncodeError naming the field; the caller adds where the value was written.
  */
 import avro from "avsc";
+import type { Type as ProtoType } from "protobufjs";
 import type { InsertFormat } from "../sql/insert.ts";
 import { JsonDepthError, MAX_JSON_DEPTH, MAX_SCHEMA_DEPTH, parseJson } from "../util/json.ts";
+import { encodeMessage, wireHeader } from "./protobuf.ts";
 
 export class EncodeError extends Error {
   override readonly name = "EncodeError";
@@ -41,6 +46,17 @@ export interface AvroSchema {
   id: number | null;
   /** The schema text (what the JDBC routes hand to the driver). */
   text: string;
+}
+
+/** A Protobuf message as the encoder writes it: the message, and the registry id and indexes it is framed with. */
+export interface ProtoTarget {
+  message: ProtoType;
+  /** The registry's id; null: no registry schema, the bare binary. */
+  id: number | null;
+  /** The message's indexes in its schema (the wire format's), [0] for the file's first message. */
+  indexes: number[];
+  /** The registered `.proto` text (what the produce dialog shows); absent for a descriptor set. */
+  text?: string;
 }
 
 /** Parses Avro schema text the way the query decoders do (unions unwrapped when unambiguous). */
@@ -114,8 +130,8 @@ function fixed(size: number, write: (b: Buffer) => void): Buffer {
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
-/** The encoder of a format; AVRO needs the topic's schema. */
-export function encoderFor(format: InsertFormat, schema?: AvroSchema): Encoder {
+/** The encoder of a format; AVRO needs the topic's schema, PROTOBUF its message. */
+export function encoderFor(format: InsertFormat, schema?: AvroSchema, proto?: ProtoTarget): Encoder {
   const scalar = (v: unknown, field: string, what: string): string | number | bigint | boolean => {
     if (typeof v === "object" && v !== null)
       throw new EncodeError(`${field}: ${describe(v)} does not fit ${what}, which takes one value`, field);
@@ -161,7 +177,48 @@ export function encoderFor(format: InsertFormat, schema?: AvroSchema): Encoder {
         return Buffer.concat([head, body]);
       };
     }
+    case "PROTOBUF":
+      if (!proto) throw new Error("PROTOBUF needs a message");
+      return protoEncoder(proto);
   }
+}
+
+/**
+ * Protobuf: null is no value; an object is the message's fields (every unset one its default);
+ * text is the message as JSON (a whole `_value` of an INSERT, what the produce dialog sends).
+ */
+function protoEncoder(proto: ProtoTarget): Encoder {
+  const head = proto.id === null ? null : wireHeader(proto.id, proto.indexes);
+  const name = proto.message.fullName.slice(1);
+  return (v, field) => {
+    if (v === null) return null;
+    let value: unknown = v ?? {};
+    if (typeof value === "string") {
+      try {
+        value = parseJson(value, MAX_JSON_DEPTH);
+      } catch (err) {
+        throw new EncodeError(`${field}: not the JSON of a ${name} message (${(err as Error).message})`, field);
+      }
+    }
+    if (typeof value !== "object" || value === null || Array.isArray(value))
+      throw new EncodeError(`${field}: ${describe(value)} does not fit the message ${name}`, field);
+    let body: Uint8Array;
+    try {
+      body = encodeMessage(proto.message, value);
+    } catch (err) {
+      // ProtoJSON names what failed: `.pkg.Msg.field: <why>: <value>`, or `pkg.Msg: unknown field: "x"`.
+      const why = (err as Error).message;
+      const failed = (why.split(":")[0] ?? "").replace(/^\./, "");
+      const inner = failed.startsWith(`${name}.`)
+        ? failed.slice(name.length + 1)
+        : failed === name
+          ? (/unknown field: "(.*)"$/.exec(why)?.[1] ?? null)
+          : null;
+      const path = inner === null ? field : field === "_value" ? inner : `${field}.${inner}`;
+      throw new EncodeError(`${path}: does not fit the message ${name} (${why.replace(/^\./, "")})`, path);
+    }
+    return head ? Buffer.concat([head, body]) : Buffer.from(body);
+  };
 }
 
 /**
@@ -169,7 +226,11 @@ export function encoderFor(format: InsertFormat, schema?: AvroSchema): Encoder {
  * checked and written as typed (every digit and space kept); Avro text is the value as JSON;
  * STRING the text itself; the numbers and BYTES their text, as INSERT reads a literal.
  */
-export function textEncoder(side: { format: InsertFormat; avro?: AvroSchema }): (text: string, field: string) => Buffer | null {
+export function textEncoder(side: {
+  format: InsertFormat;
+  avro?: AvroSchema;
+  proto?: ProtoTarget;
+}): (text: string, field: string) => Buffer | null {
   const json = (text: string, field: string): unknown => {
     try {
       return parseJson(text, MAX_JSON_DEPTH);
@@ -187,6 +248,10 @@ export function textEncoder(side: { format: InsertFormat; avro?: AvroSchema }): 
       };
     case "AVRO": {
       const encode = encoderFor("AVRO", side.avro);
+      return (text, field) => encode(json(text, field), field);
+    }
+    case "PROTOBUF": {
+      const encode = encoderFor("PROTOBUF", undefined, side.proto);
       return (text, field) => encode(json(text, field), field);
     }
     default: {

@@ -6,7 +6,7 @@
  *
  * - executor: plans the partition reads, applies the WHERE, the caps and the stop rules.
  * - decoders / avro-text / json-fields: turn key and value bytes into values and JSON text.
- * - encoders: the other way, for INSERT, produce and processor output (JSON, Avro, text).
+ * - encoders: the other way, for INSERT, produce and processor output (JSON, Avro, Protobuf, text).
  * - protobuf: Protobuf schemas (registry text with references, descriptor sets) and the wire format.
  * - record-text: one record as the line the answers stream.
  * - prefilter: the byte-level test that skips records before decoding.
@@ -17,7 +17,7 @@ export * from "./decoders.ts";
 export * from "./encoders.ts";
 export * from "./executor.ts";
 export * from "./prefilter.ts";
-export { descriptorMessage, descriptorSchemaText, ProtoSchemaError } from "./protobuf.ts";
+export { descriptorMessage, descriptorSchemaText, ProtoSchemaError, registryProto } from "./protobuf.ts";
 export * from "./queries.ts";
 export * from "./record-source.ts";
 export * from "./record-text.ts";

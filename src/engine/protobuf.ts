@@ -31,7 +31,7 @@
 
 import { common, Enum, type Field, type IParserResult, type MapField, type Message, parse, Root, Type, util } from "protobufjs";
 import "protobufjs/ext/descriptor";
-import { toJson } from "protobufjs/ext/protojson";
+import { fromJson, toJson } from "protobufjs/ext/protojson";
 import { AppError } from "../errors.ts";
 
 /** Thrown for a schema that cannot be read (text that does not parse, an import not given). */
@@ -187,6 +187,24 @@ export function messageIndexes(bytes: Uint8Array): { indexes: number[]; start: n
     at = next[1];
   }
   return { indexes, start: at };
+}
+
+/** The wire format's header of a message: magic 0, the id, then its indexes ([0] as the single byte 0). */
+export function wireHeader(id: number, indexes: readonly number[]): Buffer {
+  const varint = (n: number): number[] => {
+    let z = n >= 0 ? n * 2 : -n * 2 - 1;
+    const out: number[] = [];
+    while (z >= 0x80) {
+      out.push((z & 0x7f) | 0x80);
+      z = Math.floor(z / 128);
+    }
+    out.push(z);
+    return out;
+  };
+  const head = Buffer.alloc(5);
+  head.writeInt32BE(id, 1);
+  const tail = indexes.length === 1 && indexes[0] === 0 ? [0] : [...varint(indexes.length), ...indexes.flatMap(varint)];
+  return Buffer.concat([head, Buffer.from(tail)]);
 }
 
 // --- binary to JSON ---
@@ -346,6 +364,26 @@ export function messageJson(type: Type, m: Message, depth = 0): unknown {
 /** Decodes `bytes` from `start` as `type`; throws what protobufjs throws for bytes that do not fit. */
 export function decodeMessage(type: Type, bytes: Uint8Array, start: number): unknown {
   return messageJson(type, type.decode(start === 0 ? bytes : bytes.subarray(start)));
+}
+
+// --- JSON to binary ---
+
+/** A value with integers beyond 2^53 (bigints) as their digits, which ProtoJSON reads for 64-bit fields. */
+function withoutBigInts(v: unknown): unknown {
+  if (typeof v === "bigint") return v.toString();
+  if (Array.isArray(v)) return v.map(withoutBigInts);
+  if (v !== null && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, withoutBigInts(x)]));
+  return v;
+}
+
+/**
+ * The binary of `value` (JSON: fields by their .proto or JSON names, enums by name or number,
+ * 64-bit integers as numbers or digits, well-known types in their canonical JSON). Throws an Error
+ * whose message names the field that does not fit.
+ */
+export function encodeMessage(type: Type, value: unknown): Uint8Array {
+  const message = fromJson(type, withoutBigInts(value ?? {}));
+  return type.encode(message).finish();
 }
 
 /** A registry's schema with its references, fetched through `fetchVersion`, parsed. */

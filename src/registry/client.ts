@@ -32,7 +32,7 @@ export interface SchemaReference {
 }
 
 /** The references of a registry answer; malformed entries are the registry's fault (502). */
-function referencesOf(body: { references?: unknown }, what: string): SchemaReference[] {
+export function referencesOf(body: { references?: unknown }, what: string): SchemaReference[] {
   if (body.references === undefined || body.references === null) return [];
   const list = body.references;
   const ok =

@@ -4,12 +4,14 @@
  * Through the registry client's `request`, so failover between its URLs applies.
  */
 import { AppError } from "../errors.ts";
-import { registryJson, type SchemaRegistryClient } from "./client.ts";
+import { referencesOf, registryJson, type SchemaReference, type SchemaRegistryClient } from "./client.ts";
 
 export interface LatestSchema {
   id: number;
   schema: string;
   schemaType: string;
+  /** What it imports (Protobuf), as the registry names them. */
+  references: SchemaReference[];
 }
 
 export const subjectOf = (topic: string, side: "key" | "value") => `${topic}-${side}`;
@@ -22,10 +24,20 @@ export async function latestSchema(registry: SchemaRegistryClient, subject: stri
     return null;
   }
   if (!res.ok) throw new AppError("BAD_GATEWAY", `Schema registry answered ${res.status} for subject '${subject}'`);
-  const body = (await registryJson(res, `subject '${subject}'`)) as { id?: unknown; schema?: unknown; schemaType?: unknown } | null;
+  const body = (await registryJson(res, `subject '${subject}'`)) as {
+    id?: unknown;
+    schema?: unknown;
+    schemaType?: unknown;
+    references?: unknown;
+  } | null;
   if (typeof body?.id !== "number" || typeof body.schema !== "string")
     throw new AppError("BAD_GATEWAY", `Schema registry answer for subject '${subject}' has no id or schema`);
-  return { id: body.id, schema: body.schema, schemaType: typeof body.schemaType === "string" ? body.schemaType : "AVRO" };
+  return {
+    id: body.id,
+    schema: body.schema,
+    schemaType: typeof body.schemaType === "string" ? body.schemaType : "AVRO",
+    references: referencesOf(body, `subject '${subject}'`),
+  };
 }
 
 /** Every subject of the registry. */

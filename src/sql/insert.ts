@@ -27,8 +27,8 @@ export const INSERT_LIMITS = Object.freeze({
   tokens: 100_000,
 });
 
-/** The encoders an INSERT may choose; PROTOBUF needs descriptors Loupe does not hold. */
-export const INSERT_FORMATS = ["AVRO", "BYTES", "DOUBLE", "FLOAT", "INT", "JSON", "LONG", "STRING"] as const;
+/** The encoders an INSERT may choose. */
+export const INSERT_FORMATS = ["AVRO", "BYTES", "DOUBLE", "FLOAT", "INT", "JSON", "LONG", "PROTOBUF", "STRING"] as const;
 export type InsertFormat = (typeof INSERT_FORMATS)[number];
 
 /** Setting names (lower case) and the side each chooses the encoder of. */

@@ -5,7 +5,7 @@
  *   partitions          the target's partitions when created (default: the source's count)
  *   replication         the target's replication factor when created (default: the cluster's)
  *   auto.offset.reset   earliest or latest: where a new program starts reading (default earliest)
- *   output.format       JSON or AVRO (through the registry): how results are written (default JSON)
+ *   output.format       JSON, AVRO or PROTOBUF (through the registry): how results are written (default JSON)
  *   error.policy        skip (alias continue) or stop (alias fail): what a failing record does
  *   window.grace        how long a window stays open for late records: 0, 500ms, 10s, 1m (default 0)
  *   commit.interval     how often a transaction commits: 10ms to 60s (default 100ms)
@@ -24,7 +24,7 @@ export interface ProgramSettings {
   partitions?: number;
   replication?: number;
   autoOffsetReset: "earliest" | "latest";
-  outputFormat: "JSON" | "AVRO";
+  outputFormat: "JSON" | "AVRO" | "PROTOBUF";
   errorPolicy: "skip" | "stop";
   graceMs: number;
   commitIntervalMs: number;
@@ -103,8 +103,8 @@ const PROGRAM_SETTINGS: Readonly<Record<string, ProgramSetting>> = {
     }),
   },
   "output.format": {
-    expected: "one of: AVRO, JSON",
-    apply: choice({ json: "JSON", avro: "AVRO" }, (s, v) => {
+    expected: "one of: AVRO, JSON, PROTOBUF",
+    apply: choice({ json: "JSON", avro: "AVRO", protobuf: "PROTOBUF" }, (s, v) => {
       s.outputFormat = v;
     }),
   },

@@ -6,7 +6,7 @@
  * whose bytes do not fit skipped and counted, never ending the stream.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
-import { encodeWith, orderTypes, pythonEncode, registerOrderSchema } from "../helpers/protobuf.ts";
+import { encodeWith, orderTypes, pythonDecode, pythonEncode, registerOrderSchema } from "../helpers/protobuf.ts";
 import { confluentWire } from "../helpers/registry.ts";
 import { q, sqlFixture, stream } from "./helpers.ts";
 
@@ -166,5 +166,55 @@ describe("29: Protobuf through the schema registry", () => {
     const s = await stream(f.rt, `SET value.format = PROTOBUF; SELECT order_id FROM \`${t}\``);
     expect(values(s)).toEqual([{ order_id: "ok" }]);
     expect(s.end).toMatchObject({ totalRecords: 3, undecodableRecords: 2 });
+  });
+});
+
+describe("29: INSERT writes Protobuf", () => {
+  test("29: rows in the subject's schema, in the wire format, read back by Python's protobuf; a value that does not fit writes nothing", async () => {
+    const t = await f.topic("proto-insert", 1);
+    const ids = await registerOrderSchema(t);
+    // The JDBC listing names the types an INSERT without SET writes.
+    const tables = (await (await f.rt.request("/api/jdbc/metadata/table", { role: "read" })).json()) as Array<Record<string, string>>;
+    expect(tables.find((x) => x.name === t)).toEqual({ name: t, keyType: "STRING", valueType: "PROTOBUF" });
+    const insert = (sql: string) =>
+      f.rt.request("/api/jdbc/insert", { method: "POST", role: "write", headers: { "content-type": "text/plain" }, body: sql });
+    const res = await insert(
+      `INSERT INTO \`${t}\` (_key, id, status, total, voucher, placed_at, note) VALUES ('k1', 'o9', 'SHIPPED', 9007199254740993, 'V9', '2024-05-01T10:00:00Z', 'hi')`,
+    );
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ records: 1, keyType: "STRING", valueType: "PROTOBUF" });
+    const whole = await insert(
+      `INSERT INTO \`${t}\` (_key, _value) VALUES ('k2', '{"id": "o10", "lines": [{"sku": "pen", "qty": 2, "price": {"currency": "EUR", "units": 3}}], "counts": {"pens": 2}, "card": "4111"}')`,
+    );
+    expect(whole.status).toBe(200);
+    const bad = await insert(`INSERT INTO \`${t}\` (_key, id, total) VALUES ('k3', 'o11', 'many')`);
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { message: string }).message).toContain("total");
+
+    const kafka = f.rt.kafka.default();
+    const written: Buffer[] = [];
+    const ends = await kafka.offsets.bounds([t]);
+    for await (const r of kafka.reads.records({ topic: t, partitions: [{ partition: 0, from: 0, to: ends[0]!.latest }] }))
+      written.push(Buffer.from(r.value!));
+    expect(written).toHaveLength(2);
+    const [first, second] = written.map((b) => pythonDecode("loupe.test.Order", b, true));
+    expect(first).toMatchObject({ id: ids.order, indexes: [0] });
+    expect(first!.value).toEqual({
+      id: "o9",
+      status: "SHIPPED",
+      lines: [],
+      counts: {},
+      voucher: "V9",
+      placed_at: "2024-05-01T10:00:00Z",
+      total: "9007199254740993",
+      note: "hi",
+      tags: [],
+    });
+    expect(second!.value).toMatchObject({
+      id: "o10",
+      lines: [{ sku: "pen", qty: 2, price: { currency: "EUR", units: "3" } }],
+      counts: { pens: "2" },
+      card: "4111",
+    });
   });
 });

@@ -146,10 +146,10 @@ const INVALID: Case[] = [
     "Unknown setting 'max.size' for INSERT at line 2, column 5. Expected one of: _ktype, _vtype, key.format, value.format.",
   ],
   [
-    "SET _vtype='PROTOBUF'; INSERT INTO t (a) VALUES (1)",
+    "SET _vtype='XML'; INSERT INTO t (a) VALUES (1)",
     1,
     12,
-    "Invalid value 'PROTOBUF' for _vtype at line 1, column 12. Expected one of: AVRO, BYTES, DOUBLE, FLOAT, INT, JSON, LONG, STRING.",
+    "Invalid value 'XML' for _vtype at line 1, column 12. Expected one of: AVRO, BYTES, DOUBLE, FLOAT, INT, JSON, LONG, PROTOBUF, STRING.",
   ],
   ["SET _ktype='STRING' INSERT INTO t (a) VALUES (1)", 1, 21, "Unexpected 'INSERT' at line 1, column 21. Expected ';'."],
   ["SET _ktype='STRING'; SELECT * FROM t", 1, 22, "Unexpected 'SELECT' at line 1, column 22. Expected one of: INSERT, SET."],

@@ -377,7 +377,7 @@ const INVALID: Case[] = [
     "SET output.format = XML; INSERT INTO dst SELECT * FROM src",
     1,
     21,
-    "Invalid value 'XML' for output.format at line 1, column 21. Expected one of: AVRO, JSON.",
+    "Invalid value 'XML' for output.format at line 1, column 21. Expected one of: AVRO, JSON, PROTOBUF.",
   ],
   [
     "SET commit.interval = 5ms; INSERT INTO dst SELECT * FROM src",

@@ -41,7 +41,8 @@ export function sideProblem(text: string, format: WriteFormat, schema: string | 
     case "STRING":
       return null;
     case "JSON":
-    case "AVRO": {
+    case "AVRO":
+    case "PROTOBUF": {
       let value: unknown;
       try {
         value = JSON.parse(text);
@@ -68,11 +69,11 @@ export function sideProblem(text: string, format: WriteFormat, schema: string | 
   }
 }
 
-/** A template to start from: the Avro schema's fields, an empty JSON object, or nothing. */
+/** A template to start from: the Avro schema's fields, an empty JSON object (JSON, a Protobuf message), or nothing. */
 function templateFor(info: SideInfo | undefined): string {
   if (!info?.format) return "";
   if (info.format === "AVRO" && info.schema) return prettyJson(JSON.stringify(avroTemplate(info.schema)));
-  if (info.format === "JSON") return "{}";
+  if (info.format === "JSON" || info.format === "PROTOBUF") return "{}";
   return "";
 }
 
@@ -101,7 +102,7 @@ function parseLine(line: string, n: number, formats: Record<Side, SideInfo>, par
     if (v === undefined || v === null) continue;
     const info = formats[side];
     // JSON and Avro take the value itself; the other formats its text.
-    const structured = info.format === "JSON" || info.format === "AVRO";
+    const structured = info.format === "JSON" || info.format === "AVRO" || info.format === "PROTOBUF";
     const text = structured ? JSON.stringify(v) : typeof v === "string" || typeof v === "number" ? String(v) : null;
     if (text === null) {
       problems.push(`Line ${n}: ${side}: ${info.format} takes text or a number`);

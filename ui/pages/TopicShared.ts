@@ -8,7 +8,7 @@ import { RESERVED_WORDS } from "../../src/sql/vocabulary.ts";
 import { number, oneDecimal } from "../format.ts";
 
 /** The formats records are written in (the server's WRITE_FORMATS; a test holds them equal). */
-export const WRITE_FORMATS = ["AVRO", "BYTES", "DOUBLE", "FLOAT", "INT", "JSON", "LONG", "STRING"] as const;
+export const WRITE_FORMATS = ["AVRO", "BYTES", "DOUBLE", "FLOAT", "INT", "JSON", "LONG", "PROTOBUF", "STRING"] as const;
 
 /** The partitions of a topic with `count` of them: 0, 1, ... */
 export function partitionNumbers(count: number): number[] {

@@ -7,18 +7,29 @@
  * The encoders of a topic, for each side (key, value), in order of precedence:
  *   1. `SET _ktype` / `SET _vtype` (or the JDBC driver's `kt` / `vt`);
  *   2. the types stored in the topic's metadata (`/api/metadata/topics`);
- *   3. AVRO when the registry holds the subject `<topic>-key` / `<topic>-value`;
+ *   3. AVRO (or PROTOBUF) when the registry holds the subject `<topic>-key` / `<topic>-value`
+ *      with an Avro (or Protobuf) schema;
  *   4. STRING for the key, JSON for the value.
  * Types are never guessed from the topic's records here: an empty topic would give no answer,
  * and a guess could change between two inserts.
  */
 
-import { type AvroSchema, EncodeError, encoderFor, parseAvroSchema, textEncoder } from "../../engine/index.ts";
+import {
+  type AvroSchema,
+  descriptorMessage,
+  EncodeError,
+  encoderFor,
+  ProtoSchemaError,
+  type ProtoTarget,
+  parseAvroSchema,
+  registryProto,
+  textEncoder,
+} from "../../engine/index.ts";
 import { AppError, badRequest } from "../../errors.ts";
 import type { KafkaPool, ProducedRecord, ProduceRecord } from "../../kafka/index.ts";
 import type { Logger } from "../../log/logger.ts";
 import type { SchemaRegistryClient } from "../../registry/client.ts";
-import { latestSchema, subjectOf } from "../../registry/subjects.ts";
+import { type LatestSchema, latestSchema, subjectOf } from "../../registry/subjects.ts";
 import type { Catalog } from "../../sql/analyzer.ts";
 import { type Span, SqlError, syntaxError } from "../../sql/errors.ts";
 import type { InsertValueNode, TopicAllowed, ValidationResult } from "../../sql/index.ts";
@@ -40,6 +51,8 @@ export interface SideFormat {
   format: InsertFormat;
   /** AVRO only: the schema values are written in. */
   avro?: AvroSchema;
+  /** PROTOBUF only: the message values are written as. */
+  proto?: ProtoTarget;
   /** Where the format came from, for messages. */
   source: "statement" | "metadata" | "registry" | "default";
 }
@@ -145,17 +158,19 @@ export class InsertService {
       : insertFormat(s === "key" ? meta?.keyType : meta?.valueType, `The ${s} type in the metadata of topic '${topic}'`);
     const storedSchema = (s === "key" ? meta?.keySchema : meta?.valueSchema) ?? undefined;
     const explicit = chosen ?? stored;
-    // The registry is asked only when its answer matters: AVRO, or no type named anywhere.
+    // The registry is asked only when its answer matters: AVRO, PROTOBUF, or no type named anywhere.
     const registered =
-      this.opts.registry && (explicit === undefined || explicit === "AVRO")
+      this.opts.registry && (explicit === undefined || explicit === "AVRO" || explicit === "PROTOBUF")
         ? await latestSchema(this.opts.registry, subjectOf(topic, s))
         : null;
+    const registeredType = registered?.schemaType.toUpperCase();
     let format: InsertFormat;
     let source: SideFormat["source"];
     if (chosen) [format, source] = [chosen, "statement"];
     else if (stored) [format, source] = [stored, "metadata"];
-    else if (registered && registered.schemaType.toUpperCase() === "AVRO") [format, source] = ["AVRO", "registry"];
+    else if (registeredType === "AVRO" || registeredType === "PROTOBUF") [format, source] = [registeredType, "registry"];
     else [format, source] = [s === "key" ? "STRING" : "JSON", "default"];
+    if (format === "PROTOBUF") return { format, source, proto: await this.#protoTarget(topic, s, registered, storedSchema) };
     if (format !== "AVRO") return { format, source };
     if (registered) {
       if (registered.schemaType.toUpperCase() !== "AVRO")
@@ -179,6 +194,44 @@ export class InsertService {
   }
 
   /**
+   * The message a PROTOBUF side is written as: the first message of the subject's latest schema
+   * (its references fetched), framed with its id; without such a subject, the bare binary of the
+   * message the topic metadata's descriptor set names.
+   */
+  async #protoTarget(topic: string, s: Side, registered: LatestSchema | null, storedSchema: string | undefined): Promise<ProtoTarget> {
+    const subject = subjectOf(topic, s);
+    const registry = this.opts.registry;
+    if (registered && registry) {
+      if (registered.schemaType.toUpperCase() !== "PROTOBUF")
+        throw new AppError(
+          "UNSUPPORTED",
+          `Subject '${subject}' holds a ${registered.schemaType} schema: PROTOBUF cannot be written with it`,
+        );
+      let message: ProtoTarget["message"] | undefined;
+      try {
+        const schema = await registryProto(registered, (name, version) => registry.schemaByVersion(name, version));
+        message = schema.messageAt([0]);
+      } catch (err) {
+        if (!(err instanceof ProtoSchemaError)) throw err;
+        throw new AppError("BAD_GATEWAY", `The Protobuf schema of subject '${subject}' cannot be read: ${err.message}`);
+      }
+      if (!message) throw badRequest(`The Protobuf schema of subject '${subject}' declares no message`);
+      return { message, id: registered.id, indexes: [0], text: registered.schema };
+    }
+    if (storedSchema) {
+      try {
+        return { message: descriptorMessage(storedSchema), id: null, indexes: [0] };
+      } catch (err) {
+        if (!(err instanceof ProtoSchemaError)) throw err;
+        throw badRequest(`The ${s} descriptor set in the metadata of topic '${topic}' cannot be read: ${err.message}`);
+      }
+    }
+    throw badRequest(
+      `Topic '${topic}' has no Protobuf schema for its ${s}: ${registry ? `the schema registry has no subject '${subject}'` : "no schema registry is configured"} and its metadata holds no descriptor set`,
+    );
+  }
+
+  /**
    * Checks every row of a compiled statement against the topic's encoders and encodes it;
    * throws SqlError at the value (or column) that does not fit. Nothing is written.
    */
@@ -195,8 +248,8 @@ export class InsertService {
         );
       }
     }
-    const keyEncoder = encoderFor(encoding.key.format, encoding.key.avro);
-    const valueEncoder = encoderFor(encoding.value.format, encoding.value.avro);
+    const keyEncoder = encoderFor(encoding.key.format, encoding.key.avro, encoding.key.proto);
+    const valueEncoder = encoderFor(encoding.value.format, encoding.value.avro, encoding.value.proto);
     const records = plan.rows.map((row, i) => {
       const key = buildTree(plan, row, "key");
       const value = buildTree(plan, row, "value");
@@ -269,8 +322,8 @@ export class InsertService {
       key: insertFormat(types.key, "kt"),
       value: insertFormat(types.value, "vt"),
     });
-    const keyEncoder = encoderFor(encoding.key.format, encoding.key.avro);
-    const valueEncoder = encoderFor(encoding.value.format, encoding.value.avro);
+    const keyEncoder = encoderFor(encoding.key.format, encoding.key.avro, encoding.key.proto);
+    const valueEncoder = encoderFor(encoding.value.format, encoding.value.avro, encoding.value.proto);
     const records = input.map((r, i) => {
       try {
         return { key: keyEncoder(r.key, "_key"), value: valueEncoder(wholeValue(r.value), "_value") } satisfies ProduceRecord;

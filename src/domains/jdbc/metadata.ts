@@ -49,11 +49,14 @@ export async function listTables(
       deps.log.warn("schema registry subjects unavailable for the JDBC table listing", { cluster }, err);
     }
   }
-  const schemaOf = async (topic: string, side: "key" | "value"): Promise<string | undefined> => {
+  /** The subject's latest schema: Avro text (what the driver builds columns from), or only its type. */
+  const schemaOf = async (topic: string, side: "key" | "value"): Promise<{ type: string; avro?: string } | undefined> => {
     if (!registry || !subjects.has(subjectOf(topic, side))) return undefined;
     try {
       const s = await latestSchema(registry, subjectOf(topic, side));
-      return s && s.schemaType.toUpperCase() === "AVRO" ? s.schema : undefined;
+      const type = s?.schemaType.toUpperCase();
+      if (type === "AVRO") return { type, avro: s!.schema };
+      return type === "PROTOBUF" ? { type } : undefined;
     } catch {
       return undefined;
     }
@@ -67,18 +70,18 @@ export async function listTables(
       const i = next++;
       const topic = sorted[i]!;
       const meta = stored.get(topic.name);
-      const [keySchema, valueSchema] = await Promise.all([schemaOf(topic.name, "key"), schemaOf(topic.name, "value")]);
-      const type = (side: "key" | "value", registered: string | undefined): string => {
+      const [keyRegistered, valueRegistered] = await Promise.all([schemaOf(topic.name, "key"), schemaOf(topic.name, "value")]);
+      const type = (side: "key" | "value", registered: { type: string } | undefined): string => {
         const kept = side === "key" ? meta?.keyType : meta?.valueType;
         if (kept) return kept;
         if (topic.internal) return "BYTES";
-        if (registered) return "AVRO";
+        if (registered) return registered.type;
         return side === "key" ? "STRING" : "JSON";
       };
-      const keyType = type("key", keySchema);
-      const valueType = type("value", valueSchema);
-      const keyText = keySchema ?? (keyType === "AVRO" ? meta?.keySchema : undefined);
-      const valueText = valueSchema ?? (valueType === "AVRO" ? meta?.valueSchema : undefined);
+      const keyType = type("key", keyRegistered);
+      const valueType = type("value", valueRegistered);
+      const keyText = keyRegistered?.avro ?? (keyType === "AVRO" ? meta?.keySchema : undefined);
+      const valueText = valueRegistered?.avro ?? (valueType === "AVRO" ? meta?.valueSchema : undefined);
       out[i] = {
         name: topic.name,
         keyType,

@@ -15,7 +15,7 @@ import type { AuditRecord } from "../audit/types.ts";
 import { compactionOf } from "../sql/compaction.ts";
 import { topicCheck } from "../sql/topic-check.ts";
 import { changelogOf, groupIdOf, type ProcessorEngine, repartitionOf } from "./engine.ts";
-import { type AvroSchemaOf, outputEncoder } from "./output.ts";
+import { type OutputSchemaOf, outputEncoder } from "./output.ts";
 import type { ProcessorPrograms } from "./programs.ts";
 import type { ProcessorRepo } from "./repo.ts";
 import type { ProcessorAnswer, ProcessorCreateBody } from "./schemas.ts";
@@ -30,7 +30,7 @@ export interface ProcessorServiceOptions {
   lag: LagEngine;
   log: Logger;
   /** The schema Avro output is written in (see output.ts). */
-  schemaOf: AvroSchemaOf;
+  schemaOf: OutputSchemaOf;
   maxRunners: number;
   /** Most processors one user owns, on all clusters together. */
   maxPerUser: number;
@@ -123,7 +123,7 @@ export class ProcessorService {
       if (err instanceof SqlError) throw invalidSql(err);
       throw err;
     }
-    // Avro output needs the target's registered schema, fit for the program's columns.
+    // Avro or Protobuf output needs the target's registered schema, fit for the program's columns.
     await outputEncoder(program, cluster, this.#o.schemaOf);
     if (await this.#o.repo.byName(cluster, name)) throw conflict(`A processor named '${name}' already exists`);
     const kafka = this.#o.pool.get(cluster);

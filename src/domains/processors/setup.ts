@@ -8,7 +8,7 @@ import type { KafkaCluster, KafkaPool } from "../../kafka/index.ts";
 import { isCompacted } from "../sql/compaction.ts";
 import type { SqlService } from "../sql/service.ts";
 import { changelogOf, repartitionOf } from "./engine.ts";
-import { type AvroSchemaOf, outputEncoder } from "./output.ts";
+import { type OutputSchemaOf, outputEncoder } from "./output.ts";
 import type { ProcessorPrograms } from "./programs.ts";
 import type { ProcessorRow, RunnerSetup } from "./types.ts";
 
@@ -26,7 +26,7 @@ export function runnerSetup(
   pool: KafkaPool,
   sql: SqlService,
   prefix: string,
-  schemaOf: AvroSchemaOf,
+  schemaOf: OutputSchemaOf,
   programs: ProcessorPrograms,
 ): (p: ProcessorRow) => Promise<RunnerSetup> {
   return async (p) => {

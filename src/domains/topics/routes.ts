@@ -262,8 +262,8 @@ export function topicRoutes(service: TopicService, records: TopicRecordDeps) {
       return {
         format: s.format,
         source: s.source === "statement" ? ("chosen" as const) : s.source,
-        schema: s.avro?.text ?? null,
-        subject: s.source === "registry" || (s.avro && s.avro.id !== null) ? `${t}-${side}` : null,
+        schema: s.avro?.text ?? s.proto?.text ?? null,
+        subject: s.source === "registry" || (s.avro ?? s.proto)?.id != null ? `${t}-${side}` : null,
       };
     };
     return c.json({ topicName: t, partitions, key: describe("key"), value: describe("value"), problems });

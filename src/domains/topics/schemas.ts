@@ -227,7 +227,7 @@ export const browseQuery = z
 const bytesShape = z
   .object({
     size: int().describe("bytes in the record"),
-    format: z.string().describe("how it was read: AVRO, JSON, STRING, INT, LONG, FLOAT, DOUBLE or BYTES"),
+    format: z.string().describe("how it was read: AVRO, PROTOBUF, JSON, STRING, INT, LONG, FLOAT, DOUBLE or BYTES"),
     text: z.string().describe("the decoded value: JSON text for JSON and Avro, the text itself for STRING, base64 for BYTES"),
     textCut: z.boolean().describe("the text is cut at BROWSE_LIMITS.textChars"),
     base64: z.string().describe("the raw bytes, base64, at most BROWSE_LIMITS.rawBytes of them"),
@@ -278,7 +278,7 @@ export const browseAnswer = z.object({
 // Writing records: the produce dialog
 
 /** The formats records are written in (those of INSERT). */
-export const WRITE_FORMATS = ["AVRO", "BYTES", "DOUBLE", "FLOAT", "INT", "JSON", "LONG", "STRING"] as const;
+export const WRITE_FORMATS = ["AVRO", "BYTES", "DOUBLE", "FLOAT", "INT", "JSON", "LONG", "PROTOBUF", "STRING"] as const;
 
 /** Bounds of one produce request (also the request body's, server.bodyLimit). */
 export const PRODUCE_LIMITS = Object.freeze({
@@ -295,7 +295,10 @@ const header = z.object({
 });
 
 export const produceRecord = z.object({
-  key: z.string().nullish().describe("the key as text in its format (JSON text, Avro as JSON, base64 for BYTES); absent or null: no key"),
+  key: z
+    .string()
+    .nullish()
+    .describe("the key as text in its format (JSON text, Avro and Protobuf as JSON, base64 for BYTES); absent or null: no key"),
   value: z.string().nullish().describe("the value as text in its format; absent or null: no value (a tombstone)"),
   headers: z
     .union([z.array(header), z.record(z.string().min(1).max(PRODUCE_LIMITS.headerKeyChars), z.string())])
@@ -332,7 +335,10 @@ const sideFormat = z.object({
     .describe(
       "where the format comes from: the request's keyFormat/valueFormat, the topic's metadata, its registry subject, or the default",
     ),
-  schema: z.string().nullable().describe("the Avro schema values are written in (AVRO only)"),
+  schema: z
+    .string()
+    .nullable()
+    .describe("the schema values are written in: Avro schema text (AVRO), the registered .proto text (PROTOBUF)"),
   subject: z.string().nullable().describe("the registry subject of that schema; null without one"),
 });
 
