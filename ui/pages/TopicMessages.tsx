@@ -530,7 +530,7 @@ function RecordSide({ label, side, where }: { label: string; side: BrowsedRecord
   const text = useMemo(() => {
     if (side === null) return "";
     if (raw) return hexDump(fromBase64(side.base64));
-    return side.format === "JSON" || side.format === "AVRO" ? prettyJson(side.text) : side.text;
+    return side.format === "JSON" || side.format === "AVRO" || side.format === "PROTOBUF" ? prettyJson(side.text) : side.text;
   }, [side, raw]);
   return (
     <section className="record-side" aria-label={`${label} of record ${where}`}>
