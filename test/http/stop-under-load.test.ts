@@ -3,7 +3,8 @@
  * stream, a live websocket subscription and a running processor whose input a producer writes all
  * along. Every stream ends with its final line: the SQL streams a type 3 line, the audit stream an
  * empty `data:`, the subscription an ERROR answer to its SUBSCRIBE and a close 1001 (going away).
- * The process exits 0 within its own stop bound (main.ts: past 15 s it exits whatever is left).
+ * The process exits 0 within its own stop bound (main.ts: past 15 s it exits whatever is left),
+ * its store's WAL checkpointed.
  * Started again on the same data directory, its processor's output, read read_committed, holds
  * every input record exactly once.
  *
@@ -11,6 +12,8 @@
  * and lets the processor catch up after the restart.
  */
 import { afterAll, expect, test } from "bun:test";
+import { existsSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { LiveClient } from "../clients/ws-client.ts";
 import { uniqueTopic } from "../cluster/cluster.ts";
 import { ROLE_USERS, type TestRuntime } from "../helpers/runtime.ts";
@@ -117,6 +120,9 @@ test("27: SIGTERM under load: every stream ends with its final line, exit 0 in t
     const { code, ms } = await stopping;
     expect(code).toBe(0);
     expect(ms).toBeLessThan(STOP_LIMIT_MS);
+    // The store closed as it should: the WAL folded into the file.
+    const wal = join(dir, "data", "loupe.db-wal");
+    expect(existsSync(wal) ? statSync(wal).size : 0).toBe(0);
 
     // Restarted on the same data: the processor runs again from what it committed.
     server = await startServerProcess(CONFIG, { dir });
