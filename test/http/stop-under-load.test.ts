@@ -8,8 +8,8 @@
  * Started again on the same data directory, its processor's output, read read_committed, holds
  * every input record exactly once.
  *
- * One test of about 20 s, over 15 s for a reason: it starts, stops and restarts a real process
- * and lets the processor catch up after the restart.
+ * One test of 6 to 17 s here (over 15 s on a loaded machine, for a reason): it starts, stops and
+ * restarts a real process and lets the processor catch up after the restart.
  */
 import { afterAll, expect, test } from "bun:test";
 import { existsSync, statSync } from "node:fs";
