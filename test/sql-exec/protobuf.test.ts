@@ -6,6 +6,7 @@
  * whose bytes do not fit skipped and counted, never ending the stream.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
+import { LiveClient, WsClient } from "../clients/ws-client.ts";
 import { encodeWith, orderTypes, pythonDecode, pythonEncode, registerOrderSchema } from "../helpers/protobuf.ts";
 import { confluentWire } from "../helpers/registry.ts";
 import { q, sqlFixture, stream } from "./helpers.ts";
@@ -154,6 +155,31 @@ describe("29: Protobuf through the schema registry", () => {
     expect(browsed.records.map((r) => r.value.format)).toEqual(["PROTOBUF", "PROTOBUF", "PROTOBUF", "PROTOBUF", "BYTES"]);
     expect(JSON.parse(browsed.records[2]!.value.text)).toEqual(SEEN[2]);
     expect(browsed.records[0]!.key).toMatchObject({ format: "PROTOBUF" });
+  });
+
+  test("29: a live subscription and the JDBC driver's select get the decoded fields", async () => {
+    const sql = `SELECT id, lines[0].sku AS sku FROM \`${topic}\` WHERE status = 'SHIPPED'`;
+    const live = await LiveClient.open(f.rt.url, "proto-live", { "x-service-token": await f.rt.token("read") });
+    try {
+      live.request("SUBSCRIBE", 7, { sqls: [sql] });
+      await live.reply(7);
+      const o4 = { id: "o4", status: "SHIPPED", lines: [{ sku: "hat" }] };
+      await f.produce(topic, [{ value: framed(ids.order, [0], encodeWith(order, o4)) }]);
+      const [received] = await live.waitForRecords(1);
+      expect(JSON.parse(received!.value)).toEqual({ id: "o4", sku: "hat" });
+    } finally {
+      live.close();
+    }
+    const ws = await WsClient.open(f.rt.url, `/api/ws/jdbc/data?${new URLSearchParams({ sql })}`, {
+      "x-service-token": await f.rt.token("read"),
+    });
+    await ws.whenClosed(30_000);
+    expect(ws.frames.filter((x) => x.startsWith("0")).map((x) => JSON.parse(x.slice(1)))).toEqual([
+      { id: "o2", sku: "ink" },
+      { id: "o3", sku: "cap" },
+      { id: "o4", sku: "hat" },
+    ]);
+    expect(ws.frames.at(-1)).toBe("3");
   });
 
   test("29: an unframed record, or one whose message index names no message, is skipped and counted under PROTOBUF", async () => {
