@@ -29,7 +29,7 @@
  * Empty and Any as their canonical JSON.
  */
 
-import { common, Enum, type Field, type IParserResult, type MapField, type Message, parse, Root, Type, util } from "protobufjs";
+import { common, Enum, type Field, type IParserResult, type MapField, type Message, parse, Root, Type, tokenize, util } from "protobufjs";
 import "protobufjs/ext/descriptor";
 import { fromJson, toJson } from "protobufjs/ext/protojson";
 import { AppError } from "../errors.ts";
@@ -54,19 +54,24 @@ export class ProtoSchema {
     readonly root: Root,
     /** Full names of the top-level messages of the schema's own file, in declaration order. */
     readonly messages: readonly string[],
+    /**
+     * Per message of the schema's own file (full name), its nested types as protoc counts them:
+     * nested messages and the entry type of each map field, in declaration order (a map entry as
+     * null: no record is one). Empty for a descriptor set, whose messages are named, not indexed.
+     */
+    readonly nested: ReadonlyMap<string, readonly (string | null)[]> = new Map(),
   ) {}
 
-  /**
-   * The message a path of message indexes names; undefined when there is none. Nested messages
-   * are counted in protobufjs's order of them: a message that declares a map field before a
-   * nested message is counted without protoc's synthetic map-entry type.
-   */
+  /** The message a path of message indexes names; undefined when there is none. */
   messageAt(indexes: readonly number[]): Type | undefined {
     const top = this.messages[indexes[0] ?? 0];
     const found = top === undefined ? null : this.root.lookup(top);
     let type = found instanceof Type ? found : undefined;
     for (let i = 1; type && i < indexes.length; i++) {
-      type = type.nestedArray.filter((n): n is Type => n instanceof Type)[indexes[i]!];
+      const order = this.nested.get(type.fullName);
+      const name = order ? order[indexes[i]!] : type.nestedArray.filter((n): n is Type => n instanceof Type)[indexes[i]!]?.name;
+      const next = name ? type.nested?.[name] : null;
+      type = next instanceof Type ? next : undefined;
     }
     return type;
   }
@@ -102,6 +107,7 @@ export function parseProto(files: readonly ProtoFile[]): ProtoSchema {
   const byName = new Map(files.map((f) => [f.name, f.text]));
   const done = new Set<string>();
   let messages: string[] = [];
+  let order = new Map<string, (string | null)[]>();
   const load = (name: string, text: string, own: boolean) => {
     done.add(name);
     let parsed: IParserResult;
@@ -114,6 +120,7 @@ export function parseProto(files: readonly ProtoFile[]): ProtoSchema {
       const ns = parsed.package ? root.lookup(parsed.package) : root;
       const nested = ns && "nestedArray" in ns ? (ns as Root).nestedArray : [];
       messages = nested.filter((n): n is Type => n instanceof Type).map((t) => t.fullName);
+      order = nestedOrder(text, parsed.package);
     }
     for (const imported of [...(parsed.imports ?? []), ...(parsed.weakImports ?? [])]) {
       if (done.has(imported)) continue;
@@ -131,7 +138,42 @@ export function parseProto(files: readonly ProtoFile[]): ProtoSchema {
   };
   load(files[0]!.name, files[0]!.text, true);
   resolve(root);
-  return new ProtoSchema(root, messages);
+  return new ProtoSchema(root, messages, order);
+}
+
+/**
+ * The nested types of each message of a file as protoc orders them (see ProtoSchema.nested),
+ * read from its tokens: protobufjs keeps nested messages and fields apart, and so loses where a
+ * map field's entry type falls among the nested messages.
+ */
+function nestedOrder(text: string, pkg: string | undefined): Map<string, (string | null)[]> {
+  const out = new Map<string, (string | null)[]>();
+  const tokens = tokenize(text, false);
+  // Open blocks: a message's full name, or null for any other block (enum, oneof, service, option).
+  const open: (string | null)[] = [];
+  let pending: string | null = null;
+  const identifier = /^[A-Za-z_]\w*$/;
+  for (let t = tokens.next(); t !== null; t = tokens.next()) {
+    const inMessage = open.length > 0 ? open[open.length - 1]! : null;
+    if (t === "message" || t === "group") {
+      // `message Name {`, or proto2's `group Name = n {`; anything else is a field named so.
+      const name = tokens.peek();
+      if (name === null || !identifier.test(name)) continue;
+      tokens.next();
+      if (tokens.peek() !== (t === "message" ? "{" : "=")) continue;
+      pending = `${open.length > 0 ? (inMessage ?? "") : pkg ? `.${pkg}` : ""}.${name}`;
+      if (inMessage) out.get(inMessage)?.push(name);
+    } else if (t === "map" && tokens.peek() === "<" && inMessage) {
+      for (let k = tokens.next(); k !== null && k !== ">"; k = tokens.next());
+      tokens.next();
+      out.get(inMessage)?.push(null);
+    } else if (t === "{") {
+      open.push(pending);
+      if (pending) out.set(pending, []);
+      pending = null;
+    } else if (t === "}") open.pop();
+  }
+  return out;
 }
 
 function resolve(root: Root): void {

@@ -78,6 +78,29 @@ message Other { string s = 1; }
     });
   });
 
+  test("29: nested messages are indexed as protoc counts them, a map field's entry type among them", () => {
+    const schema = parseProto([
+      {
+        name: "",
+        text: `syntax = "proto3";
+package p;
+message P {
+  string message = 9;
+  map<string, string> attrs = 1;
+  message Inner { int32 a = 1; }
+  oneof kind { string s = 2; }
+  enum E { A = 0; }
+  message Second { map<int32, int32> m = 1; message Deep { int32 d = 1; } }
+}`,
+      },
+    ]);
+    expect(schema.messageAt([0, 0])).toBeUndefined();
+    expect(schema.messageAt([0, 1])?.fullName).toBe(".p.P.Inner");
+    expect(schema.messageAt([0, 2])?.fullName).toBe(".p.P.Second");
+    expect(schema.messageAt([0, 2, 1])?.fullName).toBe(".p.P.Second.Deep");
+    expect(schema.messageAt([0, 3])).toBeUndefined();
+  });
+
   test("29: an import that is not among the references, or text that is no Protobuf, is a schema error", () => {
     expect(() => parseProto([{ name: "", text: `syntax = "proto3"; import "other.proto"; message A { int32 a = 1; }` }])).toThrow(
       ProtoSchemaError,
