@@ -7,7 +7,7 @@
  */
 import { beforeAll, describe, expect, test } from "bun:test";
 import { LiveClient, WsClient } from "../clients/ws-client.ts";
-import { encodeWith, orderTypes, pythonDecode, pythonEncode, registerOrderSchema } from "../helpers/protobuf.ts";
+import { encodeWith, ORDER_PROTO, orderTypes, pythonDecode, pythonEncode, registerOrderSchema } from "../helpers/protobuf.ts";
 import { confluentWire } from "../helpers/registry.ts";
 import { q, sqlFixture, stream } from "./helpers.ts";
 
@@ -155,6 +155,9 @@ describe("29: Protobuf through the schema registry", () => {
     expect(browsed.records.map((r) => r.value.format)).toEqual(["PROTOBUF", "PROTOBUF", "PROTOBUF", "PROTOBUF", "BYTES"]);
     expect(JSON.parse(browsed.records[2]!.value.text)).toEqual(SEEN[2]);
     expect(browsed.records[0]!.key).toMatchObject({ format: "PROTOBUF" });
+    // The topic's page takes the subject's type for a side guessed from the wire format.
+    const described = await (await f.rt.request(`/api/topics/${topic}`, { role: "read" })).json();
+    expect(described).toMatchObject({ valueType: "PROTOBUF", valueSchema: ORDER_PROTO });
   });
 
   test("29: a live subscription and the JDBC driver's select get the decoded fields", async () => {

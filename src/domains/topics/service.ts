@@ -262,17 +262,18 @@ export class TopicService {
   }
 
   /**
-   * The latest Avro schema of the topic's key or value subject (`<topic>-key`, `<topic>-value`),
-   * as the JDBC table listing answers it. Undefined without a registry, a subject or an Avro
-   * schema, and when the registry cannot answer within REGISTRY_WAIT_MS: the topic's page stays
-   * useful (and quick) without it.
+   * The latest Avro or Protobuf schema of the topic's key or value subject (`<topic>-key`,
+   * `<topic>-value`), with its type. Undefined without a registry, a subject or such a schema,
+   * and when the registry cannot answer within REGISTRY_WAIT_MS: the topic's page stays useful
+   * (and quick) without it.
    */
-  async #registered(cluster: string, topic: string, side: "key" | "value"): Promise<string | undefined> {
+  async #registered(cluster: string, topic: string, side: "key" | "value"): Promise<Registered | undefined> {
     const registry = this.deps.registry;
     if (!registry) return undefined;
     try {
       const latest = await latestSchema(registry, subjectOf(topic, side), AbortSignal.timeout(REGISTRY_WAIT_MS));
-      return latest && latest.schemaType.toUpperCase() === "AVRO" ? latest.schema : undefined;
+      const type = latest?.schemaType.toUpperCase();
+      return latest && (type === "AVRO" || type === "PROTOBUF") ? { type, schema: latest.schema } : undefined;
     } catch (e) {
       this.deps.log.warn("cannot read the topic's registry subject", { cluster, topic, side, error: (e as Error).message });
       return undefined;
@@ -538,16 +539,23 @@ export class TopicService {
   }
 }
 
+/** A registry subject's latest schema, as the topic's page shows it. */
+interface Registered {
+  type: "AVRO" | "PROTOBUF";
+  schema: string;
+}
+
 /**
- * What the registry adds to a topic's types. Stored metadata keeps its types; an AVRO side
- * without a stored schema gets the subject's. A guessed side that is Avro or has no clue (an
- * empty topic: BYTES) is AVRO with the subject's schema; a guess the records contradict stays.
+ * What the registry adds to a topic's types. Stored metadata keeps its types; an AVRO (PROTOBUF)
+ * side without a stored schema gets the subject's Avro (Protobuf) schema. A guessed side that is
+ * in the registry's wire format (guessed AVRO) or has no clue (an empty topic: BYTES) takes the
+ * subject's type and schema; a guess the records contradict stays.
  */
-function withRegistered(types: TopicMetadata, key: string | undefined, value: string | undefined): TopicMetadata {
-  const side = (type: DataType, schema: string | undefined, registered: string | undefined) => {
+function withRegistered(types: TopicMetadata, key: Registered | undefined, value: Registered | undefined): TopicMetadata {
+  const side = (type: DataType, schema: string | undefined, registered: Registered | undefined) => {
     if (registered === undefined) return { type, schema };
-    if (!types.inferred) return { type, schema: schema ?? (type === "AVRO" ? registered : undefined) };
-    return type === "AVRO" || type === "BYTES" ? { type: "AVRO" as const, schema: registered } : { type, schema };
+    if (!types.inferred) return { type, schema: schema ?? (type === registered.type ? registered.schema : undefined) };
+    return type === "AVRO" || type === "BYTES" ? { type: registered.type, schema: registered.schema } : { type, schema };
   };
   const k = side(types.keyType, types.keySchema, key);
   const v = side(types.valueType, types.valueSchema, value);
