@@ -67,7 +67,7 @@ describe("alert settings", () => {
     expect(all.find((s) => s.id === 1)!.isAvailable).toBe(false);
     expect(all.find((s) => s.id === 1009)!.isAvailable).toBe(false);
     expect(all.filter((s) => s.enabled).map((s) => s.id)).toEqual([
-      1000, 1002, 1003, 1004, 1005, 1006, 2000, 3000, 3001, 3002, 4000, 4001, 4002, 5000,
+      1000, 1002, 1003, 1004, 1005, 1006, 1007, 2000, 3000, 3001, 3002, 4000, 4001, 4002, 5000,
     ]);
   });
 

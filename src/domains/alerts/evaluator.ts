@@ -3,7 +3,9 @@
  * sharing the store) that reads each cluster and raises or resolves the conditions that hold:
  *
  * - 1000 broker down: a broker seen by an earlier pass of this instance and gone from the metadata;
- * - 1005 under-replicated and 1006 offline partitions: from the same one Metadata request;
+ * - 1005 under-replicated and 1006 offline partitions, 1014 leader imbalance: from the same one
+ *   Metadata request;
+ * - 1007 the controller quorum without a leader, or its leader changed: one DescribeQuorum;
  * - 2000 consumer lag: each condition against one lag snapshot of the cluster (the lag engine's,
  *   a fixed number of requests whatever the number of groups);
  * - 1004 Alertmanager down: an Alertmanager whose deliveries have failed three times in a row
@@ -18,11 +20,12 @@
  * in two passes in a row is resolved (one pass without it does not flap it). A disabled setting
  * finds nothing, so what it raised is resolved.
  */
-import type { KafkaPool } from "../../kafka/index.ts";
+import type { KafkaPool, QuorumState } from "../../kafka/index.ts";
 import { LagEngine } from "../../lag/engine.ts";
 import type { Logger } from "../../log/logger.ts";
 import { type LagCondition, parseLagCondition } from "./conditions.ts";
 import { type ConnectHealth, type ConnectorRestarts, connectFindings } from "./connect-failures.ts";
+import { imbalanceFindings, QuorumWatch } from "./kafka-findings.ts";
 import type { NotificationService, RaiseNotification } from "./notifications.ts";
 import type { AlertSettings } from "./settings.ts";
 
@@ -80,6 +83,7 @@ export class AlertEvaluator {
   /** Passes in a row an active finding was missing. */
   readonly #missing = new Map<string, number>();
   #watched: Watched = {};
+  readonly #quorumWatch = new QuorumWatch();
 
   constructor(d: Deps, opts: { now?: () => number } = {}) {
     this.#d = d;
@@ -218,7 +222,25 @@ export class AlertEvaluator {
           ];
     await this.#reconcile(cluster, 1005, partitionsFinding(1005, state.underReplicated, "under-replicated"));
     await this.#reconcile(cluster, 1006, partitionsFinding(1006, state.offline, "offline (no leader)"));
+    await this.#reconcile(cluster, 1014, imbalanceFindings(cluster, state.preferredLeaders));
+    await this.#quorum(cluster);
     await this.#reconcile(cluster, 2000, await this.#lag(cluster));
+  }
+
+  /**
+   * One DescribeQuorum, while 1007 is on. One that fails (a controller that does not answer in
+   * time, a principal without DESCRIBE on the cluster) leaves 1007 as it was: logged, not guessed.
+   */
+  async #quorum(cluster: string): Promise<void> {
+    if (!(await this.#d.settings.enabled(cluster, 1007))) return this.#reconcile(cluster, 1007, []);
+    let quorum: QuorumState | null;
+    try {
+      quorum = await this.#d.kafka.get(cluster).quorum();
+    } catch (e) {
+      this.#d.log.warn("the controller quorum could not be described", { cluster }, e);
+      return;
+    }
+    await this.#reconcile(cluster, 1007, this.#quorumWatch.findings(cluster, quorum, this.#now()));
   }
 
   /** Every lag condition of the cluster against one snapshot; none taken when there is no condition. */
