@@ -481,6 +481,25 @@ export const configSchema = z
         maxBackoff: duration.pipe(z.number().min(10, "at least 10ms")).default(60_000),
         /** A delivery still failing this long after it was due is given up (shown as GAVE_UP). */
         giveUpAfter: duration.pipe(z.number().min(1_000, "at least 1s")).default(86_400_000),
+        /**
+         * Retention of the notifications, pruned hourly with their deliveries, oldest first: never one
+         * still to deliver, nor the active one of a condition that holds.
+         */
+        retention: z
+          .object({
+            /** Notifications that ended (an event: started) longer ago are removed. 0 keeps them whatever their age. */
+            maxAge: duration.default(90 * 86_400_000),
+            /** At most this many notifications are kept, the newest. 0 means no limit. */
+            maxEntries: z.number().int().nonnegative().default(100_000),
+            /**
+             * Directory where the pruning appends each notification it removes, with its deliveries, as a JSON
+             * line, before it removes it (one file a day, `notifications-pruned-YYYY-MM-DD.jsonl`). Default:
+             * `notifications-pruned` in `dataDir`.
+             */
+            exportDir: z.string().min(1).optional(),
+          })
+          .strict()
+          .default({ maxAge: 90 * 86_400_000, maxEntries: 100_000 }),
       })
       .strict()
       .default({
@@ -492,6 +511,7 @@ export const configSchema = z
         initialBackoff: 1_000,
         maxBackoff: 60_000,
         giveUpAfter: 86_400_000,
+        retention: { maxAge: 90 * 86_400_000, maxEntries: 100_000 },
       }),
     lag: z
       .object({
