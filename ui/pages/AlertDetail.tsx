@@ -30,7 +30,8 @@ export function AlertDetail({ id, cluster, canRead }: { id: string; cluster: str
         {one.isPending && <p className="muted">Loading the notification…</p>}
         {one.data === null && (
           <p className="muted">
-            No notification has the id {id}: the link may be mistyped, or the notification concerns a topic you may not see.
+            No notification has the id {id}: the link may be mistyped, the notification may have ended long enough ago to be removed
+            (alerts.retention), or it concerns a topic you may not see.
           </p>
         )}
       </section>
