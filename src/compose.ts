@@ -18,6 +18,7 @@ import { ConnectorRestarts } from "./domains/alerts/connect-failures.ts";
 import { AlertEvaluator } from "./domains/alerts/evaluator.ts";
 import { NotificationService } from "./domains/alerts/notifications.ts";
 import { AlertOutbox } from "./domains/alerts/outbox.ts";
+import { NotificationRetention } from "./domains/alerts/retention.ts";
 import { AlertSettings } from "./domains/alerts/settings.ts";
 import { AuditService } from "./domains/audit/service.ts";
 import { LdapDirectory } from "./domains/auth/ldap.ts";
@@ -304,7 +305,8 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
  *  - lag-history: every group's committed offsets at each sample, stored;
  *  - lag-history-prune: drops stored lag history past its retention (a day of samples, 30 days of hours);
  *  - processor-engine: runs the store's processors here (processors.enabled);
- *  - processor-owners: pauses the processors whose owner lost the rights to run them.
+ *  - processor-owners: pauses the processors whose owner lost the rights to run them;
+ *  - alert-delivery, alert-evaluation, alert-retention: see alertJobs.
  */
 function backgroundJobs(
   config: Config,
@@ -377,7 +379,7 @@ function backgroundJobs(
       runAtStart: false,
     }),
   );
-  alertJobs(background, config, d.alerts, d.db);
+  alertJobs(background, config, d.alerts, d.db, d.audit);
   return background;
 }
 
@@ -431,10 +433,11 @@ function watchFailures(
 }
 
 /**
- * The outbox's sender and the evaluation, each on one instance of those sharing the store (a
- * lease each): two senders would send twice, two evaluations raise twice.
+ * The outbox's sender, the evaluation and the notifications' retention, each on one instance of
+ * those sharing the store (a lease each): two senders would send twice, two evaluations raise
+ * twice, two prunings export twice.
  */
-function alertJobs(background: Background, config: Config, alerts: AlertParts, db: Db): void {
+function alertJobs(background: Background, config: Config, alerts: AlertParts, db: Db, audit: AuditService): void {
   const instance = config.processors.instance ?? `${hostname()}:${config.server.port}`;
   const leases = new Leases(db);
   const elected = (name: string, ttlMs: number) => () => leases.acquire([name], instance, ttlMs).then((until) => until !== null);
@@ -450,6 +453,15 @@ function alertJobs(background: Background, config: Config, alerts: AlertParts, d
       runAtStart: false,
       elected: elected("alert-evaluation", Math.max(3 * evalMs, 10_000)),
     }),
+  );
+  const { retention } = config.alerts;
+  const pruning = new NotificationRetention(db, audit, {
+    maxAgeMs: retention.maxAge,
+    maxEntries: retention.maxEntries,
+    exportDir: retention.exportDir ?? join(config.dataDir, "notifications-pruned"),
+  });
+  background.register(
+    periodicJob("alert-retention", 3_600_000, () => pruning.prune().then(() => {}), { elected: elected("alert-retention", 2 * 3_600_000) }),
   );
 }
 

@@ -495,6 +495,25 @@ export const configSchema = z
           })
           .strict()
           .default({ enabled: false, max: 3, window: 3_600_000, connectors: ["*"] }),
+        /**
+         * Retention of the notifications, pruned hourly with their deliveries, oldest first: never one
+         * still to deliver, nor the active one of a condition that holds.
+         */
+        retention: z
+          .object({
+            /** Notifications that ended (an event: started) longer ago are removed. 0 keeps them whatever their age. */
+            maxAge: duration.default(90 * 86_400_000),
+            /** At most this many notifications are kept, the newest. 0 means no limit. */
+            maxEntries: z.number().int().nonnegative().default(100_000),
+            /**
+             * Directory where the pruning appends each notification it removes, with its deliveries, as a JSON
+             * line, before it removes it (one file a day, `notifications-pruned-YYYY-MM-DD.jsonl`). Default:
+             * `notifications-pruned` in `dataDir`.
+             */
+            exportDir: z.string().min(1).optional(),
+          })
+          .strict()
+          .default({ maxAge: 90 * 86_400_000, maxEntries: 100_000 }),
       })
       .strict()
       .default({
@@ -507,6 +526,7 @@ export const configSchema = z
         maxBackoff: 60_000,
         giveUpAfter: 86_400_000,
         connectorRestarts: { enabled: false, max: 3, window: 3_600_000, connectors: ["*"] },
+        retention: { maxAge: 90 * 86_400_000, maxEntries: 100_000 },
       }),
     lag: z
       .object({
