@@ -14,6 +14,7 @@ import { Leases } from "./db/lease.ts";
 import { GroupRepo } from "./domains/access/group-repo.ts";
 import { GroupService } from "./domains/access/group-service.ts";
 import { internalTopicsOf } from "./domains/access/internal-topics.ts";
+import { ConnectorRestarts } from "./domains/alerts/connect-failures.ts";
 import { AlertEvaluator } from "./domains/alerts/evaluator.ts";
 import { NotificationService } from "./domains/alerts/notifications.ts";
 import { AlertOutbox } from "./domains/alerts/outbox.ts";
@@ -68,6 +69,8 @@ export interface Runtime extends AppDeps {
   app: Hono<AppEnv>;
   /** The background jobs, started in order; their status is in GET /api/health. */
   background: Background;
+  /** The alert evaluation (its job calls it; the benchmark too). */
+  alertEvaluator: AlertEvaluator;
   /** Set when the first start created the admin user with a random password. */
   generatedAdminPassword?: string;
   /** Stops the background jobs (in reverse order), waits (bounded) for background deletions, closes Kafka and the store. */
@@ -229,6 +232,8 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
   sqlLibrary.completeRunsOf(sql);
   const counters: HttpCounters = { requests: 0, errors: 0, totalMs: 0 };
   const clusters = kafkaProbe(kafka, config);
+  const connect = connectService(config, notifications, logs);
+  watchFailures(config, alerts, { connect, processors, audit, log: logs.logger("alerts") });
 
   const jobs = { audit, auth, logs, counters, streams, kafka, sampler, lagHistory, processorEngine, processors, alerts };
   const background = backgroundJobs(config, { ...jobs, db: store.db, ownerCheckMs: directory?.refreshMs ?? 60_000 });
@@ -250,11 +255,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     consumers,
     ...alerts,
     schemas,
-    connect: new ConnectService(config.connect, {
-      notifications,
-      log: logs.logger("connect"),
-      kafka: { default: defaultCluster(config).name, clusters: config.kafka.clusters },
-    }),
+    connect,
     serverInfo: new ServerInfoService(config, VERSION),
     profiles: new ProfileService(new ProfileRepo(store.db)),
     kafkaConfigs: new KafkaConfigService(kafka),
@@ -278,6 +279,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     clusters,
     app,
     background,
+    alertEvaluator: alerts.alertEvaluator,
     ...(admin.password ? { generatedAdminPassword: admin.password } : {}),
     close: async () => {
       streams.stop();
@@ -403,6 +405,31 @@ function alertParts(config: Config, db: Db, d: { kafka: KafkaPool; lag: LagEngin
     log: d.log,
   });
   return { alertSettings, notifications, alertOutbox, alertEvaluator };
+}
+
+/** The Connect proxy's clients, one per alias; the alert evaluation reads the connectors through it too. */
+function connectService(config: Config, notifications: NotificationService, logs: LogHub): ConnectService {
+  return new ConnectService(config.connect, {
+    notifications,
+    log: logs.logger("connect"),
+    kafka: { default: defaultCluster(config).name, clusters: config.kafka.clusters },
+  });
+}
+
+/** The evaluation also watches Connect's connectors (and restarts failed ones when configured) and the processors. */
+function watchFailures(
+  config: Config,
+  alerts: AlertParts,
+  d: { connect: ConnectService; processors: ProcessorService; audit: AuditService; log: Logger },
+): void {
+  const policy = config.alerts.connectorRestarts;
+  const restarts = policy.enabled
+    ? new ConnectorRestarts(
+        { enabled: true, max: policy.max, windowMs: policy.window, connectors: policy.connectors },
+        { connect: d.connect, audit: (rec) => d.audit.record(rec), log: d.log, now: Date.now },
+      )
+    : undefined;
+  alerts.alertEvaluator.watch({ connect: d.connect, processors: d.processors, ...(restarts ? { restarts } : {}) });
 }
 
 /**
