@@ -116,6 +116,34 @@ async function serve(args: string[]): Promise<void> {
   process.on("SIGTERM", () => void stop("SIGTERM"));
 }
 
+/** `loupe backup FILE` and `loupe restore FILE`: the SQLite store copied out, or a copy put in its place. */
+async function storeCopy(cmd: "backup" | "restore", rest: string[]): Promise<number> {
+  const file = rest.find((a, i) => !a.startsWith("--") && rest[i - 1] !== "--config");
+  if (!file) {
+    console.error(`${cmd}: name the backup file: loupe ${cmd} FILE [--config FILE]`);
+    return 2;
+  }
+  const [{ loadConfig }, { backupStore, restoreStore, refuseOnPostgres }] = await Promise.all([
+    import("./config/load.ts"),
+    import("./db/backup.ts"),
+  ]);
+  const { dataDir, store } = loadConfig({ path: configPath(rest) });
+  refuseOnPostgres(cmd, store);
+  if (cmd === "backup") {
+    const r = backupStore(dataDir, file);
+    console.log(
+      `backed up ${dataDir} to ${file}: schema version ${r.schemaVersion}, ${r.auditEntries} audit entries, ${r.bytes} bytes, integrity ok`,
+    );
+  } else {
+    const r = restoreStore(file, dataDir);
+    console.log(
+      `restored ${file} into ${dataDir}: schema version ${r.schemaVersion}, ${r.auditEntries} audit entries, integrity ok` +
+        (r.previous ? `; the store it replaced is kept as ${r.previous}` : ""),
+    );
+  }
+  return 0;
+}
+
 async function main(argv: string[]): Promise<number> {
   const [cmd = "serve", ...rest] = argv;
   switch (cmd) {
@@ -150,28 +178,8 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case "backup":
-    case "restore": {
-      const file = rest.find((a, i) => !a.startsWith("--") && rest[i - 1] !== "--config");
-      if (!file) {
-        console.error(`${cmd}: name the backup file: loupe ${cmd} FILE [--config FILE]`);
-        return 2;
-      }
-      const [{ loadConfig }, { backupStore, restoreStore }] = await Promise.all([import("./config/load.ts"), import("./db/backup.ts")]);
-      const { dataDir } = loadConfig({ path: configPath(rest) });
-      if (cmd === "backup") {
-        const r = backupStore(dataDir, file);
-        console.log(
-          `backed up ${dataDir} to ${file}: schema version ${r.schemaVersion}, ${r.auditEntries} audit entries, ${r.bytes} bytes, integrity ok`,
-        );
-      } else {
-        const r = restoreStore(file, dataDir);
-        console.log(
-          `restored ${file} into ${dataDir}: schema version ${r.schemaVersion}, ${r.auditEntries} audit entries, integrity ok` +
-            (r.previous ? `; the store it replaced is kept as ${r.previous}` : ""),
-        );
-      }
-      return 0;
-    }
+    case "restore":
+      return storeCopy(cmd, rest);
     case "doctor": {
       const [{ loadConfig }, { runDoctor, formatCheck }] = await Promise.all([
         import("./config/load.ts"),
@@ -201,7 +209,7 @@ main(process.argv.slice(2)).then(
   },
   async (err) => {
     // Loaded already when they are what failed.
-    const [{ ConfigError }, { SchemaTooNewError, MigrationFailedError }, { StoreCommandError }] = await Promise.all([
+    const [{ ConfigError }, { SchemaTooNewError, MigrationFailedError, StoreOpenError }, { StoreCommandError }] = await Promise.all([
       import("./config/load.ts"),
       import("./db/index.ts"),
       import("./db/backup.ts"),
@@ -210,6 +218,7 @@ main(process.argv.slice(2)).then(
       err instanceof ConfigError ||
       err instanceof SchemaTooNewError ||
       err instanceof MigrationFailedError ||
+      err instanceof StoreOpenError ||
       err instanceof StoreCommandError
     ) {
       console.error(err.message);
