@@ -15,9 +15,11 @@ import { openConfiguredStore } from "./db/open.ts";
 import { GroupRepo } from "./domains/access/group-repo.ts";
 import { GroupService } from "./domains/access/group-service.ts";
 import { internalTopicsOf } from "./domains/access/internal-topics.ts";
+import { ConnectorRestarts } from "./domains/alerts/connect-failures.ts";
 import { AlertEvaluator } from "./domains/alerts/evaluator.ts";
 import { NotificationService } from "./domains/alerts/notifications.ts";
 import { AlertOutbox } from "./domains/alerts/outbox.ts";
+import { NotificationRetention } from "./domains/alerts/retention.ts";
 import { AlertSettings } from "./domains/alerts/settings.ts";
 import { AuditService } from "./domains/audit/service.ts";
 import { LdapDirectory } from "./domains/auth/ldap.ts";
@@ -68,6 +70,8 @@ export interface Runtime extends AppDeps {
   app: Hono<AppEnv>;
   /** The background jobs, started in order; their status is in GET /api/health. */
   background: Background;
+  /** The alert evaluation (its job calls it; the benchmark too). */
+  alertEvaluator: AlertEvaluator;
   /** Set when the first start created the admin user with a random password. */
   generatedAdminPassword?: string;
   /** Stops the background jobs (in reverse order), waits (bounded) for background deletions, closes Kafka and the store. */
@@ -229,6 +233,8 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
   sqlLibrary.completeRunsOf(sql);
   const counters: HttpCounters = { requests: 0, errors: 0, totalMs: 0 };
   const clusters = kafkaProbe(kafka, config);
+  const connect = connectService(config, notifications, logs);
+  watchFailures(config, alerts, { connect, processors, audit, log: logs.logger("alerts") });
 
   const jobs = { audit, auth, logs, counters, streams, kafka, sampler, lagHistory, processorEngine, processors, alerts };
   const background = backgroundJobs(config, { ...jobs, db: store.db, ownerCheckMs: directory?.refreshMs ?? 60_000 });
@@ -250,11 +256,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     consumers,
     ...alerts,
     schemas,
-    connect: new ConnectService(config.connect, {
-      notifications,
-      log: logs.logger("connect"),
-      kafka: { default: defaultCluster(config).name, clusters: config.kafka.clusters },
-    }),
+    connect,
     serverInfo: new ServerInfoService(config, VERSION),
     profiles: new ProfileService(new ProfileRepo(store.db)),
     kafkaConfigs: new KafkaConfigService(kafka),
@@ -278,6 +280,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     clusters,
     app,
     background,
+    alertEvaluator: alerts.alertEvaluator,
     ...(admin.password ? { generatedAdminPassword: admin.password } : {}),
     close: async () => {
       streams.stop();
@@ -303,7 +306,8 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
  *  - lag-history: every group's committed offsets at each sample, stored;
  *  - lag-history-prune: drops stored lag history past its retention (a day of samples, 30 days of hours);
  *  - processor-engine: runs the store's processors here (processors.enabled);
- *  - processor-owners: pauses the processors whose owner lost the rights to run them.
+ *  - processor-owners: pauses the processors whose owner lost the rights to run them;
+ *  - alert-delivery, alert-evaluation, alert-retention: see alertJobs.
  */
 function backgroundJobs(
   config: Config,
@@ -376,7 +380,7 @@ function backgroundJobs(
       runAtStart: false,
     }),
   );
-  alertJobs(background, config, d.alerts, d.db);
+  alertJobs(background, config, d.alerts, d.db, d.audit);
   return background;
 }
 
@@ -404,11 +408,37 @@ function alertParts(config: Config, db: Db, d: { kafka: KafkaPool; lag: LagEngin
   return { alertSettings, notifications, alertOutbox, alertEvaluator };
 }
 
+/** The Connect proxy's clients, one per alias; the alert evaluation reads the connectors through it too. */
+function connectService(config: Config, notifications: NotificationService, logs: LogHub): ConnectService {
+  return new ConnectService(config.connect, {
+    notifications,
+    log: logs.logger("connect"),
+    kafka: { default: defaultCluster(config).name, clusters: config.kafka.clusters },
+  });
+}
+
+/** The evaluation also watches Connect's connectors (and restarts failed ones when configured) and the processors. */
+function watchFailures(
+  config: Config,
+  alerts: AlertParts,
+  d: { connect: ConnectService; processors: ProcessorService; audit: AuditService; log: Logger },
+): void {
+  const policy = config.alerts.connectorRestarts;
+  const restarts = policy.enabled
+    ? new ConnectorRestarts(
+        { enabled: true, max: policy.max, windowMs: policy.window, connectors: policy.connectors },
+        { connect: d.connect, audit: (rec) => d.audit.record(rec), log: d.log, now: Date.now },
+      )
+    : undefined;
+  alerts.alertEvaluator.watch({ connect: d.connect, processors: d.processors, ...(restarts ? { restarts } : {}) });
+}
+
 /**
- * The outbox's sender and the evaluation, each on one instance of those sharing the store (a
- * lease each): two senders would send twice, two evaluations raise twice.
+ * The outbox's sender, the evaluation and the notifications' retention, each on one instance of
+ * those sharing the store (a lease each): two senders would send twice, two evaluations raise
+ * twice, two prunings export twice.
  */
-function alertJobs(background: Background, config: Config, alerts: AlertParts, db: Db): void {
+function alertJobs(background: Background, config: Config, alerts: AlertParts, db: Db, audit: AuditService): void {
   const instance = config.processors.instance ?? `${hostname()}:${config.server.port}`;
   const leases = new Leases(db);
   const elected = (name: string, ttlMs: number) => () => leases.acquire([name], instance, ttlMs).then((until) => until !== null);
@@ -424,6 +454,15 @@ function alertJobs(background: Background, config: Config, alerts: AlertParts, d
       runAtStart: false,
       elected: elected("alert-evaluation", Math.max(3 * evalMs, 10_000)),
     }),
+  );
+  const { retention } = config.alerts;
+  const pruning = new NotificationRetention(db, audit, {
+    maxAgeMs: retention.maxAge,
+    maxEntries: retention.maxEntries,
+    exportDir: retention.exportDir ?? join(config.dataDir, "notifications-pruned"),
+  });
+  background.register(
+    periodicJob("alert-retention", 3_600_000, () => pruning.prune().then(() => {}), { elected: elected("alert-retention", 2 * 3_600_000) }),
   );
 }
 

@@ -63,6 +63,7 @@ const UI_MAY_IMPORT = new Set([
   // The request schemas the UI's forms check with (zod only).
   "src/domains/access/group-schemas.ts",
   "src/domains/acls/schemas.ts",
+  "src/domains/alerts/schemas.ts",
   "src/domains/connect/schemas.ts",
   "src/domains/kafka-users/schemas.ts",
   "src/domains/metadata/schemas.ts",

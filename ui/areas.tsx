@@ -1,5 +1,6 @@
 import type { ReactNode } from "react";
 import { AclsPage } from "./pages/Acls.tsx";
+import { AlertsPage } from "./pages/Alerts.tsx";
 import { AuditPage } from "./pages/Audit.tsx";
 import { BrokersPage } from "./pages/Brokers.tsx";
 import { ConnectPage } from "./pages/Connect.tsx";
@@ -125,6 +126,13 @@ export const AREA_PAGES = {
     nav: { path: "/quotas", label: "Quotas", level: "nodata" },
     render: at("/quotas", ({ location, user }) => <QuotasPage location={location} canChange={user.administrator} />),
   },
+  alerts: {
+    nav: { path: "/alerts", label: "Alerts", level: "nodata" },
+    needs: (path) => (path === "/alerts/deliveries" ? { level: "read", what: "The delivery state of alerts" } : null),
+    render: ({ path, location, user, canWrite, canRead }) => (
+      <AlertsPage path={path} location={location} viewer={{ canWrite, canRead, canAdmin: user.administrator }} />
+    ),
+  },
   audit: {
     nav: { path: "/audit", label: "Audit", level: "admin" },
     what: "The audit log",
@@ -163,7 +171,6 @@ export const AREA_PAGES = {
   "jdbc-select": none("the JDBC driver's queries"),
   metadata: none("a topic's stored metadata is shown and changed on the topic's page"),
   jdbc: none("the JDBC driver's metadata and inserts"),
-  alerts: none("alerts are read by clients (Kafka UI compatibility)"),
   metrics: none("Prometheus scrapes /metrics"),
   "server-info": none("what clients read of the server (config, licence, favourites)"),
   profile: none("favourites and settings that clients keep"),

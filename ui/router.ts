@@ -1,6 +1,6 @@
 /**
  * Client-side paths (`/login`, `/`, `/topics`, `/topics/{name}`, `/sql`, `/processors[/new|/{id}]`, `/consumers`,
- * `/consumers/{group}`, `/audit`, `/logs`, `/users`, `/groups`, `/service-accounts`): the URL is
+ * `/consumers/{group}`, `/alerts[?id=|/settings|/deliveries]`, `/audit`, `/logs`, `/users`, `/groups`, `/service-accounts`): the URL is
  * the state, so every page is a link.
  * A tiny router over the History API: no library for what a hook and an event do.
  */

@@ -506,6 +506,39 @@ export const configSchema = z
         maxBackoff: duration.pipe(z.number().min(10, "at least 10ms")).default(60_000),
         /** A delivery still failing this long after it was due is given up (shown as GAVE_UP). */
         giveUpAfter: duration.pipe(z.number().min(1_000, "at least 1s")).default(86_400_000),
+        /** Failed connectors (or tasks) the evaluation restarts by itself: off unless enabled; each restart audited. */
+        connectorRestarts: z
+          .object({
+            /** Restarts failed connectors by itself (`POST .../restart?includeTasks=true&onlyFailed=true`); off by default. */
+            enabled: z.boolean().default(false),
+            /** Restarts of one connector within `window`, at most; then it stays FAILED (and alerted) until the window moves on. */
+            max: z.number().int().min(1).max(100).default(3),
+            /** The window over which `max` counts a connector's restarts. */
+            window: duration.pipe(z.number().min(1_000, "at least 1s")).default(3_600_000),
+            /** The connectors restarted, by name (`*` any characters, `?` one); every one by default. */
+            connectors: z.array(z.string().min(1).max(256)).min(1).max(100).default(["*"]),
+          })
+          .strict()
+          .default({ enabled: false, max: 3, window: 3_600_000, connectors: ["*"] }),
+        /**
+         * Retention of the notifications, pruned hourly with their deliveries, oldest first: never one
+         * still to deliver, nor the active one of a condition that holds.
+         */
+        retention: z
+          .object({
+            /** Notifications that ended (an event: started) longer ago are removed. 0 keeps them whatever their age. */
+            maxAge: duration.default(90 * 86_400_000),
+            /** At most this many notifications are kept, the newest. 0 means no limit. */
+            maxEntries: z.number().int().nonnegative().default(100_000),
+            /**
+             * Directory where the pruning appends each notification it removes, with its deliveries, as a JSON
+             * line, before it removes it (one file a day, `notifications-pruned-YYYY-MM-DD.jsonl`). Default:
+             * `notifications-pruned` in `dataDir`.
+             */
+            exportDir: z.string().min(1).optional(),
+          })
+          .strict()
+          .default({ maxAge: 90 * 86_400_000, maxEntries: 100_000 }),
       })
       .strict()
       .default({
@@ -517,6 +550,8 @@ export const configSchema = z
         initialBackoff: 1_000,
         maxBackoff: 60_000,
         giveUpAfter: 86_400_000,
+        connectorRestarts: { enabled: false, max: 3, window: 3_600_000, connectors: ["*"] },
+        retention: { maxAge: 90 * 86_400_000, maxEntries: 100_000 },
       }),
     lag: z
       .object({

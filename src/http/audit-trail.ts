@@ -29,6 +29,8 @@ export const AUDIT_TYPES = [
   "AUDIT_LOG",
   // Beyond the SPEC's list: alert settings turned on or off, and their conditions.
   "ALERT_SETTING",
+  // Beyond the SPEC's list: alert notifications pruned by their retention.
+  "ALERT_NOTIFICATION",
 ] as const;
 export type AuditType = (typeof AUDIT_TYPES)[number];
 

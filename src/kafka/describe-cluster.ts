@@ -42,6 +42,7 @@ export function describeCluster(
     const replicas = new Map<number, number>();
     const underReplicated: PartitionHealth[] = [];
     const offline: PartitionHealth[] = [];
+    const preferred = new Map<number, { preferred: number; led: number }>();
     let topics = 0;
     let internalTopics = 0;
     let partitions = 0;
@@ -64,6 +65,13 @@ export function describeCluster(
         if (p.leaderId < 0 || p.errorCode === LEADER_NOT_AVAILABLE) offline.push(health);
         else leaders.set(p.leaderId, (leaders.get(p.leaderId) ?? 0) + 1);
         if (p.isrNodes.length < p.replicaNodes.length) underReplicated.push(health);
+        const first = p.replicaNodes[0];
+        if (first !== undefined && p.replicaNodes.length > 1 && p.leaderId >= 0) {
+          const counts = preferred.get(first) ?? { preferred: 0, led: 0 };
+          counts.preferred++;
+          if (p.leaderId === first) counts.led++;
+          preferred.set(first, counts);
+        }
         for (const r of p.replicaNodes) replicas.set(r, (replicas.get(r) ?? 0) + 1);
       }
     }
@@ -86,6 +94,11 @@ export function describeCluster(
       partitions,
       underReplicated: underReplicated.sort(byPlace),
       offline: offline.sort(byPlace),
+      // Of the brokers up: one that is down leads nothing, which broker down (1000) says.
+      preferredLeaders: md.brokers
+        .filter((b) => preferred.has(b.nodeId))
+        .map((b) => ({ broker: b.nodeId, ...preferred.get(b.nodeId)! }))
+        .sort((a, b) => a.broker - b.broker),
     };
   });
 }

@@ -103,6 +103,11 @@ export interface ClusterState extends ClusterDescription {
   underReplicated: PartitionHealth[];
   /** Partitions without a leader, by topic and partition. */
   offline: PartitionHealth[];
+  /**
+   * Per broker listed, the partitions of more than one replica whose preferred leader (first
+   * replica) it is, and how many of those it leads: Kafka's own measure of leader imbalance.
+   */
+  preferredLeaders: Array<{ broker: number; preferred: number; led: number }>;
 }
 
 export interface TopicSummary {

@@ -3,6 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import { alertDefinition } from "../../src/domains/alerts/catalogue.ts";
 import { checkCondition, parseLagCondition, pattern } from "../../src/domains/alerts/conditions.ts";
+import { conditionText } from "../../src/domains/alerts/schemas.ts";
 import { AppError } from "../../src/errors.ts";
 
 const lag = alertDefinition(2000)!;
@@ -46,6 +47,21 @@ describe("lag conditions", () => {
     expect(err).toBeInstanceOf(AppError);
     expect((err as AppError).status).toBe(400);
     expect((err as AppError).message).toContain(lag.conditionTemplate!);
+  });
+
+  test("the UI's form checks with the request schema the server checks with: the same words, before anything is sent", () => {
+    for (const text of ["lag > 5 on group g and topic t", "", "x".repeat(1_001), "lag >= 5 on group g and topic t"]) {
+      const form = conditionText(lag).safeParse(text);
+      let server: string | undefined;
+      try {
+        expect(checkCondition(lag, text)).toBe(form.success ? form.data : "");
+      } catch (e) {
+        server = (e as AppError).message;
+      }
+      expect(form.success ? undefined : form.error.issues[0]!.message).toBe(server);
+    }
+    const none = conditionText(alertDefinition(1000)!).safeParse("lag >= 5 on group g and topic t");
+    expect(none.success ? "" : none.error.issues[0]!.message).toContain("takes no conditions");
   });
 
   test("a setting without a template takes none", () => {

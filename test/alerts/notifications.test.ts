@@ -1,6 +1,6 @@
 // @postgres
 /**
- * GET /api/alerts's filters and paging, POST /api/alerts's validation, and the outbox's bounded
+ * GET /api/alerts's filters and paging (one notification by its id, and its deliveries), POST /api/alerts's validation, and the outbox's bounded
  * retries: a channel that never answers is retried with a growing wait, then GAVE_UP, visible in
  * GET /api/alerts/deliveries.
  */
@@ -93,6 +93,22 @@ describe("GET /api/alerts", () => {
     expect((await rt.request("/api/alerts/settings/4002", { method: "PUT", role: "admin", body: "false" })).status).toBe(200);
     expect((await raise(4002, "off")).status).toBe(409);
     expect((await rt.request("/api/alerts/settings/4002", { method: "PUT", role: "admin" })).status).toBe(200);
+  });
+});
+
+describe("one notification, as its page opens it", () => {
+  test("GET /api/alerts?id= answers that one; /api/alerts/deliveries?notification= its rows, one per channel", async () => {
+    const n = (await (await raise(3000, `one-${crypto.randomUUID().slice(0, 8)}`)).json()) as Notification;
+    await raise(3000, `other-${crypto.randomUUID().slice(0, 8)}`);
+    expect((await list(`id=${n.id}`)).map((x) => x.id)).toEqual([n.id]);
+    expect(await list(`id=${crypto.randomUUID()}`)).toEqual([]);
+    const rows = (await (await rt.request(`/api/alerts/deliveries?notification=${n.id}`, { role: "read" })).json()) as {
+      notification: string;
+      channel: string;
+    }[];
+    expect(rows.map((r) => [r.notification, r.channel])).toEqual([[n.id, "webhook:nowhere"]]);
+    for (const q of ["id=", `id=${"x".repeat(65)}`]) expect((await rt.request(`/api/alerts?${q}`, { role: "read" })).status).toBe(400);
+    expect((await rt.request("/api/alerts/deliveries?notification=", { role: "read" })).status).toBe(400);
   });
 });
 

@@ -20,6 +20,8 @@ afterAll(() => rt.dispose({ topics }));
 const SPEC_IDS = [
   1, 1000, 1001, 1002, 1003, 1004, 1005, 1006, 1007, 1008, 1009, 1010, 1011, 1012, 1013, 1014, 2000, 3000, 4000, 4001, 4002,
 ];
+/** Beyond the SPEC: a connector, a connector task, a processor FAILED. */
+const OWN_IDS = [3001, 3002, 5000];
 
 interface Setting {
   id: number;
@@ -42,13 +44,13 @@ async function auditOf(type: string): Promise<{ change: string; content: Record<
 }
 
 describe("alert settings", () => {
-  test("every SPEC identifier is a setting, Infrastructure and Consumers under categories, the other groups under their own keys", async () => {
+  test("every SPEC identifier and Loupe's own are settings, Infrastructure and Consumers under categories, the other groups under their own keys", async () => {
     const res = await rt.request("/api/alerts/settings", { role: "nodata" });
     expect(res.status).toBe(200);
     const { categories } = (await res.json()) as { categories: Record<string, Setting[]> };
-    expect(Object.keys(categories).sort()).toEqual(["Connect", "Consumers", "Infrastructure", "License", "Topics"]);
+    expect(Object.keys(categories).sort()).toEqual(["Connect", "Consumers", "Infrastructure", "License", "Processors", "Topics"]);
     const all = Object.values(categories).flat();
-    expect(all.map((s) => s.id).sort((a, b) => a - b)).toEqual(SPEC_IDS);
+    expect(all.map((s) => s.id).sort((a, b) => a - b)).toEqual([...SPEC_IDS, ...OWN_IDS].sort((a, b) => a - b));
     for (const [key, list] of Object.entries(categories)) for (const s of list) expect(s.category).toBe(key);
     for (const s of all) {
       expect(s.description.length).toBeGreaterThan(0);
@@ -64,7 +66,9 @@ describe("alert settings", () => {
     // Loupe has no licence, and does not read broker internals.
     expect(all.find((s) => s.id === 1)!.isAvailable).toBe(false);
     expect(all.find((s) => s.id === 1009)!.isAvailable).toBe(false);
-    expect(all.filter((s) => s.enabled).map((s) => s.id)).toEqual([1000, 1002, 1003, 1004, 1005, 1006, 2000, 3000, 4000, 4001, 4002]);
+    expect(all.filter((s) => s.enabled).map((s) => s.id)).toEqual([
+      1000, 1002, 1003, 1004, 1005, 1006, 1007, 2000, 3000, 3001, 3002, 4000, 4001, 4002, 5000,
+    ]);
   });
 
   test("one setting; an unknown id is 404, an id that is no positive integer 400", async () => {

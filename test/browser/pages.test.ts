@@ -151,8 +151,8 @@ interface PageSpec {
   shown: (page: Page) => Promise<void>;
   /** Controls offered only to those who may change things, by accessible name. */
   changes?: Array<{ role: "button" | "link"; name: string | RegExp }>;
-  /** Controls offered only to admins without limits (changing ACLs). */
-  adminChanges?: Array<{ role: "button" | "link"; name: string | RegExp }>;
+  /** Controls offered only to admins without limits (changing ACLs, switching alert settings). */
+  adminChanges?: Array<{ role: "button" | "link" | "switch"; name: string | RegExp }>;
   /** Controls offered to readers of records (not to nodata). */
   reads?: Array<{ role: "button" | "link"; name: string | RegExp }>;
   /** The page's words when refused. */
@@ -356,6 +356,38 @@ const PAGES: PageSpec[] = [
     adminChanges: [{ role: "button", name: "Create quota…" }],
   },
   {
+    // The topics made above raised "topic created" notifications.
+    path: () => "/alerts",
+    title: "Alerts",
+    level: "nodata",
+    shown: async (page) => {
+      await heading("Alerts")(page);
+      await main(page).getByRole("table", { name: "Alert notifications" }).waitFor();
+    },
+    reads: [{ role: "link", name: "Delivery status" }],
+  },
+  {
+    path: () => "/alerts/settings",
+    title: "Alerts",
+    level: "nodata",
+    shown: async (page) => {
+      await heading("Alerts")(page);
+      await main(page).getByRole("table", { name: "Consumers alert settings" }).waitFor();
+    },
+    changes: [{ role: "button", name: "Add condition" }],
+    adminChanges: [{ role: "switch", name: /^1000 · / }],
+  },
+  {
+    path: () => "/alerts/deliveries",
+    title: "Alerts",
+    level: "read",
+    shown: async (page) => {
+      await heading("Alerts")(page);
+      await main(page).getByRole("heading", { name: "Failing and given up" }).waitFor();
+    },
+    refusal: READ_WORDS,
+  },
+  {
     path: () => "/audit",
     title: "Audit",
     level: "admin",
@@ -438,6 +470,7 @@ const NAV: Array<[string, Level]> = [
   ["Schemas", "nodata"],
   ["ACLs", "nodata"],
   ["Quotas", "nodata"],
+  ["Alerts", "nodata"],
   ["Audit", "admin"],
   ["Logs", "admin"],
   ["Kafka users", "admin"],

@@ -4,6 +4,7 @@
  *   bun test/cluster/cli.ts up [--no-secure] [--no-registry] [--no-ldap] [--no-connect]
  *                              [--no-alertmanager] [--no-postgres]
  *                              [--services=kafka,kafka-secure,registry,ldap,connect,alertmanager,postgres]
+ *                              [--brokers=N]
  *       starts the services in the background and prints KEY=VALUE lines
  *       (KAFKA_BOOTSTRAP=127.0.0.1:<port>,
  *       KAFKA_SASL_BOOTSTRAP=127.0.0.1:<port> (SCRAM-SHA-512 over TLS) and
@@ -17,7 +18,9 @@
  *       ALERTMANAGER_URL=http://127.0.0.1:<port>: Prometheus Alertmanager,
  *       POSTGRES_URL=postgres://loupe:<password>@127.0.0.1:<port>/postgres: PostgreSQL, its
  *       password made for this start);
- *       a running cluster that lacks an asked-for service gets it added
+ *       a running cluster that lacks an asked-for service gets it added;
+ *       --brokers=N runs N Kafka nodes (node 1 broker and controller, the others brokers; three
+ *       replicas and two in sync by default from three nodes on), KAFKA_BOOTSTRAP naming node 1
  *   bun test/cluster/cli.ts env      the same lines for a running cluster (eval "$(... env)")
  *   bun test/cluster/cli.ts status   what runs, with pids, ports, logs; exit 1 when something is down
  *   bun test/cluster/cli.ts down     stops everything and deletes the cluster's data (topics, records,
@@ -63,8 +66,24 @@ function readState(): State | null {
   }
 }
 
+/** Each variable once, from the first service that has it (node 1 for KAFKA_BOOTSTRAP). */
 function printEnv(services: ServiceProcess[]): void {
-  for (const s of services) for (const [k, v] of Object.entries(s.env)) console.log(`${k}=${v}`);
+  const printed = new Set<string>();
+  for (const s of services)
+    for (const [k, v] of Object.entries(s.env)) {
+      if (printed.has(k)) continue;
+      printed.add(k);
+      console.log(`${k}=${v}`);
+    }
+}
+
+/** `--brokers=N`: Kafka nodes, 1 to 9. */
+function parseBrokers(args: string[]): number {
+  const given = args.find((a) => a.startsWith("--brokers="));
+  if (!given) return 1;
+  const n = Number(given.slice("--brokers=".length));
+  if (!Number.isInteger(n) || n < 1 || n > 9) throw new Error(`--brokers takes a whole number from 1 to 9, not '${given.slice(10)}'`);
+  return n;
 }
 
 function parseServices(args: string[]): ServiceName[] {
@@ -126,9 +145,13 @@ async function down(): Promise<void> {
 async function up(args: string[]): Promise<number> {
   const state = readState();
   const names = parseServices(args);
+  const brokers = parseBrokers(args);
   if (state) {
     if (state.services.every((s) => (s.workers ?? [s]).every((p) => isAlive(p.pid)))) {
       console.error(`cluster already running since ${state.startedAt}`);
+      const running = state.services.filter((s) => s.name === "kafka").length;
+      if (args.some((a) => a.startsWith("--brokers=")) && running !== brokers)
+        console.error(`it runs ${running} Kafka node(s), not ${brokers}: 'down' first to change that`);
       // A cluster started before a service existed (or without it) gets it added, not restarted.
       const missing = names.filter((n) => !state.services.some((s) => s.name === n));
       if (missing.length > 0) {
@@ -148,10 +171,12 @@ async function up(args: string[]): Promise<number> {
   mkdirSync(STATE_DIR, { recursive: true });
   const t0 = performance.now();
   console.error(`starting ${names.join(", ")} (the broker first, then the others side by side) ...`);
-  const cluster = await startCluster({ services: names, baseDir: STATE_DIR, onStarted: said("up") });
-  writeFileSync(STATE_FILE, JSON.stringify({ startedAt: new Date().toISOString(), services: cluster.services } satisfies State, null, 2));
+  const cluster = await startCluster({ services: names, baseDir: STATE_DIR, onStarted: said("up"), kafkaBrokers: brokers });
+  // Kafka's nodes after the first are services of their own in the state, so status and down see them.
+  const services = [...cluster.services, ...cluster.brokers.slice(1)];
+  writeFileSync(STATE_FILE, JSON.stringify({ startedAt: new Date().toISOString(), services } satisfies State, null, 2));
   console.error(`cluster up in ${Math.round(performance.now() - t0)} ms`);
-  printEnv(cluster.services);
+  printEnv(services);
   return 0;
 }
 
@@ -174,8 +199,9 @@ async function status(): Promise<number> {
     const ports = Object.entries(s.ports)
       .map(([k, v]) => `${k}=${v}`)
       .join(" ");
+    const name = s.nodeId && s.nodeId > 1 ? `${s.name}-${s.nodeId}` : s.name;
     console.log(
-      `${s.name.padEnd(12)} ${answers ? "up" : alive ? "NOT ANSWERING" : "DOWN"}  pid=${s.pid} ${ports} version=${s.version} log=${s.logFile}`,
+      `${name.padEnd(12)} ${answers ? "up" : alive ? "NOT ANSWERING" : "DOWN"}  pid=${s.pid} ${ports} version=${s.version} log=${s.logFile}`,
     );
   }
   printEnv(state.services);
@@ -206,7 +232,7 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     default:
       console.error(
-        "usage: bun test/cluster/cli.ts up [--no-secure] [--no-registry] [--no-ldap] [--no-connect] [--no-alertmanager] [--no-postgres] [--services=kafka,kafka-secure,registry,ldap,connect,alertmanager,postgres] | down | status | env | fetch",
+        "usage: bun test/cluster/cli.ts up [--no-secure] [--no-registry] [--no-ldap] [--no-connect] [--no-alertmanager] [--no-postgres] [--services=kafka,kafka-secure,registry,ldap,connect,alertmanager,postgres] [--brokers=N] | down | status | env | fetch",
       );
       return 2;
   }

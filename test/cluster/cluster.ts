@@ -101,6 +101,8 @@ export interface StartContext {
   ldapTls?: LdapTls;
   /** Kafka only: server.properties that replace the tool's (`"authorizer.class.name": ""`: no authorizer). */
   kafkaProperties?: Record<string, string | number | boolean>;
+  /** Kafka only: how many nodes the cluster will have (default 1), for its replication defaults. */
+  kafkaBrokers?: number;
 }
 
 export interface LdapTls {
@@ -522,12 +524,32 @@ function kafkaClusterId(): string {
   }
 }
 
+/**
+ * Replication that suits a cluster of `brokers` nodes: three replicas (fewer when there are
+ * fewer nodes), and with three or more, two in sync to take a write, as production clusters
+ * run, so one node down leaves every partition writable and under-replicated.
+ */
+export function replicationDefaults(brokers: number): Record<string, number> {
+  const rf = Math.max(1, Math.min(3, brokers));
+  const minIsr = rf >= 3 ? 2 : 1;
+  return {
+    "default.replication.factor": rf,
+    "min.insync.replicas": minIsr,
+    "offsets.topic.replication.factor": rf,
+    "transaction.state.log.replication.factor": rf,
+    "transaction.state.log.min.isr": minIsr,
+    "share.coordinator.state.topic.replication.factor": rf,
+    "share.coordinator.state.topic.min.isr": minIsr,
+  };
+}
+
 function brokerProperties(
   dataDir: string,
   port: number,
   controllerPort: number,
   nodeId = 1,
   overrides: Record<string, string | number | boolean> = {},
+  brokers = 1,
 ): string {
   // Node 1 is broker and controller; further nodes are brokers that use its controller.
   const controller = nodeId === 1;
@@ -548,15 +570,9 @@ function brokerProperties(
     "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
     "super.users": "User:ANONYMOUS",
     "allow.everyone.if.no.acl.found": true,
-    // One broker: every replication factor is 1.
+    // One broker: every replication factor is 1; more: see replicationDefaults.
     "num.partitions": 1,
-    "default.replication.factor": 1,
-    "min.insync.replicas": 1,
-    "offsets.topic.replication.factor": 1,
-    "transaction.state.log.replication.factor": 1,
-    "transaction.state.log.min.isr": 1,
-    "share.coordinator.state.topic.replication.factor": 1,
-    "share.coordinator.state.topic.min.isr": 1,
+    ...replicationDefaults(brokers),
     // Fast: small internal topics, no rebalance delay, short group timeouts allowed.
     "offsets.topic.num.partitions": 1,
     "transaction.state.log.num.partitions": 1,
@@ -669,7 +685,7 @@ export const kafkaService: ServiceDef = {
     const log4jFile = join(ctx.runDir, "log4j2.properties");
     const logFile = join(ctx.runDir, "kafka.log");
     mkdirSync(dataDir, { recursive: true });
-    writeFileSync(propsFile, brokerProperties(dataDir, port, controllerPort, nodeId, ctx.kafkaProperties));
+    writeFileSync(propsFile, brokerProperties(dataDir, port, controllerPort, nodeId, ctx.kafkaProperties, ctx.kafkaBrokers));
     writeFileSync(log4jFile, KAFKA_LOG4J);
     const classpath = `${libs}/*`;
     const jvm = [javaBin(), ...BASE_JVM_OPTS, `-Dlog4j2.configurationFile=${log4jFile}`];
@@ -1914,7 +1930,12 @@ export interface StartClusterOptions {
   baseDir?: string;
   ownerPid?: number;
   jvmOpts?: string[];
-  /** Kafka nodes (default 1): nodes 2.. are brokers that use node 1's controller. */
+  /**
+   * Kafka nodes (default 1): node 1 is broker and controller, nodes 2.. are brokers that use its
+   * controller, started side by side. Replication defaults suit the count (replicationDefaults).
+   * KAFKA_BOOTSTRAP names node 1, the one node a cluster of this tool cannot lose (its only
+   * controller); clients find the others through it.
+   */
   kafkaBrokers?: number;
   /** The ldap service also serves TLS (ldaps:// and StartTLS) with this certificate. */
   ldapTls?: LdapTls;
@@ -1985,6 +2006,7 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
                 jvmOpts: opts.jvmOpts ?? jvmOptsFromEnv(),
                 ...(opts.ldapTls ? { ldapTls: opts.ldapTls } : {}),
                 ...(opts.kafkaProperties ? { kafkaProperties: opts.kafkaProperties } : {}),
+                ...(opts.kafkaBrokers ? { kafkaBrokers: opts.kafkaBrokers } : {}),
               });
               started.push(proc);
               Object.assign(env, proc.env);
@@ -2001,19 +2023,28 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
     const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
     if (failed) throw failed.reason;
     const first = started.find((p) => p.name === "kafka");
-    for (let nodeId = 2; first && nodeId <= (opts.kafkaBrokers ?? 1); nodeId++) {
-      const runDir = join(base, `kafka-${nodeId}`);
-      mkdirSync(runDir, { recursive: true });
-      started.push(
-        await kafkaService.start({
+    const nodes = first ? Math.max(1, opts.kafkaBrokers ?? 1) : 1;
+    // The other nodes side by side: each is a broker of node 1's quorum, with its own port.
+    const joined = await Promise.allSettled(
+      Array.from({ length: nodes - 1 }, async (_, i) => {
+        const nodeId = i + 2;
+        const runDir = join(base, `kafka-${nodeId}`);
+        mkdirSync(runDir, { recursive: true });
+        const node = await kafkaService.start({
           env: { ...env },
           runDir,
           ownerPid: opts.ownerPid,
           jvmOpts: opts.jvmOpts ?? jvmOptsFromEnv(),
-          join: { node: first, nodeId },
-        }),
-      );
-    }
+          join: { node: first!, nodeId },
+          kafkaBrokers: nodes,
+        });
+        started.push(node);
+        opts.onStarted?.(node);
+        return node;
+      }),
+    );
+    const notJoined = joined.find((r): r is PromiseRejectedResult => r.status === "rejected");
+    if (notJoined) throw notJoined.reason;
   } catch (err) {
     // A temp directory goes; a given one (the CLI's) keeps the logs of what failed.
     await stop({ graceMs: 0, keepDir: !ownsBase });
@@ -2025,7 +2056,7 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
     for (const p of started) killServiceSync(p);
     if (ownsBase) rmSync(base, { recursive: true, force: true });
   };
-  const brokers = started.filter((p) => p.name === "kafka");
+  const brokers = started.filter((p) => p.name === "kafka").sort((a, b) => (a.nodeId ?? 1) - (b.nodeId ?? 1));
   const connectWorkers = started.find((p) => p.name === "connect")?.workers ?? [];
   const registryHosts = started.find((p) => p.name === "registry")?.workers ?? [];
   return { services: ordered, brokers, connectWorkers, registryHosts, env, stop, killSync };

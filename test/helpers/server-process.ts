@@ -32,6 +32,8 @@ export interface ServerProcess {
   /** Asks GET /api/auth every `everyMs` until stopped (see Poller). */
   poll(role: Role, everyMs: number): Promise<Poller>;
   stop(): Promise<void>;
+  /** Stops it with SIGTERM, as systemd does, and keeps its directory: its exit code, and how long it took to exit (ms). */
+  terminate(): Promise<{ code: number; ms: number }>;
   /** Kills it with SIGKILL, as a crash would, and keeps its directory. */
   kill(): Promise<void>;
 }
@@ -168,6 +170,12 @@ export async function startServerProcess(config: Record<string, unknown> = {}, o
     peakRss: () => procStatus(child.pid, "VmHWM"),
     poll: async (role, everyMs) => startPoller(url, await token(role), child.pid, everyMs),
     stop,
+    async terminate() {
+      const t0 = performance.now();
+      child.kill("SIGTERM");
+      const code = await child.exited;
+      return { code, ms: performance.now() - t0 };
+    },
     async kill() {
       child.kill("SIGKILL");
       await child.exited;

@@ -29,6 +29,7 @@ const ORDER = [
   "processor-owners",
   "alert-delivery",
   "alert-evaluation",
+  "alert-retention",
 ];
 
 describe("24.3: the background jobs' status in GET /api/health", () => {
@@ -116,6 +117,9 @@ describe("24.3: the background jobs' status in GET /api/health", () => {
       expect(gauge(page, "loupe_background_job_up", "housekeeping")).toBe(1);
       expect(gauge(page, "loupe_background_job_up", "offset-sampler")).toBe(0);
       expect(gauge(page, "loupe_background_job_failed_runs", "audit-closing")).toBe(0);
+      // 27: the notifications' retention, run at the start like the audit's.
+      expect(gauge(page, "loupe_background_job_up", "alert-retention")).toBe(1);
+      expect(gauge(page, "loupe_background_job_last_success_timestamp_seconds", "alert-retention")).toBeGreaterThan(0);
       const closedAt = rt.background.status().find((j) => j.name === "audit-closing")!.lastRunAt!;
       expect(gauge(page, "loupe_background_job_last_success_timestamp_seconds", "audit-closing")).toBe(closedAt / 1000);
       // A job turned off is not a job down: not on the page (GET /api/health lists it).

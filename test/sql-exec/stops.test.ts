@@ -174,9 +174,14 @@ describe("statistics", () => {
     // One per 200 ms of the query's run. Timers on a busy machine fire late, never early: at
     // least one per 400 ms. The query usually runs until its max.query.time, held by a reader
     // that does not read; when the client's buffers take the whole topic it ends sooner
-    // (regression: a fixed count of 3 failed then).
-    expect(stats.length).toBeGreaterThanOrEqual(Math.max(1, Math.floor(ranMs / 400)));
+    // (regression: a fixed count of 3 failed then), and when that took under 400 ms no message
+    // was due (seen once in a fresh-clone run: the topic read whole in 210 ms, no message).
+    expect(stats.length).toBeGreaterThanOrEqual(Math.floor(ranMs / 400));
     expect(stats.length).toBeLessThanOrEqual(Math.ceil(ranMs / 200));
+    if (stats.length === 0) {
+      expect(lines.at(-1)!.body.stopReason).toBe("END");
+      return;
+    }
     // The last: the read is planned by then (offsetsToRead comes with its plan).
     expect(Object.keys(stats.at(-1)!.body).sort()).toEqual([
       "currentSize",

@@ -155,27 +155,26 @@ function useDeleteDialog() {
   return { open, element };
 }
 
-/** A resource type and an operation offered among those valid for it. */
-function ResourceFields({
-  type,
-  setType,
-  operation,
-  setOperation,
-  name,
-  setName,
-  idPrefix,
-}: {
-  type: ResourceType;
-  setType: (t: ResourceType) => void;
-  operation: string;
-  setOperation: (o: string) => void;
-  name: string;
-  setName: (n: string) => void;
-  idPrefix: string;
-}) {
+/** Who does what on which resource: the fields the add and the explain forms share. */
+function useSubject() {
+  const [principal, setPrincipal] = useState("User:");
+  const [type, setType] = useState<ResourceType>("Topic");
+  const [name, setName] = useState("");
+  const [operation, setOperation] = useState("Read");
+  return { principal, setPrincipal, type, setType, name, setName, operation, setOperation };
+}
+type Subject = ReturnType<typeof useSubject>;
+
+/** The principal, a resource type, its name, and an operation offered among those valid for the type. */
+function SubjectFields({ subject, idPrefix }: { subject: Subject; idPrefix: string }) {
+  const { principal, setPrincipal, type, setType, name, setName, operation, setOperation } = subject;
   const ops = RESOURCE_OPERATIONS[type];
   return (
     <>
+      <label className="stacked">
+        <span>Principal</span>
+        <input value={principal} onChange={(e) => setPrincipal(e.target.value)} placeholder="User:alice" />
+      </label>
       <label className="stacked">
         <span>Resource type</span>
         <select
@@ -211,11 +210,8 @@ function ResourceFields({
 
 function AddAcl() {
   const client = useQueryClient();
-  const [type, setType] = useState<ResourceType>("Topic");
-  const [name, setName] = useState("");
-  const [operation, setOperation] = useState("Read");
+  const subject = useSubject();
   const [patternType, setPatternType] = useState("LITERAL");
-  const [principal, setPrincipal] = useState("User:");
   const [host, setHost] = useState("*");
   const [permissionType, setPermission] = useState("Allow");
   const add = useMutation({
@@ -224,25 +220,14 @@ function AddAcl() {
   });
   const submit = (e: FormEvent) => {
     e.preventDefault();
+    const { principal, type, name, operation } = subject;
     add.mutate({ resourceType: type, resourceName: name, principal, permissionType, host, operation, patternType });
   };
   return (
     <form className="acl-form" onSubmit={submit} aria-labelledby="acl-add-title">
       <h2 id="acl-add-title">Add a binding</h2>
       <div className="acl-fields">
-        <label className="stacked">
-          <span>Principal</span>
-          <input value={principal} onChange={(e) => setPrincipal(e.target.value)} placeholder="User:alice" />
-        </label>
-        <ResourceFields
-          type={type}
-          setType={setType}
-          operation={operation}
-          setOperation={setOperation}
-          name={name}
-          setName={setName}
-          idPrefix="acl-add"
-        />
+        <SubjectFields subject={subject} idPrefix="acl-add" />
         <label className="stacked">
           <span>Pattern</span>
           <select value={patternType} onChange={(e) => setPatternType(e.target.value)}>
@@ -276,13 +261,13 @@ function AddAcl() {
 }
 
 function ExplainForm() {
-  const [type, setType] = useState<ResourceType>("Topic");
-  const [name, setName] = useState("");
-  const [operation, setOperation] = useState("Read");
-  const [principal, setPrincipal] = useState("User:");
+  const subject = useSubject();
   const [host, setHost] = useState("");
   const ask = useMutation({
-    mutationFn: () => explainAcl({ principal, resourceType: type, resourceName: name, operation, ...(host ? { host } : {}) }),
+    mutationFn: () => {
+      const { principal, type, name, operation } = subject;
+      return explainAcl({ principal, resourceType: type, resourceName: name, operation, ...(host ? { host } : {}) });
+    },
   });
   return (
     <form
@@ -295,19 +280,7 @@ function ExplainForm() {
     >
       <h2 id="acl-explain-title">May a principal do this?</h2>
       <div className="acl-fields">
-        <label className="stacked">
-          <span>Principal</span>
-          <input value={principal} onChange={(e) => setPrincipal(e.target.value)} placeholder="User:alice" />
-        </label>
-        <ResourceFields
-          type={type}
-          setType={setType}
-          operation={operation}
-          setOperation={setOperation}
-          name={name}
-          setName={setName}
-          idPrefix="acl-explain"
-        />
+        <SubjectFields subject={subject} idPrefix="acl-explain" />
         <label className="stacked">
           <span>Client host (optional)</span>
           <input value={host} onChange={(e) => setHost(e.target.value)} placeholder="10.0.0.7" />

@@ -4,9 +4,7 @@
  */
 import { AppError } from "../../errors.ts";
 import { type AlertDefinition, LAG_REGEX } from "./catalogue.ts";
-
-/** Longest condition text accepted. */
-export const MAX_CONDITION_LENGTH = 1_000;
+import { conditionText } from "./schemas.ts";
 
 export interface LagCondition {
   metric: "lag" | "lag-seconds";
@@ -39,25 +37,14 @@ const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000 } as const;
 
 /**
  * The condition as it will be stored (trimmed), or a 400 that names the template. A setting
- * without a template takes no condition.
+ * without a template takes no condition. The rule is the request schema the UI checks with.
  */
 export function checkCondition(setting: AlertDefinition, text: string): string {
-  if (!setting.conditionTemplate || !setting.conditionRegex)
-    throw new AppError("VALIDATION_FAILED", `Alert setting ${setting.id} (${setting.description}) takes no conditions`);
-  const expression = text.trim().replace(/\s+/g, " ");
-  if (expression.length === 0)
-    throw new AppError("VALIDATION_FAILED", `The condition is empty; expected: ${setting.conditionTemplate}`, {
-      details: { template: setting.conditionTemplate, regex: setting.conditionRegex },
-    });
-  if (expression.length > MAX_CONDITION_LENGTH)
-    throw new AppError("VALIDATION_FAILED", `The condition is longer than ${MAX_CONDITION_LENGTH} characters`);
-  if (!new RegExp(setting.conditionRegex).test(expression))
-    throw new AppError(
-      "VALIDATION_FAILED",
-      `The condition '${expression}' does not match the template: ${setting.conditionTemplate} (also lag-seconds >= N, '*' and '?' in names, and 'for 5m')`,
-      { details: { template: setting.conditionTemplate, regex: setting.conditionRegex } },
-    );
-  return expression;
+  const checked = conditionText(setting).safeParse(text);
+  if (checked.success) return checked.data;
+  const issue = checked.error.issues[0]!;
+  const named = issue.code === "custom" ? (issue.params as { template: string; regex: string } | undefined) : undefined;
+  throw new AppError("VALIDATION_FAILED", issue.message, named ? { details: named } : undefined);
 }
 
 /** A stored lag condition, read; undefined for one that no longer parses. */

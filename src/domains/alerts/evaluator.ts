@@ -3,21 +3,29 @@
  * sharing the store) that reads each cluster and raises or resolves the conditions that hold:
  *
  * - 1000 broker down: a broker seen by an earlier pass of this instance and gone from the metadata;
- * - 1005 under-replicated and 1006 offline partitions: from the same one Metadata request;
+ * - 1005 under-replicated and 1006 offline partitions, 1014 leader imbalance: from the same one
+ *   Metadata request;
+ * - 1007 the controller quorum without a leader, or its leader changed: one DescribeQuorum;
  * - 2000 consumer lag: each condition against one lag snapshot of the cluster (the lag engine's,
  *   a fixed number of requests whatever the number of groups);
  * - 1004 Alertmanager down: an Alertmanager whose deliveries have failed three times in a row
- *   (from the outbox; raised on the default cluster, and delivered to the other channels).
+ *   (from the outbox; raised on the default cluster, and delivered to the other channels);
+ * - 3001 connector and 3002 task FAILED (beyond the SPEC): one status request per Connect
+ *   cluster (connect-failures.ts), raised on the alias's Kafka cluster; with
+ *   `alerts.connectorRestarts` enabled, what failed is restarted within a budget;
+ * - 5000 processor FAILED (beyond the SPEC): from the processors' own state in the store.
  *
  * A finding is identified by a fingerprint (`cond/<cluster>/<alertId>/...`): a new one is raised
  * (after its hold, `for 5m`), one still found stays raised (the outbox re-sends it), one missing
  * in two passes in a row is resolved (one pass without it does not flap it). A disabled setting
  * finds nothing, so what it raised is resolved.
  */
-import type { KafkaPool } from "../../kafka/index.ts";
+import type { KafkaPool, QuorumState } from "../../kafka/index.ts";
 import { LagEngine } from "../../lag/engine.ts";
 import type { Logger } from "../../log/logger.ts";
 import { type LagCondition, parseLagCondition } from "./conditions.ts";
+import { type ConnectHealth, type ConnectorRestarts, connectFindings } from "./connect-failures.ts";
+import { imbalanceFindings, QuorumWatch } from "./kafka-findings.ts";
 import type { NotificationService, RaiseNotification } from "./notifications.ts";
 import type { AlertSettings } from "./settings.ts";
 
@@ -27,6 +35,18 @@ const AM_DOWN_ATTEMPTS = 3;
 /** What the evaluation reads of the outbox. */
 export interface DeliveryHealth {
   failingAlertmanagers(minAttempts: number): Promise<{ url: string; attempts: number; lastError: string | null }[]>;
+}
+
+/** What the evaluation reads of the processors (the processors area's service fills it). */
+export interface ProcessorHealth {
+  failed(cluster: string): Promise<{ id: string; name: string; owner: string; error: string }[]>;
+}
+
+/** Parts built after the alerts, watched once the composition root has them. */
+export interface Watched {
+  connect?: ConnectHealth;
+  restarts?: ConnectorRestarts;
+  processors?: ProcessorHealth;
 }
 
 interface Finding {
@@ -62,10 +82,17 @@ export class AlertEvaluator {
   readonly #since = new Map<string, number>();
   /** Passes in a row an active finding was missing. */
   readonly #missing = new Map<string, number>();
+  #watched: Watched = {};
+  readonly #quorumWatch = new QuorumWatch();
 
   constructor(d: Deps, opts: { now?: () => number } = {}) {
     this.#d = d;
     this.#now = opts.now ?? Date.now;
+  }
+
+  /** Set once by the composition root: Connect and the processors are built after the alerts. */
+  watch(parts: Watched): void {
+    this.#watched = parts;
   }
 
   /** One pass over every cluster; a cluster that fails is logged and the others go on. */
@@ -78,6 +105,20 @@ export class AlertEvaluator {
         failures.push(e);
         this.#d.log.warn("alert evaluation of a cluster failed", { cluster }, e);
       }
+      try {
+        await this.#processors(cluster);
+      } catch (e) {
+        failures.push(e);
+        this.#d.log.warn("alert evaluation of the processors failed", { cluster }, e);
+      }
+    }
+    for (const alias of this.#watched.connect?.aliases() ?? []) {
+      try {
+        await this.#connectors(this.#watched.connect!, alias);
+      } catch (e) {
+        failures.push(e);
+        this.#d.log.warn("alert evaluation of a Connect cluster failed", { alias }, e);
+      }
     }
     try {
       await this.#alertmanagers();
@@ -85,6 +126,45 @@ export class AlertEvaluator {
       failures.push(e);
     }
     if (failures.length > 0) throw failures[0];
+  }
+
+  /**
+   * One status request for the alias's connectors. One that does not answer raises nor resolves
+   * anything here: what it raised stays (its workers' 1002 says why).
+   */
+  async #connectors(connect: ConnectHealth, alias: string): Promise<void> {
+    const cluster = connect.kafkaClusterOf(alias) || this.#d.kafka.default().name;
+    const restarts = this.#watched.restarts;
+    const wanted = (await this.#d.settings.enabled(cluster, 3001)) || (await this.#d.settings.enabled(cluster, 3002));
+    const states = wanted || restarts ? await connect.connectorStates(alias, cluster) : [];
+    const { connectors, tasks } = connectFindings(cluster, alias, states);
+    await this.#reconcile(cluster, 3001, connectors, `${alias}/`);
+    await this.#reconcile(cluster, 3002, tasks, `${alias}/`);
+    await restarts?.restart(alias, cluster, states);
+  }
+
+  /** The cluster's FAILED processors, from the store: no Kafka request. */
+  async #processors(cluster: string): Promise<void> {
+    const processors = this.#watched.processors;
+    if (!processors) return;
+    const failed = (await this.#d.settings.enabled(cluster, 5000)) ? await processors.failed(cluster) : [];
+    await this.#reconcile(
+      cluster,
+      5000,
+      failed.map((p) => ({
+        fingerprint: `cond/${cluster}/5000/${p.id}`,
+        holdMs: 0,
+        raise: {
+          cluster,
+          alertId: 5000,
+          category: "Processors",
+          source: "loupe",
+          instance: p.name,
+          summary: `Processor '${p.name}' (owner ${p.owner}) has FAILED${p.error ? `: ${p.error.split("\n", 1)[0]!.slice(0, 300)}` : ""}`,
+          labels: { processor: p.id },
+        },
+      })),
+    );
   }
 
   async #alertmanagers(): Promise<void> {
@@ -142,7 +222,25 @@ export class AlertEvaluator {
           ];
     await this.#reconcile(cluster, 1005, partitionsFinding(1005, state.underReplicated, "under-replicated"));
     await this.#reconcile(cluster, 1006, partitionsFinding(1006, state.offline, "offline (no leader)"));
+    await this.#reconcile(cluster, 1014, imbalanceFindings(cluster, state.preferredLeaders));
+    await this.#quorum(cluster);
     await this.#reconcile(cluster, 2000, await this.#lag(cluster));
+  }
+
+  /**
+   * One DescribeQuorum, while 1007 is on. One that fails (a controller that does not answer in
+   * time, a principal without DESCRIBE on the cluster) leaves 1007 as it was: logged, not guessed.
+   */
+  async #quorum(cluster: string): Promise<void> {
+    if (!(await this.#d.settings.enabled(cluster, 1007))) return this.#reconcile(cluster, 1007, []);
+    let quorum: QuorumState | null;
+    try {
+      quorum = await this.#d.kafka.get(cluster).quorum();
+    } catch (e) {
+      this.#d.log.warn("the controller quorum could not be described", { cluster }, e);
+      return;
+    }
+    await this.#reconcile(cluster, 1007, this.#quorumWatch.findings(cluster, quorum, this.#now()));
   }
 
   /** Every lag condition of the cluster against one snapshot; none taken when there is no condition. */
@@ -180,9 +278,12 @@ export class AlertEvaluator {
     return out;
   }
 
-  /** Raises what is found (once held long enough), resolves what was raised and is found no more. */
-  async #reconcile(cluster: string, alertId: number, findings: Finding[]): Promise<void> {
-    const prefix = `cond/${cluster}/${alertId}/`;
+  /**
+   * Raises what is found (once held long enough), resolves what was raised and is found no more:
+   * of the fingerprints under `cond/<cluster>/<alertId>/<scope>` (a scope: one Connect cluster's).
+   */
+  async #reconcile(cluster: string, alertId: number, findings: Finding[], scope = ""): Promise<void> {
+    const prefix = `cond/${cluster}/${alertId}/${scope}`;
     const now = this.#now();
     const found = (await this.#d.settings.enabled(cluster, alertId)) ? findings : [];
     const keys = new Set(found.map((f) => f.fingerprint));

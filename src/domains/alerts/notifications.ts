@@ -58,6 +58,8 @@ type Row = Selectable<Database["alert_notifications"]>;
 
 export interface NotificationFilter {
   limit: number;
+  /** One notification: the id of its generatorURL. */
+  id?: string;
   offset?: number;
   alertId?: number;
   category?: string;
@@ -208,6 +210,7 @@ export class NotificationService {
   async list(opts: NotificationFilter): Promise<AlertNotification[]> {
     let q = this.db.selectFrom("alert_notifications").selectAll().orderBy("starts_at", "desc").orderBy("id", "desc").limit(opts.limit);
     if (opts.offset) q = q.offset(opts.offset);
+    if (opts.id !== undefined) q = q.where("uid", "=", opts.id);
     if (opts.alertId !== undefined) q = q.where("alert_id", "=", opts.alertId);
     if (opts.cluster !== undefined) q = q.where("cluster", "=", opts.cluster);
     if (opts.state === "active") q = q.where("ends_at", "is", null);

@@ -305,7 +305,7 @@ export class AlertOutbox implements DeliveryRouting {
   }
 
   /** The outbox as the API shows it: newest notifications first. */
-  async deliveries(opts: { limit: number; state?: Delivery["state"] }): Promise<Delivery[]> {
+  async deliveries(opts: { limit: number; state?: Delivery["state"]; notification?: string }): Promise<Delivery[]> {
     let q = this.#db
       .selectFrom("alert_deliveries as d")
       .innerJoin("alert_notifications as n", "n.id", "d.notification_id")
@@ -323,6 +323,7 @@ export class AlertOutbox implements DeliveryRouting {
       ])
       .orderBy("d.notification_id", "desc")
       .limit(opts.limit);
+    if (opts.notification !== undefined) q = q.where("n.uid", "=", opts.notification);
     if (opts.state === "SENT") q = q.where(sql<boolean>`d.version = d.sent_version`);
     if (opts.state === "GAVE_UP") q = q.where(sql<boolean>`d.version > d.sent_version AND d.given_up_version = d.version`);
     if (opts.state === "PENDING")

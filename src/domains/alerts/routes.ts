@@ -6,10 +6,9 @@ import { defineRoute, eventStream, json, RouteGroup } from "../../http/route.ts"
 import { feedResponse, type StreamRegistry } from "../../http/sse.ts";
 import type { Scope } from "../access/scope.ts";
 import type { Severity } from "./catalogue.ts";
-import { MAX_CONDITION_LENGTH } from "./conditions.ts";
 import { type AlertNotification, type NotificationService, TOPIC_ALERTS } from "./notifications.ts";
 import type { AlertOutbox } from "./outbox.ts";
-import { alertSetting, alertSettings, delivery, notification, raisedNotification } from "./schemas.ts";
+import { alertSetting, alertSettings, delivery, MAX_CONDITION_LENGTH, notification, raisedNotification } from "./schemas.ts";
 import type { AlertSettings } from "./settings.ts";
 
 const TOPIC_ALERT_IDS = new Set<number>(Object.values(TOPIC_ALERTS).map((a) => a.id));
@@ -41,6 +40,8 @@ const instant = z
 
 const listQuery = z
   .object({
+    /** One notification by its id (the `id` of its generatorURL), as the UI opens it. */
+    id: z.string().min(1).max(64).optional(),
     alertId: z.coerce.number().int().positive().optional(),
     category: z.string().min(1).max(64).optional(),
     state: z.enum(["active", "resolved"]).optional(),
@@ -91,7 +92,7 @@ export const alertApi = {
     method: "GET",
     path: "/api/alerts",
     level: "nodata",
-    summary: "Alert notifications, newest first (filters: alertId, category, state, from, to; paged with limit and offset)",
+    summary: "Alert notifications, newest first (filters: id, alertId, category, state, from, to; paged with limit and offset)",
     tags,
     request: { query: listQuery },
     responses: { 200: json(z.array(notification)) },
@@ -168,12 +169,15 @@ export const alertApi = {
     method: "GET",
     path: "/api/alerts/deliveries",
     level: "read",
-    summary: "The delivery of each notification to each channel (Alertmanagers, webhooks): PENDING, SENT or GAVE_UP",
+    summary:
+      "The delivery of each notification to each channel (Alertmanagers, webhooks): PENDING, SENT or GAVE_UP (filters: state, notification)",
     tags,
     request: {
       query: z
         .object({
           state: z.enum(["PENDING", "SENT", "GAVE_UP"]).optional(),
+          /** One notification's deliveries (its id), as its page in the UI shows them. */
+          notification: z.string().min(1).max(64).optional(),
           limit: z.coerce.number().int().min(1).max(10_000).default(500),
         })
         .strict(),

@@ -36,6 +36,45 @@ export const alertSettings = z.object({ categories: z.record(z.string(), z.array
 
 export const SEVERITIES = ["INFO", "LOW", "MEDIUM", "HIGH", "CRITICAL"] as const;
 
+/** Longest condition text accepted. */
+export const MAX_CONDITION_LENGTH = 1_000;
+
+/** What a condition is checked against: the setting's template and `conditionRegex` (none: it takes no conditions). */
+export interface ConditionRule {
+  id: number;
+  description: string;
+  conditionTemplate?: string | null;
+  conditionRegex?: string | null;
+}
+
+/**
+ * A condition's text as a setting takes it: trimmed, each run of white space one space, matching
+ * the setting's `conditionRegex`, at most MAX_CONDITION_LENGTH characters. The server's check
+ * (conditions.ts) and the UI's condition form both use it, so the form says the server's words
+ * before anything is sent. An issue that names the template carries it in `params.template`.
+ */
+export function conditionText(rule: ConditionRule) {
+  const { conditionTemplate: template, conditionRegex: regex } = rule;
+  const matcher = template && regex ? new RegExp(regex) : null;
+  return z
+    .string()
+    .transform((text) => text.trim().replace(/\s+/g, " "))
+    .superRefine((expression, ctx) => {
+      const named = { template, regex };
+      if (!matcher) ctx.addIssue({ code: "custom", message: `Alert setting ${rule.id} (${rule.description}) takes no conditions` });
+      else if (expression.length === 0)
+        ctx.addIssue({ code: "custom", message: `The condition is empty; expected: ${template}`, params: named });
+      else if (expression.length > MAX_CONDITION_LENGTH)
+        ctx.addIssue({ code: "custom", message: `The condition is longer than ${MAX_CONDITION_LENGTH} characters` });
+      else if (!matcher.test(expression))
+        ctx.addIssue({
+          code: "custom",
+          message: `The condition '${expression}' does not match the template: ${template} (also lag-seconds >= N, '*' and '?' in names, and 'for 5m')`,
+          params: named,
+        });
+    });
+}
+
 /**
  * `POST /api/alerts`: a notification raised by an outside system, in the shape the Go CLI sends
  * (CLIENTS.md 3): severity required (any case), `endsAt` always present and `""` when unset.

@@ -6,8 +6,10 @@
 import type { ConnectConfig } from "../../config/schema.ts";
 import { AppError, notFound } from "../../errors.ts";
 import type { Logger } from "../../log/logger.ts";
+import { nameSegment } from "../../proxy/paths.ts";
 import { basicAuthorization, tlsOptions, Upstream, type UpstreamAnswer, type UpstreamRequest } from "../../proxy/upstream.ts";
 import { parseJson } from "../../util/json.ts";
+import type { ConnectorHealth } from "../alerts/connect-failures.ts";
 import type { NotificationService } from "../alerts/notifications.ts";
 import { publicUrl } from "../server-info/service.ts";
 import { pluginKey } from "./guard-rails.ts";
@@ -206,6 +208,58 @@ export class ConnectService {
         fingerprint,
       })
       .catch((err) => this.#opts.log?.warn("could not raise the Connect worker alert", {}, err));
+  }
+
+  /**
+   * Every connector of the alias with its own state and its tasks': one `GET
+   * /connectors?expand=status` (Connect 2.3 and later), whatever the number of connectors.
+   */
+  async connectorStates(alias: string, cluster = ""): Promise<ConnectorHealth[]> {
+    const answer = await this.send(
+      alias,
+      { method: "GET", path: "/connectors", query: new URLSearchParams({ expand: "status" }), headers: { accept: "application/json" } },
+      cluster,
+    );
+    if (answer.status !== 200)
+      throw new AppError("BAD_GATEWAY", `Kafka Connect cluster '${alias}' answered HTTP ${answer.status} to its connector list`);
+    const body = parseJson(new TextDecoder().decode(answer.body));
+    if (typeof body !== "object" || body === null || Array.isArray(body))
+      throw new AppError("BAD_GATEWAY", `Kafka Connect cluster '${alias}' answered its connector list with no map of connectors`);
+    const text = (v: unknown) => (typeof v === "string" ? v : undefined);
+    return Object.entries(body as Record<string, { status?: Record<string, unknown> }>).map(([name, entry]) => {
+      const status = entry?.status ?? {};
+      const connector = (status.connector ?? {}) as Record<string, unknown>;
+      const tasks = Array.isArray(status.tasks) ? (status.tasks as Record<string, unknown>[]) : [];
+      const trace = text(connector.trace);
+      return {
+        name,
+        state: text(connector.state) ?? "UNKNOWN",
+        ...(trace ? { trace } : {}),
+        tasks: tasks.map((t) => {
+          const taskTrace = text(t.trace);
+          return { id: Number(t.id), state: text(t.state) ?? "UNKNOWN", ...(taskTrace ? { trace: taskTrace } : {}) };
+        }),
+      };
+    });
+  }
+
+  /** Restarts a connector's failed parts: `POST /connectors/{name}/restart?includeTasks=true&onlyFailed=true`. */
+  async restartFailed(alias: string, name: string, cluster = ""): Promise<void> {
+    const answer = await this.send(
+      alias,
+      {
+        method: "POST",
+        path: `/connectors/${nameSegment("connector name", name)}/restart`,
+        query: new URLSearchParams({ includeTasks: "true", onlyFailed: "true" }),
+        headers: { accept: "application/json" },
+      },
+      cluster,
+    );
+    if (answer.status >= 300)
+      throw new AppError(
+        "BAD_GATEWAY",
+        `Kafka Connect cluster '${alias}' answered HTTP ${answer.status} to the restart of '${name}': ${new TextDecoder().decode(answer.body).slice(0, 200)}`,
+      );
   }
 
   /** Every alias and each of its workers, asked `GET /` in parallel with a short timeout. */

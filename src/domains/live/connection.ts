@@ -199,6 +199,19 @@ export class LiveConnection {
     }
   }
 
+  /**
+   * Ends a subscription from outside (the server stops): an ERROR answer to its SUBSCRIBE says
+   * why, as for a revoked token, and the connection closes with 1001 (going away) once it holds
+   * no other.
+   */
+  #endFromOutside(held: Held | undefined, err: unknown): void {
+    if (!held || held.sub.stopped) return;
+    const reason = err instanceof Error ? err.message : "ended by the server";
+    this.#drop(held);
+    this.socket.send(textFrame("ERROR", held.sub.correlationId, `The subscription to '${held.sub.topic}' ended: ${reason}`));
+    if (this.#subs.size === 0) this.socket.close(1001, reason);
+  }
+
   #drop(held: Held): void {
     held.sub.stop();
     held.release();
@@ -333,7 +346,9 @@ export class LiveConnection {
     const started: Held[] = [];
     try {
       for (const c of compiled) {
-        const release = streams.acquire(session.user.name);
+        // Counted against the user's open streams, and ended from outside when the server stops.
+        let held: Held | undefined;
+        const release = streams.acquire(session.user.name, undefined, (err) => this.#endFromOutside(held, err));
         const sub = new Subscription({
           sql,
           compiled: c,
@@ -348,7 +363,7 @@ export class LiveConnection {
             this.#deps.log.info("live subscription ended", { clientId: this.info.clientId, topic: sub.topic, reason });
           },
         });
-        const held: Held = { sub, tokenHash: session.tokenHash, scopeKey: session.scope.key, release };
+        held = { sub, tokenHash: session.tokenHash, scopeKey: session.scope.key, release };
         started.push(held);
         const startMs = sql.clusterWaitMs + START_MARGIN_MS;
         await withTimeout(sub.start(), startMs, `Reading topic '${sub.topic}' did not start within ${Math.round(startMs / 1000)} s`);

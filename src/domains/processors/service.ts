@@ -208,6 +208,25 @@ export class ProcessorService {
     });
   }
 
+  /** The FAILED processors of `cluster` (as their answers show them), for the alert evaluation: no lag read. */
+  async failed(cluster: string): Promise<{ id: string; name: string; owner: string; error: string }[]> {
+    const rows = await this.#o.repo.list(cluster);
+    if (rows.length === 0) return [];
+    const slots = await this.#o.repo.runners();
+    const leaseNow = await this.#o.repo.leaseNow();
+    return rows
+      .map((p) =>
+        this.#answer(
+          p,
+          slots.filter((s) => s.processorId === p.id),
+          null,
+          leaseNow,
+        ),
+      )
+      .filter((a) => a.deploymentState === "FAILED")
+      .map((a) => ({ id: a.id, name: a.name, owner: a.user, error: a.deploymentErrorMsg ?? "" }));
+  }
+
   async get(id: string, caller: Caller): Promise<ProcessorAnswer> {
     const p = await this.#find(id, caller);
     const lags = await this.#lags(p.cluster, [p]);
