@@ -1,4 +1,4 @@
-import type { Selectable, Transaction } from "kysely";
+import { type Selectable, sql, type Transaction } from "kysely";
 import { jsonMember } from "../../db/dialect.ts";
 import type { Db } from "../../db/index.ts";
 import type { Database } from "../../db/types.ts";
@@ -181,7 +181,9 @@ export class NotificationService {
       .selectFrom("alert_notifications")
       .select("fingerprint")
       .where("ends_at", "is", null)
-      .where("fingerprint", "like", `${prefix.replace(/[%_\\]/g, "\\$&")}%`)
+      // ESCAPE names the escape character: SQLite has none by default, so `_` in a cluster name
+      // stayed a wildcard after its backslash and matched nothing.
+      .where(sql<boolean>`fingerprint like ${`${prefix.replace(/[%_\\]/g, "\\$&")}%`} escape '\\'`)
       .execute();
     return rows.map((r) => r.fingerprint!).filter((f) => f.startsWith(prefix));
   }
