@@ -4,6 +4,7 @@ import { bodyLimit } from "hono/body-limit";
 import { compress } from "hono/compress";
 import { AREAS } from "./areas.ts";
 import type { Config } from "./config/schema.ts";
+import { isStoreFull } from "./db/dialect.ts";
 import type { Store } from "./db/index.ts";
 import type { GroupService } from "./domains/access/group-service.ts";
 import type { InternalTopics } from "./domains/access/internal-topics.ts";
@@ -205,12 +206,6 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   assertRoutesCovered(app, indexRules(served));
   assertTableServed(served, extra.rules);
   return app;
-}
-
-/** SQLite's "database or disk is full" (SQLITE_FULL), from any write of the store. */
-function isStoreFull(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return code === "SQLITE_FULL" || (err instanceof Error && /database or disk is full/i.test(err.message));
 }
 
 function respondError(c: import("hono").Context<AppEnv>, err: AppError): Response {

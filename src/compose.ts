@@ -9,8 +9,9 @@ import { join } from "node:path";
 import type { Hono } from "hono";
 import { type AppDeps, createApp } from "./app.ts";
 import { type Config, credentialWarnings, defaultCluster, deprecations } from "./config/schema.ts";
-import { type Db, openStore } from "./db/index.ts";
+import type { Db } from "./db/index.ts";
 import { Leases } from "./db/lease.ts";
+import { openConfiguredStore } from "./db/open.ts";
 import { GroupRepo } from "./domains/access/group-repo.ts";
 import { GroupService } from "./domains/access/group-service.ts";
 import { internalTopicsOf } from "./domains/access/internal-topics.ts";
@@ -89,7 +90,7 @@ export interface RuntimeOptions {
 export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): Promise<Runtime> {
   const startedAt = Date.now();
   const logs = new LogHub(config.log.level, opts.sink, { maxLines: config.log.maxLines, maxAgeMs: config.log.maxAge });
-  const store = await openStore(config.dataDir);
+  const store = await openConfiguredStore(config);
   for (const line of [...deprecations(config), ...credentialWarnings(config)]) logs.logger("config").warn(line);
 
   // Identity and audit.

@@ -19,6 +19,9 @@ Usage:
   loupe check-config     validate the configuration and exit
   loupe backup FILE      copy the store to FILE (consistent while Loupe serves)
   loupe restore FILE     replace the store with the backup FILE (Loupe stopped)
+  loupe migrate-store --from sqlite:FILE --to postgres://USER@HOST/DB [--password-file FILE]
+                         copy a SQLite store into an empty PostgreSQL store, verified
+                         (counts and checksums of every table); Loupe stopped
   loupe doctor           check the configuration, the store and every service it names;
                          one line per check, exit status 1 on a failure
 
@@ -116,6 +119,61 @@ async function serve(args: string[]): Promise<void> {
   process.on("SIGTERM", () => void stop("SIGTERM"));
 }
 
+/** `loupe backup FILE` and `loupe restore FILE`: the SQLite store copied out, or a copy put in its place. */
+async function storeCopy(cmd: "backup" | "restore", rest: string[]): Promise<number> {
+  const file = rest.find((a, i) => !a.startsWith("--") && rest[i - 1] !== "--config");
+  if (!file) {
+    console.error(`${cmd}: name the backup file: loupe ${cmd} FILE [--config FILE]`);
+    return 2;
+  }
+  const [{ loadConfig }, { backupStore, restoreStore, refuseOnPostgres }] = await Promise.all([
+    import("./config/load.ts"),
+    import("./db/backup.ts"),
+  ]);
+  const { dataDir, store } = loadConfig({ path: configPath(rest) });
+  refuseOnPostgres(cmd, store);
+  if (cmd === "backup") {
+    const r = backupStore(dataDir, file);
+    console.log(
+      `backed up ${dataDir} to ${file}: schema version ${r.schemaVersion}, ${r.auditEntries} audit entries, ${r.bytes} bytes, integrity ok`,
+    );
+  } else {
+    const r = restoreStore(file, dataDir);
+    console.log(
+      `restored ${file} into ${dataDir}: schema version ${r.schemaVersion}, ${r.auditEntries} audit entries, integrity ok` +
+        (r.previous ? `; the store it replaced is kept as ${r.previous}` : ""),
+    );
+  }
+  return 0;
+}
+
+/** The value of `--name VALUE` or `--name=VALUE`. */
+function option(args: string[], name: string): string | undefined {
+  const i = args.indexOf(`--${name}`);
+  if (i >= 0) return args[i + 1];
+  return args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+}
+
+/** `loupe migrate-store`: one line per table copied and verified, then the total. */
+async function migrateStoreCommand(rest: string[]): Promise<number> {
+  const from = option(rest, "from");
+  const to = option(rest, "to");
+  if (!from || !to) {
+    console.error("migrate-store: loupe migrate-store --from sqlite:FILE --to postgres://USER@HOST:PORT/DATABASE [--password-file FILE]");
+    return 2;
+  }
+  const { migrateStore } = await import("./db/migrate-store.ts");
+  const copies = await migrateStore({
+    from,
+    to,
+    passwordFile: option(rest, "password-file"),
+    progress: (c) => console.log(`${c.table}: ${c.rows} rows, checksum ${c.checksum}`),
+  });
+  const rows = copies.reduce((n, c) => n + c.rows, 0);
+  console.log(`copied and verified ${copies.length} tables, ${rows} rows: counts and checksums match`);
+  return 0;
+}
+
 async function main(argv: string[]): Promise<number> {
   const [cmd = "serve", ...rest] = argv;
   switch (cmd) {
@@ -150,28 +208,10 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case "backup":
-    case "restore": {
-      const file = rest.find((a, i) => !a.startsWith("--") && rest[i - 1] !== "--config");
-      if (!file) {
-        console.error(`${cmd}: name the backup file: loupe ${cmd} FILE [--config FILE]`);
-        return 2;
-      }
-      const [{ loadConfig }, { backupStore, restoreStore }] = await Promise.all([import("./config/load.ts"), import("./db/backup.ts")]);
-      const { dataDir } = loadConfig({ path: configPath(rest) });
-      if (cmd === "backup") {
-        const r = backupStore(dataDir, file);
-        console.log(
-          `backed up ${dataDir} to ${file}: schema version ${r.schemaVersion}, ${r.auditEntries} audit entries, ${r.bytes} bytes, integrity ok`,
-        );
-      } else {
-        const r = restoreStore(file, dataDir);
-        console.log(
-          `restored ${file} into ${dataDir}: schema version ${r.schemaVersion}, ${r.auditEntries} audit entries, integrity ok` +
-            (r.previous ? `; the store it replaced is kept as ${r.previous}` : ""),
-        );
-      }
-      return 0;
-    }
+    case "restore":
+      return storeCopy(cmd, rest);
+    case "migrate-store":
+      return migrateStoreCommand(rest);
     case "doctor": {
       const [{ loadConfig }, { runDoctor, formatCheck }] = await Promise.all([
         import("./config/load.ts"),
@@ -201,7 +241,7 @@ main(process.argv.slice(2)).then(
   },
   async (err) => {
     // Loaded already when they are what failed.
-    const [{ ConfigError }, { SchemaTooNewError, MigrationFailedError }, { StoreCommandError }] = await Promise.all([
+    const [{ ConfigError }, { SchemaTooNewError, MigrationFailedError, StoreOpenError }, { StoreCommandError }] = await Promise.all([
       import("./config/load.ts"),
       import("./db/index.ts"),
       import("./db/backup.ts"),
@@ -210,6 +250,7 @@ main(process.argv.slice(2)).then(
       err instanceof ConfigError ||
       err instanceof SchemaTooNewError ||
       err instanceof MigrationFailedError ||
+      err instanceof StoreOpenError ||
       err instanceof StoreCommandError
     ) {
       console.error(err.message);

@@ -40,7 +40,7 @@ const LAYER_NAMES = [
   "utilities, AppError, the version",
   "the logger",
   "the config file's schema and loading",
-  "the store (Kysely on SQLite, migrations)",
+  "the store (Kysely on SQLite or PostgreSQL, migrations)",
   "clients of outside services (Kafka, the schema registry, proxied upstreams)",
   "the SQL language (lexer, parser, analyzer, planner, evaluator)",
   "the query engine",
@@ -92,9 +92,11 @@ const UI_MAY_IMPORT = new Set([
 /** Where HTTP is spoken: src/http/ and the layers above it. */
 const HTTP_AND_UP = LAYERS.slice(LAYERS.findIndex((entries) => entries.includes("src/http/"))).flat();
 
-/** Packages only some folders may import: the Kafka client lives in src/kafka/ alone. */
+/** Packages only some folders may import: the Kafka client lives in src/kafka/ alone, the database drivers in src/db/. */
 const PACKAGE_HOMES: Record<string, readonly string[]> = {
   "@platformatic/kafka": ["src/kafka/"],
+  pg: ["src/db/"],
+  "bun:sqlite": ["src/db/"],
   hono: HTTP_AND_UP,
   "@hono/zod-openapi": HTTP_AND_UP,
 };

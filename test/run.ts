@@ -13,6 +13,9 @@
  *    ones. The preload (test/setup.ts) starts nothing here: the services' variables are set.
  * 3. Files with a line `// @serial` run after that, alone: one that must not share the machine
  *    with another file (none today).
+ * 4. Files with a line `// @postgres` run once more on a PostgreSQL store (LOUPE_TEST_STORE=postgres,
+ *    see test/helpers/store.ts), in the same workers: the store's own tests and a few API tests
+ *    that lean on the store. Their times are kept as `postgres:<file>`.
  *
  * At the end it prints the time per folder and per phase. --update-timings (or
  * LOUPE_TEST_UPDATE_TIMINGS=1) writes the measured per-file times to test/timings.json (commit
@@ -30,6 +33,7 @@ const TIMINGS = join(ROOT, "test/timings.json");
 const TIMEOUT_MS = "60000";
 const NO_SERVICES = /^\/\/ @no-services\b/m;
 const SERIAL = /^\/\/ @serial\b/m;
+const POSTGRES = /^\/\/ @postgres\b/m;
 
 const args = process.argv.slice(2);
 const updateTimings = args.includes("--update-timings") || process.env.LOUPE_TEST_UPDATE_TIMINGS === "1";
@@ -48,9 +52,10 @@ if (files.length === 0) {
   console.error(`[test/run] no test file under ${only.join(", ") || "test/"}`);
   process.exit(1);
 }
-const phases = { free: [] as string[], shared: [] as string[], serial: [] as string[] };
+const phases = { free: [] as string[], shared: [] as string[], serial: [] as string[], postgres: [] as string[] };
 for (const f of files) {
   const text = readFileSync(f, "utf8");
+  if (POSTGRES.test(text)) phases.postgres.push(f);
   if (NO_SERVICES.test(text)) phases.free.push(f);
   else if (SERIAL.test(text)) phases.serial.push(f);
   else phases.shared.push(f);
@@ -68,12 +73,21 @@ interface PhaseResult {
   files: Record<string, number>;
 }
 
-/** One `bun test` over `list`; per-file times come back through a timings file of its own. */
-async function runPhase(name: string, list: string[], env: Record<string, string | undefined>, extra: string[]): Promise<PhaseResult> {
+/**
+ * One `bun test` over `list`; per-file times come back through a timings file of its own, under
+ * `key(file)` (the PostgreSQL phase keeps its own).
+ */
+async function runPhase(
+  name: string,
+  list: string[],
+  env: Record<string, string | undefined>,
+  extra: string[],
+  key = (f: string) => f,
+): Promise<PhaseResult> {
   if (list.length === 0) return { name, ok: true, wallMs: 0, files: {} };
   const timings = join(scratch, `${name}.json`);
   const seed: Record<string, number> = {};
-  for (const f of list) if (known[f] !== undefined) seed[f] = known[f];
+  for (const f of list) if (known[key(f)] !== undefined) seed[f] = known[key(f)]!;
   writeFileSync(timings, JSON.stringify({ version: 1, files: seed }));
   console.error(`\n[test/run] ${name}: ${list.length} files${extra.length ? ` (${extra.join(" ")})` : ""}`);
   const t0 = performance.now();
@@ -85,7 +99,7 @@ async function runPhase(name: string, list: string[], env: Record<string, string
   const wallMs = performance.now() - t0;
   const measured = existsSync(timings) ? (JSON.parse(readFileSync(timings, "utf8")) as { files: Record<string, number> }).files : {};
   const own: Record<string, number> = {};
-  for (const f of list) if (measured[f] !== undefined) own[f] = measured[f];
+  for (const f of list) if (measured[f] !== undefined) own[key(f)] = measured[f];
   return { name, ok: code === 0, wallMs, files: own };
 }
 
@@ -138,6 +152,15 @@ if (servicesFailed) {
   // process always did (about 0.6 s of CPU less per file than re-loading src/ for each).
   results.push(await runPhase("services", phases.shared, sharedEnv, [`--parallel=${workers}`, "--no-isolate"]));
   results.push(await runPhase("serial", phases.serial, sharedEnv, []));
+  results.push(
+    await runPhase(
+      "postgres",
+      phases.postgres,
+      { ...sharedEnv, LOUPE_TEST_STORE: "postgres" },
+      [`--parallel=${workers}`, "--no-isolate"],
+      (f) => `postgres:${f}`,
+    ),
+  );
 }
 await services?.stop();
 const totalMs = performance.now() - t0;
@@ -169,12 +192,12 @@ lines.push(`${s(totalMs)}  in all`);
 console.error(lines.join("\n"));
 
 if (updateTimings) {
-  const merged = Object.entries({ ...known, ...perFile }).filter(([f]) => existsSync(f));
+  const merged = Object.entries({ ...known, ...perFile }).filter(([f]) => existsSync(f.replace(/^postgres:/, "")));
   const sorted = Object.fromEntries(merged.sort((a, b) => a[0].localeCompare(b[0])));
   writeFileSync(TIMINGS, `${JSON.stringify({ version: 1, files: sorted }, null, 2)}\n`);
   console.error(`[test/run] wrote ${relative(ROOT, TIMINGS)}`);
 }
 rmSync(scratch, { recursive: true, force: true });
-const missing = files.filter((f) => perFile[f] === undefined);
+const missing = [...files, ...phases.postgres.map((f) => `postgres:${f}`)].filter((f) => perFile[f] === undefined);
 if (missing.length > 0 && !servicesFailed) console.error(`[test/run] no time for: ${missing.join(", ")}`);
 process.exit(servicesFailed || results.some((r) => !r.ok) ? 1 : 0);

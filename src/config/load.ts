@@ -44,6 +44,7 @@ export const ENV_OVERRIDES: Readonly<Record<string, EnvOverride>> = {
     apply: (raw, v) => void (obj(raw, "server").allowedHosts = v),
   },
   LOUPE_DATA_DIR: { key: "dataDir", apply: (raw, v) => void (raw.dataDir = v) },
+  LOUPE_STORE_URL: { key: "store.url", apply: (raw, v) => void (obj(raw, "store").url = v) },
   LOUPE_LOG_LEVEL: { key: "log.level", form: "any case", apply: (raw, v) => void (obj(raw, "log").level = v.toLowerCase()) },
   LOUPE_TOKEN_LIFETIME: { key: "auth.tokenLifetime", apply: (raw, v) => void (obj(raw, "auth").tokenLifetime = v) },
   LOUPE_IDLE_TIMEOUT: { key: "auth.idleTimeout", apply: (raw, v) => void (obj(raw, "auth").idleTimeout = v) },

@@ -107,6 +107,30 @@ const httpAuthSchema = z
   .refine((a) => (a.password === undefined) !== (a.passwordFile === undefined), "set exactly one of password and passwordFile");
 export type HttpAuthConfig = z.infer<typeof httpAuthSchema>;
 
+/**
+ * Where Loupe keeps its state (users, tokens, audit, processors, alerts): SQLite in `dataDir`
+ * unless `url` names a PostgreSQL database, which several Loupe instances may share.
+ */
+const storeSchema = z
+  .object({
+    /**
+     * `postgres://user@host:5432/database` (or `postgresql://`, with libpq's `?sslmode=...`): the
+     * PostgreSQL store. Absent: SQLite in `dataDir`. Its password belongs in `passwordFile`.
+     */
+    url: z
+      .string()
+      .regex(/^postgres(ql)?:\/\/[^/]/i, "expected a postgres:// URL")
+      .refine((u) => URL.canParse(u), "not a URL")
+      .optional(),
+    /** A file holding the database password (trailing newline ignored), to keep it out of the file and the URL. */
+    passwordFile: z.string().min(1).optional(),
+    /** Connections to PostgreSQL this instance keeps at most. */
+    poolSize: z.number().int().min(1).max(100).default(10),
+  })
+  .strict()
+  .refine((s) => s.passwordFile === undefined || s.url !== undefined, "passwordFile is the PostgreSQL store's: set url too");
+export type StoreConfig = z.infer<typeof storeSchema>;
+
 /** TLS towards a backend: PEM files of the CA and, for mutual TLS, the client's certificate and key. */
 const httpTlsSchema = z
   .object({
@@ -293,8 +317,9 @@ export const configSchema = z
       })
       .strict()
       .default({ host: "127.0.0.1", port: 9991, bodyLimit: 1_048_576, allowedHosts: [], checkForwardedHost: false }),
-    /** Where the SQLite store `loupe.db` lives. */
+    /** Where the SQLite store `loupe.db` lives (and what Loupe writes beside it: pruned audit exports). */
     dataDir: z.string().min(1).default("./.loupe"),
+    store: storeSchema.default({ poolSize: 10 }),
     log: z
       .object({
         /** Lines below this level are not written. */
@@ -631,6 +656,8 @@ export function credentialWarnings(cfg: Config): string[] {
         `${key}[${i}] (${u.toString().replace(/\/$/, "")}) carries credentials in the URL: move them to auth (passwordFile); they are sent as basic auth and never shown`,
       );
     });
+  if (cfg.store.url && URL.canParse(cfg.store.url) && new URL(cfg.store.url).password)
+    out.push("store.url carries a password: move it to store.passwordFile; it is used, and never shown");
   for (const c of cfg.connect.clusters) check(`connect.clusters[${c.alias}].urls`, c.urls);
   if (cfg.schemaRegistry) check("schemaRegistry.urls", cfg.schemaRegistry.urls);
   if (cfg.sql.schemaRegistry) check("sql.schemaRegistry.urls", cfg.sql.schemaRegistry.urls);

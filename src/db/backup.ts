@@ -22,6 +22,18 @@ export class StoreCommandError extends Error {
   }
 }
 
+/**
+ * `loupe backup` and `restore` copy the SQLite file. A PostgreSQL store (store.url) is the
+ * database's to back up: refused, saying so.
+ */
+export function refuseOnPostgres(cmd: string, store: { url?: string | undefined }): void {
+  if (store.url)
+    throw new StoreCommandError(
+      `loupe ${cmd} copies the SQLite store, and this configuration's store is PostgreSQL (store.url): ` +
+        "use the database's own backups instead (pg_dump and pg_restore, or base backups)",
+    );
+}
+
 export interface StoreFacts {
   /** Highest applied migration. */
   schemaVersion: number;

@@ -14,6 +14,7 @@
  * `lease_until` columns).
  */
 import { type RawBuilder, sql } from "kysely";
+import { int64Value, storeNowMs } from "./dialect.ts";
 import type { Db } from "./index.ts";
 
 /** Epoch milliseconds; the store's own clock when absent. */
@@ -31,9 +32,6 @@ export interface LeaseTable {
 
 /** The `leases` table: one lease per name. */
 export const NAMED_LEASES: LeaseTable = { table: "leases", key: ["name"], holder: "holder", until: "lease_until", createRows: true };
-
-/** The store's clock in epoch milliseconds, as SQL (SQLite's 'now' holds milliseconds). */
-const STORE_NOW = sql<number>`CAST(ROUND((julianday('now') - 2440587.5) * 86400000) AS INTEGER)`;
 
 export interface LeaseHeld {
   holder: string;
@@ -53,7 +51,7 @@ export class Leases {
   }
 
   #now(): RawBuilder<number> {
-    return this.#clock ? sql<number>`${this.#clock()}` : STORE_NOW;
+    return this.#clock ? int64Value(this.#clock()) : storeNowMs(this.#db);
   }
 
   #where(key: readonly (string | number)[]): RawBuilder<unknown> {
@@ -85,7 +83,7 @@ export class Leases {
     const untilCol = sql.ref(t.until);
     const now = this.#now();
     const r = await sql<{ until: number }>`UPDATE ${sql.table(t.table)}
-      SET ${holderCol} = ${holder}, ${untilCol} = ${now} + ${ttlMs}
+      SET ${holderCol} = ${holder}, ${untilCol} = ${now} + ${int64Value(ttlMs)}
       WHERE ${this.#where(key)} AND (${holderCol} = ${holder} OR ${holderCol} IS NULL OR ${untilCol} < ${now})
       RETURNING ${untilCol} AS until`.execute(this.#db);
     const row = r.rows[0];

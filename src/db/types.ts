@@ -1,6 +1,6 @@
 import type { Generated } from "kysely";
 
-/** Tables of the local SQLite store. JSON columns hold text. */
+/** Tables of the store (SQLite, or PostgreSQL: the same migrations). JSON columns hold text; 64-bit numbers read as numbers. */
 export interface Database {
   schema_version: { version: number; name: string; applied_at: number };
   users: {

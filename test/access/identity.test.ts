@@ -1,3 +1,4 @@
+// @postgres
 /**
  * Users and service accounts through the admin API, against a real broker: a scoped user's
  * rights, service account tokens in both header forms, expiry, revocation mid-stream, and
@@ -7,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { uniqueTopic } from "../cluster/cluster.ts";
 import { type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 import { SCOPED_PASSWORD, scopedUser, topicGroup } from "../helpers/scoped.ts";
+import { rowsOf } from "../helpers/store.ts";
 
 let rt: TestRuntime;
 let clock = Date.now();
@@ -234,7 +236,7 @@ describe("service accounts", () => {
     const got = await (await rt.request("/api/service-accounts/etl", { role: "admin" })).text();
     expect(got).not.toContain(secret);
     expect(JSON.parse(got).lastUsedAt).toBeGreaterThan(0);
-    const rows = JSON.stringify(rt.store.sqlite.query("SELECT * FROM service_accounts").all());
+    const rows = JSON.stringify(await rowsOf(rt.store, "SELECT * FROM service_accounts"));
     expect(rows).not.toContain(secret);
     const audit = await (await rt.request("/api/audit?type=USER", { role: "admin" })).text();
     expect(audit).not.toContain(secret);

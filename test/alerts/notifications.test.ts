@@ -1,3 +1,4 @@
+// @postgres
 /**
  * GET /api/alerts's filters and paging (one notification by its id, and its deliveries), POST /api/alerts's validation, and the outbox's bounded
  * retries: a channel that never answers is retried with a growing wait, then GAVE_UP, visible in

@@ -1,18 +1,19 @@
 // @no-services
+// @postgres
 /** The outbox removes deliveries settled more than 30 days ago, and keeps pending ones (injected clock). */
 import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openStore } from "../../src/db/index.ts";
 import { AlertOutbox, SETTLED_KEPT_MS } from "../../src/domains/alerts/outbox.ts";
 import { LogHub } from "../../src/log/logger.ts";
+import { openTestStore } from "../helpers/store.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "loupe-outbox-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 test("settled deliveries older than 30 days go; recent and pending ones stay", async () => {
-  const store = await openStore(dir);
+  const store = await openTestStore(dir);
   const now = Date.parse("2030-06-01T00:00:00Z");
   const outbox = new AlertOutbox(store.db, new LogHub().logger("alerts"), {
     alertmanagers: [],

@@ -1,3 +1,4 @@
+// @postgres
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ProfileRepo } from "../../src/domains/profile/repo.ts";
 import { ProfileService } from "../../src/domains/profile/service.ts";

@@ -2,7 +2,8 @@
  * The development cluster from the command line:
  *
  *   bun test/cluster/cli.ts up [--no-secure] [--no-registry] [--no-ldap] [--no-connect]
- *                              [--no-alertmanager] [--services=kafka,kafka-secure,registry,ldap,connect,alertmanager]
+ *                              [--no-alertmanager] [--no-postgres]
+ *                              [--services=kafka,kafka-secure,registry,ldap,connect,alertmanager,postgres]
  *                              [--brokers=N]
  *       starts the services in the background and prints KEY=VALUE lines
  *       (KAFKA_BOOTSTRAP=127.0.0.1:<port>,
@@ -14,7 +15,9 @@
  *       the two registry hosts, sharing one store on the broker,
  *       LDAP_URL=ldap://127.0.0.1:<port> with LDAP_BASE_DN, LDAP_BIND_DN, LDAP_BIND_PASSWORD, ...,
  *       CONNECT_URL=http://127.0.0.1:<port1>,http://127.0.0.1:<port2>: the two Connect workers,
- *       ALERTMANAGER_URL=http://127.0.0.1:<port>: Prometheus Alertmanager);
+ *       ALERTMANAGER_URL=http://127.0.0.1:<port>: Prometheus Alertmanager,
+ *       POSTGRES_URL=postgres://loupe:<password>@127.0.0.1:<port>/postgres: PostgreSQL, its
+ *       password made for this start);
  *       a running cluster that lacks an asked-for service gets it added;
  *       --brokers=N runs N Kafka nodes (node 1 broker and controller, the others brokers; three
  *       replicas and two in sync by default from three nodes on), KAFKA_BOOTSTRAP naming node 1
@@ -36,6 +39,7 @@ import {
   CACHE_DIR,
   fetchAll,
   isAlive,
+  postgresInstalled,
   SERVICES,
   type ServiceName,
   type ServiceProcess,
@@ -106,13 +110,19 @@ function parseServices(args: string[]): ServiceName[] {
     );
     noAlertmanager = true;
   }
+  let noPostgres = args.includes("--no-postgres") || process.env.LOUPE_CLUSTER_POSTGRES === "0";
+  if (!noPostgres && !postgresInstalled()) {
+    console.error("no PostgreSQL server installed (apt-get install postgresql): starting without the postgres service");
+    noPostgres = true;
+  }
   return SERVICES.map((s) => s.name).filter(
     (n) =>
       !(noSecure && n === "kafka-secure") &&
       !(noRegistry && n === "registry") &&
       !(noLdap && n === "ldap") &&
       !(noConnect && n === "connect") &&
-      !(noAlertmanager && n === "alertmanager"),
+      !(noAlertmanager && n === "alertmanager") &&
+      !(noPostgres && n === "postgres"),
   );
 }
 
@@ -222,7 +232,7 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     default:
       console.error(
-        "usage: bun test/cluster/cli.ts up [--no-secure] [--no-registry] [--no-ldap] [--no-connect] [--no-alertmanager] [--services=kafka,kafka-secure,registry,ldap,connect,alertmanager] [--brokers=N] | down | status | env | fetch",
+        "usage: bun test/cluster/cli.ts up [--no-secure] [--no-registry] [--no-ldap] [--no-connect] [--no-alertmanager] [--no-postgres] [--services=kafka,kafka-secure,registry,ldap,connect,alertmanager,postgres] [--brokers=N] | down | status | env | fetch",
       );
       return 2;
   }

@@ -1,8 +1,9 @@
 /**
  * The real test and development cluster: a Kafka broker (KRaft, broker and controller in one
  * JVM) and an Apicurio schema registry (two hosts), both run from jars fetched from Maven
- * Central, an OpenLDAP directory (Debian's slapd) seeded with a small organisation, and a
- * Prometheus Alertmanager (Debian's prometheus-alertmanager) that Loupe delivers alerts to.
+ * Central, an OpenLDAP directory (Debian's slapd) seeded with a small organisation, a
+ * Prometheus Alertmanager (Debian's prometheus-alertmanager) that Loupe delivers alerts to, and
+ * a PostgreSQL server (Debian's postgresql) for the store several instances share.
  *
  * A second, secured broker (kafka-secure: SCRAM-SHA-512 over TLS, mutual TLS, an authorizer that
  * denies what no ACL allows) runs beside the open one, so the other tests keep their open broker.
@@ -22,6 +23,8 @@
 import { spawn, spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import {
+  chmodSync,
+  chownSync,
   closeSync,
   existsSync,
   mkdirSync,
@@ -32,6 +35,7 @@ import {
   realpathSync,
   renameSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from "node:fs";
 import { connect, createServer } from "node:net";
@@ -46,7 +50,7 @@ const POM = join(import.meta.dir, "pom.xml");
 /** Connect's jars, fetched into their own directory so the broker's classpath stays as it is. */
 const CONNECT_POM = join(import.meta.dir, "connect-pom.xml");
 
-export type ServiceName = "kafka" | "kafka-secure" | "registry" | "ldap" | "connect" | "alertmanager";
+export type ServiceName = "kafka" | "kafka-secure" | "registry" | "ldap" | "connect" | "alertmanager" | "postgres";
 
 /** A started service, as recorded in the CLI's state file. Plain data: it must survive JSON. */
 export interface ServiceProcess {
@@ -64,6 +68,8 @@ export interface ServiceProcess {
   startMs: number;
   /** The command that runs it, for restartService (same directory, ports and data). */
   command?: string[];
+  /** What stopService sends first (SIGTERM when absent). */
+  stopSignal?: "SIGINT" | "SIGTERM";
   /** The owner its watchdog watches; a restarted service gets a watchdog for it again. */
   ownerPid?: number;
   /** Kafka's node id (1 for the first broker, which is also the controller). */
@@ -339,7 +345,7 @@ export async function stopService(proc: ServiceProcess, opts: { graceMs?: number
   const graceMs = opts.graceMs ?? 10_000;
   if (proc.watchdogPid) signalGroup(proc.watchdogPid, "SIGKILL");
   if (isAlive(proc.pid)) {
-    signalGroup(proc.pid, "SIGTERM");
+    signalGroup(proc.pid, proc.stopSignal ?? "SIGTERM");
     const deadline = Date.now() + graceMs;
     while (isAlive(proc.pid) && Date.now() < deadline) await Bun.sleep(50);
     if (isAlive(proc.pid)) {
@@ -442,6 +448,8 @@ export async function restartService(proc: ServiceProcess, opts: { timeoutMs?: n
     await waitUntil(proc, () => ldapService.probe(proc), opts.timeoutMs ?? 15_000, `OpenLDAP slapd ${proc.version} (restart)`, 20);
   } else if (proc.name === "alertmanager") {
     await waitUntil(proc, () => alertmanagerService.probe(proc), opts.timeoutMs ?? 15_000, `Alertmanager ${proc.version} (restart)`, 20);
+  } else if (proc.name === "postgres") {
+    await waitUntil(proc, () => postgresService.probe(proc), opts.timeoutMs ?? 30_000, `PostgreSQL ${proc.version} (restart)`, 50);
   } else if (proc.name === "connect" || proc.name === "registry") {
     const kind = REPLICATED[proc.name];
     const url = proc.env[kind.envKey]!;
@@ -1716,6 +1724,171 @@ export const alertmanagerService: ServiceDef = {
   },
 };
 
+// ---------------------------------------------------------------------------------------------
+// PostgreSQL (Debian's postgresql): the store several Loupe instances share
+
+/** The server's binaries: LOUPE_POSTGRES_BIN, else Debian's newest /usr/lib/postgresql/<major>/bin. */
+export function postgresBin(): string | null {
+  const given = process.env.LOUPE_POSTGRES_BIN;
+  if (given) return existsSync(join(given, "postgres")) ? given : null;
+  const root = "/usr/lib/postgresql";
+  if (!existsSync(root)) return null;
+  const majors = readdirSync(root)
+    .filter((v) => /^\d+$/.test(v) && existsSync(join(root, v, "bin", "postgres")))
+    .sort((a, b) => Number(b) - Number(a));
+  return majors[0] ? join(root, majors[0], "bin") : null;
+}
+
+export const postgresInstalled = (): boolean => postgresBin() !== null;
+
+/** The role Loupe's tests log in as; its password is made for each start. */
+const POSTGRES_ROLE = "loupe";
+
+/**
+ * Who runs the server. PostgreSQL refuses to run as root: a root run uses Debian's `postgres`
+ * account (the package makes it), else `nobody`, through setpriv (which execs, so the pid
+ * recorded is the postmaster's own). Anyone else runs it as themselves.
+ */
+function postgresAccount(): { uid: number; gid: number; prefix: string[] } | null {
+  if (process.getuid?.() !== 0) return null;
+  const passwd = readFileSync("/etc/passwd", "utf8").split("\n");
+  for (const name of ["postgres", "nobody"]) {
+    const fields = passwd.find((l) => l.startsWith(`${name}:`))?.split(":");
+    if (!fields) continue;
+    const uid = Number(fields[2]);
+    const gid = Number(fields[3]);
+    return { uid, gid, prefix: ["setpriv", `--reuid=${uid}`, `--regid=${gid}`, "--clear-groups", "--"] };
+  }
+  throw new Error("running as root, and neither a postgres nor a nobody account exists to run PostgreSQL as");
+}
+
+/** Runs a command to its end; its output goes into the error when it fails. */
+function runToEnd(cmd: string[], cwd: string, what: string): Promise<void> {
+  return new Promise((ok, fail) => {
+    const child = spawn(cmd[0]!, cmd.slice(1), { cwd, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    child.stdout.on("data", (c: Buffer) => (out += c.toString("utf8")));
+    child.stderr.on("data", (c: Buffer) => (out += c.toString("utf8")));
+    child.on("error", (err) => fail(new Error(`${what}: ${err.message}`)));
+    child.on("close", (code) => (code === 0 ? ok() : fail(new Error(`${what} failed (exit ${code}):\n${tail(out, 30)}`))));
+  });
+}
+
+function postgresVersion(bin: string): string {
+  const res = spawnSync(join(bin, "postgres"), ["--version"], { encoding: "utf8" });
+  return /PostgreSQL\)? ([\w.]+)/.exec(res.stdout ?? "")?.[1] ?? "unknown";
+}
+
+/** True when `url` takes a login and answers a query. */
+export async function postgresAnswers(url: string): Promise<boolean> {
+  const { default: pg } = await import("pg");
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
+  try {
+    await client.connect();
+    const r = await client.query<{ one: number }>("SELECT 1 AS one");
+    return r.rows[0]?.one === 1;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+export const postgresService: ServiceDef = {
+  name: "postgres",
+  envKeys: ["POSTGRES_URL"],
+  needs: [],
+  async fetch() {
+    if (!postgresInstalled()) {
+      throw new Error(
+        "no PostgreSQL server in /usr/lib/postgresql/*/bin (or LOUPE_POSTGRES_BIN): the postgres service runs Debian's " +
+          "(apt-get install postgresql; .ci/run does it), or leave it out (cli.ts up --no-postgres, LOUPE_TEST_POSTGRES=0)",
+      );
+    }
+  },
+  async start(ctx) {
+    const t0 = performance.now();
+    const bin = postgresBin()!;
+    const port = await freePort();
+    const password = randomBytes(18).toString("base64url");
+    const data = join(ctx.runDir, "data");
+    const logFile = join(ctx.runDir, "postgres.log");
+    const account = postgresAccount();
+    const as = account?.prefix ?? [];
+    const pwfile = join(ctx.runDir, "pwfile");
+    writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
+    if (account) {
+      // The run directory is the account's; the one holding it (a 0700 temp directory) lets it through.
+      chownSync(ctx.runDir, account.uid, account.gid);
+      chownSync(pwfile, account.uid, account.gid);
+      const parent = dirname(ctx.runDir);
+      chmodSync(parent, statSync(parent).mode | 0o011);
+    }
+    // Password logins only (scram-sha-256), over TCP on 127.0.0.1 only: no Unix socket.
+    const initdb = [
+      ...as,
+      join(bin, "initdb"),
+      "-D",
+      data,
+      "-U",
+      POSTGRES_ROLE,
+      `--pwfile=${pwfile}`,
+      "--auth=scram-sha-256",
+      "-E",
+      "UTF8",
+      "--locale=C",
+      "--no-sync",
+      "--no-instructions",
+    ];
+    try {
+      await runToEnd(initdb, ctx.runDir, `initdb of ${data}`);
+    } finally {
+      rmSync(pwfile, { force: true });
+    }
+    // A test store: durability traded for speed (no fsync), enough connections for parallel test files.
+    const settings = {
+      listen_addresses: "127.0.0.1",
+      unix_socket_directories: "",
+      fsync: "off",
+      synchronous_commit: "off",
+      full_page_writes: "off",
+      max_connections: "200",
+      shared_buffers: "32MB",
+      log_min_messages: "warning",
+    };
+    const command = [
+      ...as,
+      join(bin, "postgres"),
+      "-D",
+      data,
+      "-p",
+      String(port),
+      ...Object.entries(settings).flatMap(([k, v]) => ["-c", `${k}=${v}`]),
+    ];
+    const pid = spawnDetached(command, ctx.runDir, logFile);
+    const url = `postgres://${POSTGRES_ROLE}:${password}@127.0.0.1:${port}/postgres`;
+    const proc: ServiceProcess = {
+      name: "postgres",
+      pid,
+      runDir: ctx.runDir,
+      logFile,
+      ports: { postgres: port },
+      env: { POSTGRES_URL: url },
+      version: postgresVersion(bin),
+      startMs: 0,
+      command,
+      // SIGTERM is a smart shutdown, which waits for every client to leave; SIGINT ends their sessions.
+      stopSignal: "SIGINT",
+      ...(ctx.ownerPid ? { ownerPid: ctx.ownerPid } : {}),
+    };
+    if (ctx.ownerPid) proc.watchdogPid = spawnWatchdog(ctx.ownerPid, pid, ctx.runDir);
+    await waitUntil(proc, () => postgresAnswers(url), ctx.timeoutMs ?? 30_000, `PostgreSQL ${proc.version}`, 50);
+    proc.startMs = Math.round(performance.now() - t0);
+    return proc;
+  },
+  probe(proc) {
+    return postgresAnswers(proc.env.POSTGRES_URL!).catch(() => false);
+  },
+};
+
 /** In start order: a service may use the environment of those before it. */
 export const SERVICES: readonly ServiceDef[] = [
   kafkaService,
@@ -1724,6 +1897,7 @@ export const SERVICES: readonly ServiceDef[] = [
   ldapService,
   connectService,
   alertmanagerService,
+  postgresService,
 ];
 
 export function serviceByName(name: string): ServiceDef {
@@ -1904,7 +2078,8 @@ export function requireEnv(name: "KAFKA_BOOTSTRAP" | "SCHEMA_REGISTRY_URL" | (st
     throw new Error(
       `${name} is not set: test/setup.ts starts the service unless LOUPE_TEST_CLUSTER=0 ` +
         `(or LOUPE_TEST_SECURE_KAFKA=0 for the secured broker, LOUPE_TEST_REGISTRY=0 for the registry, LOUPE_TEST_LDAP=0 or no /usr/sbin/slapd for LDAP, ` +
-        `LOUPE_TEST_CONNECT=0 for Connect, LOUPE_TEST_ALERTMANAGER=0 or no prometheus-alertmanager for Alertmanager); ` +
+        `LOUPE_TEST_CONNECT=0 for Connect, LOUPE_TEST_ALERTMANAGER=0 or no prometheus-alertmanager for Alertmanager, ` +
+        `LOUPE_TEST_POSTGRES=0 or no PostgreSQL server for PostgreSQL); ` +
         `or point ${name} at a running one (bun test/cluster/cli.ts up)`,
     );
   }

@@ -1,17 +1,26 @@
 /**
  * The services one test run shares (Kafka, a secured Kafka broker, the schema registry's two
- * hosts, OpenLDAP, two Kafka Connect workers, Alertmanager), started once: by test/run.ts for `npm test`, or
+ * hosts, OpenLDAP, two Kafka Connect workers, Alertmanager, PostgreSQL), started once: by test/run.ts for `npm test`, or
  * by the preload (test/setup.ts) when `bun test` runs without them. Published to the tests as
  * KAFKA_BOOTSTRAP, KAFKA_SASL_BOOTSTRAP (with KAFKA_MTLS_BOOTSTRAP, the CA and credentials),
- * SCHEMA_REGISTRY_URL, LDAP_URL (with LDAP_BIND_DN, ...), CONNECT_URL, ALERTMANAGER_URL and the topics' variables.
+ * SCHEMA_REGISTRY_URL, LDAP_URL (with LDAP_BIND_DN, ...), CONNECT_URL, ALERTMANAGER_URL, POSTGRES_URL and the topics' variables.
  *
- * - KAFKA_BOOTSTRAP / KAFKA_SASL_BOOTSTRAP / SCHEMA_REGISTRY_URL / LDAP_URL / CONNECT_URL / ALERTMANAGER_URL already
+ * - KAFKA_BOOTSTRAP / KAFKA_SASL_BOOTSTRAP / SCHEMA_REGISTRY_URL / LDAP_URL / CONNECT_URL / ALERTMANAGER_URL / POSTGRES_URL already
  *   set: that service is used, not started (KAFKA_SASL_BOOTSTRAP with all of its variables).
- * - LOUPE_TEST_SECURE_KAFKA=0, LOUPE_TEST_REGISTRY=0, LOUPE_TEST_LDAP=0 (or no slapd installed), LOUPE_TEST_CONNECT=0, LOUPE_TEST_ALERTMANAGER=0 (or none installed): that
+ * - LOUPE_TEST_SECURE_KAFKA=0, LOUPE_TEST_REGISTRY=0, LOUPE_TEST_LDAP=0 (or no slapd installed), LOUPE_TEST_CONNECT=0, LOUPE_TEST_ALERTMANAGER=0 (or none installed),
+ *   LOUPE_TEST_POSTGRES=0 (or no PostgreSQL server installed): that
  *   service is not started (its tests fail, see requireEnv).
  * - LOUPE_TEST_CLUSTER=0: nothing is started (pure unit runs).
  */
-import { alertmanagerInstalled, type Cluster, kafkaSecureService, type ServiceName, slapdInstalled, startCluster } from "./cluster.ts";
+import {
+  alertmanagerInstalled,
+  type Cluster,
+  kafkaSecureService,
+  postgresInstalled,
+  type ServiceName,
+  slapdInstalled,
+  startCluster,
+} from "./cluster.ts";
 
 /** The variables the services publish; a run without services has none of them. */
 export const SERVICE_ENV_KEYS = [
@@ -28,6 +37,7 @@ export const SERVICE_ENV_KEYS = [
   "CONNECT_URL",
   "CONNECT_TOPICS",
   "ALERTMANAGER_URL",
+  "POSTGRES_URL",
   "LOUPE_TEST_OWN_KAFKA",
 ];
 
@@ -49,6 +59,10 @@ export function wantedServices(env: Record<string, string | undefined> = process
       console.error(
         "[test] no prometheus-alertmanager installed (apt-get install prometheus-alertmanager): the Alertmanager tests will fail",
       );
+  }
+  if (!env.POSTGRES_URL && env.LOUPE_TEST_POSTGRES !== "0") {
+    if (postgresInstalled()) wanted.push("postgres");
+    else console.error("[test] no PostgreSQL server installed (apt-get install postgresql): the PostgreSQL store tests will fail");
   }
   return wanted;
 }

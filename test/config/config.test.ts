@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigError, ENV_OVERRIDES, loadConfig, parseConfig } from "../../src/config/load.ts";
-import { deprecations } from "../../src/config/schema.ts";
+import { credentialWarnings, deprecations } from "../../src/config/schema.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "loupe-cfg-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -154,6 +154,18 @@ allowDelete = true
     expect(() => parseConfig({ auth: { idleTimeout: "soon" } })).toThrow("auth.idleTimeout");
   });
 
+  test("28: store.url names a PostgreSQL store, its password in a file; SQLite when absent; a password in the URL is warned of, never shown", () => {
+    expect(parseConfig({}).store).toEqual({ poolSize: 10 });
+    const pg = parseConfig({ store: { url: "postgres://loupe@db:5432/loupe", passwordFile: "/etc/loupe/pw" } });
+    expect(pg.store).toEqual({ url: "postgres://loupe@db:5432/loupe", passwordFile: "/etc/loupe/pw", poolSize: 10 });
+    expect(credentialWarnings(pg)).toEqual([]);
+    expect(() => parseConfig({ store: { url: "mysql://db/loupe" } })).toThrow("store.url: expected a postgres:// URL");
+    expect(() => parseConfig({ store: { passwordFile: "/etc/loupe/pw" } })).toThrow("passwordFile is the PostgreSQL store's: set url too");
+    const inUrl = credentialWarnings(parseConfig({ store: { url: "postgresql://loupe:hunter2@db/loupe" } }));
+    expect(inUrl).toEqual(["store.url carries a password: move it to store.passwordFile; it is used, and never shown"]);
+    expect(inUrl.join()).not.toContain("hunter2");
+  });
+
   test("`loupe check-config` and `serve` refuse a bad file with exit code 2, naming the key", async () => {
     const p = file("bad.toml", `[server]\nport = "eighty"\n`);
     for (const cmd of [["check-config"], ["serve"]]) {
@@ -195,6 +207,7 @@ describe("environment overrides", () => {
     LOUPE_PORT: { value: "9999", read: (c) => c.server.port, expected: 9999 },
     LOUPE_ALLOWED_HOSTS: { value: "a.example, b.example", read: (c) => c.server.allowedHosts, expected: ["a.example", "b.example"] },
     LOUPE_DATA_DIR: { value: "/srv/loupe", read: (c) => c.dataDir, expected: "/srv/loupe" },
+    LOUPE_STORE_URL: { value: "postgres://loupe@db:5432/loupe", read: (c) => c.store.url, expected: "postgres://loupe@db:5432/loupe" },
     LOUPE_LOG_LEVEL: { value: "DEBUG", read: (c) => c.log.level, expected: "debug" },
     LOUPE_TOKEN_LIFETIME: { value: "2h", read: (c) => c.auth.tokenLifetime, expected: 7_200_000 },
     LOUPE_IDLE_TIMEOUT: { value: "10m", read: (c) => c.auth.idleTimeout, expected: 600_000 },

@@ -1,4 +1,5 @@
 // @no-services
+// @postgres
 /**
  * The general lease on the store (src/db/lease.ts): one holder at a time, renewed by its holder,
  * taken over by another once expired; time is the store's clock, or an injected one here.
@@ -7,14 +8,15 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openStore, type Store } from "../../src/db/index.ts";
+import type { Store } from "../../src/db/index.ts";
 import { Leases, type LeaseTable } from "../../src/db/lease.ts";
 import { Background, periodicJob } from "../../src/util/background.ts";
+import { openTestStore } from "../helpers/store.ts";
 
 const opened: Array<{ store: Store; dir: string }> = [];
 async function store(): Promise<Store> {
   const dir = mkdtempSync(join(tmpdir(), "loupe-lease-"));
-  const s = await openStore(dir);
+  const s = await openTestStore(dir);
   opened.push({ store: s, dir });
   return s;
 }
@@ -81,14 +83,27 @@ describe("24.4: a general lease on the store's clock", () => {
 
   test("24.4: rows of another table as leases (a processor's runner slots), on the same rule", async () => {
     const s = await store();
-    s.sqlite.run(
-      "INSERT INTO processors (id, name, cluster, sql, runners, desired, owner, source_topic, target_topic, created_at, updated_at) VALUES ('p', 'p', 'c', 's', 2, 'RUNNING', 'o', 'a', 'b', 0, 0)",
-    );
+    await s.db
+      .insertInto("processors")
+      .values({
+        id: "p",
+        name: "p",
+        cluster: "c",
+        sql: "s",
+        runners: 2,
+        desired: "RUNNING",
+        owner: "o",
+        source_topic: "a",
+        target_topic: "b",
+        created_at: 0,
+        updated_at: 0,
+      })
+      .execute();
     for (const r of [0, 1])
-      s.sqlite.run(
-        "INSERT INTO processor_runners (processor_id, runner, lease_until, state, updated_at) VALUES ('p', ?, 0, 'PENDING', 0)",
-        [r],
-      );
+      await s.db
+        .insertInto("processor_runners")
+        .values({ processor_id: "p", runner: r, lease_until: 0, state: "PENDING", updated_at: 0 })
+        .execute();
     const table: LeaseTable = {
       table: "processor_runners",
       key: ["processor_id", "runner"],
@@ -105,7 +120,7 @@ describe("24.4: a general lease on the store's clock", () => {
     expect(await leases.acquire(["p", 0], "b", 10)).toBe(121);
     // A slot that does not exist is not created.
     expect(await leases.acquire(["p", 2], "a", 10)).toBeNull();
-    expect(s.sqlite.query("SELECT runner, instance, lease_until FROM processor_runners ORDER BY runner").all()).toEqual([
+    expect(await s.db.selectFrom("processor_runners").select(["runner", "instance", "lease_until"]).orderBy("runner").execute()).toEqual([
       { runner: 0, instance: "b", lease_until: 121 },
       { runner: 1, instance: "b", lease_until: 110 },
     ]);

@@ -35,6 +35,17 @@ describe("store", () => {
     await again.close();
   });
 
+  test("28: the released migrations make the SQLite schema they always made (the PostgreSQL types are PostgreSQL's only)", async () => {
+    // The schema of migrations 1 to 12 as the release before the PostgreSQL store made it.
+    const store = await openStore(
+      tempDir(),
+      MIGRATIONS.filter((m) => m.version <= 12),
+    );
+    const rows = store.sqlite.query("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY type, name").all() as { sql: string }[];
+    expect(`${rows.map((r) => r.sql).join(";\n")};\n`).toBe(readFileSync(join(import.meta.dir, "sqlite-schema-12.sql"), "utf8"));
+    await store.close();
+  });
+
   test("refuses a schema newer than the binary knows", async () => {
     const dir = tempDir();
     const store = await openStore(dir);

@@ -8,6 +8,7 @@ import type { Role } from "../../src/config/schema.ts";
 import type { AuthOptions } from "../../src/domains/auth/service.ts";
 import { websocket } from "../../src/http/websocket.ts";
 import type { LogSink } from "../../src/log/logger.ts";
+import { testStoreSection } from "./store.ts";
 
 export const ROLE_USERS: Record<Role, { name: string; password: string }> = {
   admin: { name: "alice", password: "alice-pw-1" },
@@ -58,7 +59,8 @@ export interface TestRuntime extends Runtime {
 }
 
 /**
- * A runtime on a fresh data directory, against the test broker, with one user per role.
+ * A runtime on a fresh data directory (and store: see test/helpers/store.ts), against the test
+ * broker, with one user per role.
  * `raw` settings are merged over those defaults.
  */
 export async function testRuntime(
@@ -75,10 +77,13 @@ export async function testRuntime(
           passwordHash: h[role],
           roles: [role],
         }));
+  // SQLite in dataDir, or a database of its own on PostgreSQL under LOUPE_TEST_STORE=postgres.
+  const store = await testStoreSection(dataDir);
   const config = parseConfig({
     dataDir,
     users,
     kafka: { clusters: [{ name: "local", bootstrapServers: bootstrap(), default: true }] },
+    ...store.section,
     ...raw,
   });
   const sink = new MemorySink();
@@ -87,6 +92,9 @@ export async function testRuntime(
     ...(opts.adminPassword ? { adminPassword: opts.adminPassword } : {}),
     ...(opts.app ? { app: opts.app } : {}),
     ...(opts.auth ? { auth: opts.auth } : {}),
+  }).catch(async (e: unknown) => {
+    await store.drop();
+    throw e;
   });
   const tokens = new Map<Role, string>();
   // request() goes through a real HTTP server, wired as src/main.ts wires it: responses reach the
@@ -128,6 +136,7 @@ export async function testRuntime(
       for (const topic of made.topics ?? []) await kafka.topics.delete(topic).catch(() => {});
       server.stop(true);
       await rt.close();
+      await store.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   });

@@ -1,3 +1,4 @@
+// @postgres
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -8,6 +9,7 @@ import { AppError } from "../../src/errors.ts";
 import { defineRoute, json } from "../../src/http/route.ts";
 import { ACCESS_RULES } from "../../src/routes.ts";
 import { errorOf, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
+import { rowsOf } from "../helpers/store.ts";
 
 const things = defineRoute({
   method: "POST",
@@ -68,7 +70,7 @@ describe("audit", () => {
       userId: "wanda",
       content: { name: "alpha", outcome: "SUCCESS", retention: "1000", "sasl.jaas.config": "********", "ssl.key.password": "********" },
     });
-    const stored = JSON.stringify(rt.store.sqlite.query("SELECT * FROM audit").all());
+    const stored = JSON.stringify(await rowsOf(rt.store, "SELECT * FROM audit"));
     for (const secret of ["hunter2", "hunter3", "hunter4"]) expect(stored).not.toContain(secret);
     expect(entries.every((e) => typeof e.timestamp === "number")).toBe(true);
   });
@@ -160,14 +162,14 @@ describe("audit", () => {
 
   test("retention removes entries by age and by count", async () => {
     for (let i = 0; i < 5; i++) await rt.audit.record({ type: "QUOTAS", change: "UPDATE", user: "alice" });
-    const before = (rt.store.sqlite.query("SELECT count(*) AS n FROM audit").get() as { n: number }).n;
+    const [{ n: before }] = (await rowsOf<{ n: number }>(rt.store, "SELECT count(*) AS n FROM audit")) as [{ n: number }];
     // The pruning's own entry (AUDIT_LOG) comes after: what was kept is the 3 newest before it.
-    const others = () => (rt.store.sqlite.query("SELECT count(*) AS n FROM audit WHERE type != 'AUDIT_LOG'").get() as { n: number }).n;
+    const others = async () => (await rowsOf<{ n: number }>(rt.store, "SELECT count(*) AS n FROM audit WHERE type != 'AUDIT_LOG'"))[0]!.n;
     await rt.audit.prune({ maxAgeMs: 0, maxEntries: 3 });
-    expect(others()).toBe(3);
+    expect(await others()).toBe(3);
     expect(before).toBeGreaterThan(3);
     await rt.audit.prune({ maxAgeMs: 1, maxEntries: 0, now: Date.now() + 10_000 });
-    expect(others()).toBe(0);
+    expect(await others()).toBe(0);
   });
 
   test("27: retention by size exports each pruned entry as a JSON line before removing it, and audits the pruning", async () => {
@@ -177,16 +179,15 @@ describe("audit", () => {
       const tag = `size-${Date.now()}`;
       for (let i = 0; i < 10; i++)
         await rt.audit.record({ type: "QUOTAS", change: "UPDATE", user: "alice", content: { tag, i, pad: "x".repeat(200) } });
-      const all = rt.store.sqlite.query("SELECT id, length(content) AS bytes, content FROM audit ORDER BY id DESC").all() as Array<{
-        id: number;
-        bytes: number;
-        content: string;
-      }>;
+      const all = await rowsOf<{ id: number; bytes: number; content: string }>(
+        rt.store,
+        "SELECT id, length(content) AS bytes, content FROM audit ORDER BY id DESC",
+      );
       // Room for the 4 newest entries' content, not a 5th.
       const maxBytes = all.slice(0, 4).reduce((n, r) => n + r.bytes, 0) + 10;
       const removed = await rt.audit.prune({ maxAgeMs: 0, maxEntries: 0, maxBytes, exportDir });
       expect(removed).toBe(all.length - 4);
-      const kept = rt.store.sqlite.query("SELECT id FROM audit WHERE type != 'AUDIT_LOG' ORDER BY id DESC").all() as Array<{ id: number }>;
+      const kept = await rowsOf<{ id: number }>(rt.store, "SELECT id FROM audit WHERE type != 'AUDIT_LOG' ORDER BY id DESC");
       expect(kept.map((r) => r.id)).toEqual(all.slice(0, 4).map((r) => r.id));
       const files = readdirSync(exportDir);
       expect(files).toEqual([`audit-pruned-${new Date().toISOString().slice(0, 10)}.jsonl`]);

@@ -1,15 +1,18 @@
 // @no-services
+// @postgres
 /**
  * The lag history's store on its own, with times given: what the hourly tier keeps of a mixed
  * hour (peaks, minimum, an unknown age), and what pruning removes (rows past their tier, then
- * the names of a group with nothing left), on the real SQLite store and its migrations.
+ * the names of a group with nothing left), on the real store (SQLite, and PostgreSQL: @postgres) and its migrations.
  */
 import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openStore, type Store } from "../../src/db/index.ts";
+import { sql } from "kysely";
+import type { Store } from "../../src/db/index.ts";
 import { HOUR_MS, LagHistoryStore, type StoredLag } from "../../src/lag/history-store.ts";
+import { openTestStore } from "../helpers/store.ts";
 
 const DAY = 86_400_000;
 const dirs: string[] = [];
@@ -18,7 +21,7 @@ const stores: Store[] = [];
 async function freshStore(): Promise<Store> {
   const dir = mkdtempSync(join(tmpdir(), "loupe-lh-store-"));
   dirs.push(dir);
-  const store = await openStore(dir);
+  const store = await openTestStore(dir);
   stores.push(store);
   return store;
 }
@@ -70,7 +73,8 @@ test("26: pruning drops samples after a day, hours after 30 days, then the names
   expect((await history.raw("c", "gone", t0 + 32 * DAY)).map((p) => p.lag)).toEqual([1]);
   await history.forget("c", "gone");
   expect(await history.has("c", "gone")).toBe(false);
-  expect(
-    store.sqlite.query("SELECT count(*) AS n FROM lag_points p LEFT JOIN lag_series s ON s.id = p.series_id WHERE s.id IS NULL").get(),
-  ).toEqual({ n: 0 });
+  const orphans = await sql<{
+    n: number;
+  }>`SELECT count(*) AS n FROM lag_points p LEFT JOIN lag_series s ON s.id = p.series_id WHERE s.id IS NULL`.execute(store.db);
+  expect(orphans.rows).toEqual([{ n: 0 }]);
 });

@@ -1,8 +1,10 @@
+// @postgres
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SqlLibraryRepo } from "../../src/domains/sql-library/repo.ts";
 import { SqlLibraryService } from "../../src/domains/sql-library/service.ts";
 import { uniqueTopic } from "../cluster/cluster.ts";
 import { errorOf, ROLE_USERS, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
+import { rowsOf } from "../helpers/store.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 /**
@@ -237,7 +239,7 @@ describe("saved queries", () => {
 
 describe("when the history cannot be written", () => {
   test("a history line the store cannot take never fails the query it records", async () => {
-    rt.store.sqlite.exec("DROP TABLE sql_history");
+    await rowsOf(rt.store, "DROP TABLE sql_history");
     const res = await run(`SELECT * FROM \`${topic}\` LIMIT 1`);
     expect(res.status).toBe(200);
     expect(((await res.json()) as { messages: unknown[] }).messages.length).toBe(1);

@@ -8,6 +8,7 @@ import { withCluster } from "../cluster.ts";
 import { Link, num, TableHead } from "../components.tsx";
 import { duration } from "../format.ts";
 import { openFeed } from "../sse.ts";
+import { linksOf, TOPIC_EVENTS } from "./alert-links.ts";
 
 /** What the signed-in user may do on the alerts page: read deliveries (read), change conditions (write), settings (admin). */
 export interface AlertsViewer {
@@ -75,27 +76,6 @@ export const titleOf = (n: AlertNotification) => n.annotations.summary || n.labe
 
 /** The notification's own page: its generatorURL's path in this UI, on its cluster. */
 export const pathOf = (id: string, cluster: string | null) => withCluster(`/alerts?${new URLSearchParams({ id })}`, cluster);
-
-const TOPIC_EVENTS = new Set([4000, 4002]);
-
-/**
- * The pages of Loupe a notification concerns, on its cluster: the group and topic of a lag
- * condition, the topic of a topic event, the brokers of a broker or partition alert, the Connect
- * or registry page of theirs. A deleted topic or connector has no page left.
- */
-export function linksOf(n: AlertNotification): Array<{ label: string; to: string }> {
-  const cluster = n.labels.cluster || null;
-  const at = (path: string) => withCluster(path, cluster);
-  const out: Array<{ label: string; to: string }> = [];
-  const { group, topic, instance } = n.labels;
-  if (group) out.push({ label: `Consumer group ${group}`, to: at(`/consumers/${encodeURIComponent(group)}`) });
-  if (topic && !/[*?]/.test(topic)) out.push({ label: `Topic ${topic}`, to: at(`/topics/${encodeURIComponent(topic)}`) });
-  if (TOPIC_EVENTS.has(n.alertId) && instance) out.push({ label: `Topic ${instance}`, to: at(`/topics/${encodeURIComponent(instance)}`) });
-  if (n.alertId === 1000 || n.alertId === 1005 || n.alertId === 1006) out.push({ label: "Brokers", to: at("/brokers") });
-  if (n.alertId === 1002 || n.alertId === 3000) out.push({ label: "Connect", to: at("/connect") });
-  if (n.alertId === 1003) out.push({ label: "Schemas", to: at("/schemas") });
-  return out;
-}
 
 /** What a notification is about, in words (a broker, a worker) unless its links name it already. */
 const instanceText = (n: AlertNotification) => (n.labels.group || TOPIC_EVENTS.has(n.alertId) ? "" : (n.labels.instance ?? ""));

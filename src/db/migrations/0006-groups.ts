@@ -1,4 +1,5 @@
 import type { Kysely } from "kysely";
+import { int64 } from "../dialect.ts";
 
 export const name = "groups";
 
@@ -7,6 +8,7 @@ export const name = "groups";
  * a group is always read and written whole, never queried by its patterns.
  */
 export async function up(db: Kysely<any>): Promise<void> {
+  const i64 = int64(db);
   await db.schema
     .createTable("groups")
     .addColumn("name", "text", (c) => c.primaryKey())
@@ -14,7 +16,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn("clusters", "text", (c) => c.notNull())
     .addColumn("topics_allow", "text", (c) => c.notNull())
     .addColumn("topics_deny", "text", (c) => c.notNull())
-    .addColumn("created_at", "integer", (c) => c.notNull())
-    .addColumn("updated_at", "integer", (c) => c.notNull())
+    .addColumn("created_at", i64, (c) => c.notNull())
+    .addColumn("updated_at", i64, (c) => c.notNull())
     .execute();
 }

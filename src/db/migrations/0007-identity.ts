@@ -1,4 +1,5 @@
 import type { Kysely } from "kysely";
+import { int64 } from "../dialect.ts";
 
 export const name = "identity";
 
@@ -8,27 +9,28 @@ export const name = "identity";
  * so a live directory token re-reads them at an interval without a login.
  */
 export async function up(db: Kysely<any>): Promise<void> {
+  const i64 = int64(db);
   await db.schema
     .alterTable("users")
     .addColumn("groups", "text", (c) => c.notNull().defaultTo("[]"))
     .execute();
   await db.schema
     .alterTable("users")
-    .addColumn("disabled", "integer", (c) => c.notNull().defaultTo(0))
+    .addColumn("disabled", i64, (c) => c.notNull().defaultTo(0))
     .execute();
-  await db.schema.alterTable("users").addColumn("updated_at", "integer").execute();
+  await db.schema.alterTable("users").addColumn("updated_at", i64).execute();
   await db.schema.alterTable("tokens").addColumn("groups", "text").execute();
-  await db.schema.alterTable("tokens").addColumn("groups_at", "integer").execute();
+  await db.schema.alterTable("tokens").addColumn("groups_at", i64).execute();
   await db.schema
     .createTable("service_accounts")
     .addColumn("name", "text", (c) => c.primaryKey())
     .addColumn("secret_hash", "text", (c) => c.notNull())
     .addColumn("groups", "text", (c) => c.notNull())
-    .addColumn("expires_at", "integer")
-    .addColumn("disabled", "integer", (c) => c.notNull().defaultTo(0))
+    .addColumn("expires_at", i64)
+    .addColumn("disabled", i64, (c) => c.notNull().defaultTo(0))
     .addColumn("created_by", "text", (c) => c.notNull())
-    .addColumn("created_at", "integer", (c) => c.notNull())
-    .addColumn("updated_at", "integer", (c) => c.notNull())
-    .addColumn("last_used_at", "integer")
+    .addColumn("created_at", i64, (c) => c.notNull())
+    .addColumn("updated_at", i64, (c) => c.notNull())
+    .addColumn("last_used_at", i64)
     .execute();
 }

@@ -1,4 +1,5 @@
 import type { Kysely } from "kysely";
+import { int64 } from "../dialect.ts";
 
 export const name = "processors";
 
@@ -9,13 +10,14 @@ export const name = "processors";
  * its runners' state and figures in their rows, so any instance answers for all of them.
  */
 export async function up(db: Kysely<any>): Promise<void> {
+  const i64 = int64(db);
   await db.schema
     .createTable("processors")
     .addColumn("id", "text", (c) => c.primaryKey())
     .addColumn("name", "text", (c) => c.notNull())
     .addColumn("cluster", "text", (c) => c.notNull())
     .addColumn("sql", "text", (c) => c.notNull())
-    .addColumn("runners", "integer", (c) => c.notNull())
+    .addColumn("runners", i64, (c) => c.notNull())
     // RUNNING or PAUSED: what the user asked for last.
     .addColumn("desired", "text", (c) => c.notNull())
     .addColumn("owner", "text", (c) => c.notNull())
@@ -24,25 +26,25 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn("cluster_name", "text")
     .addColumn("namespace", "text")
     .addColumn("pipeline", "text")
-    .addColumn("created_at", "integer", (c) => c.notNull())
-    .addColumn("start_ts", "integer")
-    .addColumn("stop_ts", "integer")
+    .addColumn("created_at", i64, (c) => c.notNull())
+    .addColumn("start_ts", i64)
+    .addColumn("stop_ts", i64)
     .addColumn("last_action", "text")
-    .addColumn("updated_at", "integer", (c) => c.notNull())
+    .addColumn("updated_at", i64, (c) => c.notNull())
     .execute();
   await db.schema.createIndex("processors_name").on("processors").columns(["cluster", "name"]).unique().execute();
   await db.schema
     .createTable("processor_runners")
     .addColumn("processor_id", "text", (c) => c.notNull())
-    .addColumn("runner", "integer", (c) => c.notNull())
+    .addColumn("runner", i64, (c) => c.notNull())
     // The instance holding the lease, and until when (epoch ms); renewed while it runs.
     .addColumn("instance", "text")
-    .addColumn("lease_until", "integer", (c) => c.notNull().defaultTo(0))
+    .addColumn("lease_until", i64, (c) => c.notNull().defaultTo(0))
     .addColumn("state", "text", (c) => c.notNull())
     .addColumn("error", "text")
     // JSON figures: records in and out, failed, late, rates.
     .addColumn("figures", "text")
-    .addColumn("updated_at", "integer", (c) => c.notNull())
+    .addColumn("updated_at", i64, (c) => c.notNull())
     .addPrimaryKeyConstraint("processor_runners_pk", ["processor_id", "runner"])
     .execute();
 }

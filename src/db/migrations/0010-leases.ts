@@ -1,4 +1,5 @@
 import type { Kysely } from "kysely";
+import { int64 } from "../dialect.ts";
 
 export const name = "leases";
 
@@ -8,10 +9,11 @@ export const name = "leases";
  * rows (`processor_runners.instance`, `lease_until`), taken and renewed the same way.
  */
 export async function up(db: Kysely<any>): Promise<void> {
+  const i64 = int64(db);
   await db.schema
     .createTable("leases")
     .addColumn("name", "text", (c) => c.primaryKey())
     .addColumn("holder", "text")
-    .addColumn("lease_until", "integer", (c) => c.notNull().defaultTo(0))
+    .addColumn("lease_until", i64, (c) => c.notNull().defaultTo(0))
     .execute();
 }

@@ -1,4 +1,5 @@
 import { type Kysely, SqliteAdapter, sql } from "kysely";
+import { autoId, int64 } from "../dialect.ts";
 
 export const name = "lag-history";
 
@@ -13,10 +14,11 @@ export const name = "lag-history";
  *   records and the maximum of its age, and how many samples fell in it; kept 30 days.
  */
 export async function up(db: Kysely<any>): Promise<void> {
+  const i64 = int64(db);
   const clustered = db.getExecutor().adapter instanceof SqliteAdapter ? sql`WITHOUT ROWID` : sql``;
   await db.schema
     .createTable("lag_series")
-    .addColumn("id", "integer", (c) => c.primaryKey().autoIncrement())
+    .addColumn("id", ...autoId(db))
     .addColumn("cluster", "text", (c) => c.notNull())
     .addColumn("group_name", "text", (c) => c.notNull())
     .addColumn("topic", "text", (c) => c.notNull())
@@ -24,7 +26,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   await db.schema
     .createTable("lag_points")
-    .addColumn("series_id", "integer", (c) => c.notNull())
+    .addColumn("series_id", i64, (c) => c.notNull())
     .addColumn("t", "bigint", (c) => c.notNull())
     .addColumn("lag", "bigint", (c) => c.notNull())
     .addColumn("lag_ms", "bigint")
@@ -33,12 +35,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   await db.schema
     .createTable("lag_hours")
-    .addColumn("series_id", "integer", (c) => c.notNull())
+    .addColumn("series_id", i64, (c) => c.notNull())
     .addColumn("t", "bigint", (c) => c.notNull())
     .addColumn("lag_min", "bigint", (c) => c.notNull())
     .addColumn("lag_max", "bigint", (c) => c.notNull())
     .addColumn("lag_ms_max", "bigint")
-    .addColumn("samples", "integer", (c) => c.notNull())
+    .addColumn("samples", i64, (c) => c.notNull())
     .addPrimaryKeyConstraint("lag_hours_key", ["series_id", "t"])
     .modifyEnd(clustered)
     .execute();

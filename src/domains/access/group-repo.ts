@@ -48,17 +48,19 @@ export class GroupRepo {
     return row ? fromRow(row) : undefined;
   }
 
-  /** Null when a group of that name exists already: checked and written in one transaction, so two creations cannot both succeed. */
+  /**
+   * Null when a group of that name exists already. One statement that inserts unless the name is
+   * taken, so of two creations at once only one succeeds, on SQLite as on PostgreSQL (where a
+   * check and an insert in one transaction could both pass).
+   */
   async insert(g: Group, at: number): Promise<StoredGroup | null> {
-    return this.db.transaction().execute(async (trx) => {
-      const existing = await trx.selectFrom("groups").select("name").where("name", "=", g.name).executeTakeFirst();
-      if (existing) return null;
-      await trx
-        .insertInto("groups")
-        .values({ name: g.name, ...columns(g), created_at: at, updated_at: at })
-        .execute();
-      return { ...g, topics: { allow: g.topics.allow, deny: g.topics.deny ?? [] }, createdAt: at, updatedAt: at };
-    });
+    const res = await this.db
+      .insertInto("groups")
+      .values({ name: g.name, ...columns(g), created_at: at, updated_at: at })
+      .onConflict((oc) => oc.column("name").doNothing())
+      .executeTakeFirst();
+    if (Number(res.numInsertedOrUpdatedRows ?? 0) === 0) return null;
+    return { ...g, topics: { allow: g.topics.allow, deny: g.topics.deny ?? [] }, createdAt: at, updatedAt: at };
   }
 
   /** The group before and after, or null when there is none of that name. */

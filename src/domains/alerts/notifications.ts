@@ -1,4 +1,5 @@
 import { type Selectable, sql, type Transaction } from "kysely";
+import { jsonMember } from "../../db/dialect.ts";
 import type { Db } from "../../db/index.ts";
 import type { Database } from "../../db/types.ts";
 import type { Logger } from "../../log/logger.ts";
@@ -180,7 +181,9 @@ export class NotificationService {
       .selectFrom("alert_notifications")
       .select("fingerprint")
       .where("ends_at", "is", null)
-      .where("fingerprint", "like", `${prefix.replace(/[%_\\]/g, "\\$&")}%`)
+      // ESCAPE names the escape character: SQLite has none by default, so `_` in a cluster name
+      // stayed a wildcard after its backslash and matched nothing.
+      .where(sql<boolean>`fingerprint like ${`${prefix.replace(/[%_\\]/g, "\\$&")}%`} escape '\\'`)
       .execute();
     return rows.map((r) => r.fingerprint!).filter((f) => f.startsWith(prefix));
   }
@@ -216,7 +219,7 @@ export class NotificationService {
     if (opts.state === "resolved") q = q.where("ends_at", "is not", null);
     if (opts.from !== undefined) q = q.where("starts_at", ">=", opts.from);
     if (opts.to !== undefined) q = q.where("starts_at", "<", opts.to);
-    if (opts.category !== undefined) q = q.where(sql<string>`json_extract(labels, '$.category')`, "=", opts.category);
+    if (opts.category !== undefined) q = q.where(jsonMember(this.db, "labels", "category"), "=", opts.category);
     return (await q.execute()).map(toNotification);
   }
 

@@ -1,6 +1,7 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { sql } from "kysely";
+import { isStoreFull } from "../../db/dialect.ts";
 import type { Db } from "../../db/index.ts";
 import { AppError } from "../../errors.ts";
 import type { Logger } from "../../log/logger.ts";
@@ -72,6 +73,18 @@ function maskInText(text: string): string {
 /** The reason an entry left PENDING by a crash is closed with at the next start. */
 export const UNKNOWN_REASON = "outcome unknown: Loupe stopped before the result of the change was recorded";
 
+/** An entry's content closed as UNKNOWN: its keys as they were, then the outcome and why. */
+function withUnknownOutcome(content: string): string {
+  let kept: Record<string, unknown> = {};
+  try {
+    const v: unknown = JSON.parse(content);
+    if (v !== null && typeof v === "object" && !Array.isArray(v)) kept = v as Record<string, unknown>;
+  } catch {
+    // Not JSON (never written so): the outcome is what is left to say.
+  }
+  return JSON.stringify({ ...kept, outcome: "UNKNOWN", reason: UNKNOWN_REASON });
+}
+
 /** An audited change whose intent is stored; the caller completes it when the change ends. */
 export interface PendingAudit {
   readonly id: number;
@@ -128,7 +141,7 @@ export class AuditService {
       id = row.id;
     } catch (e) {
       this.log.error("audit intent could not be stored: the change is refused", { type: rec.type, change: rec.change }, e);
-      const full = (e as { code?: string }).code === "SQLITE_FULL";
+      const full = isStoreFull(e);
       throw new AppError(
         "UNAVAILABLE",
         `The audit log cannot be written${full ? " (the store is full)" : ""}, so the change was not made. Try again once the store can be written.`,
@@ -202,16 +215,18 @@ export class AuditService {
    */
   async closeInterrupted(): Promise<number> {
     try {
-      const res = await this.db
-        .updateTable("audit")
-        .set({
-          outcome: "UNKNOWN",
-          success: 0,
-          content: sql<string>`json_set(content, '$.outcome', 'UNKNOWN', '$.reason', ${UNKNOWN_REASON})`,
-        })
-        .where("outcome", "=", "PENDING")
-        .executeTakeFirst();
-      const n = Number(res.numUpdatedRows);
+      // Few rows (the changes under way when Loupe stopped), each rewritten here: the same on every store.
+      const n = await this.db.transaction().execute(async (trx) => {
+        const open = await trx.selectFrom("audit").select(["id", "content"]).where("outcome", "=", "PENDING").execute();
+        for (const r of open)
+          await trx
+            .updateTable("audit")
+            .set({ outcome: "UNKNOWN", success: 0, content: withUnknownOutcome(r.content) })
+            .where("id", "=", r.id)
+            .where("outcome", "=", "PENDING")
+            .execute();
+        return open.length;
+      });
       if (n > 0) this.log.warn("audit entries left open by an earlier stop are closed as outcome UNKNOWN", { entries: n });
       return n;
     } catch (e) {
@@ -256,8 +271,8 @@ export class AuditService {
       if (keep) boundary = Math.max(boundary, keep.id);
     }
     if ((opts.maxBytes ?? 0) > 0) {
-      const over = await sql<{ id: number }>`SELECT id FROM (SELECT id, SUM(length(content)) OVER (ORDER BY id DESC) AS total FROM audit)
-        WHERE total > ${opts.maxBytes} ORDER BY id DESC LIMIT 1`.execute(this.db);
+      const over = await sql<{ id: number }>`SELECT id FROM (SELECT id, SUM(length(content)) OVER (ORDER BY id DESC) AS total
+        FROM audit) AS sized WHERE total > ${opts.maxBytes} ORDER BY id DESC LIMIT 1`.execute(this.db);
       const id = over.rows[0]?.id;
       if (id !== undefined) boundary = Math.max(boundary, id);
     }

@@ -10,8 +10,10 @@
  */
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
-import type { Config } from "../../config/schema.ts";
+import type { Config, StoreConfig } from "../../config/schema.ts";
 import { inspectStore } from "../../db/inspect.ts";
+import { MIGRATIONS } from "../../db/migrations/index.ts";
+import { inspectPostgresStore, redactedUrl } from "../../db/postgres.ts";
 import { AppError } from "../../errors.ts";
 import { createKafkaPool, type KafkaCluster } from "../../kafka/index.ts";
 import { LogHub } from "../../log/logger.ts";
@@ -38,7 +40,7 @@ const CHECK_TIMEOUT_MS = 5_000;
 export async function runDoctor(config: Config, configPath: string | undefined): Promise<Check[]> {
   const checks: Check[] = [
     { status: "ok", what: "config", detail: `${configPath ?? "no file (defaults and LOUPE_* variables)"} is valid` },
-    storeCheck(config.dataDir),
+    config.store.url ? await postgresStoreCheck(config.store) : storeCheck(config.dataDir),
   ];
   const kafka = createKafkaPool(
     config.kafka.clusters.map((c) => ({
@@ -95,6 +97,33 @@ function storeCheck(dataDir: string): Check {
       what,
       detail: `${path}: ${(e as Error).message}`,
       fix: "check the file's owner and mode, or restore it from a backup",
+    };
+  }
+}
+
+/** The PostgreSQL store, read-only: it takes the login, and its schema version is one this binary knows. */
+async function postgresStoreCheck(store: StoreConfig): Promise<Check> {
+  const what = "store";
+  const shown = redactedUrl(store.url!);
+  try {
+    const { version } = await inspectPostgresStore({ url: store.url!, passwordFile: store.passwordFile }, CHECK_TIMEOUT_MS);
+    const known = Math.max(...MIGRATIONS.map((m) => m.version));
+    if (version > known)
+      return {
+        status: "fail",
+        what,
+        detail: `${shown}: schema version ${version}, newer than this binary knows (${known})`,
+        fix: "run a Loupe release at least as new as the one that last used this store",
+      };
+    if (version === 0)
+      return { status: "ok", what, detail: `${shown} (PostgreSQL) answers; it holds no store yet: the first start creates it` };
+    return { status: "ok", what, detail: `${shown} (PostgreSQL): schema version ${version}` };
+  } catch (e) {
+    return {
+      status: "fail",
+      what,
+      detail: `${shown} (PostgreSQL): ${(e as Error).message}`,
+      fix: "check store.url (host, port, database, user) and store.passwordFile, and that the server lets this host in (pg_hba.conf)",
     };
   }
 }

@@ -11,7 +11,7 @@ export const healthArea = defineArea({
   build: (d: { clusters: ClusterProbe; store: Store; startedAt: number; background?: { status(): JobStatus[] } }) =>
     healthRoutes({
       probe: d.clusters,
-      storeCheck: async () => void d.store.sqlite.query("SELECT 1").get(),
+      storeCheck: () => d.store.ping(),
       version: VERSION,
       startedAt: d.startedAt,
       jobs: () => d.background?.status() ?? [],

@@ -1,12 +1,18 @@
-import { sql } from "kysely";
 import type { Db } from "../../db/index.ts";
 
-/** Each user's favourites, one row per (property, value), kept in the order they were added. */
+/** Each user's favourites, one row per (property, value), kept in the order they were added (created_at). */
 export class ProfileRepo {
   constructor(private readonly db: Db) {}
 
   async list(user: string): Promise<Array<{ property: string; value: string }>> {
-    return this.db.selectFrom("user_profile").select(["property", "value"]).where("user_name", "=", user).orderBy(sql`rowid`).execute();
+    return this.db
+      .selectFrom("user_profile")
+      .select(["property", "value"])
+      .where("user_name", "=", user)
+      .orderBy("created_at")
+      .orderBy("property")
+      .orderBy("value")
+      .execute();
   }
 
   /**
@@ -26,11 +32,14 @@ export class ProfileRepo {
       if (exists) return true;
       const row = await trx
         .selectFrom("user_profile")
-        .select((eb) => eb.fn.countAll<number>().as("n"))
+        .select((eb) => [eb.fn.countAll<number>().as("n"), eb.fn.max<number | null>("created_at").as("last")])
         .where("user_name", "=", user)
         .executeTakeFirstOrThrow();
       if (Number(row.n) >= max) return false;
-      await trx.insertInto("user_profile").values({ user_name: user, property, value, created_at: now }).execute();
+      // The list is ordered by created_at: a value added within the millisecond of the last one
+      // still comes after it.
+      const at = Math.max(now, Number(row.last ?? 0) + 1);
+      await trx.insertInto("user_profile").values({ user_name: user, property, value, created_at: at }).execute();
       return true;
     });
   }

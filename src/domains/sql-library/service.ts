@@ -30,9 +30,29 @@ export class SqlLibraryService {
    * matters more than its history line, so a failure to store is logged and the run goes on.
    */
   recordRun(user: string, cluster: string, text: string, stopReason?: string): Promise<void> {
-    return this.repo.addRun(user, cluster, text, this.now(), this.limits.historyPerUser, stopReason ?? null).catch((e) => {
-      this.log.warn("query history entry could not be stored", { user, cluster }, e);
+    const at = this.now();
+    return this.#inOrder(user, () =>
+      this.repo.addRun(user, cluster, text, at, this.limits.historyPerUser, stopReason ?? null).catch((e) => {
+        this.log.warn("query history entry could not be stored", { user, cluster }, e);
+      }),
+    );
+  }
+
+  /** Per user, the last history write asked for (they never reject). */
+  readonly #writes = new Map<string, Promise<void>>();
+
+  /**
+   * Runs a user's history writes one after another, in the order asked: a run's end is then
+   * written after its start even when the store runs them on separate connections (PostgreSQL's
+   * pool), as SQLite's one connection always did.
+   */
+  #inOrder(user: string, write: () => Promise<void>): Promise<void> {
+    const next = (this.#writes.get(user) ?? Promise.resolve()).then(write);
+    this.#writes.set(user, next);
+    void next.then(() => {
+      if (this.#writes.get(user) === next) this.#writes.delete(user);
     });
+    return next;
   }
 
   /** Completes the history lines of runs as they end, with the rows returned and why they stopped. */
@@ -45,9 +65,11 @@ export class SqlLibraryService {
 
   /** Like recordRun, never throws: completes the history line of a run that ended. */
   recordEnd(user: string, cluster: string, text: string, rows: number | null, stopReason: string): Promise<void> {
-    return this.repo.finishRun(user, cluster, text, rows, stopReason).catch((e) => {
-      this.log.warn("query history entry could not be completed", { user, cluster }, e);
-    });
+    return this.#inOrder(user, () =>
+      this.repo.finishRun(user, cluster, text, rows, stopReason).catch((e) => {
+        this.log.warn("query history entry could not be completed", { user, cluster }, e);
+      }),
+    );
   }
 
   history(user: string, limit: number): Promise<HistoryEntry[]> {
