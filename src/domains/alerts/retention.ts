@@ -15,12 +15,13 @@
  * its deliveries in one transaction; each pruning is audited (ALERT_NOTIFICATION REMOVE by
  * `loupe`: how many, their time span, the file).
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, writeSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { ExpressionBuilder } from "kysely";
 import type { Db } from "../../db/index.ts";
 import type { Database } from "../../db/types.ts";
 import type { AuditTrail } from "../../http/audit-trail.ts";
+import { appendLinesSynced } from "../../util/json-lines.ts";
 import { toNotification } from "./notifications.ts";
 
 export interface NotificationRetentionOptions {
@@ -162,12 +163,6 @@ export class NotificationRetention {
           })),
       }),
     );
-    const fd = openSync(file, "a", 0o600);
-    try {
-      writeSync(fd, `${lines.join("\n")}\n`);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
+    appendLinesSynced(file, lines);
   }
 }

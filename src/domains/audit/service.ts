@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, writeSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { sql } from "kysely";
 import { isStoreFull } from "../../db/dialect.ts";
@@ -6,6 +6,7 @@ import type { Db } from "../../db/index.ts";
 import { AppError } from "../../errors.ts";
 import type { Logger } from "../../log/logger.ts";
 import { JsonDepthError, parseJson } from "../../util/json.ts";
+import { appendLinesSynced } from "../../util/json-lines.ts";
 import { Listeners } from "../../util/listeners.ts";
 import type { AuditChange, AuditEntry, AuditOutcome, AuditRecord, AuditResult, AuditType } from "./types.ts";
 
@@ -303,13 +304,7 @@ export class AuditService {
             content: JSON.parse(r.content),
           }),
         );
-        const fd = openSync(file, "a", 0o600);
-        try {
-          writeSync(fd, `${lines.join("\n")}\n`);
-          fsyncSync(fd);
-        } finally {
-          closeSync(fd);
-        }
+        appendLinesSynced(file, lines);
       }
       await this.db
         .deleteFrom("audit")
