@@ -18,8 +18,9 @@
  * A webhook gets the raise and the resolution, once each.
  */
 import { createHmac } from "node:crypto";
-import { sql } from "kysely";
+import { type Selectable, sql } from "kysely";
 import type { Db } from "../../db/index.ts";
+import type { Database } from "../../db/types.ts";
 import type { Logger } from "../../log/logger.ts";
 import { withoutUserInfo } from "../../proxy/upstream.ts";
 import type { DeliveryRouting } from "./notifications.ts";
@@ -54,21 +55,13 @@ const BATCH = 200;
 export const SETTLED_KEPT_MS = 30 * 86_400_000;
 const PRUNE_EVERY_MS = 3_600_000;
 
-interface Due {
+/** A due delivery row with its notification's columns (the store's row type, less its id). */
+interface Due extends Omit<Selectable<Database["alert_notifications"]>, "id"> {
   notification_id: number;
   channel: string;
   version: number;
   attempts: number;
   first_pending_at: number;
-  alert_id: number;
-  cluster: string;
-  labels: string;
-  annotations: string;
-  starts_at: number;
-  ends_at: number | null;
-  generator_url: string;
-  uid: string;
-  fingerprint: string | null;
 }
 
 export class AlertOutbox implements DeliveryRouting {
