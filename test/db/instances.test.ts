@@ -7,11 +7,18 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ROLE_USERS } from "../helpers/runtime.ts";
+import { createKafkaPool, type KafkaCluster } from "../../src/kafka/index.ts";
+import { kafkaBootstrap } from "../cluster/cluster.ts";
+import { ROLE_USERS, type TestRuntime } from "../helpers/runtime.ts";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.ts";
 import { freshDatabase, type TestDatabase } from "../helpers/store.ts";
+import { pollFor } from "../helpers/wait.ts";
+import { createProcessor, getProcessor, produce, readAll, sourceAndTarget } from "../processors/helpers.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "loupe-instances-"));
+const pool = createKafkaPool([{ name: "test", bootstrapServers: [kafkaBootstrap()], clientId: "loupe-test", default: true }]);
+const kafka: KafkaCluster = pool.default();
+const made: string[] = [];
 let database: TestDatabase;
 let a: ServerProcess;
 let b: ServerProcess;
@@ -19,14 +26,18 @@ let b: ServerProcess;
 beforeAll(async () => {
   database = await freshDatabase(dir);
   const store = { url: database.url, passwordFile: database.passwordFile };
+  // Short leases: a killed instance's runner slots and presence expire within seconds.
+  const config = (instance: string) => ({ store, processors: { instance, lease: "2s" }, alerts: { evaluationInterval: 0 } });
   // One after the other: the first creates the tables, the second finds them.
-  a = await startServerProcess({ store, processors: { instance: "instance-a" }, alerts: { evaluationInterval: 0 } });
-  b = await startServerProcess({ store, processors: { instance: "instance-b" }, alerts: { evaluationInterval: 0 } });
+  a = await startServerProcess(config("instance-a"));
+  b = await startServerProcess(config("instance-b"));
 });
 
 afterAll(async () => {
   await a?.stop();
   await b?.stop();
+  for (const t of made) await kafka.topics.delete(t).catch(() => {});
+  await pool.close();
   await database?.drop();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -138,5 +149,53 @@ describe("28: two instances on one PostgreSQL store", () => {
     const disabled = await a.request(`/api/users/${name}`, { method: "PUT", headers, body: JSON.stringify({ disabled: true }) });
     expect(disabled.status).toBeLessThan(300);
     expect((await b.request("/api/auth", { headers: { "x-service-token": token } })).status).toBe(401);
+  });
+
+  test("28: a processor's runners split between the instances, and move to the survivor when one is SIGKILLed; output exactly once", async () => {
+    const { source, target } = await sourceAndTarget(kafka, "spread", made, [4, 2]);
+    const api = { request: (path: string, init?: RequestInit & { role?: "admin" | "write" | "read" | "nodata" }) => a.request(path, init) };
+    const id = await createProcessor(
+      api as unknown as TestRuntime,
+      `spread-${source}`,
+      `INSERT INTO \`${target}\` SELECT STREAM n FROM \`${source}\``,
+      {
+        runners: 2,
+      },
+    );
+    const onB = { request: (path: string, init?: RequestInit & { role?: "admin" | "write" | "read" | "nodata" }) => b.request(path, init) };
+    const workers = async (via: typeof api) => {
+      const p = await getProcessor(via as unknown as TestRuntime, id);
+      return Object.values(p.runnerState)
+        .map((r) => `${r.worker}:${r.state}`)
+        .sort();
+    };
+    // One runner on each instance.
+    await pollFor(
+      "a runner on each instance",
+      async () => ((await workers(api)).join() === "instance-a:RUNNING,instance-b:RUNNING" ? true : undefined),
+      30_000,
+    );
+    const records = (from: number, n: number) => Array.from({ length: n }, (_, i) => ({ key: `k${from + i}`, value: { n: from + i } }));
+    await produce(kafka, source, records(0, 200));
+    await pollFor("the first records out", async () => ((await readAll(kafka, target)).length >= 200 ? true : undefined), 30_000);
+
+    // A dies without a word: B takes its runner once A's leases expire, and goes on where A's last transaction ended.
+    await a.kill();
+    await produce(kafka, source, records(200, 200));
+    await pollFor(
+      "both runners on instance-b",
+      async () => ((await workers(onB)).join() === "instance-b:RUNNING,instance-b:RUNNING" ? true : undefined),
+      30_000,
+    );
+    const out = await pollFor(
+      "every record out",
+      async () => {
+        const rows = await readAll(kafka, target);
+        return rows.length >= 400 ? rows : undefined;
+      },
+      30_000,
+    );
+    const ns = out.map((r) => (r.value as { n: number }).n).sort((x, y) => x - y);
+    expect(ns).toEqual(Array.from({ length: 400 }, (_, i) => i));
   });
 });
