@@ -10,6 +10,7 @@ import type { Hono } from "hono";
 import { type AppDeps, createApp } from "./app.ts";
 import { type Config, credentialWarnings, defaultCluster, deprecations } from "./config/schema.ts";
 import type { Db } from "./db/index.ts";
+import { InstanceEvents } from "./db/instance-events.ts";
 import { Leases } from "./db/lease.ts";
 import { openConfiguredStore } from "./db/open.ts";
 import { GroupRepo } from "./domains/access/group-repo.ts";
@@ -20,9 +21,11 @@ import { AlertEvaluator } from "./domains/alerts/evaluator.ts";
 import { NotificationService } from "./domains/alerts/notifications.ts";
 import { AlertOutbox } from "./domains/alerts/outbox.ts";
 import { NotificationRetention } from "./domains/alerts/retention.ts";
+import type { AlertNotification } from "./domains/alerts/schemas.ts";
 import { ServiceHostHealth } from "./domains/alerts/service-hosts.ts";
 import { AlertSettings } from "./domains/alerts/settings.ts";
 import { AuditService } from "./domains/audit/service.ts";
+import type { AuditEntry } from "./domains/audit/types.ts";
 import { LdapDirectory } from "./domains/auth/ldap.ts";
 import { type AuthOptions, AuthService } from "./domains/auth/service.ts";
 import { KafkaConfigService } from "./domains/configs/service.ts";
@@ -116,7 +119,8 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     },
     config.users,
     logs.logger("auth"),
-    opts.auth,
+    // A store other instances share: every request reads what they may have changed.
+    { ...(store.kind === "postgres" ? { storeTtlMs: 0 } : {}), ...opts.auth },
     { groups: (names) => groups.resolve(names), internalTopics, ...(directory ? { directory } : {}) },
   );
   groups.onChange(() => auth.accessChanged("group changed"));
@@ -198,7 +202,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
   const processorEngine: ProcessorEngine = new ProcessorEngine({
     repo: new ProcessorRepo(store.db),
     pool: kafka,
-    instance: config.processors.instance ?? `${hostname()}:${config.server.port}`,
+    instance: instanceName(config),
     prefix: config.processors.prefix,
     log: processorLog,
     setup: runnerSetup(kafka, sql, config.processors.prefix, outputSchemaOf, programs),
@@ -236,7 +240,10 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
   watchFailures(config, alerts, { connect, processors, schemas, audit, log: logs.logger("alerts") });
 
   const jobs = { audit, auth, logs, counters, streams, kafka, sampler, lagHistory, processorEngine, processors, alerts };
-  const background = backgroundJobs(config, { ...jobs, db: store.db, ownerCheckMs: directory?.refreshMs ?? 60_000 });
+  const shared = store.kind === "postgres";
+  const events = shared ? relayAcrossInstances(store.db, instanceName(config), { audit, notifications }, logs.logger("store")) : undefined;
+  const background = backgroundJobs(config, { ...jobs, db: store.db, shared, ownerCheckMs: directory?.refreshMs ?? 60_000 });
+  if (events) background.register({ name: "instance-events", start: () => events.start(), stop: () => events.stop() });
   const parts: AppDeps = {
     config,
     store,
@@ -295,6 +302,9 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
   };
 }
 
+/** On a shared store, a PENDING audit entry older than this is one its instance left at a crash: no change takes an hour. */
+const SHARED_PENDING_MS = 3_600_000;
+
 /**
  * Loupe's background work, each job registered once, started in this order (after the app is
  * built, before it serves) and stopped in the reverse order:
@@ -306,7 +316,9 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
  *  - lag-history-prune: drops stored lag history past its retention (a day of samples, 30 days of hours);
  *  - processor-engine: runs the store's processors here (processors.enabled);
  *  - processor-owners: pauses the processors whose owner lost the rights to run them;
- *  - alert-delivery, alert-evaluation, alert-retention: see alertJobs.
+ *  - alert-delivery, alert-evaluation, alert-retention: see alertJobs;
+ *  - instance-events (a shared store only): the other instances' audit entries and notifications
+ *    for this one's streams (registered by createParts).
  */
 function backgroundJobs(
   config: Config,
@@ -323,10 +335,15 @@ function backgroundJobs(
     processors: ProcessorService;
     alerts: AlertParts;
     db: Db;
+    /** Other instances share the store (PostgreSQL). */
+    shared: boolean;
     ownerCheckMs: number;
   },
 ): Background {
   const log = d.logs.logger("background");
+  // On a shared store the PENDING entries of changes under way on other instances are not closed:
+  // only those older than any change takes.
+  const interruptedBefore = () => (d.shared ? { startedBefore: Date.now() - SHARED_PENDING_MS } : {});
   const background = new Background({
     log: {
       failed: (job, error) => log.warn("background job failed", { job, error: error instanceof Error ? error.message : String(error) }),
@@ -340,7 +357,7 @@ function backgroundJobs(
     // serves on, as before: the entries stay PENDING until a start closes them.
     start: async (runs) => {
       try {
-        await d.audit.closeInterrupted();
+        await d.audit.closeInterrupted(interruptedBefore());
         runs.ran();
       } catch (e) {
         runs.failed(e);
@@ -352,6 +369,8 @@ function backgroundJobs(
   background.register(
     periodicJob("housekeeping", 3_600_000, async () => {
       try {
+        // A shared store: what an instance that crashed left PENDING is closed by the others.
+        if (d.shared) await d.audit.closeInterrupted(interruptedBefore());
         await d.audit.prune({
           maxAgeMs: config.audit.maxAge,
           maxEntries: config.audit.maxEntries,
@@ -447,7 +466,7 @@ function watchFailures(
  * twice, two prunings export twice.
  */
 function alertJobs(background: Background, config: Config, alerts: AlertParts, db: Db, audit: AuditService): void {
-  const instance = config.processors.instance ?? `${hostname()}:${config.server.port}`;
+  const instance = instanceName(config);
   const leases = new Leases(db);
   const elected = (name: string, ttlMs: number) => () => leases.acquire([name], instance, ttlMs).then((until) => until !== null);
   background.register({
@@ -472,6 +491,30 @@ function alertJobs(background: Background, config: Config, alerts: AlertParts, d
   background.register(
     periodicJob("alert-retention", 3_600_000, () => pruning.prune().then(() => {}), { elected: elected("alert-retention", 2 * 3_600_000) }),
   );
+}
+
+/** This instance's name among those sharing the store (leases, runner slots, events). */
+function instanceName(config: Config): string {
+  return config.processors.instance ?? `${hostname()}:${config.server.port}`;
+}
+
+/**
+ * On a store other instances share: the audit entries and alert notifications streamed here are
+ * written for them, and theirs streamed here (src/db/instance-events.ts), so `/api/sse/audit` and
+ * `/api/sse/alerts` show every instance's.
+ */
+function relayAcrossInstances(
+  db: Db,
+  instance: string,
+  parts: { audit: AuditService; notifications: NotificationService },
+  log: Logger,
+): InstanceEvents {
+  const events = new InstanceEvents(db, { instance, log });
+  parts.audit.relayTo((entry) => void events.publish("audit", entry));
+  parts.notifications.relayTo((notification) => void events.publish("alert", notification));
+  events.on("audit", (body) => parts.audit.receive(body as AuditEntry));
+  events.on("alert", (body) => parts.notifications.receive(body as AlertNotification));
+  return events;
 }
 
 /** Where users open Loupe: the start of each notification's generatorURL. */
