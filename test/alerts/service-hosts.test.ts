@@ -6,8 +6,14 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createServer, type Server, type Socket, connect as tcpConnect } from "node:net";
+import { ServiceHostHealth } from "../../src/domains/alerts/service-hosts.ts";
+import { ConnectService } from "../../src/domains/connect/service.ts";
+import { SchemaProxyService } from "../../src/domains/schemas/service.ts";
+import { Upstream } from "../../src/proxy/upstream.ts";
 import { connectEnv, freePort, schemaRegistryUrl } from "../cluster/cluster.ts";
+import { startMachineLag, timedOn } from "../helpers/machine-lag.ts";
 import { type TestRuntime, testRuntime } from "../helpers/runtime.ts";
+import { silentHost } from "../schemas/helpers.ts";
 
 /** A TCP relay on a fixed local port to `target`'s host and port, opened and closed at will. */
 async function relay(target: string) {
@@ -124,5 +130,41 @@ describe("Connect workers and registry hosts probed by the evaluation", () => {
     await pass();
     await pass();
     expect((await notificationsOf(1002, instance)).map((a) => a.endsAt !== null)).toEqual([true]);
+  }, 30_000);
+
+  test("26: the probes of a pass go out at once: two silent workers and a silent registry host cost one timeout", async () => {
+    const silent = [silentHost(), silentHost(), silentHost()];
+    const machine = await startMachineLag();
+    try {
+      const quiet = { ...rt.config.connect.clusters[0]!, alias: "quiet", urls: [silent[0]!.url, silent[1]!.url] };
+      const connect = new ConnectService(
+        { ...rt.config.connect, clusters: [quiet], timeout: 1_000 },
+        { kafka: { default: "local", clusters: [] } },
+      );
+      const registry = new SchemaProxyService({
+        upstream: new Upstream({
+          name: "Schema registry",
+          urls: [silent[2]!.url],
+          timeoutMs: 1_000,
+          graceMs: 30_000,
+          maxBytes: 1024,
+          failoverOn5xx: true,
+        }),
+        allowDelete: false,
+      });
+      const hosts = [...connect.serviceHosts(), ...registry.serviceHosts("local")];
+      const { value: found, ms, ownMs } = await timedOn(machine, () => new ServiceHostHealth().pass(hosts));
+      expect(found.map((f) => f.raise.summary)).toEqual([
+        `Kafka Connect worker ${silent[0]!.url} of 'quiet' does not answer: no answer within 1000 ms`,
+        `Kafka Connect worker ${silent[1]!.url} of 'quiet' does not answer: no answer within 1000 ms`,
+        `Schema registry host ${silent[2]!.url} does not answer: no answer within 1000 ms`,
+      ]);
+      // One timeout of 1 s, not three in a row.
+      expect(ms).toBeGreaterThanOrEqual(900);
+      expect(ownMs).toBeLessThan(2_000);
+    } finally {
+      await machine.stop();
+      for (const h of silent) h.stop();
+    }
   }, 30_000);
 });
