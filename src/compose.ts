@@ -22,6 +22,7 @@ import { NotificationService } from "./domains/alerts/notifications.ts";
 import { AlertOutbox } from "./domains/alerts/outbox.ts";
 import { NotificationRetention } from "./domains/alerts/retention.ts";
 import type { AlertNotification } from "./domains/alerts/schemas.ts";
+import { ServiceHostHealth } from "./domains/alerts/service-hosts.ts";
 import { AlertSettings } from "./domains/alerts/settings.ts";
 import { AuditService } from "./domains/audit/service.ts";
 import type { AuditEntry } from "./domains/audit/types.ts";
@@ -179,9 +180,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
   const schemas = new SchemaProxyService({
     upstream: registryUpstream,
     allowDelete: sr?.allowDelete ?? false,
-    graceMs: sr?.grace ?? 30_000,
-    notifications,
-    log: logs.logger("schemas"),
+    hosts: alerts.hostHealth,
   });
   const inserts = new InsertService({ pool: kafka, formats: storeTopicFormats(store.db), registry, log: logs.logger("insert") });
   const sql = new SqlService({
@@ -237,8 +236,8 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
   sqlLibrary.completeRunsOf(sql);
   const counters: HttpCounters = { requests: 0, errors: 0, totalMs: 0 };
   const clusters = kafkaProbe(kafka, config);
-  const connect = connectService(config, notifications, logs);
-  watchFailures(config, alerts, { connect, processors, audit, log: logs.logger("alerts") });
+  const connect = connectService(config, alerts.hostHealth, logs);
+  watchFailures(config, alerts, { connect, processors, schemas, audit, log: logs.logger("alerts") });
 
   const jobs = { audit, auth, logs, counters, streams, kafka, sampler, lagHistory, processorEngine, processors, alerts };
   const shared = store.kind === "postgres";
@@ -408,6 +407,8 @@ interface AlertParts {
   notifications: NotificationService;
   alertOutbox: AlertOutbox;
   alertEvaluator: AlertEvaluator;
+  /** What the probes and the proxies found of the Connect workers and registry hosts (1002, 1003). */
+  hostHealth: ServiceHostHealth;
 }
 
 /** Alert settings, notifications, their outbox and the evaluation. */
@@ -424,23 +425,26 @@ function alertParts(config: Config, db: Db, d: { kafka: KafkaPool; lag: LagEngin
     deliveries: alertOutbox,
     log: d.log,
   });
-  return { alertSettings, notifications, alertOutbox, alertEvaluator };
+  return { alertSettings, notifications, alertOutbox, alertEvaluator, hostHealth: new ServiceHostHealth() };
 }
 
 /** The Connect proxy's clients, one per alias; the alert evaluation reads the connectors through it too. */
-function connectService(config: Config, notifications: NotificationService, logs: LogHub): ConnectService {
+function connectService(config: Config, hosts: ServiceHostHealth, logs: LogHub): ConnectService {
   return new ConnectService(config.connect, {
-    notifications,
+    hosts,
     log: logs.logger("connect"),
     kafka: { default: defaultCluster(config).name, clusters: config.kafka.clusters },
   });
 }
 
-/** The evaluation also watches Connect's connectors (and restarts failed ones when configured) and the processors. */
+/**
+ * The evaluation also watches Connect's connectors (and restarts failed ones when configured), the
+ * processors, and probes the Connect workers and registry hosts (1003 on the default cluster).
+ */
 function watchFailures(
   config: Config,
   alerts: AlertParts,
-  d: { connect: ConnectService; processors: ProcessorService; audit: AuditService; log: Logger },
+  d: { connect: ConnectService; processors: ProcessorService; schemas: SchemaProxyService; audit: AuditService; log: Logger },
 ): void {
   const policy = config.alerts.connectorRestarts;
   const restarts = policy.enabled
@@ -449,7 +453,11 @@ function watchFailures(
         { connect: d.connect, audit: (rec) => d.audit.record(rec), log: d.log, now: Date.now },
       )
     : undefined;
-  alerts.alertEvaluator.watch({ connect: d.connect, processors: d.processors, ...(restarts ? { restarts } : {}) });
+  const hosts = {
+    hosts: () => [...d.connect.serviceHosts(), ...d.schemas.serviceHosts(defaultCluster(config).name)],
+    health: alerts.hostHealth,
+  };
+  alerts.alertEvaluator.watch({ connect: d.connect, processors: d.processors, hosts, ...(restarts ? { restarts } : {}) });
 }
 
 /**

@@ -22,8 +22,8 @@ export interface ConnectHealth {
   aliases(): string[];
   /** The Kafka cluster an alias's connectors act on: where its alerts are raised. */
   kafkaClusterOf(alias: string): string | undefined;
-  connectorStates(alias: string, cluster: string): Promise<ConnectorHealth[]>;
-  restartFailed(alias: string, name: string, cluster: string): Promise<void>;
+  connectorStates(alias: string): Promise<ConnectorHealth[]>;
+  restartFailed(alias: string, name: string): Promise<void>;
 }
 
 export interface RestartPolicy {
@@ -120,7 +120,7 @@ export class ConnectorRestarts {
   }
 
   /** Restarts each failed connector of the alias that the policy names and whose budget allows it. */
-  async restart(alias: string, cluster: string, states: ConnectorHealth[]): Promise<void> {
+  async restart(alias: string, states: ConnectorHealth[]): Promise<void> {
     if (!this.#policy.enabled) return;
     const now = this.#now();
     for (const c of states) {
@@ -155,7 +155,7 @@ export class ConnectorRestarts {
         restart: `${recent.length} of at most ${this.#policy.max} within ${Math.round(this.#policy.windowMs / 1000)} s`,
       };
       try {
-        await this.#connect.restartFailed(alias, c.name, cluster);
+        await this.#connect.restartFailed(alias, c.name);
         this.#log.info("a failed connector was restarted", { alias, connector: c.name, restart: content.restart });
         await this.#audit({ type: "CONNECTOR", change: "UPDATE", user: LOUPE_ACTOR, content });
       } catch (e) {

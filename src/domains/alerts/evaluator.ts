@@ -8,6 +8,8 @@
  * - 1007 the controller quorum without a leader, or its leader changed: one DescribeQuorum;
  * - 2000 consumer lag: each condition against one lag snapshot of the cluster (the lag engine's,
  *   a fixed number of requests whatever the number of groups);
+ * - 1002 Connect worker down, 1003 registry host down: every worker and registry host probed at
+ *   once, and what the proxies' requests found since the last pass (service-hosts.ts);
  * - 1004 Alertmanager down: an Alertmanager whose deliveries have failed three times in a row
  *   (from the outbox; raised on the default cluster, and delivered to the other channels);
  * - 3001 connector and 3002 task FAILED (beyond the SPEC): one status request per Connect
@@ -27,6 +29,7 @@ import { type LagCondition, parseLagCondition } from "./conditions.ts";
 import { type ConnectHealth, type ConnectorRestarts, connectFindings } from "./connect-failures.ts";
 import { imbalanceFindings, QuorumWatch } from "./kafka-findings.ts";
 import type { NotificationService, RaiseNotification } from "./notifications.ts";
+import { HOST_ALERTS, type ServiceHostSource } from "./service-hosts.ts";
 import type { AlertSettings } from "./settings.ts";
 
 /** Failed attempts in a row before an Alertmanager counts as down (1004). */
@@ -47,6 +50,7 @@ export interface Watched {
   connect?: ConnectHealth;
   restarts?: ConnectorRestarts;
   processors?: ProcessorHealth;
+  hosts?: ServiceHostSource;
 }
 
 interface Finding {
@@ -98,6 +102,11 @@ export class AlertEvaluator {
   /** One pass over every cluster; a cluster that fails is logged and the others go on. */
   async evaluate(): Promise<void> {
     const failures: unknown[] = [];
+    // Probes wait on hosts, not on Kafka: they go out first and are counted at the end.
+    const hosts = this.#serviceHosts().then(
+      () => undefined,
+      (e: unknown) => ({ e }),
+    );
     for (const cluster of this.#d.kafka.names()) {
       try {
         await this.#cluster(cluster);
@@ -125,7 +134,28 @@ export class AlertEvaluator {
     } catch (e) {
       failures.push(e);
     }
+    const hostFailure = await hosts;
+    if (hostFailure) {
+      failures.push(hostFailure.e);
+      this.#d.log.warn("alert evaluation of the Connect workers and registry hosts failed", {}, hostFailure.e);
+    }
     if (failures.length > 0) throw failures[0];
+  }
+
+  /** 1002 and 1003: the hosts of enabled settings probed at once, reconciled per cluster. */
+  async #serviceHosts(): Promise<void> {
+    const source = this.#watched.hosts;
+    if (!source) return;
+    const probed = [];
+    for (const host of source.hosts()) if (await this.#d.settings.enabled(host.cluster, host.alertId)) probed.push(host);
+    const found = await source.health.pass(probed);
+    for (const cluster of this.#d.kafka.names())
+      for (const alertId of HOST_ALERTS)
+        await this.#reconcile(
+          cluster,
+          alertId,
+          found.filter((f) => f.raise.cluster === cluster && f.raise.alertId === alertId),
+        );
   }
 
   /**
@@ -136,11 +166,11 @@ export class AlertEvaluator {
     const cluster = connect.kafkaClusterOf(alias) || this.#d.kafka.default().name;
     const restarts = this.#watched.restarts;
     const wanted = (await this.#d.settings.enabled(cluster, 3001)) || (await this.#d.settings.enabled(cluster, 3002));
-    const states = wanted || restarts ? await connect.connectorStates(alias, cluster) : [];
+    const states = wanted || restarts ? await connect.connectorStates(alias) : [];
     const { connectors, tasks } = connectFindings(cluster, alias, states);
     await this.#reconcile(cluster, 3001, connectors, `${alias}/`);
     await this.#reconcile(cluster, 3002, tasks, `${alias}/`);
-    await restarts?.restart(alias, cluster, states);
+    await restarts?.restart(alias, states);
   }
 
   /** The cluster's FAILED processors, from the store: no Kafka request. */
