@@ -47,6 +47,10 @@ const firstLine = (trace: string | undefined): string => {
   return line.length > TRACE_CHARS ? `${line.slice(0, TRACE_CHARS)}...` : line;
 };
 
+/** A failed task's finding: its id (a number) last, after a `/`; no NUL, which PostgreSQL text cannot hold. */
+export const taskFingerprint = (cluster: string, alias: string, connector: string, task: number): string =>
+  `cond/${cluster}/3002/${alias}/${connector}/${task}`;
+
 /**
  * The FAILED connectors (3001) and tasks (3002) of one Connect cluster. Fingerprints start with
  * `cond/<cluster>/<id>/<alias>/`: each alias is reconciled on its own, so one that does not
@@ -76,7 +80,7 @@ export function connectFindings(
     for (const t of c.tasks)
       if (t.state === "FAILED")
         tasks.push({
-          fingerprint: `cond/${cluster}/3002/${alias}/${c.name}\u0000${t.id}`,
+          fingerprint: taskFingerprint(cluster, alias, c.name, t.id),
           holdMs: 0,
           raise: {
             ...base,

@@ -77,6 +77,14 @@ interface Deps {
 /** Partitions named in a summary, at most. */
 const NAMED = 10;
 
+/**
+ * A lag condition's finding for one group and topic. The topic comes last, after a `/` no topic
+ * name holds, so any group name stays unambiguous; no control character (a NUL once): PostgreSQL
+ * text cannot hold NUL, and such a notification was never stored there.
+ */
+export const lagFingerprint = (cluster: string, conditionId: string, group: string, topic: string): string =>
+  `cond/${cluster}/2000/${conditionId}/${group}/${topic}`;
+
 export class AlertEvaluator {
   readonly #d: Deps;
   readonly #now: () => number;
@@ -291,7 +299,7 @@ export class AlertEvaluator {
         if (value === null || value < threshold) continue;
         const amount = metric === "lag" ? `${value} records` : `${Math.round(value)} s`;
         out.push({
-          fingerprint: `cond/${cluster}/2000/${c.id}/${l.group}\u0000${l.topic}`,
+          fingerprint: lagFingerprint(cluster, c.id, l.group, l.topic),
           holdMs,
           raise: {
             cluster,
