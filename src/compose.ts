@@ -479,7 +479,7 @@ function alertJobs(background: Background, config: Config, alerts: AlertParts, d
     periodicJob("alert-evaluation", evalMs || 60_000, () => alerts.alertEvaluator.evaluate(), {
       enabled: evalMs > 0,
       runAtStart: false,
-      elected: elected("alert-evaluation", Math.max(3 * evalMs, 10_000)),
+      elected: elected("alert-evaluation", Math.max(3 * evalMs, 5_000)),
     }),
   );
   const { retention } = config.alerts;

@@ -1,14 +1,18 @@
 /**
  * Two Loupe processes on one PostgreSQL store, sharing nothing else: a token of one works on the
  * other, a logout on one ends it on the other at its next request and closes its stream there,
- * and the audit entries and alert notifications of one reach the other's live streams.
+ * the audit entries and alert notifications of one reach the other's live streams, a processor's
+ * runners split between them, and when one is SIGKILLed its runners and the alert evaluation
+ * move to the other: output exactly once, an alert raised once.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import pg from "pg";
+import type { Role } from "../../src/config/schema.ts";
 import { createKafkaPool, type KafkaCluster } from "../../src/kafka/index.ts";
-import { kafkaBootstrap } from "../cluster/cluster.ts";
+import { kafkaBootstrap, uniqueTopic } from "../cluster/cluster.ts";
 import { ROLE_USERS, type TestRuntime } from "../helpers/runtime.ts";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.ts";
 import { freshDatabase, type TestDatabase } from "../helpers/store.ts";
@@ -20,14 +24,25 @@ const pool = createKafkaPool([{ name: "test", bootstrapServers: [kafkaBootstrap(
 const kafka: KafkaCluster = pool.default();
 const made: string[] = [];
 let database: TestDatabase;
+/** The store itself, to see who holds a lease. */
+let storeDb: pg.Client;
 let a: ServerProcess;
 let b: ServerProcess;
 
 beforeAll(async () => {
   database = await freshDatabase(dir);
+  const withPassword = new URL(database.url);
+  withPassword.password = encodeURIComponent(readFileSync(database.passwordFile, "utf8").trim());
+  storeDb = new pg.Client({ connectionString: withPassword.toString() });
+  await storeDb.connect();
   const store = { url: database.url, passwordFile: database.passwordFile };
   // Short leases: a killed instance's runner slots and presence expire within seconds.
-  const config = (instance: string) => ({ store, processors: { instance, lease: "2s" }, alerts: { evaluationInterval: 0 } });
+  const config = (instance: string) => ({
+    store,
+    processors: { instance, lease: "2s" },
+    alerts: { evaluationInterval: "1s" },
+    lag: { cacheTtl: 0 },
+  });
   // One after the other: the first creates the tables, the second finds them.
   a = await startServerProcess(config("instance-a"));
   b = await startServerProcess(config("instance-b"));
@@ -38,6 +53,7 @@ afterAll(async () => {
   await b?.stop();
   for (const t of made) await kafka.topics.delete(t).catch(() => {});
   await pool.close();
+  await storeDb?.end();
   await database?.drop();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -151,40 +167,95 @@ describe("28: two instances on one PostgreSQL store", () => {
     expect((await b.request("/api/auth", { headers: { "x-service-token": token } })).status).toBe(401);
   });
 
-  test("28: a processor's runners split between the instances, and move to the survivor when one is SIGKILLed; output exactly once", async () => {
+  test("28: one instance SIGKILLed: its processor runners and the alert evaluation move to the survivor; output exactly once, the lag alert raised once", async () => {
+    const via = (server: () => ServerProcess) =>
+      ({ request: (path: string, init?: RequestInit & { role?: Role }) => server().request(path, init) }) as unknown as TestRuntime;
+    // A processor with two runners: one on each instance.
     const { source, target } = await sourceAndTarget(kafka, "spread", made, [4, 2]);
-    const api = { request: (path: string, init?: RequestInit & { role?: "admin" | "write" | "read" | "nodata" }) => a.request(path, init) };
     const id = await createProcessor(
-      api as unknown as TestRuntime,
+      via(() => a),
       `spread-${source}`,
       `INSERT INTO \`${target}\` SELECT STREAM n FROM \`${source}\``,
       {
         runners: 2,
       },
     );
-    const onB = { request: (path: string, init?: RequestInit & { role?: "admin" | "write" | "read" | "nodata" }) => b.request(path, init) };
-    const workers = async (via: typeof api) => {
-      const p = await getProcessor(via as unknown as TestRuntime, id);
-      return Object.values(p.runnerState)
+    const workers = async (server: ServerProcess) =>
+      Object.values(
+        (
+          await getProcessor(
+            via(() => server),
+            id,
+          )
+        ).runnerState,
+      )
         .map((r) => `${r.worker}:${r.state}`)
-        .sort();
-    };
-    // One runner on each instance.
+        .sort()
+        .join();
     await pollFor(
       "a runner on each instance",
-      async () => ((await workers(api)).join() === "instance-a:RUNNING,instance-b:RUNNING" ? true : undefined),
+      async () => ((await workers(a)) === "instance-a:RUNNING,instance-b:RUNNING" ? true : undefined),
       30_000,
     );
     const records = (from: number, n: number) => Array.from({ length: n }, (_, i) => ({ key: `k${from + i}`, value: { n: from + i } }));
     await produce(kafka, source, records(0, 200));
     await pollFor("the first records out", async () => ((await readAll(kafka, target)).length >= 200 ? true : undefined), 30_000);
 
-    // A dies without a word: B takes its runner once A's leases expire, and goes on where A's last transaction ended.
-    await a.kill();
+    // A lagging group and a condition on it: raised by the instance that evaluates.
+    const topic = uniqueTopic("instances-lag");
+    made.push(topic);
+    await kafka.topics.create({ name: topic, partitions: 1, replication: 1 });
+    const group = `instances-lag-${crypto.randomUUID().slice(0, 8)}`;
+    await kafka.groups.alterOffsets(group, [{ topic, partition: 0, offset: 0 }]);
+    await kafka.writes.produce(
+      topic,
+      Array.from({ length: 10 }, (_, i) => ({ key: `k${i}`, value: `v${i}` })),
+    );
+    const condition = await a.request("/api/alerts/settings/2000/condition", {
+      method: "POST",
+      role: "write",
+      headers: { "content-type": "text/plain" },
+      body: `lag >= 5 on group ${group} and topic ${topic}`,
+    });
+    expect(condition.status).toBe(200);
+    const lagAlerts = async (server: ServerProcess) => {
+      const res = await server.request("/api/alerts?alertId=2000&limit=1000", { role: "read" });
+      return ((await res.json()) as { labels: Record<string, string>; endsAt: string | null }[]).filter(
+        (n) => n.labels.instance === `${group}/${topic}`,
+      );
+    };
+    await pollFor("the lag alert raised", async () => ((await lagAlerts(a)).length > 0 ? true : undefined), 30_000);
+
+    // The instance holding the evaluation's lease dies without a word.
+    const holder = async () => (await storeDb.query("SELECT holder, lease_until FROM leases WHERE name = 'alert-evaluation'")).rows[0];
+    const held = await holder();
+    const [dead, survivor, name] = held.holder === "instance-a" ? [a, b, "instance-b"] : [b, a, "instance-a"];
+    await dead.kill();
     await produce(kafka, source, records(200, 200));
+
+    // The survivor takes the evaluation over once the lease expires, and renews it at each of its passes.
+    const taken = await pollFor(
+      "the evaluation on the survivor",
+      async () => {
+        const h = await holder();
+        return h.holder === name ? Number(h.lease_until) : undefined;
+      },
+      30_000,
+    );
     await pollFor(
-      "both runners on instance-b",
-      async () => ((await workers(onB)).join() === "instance-b:RUNNING,instance-b:RUNNING" ? true : undefined),
+      "two passes on the survivor",
+      async () => (Number((await holder()).lease_until) >= taken + 2_000 ? true : undefined),
+      30_000,
+    );
+    // Still the one notification: the survivor found it active in the store and raised nothing again.
+    const alerts = await lagAlerts(survivor);
+    expect(alerts.length).toBe(1);
+    expect(alerts[0]!.endsAt).toBeNull();
+
+    // Both runners on the survivor, every record out once.
+    await pollFor(
+      "both runners on the survivor",
+      async () => ((await workers(survivor)) === `${name}:RUNNING,${name}:RUNNING` ? true : undefined),
       30_000,
     );
     const out = await pollFor(
@@ -195,7 +266,6 @@ describe("28: two instances on one PostgreSQL store", () => {
       },
       30_000,
     );
-    const ns = out.map((r) => (r.value as { n: number }).n).sort((x, y) => x - y);
-    expect(ns).toEqual(Array.from({ length: 400 }, (_, i) => i));
+    expect(out.map((r) => (r.value as { n: number }).n).sort((x, y) => x - y)).toEqual(Array.from({ length: 400 }, (_, i) => i));
   });
 });
