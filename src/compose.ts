@@ -306,6 +306,15 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
 const SHARED_PENDING_MS = 3_600_000;
 
 /**
+ * Which PENDING audit entries a start (and, on a shared store, the hourly housekeeping) closes:
+ * all of them on a store of this instance alone; on a shared store, where other instances'
+ * changes may be under way, only those older than any change takes.
+ */
+function pendingRule(shared: boolean): () => { startedBefore?: number } {
+  return () => (shared ? { startedBefore: Date.now() - SHARED_PENDING_MS } : {});
+}
+
+/**
  * Loupe's background work, each job registered once, started in this order (after the app is
  * built, before it serves) and stopped in the reverse order:
  *  - audit-closing: entries a crash left PENDING are closed as UNKNOWN, before any request;
@@ -341,9 +350,7 @@ function backgroundJobs(
   },
 ): Background {
   const log = d.logs.logger("background");
-  // On a shared store the PENDING entries of changes under way on other instances are not closed:
-  // only those older than any change takes.
-  const interruptedBefore = () => (d.shared ? { startedBefore: Date.now() - SHARED_PENDING_MS } : {});
+  const interruptedBefore = pendingRule(d.shared);
   const background = new Background({
     log: {
       failed: (job, error) => log.warn("background job failed", { job, error: error instanceof Error ? error.message : String(error) }),
