@@ -100,25 +100,6 @@ describe("alerts on broker internals (1008 to 1013)", () => {
     expect(off.get(1013)!.isAvailable).toBe(true);
   });
 
-  test("26: 1009 and 1010 are raised from the broker's real readings; one Kafka version raises no 1008", async () => {
-    const [fds] = await waitFor(async () => ((await pass(1009)).length > 0 ? pass(1009) : null), { what: "1009 raised" });
-    const scraped = await (await fetch(metricsUrl)).text();
-    const max = /^process_max_fds (\S+)$/m.exec(scraped)![1]!;
-    expect(fds!.labels).toMatchObject({ alertname: "FileDescriptorsHigh", instance: "broker 1", broker: "1" });
-    expect(fds!.annotations.summary).toMatch(
-      new RegExp(`^Broker 1 has \\d+ of its ${Number(max)} file descriptors open \\(\\d+(\\.\\d)? %, over 0 %\\)$`),
-    );
-    // The meter's first tick comes 5 s after the broker started: until then it is not measured.
-    const [idle] = await waitFor(async () => ((await pass(1010)).length > 0 ? pass(1010) : null), {
-      what: "1010 raised",
-      timeoutMs: 20_000,
-    });
-    expect(idle!.annotations.summary).toMatch(
-      /^Broker 1's request handler threads are idle \d+(\.\d)? % of the time \(one-minute average, under 100 %\)$/,
-    );
-    expect(await notifications(1008)).toEqual([]);
-  }, 40_000);
-
   test("26: keyless records refused by a compacted topic are failed produce requests: 1012 raised, and resolved once they stop", async () => {
     const kafka = rt.kafka.get(withEndpoints);
     const topic = uniqueTopic("alerts-compacted");
@@ -138,6 +119,23 @@ describe("alerts on broker internals (1008 to 1013)", () => {
     expect((await notifications(1012))[0]!.endsAt).not.toBeNull();
     await kafka.topics.delete(topic);
   }, 30_000);
+
+  test("26: 1013 reads each log dir's disk from DescribeLogDirs naming no partition; one broker has no average to be over", async () => {
+    const [broker] = await rt.kafka.get(withEndpoints).logDirs.brokerDirs({ partitions: false });
+    expect(broker!.brokerId).toBe(1);
+    for (const d of broker!.dirs) {
+      expect(d).toMatchObject({ bytes: 0, partitions: 0, error: null });
+      expect(d.totalBytes).toBeGreaterThan(0);
+      expect(d.usableBytes).toBeGreaterThanOrEqual(0);
+    }
+    const res = await rt.request("/api/alerts/settings/1013", {
+      method: "PUT",
+      role: "admin",
+      headers: { "x-service-cluster": withEndpoints },
+    });
+    expect(res.status).toBe(200);
+    expect(await pass(1013)).toEqual([]);
+  });
 
   test("26: a broker whose endpoint does not answer keeps its findings as they were, and the reason is logged", async () => {
     const port = new URL(metricsUrl).port;
@@ -173,4 +171,23 @@ describe("alerts on broker internals (1008 to 1013)", () => {
     expect(sink.text()).toContain("a broker's metrics endpoint did not answer; its alerts stay as they were");
     expect(sink.text()).toContain(`http://127.0.0.2:${port}/metrics`);
   });
+  test("26: 1009 and 1010 are raised from the broker's real readings; one Kafka version raises no 1008", async () => {
+    const raised = (alertId: number) => async () => ((await pass(alertId)).length > 0 ? notifications(alertId) : null);
+    const [fds] = await waitFor(raised(1009), { what: "1009 raised" });
+    const scraped = await (await fetch(metricsUrl)).text();
+    const max = /^process_max_fds (\S+)$/m.exec(scraped)![1]!;
+    expect(fds!.labels).toMatchObject({ alertname: "FileDescriptorsHigh", instance: "broker 1", broker: "1" });
+    expect(fds!.annotations.summary).toMatch(
+      new RegExp(`^Broker 1 has \\d+ of its ${Number(max)} file descriptors open \\(\\d+(\\.\\d)? %, over 0 %\\)$`),
+    );
+    // The meter's first tick comes 5 s after the broker started: until then it is not measured.
+    const [idle] = await waitFor(async () => ((await pass(1010)).length > 0 ? pass(1010) : null), {
+      what: "1010 raised",
+      timeoutMs: 20_000,
+    });
+    expect(idle!.annotations.summary).toMatch(
+      /^Broker 1's request handler threads are idle \d+(\.\d)? % of the time \(one-minute average, under 100 %\)$/,
+    );
+    expect(await notifications(1008)).toEqual([]);
+  }, 40_000);
 });
