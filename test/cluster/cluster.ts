@@ -477,11 +477,11 @@ export async function restartService(proc: ServiceProcess, opts: { timeoutMs?: n
   if (proc.ownerPid) proc.watchdogPid = spawnWatchdog(proc.ownerPid, proc.pid, proc.runDir);
   // The same ports: one may still be held briefly by the killed process's sockets.
   if (proc.name === "ldap") {
-    await waitUntil(proc, () => ldapService.probe(proc), opts.timeoutMs ?? 15_000, `OpenLDAP slapd ${proc.version} (restart)`, 20);
+    await waitUntil(proc, () => ldapService.probe(proc), opts.timeoutMs ?? 60_000, `OpenLDAP slapd ${proc.version} (restart)`, 20);
   } else if (proc.name === "alertmanager") {
-    await waitUntil(proc, () => alertmanagerService.probe(proc), opts.timeoutMs ?? 15_000, `Alertmanager ${proc.version} (restart)`, 20);
+    await waitUntil(proc, () => alertmanagerService.probe(proc), opts.timeoutMs ?? 60_000, `Alertmanager ${proc.version} (restart)`, 20);
   } else if (proc.name === "postgres") {
-    await waitUntil(proc, () => postgresService.probe(proc), opts.timeoutMs ?? 30_000, `PostgreSQL ${proc.version} (restart)`, 50);
+    await waitUntil(proc, () => postgresService.probe(proc), opts.timeoutMs ?? 60_000, `PostgreSQL ${proc.version} (restart)`, 50);
   } else if (proc.name === "connect" || proc.name === "registry") {
     const kind = REPLICATED[proc.name];
     const url = proc.env[kind.envKey]!;
@@ -1557,7 +1557,7 @@ export const ldapService: ServiceDef = {
     if (ctx.ownerPid) proc.watchdogPid = spawnWatchdog(ctx.ownerPid, pid, ctx.runDir);
     const what = `OpenLDAP slapd ${proc.version}`;
     // The rootdn binds as soon as slapd listens, before the tree exists.
-    await waitUntil(proc, () => withLdap(url, LDAP_ADMIN.dn, LDAP_ADMIN.password, async () => true), ctx.timeoutMs ?? 15_000, what, 20);
+    await waitUntil(proc, () => withLdap(url, LDAP_ADMIN.dn, LDAP_ADMIN.password, async () => true), ctx.timeoutMs ?? 60_000, what, 20);
     try {
       await withLdap(url, LDAP_ADMIN.dn, LDAP_ADMIN.password, async (client) => {
         for (const e of ldapSeed()) await client.add(e.dn, e.attributes);
@@ -1768,7 +1768,7 @@ export const alertmanagerService: ServiceDef = {
       ...(ctx.ownerPid ? { ownerPid: ctx.ownerPid } : {}),
     };
     if (ctx.ownerPid) proc.watchdogPid = spawnWatchdog(ctx.ownerPid, pid, ctx.runDir);
-    await waitUntil(proc, () => alertmanagerService.probe(proc), ctx.timeoutMs ?? 15_000, `Alertmanager ${proc.version}`, 20);
+    await waitUntil(proc, () => alertmanagerService.probe(proc), ctx.timeoutMs ?? 60_000, `Alertmanager ${proc.version}`, 20);
     proc.startMs = Math.round(performance.now() - t0);
     return proc;
   },
@@ -1938,7 +1938,7 @@ export const postgresService: ServiceDef = {
       ...(ctx.ownerPid ? { ownerPid: ctx.ownerPid } : {}),
     };
     if (ctx.ownerPid) proc.watchdogPid = spawnWatchdog(ctx.ownerPid, pid, ctx.runDir);
-    await waitUntil(proc, () => postgresAnswers(url), ctx.timeoutMs ?? 30_000, `PostgreSQL ${proc.version}`, 50);
+    await waitUntil(proc, () => postgresAnswers(url), ctx.timeoutMs ?? 60_000, `PostgreSQL ${proc.version}`, 50);
     proc.startMs = Math.round(performance.now() - t0);
     return proc;
   },

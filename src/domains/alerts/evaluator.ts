@@ -9,6 +9,8 @@
  * - 1008 to 1012 from the brokers' Prometheus endpoints, 1013 from DescribeLogDirs (broker-metrics.ts);
  * - 2000 consumer lag: each condition against one lag snapshot of the cluster (the lag engine's,
  *   a fixed number of requests whatever the number of groups);
+ * - 1002 Connect worker down, 1003 registry host down: every worker and registry host probed at
+ *   once, and what the proxies' requests found since the last pass (service-hosts.ts);
  * - 1004 Alertmanager down: an Alertmanager whose deliveries have failed three times in a row
  *   (from the outbox; raised on the default cluster, and delivered to the other channels);
  * - 3001 connector and 3002 task FAILED (beyond the SPEC): one status request per Connect
@@ -29,6 +31,7 @@ import { type LagCondition, parseLagCondition } from "./conditions.ts";
 import { type ConnectHealth, type ConnectorRestarts, connectFindings } from "./connect-failures.ts";
 import { imbalanceFindings, QuorumWatch } from "./kafka-findings.ts";
 import type { NotificationService, RaiseNotification } from "./notifications.ts";
+import { HOST_ALERTS, type ServiceHostSource } from "./service-hosts.ts";
 import type { AlertSettings } from "./settings.ts";
 
 /** Failed attempts in a row before an Alertmanager counts as down (1004). */
@@ -49,6 +52,7 @@ export interface Watched {
   connect?: ConnectHealth;
   restarts?: ConnectorRestarts;
   processors?: ProcessorHealth;
+  hosts?: ServiceHostSource;
 }
 
 interface Finding {
@@ -77,6 +81,14 @@ interface Deps {
 /** Partitions named in a summary, at most. */
 const NAMED = 10;
 
+/**
+ * A lag condition's finding for one group and topic. The topic comes last, after a `/` no topic
+ * name holds, so any group name stays unambiguous; no control character (a NUL once): PostgreSQL
+ * text cannot hold NUL, and such a notification was never stored there.
+ */
+export const lagFingerprint = (cluster: string, conditionId: string, group: string, topic: string): string =>
+  `cond/${cluster}/2000/${conditionId}/${group}/${topic}`;
+
 export class AlertEvaluator {
   readonly #d: Deps;
   readonly #now: () => number;
@@ -102,6 +114,11 @@ export class AlertEvaluator {
   /** One pass over every cluster; a cluster that fails is logged and the others go on. */
   async evaluate(): Promise<void> {
     const failures: unknown[] = [];
+    // Probes wait on hosts, not on Kafka: they go out first and are counted at the end.
+    const hosts = this.#serviceHosts().then(
+      () => undefined,
+      (e: unknown) => ({ e }),
+    );
     for (const cluster of this.#d.kafka.names()) {
       try {
         await this.#cluster(cluster);
@@ -129,7 +146,28 @@ export class AlertEvaluator {
     } catch (e) {
       failures.push(e);
     }
+    const hostFailure = await hosts;
+    if (hostFailure) {
+      failures.push(hostFailure.e);
+      this.#d.log.warn("alert evaluation of the Connect workers and registry hosts failed", {}, hostFailure.e);
+    }
     if (failures.length > 0) throw failures[0];
+  }
+
+  /** 1002 and 1003: the hosts of enabled settings probed at once, reconciled per cluster. */
+  async #serviceHosts(): Promise<void> {
+    const source = this.#watched.hosts;
+    if (!source) return;
+    const probed = [];
+    for (const host of source.hosts()) if (await this.#d.settings.enabled(host.cluster, host.alertId)) probed.push(host);
+    const found = await source.health.pass(probed);
+    for (const cluster of this.#d.kafka.names())
+      for (const alertId of HOST_ALERTS)
+        await this.#reconcile(
+          cluster,
+          alertId,
+          found.filter((f) => f.raise.cluster === cluster && f.raise.alertId === alertId),
+        );
   }
 
   /**
@@ -140,11 +178,11 @@ export class AlertEvaluator {
     const cluster = connect.kafkaClusterOf(alias) || this.#d.kafka.default().name;
     const restarts = this.#watched.restarts;
     const wanted = (await this.#d.settings.enabled(cluster, 3001)) || (await this.#d.settings.enabled(cluster, 3002));
-    const states = wanted || restarts ? await connect.connectorStates(alias, cluster) : [];
+    const states = wanted || restarts ? await connect.connectorStates(alias) : [];
     const { connectors, tasks } = connectFindings(cluster, alias, states);
     await this.#reconcile(cluster, 3001, connectors, `${alias}/`);
     await this.#reconcile(cluster, 3002, tasks, `${alias}/`);
-    await restarts?.restart(alias, cluster, states);
+    await restarts?.restart(alias, states);
   }
 
   /** The cluster's FAILED processors, from the store: no Kafka request. */
@@ -267,7 +305,7 @@ export class AlertEvaluator {
         if (value === null || value < threshold) continue;
         const amount = metric === "lag" ? `${value} records` : `${Math.round(value)} s`;
         out.push({
-          fingerprint: `cond/${cluster}/2000/${c.id}/${l.group}\u0000${l.topic}`,
+          fingerprint: lagFingerprint(cluster, c.id, l.group, l.topic),
           holdMs,
           raise: {
             cluster,
