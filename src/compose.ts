@@ -16,6 +16,7 @@ import { openConfiguredStore } from "./db/open.ts";
 import { GroupRepo } from "./domains/access/group-repo.ts";
 import { GroupService } from "./domains/access/group-service.ts";
 import { internalTopicsOf } from "./domains/access/internal-topics.ts";
+import { BrokerMetrics } from "./domains/alerts/broker-metrics.ts";
 import { ConnectorRestarts } from "./domains/alerts/connect-failures.ts";
 import { AlertEvaluator } from "./domains/alerts/evaluator.ts";
 import { NotificationService } from "./domains/alerts/notifications.ts";
@@ -420,7 +421,8 @@ interface AlertParts {
 
 /** Alert settings, notifications, their outbox and the evaluation. */
 function alertParts(config: Config, db: Db, d: { kafka: KafkaPool; lag: LagEngine; log: Logger }): AlertParts {
-  const alertSettings = new AlertSettings(db);
+  const brokerMetrics = new BrokerMetrics(config.kafka.clusters, d.kafka, d.log);
+  const alertSettings = new AlertSettings(db, { unavailable: (cluster, id) => brokerMetrics.unavailable(cluster, id) });
   const notifications = new NotificationService(db, d.log, { externalUrl: externalUrl(config) });
   const alertOutbox = new AlertOutbox(db, d.log, outboxOptions(config));
   notifications.attach(alertOutbox, alertSettings);
@@ -431,6 +433,7 @@ function alertParts(config: Config, db: Db, d: { kafka: KafkaPool; lag: LagEngin
     settings: alertSettings,
     deliveries: alertOutbox,
     log: d.log,
+    brokerMetrics,
   });
   return { alertSettings, notifications, alertOutbox, alertEvaluator, hostHealth: new ServiceHostHealth() };
 }

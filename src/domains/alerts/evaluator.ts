@@ -6,6 +6,7 @@
  * - 1005 under-replicated and 1006 offline partitions, 1014 leader imbalance: from the same one
  *   Metadata request;
  * - 1007 the controller quorum without a leader, or its leader changed: one DescribeQuorum;
+ * - 1008 to 1012 from the brokers' Prometheus endpoints, 1013 from DescribeLogDirs (broker-metrics.ts);
  * - 2000 consumer lag: each condition against one lag snapshot of the cluster (the lag engine's,
  *   a fixed number of requests whatever the number of groups);
  * - 1002 Connect worker down, 1003 registry host down: every worker and registry host probed at
@@ -25,6 +26,7 @@
 import type { KafkaPool, QuorumState } from "../../kafka/index.ts";
 import { LagEngine } from "../../lag/engine.ts";
 import type { Logger } from "../../log/logger.ts";
+import type { BrokerMetrics } from "./broker-metrics.ts";
 import { type LagCondition, parseLagCondition } from "./conditions.ts";
 import { type ConnectHealth, type ConnectorRestarts, connectFindings } from "./connect-failures.ts";
 import { imbalanceFindings, QuorumWatch } from "./kafka-findings.ts";
@@ -72,6 +74,8 @@ interface Deps {
   settings: AlertSettings;
   deliveries: DeliveryHealth;
   log: Logger;
+  /** Broker internals (1008 to 1013); none evaluated without it. */
+  brokerMetrics?: BrokerMetrics;
 }
 
 /** Partitions named in a summary, at most. */
@@ -261,6 +265,8 @@ export class AlertEvaluator {
     await this.#reconcile(cluster, 1005, partitionsFinding(1005, state.underReplicated, "under-replicated"));
     await this.#reconcile(cluster, 1006, partitionsFinding(1006, state.offline, "offline (no leader)"));
     await this.#reconcile(cluster, 1014, imbalanceFindings(cluster, state.preferredLeaders));
+    const internals = await this.#d.brokerMetrics?.findings(cluster, state.brokers, (id) => this.#d.settings.enabled(cluster, id));
+    for (const { alertId, findings } of internals ?? []) await this.#reconcile(cluster, alertId, findings);
     await this.#quorum(cluster);
     await this.#reconcile(cluster, 2000, await this.#lag(cluster));
   }
