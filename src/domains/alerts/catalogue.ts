@@ -47,9 +47,7 @@ const def = (
 export const ALERTS: readonly AlertDefinition[] = [
   def(1, "LicenseInvalid", "License is invalid", "License", "HIGH", false, { unavailable: "Loupe has no licence" }),
   def(1000, "BrokerDown", "Broker is down", "Infrastructure", "CRITICAL", true),
-  def(1001, "CoordinationNodeDown", "Coordination-service node is down", "Infrastructure", "HIGH", false, {
-    unavailable: "KRaft clusters have no ZooKeeper; Loupe does not watch the controller quorum's nodes yet",
-  }),
+  def(1001, "CoordinationNodeDown", "Coordination-service node is down", "Infrastructure", "HIGH", false),
   def(1002, "ConnectWorkerDown", "Connector worker is down", "Infrastructure", "HIGH", true),
   def(1003, "SchemaRegistryDown", "Schema registry is down", "Infrastructure", "HIGH", true),
   def(1004, "AlertmanagerDown", "Alert manager is down", "Infrastructure", "HIGH", true),

@@ -5,7 +5,8 @@
  * - 1000 broker down: a broker seen by an earlier pass of this instance and gone from the metadata;
  * - 1005 under-replicated and 1006 offline partitions, 1014 leader imbalance: from the same one
  *   Metadata request;
- * - 1007 the controller quorum without a leader, or its leader changed: one DescribeQuorum;
+ * - 1007 the controller quorum without a leader, or its leader changed, and 1001 a controller of
+ *   the quorum that no longer fetches from its leader: one DescribeQuorum;
  * - 1008 to 1012 from the brokers' Prometheus endpoints, 1013 from DescribeLogDirs (broker-metrics.ts);
  * - 2000 consumer lag: each condition against one lag snapshot of the cluster (the lag engine's,
  *   a fixed number of requests whatever the number of groups);
@@ -29,7 +30,7 @@ import type { Logger } from "../../log/logger.ts";
 import type { BrokerMetrics } from "./broker-metrics.ts";
 import { type LagCondition, parseLagCondition } from "./conditions.ts";
 import { type ConnectHealth, type ConnectorRestarts, connectFindings } from "./connect-failures.ts";
-import { imbalanceFindings, QuorumWatch } from "./kafka-findings.ts";
+import { imbalanceFindings, QuorumWatch, voterFindings } from "./kafka-findings.ts";
 import type { NotificationService, RaiseNotification } from "./notifications.ts";
 import { HOST_ALERTS, type ServiceHostSource } from "./service-hosts.ts";
 import type { AlertSettings } from "./settings.ts";
@@ -276,7 +277,10 @@ export class AlertEvaluator {
    * time, a principal without DESCRIBE on the cluster) leaves 1007 as it was: logged, not guessed.
    */
   async #quorum(cluster: string): Promise<void> {
-    if (!(await this.#d.settings.enabled(cluster, 1007))) return this.#reconcile(cluster, 1007, []);
+    const [leadership, voters] = [await this.#d.settings.enabled(cluster, 1007), await this.#d.settings.enabled(cluster, 1001)];
+    if (!leadership) await this.#reconcile(cluster, 1007, []);
+    if (!voters) await this.#reconcile(cluster, 1001, []);
+    if (!leadership && !voters) return;
     let quorum: QuorumState | null;
     try {
       quorum = await this.#d.kafka.get(cluster).quorum();
@@ -284,7 +288,8 @@ export class AlertEvaluator {
       this.#d.log.warn("the controller quorum could not be described", { cluster }, e);
       return;
     }
-    await this.#reconcile(cluster, 1007, this.#quorumWatch.findings(cluster, quorum, this.#now()));
+    if (leadership) await this.#reconcile(cluster, 1007, this.#quorumWatch.findings(cluster, quorum, this.#now()));
+    if (voters) await this.#reconcile(cluster, 1001, voterFindings(cluster, quorum));
   }
 
   /** Every lag condition of the cluster against one snapshot; none taken when there is no condition. */
