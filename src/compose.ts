@@ -434,6 +434,7 @@ function alertParts(config: Config, db: Db, d: { kafka: KafkaPool; lag: LagEngin
     deliveries: alertOutbox,
     log: d.log,
     brokerMetrics,
+    controllerSilenceMs: config.alerts.controllerSilence,
   });
   return { alertSettings, notifications, alertOutbox, alertEvaluator, hostHealth: new ServiceHostHealth() };
 }
