@@ -186,7 +186,10 @@ async function storeOfEveryKind(dataDir: string): Promise<string[]> {
       updated_at: t,
     })
     .execute();
-  await db.insertInto("masking_salt").values({ id: 1, salt: "ab".repeat(32) }).execute();
+  await db
+    .insertInto("masking_salt")
+    .values({ id: 1, salt: "ab".repeat(32) })
+    .execute();
   const empty: string[] = [];
   for (const { name } of await rowsOf<{ name: string }>(
     store,

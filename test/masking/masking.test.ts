@@ -93,6 +93,11 @@ async function tokenOf(u: { name: string; password: string }): Promise<string> {
   return token;
 }
 
+/** Every base64 string of a JSON answer, decoded: raw bytes must not hold a clear value either. */
+function atobAll(text: string): string {
+  return [...text.matchAll(/"base64":"([A-Za-z0-9+/=]*)"/g)].map((m) => Buffer.from(m[1]!, "base64").toString("utf8")).join("\n");
+}
+
 /** The answer's bytes as text, and the clear values found in it (compared without case). */
 function leaks(text: string): string[] {
   const lower = text.toLowerCase();
@@ -203,6 +208,22 @@ describe("data masking", () => {
     } finally {
       live.close();
     }
+  });
+
+  test("29: the message browser shows a masked user the masked text and none of the raw bytes; the exception group sees them", async () => {
+    const page = (token: string) => rt.request(`/api/topics/${topic}/records?seek=oldest&limit=10`, { token });
+    const masked = await page(await tokenOf(MIA));
+    expect(masked.status).toBe(200);
+    const text = await masked.text();
+    expect(leaks(text)).toEqual([]);
+    // Nor in the raw bytes' base64 (an empty base64 is said to be masked).
+    expect(leaks(atobAll(text))).toEqual([]);
+    const body = JSON.parse(text) as { records: Array<{ value: { text: string; base64: string; masked?: boolean } }> };
+    expect(body.records.length).toBeGreaterThanOrEqual(2);
+    for (const r of body.records) expect(r.value).toMatchObject({ base64: "", masked: true });
+    expect(JSON.parse(body.records[0]!.value.text)).toMatchObject({ ssn: "****" });
+    const clear = await page(await tokenOf(TESS));
+    expect(leaks(await clear.text())).toEqual(CLEAR);
   });
 
   test("29: an exception group and a user outside the policy's groups and roles see the clear values; a masked role does not", async () => {

@@ -282,6 +282,11 @@ export class SqlService {
     };
   }
 
+  /** What of the topic's records the viewer's masking policies hide; null for nothing. */
+  maskFor(viewer: Viewer, cluster: string, topic: string): Promise<RecordMask | null> {
+    return this.opts.masks ? this.opts.masks.maskFor(viewer, cluster, topic) : Promise.resolve(null);
+  }
+
   /**
    * The decoders of the topic as `viewer` may see its records: the viewer's masking policies
    * applied where each key and value is decoded (src/engine/mask.ts), so that nothing evaluated
@@ -296,10 +301,7 @@ export class SqlService {
     chosen: { keyFormat?: DataFormat; valueFormat?: DataFormat },
     where: ExpressionNode | null = null,
   ): Promise<{ keyDecoder: Decoder; valueDecoder: Decoder; valueFormat?: DataFormat; mask: RecordMask | null }> {
-    const [decoders, mask] = await Promise.all([
-      this.decoders(cluster, topic, chosen),
-      this.opts.masks ? this.opts.masks.maskFor(viewer, cluster, topic) : null,
-    ]);
+    const [decoders, mask] = await Promise.all([this.decoders(cluster, topic, chosen), this.maskFor(viewer, cluster, topic)]);
     const { keyDecoder, valueDecoder, valueFormat } = decoders;
     if (mask === null) return { keyDecoder, valueDecoder, ...(valueFormat ? { valueFormat } : {}), mask };
     if (where !== null) refuseMaskedFilter(where, mask);
