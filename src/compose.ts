@@ -222,6 +222,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     audit: (entry) => audit.record(entry),
     schemaOf: outputSchemaOf,
     catalog: (cluster) => sql.catalog(cluster),
+    masks: sql,
   });
   // A processor runs with its owner's rights: checked again whenever access changes, and now and
   // then for what changes outside Loupe (a directory's groups).

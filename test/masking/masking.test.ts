@@ -238,6 +238,20 @@ describe("data masking", () => {
     const wanda = await query(sql, await rt.token("write"));
     expect(leaks(wanda.text)).toEqual([SSN, CARD, TOKEN]);
     expect(JSON.parse(wanda.text).maskedFields).toEqual(["email"]);
+    // Nor can it copy the topic through a processor, whose output would be clear (nothing is created).
+    topics.push(`${topic}-copy`);
+    const processor = await rt.request("/api/streams", {
+      method: "POST",
+      role: "write",
+      headers: { accept: "application/json" },
+      body: JSON.stringify({
+        name: `copy-${topic}`,
+        sql: `SET autocreate = true; INSERT INTO \`${topic}-copy\` SELECT STREAM * FROM \`${topic}\``,
+        runners: 0,
+      }),
+    });
+    expect(processor.status).toBe(400);
+    expect((await errorOf(processor)).message).toContain("Masking policies hide fields");
   });
 
   test("29: the policies API refuses bad input with a 4xx, audits each change and never answers or logs the salt", async () => {
