@@ -24,6 +24,13 @@ export type MaskHow =
   /** The field is left out. */
   | { kind: "REMOVE" };
 
+/**
+ * What a masked query shows for a value that decodes to text or bytes: it has no fields to mask,
+ * and may be a structured payload read without its schema (Avro binary shown as text holds its
+ * strings as they are), so it is hidden whole.
+ */
+export const MASKED_WHOLE = "****";
+
 /** Which is applied when several rules match one field: the one that shows least. */
 const STRENGTH: Record<MaskHow["kind"], number> = { REMOVE: 0, REDACT: 1, HASH: 2, KEEP_LAST_N: 3 };
 
@@ -129,9 +136,18 @@ export class RecordMask {
     return changed ? out : value;
   }
 
-  /** `inner`'s answer, masked: the value only (its JSON text and typed text would be the clear ones). */
-  decoder(inner: Decoder): Decoder {
-    const mask = (d: Decoded): Decoded => ({ value: this.apply(d.value), ...(d.format ? { format: d.format } : {}) });
+  /**
+   * `inner`'s answer, masked: the value only (its JSON text and typed text would be the clear
+   * ones). A value (not a key: keys are mostly plain text) that decodes to text or bytes is
+   * hidden whole (MASKED_WHOLE).
+   */
+  decoder(inner: Decoder, side: "key" | "value"): Decoder {
+    const whole = side === "value";
+    const mask = (d: Decoded): Decoded => {
+      const v = d.value;
+      const value = whole && (typeof v === "string" || v instanceof Uint8Array) ? MASKED_WHOLE : this.apply(v);
+      return { value, ...(d.format ? { format: d.format } : {}) };
+    };
     return (bytes) => {
       const d = inner(bytes);
       return d instanceof Promise ? d.then(mask) : mask(d);

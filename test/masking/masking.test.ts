@@ -299,4 +299,25 @@ describe("data masking", () => {
     expect(await (await send("GET", "/api/masking/policies")).text()).not.toContain(salt);
     expect(rt.sink.text()).not.toContain(salt);
   });
+
+  test("29: a masked user cannot read the topic as text or bytes: such a SET is refused, and a value that is no structured record is hidden whole", async () => {
+    const mia = await tokenOf(MIA);
+    for (const set of ["SET value.format = 'STRING';", "SET value.format = 'BYTES';", "SET key.format = 'STRING';"]) {
+      const res = await rt.request(`/api/sql/data?${new URLSearchParams({ sql: `${set} SELECT * FROM \`${topic}\`` })}`, { token: mia });
+      expect({ set, status: res.status }).toEqual({ set, status: 400 });
+      expect((await errorOf(res)).message).toContain("masking policy");
+    }
+    // Read as JSON, as it is: allowed, and masked.
+    const json = await query(`SET value.format = 'JSON'; SELECT * FROM \`${topic}\` LIMIT 1`, mia);
+    expect(json.status).toBe(200);
+    expect(leaks(json.text)).toEqual([]);
+    // A value inference reads as text (as Avro binary without its schema would be): hidden whole.
+    await rt.kafka.default().writes.produce(topic, [{ key: "text", value: `ssn ${SSN} card ${CARD}` }]);
+    const text = await query(`SELECT * FROM \`${topic}\` WHERE _key = 'text'`, mia);
+    expect(leaks(text.text)).toEqual([]);
+    expect((JSON.parse(text.text) as { messages: Array<{ value: string }> }).messages.map((m) => m.value)).toEqual(['"****"']);
+    const page = await rt.request(`/api/topics/${topic}/records?seek=newest&limit=1`, { token: mia });
+    const pageText = await page.text();
+    expect(leaks(pageText + atobAll(pageText))).toEqual([]);
+  });
 });

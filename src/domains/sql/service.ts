@@ -305,9 +305,11 @@ export class SqlService {
     const { keyDecoder, valueDecoder, valueFormat } = decoders;
     if (mask === null) return { keyDecoder, valueDecoder, ...(valueFormat ? { valueFormat } : {}), mask };
     if (where !== null) refuseMaskedFilter(where, mask);
+    if (chosen.keyFormat !== undefined || chosen.valueFormat !== undefined)
+      refuseRawFormat(chosen, (await this.opts.formats.get(cluster, topic)) ?? {});
     return {
-      keyDecoder: mask.decoder(keyDecoder),
-      valueDecoder: mask.decoder(valueDecoder),
+      keyDecoder: mask.decoder(keyDecoder, "key"),
+      valueDecoder: mask.decoder(valueDecoder, "value"),
       ...(valueFormat ? { valueFormat } : {}),
       mask,
     };
@@ -404,6 +406,27 @@ export class SqlService {
 
   close(): void {
     this.queries.killAll();
+  }
+}
+
+/** Formats whose values are the structured values masking policies mask field by field. */
+const STRUCTURED: ReadonlySet<DataFormat> = new Set(["JSON", "AVRO", "PROTOBUF"]);
+
+/**
+ * Throws BAD_REQUEST when a masked query chooses (SET key.format / value.format, `_ktype` /
+ * `_vtype`) to read a side as text, bytes or a number other than the topic's stored format: that
+ * would show the payload's bytes, masked fields and all.
+ */
+function refuseRawFormat(chosen: { keyFormat?: DataFormat; valueFormat?: DataFormat }, stored: TopicFormat): void {
+  for (const [side, f, own] of [
+    ["key", chosen.keyFormat, format(stored.keyType)],
+    ["value", chosen.valueFormat, format(stored.valueType)],
+  ] as const) {
+    if (f === undefined || STRUCTURED.has(f) || f === own) continue;
+    throw new AppError(
+      "BAD_REQUEST",
+      `The query reads the ${side} as ${f}, which would show fields a masking policy hides from you: on this topic, read it in its own format (drop SET ${side}.format)`,
+    );
   }
 }
 

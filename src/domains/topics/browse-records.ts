@@ -315,7 +315,12 @@ export async function topicDecoders(
 ): Promise<TopicDecoders> {
   const [decoders, mask] = await Promise.all([clearDecoders(sql, cluster, topic), sql.maskFor(viewer, cluster, topic)]);
   if (mask === null) return decoders;
-  return { ...decoders, keyDecoder: mask.decoder(decoders.keyDecoder), valueDecoder: mask.decoder(decoders.valueDecoder), masked: true };
+  return {
+    ...decoders,
+    keyDecoder: mask.decoder(decoders.keyDecoder, "key"),
+    valueDecoder: mask.decoder(decoders.valueDecoder, "value"),
+    masked: true,
+  };
 }
 
 async function clearDecoders(sql: Pick<SqlService, "decoders">, cluster: string, topic: string): Promise<TopicDecoders> {
