@@ -95,13 +95,16 @@ async function relay(stream: ReadableStream<Uint8Array>, to: NodeJS.WriteStream,
   let file = "";
   let partial = "";
   let following: { entry: Failure; left: number } | undefined;
+  let summary = false;
   for await (const chunk of stream) {
     to.write(chunk);
     const lines = (partial + decoder.decode(chunk, { stream: true })).split("\n");
     partial = lines.pop() ?? "";
     for (const line of lines) {
       if (/^test\/\S+\.test\.ts:$/.test(line)) file = line.slice(0, -1);
-      if (line.startsWith("(fail)")) failures.push({ phase, file, line, context: recent.slice(-CONTEXT_LINES) });
+      // bun's own summary at the end repeats the failed tests, without their files: not again.
+      if (/^\d+ tests? failed:$/.test(line.trim())) summary = true;
+      if (line.startsWith("(fail)") && !summary) failures.push({ phase, file, line, context: recent.slice(-CONTEXT_LINES) });
       // An error outside any test (bun counts it as a failure, with no `(fail)` line): the lines after it say what.
       if (/Unhandled error|unhandled rejection/i.test(line)) {
         const entry: Failure = { phase, file, line, context: [] };
