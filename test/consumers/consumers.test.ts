@@ -97,6 +97,7 @@ describe("consumer group lag", () => {
     expect(list.find((x) => x.id === g)).toEqual({
       id: g,
       state: "Empty",
+      type: "classic",
       protocolType: "",
       protocol: "",
       members: 0,
