@@ -97,7 +97,8 @@ describe("consumer groups", () => {
       await signedIn(page, `/consumers?q=${GROUP}`, "write");
       const row = page.getByRole("table", { name: "Consumer groups" }).getByRole("row", { name: new RegExp(GROUP) });
       await row.waitFor();
-      expect(await row.locator("td").nth(4).innerText()).toBe("6");
+      expect(await row.locator("td").nth(2).innerText()).toBe("classic");
+      expect(await row.locator("td").nth(5).innerText()).toBe("6");
       expect(await seriousViolations(page)).toEqual([]);
 
       await page.getByRole("link", { name: GROUP }).click();
