@@ -21,6 +21,7 @@ import {
 import { AppError } from "../errors.ts";
 import { byTopic, num } from "./client.ts";
 import type { KafkaConnection } from "./connection.ts";
+import { metadataWithErrors } from "./describe-cluster.ts";
 import type { OffsetOps } from "./offsets.ts";
 import type { ShareGroupDescription, ShareGroupSummary, ShareStartOffset, TopicPartitionRef } from "./types.ts";
 
@@ -233,14 +234,7 @@ export class ShareGroupOps {
       });
       const refs = new Map<string, TopicPartitionRef>();
       for (const list of out.values()) for (const o of list) refs.set(`${o.topic}\u0000${o.partition}`, o);
-      const ends = new Map<string, number>();
-      if (refs.size) {
-        for (const o of await this.#offsets.list(
-          [...refs.values()].map(({ topic, partition }) => ({ topic, partition })),
-          "latest",
-        ))
-          if (o.offset >= 0) ends.set(`${o.topic}\u0000${o.partition}`, o.offset);
-      }
+      const ends = await this.#ends([...refs.values()].map(({ topic, partition }) => ({ topic, partition })));
       const result = new Map<string, Array<ShareStartOffset & { endOffset: number | null }>>();
       for (const [id, list] of out)
         result.set(
@@ -253,6 +247,23 @@ export class ShareGroupOps {
         );
       return result;
     });
+  }
+
+  /**
+   * End offsets by partition key. A group keeps start offsets on a topic deleted since, which
+   * fails the whole ListOffsets: the topics that are gone are left out and the rest asked again.
+   */
+  async #ends(refs: TopicPartitionRef[]): Promise<Map<string, number>> {
+    const ends = new Map<string, number>();
+    if (refs.length === 0) return ends;
+    const listed = await this.#offsets.list(refs, "latest").catch(async (e: unknown) => {
+      if ((e as { code?: string }).code !== "NOT_FOUND") throw e;
+      const present = new Set((await metadataWithErrors(this.#conn)).topics.filter((t) => t.errorCode === 0).map((t) => t.name));
+      const left = refs.filter((r) => present.has(r.topic ?? ""));
+      return left.length ? this.#offsets.list(left, "latest") : [];
+    });
+    for (const o of listed) if (o.offset >= 0) ends.set(`${o.topic}\u0000${o.partition}`, o.offset);
+    return ends;
   }
 
   /** Every share group's partitions whose lag is known, sorted by group, topic, partition (for /metrics). */
