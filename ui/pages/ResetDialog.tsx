@@ -31,6 +31,7 @@ export function ResetDialog({
   rows: offsets,
   apply,
   legend,
+  noun = "offsets",
   queryKey,
 }: {
   dialog: RefObject<HTMLDialogElement | null>;
@@ -38,6 +39,8 @@ export function ResetDialog({
   rows: ResetRow[];
   apply: (body: OffsetReset) => Promise<unknown>;
   legend: string;
+  /** What moves, in the title and the button: "offsets", or a share group's "start offsets". */
+  noun?: string;
   queryKey: unknown[];
 }) {
   const topics = [...new Set(offsets.map((o) => o.topic))];
@@ -72,7 +75,9 @@ export function ResetDialog({
   return (
     <dialog ref={dialog} aria-labelledby="reset-title" onClose={() => reset.reset()}>
       <form method="dialog" onSubmit={submit} className="dialog-form">
-        <h2 id="reset-title">Reset the offsets of {group}</h2>
+        <h2 id="reset-title">
+          Reset the {noun} of {group}
+        </h2>
         <fieldset>
           <legend>{legend}</legend>
           {RESET_CHOICES.map((c) => (
@@ -126,7 +131,7 @@ export function ResetDialog({
         </fieldset>
         <DialogFooter
           error={reset.error}
-          label="Reset offsets"
+          label={`Reset ${noun}`}
           busyLabel="Resetting…"
           busy={reset.isPending}
           onCancel={() => dialog.current?.close()}

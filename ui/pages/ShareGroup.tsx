@@ -133,6 +133,7 @@ export function ShareGroupPage({ id, location, canWrite }: { id: string; locatio
               rows={g.offsets.map((o) => ({ topic: o.topic, partition: o.partition, current: o.startOffset, end: o.logEndOffset }))}
               apply={(body) => resetShareOffsets(id, body)}
               legend="Move the start offsets to"
+              noun="start offsets"
               queryKey={key}
             />
           )}
