@@ -196,6 +196,16 @@ export interface Database {
     /** Epoch milliseconds on the store's clock. */
     lease_until: number;
   };
+  /** What an instance tells the others sharing the store (src/db/instance-events.ts); kept minutes. */
+  instance_events: {
+    id: Generated<number>;
+    /** Epoch milliseconds on the store's clock. */
+    at: number;
+    instance: string;
+    kind: string;
+    /** JSON. */
+    body: string;
+  };
   /** Consumer lag history (src/lag/history-store.ts): one series per cluster, group and topic ('' for the group's total). */
   lag_series: {
     id: Generated<number>;

@@ -159,6 +159,7 @@ async function storeOfEveryKind(dataDir: string): Promise<string[]> {
     .values({ processor_id: "lsql_1", runner: 0, instance: "i", lease_until: t, state: "RUNNING", figures: "{}", updated_at: t })
     .execute();
   await db.insertInto("leases").values({ name: "alert-evaluation", holder: "i", lease_until: t }).execute();
+  await db.insertInto("instance_events").values({ at: t, instance: "i", kind: "audit", body: "{}" }).execute();
   const { id: series } = await db
     .insertInto("lag_series")
     .values({ cluster: "c", group_name: "g", topic: "orders" })
