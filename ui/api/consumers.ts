@@ -31,3 +31,6 @@ export const resetShareOffsets = (group: string, body: OffsetReset) =>
   api<OffsetResetAnswer>(`${sharePath(group)}/offsets`, { method: "PUT", body: JSON.stringify(body) });
 export const deleteShareGroup = (group: string) => api<unknown>(sharePath(group), { method: "DELETE" });
 export const fetchShareConfigs = (group: string) => api<GroupConfigEntry[]>(`${sharePath(group)}/configs`);
+/** Sets (a null value: removes) the group's own share.* configs. */
+export const alterShareConfigs = (group: string, configs: Array<{ key: string; value: string | null }>) =>
+  api<unknown>(`${sharePath(group)}/configs`, { method: "PUT", body: JSON.stringify({ configs }) });

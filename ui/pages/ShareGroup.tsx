@@ -1,8 +1,15 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useRef } from "react";
-import { deleteShareGroup, fetchShareConfigs, fetchShareGroup, resetShareOffsets } from "../api/consumers.ts";
+import { type FormEvent, useRef, useState } from "react";
+import {
+  alterShareConfigs,
+  deleteShareGroup,
+  fetchShareConfigs,
+  fetchShareGroup,
+  type GroupConfigEntry,
+  resetShareOffsets,
+} from "../api/consumers.ts";
 import { clusterOf, withCluster } from "../cluster.ts";
-import { ConfirmDeleteDialog, ErrorAlert, num, TableHead, Tile } from "../components.tsx";
+import { ActionResult, ConfirmDeleteDialog, ErrorAlert, num, TableHead, Tile } from "../components.tsx";
 import { number } from "../format.ts";
 import { navigate } from "../router.ts";
 import { ResetDialog } from "./ResetDialog.tsx";
@@ -126,6 +133,8 @@ export function ShareGroupPage({ id, location, canWrite }: { id: string; locatio
             </table>
           )}
 
+          {canWrite && configs.data && <ConfigForm group={id} configs={configs.data} queryKey={["share-group-configs", cluster, id]} />}
+
           {canWrite && (
             <ResetDialog
               dialog={dialog}
@@ -152,5 +161,50 @@ export function ShareGroupPage({ id, location, canWrite }: { id: string; locatio
         </>
       )}
     </section>
+  );
+}
+
+/**
+ * Sets one of the group's share.* configs, or (an empty value) removes the group's own value so
+ * the brokers' default applies again. The brokers check the value before it is stored.
+ */
+function ConfigForm({ group, configs, queryKey }: { group: string; configs: GroupConfigEntry[]; queryKey: unknown[] }) {
+  const editable = configs.filter((c) => !c.readOnly);
+  const [name, setName] = useState(editable[0]?.name ?? "");
+  const [done, setDone] = useState<string | null>(null);
+  const client = useQueryClient();
+  const alter = useMutation({
+    mutationFn: (change: { key: string; value: string | null }) => alterShareConfigs(group, [change]),
+    onSuccess: async (_, change) => {
+      setDone(change.value === null ? `${change.key} now has the brokers' default.` : `${change.key} set to ${change.value}.`);
+      await client.invalidateQueries({ queryKey });
+    },
+  });
+  function submit(e: FormEvent<HTMLFormElement>) {
+    e.preventDefault();
+    const value = String(new FormData(e.currentTarget).get("value") ?? "").trim();
+    setDone(null);
+    alter.mutate({ key: name, value: value === "" ? null : value });
+  }
+  if (editable.length === 0) return null;
+  return (
+    <form className="toolbar" onSubmit={submit} aria-label="Change a config">
+      <label className="stacked">
+        <span>Config</span>
+        <select value={name} onChange={(e) => setName(e.target.value)}>
+          {editable.map((c) => (
+            <option key={c.name}>{c.name}</option>
+          ))}
+        </select>
+      </label>
+      <label className="stacked">
+        <span>Value (empty: the brokers' default)</span>
+        <input name="value" key={name} defaultValue={editable.find((c) => c.name === name && !c.isDefault)?.value ?? ""} />
+      </label>
+      <button type="submit" disabled={alter.isPending}>
+        {alter.isPending ? "Saving…" : "Save config"}
+      </button>
+      <ActionResult error={alter.error} done={done} />
+    </form>
   );
 }
