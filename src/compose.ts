@@ -34,6 +34,8 @@ import { ConnectService } from "./domains/connect/service.ts";
 import { ConsumerService } from "./domains/consumers/service.ts";
 import { type ClusterProbe, kafkaProbe } from "./domains/health/service.ts";
 import { InsertService } from "./domains/insert/service.ts";
+import { MaskingRepo } from "./domains/masking/repo.ts";
+import { MaskingService } from "./domains/masking/service.ts";
 import { MetadataRepo } from "./domains/metadata/repo.ts";
 import { MetadataService } from "./domains/metadata/service.ts";
 import { storeTopicFormats } from "./domains/metadata/topic-formats.ts";
@@ -184,17 +186,14 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     hosts: alerts.hostHealth,
   });
   const inserts = new InsertService({ pool: kafka, formats: storeTopicFormats(store.db), registry, log: logs.logger("insert") });
+  const masking = new MaskingService(new MaskingRepo(store.db));
   const sql = new SqlService({
     pool: kafka,
+    masks: masking,
     formats: storeTopicFormats(store.db),
     registry,
     validateInsert: (statement, cluster, allowed) => inserts.validate(statement, cluster, allowed),
-    maxLimit: config.sql.maxLimit,
-    maxQueriesPerUser: config.sql.maxQueriesPerUser,
-    maxSizeBytes: config.sql.maxSize,
-    maxQueryTimeMs: config.sql.maxQueryTime,
-    maxQueryMemoryBytes: config.sql.maxQueryMemory,
-    clusterWaitMs: config.sql.clusterWait,
+    ...sqlLimits(config.sql),
     log: logs.logger("sql"),
   });
   const processorLog = logs.logger("processors");
@@ -227,6 +226,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     audit: (entry) => audit.record(entry),
     schemaOf: outputSchemaOf,
     catalog: (cluster) => sql.catalog(cluster),
+    masks: sql,
   });
   // A processor runs with its owner's rights: checked again whenever access changes, and now and
   // then for what changes outside Loupe (a directory's groups).
@@ -268,6 +268,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     profiles: new ProfileService(new ProfileRepo(store.db)),
     kafkaConfigs: new KafkaConfigService(kafka),
     groups,
+    masking,
     users: new UserService(store.db, auth, groups),
     serviceAccounts: new ServiceAccountService(store.db, auth, groups),
     kafka,
@@ -434,6 +435,7 @@ function alertParts(config: Config, db: Db, d: { kafka: KafkaPool; lag: LagEngin
     deliveries: alertOutbox,
     log: d.log,
     brokerMetrics,
+    controllerSilenceMs: config.alerts.controllerSilence,
   });
   return { alertSettings, notifications, alertOutbox, alertEvaluator, hostHealth: new ServiceHostHealth() };
 }
@@ -572,5 +574,17 @@ function metricsLine(config: Config, d: { logs: LogHub; counters: HttpCounters; 
         `kafkaRttMs=${config.kafka.clusters.map((c) => `${c.name}:${d.kafka.get(c.name).lastRoundTripMs?.toFixed(1) ?? "-"}`).join(",")}`,
     );
     lastRequests = counters.requests;
+  };
+}
+
+/** The query limits of the config's `sql` section, as SqlService takes them. */
+function sqlLimits(c: Config["sql"]) {
+  return {
+    maxLimit: c.maxLimit,
+    maxQueriesPerUser: c.maxQueriesPerUser,
+    maxSizeBytes: c.maxSize,
+    maxQueryTimeMs: c.maxQueryTime,
+    maxQueryMemoryBytes: c.maxQueryMemory,
+    clusterWaitMs: c.clusterWait,
   };
 }

@@ -572,6 +572,8 @@ export const configSchema = z
           .optional(),
         /** How often the conditions (brokers, partitions, consumer lag) are evaluated; 0 turns the evaluation off. */
         evaluationInterval: duration.default(30_000),
+        /** A controller of the KRaft quorum that has not fetched from its leader for this long is down (1001). */
+        controllerSilence: duration.pipe(z.number().min(1_000, "at least 1s")).default(30_000),
         /** How often a condition that still holds is sent to the Alertmanagers again (they resolve an alert not re-sent). */
         resendInterval: duration.pipe(z.number().min(1_000, "at least 1s")).default(60_000),
         /** How long one delivery may take before it counts as failed. */
@@ -621,6 +623,7 @@ export const configSchema = z
         alertmanagers: [],
         webhooks: [],
         evaluationInterval: 30_000,
+        controllerSilence: 30_000,
         resendInterval: 60_000,
         timeout: 10_000,
         initialBackoff: 1_000,

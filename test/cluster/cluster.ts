@@ -103,6 +103,11 @@ export interface StartContext {
   kafkaProperties?: Record<string, string | number | boolean>;
   /** Kafka only: how many nodes the cluster will have (default 1), for its replication defaults. */
   kafkaBrokers?: number;
+  /**
+   * Kafka only: this node is one of a static controller quorum (`controller.quorum.voters`), every
+   * node broker and controller, on these ports, formatted with this cluster id. See startControllerQuorum.
+   */
+  kafkaVoter?: { nodeId: number; port: number; controllerPort: number; voters: string; clusterId: string };
 }
 
 export interface LdapTls {
@@ -582,13 +587,15 @@ function brokerProperties(
   nodeId = 1,
   overrides: Record<string, string | number | boolean> = {},
   brokers = 1,
+  voters?: string,
 ): string {
-  // Node 1 is broker and controller; further nodes are brokers that use its controller.
-  const controller = nodeId === 1;
+  // Node 1 is broker and controller; further nodes are brokers that use its controller. In a
+  // static quorum (`voters`) every node is both.
+  const controller = nodeId === 1 || voters !== undefined;
   const props: Record<string, string | number | boolean> = {
     "process.roles": controller ? "broker,controller" : "broker",
     "node.id": nodeId,
-    "controller.quorum.bootstrap.servers": `127.0.0.1:${controllerPort}`,
+    ...(voters ? { "controller.quorum.voters": voters } : { "controller.quorum.bootstrap.servers": `127.0.0.1:${controllerPort}` }),
     listeners: controller ? `PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}` : `PLAINTEXT://127.0.0.1:${port}`,
     "advertised.listeners": `PLAINTEXT://127.0.0.1:${port}`,
     "controller.listener.names": "CONTROLLER",
@@ -731,27 +738,30 @@ export const kafkaService: ServiceDef = {
   async start(ctx) {
     const t0 = performance.now();
     const libs = await fetchKafka();
-    const nodeId = ctx.join?.nodeId ?? 1;
-    const port = await freePort();
+    const voter = ctx.kafkaVoter;
+    const nodeId = voter?.nodeId ?? ctx.join?.nodeId ?? 1;
+    const port = voter?.port ?? (await freePort());
     // Every node runs the Prometheus JMX exporter with Loupe's rules (alerts 1008-1012); it
     // costs about 0.1 s of CPU and 4 MB at start, lost in the broker's own start.
     const metricsPort = await freePort();
     const agent = `-javaagent:${await fetchJmxExporter()}=127.0.0.1:${metricsPort}:${JMX_EXPORTER_RULES}`;
-    const controllerPort = ctx.join ? ctx.join.node.ports.controller! : await freePort();
+    const controllerPort = voter?.controllerPort ?? (ctx.join ? ctx.join.node.ports.controller! : await freePort());
     const dataDir = join(ctx.runDir, "data");
     const propsFile = join(ctx.runDir, "server.properties");
     const log4jFile = join(ctx.runDir, "log4j2.properties");
     const logFile = join(ctx.runDir, "kafka.log");
     mkdirSync(dataDir, { recursive: true });
-    writeFileSync(propsFile, brokerProperties(dataDir, port, controllerPort, nodeId, ctx.kafkaProperties, ctx.kafkaBrokers));
+    writeFileSync(propsFile, brokerProperties(dataDir, port, controllerPort, nodeId, ctx.kafkaProperties, ctx.kafkaBrokers, voter?.voters));
     writeFileSync(log4jFile, KAFKA_LOG4J);
     const classpath = `${libs}/*`;
     const jvm = [javaBin(), ...BASE_JVM_OPTS, `-Dlog4j2.configurationFile=${log4jFile}`];
 
     // Formats the single-node KRaft quorum (a dynamic quorum of one voter: --standalone); a
-    // joining broker formats with the cluster id of the node it joins.
-    const clusterId = ctx.join ? kafkaClusterIdOf(ctx.join.node) : kafkaClusterId();
-    formatKraftStorage(jvm, classpath, propsFile, clusterId, ctx.runDir, [...(ctx.join ? [] : ["--standalone"]), "--ignore-formatted"]);
+    // joining broker formats with the cluster id of the node it joins; a node of a static quorum
+    // with the quorum's.
+    const clusterId = voter?.clusterId ?? (ctx.join ? kafkaClusterIdOf(ctx.join.node) : kafkaClusterId());
+    const standalone = ctx.join || voter ? [] : ["--standalone"];
+    formatKraftStorage(jvm, classpath, propsFile, clusterId, ctx.runDir, [...standalone, "--ignore-formatted"]);
 
     const command = [...jvm, "-Xms64m", "-Xmx512m", agent, ...(ctx.jvmOpts ?? []), "-cp", classpath, "kafka.Kafka", propsFile];
     const pid = spawnDetached(command, ctx.runDir, logFile);
@@ -2018,6 +2028,50 @@ export async function fetchAll(defs: ServiceDef[]): Promise<void> {
   } finally {
     endPlan();
   }
+}
+
+/**
+ * A Kafka cluster of `nodes` nodes that are each broker and controller, in a static quorum
+ * (`controller.quorum.voters`): what 1001 (a controller down) and 1007 (a leader change) need,
+ * which the tool's own clusters, with one controller, cannot show. The nodes start together (a
+ * quorum needs a majority up) and are stopped with `stop()` (or by their watchdogs when
+ * `ownerPid` is gone).
+ */
+export async function startControllerQuorum(
+  nodes: number,
+  opts: { ownerPid?: number; baseDir?: string } = {},
+): Promise<{ nodes: ServiceProcess[]; bootstrap: string; stop(): Promise<void> }> {
+  await fetchAll([kafkaService]);
+  const base = opts.baseDir ?? mkdtempSync(join(tmpdir(), "loupe-quorum-"));
+  const ports = await Promise.all(
+    Array.from({ length: nodes }, async () => ({ port: await freePort(), controllerPort: await freePort() })),
+  );
+  const voters = ports.map((p, i) => `${i + 1}@127.0.0.1:${p.controllerPort}`).join(",");
+  const clusterId = kafkaClusterId();
+  const started = await Promise.allSettled(
+    ports.map((p, i) => {
+      const runDir = join(base, `kafka-${i + 1}`);
+      mkdirSync(runDir, { recursive: true });
+      return kafkaService.start({
+        env: {},
+        runDir,
+        ...(opts.ownerPid ? { ownerPid: opts.ownerPid } : {}),
+        kafkaBrokers: nodes,
+        kafkaVoter: { nodeId: i + 1, ...p, voters, clusterId },
+      });
+    }),
+  );
+  const up = started.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+  const stop = async () => {
+    await Promise.all(up.map((n) => stopService(n)));
+    if (!opts.baseDir) rmSync(base, { recursive: true, force: true });
+  };
+  const failed = started.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failed) {
+    await stop();
+    throw failed.reason;
+  }
+  return { nodes: up, bootstrap: up.map((n) => n.env.KAFKA_BOOTSTRAP).join(","), stop };
 }
 
 /**

@@ -75,6 +75,8 @@ interface Deps {
   settings: AlertSettings;
   deliveries: DeliveryHealth;
   log: Logger;
+  /** A quorum voter silent this long is down (1001); VOTER_SILENT_MS when absent. */
+  controllerSilenceMs?: number;
   /** Broker internals (1008 to 1013); none evaluated without it. */
   brokerMetrics?: BrokerMetrics;
 }
@@ -289,7 +291,7 @@ export class AlertEvaluator {
       return;
     }
     if (leadership) await this.#reconcile(cluster, 1007, this.#quorumWatch.findings(cluster, quorum, this.#now()));
-    if (voters) await this.#reconcile(cluster, 1001, voterFindings(cluster, quorum));
+    if (voters) await this.#reconcile(cluster, 1001, voterFindings(cluster, quorum, this.#d.controllerSilenceMs));
   }
 
   /** Every lag condition of the cluster against one snapshot; none taken when there is no condition. */
