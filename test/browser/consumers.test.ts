@@ -333,6 +333,10 @@ describe("consumer groups", () => {
         partitions.locator("tbody tr").evaluateAll((trs) => trs.map((tr) => tr.querySelectorAll("td")[2]?.textContent));
       expect(await startOffsets()).toEqual(["1", "1"]);
       expect(await seriousViolations(page)).toEqual([]);
+      await page.screenshot({ path: "/tmp/share-group-write.png", fullPage: true });
+      await page.evaluate("document.documentElement.dataset.theme = 'dark'");
+      await page.screenshot({ path: "/tmp/share-group-write-dark.png", fullPage: true });
+      await page.evaluate("document.documentElement.dataset.theme = 'light'");
 
       await page.getByRole("button", { name: "Reset start offsets…" }).click();
       const dialog = page.getByRole("dialog", { name: `Reset the start offsets of ${SHARED}` });
