@@ -407,6 +407,25 @@ describe("PUT /api/topics/config/{t}", () => {
     expect(failed!.content.outcome).toBe("FAILURE");
   });
 
+  test("23: what a change's 200 answered is what the topic's configs say at once: set, then reset to the default, ten times", async () => {
+    const name = await createTopic();
+    const put = (value: string | null) =>
+      rt.request(`/api/topics/config/${name}`, {
+        method: "PUT",
+        role: "write",
+        body: JSON.stringify({ configs: [{ key: "retention.ms", value }] }),
+      });
+    for (let i = 0; i < 10; i++) {
+      const value = String(3_600_000 + i);
+      expect((await put(value)).status).toBe(200);
+      let cfg = await rt.kafka.default().configs.describeTopic(name);
+      expect(cfg.find((c) => c.name === "retention.ms")).toMatchObject({ value, source: "DYNAMIC_TOPIC_CONFIG" });
+      expect((await put(null)).status).toBe(200);
+      cfg = await rt.kafka.default().configs.describeTopic(name);
+      expect(cfg.find((c) => c.name === "retention.ms")!.source).not.toBe("DYNAMIC_TOPIC_CONFIG");
+    }
+  });
+
   test("unknown topic is 404", async () => {
     const res = await rt.request(`/api/topics/config/${uniqueTopic("missing")}`, {
       method: "PUT",

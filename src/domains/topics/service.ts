@@ -25,6 +25,8 @@ import type { TopicFilter } from "./visibility.ts";
 
 /** How long creating or deleting a topic waits for the brokers' metadata to follow. */
 const SETTLE_MS = 15_000;
+/** How long a config change's answer waits for the brokers to describe it (a value they normalise never matches). */
+const CONFIG_SETTLE_MS = 3_000;
 /** Listings of the topics tried while topics are deleted under them (see list). */
 const LIST_ATTEMPTS = 3;
 
@@ -463,6 +465,23 @@ export class TopicService {
     const ops = configs.map((c) => ({ key: c.key, value: c.value }));
     await kafka.configs.alterTopic(name, ops, { validateOnly: true });
     await kafka.configs.alterTopic(name, ops);
+    // A broker applies the change once the controller's metadata reaches it: until then it still
+    // describes the old values, and a page read right after the answer showed them. The answer
+    // waits (bounded) until the topic is described as changed.
+    const applied = async () => {
+      const now = new Map((await kafka.configs.describeTopic(name)).map((c) => [c.name, c]));
+      return ops.every((o) => {
+        const c = now.get(o.key);
+        const own = c !== undefined && c.source === "DYNAMIC_TOPIC_CONFIG";
+        return o.value === null ? !own : own && (c.sensitive || c.value === o.value);
+      });
+    };
+    if (!(await settles(applied, CONFIG_SETTLE_MS)))
+      this.deps.log.warn("a topic's changed configs are not yet described as changed", {
+        cluster,
+        topic: name,
+        configs: ops.map((o) => o.key),
+      });
   }
 
   /**
