@@ -12,6 +12,7 @@ import * as m0010 from "./0010-leases.ts";
 import * as m0011 from "./0011-alerts.ts";
 import * as m0012 from "./0012-lag-history.ts";
 import * as m0017 from "./0017-instance-events.ts";
+import * as m0018 from "./0018-redrive.ts";
 
 export interface Migration {
   version: number;
@@ -39,4 +40,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 11, ...m0011 },
   { version: 12, ...m0012 },
   { version: 17, ...m0017 },
+  { version: 18, ...m0018 },
 ];

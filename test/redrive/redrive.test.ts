@@ -1,0 +1,189 @@
+/**
+ * Redrive jobs against the real broker: a dead-letter topic whose records name their topic in
+ * Kafka Connect's header, copied back by a scoped owner; the dry run's counts against what the
+ * run wrote (read read_committed); a header naming a topic the owner may not write; pause,
+ * resume and the rate; the audit entries; bad input.
+ */
+import { describe, expect, test } from "bun:test";
+import type { RedriveDryRun, RedriveJob } from "../../src/domains/redrive/schemas.ts";
+import type { KafkaCluster } from "../../src/kafka/index.ts";
+import { uniqueTopic } from "../cluster/cluster.ts";
+import type { TestRuntime } from "../helpers/runtime.ts";
+import { scopedUser, topicGroup } from "../helpers/scoped.ts";
+import { pollFor } from "../helpers/wait.ts";
+import { makeTopic, processorFixture, readAll } from "../processors/helpers.ts";
+
+const f = processorFixture();
+const HEADER = "__connect.errors.topic";
+
+async function call<T>(rt: TestRuntime, path: string, init: RequestInit & { token?: string; role?: "admin" | "write" }, status: number) {
+  const res = await rt.request(path, init);
+  const text = await res.text();
+  if (res.status !== status) throw new Error(`${init.method ?? "GET"} ${path}: ${res.status} ${text}`);
+  return JSON.parse(text) as T;
+}
+
+const create = (rt: TestRuntime, body: unknown, token: string) =>
+  call<RedriveJob>(rt, "/api/redrives", { method: "POST", token, body: JSON.stringify(body) }, 201);
+const act = (rt: TestRuntime, id: string, action: string, token: string, status = 200) =>
+  call<{ state: string }>(rt, `/api/redrives/${id}/${action}`, { method: "PUT", token }, status);
+const job = (rt: TestRuntime, id: string) => call<RedriveJob>(rt, `/api/redrives/${id}`, { role: "admin" }, 200);
+const until = (rt: TestRuntime, id: string, state: string, timeoutMs = 30_000) =>
+  pollFor(`redrive ${id} ${state}`, async () => ((await job(rt, id)).state === state ? job(rt, id) : undefined), timeoutMs);
+
+/** How many records of each `n` a topic holds (read_committed). */
+async function ns(kafka: KafkaCluster, topic: string): Promise<Map<number, number>> {
+  const out = new Map<number, number>();
+  for (const r of await readAll(kafka, topic)) {
+    const n = (r.value as { n: number }).n;
+    out.set(n, (out.get(n) ?? 0) + 1);
+  }
+  return out;
+}
+
+describe("dead-letter redrive", () => {
+  test("29: a header-targeted redrive writes each record to its named topic, exactly what the dry run counted; a topic the owner may not write is refused and counted; audited", async () => {
+    const rt = f.rt();
+    const kafka = f.kafka();
+    const dlq = await makeTopic(kafka, uniqueTopic("rd-dlq"), 2, f.made);
+    const [a, b, c] = await Promise.all(["rd-a", "rd-b", "rd-c"].map((p) => makeTopic(kafka, uniqueTopic(p), 2, f.made)));
+    // 60 records: a third each for a, b and c (which the owner may not write); every tenth has
+    // no header (unroutable); n = 7 is left out by the filter.
+    const names = [a!, b!, c!];
+    const records = Array.from({ length: 60 }, (_, n) => ({
+      key: `k${n}`,
+      value: JSON.stringify({ n }),
+      partition: n % 2,
+      ...(n % 10 === 9 ? {} : { headers: { [HEADER]: names[n % 3]!, "__connect.errors.exception.message": "boom" } }),
+    }));
+    await kafka.writes.produce(dlq, records);
+    const owner = `rd-owner-${process.pid}`;
+    const token = await scopedUser(rt, owner, [topicGroup(`rd-writers-${process.pid}`, [dlq, a!, b!], [], ["write"])]);
+
+    // Bad input: a clear 4xx, nothing created.
+    const bad = async (body: unknown, status: number, message: RegExp) => {
+      const res = await rt.request("/api/redrives", { method: "POST", token, body: JSON.stringify(body) });
+      const text = await res.text();
+      expect(`${res.status} ${text}`).toMatch(new RegExp(`^${status} .*${message.source}`));
+    };
+    await bad({ topic: dlq }, 400, /exactly one of target/);
+    await bad({ topic: dlq, target: a, targetHeader: HEADER }, 400, /exactly one of target/);
+    await bad({ topic: dlq, targetHeader: HEADER, where: "n >" }, 400, /Invalid filter/);
+    await bad({ topic: dlq, targetHeader: HEADER, ratePerSecond: 0 }, 400, /ratePerSecond/);
+    await bad({ topic: `${dlq}-none`, targetHeader: HEADER }, 403, /outside your scope/);
+    await bad({ topic: dlq, target: c }, 403, /outside your scope/);
+
+    const created = await create(rt, { topic: dlq, targetHeader: HEADER, where: "n <> 7", ratePerSecond: 100_000 }, token);
+    expect(created).toMatchObject({ state: "PAUSED", owner, total: 60, done: 0, targetHeader: HEADER });
+
+    const expected = { a: 0, b: 0, c: 0, unroutable: 0 };
+    for (let n = 0; n < 60; n++) {
+      if (n === 7) continue;
+      if (n % 10 === 9) expected.unroutable++;
+      else expected[(["a", "b", "c"] as const)[n % 3]!]++;
+    }
+    const dry = await call<RedriveDryRun>(rt, `/api/redrives/${created.id}/dry-run`, { method: "POST", token }, 200);
+    expect(dry.complete).toBe(true);
+    expect(dry.counts).toEqual({
+      read: 60,
+      written: expected.a + expected.b,
+      byTarget: { [a!]: expected.a, [b!]: expected.b },
+      filtered: 1,
+      refused: expected.c,
+      refusedByTarget: { [c!]: expected.c },
+      unroutable: expected.unroutable,
+    });
+    expect(dry.sample.length).toBe(10);
+    expect(dry.sample.find((s) => s.outcome === "REFUSED")?.target).toBe(c!);
+    // The dry run wrote nothing.
+    expect((await readAll(kafka, a!)).length).toBe(0);
+
+    expect((await act(rt, created.id, "start", token)).state).toBe("RUNNING");
+    const finished = await until(rt, created.id, "DONE");
+    expect(finished.counts).toEqual(dry.counts);
+    expect(finished.done).toBe(60);
+    expect(finished.progress.every((p) => p.done === p.total)).toBe(true);
+
+    const [inA, inB, inC] = await Promise.all(names.map((t) => ns(kafka, t)));
+    const want = (i: number) =>
+      Array.from({ length: 60 }, (_, n) => n)
+        .filter((n) => n !== 7 && n % 10 !== 9 && n % 3 === i)
+        .sort((x, y) => x - y);
+    expect([...inA!.keys()].sort((x, y) => x - y)).toEqual(want(0));
+    expect([...inB!.keys()].sort((x, y) => x - y)).toEqual(want(1));
+    expect([...inA!.values(), ...inB!.values()].every((count) => count === 1)).toBe(true);
+    expect(inC!.size).toBe(0);
+    // Key and headers travel with the record.
+    const one = (await readAll(kafka, a!))[0]!;
+    expect(one.key).toMatch(/^k\d+$/);
+
+    const entries = (await rt.audit.list({ type: "REDRIVE", limit: 100 })).filter((e) => e.content.id === created.id);
+    const seen = entries.map((e) => `${e.userId} ${e.change} ${e.content.action ?? "CREATE"}`).sort();
+    expect(seen).toEqual([`${owner} ADD CREATE`, `${owner} UPDATE START`, "loupe UPDATE COMPLETE"].sort());
+    const completion = entries.find((e) => e.content.action === "COMPLETE")!;
+    expect(completion.content).toMatchObject({
+      written: String(expected.a + expected.b),
+      refused: String(expected.c),
+      filtered: "1",
+      unroutable: String(expected.unroutable),
+    });
+  }, 60_000);
+
+  test("29: pause holds the job where its last transaction left it, resume goes on, the rate limit holds; each record once", async () => {
+    const rt = f.rt();
+    const kafka = f.kafka();
+    const source = await makeTopic(kafka, uniqueTopic("rd-rate-src"), 2, f.made);
+    const target = await makeTopic(kafka, uniqueTopic("rd-rate-out"), 3, f.made);
+    const total = 2_000;
+    await kafka.writes.produce(
+      source,
+      Array.from({ length: total }, (_, n) => ({ key: `k${n}`, value: JSON.stringify({ n }), partition: n % 2 })),
+    );
+    const token = await rt.token("write");
+    const rate = 1_000;
+    const created = await create(rt, { topic: source, target, ratePerSecond: rate }, token);
+    await act(rt, created.id, "start", token);
+    await pollFor("some records copied", async () => ((await job(rt, created.id)).done >= 300 ? true : undefined), 30_000);
+    expect((await act(rt, created.id, "pause", token)).state).toBe("PAUSED");
+    // Paused: what it committed is where it is, and it is not done.
+    const paused = await job(rt, created.id);
+    expect(paused.done).toBeLessThan(total);
+    expect((await readAll(kafka, target)).length).toBe(paused.counts.written);
+
+    expect((await act(rt, created.id, "resume", token)).state).toBe("RUNNING");
+    // The rate over the resumed run: progress sampled until DONE.
+    const samples: Array<{ at: number; done: number }> = [];
+    await pollFor(
+      "the resumed redrive DONE",
+      async () => {
+        const j = await job(rt, created.id);
+        samples.push({ at: performance.now(), done: j.done });
+        return j.state === "DONE" ? j : undefined;
+      },
+      30_000,
+    );
+    const moving = samples.filter((s) => s.done > paused.done);
+    const first = moving[0]!;
+    const last = moving.find((s) => s.done === total)!;
+    const measured = ((last.done - first.done) / (last.at - first.at)) * 1000;
+    console.log(`29 rate: ${Math.round(measured)} records/s over ${last.done - first.done} records (limit ${rate})`);
+    expect(measured).toBeLessThan(rate * 1.2);
+    expect(measured).toBeGreaterThan(rate * 0.6);
+
+    const counts = await ns(kafka, target);
+    expect(counts.size).toBe(total);
+    expect([...counts.values()].every((c) => c === 1)).toBe(true);
+    // Done is final: no more changes but a 409.
+    await act(rt, created.id, "cancel", token, 409);
+
+    // A paused job cancelled stays cancelled; it cannot start again.
+    const other = await create(rt, { topic: source, target }, token);
+    expect((await act(rt, other.id, "cancel", token)).state).toBe("CANCELLED");
+    await act(rt, other.id, "start", token, 409);
+    // Another user (not the owner, not an admin) changes nothing.
+    const stranger = await scopedUser(rt, `rd-stranger-${process.pid}`, [
+      topicGroup(`rd-strangers-${process.pid}`, [source, target], [], ["write"]),
+    ]);
+    await act(rt, other.id, "pause", stranger, 403);
+  }, 60_000);
+});
