@@ -35,8 +35,18 @@ class View implements RecordView {
 
 type Filter = (raw: RawRecord) => boolean | Promise<boolean>;
 
-/** The query a filter is compiled as: its WHERE is the job's condition. */
-const filterQuery = (topic: string, where: string) => `SELECT * FROM \`${topic}\` WHERE ${where}`;
+/** The query a filter is compiled as: its WHERE is the job's condition, from the second line on (its columns are the condition's). */
+const filterQuery = (topic: string, where: string) => `SELECT * FROM \`${topic}\` WHERE\n${where}`;
+
+/** The limit of a query without LIMIT: the filter's plan has it unless the condition wrote one. */
+const NO_LIMIT = Number.MAX_SAFE_INTEGER;
+
+/** A problem's position in the condition as the user wrote it (its first line is the query's second). */
+const inCondition = (err: SqlError) => ({
+  message: err.message.replace(/at line (\d+)/, (_, line: string) => `at line ${Number(line) - 1}`),
+  line: err.line - 1,
+  column: err.column,
+});
 
 /**
  * The job's WHERE as a test of a record; a 400 naming the problem when it is not a valid
@@ -46,13 +56,16 @@ export async function compileFilter(job: Pick<RedriveRow, "cluster" | "topic" | 
   if (job.where === null) return () => true;
   let plan: ReturnType<typeof compileQuery>;
   try {
-    plan = compileQuery(filterQuery(job.topic, job.where), await sql.catalog(job.cluster));
+    plan = compileQuery(filterQuery(job.topic, job.where), await sql.catalog(job.cluster), { maxLimit: NO_LIMIT });
   } catch (err) {
-    if (err instanceof SqlError) throw badRequest(`Invalid filter: ${err.message}`, { where: job.where });
+    if (err instanceof SqlError) {
+      const at = inCondition(err);
+      throw badRequest(`Invalid filter: ${at.message}`, { where: job.where, line: at.line, column: at.column });
+    }
     throw err;
   }
-  // A condition that ends the statement and adds to it (a LIMIT, a second statement) is no filter.
-  if (plan.limitClamped || plan.skip > 0 || plan.columns !== null || plan.sample !== null) {
+  // A condition that goes on past the WHERE (a LIMIT) or samples is no filter.
+  if (plan.limit !== NO_LIMIT || plan.skip > 0 || plan.columns !== null || plan.sample !== null) {
     throw badRequest("Invalid filter: give a condition only (no LIMIT, projection or hint)", { where: job.where });
   }
   const { keyDecoder, valueDecoder } = await sql.decoders(job.cluster, job.topic, {});
