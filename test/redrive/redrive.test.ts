@@ -170,7 +170,8 @@ describe("dead-letter redrive", () => {
     const overall = (copied / (doneAt - resumedAt)) * 1000;
     const running = ((total - moving!.done) / (doneAt - moving!.at)) * 1000;
     console.log(`29 rate: ${Math.round(overall)} records/s from the resume, ${Math.round(running)} while running (limit ${rate})`);
-    expect(overall).toBeLessThan(rate * 1.1);
+    // At most a tenth of a second's records go at once: the bound of the whole run is that burst more.
+    expect(overall).toBeLessThan(((copied + rate / 10) / copied) * rate * 1.02);
     expect(running).toBeGreaterThan(rate * 0.6);
 
     const counts = await ns(kafka, target);

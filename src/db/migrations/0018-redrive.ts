@@ -24,7 +24,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn("target_topic", "text")
     .addColumn("target_header", "text")
     .addColumn("filter", "text")
-    .addColumn("rate", "integer", (c) => c.notNull())
+    .addColumn("rate", i64, (c) => c.notNull())
     .addColumn("state", "text", (c) => c.notNull())
     .addColumn("reason", "text")
     .addColumn("counts", "text")

@@ -63,7 +63,7 @@ function toRow(r: Database["redrive_jobs"]): RedriveRow {
     target: r.target_topic,
     targetHeader: r.target_header,
     where: r.filter,
-    rate: r.rate,
+    rate: Number(r.rate),
     state: r.state as RedriveState,
     reason: r.reason,
     counts: { ...NO_COUNTS, ...parsed<Partial<RedriveCounts>>(r.counts, {}) },
