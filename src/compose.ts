@@ -306,7 +306,8 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
 
 /**
  * Redrive jobs: the service of the API, and the `redrive-engine` background job that runs this
- * instance's share of them (with the processors' prefix, lease and switch).
+ * instance's share of them (with the processors' prefix, lease and switch); their owners are
+ * checked again whenever access changes.
  */
 function redrives(
   config: Config,
@@ -328,6 +329,10 @@ function redrives(
     recheckMs: d.refreshMs ?? 60_000,
   });
   background.register(parts.job);
+  // A job runs with its owner's rights: checked again whenever access changes through Loupe.
+  d.auth.onRevoke((tokenHash) => {
+    if (tokenHash === null) parts.accessChanged();
+  });
   return parts.service;
 }
 

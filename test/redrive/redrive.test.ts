@@ -172,7 +172,7 @@ describe("dead-letter redrive", () => {
     console.log(`29 rate: ${Math.round(overall)} records/s from the resume, ${Math.round(running)} while running (limit ${rate})`);
     // At most a tenth of a second's records go at once: the bound of the whole run is that burst more.
     expect(overall).toBeLessThan(((copied + rate / 10) / copied) * rate * 1.02);
-    expect(running).toBeGreaterThan(rate * 0.6);
+    expect(running).toBeGreaterThan(rate * 0.5);
 
     const counts = await ns(kafka, target);
     expect(counts.size).toBe(total);
@@ -189,5 +189,47 @@ describe("dead-letter redrive", () => {
       topicGroup(`rd-strangers-${process.pid}`, [source, target], [], ["write"]),
     ]);
     await act(rt, other.id, "pause", stranger, 403);
+  }, 60_000);
+
+  test("29: a running job whose owner loses write on its target is paused with the reason and audited by loupe; starting it is refused until the access is back", async () => {
+    const rt = f.rt();
+    const kafka = f.kafka();
+    const source = await makeTopic(kafka, uniqueTopic("rd-lose-src"), 1, f.made);
+    const target = await makeTopic(kafka, uniqueTopic("rd-lose-out"), 1, f.made);
+    await kafka.writes.produce(
+      source,
+      Array.from({ length: 600 }, (_, n) => ({ value: JSON.stringify({ n }) })),
+    );
+    const owner = `rd-loser-${process.pid}`;
+    const group = `rd-losers-${process.pid}`;
+    const token = await scopedUser(rt, owner, [topicGroup(group, [source, target], [], ["write"])]);
+    const created = await create(rt, { topic: source, target, ratePerSecond: 100 }, token);
+    await act(rt, created.id, "start", token);
+    await pollFor("some records copied", async () => ((await job(rt, created.id)).done > 0 ? true : undefined), 30_000);
+
+    const changed = await rt.request(`/api/groups/${group}`, {
+      method: "PUT",
+      role: "admin",
+      body: JSON.stringify({ topics: { allow: [source], deny: [] } }),
+    });
+    expect(changed.status).toBe(200);
+    const reason = `Paused by Loupe: its owner '${owner}' no longer holds write on '${target}'`;
+    const paused = await until(rt, created.id, "PAUSED", 15_000);
+    expect(paused.reason).toBe(reason);
+    expect(paused.done).toBeLessThan(600);
+    const audited = (await rt.audit.list({ type: "REDRIVE", limit: 100 })).filter(
+      (e) => e.content.id === created.id && e.userId === "loupe" && e.content.action === "PAUSE",
+    );
+    expect(audited.map((e) => e.content.reason)).toEqual([reason]);
+    // Its runner stopped on what it committed: the target holds exactly what it counts as written.
+    await pollFor(
+      "the runner stopped",
+      async () => ((await readAll(kafka, target)).length === (await job(rt, created.id)).counts.written ? true : undefined),
+      15_000,
+    );
+    const refused = await rt.request(`/api/redrives/${created.id}/start`, { method: "PUT", token });
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { message: string }).message).toContain(`no longer holds write on '${target}'`);
+    expect((await act(rt, created.id, "cancel", token)).state).toBe("CANCELLED");
   }, 60_000);
 });

@@ -79,6 +79,12 @@ export class RedriveEngine {
     return this.#ticking;
   }
 
+  /** Access changed (a group, a user): the owners of the jobs running here are checked at the next tick, which starts now. */
+  recheckOwners(): void {
+    for (const local of this.#local.values()) local.checkedAt = 0;
+    void this.kick();
+  }
+
   async stop(): Promise<void> {
     this.#stopped = true;
     if (this.#timer !== null) clearInterval(this.#timer);
@@ -103,7 +109,7 @@ export class RedriveEngine {
         continue;
       }
       if (local) {
-        if (o.recheck && Date.now() - local.checkedAt >= (o.recheckMs ?? 60_000)) {
+        if (o.recheck && (local.checkedAt === 0 || Date.now() - local.checkedAt >= (o.recheckMs ?? 60_000))) {
           local.checkedAt = Date.now();
           await o.recheck(job, local.runner).catch((err: unknown) => o.log.warn("redrive owner not checked", { redrive: job.id }, err));
         }

@@ -34,7 +34,7 @@ export interface RedriveSetup {
   recheckMs: number;
 }
 
-export function redriveParts(s: RedriveSetup): { service: RedriveService; job: BackgroundJob } {
+export function redriveParts(s: RedriveSetup): { service: RedriveService; job: BackgroundJob; accessChanged(): void } {
   const repo = new RedriveRepo(s.db);
   let engine: RedriveEngine | null = null;
   const service = new RedriveService({
@@ -67,6 +67,7 @@ export function redriveParts(s: RedriveSetup): { service: RedriveService; job: B
   });
   return {
     service,
+    accessChanged: () => engine?.recheckOwners(),
     job: {
       name: "redrive-engine",
       enabled: s.enabled,
