@@ -128,6 +128,14 @@ describe("dead-letter redrive", () => {
       filtered: "1",
       unroutable: String(expected.unroutable),
     });
+
+    // Whoever owns the job (an admin here), a header never sends records into Kafka's own topics.
+    await kafka.writes.produce(dlq, [{ value: JSON.stringify({ n: 60 }), partition: 0, headers: { [HEADER]: "__consumer_offsets" } }]);
+    const admin = await rt.token("admin");
+    const adminJob = await create(rt, { topic: dlq, targetHeader: HEADER }, admin);
+    const adminDry = await call<RedriveDryRun>(rt, `/api/redrives/${adminJob.id}/dry-run`, { method: "POST", token: admin }, 200);
+    expect(adminDry.counts.refusedByTarget).toEqual({ __consumer_offsets: 1 });
+    expect(adminDry.counts.byTarget[c!]).toBe(expected.c);
   }, 60_000);
 
   test("29: pause holds the job where its last transaction left it, resume goes on, the rate limit holds; each record once", async () => {

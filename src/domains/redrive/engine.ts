@@ -101,25 +101,32 @@ export class RedriveEngine {
     for (const job of jobs) {
       if (this.#stopped) return;
       if (this.#ending.has(job.id)) continue;
-      const held = await o.repo.leases.acquire([job.id], o.instance, o.leaseMs ?? 10_000);
-      const local = this.#local.get(job.id);
-      if (held === null) {
-        // Another instance runs it (or took it over): this one stops.
-        if (local) await this.#stopLocal(job.id, false);
-        continue;
-      }
-      if (local) {
-        if (o.recheck && (local.checkedAt === 0 || Date.now() - local.checkedAt >= (o.recheckMs ?? 60_000))) {
-          local.checkedAt = Date.now();
-          await o.recheck(job, local.runner).catch((err: unknown) => o.log.warn("redrive owner not checked", { redrive: job.id }, err));
-        }
-        continue;
-      }
-      const runner = o.runner(job);
-      this.#local.set(job.id, { job, runner, checkedAt: Date.now() });
-      o.log.info("redrive running", { redrive: job.id, name: job.name, instance: o.instance });
-      void runner.done.then((end) => this.#finished(job, runner, end));
+      // One job that cannot start (its cluster gone from the config) does not hold the others up.
+      await this.#tend(job).catch((err: unknown) => o.log.warn("redrive not started", { redrive: job.id }, err));
     }
+  }
+
+  /** Takes or renews the job's lease and runs it here; stops it when another instance holds it. */
+  async #tend(job: RedriveRow): Promise<void> {
+    const o = this.#o;
+    const held = await o.repo.leases.acquire([job.id], o.instance, o.leaseMs ?? 10_000);
+    const local = this.#local.get(job.id);
+    if (held === null) {
+      // Another instance runs it (or took it over): this one stops.
+      if (local) await this.#stopLocal(job.id, false);
+      return;
+    }
+    if (local) {
+      if (o.recheck && (local.checkedAt === 0 || Date.now() - local.checkedAt >= (o.recheckMs ?? 60_000))) {
+        local.checkedAt = Date.now();
+        await o.recheck(job, local.runner).catch((err: unknown) => o.log.warn("redrive owner not checked", { redrive: job.id }, err));
+      }
+      return;
+    }
+    const runner = o.runner(job);
+    this.#local.set(job.id, { job, runner, checkedAt: Date.now() });
+    o.log.info("redrive running", { redrive: job.id, name: job.name, instance: o.instance });
+    void runner.done.then((end) => this.#finished(job, runner, end));
   }
 
   async #finished(job: RedriveRow, runner: RedriveRunner, end: RunEnd): Promise<void> {

@@ -123,6 +123,8 @@ export class RecordRouter {
     const target = this.targetOf(raw);
     if (target === null) return { kind: "UNROUTABLE", target: null };
     const scope = this.#scope;
+    // A header never sends records into Kafka's own topics (`__consumer_offsets`, `__transaction_state`, ...), whoever owns the job.
+    if (this.#job.targetHeader !== null && target.startsWith("__")) return { kind: "REFUSED", target };
     if (!scope.unrestricted.has("admin") && scope.refusal(this.#job.cluster, target, "write") !== undefined) {
       return { kind: "REFUSED", target };
     }
