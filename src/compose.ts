@@ -16,6 +16,7 @@ import { openConfiguredStore } from "./db/open.ts";
 import { GroupRepo } from "./domains/access/group-repo.ts";
 import { GroupService } from "./domains/access/group-service.ts";
 import { internalTopicsOf } from "./domains/access/internal-topics.ts";
+import { BrokerMetrics } from "./domains/alerts/broker-metrics.ts";
 import { ConnectorRestarts } from "./domains/alerts/connect-failures.ts";
 import { AlertEvaluator } from "./domains/alerts/evaluator.ts";
 import { NotificationService } from "./domains/alerts/notifications.ts";
@@ -33,6 +34,8 @@ import { ConnectService } from "./domains/connect/service.ts";
 import { ConsumerService } from "./domains/consumers/service.ts";
 import { type ClusterProbe, kafkaProbe } from "./domains/health/service.ts";
 import { InsertService } from "./domains/insert/service.ts";
+import { MaskingRepo } from "./domains/masking/repo.ts";
+import { MaskingService } from "./domains/masking/service.ts";
 import { MetadataRepo } from "./domains/metadata/repo.ts";
 import { MetadataService } from "./domains/metadata/service.ts";
 import { storeTopicFormats } from "./domains/metadata/topic-formats.ts";
@@ -185,17 +188,14 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     hosts: alerts.hostHealth,
   });
   const inserts = new InsertService({ pool: kafka, formats: storeTopicFormats(store.db), registry, log: logs.logger("insert") });
+  const masking = new MaskingService(new MaskingRepo(store.db));
   const sql = new SqlService({
     pool: kafka,
+    masks: masking,
     formats: storeTopicFormats(store.db),
     registry,
     validateInsert: (statement, cluster, allowed) => inserts.validate(statement, cluster, allowed),
-    maxLimit: config.sql.maxLimit,
-    maxQueriesPerUser: config.sql.maxQueriesPerUser,
-    maxSizeBytes: config.sql.maxSize,
-    maxQueryTimeMs: config.sql.maxQueryTime,
-    maxQueryMemoryBytes: config.sql.maxQueryMemory,
-    clusterWaitMs: config.sql.clusterWait,
+    ...sqlLimits(config.sql),
     log: logs.logger("sql"),
   });
   const processorLog = logs.logger("processors");
@@ -228,6 +228,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     audit: (entry) => audit.record(entry),
     schemaOf: outputSchemaOf,
     catalog: (cluster) => sql.catalog(cluster),
+    masks: sql,
   });
   // A processor runs with its owner's rights: checked again whenever access changes, and now and then for what changes outside Loupe.
   auth.onRevoke((tokenHash, reason) => {
@@ -269,6 +270,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     profiles: new ProfileService(new ProfileRepo(store.db)),
     kafkaConfigs: new KafkaConfigService(kafka),
     groups,
+    masking,
     users: new UserService(store.db, auth, groups),
     serviceAccounts: new ServiceAccountService(store.db, auth, groups),
     kafka,
@@ -340,6 +342,15 @@ function redrives(
 const SHARED_PENDING_MS = 3_600_000;
 
 /**
+ * Which PENDING audit entries a start (and, on a shared store, the hourly housekeeping) closes:
+ * all of them on a store of this instance alone; on a shared store, where other instances'
+ * changes may be under way, only those older than any change takes.
+ */
+function pendingRule(shared: boolean): () => { startedBefore?: number } {
+  return () => (shared ? { startedBefore: Date.now() - SHARED_PENDING_MS } : {});
+}
+
+/**
  * Loupe's background work, each job registered once, started in this order (after the app is
  * built, before it serves) and stopped in the reverse order:
  *  - audit-closing: entries a crash left PENDING are closed as UNKNOWN, before any request;
@@ -375,9 +386,7 @@ function backgroundJobs(
   },
 ): Background {
   const log = d.logs.logger("background");
-  // On a shared store the PENDING entries of changes under way on other instances are not closed:
-  // only those older than any change takes.
-  const interruptedBefore = () => (d.shared ? { startedBefore: Date.now() - SHARED_PENDING_MS } : {});
+  const interruptedBefore = pendingRule(d.shared);
   const background = new Background({
     log: {
       failed: (job, error) => log.warn("background job failed", { job, error: error instanceof Error ? error.message : String(error) }),
@@ -447,7 +456,8 @@ interface AlertParts {
 
 /** Alert settings, notifications, their outbox and the evaluation. */
 function alertParts(config: Config, db: Db, d: { kafka: KafkaPool; lag: LagEngine; log: Logger }): AlertParts {
-  const alertSettings = new AlertSettings(db);
+  const brokerMetrics = new BrokerMetrics(config.kafka.clusters, d.kafka, d.log);
+  const alertSettings = new AlertSettings(db, { unavailable: (cluster, id) => brokerMetrics.unavailable(cluster, id) });
   const notifications = new NotificationService(db, d.log, { externalUrl: externalUrl(config) });
   const alertOutbox = new AlertOutbox(db, d.log, outboxOptions(config));
   notifications.attach(alertOutbox, alertSettings);
@@ -458,6 +468,8 @@ function alertParts(config: Config, db: Db, d: { kafka: KafkaPool; lag: LagEngin
     settings: alertSettings,
     deliveries: alertOutbox,
     log: d.log,
+    brokerMetrics,
+    controllerSilenceMs: config.alerts.controllerSilence,
   });
   return { alertSettings, notifications, alertOutbox, alertEvaluator, hostHealth: new ServiceHostHealth() };
 }
@@ -596,5 +608,17 @@ function metricsLine(config: Config, d: { logs: LogHub; counters: HttpCounters; 
         `kafkaRttMs=${config.kafka.clusters.map((c) => `${c.name}:${d.kafka.get(c.name).lastRoundTripMs?.toFixed(1) ?? "-"}`).join(",")}`,
     );
     lastRequests = counters.requests;
+  };
+}
+
+/** The query limits of the config's `sql` section, as SqlService takes them. */
+function sqlLimits(c: Config["sql"]) {
+  return {
+    maxLimit: c.maxLimit,
+    maxQueriesPerUser: c.maxQueriesPerUser,
+    maxSizeBytes: c.maxSize,
+    maxQueryTimeMs: c.maxQueryTime,
+    maxQueryMemoryBytes: c.maxQueryMemory,
+    clusterWaitMs: c.clusterWait,
   };
 }

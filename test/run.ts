@@ -94,13 +94,23 @@ async function relay(stream: ReadableStream<Uint8Array>, to: NodeJS.WriteStream,
   const recent: string[] = [];
   let file = "";
   let partial = "";
+  let following: { entry: Failure; left: number } | undefined;
+  let summary = false;
   for await (const chunk of stream) {
     to.write(chunk);
     const lines = (partial + decoder.decode(chunk, { stream: true })).split("\n");
     partial = lines.pop() ?? "";
     for (const line of lines) {
       if (/^test\/\S+\.test\.ts:$/.test(line)) file = line.slice(0, -1);
-      if (line.startsWith("(fail)")) failures.push({ phase, file, line, context: recent.slice(-CONTEXT_LINES) });
+      // bun's own summary at the end repeats the failed tests, without their files: not again.
+      if (/^\d+ tests? failed:$/.test(line.trim())) summary = true;
+      if (line.startsWith("(fail)") && !summary) failures.push({ phase, file, line, context: recent.slice(-CONTEXT_LINES) });
+      // An error outside any test (bun counts it as a failure, with no `(fail)` line): the lines after it say what.
+      if (/Unhandled error|unhandled rejection/i.test(line)) {
+        const entry: Failure = { phase, file, line, context: [] };
+        failures.push(entry);
+        following = { entry, left: CONTEXT_LINES };
+      } else if (following && following.left-- > 0) following.entry.context.push(line);
       recent.push(line);
       if (recent.length > CONTEXT_LINES * 2) recent.splice(0, CONTEXT_LINES);
     }
@@ -225,7 +235,8 @@ if (waitedMs >= 1000) lines.push(`${s(waitedMs)}  waiting for the services after
 lines.push(`${s(totalMs)}  in all`);
 if (failures.length > 0) {
   lines.push(`[test/run] ${failures.length} failed test${failures.length === 1 ? "" : "s"} (each with the lines before it):`);
-  for (const f of failures) lines.push("", `--- ${f.phase}: ${f.file || "?"}`, ...f.context, f.line);
+  for (const f of failures)
+    lines.push("", `--- ${f.phase}: ${f.file || "?"}`, ...(f.line.startsWith("(fail)") ? [...f.context, f.line] : [f.line, ...f.context]));
   lines.push("", `[test/run] failed: ${failures.map((f) => `${f.file} ${f.line}`).join(" | ")}`);
 }
 console.error(lines.join("\n"));

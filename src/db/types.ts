@@ -264,4 +264,26 @@ export interface Database {
     lag_ms_max: number | null;
     samples: number;
   };
+  /** Data masking policies (src/domains/masking). JSON arrays of text: topics, fields, groups, roles, except_groups. */
+  masking_policies: {
+    name: string;
+    topics: string;
+    fields: string;
+    /** REDACT, HASH, KEEP_LAST_N or REMOVE. */
+    method: string;
+    /** REDACT's constant; null for the other methods. */
+    replacement: string | null;
+    /** KEEP_LAST_N's count; null for the other methods. */
+    keep_last: number | null;
+    groups: string;
+    roles: string;
+    except_groups: string;
+    created_at: number;
+    updated_at: number;
+  };
+  /** One row (id 1): the install's salt of the HASH method, never answered or logged. */
+  masking_salt: {
+    id: number;
+    salt: string;
+  };
 }

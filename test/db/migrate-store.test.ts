@@ -197,6 +197,26 @@ async function storeOfEveryKind(dataDir: string): Promise<string[]> {
     .insertInto("lag_hours")
     .values({ series_id: series, t, lag_min: 1, lag_max: 5_000_000_000, lag_ms_max: 60_000, samples: 12 })
     .execute();
+  await db
+    .insertInto("masking_policies")
+    .values({
+      name: "pii",
+      topics: '["pay*"]',
+      fields: '["ssn"]',
+      method: "KEEP_LAST_N",
+      replacement: null,
+      keep_last: 4,
+      groups: '["analysts"]',
+      roles: "[]",
+      except_groups: "[]",
+      created_at: t,
+      updated_at: t,
+    })
+    .execute();
+  await db
+    .insertInto("masking_salt")
+    .values({ id: 1, salt: "ab".repeat(32) })
+    .execute();
   const empty: string[] = [];
   for (const { name } of await rowsOf<{ name: string }>(
     store,

@@ -5,7 +5,9 @@
  * - 1000 broker down: a broker seen by an earlier pass of this instance and gone from the metadata;
  * - 1005 under-replicated and 1006 offline partitions, 1014 leader imbalance: from the same one
  *   Metadata request;
- * - 1007 the controller quorum without a leader, or its leader changed: one DescribeQuorum;
+ * - 1007 the controller quorum without a leader, or its leader changed, and 1001 a controller of
+ *   the quorum that no longer fetches from its leader: one DescribeQuorum;
+ * - 1008 to 1012 from the brokers' Prometheus endpoints, 1013 from DescribeLogDirs (broker-metrics.ts);
  * - 2000 consumer lag: each condition against one lag snapshot of the cluster (the lag engine's,
  *   a fixed number of requests whatever the number of groups);
  * - 1002 Connect worker down, 1003 registry host down: every worker and registry host probed at
@@ -25,9 +27,10 @@
 import type { KafkaPool, QuorumState } from "../../kafka/index.ts";
 import { LagEngine } from "../../lag/engine.ts";
 import type { Logger } from "../../log/logger.ts";
+import type { BrokerMetrics } from "./broker-metrics.ts";
 import { type LagCondition, parseLagCondition } from "./conditions.ts";
 import { type ConnectHealth, type ConnectorRestarts, connectFindings } from "./connect-failures.ts";
-import { imbalanceFindings, QuorumWatch } from "./kafka-findings.ts";
+import { imbalanceFindings, QuorumWatch, voterFindings } from "./kafka-findings.ts";
 import type { NotificationService, RaiseNotification } from "./notifications.ts";
 import { HOST_ALERTS, type ServiceHostSource } from "./service-hosts.ts";
 import type { AlertSettings } from "./settings.ts";
@@ -72,6 +75,10 @@ interface Deps {
   settings: AlertSettings;
   deliveries: DeliveryHealth;
   log: Logger;
+  /** A quorum voter silent this long is down (1001); VOTER_SILENT_MS when absent. */
+  controllerSilenceMs?: number;
+  /** Broker internals (1008 to 1013); none evaluated without it. */
+  brokerMetrics?: BrokerMetrics;
 }
 
 /** Partitions named in a summary, at most. */
@@ -261,6 +268,8 @@ export class AlertEvaluator {
     await this.#reconcile(cluster, 1005, partitionsFinding(1005, state.underReplicated, "under-replicated"));
     await this.#reconcile(cluster, 1006, partitionsFinding(1006, state.offline, "offline (no leader)"));
     await this.#reconcile(cluster, 1014, imbalanceFindings(cluster, state.preferredLeaders));
+    const internals = await this.#d.brokerMetrics?.findings(cluster, state.brokers, (id) => this.#d.settings.enabled(cluster, id));
+    for (const { alertId, findings } of internals ?? []) await this.#reconcile(cluster, alertId, findings);
     await this.#quorum(cluster);
     await this.#reconcile(cluster, 2000, await this.#lag(cluster));
   }
@@ -270,7 +279,10 @@ export class AlertEvaluator {
    * time, a principal without DESCRIBE on the cluster) leaves 1007 as it was: logged, not guessed.
    */
   async #quorum(cluster: string): Promise<void> {
-    if (!(await this.#d.settings.enabled(cluster, 1007))) return this.#reconcile(cluster, 1007, []);
+    const [leadership, voters] = [await this.#d.settings.enabled(cluster, 1007), await this.#d.settings.enabled(cluster, 1001)];
+    if (!leadership) await this.#reconcile(cluster, 1007, []);
+    if (!voters) await this.#reconcile(cluster, 1001, []);
+    if (!leadership && !voters) return;
     let quorum: QuorumState | null;
     try {
       quorum = await this.#d.kafka.get(cluster).quorum();
@@ -278,7 +290,8 @@ export class AlertEvaluator {
       this.#d.log.warn("the controller quorum could not be described", { cluster }, e);
       return;
     }
-    await this.#reconcile(cluster, 1007, this.#quorumWatch.findings(cluster, quorum, this.#now()));
+    if (leadership) await this.#reconcile(cluster, 1007, this.#quorumWatch.findings(cluster, quorum, this.#now()));
+    if (voters) await this.#reconcile(cluster, 1001, voterFindings(cluster, quorum, this.#d.controllerSilenceMs));
   }
 
   /** Every lag condition of the cluster against one snapshot; none taken when there is no condition. */

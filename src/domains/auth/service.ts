@@ -160,6 +160,20 @@ const ownRolesGroup = (roles: readonly Role[]): Group => ({
   topics: { allow: ["*"], deny: [] },
 });
 
+/** The cache entry of a token issued now. */
+function newEntry(userName: string, source: Source, now: number, expiresAt: number, groups: readonly string[] | undefined): TokenEntry {
+  return {
+    userName,
+    source,
+    createdAt: now,
+    expiresAt,
+    lastUsedAt: now,
+    persistedLastUse: now,
+    checkedAt: now,
+    ...(groups ? { groups: [...groups], groupsAt: now } : {}),
+  };
+}
+
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 
 export class AuthService {
@@ -506,16 +520,7 @@ export class AuthService {
         groups_at: directoryGroups ? now : null,
       })
       .execute();
-    this.tokens.set(session.tokenHash, {
-      userName: user.name,
-      source,
-      createdAt: now,
-      expiresAt: session.expiresAt,
-      lastUsedAt: now,
-      persistedLastUse: now,
-      checkedAt: now,
-      ...(directoryGroups ? { groups: [...directoryGroups], groupsAt: now } : {}),
-    });
+    this.tokens.set(session.tokenHash, newEntry(user.name, source, now, session.expiresAt, directoryGroups));
     this.log.info("login", { user: user.name, address, kind: base.kind });
     return { token, session };
   }

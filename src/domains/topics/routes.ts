@@ -1,7 +1,9 @@
 import { z } from "zod";
+import { protoTemplate } from "../../engine/index.ts";
 import { clusterOf, userOf } from "../../http/context.ts";
 import { defineRoute, json, RouteGroup, text } from "../../http/route.ts";
 import type { InsertService } from "../insert/service.ts";
+import { viewerOf } from "../sql/service.ts";
 import type { RecordBrowser } from "./browse-records.ts";
 import { topicName } from "./names.ts";
 import {
@@ -240,7 +242,7 @@ export function topicRoutes(service: TopicService, records: TopicRecordDeps) {
           ...(q.after ? { after: q.after } : {}),
           ...(q.before ? { before: q.before } : {}),
         },
-        userOf(c),
+        viewerOf(c.get("session")!, clusterOf(c)),
       ),
     );
   });
@@ -257,13 +259,20 @@ export function topicRoutes(service: TopicService, records: TopicRecordDeps) {
       if (s instanceof Error) {
         problems.push(s.message);
         const chosen = side === "key" ? q.keyFormat : q.valueFormat;
-        return { format: chosen ?? null, source: chosen ? ("chosen" as const) : ("metadata" as const), schema: null, subject: null };
+        return {
+          format: chosen ?? null,
+          source: chosen ? ("chosen" as const) : ("metadata" as const),
+          schema: null,
+          subject: null,
+          template: null,
+        };
       }
       return {
         format: s.format,
         source: s.source === "statement" ? ("chosen" as const) : s.source,
         schema: s.avro?.text ?? s.proto?.text ?? null,
         subject: s.source === "registry" || (s.avro ?? s.proto)?.id != null ? `${t}-${side}` : null,
+        template: s.proto ? protoTemplate(s.proto.message) : null,
       };
     };
     return c.json({ topicName: t, partitions, key: describe("key"), value: describe("value"), problems });

@@ -233,6 +233,10 @@ const bytesShape = z
     base64: z.string().describe("the raw bytes, base64, at most BROWSE_LIMITS.rawBytes of them"),
     rawCut: z.boolean().describe("base64 holds only the first BROWSE_LIMITS.rawBytes bytes"),
     error: z.string().optional().describe("why it could not be decoded as its format says (then text is base64)"),
+    masked: z
+      .boolean()
+      .optional()
+      .describe("true when masking policies hide fields of the record from the caller: text is masked, base64 empty (docs/masking.md)"),
   })
   .nullable();
 
@@ -340,6 +344,12 @@ const sideFormat = z.object({
     .nullable()
     .describe("the schema values are written in: Avro schema text (AVRO), the registered .proto text (PROTOBUF)"),
   subject: z.string().nullable().describe("the registry subject of that schema; null without one"),
+  template: z
+    .record(z.string(), z.unknown())
+    .nullable()
+    .describe(
+      "PROTOBUF: a value to start from, every field of the message with its default (the produce dialog's template); null otherwise",
+    ),
 });
 
 export const writeFormatsAnswer = z.object({
