@@ -197,6 +197,17 @@ describe("dead-letter redrive", () => {
       topicGroup(`rd-strangers-${process.pid}`, [source, target], [], ["write"]),
     ]);
     await act(rt, other.id, "pause", stranger, 403);
+
+    // A caller whom masking policies hide fields of the source from can neither copy it nor see a dry run's sample.
+    const policy = { name: `rd-mask-${process.pid}`, topics: [source], fields: ["n"], method: "REDACT", roles: ["write"] };
+    expect((await rt.request("/api/masking/policies", { method: "POST", role: "admin", body: JSON.stringify(policy) })).status).toBe(201);
+    for (const [path, method, body] of [
+      ["/api/redrives", "POST", JSON.stringify({ topic: source, target })],
+      [`/api/redrives/${other.id}/dry-run`, "POST", undefined],
+    ] as const) {
+      const res = await rt.request(path, { method, token, ...(body ? { body } : {}) });
+      expect(`${res.status} ${await res.text()}`).toMatch(/^400 .*Masking policies hide fields/);
+    }
   }, 60_000);
 
   test("29: a running job whose owner loses write on its target is paused with the reason and audited by loupe; starting it is refused until the access is back", async () => {

@@ -72,7 +72,13 @@ export const redriveApi = {
 
 function callerOf(c: Context<AppEnv>): RedriveCaller {
   const session = c.get("session")!;
-  return { user: session.user.name, scope: session.scope, admin: session.scope.unrestricted.has("admin"), kind: session.user.kind };
+  return {
+    user: session.user.name,
+    groups: session.user.groups,
+    scope: session.scope,
+    admin: session.scope.unrestricted.has("admin"),
+    kind: session.user.kind,
+  };
 }
 
 /** Who, what: the audit entry of a job's change. */

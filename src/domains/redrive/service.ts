@@ -29,6 +29,8 @@ import {
 
 export interface RedriveCaller {
   user: string;
+  /** The identity's Loupe groups (masking policies name them). */
+  groups: readonly string[];
   scope: Scope;
   admin: boolean;
   /** Where the identity comes from (local, ldap, service): its rights are resolved from there again later. */
@@ -85,6 +87,7 @@ export class RedriveService {
       const writeRefusal = scope.refusal(cluster, body.target, "write");
       if (writeRefusal !== undefined) throw forbidden(writeRefusal);
     }
+    await this.#refuseMasked(caller, cluster, body.topic);
     const kafka = this.#o.pool.get(cluster);
     const topics = body.target !== undefined ? [body.topic, body.target] : [body.topic];
     const found = await kafka.topics.describe(topics).catch((err: unknown) => {
@@ -125,6 +128,17 @@ export class RedriveService {
     await this.#o.repo.create(job, now);
     this.#o.log.info("redrive created", { redrive: id, name, owner: caller.user, topic: job.topic });
     return this.answer(job);
+  }
+
+  /**
+   * A redrive copies what it reads in the clear, and its dry run shows records: a caller whom
+   * masking policies hide fields of the source from would read them back, so such a source is
+   * refused (as a processor's is).
+   */
+  async #refuseMasked(caller: RedriveCaller, cluster: string, topic: string): Promise<void> {
+    const viewer = { name: caller.user, groups: caller.groups, roles: caller.scope.clusterRoles(cluster) };
+    if ((await this.#o.sql.maskFor(viewer, cluster, topic)) === null) return;
+    throw badRequest(`Masking policies hide fields of topic '${topic}' from you: a redrive would copy and show them in the clear`);
   }
 
   /** Each partition's offsets from and to, fixed now: the end is at most the end offset of now. */
@@ -231,6 +245,7 @@ export class RedriveService {
    */
   async dryRun(id: string, caller: RedriveCaller, signal?: AbortSignal): Promise<RedriveDryRun> {
     const job = await this.#ownJob(id, caller);
+    await this.#refuseMasked(caller, job.cluster, job.topic);
     const router = await this.routerFor(job).catch((err: unknown) => {
       if (err instanceof OwnerRefusedError) throw forbidden(err.message.replace(/^Paused by Loupe: /, "Refused: "));
       throw err;
