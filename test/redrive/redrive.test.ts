@@ -73,6 +73,11 @@ describe("dead-letter redrive", () => {
     await bad({ topic: dlq, targetHeader: HEADER, ratePerSecond: 0 }, 400, /ratePerSecond/);
     await bad({ topic: `${dlq}-none`, targetHeader: HEADER }, 403, /outside your scope/);
     await bad({ topic: dlq, target: c }, 403, /outside your scope/);
+    await bad({ topic: dlq, target: a, partitions: [9] }, 400, /has no partition 9/);
+    await bad({ topic: dlq, target: a, fromOffset: 1, fromTime: 1 }, 400, /fromOffset or fromTime/);
+    await bad({ topic: dlq, target: a, extra: true }, 400, /extra/);
+    expect((await rt.request("/api/redrives/rdr_none", { token })).status).toBe(404);
+    expect((await rt.request("/api/redrives/rdr_none/start", { method: "PUT", token })).status).toBe(404);
 
     const created = await create(rt, { topic: dlq, targetHeader: HEADER, where: "n <> 7", ratePerSecond: 100_000 }, token);
     expect(created).toMatchObject({ state: "PAUSED", owner, total: 60, done: 0, targetHeader: HEADER });
