@@ -22,6 +22,7 @@ import type { MaskingService } from "./domains/masking/service.ts";
 import type { MetadataService } from "./domains/metadata/service.ts";
 import type { ProcessorService } from "./domains/processors/service.ts";
 import type { ProfileService } from "./domains/profile/service.ts";
+import type { RedriveService } from "./domains/redrive/service.ts";
 import type { SchemaProxyService } from "./domains/schemas/service.ts";
 import type { ServerInfoService } from "./domains/server-info/service.ts";
 import type { ServiceAccountService } from "./domains/service-accounts/service.ts";
@@ -68,6 +69,8 @@ export interface AppDeps {
   inserts: InsertService;
   /** Stream processors (`/api/streams`); their engine runs inside this Loupe. */
   processors: ProcessorService;
+  /** Dead-letter redrive jobs (`/api/redrives`); their engine runs inside this Loupe. */
+  redrives: RedriveService;
   topics: TopicService;
   /** Kafka's, Connect's, the registry's and Loupe's topics: an unrestricted admin's records, marked internal. */
   internalTopics: InternalTopics;

@@ -19,6 +19,7 @@ import { metricsArea } from "./domains/metrics/area.ts";
 import { processorsArea } from "./domains/processors/area.ts";
 import { profileArea } from "./domains/profile/area.ts";
 import { quotasArea } from "./domains/quotas/area.ts";
+import { redriveArea } from "./domains/redrive/area.ts";
 import { schemasArea } from "./domains/schemas/area.ts";
 import { serverInfoArea } from "./domains/server-info/area.ts";
 import { serviceAccountsArea } from "./domains/service-accounts/area.ts";
@@ -45,6 +46,7 @@ export const AREAS = [
   liveArea,
   jdbcSelectArea,
   processorsArea,
+  redriveArea,
   topicsArea,
   metadataArea,
   jdbcArea,

@@ -47,6 +47,8 @@ import { ProcessorService } from "./domains/processors/service.ts";
 import { runnerSetup } from "./domains/processors/setup.ts";
 import { ProfileRepo } from "./domains/profile/repo.ts";
 import { ProfileService } from "./domains/profile/service.ts";
+import type { RedriveService } from "./domains/redrive/service.ts";
+import { redriveParts } from "./domains/redrive/setup.ts";
 import { SchemaProxyService } from "./domains/schemas/service.ts";
 import { ServerInfoService } from "./domains/server-info/service.ts";
 import { ServiceAccountService } from "./domains/service-accounts/service.ts";
@@ -228,8 +230,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     catalog: (cluster) => sql.catalog(cluster),
     masks: sql,
   });
-  // A processor runs with its owner's rights: checked again whenever access changes, and now and
-  // then for what changes outside Loupe (a directory's groups).
+  // A processor runs with its owner's rights: checked again whenever access changes, and now and then for what changes outside Loupe.
   auth.onRevoke((tokenHash, reason) => {
     if (tokenHash === null) void processors.checkOwners(reason);
   });
@@ -257,6 +258,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     sqlLibrary,
     inserts,
     processors,
+    redrives: redrives(config, background, { db: store.db, kafka, sql, auth, audit, logs, refreshMs: directory?.refreshMs }),
     topics,
     internalTopics,
     metadata,
@@ -302,6 +304,38 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
       await store.close();
     },
   };
+}
+
+/**
+ * Redrive jobs: the service of the API, and the `redrive-engine` background job that runs this
+ * instance's share of them (with the processors' prefix, lease and switch); their owners are
+ * checked again whenever access changes.
+ */
+function redrives(
+  config: Config,
+  background: Background,
+  d: { db: Db; kafka: KafkaPool; sql: SqlService; auth: AuthService; audit: AuditService; logs: LogHub; refreshMs: number | undefined },
+): RedriveService {
+  const parts = redriveParts({
+    db: d.db,
+    pool: d.kafka,
+    sql: d.sql,
+    log: d.logs.logger("redrive"),
+    prefix: `${config.processors.prefix}-redrive`,
+    instance: instanceName(config),
+    leaseMs: config.processors.lease,
+    failAfterMs: config.processors.failAfter,
+    enabled: config.processors.enabled,
+    ownerScope: (owner, kind) => d.auth.scopeOfIdentity(owner, kind),
+    audit: (entry) => d.audit.record(entry),
+    recheckMs: d.refreshMs ?? 60_000,
+  });
+  background.register(parts.job);
+  // A job runs with its owner's rights: checked again whenever access changes through Loupe.
+  d.auth.onRevoke((tokenHash) => {
+    if (tokenHash === null) parts.accessChanged();
+  });
+  return parts.service;
 }
 
 /** On a shared store, a PENDING audit entry older than this is one its instance left at a crash: no change takes an hour. */

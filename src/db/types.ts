@@ -189,6 +189,38 @@ export interface Database {
     risk: string | null;
     updated_at: number;
   };
+  /** Redrive jobs (src/domains/redrive); each row is also the lease of the instance running it. */
+  redrive_jobs: {
+    /** `rdr_<hex>`. */
+    id: string;
+    name: string;
+    cluster: string;
+    owner: string;
+    owner_kind: string | null;
+    source_topic: string;
+    /** JSON [{partition, from, to}]: the offsets to copy, fixed at creation. */
+    ranges: string;
+    target_topic: string | null;
+    target_header: string | null;
+    /** A SQL WHERE condition over the source's records. */
+    filter: string | null;
+    /** Records written per second at most. */
+    rate: number;
+    /** PAUSED, RUNNING, DONE, CANCELLED or FAILED. */
+    state: string;
+    /** Why Loupe paused or failed it. */
+    reason: string | null;
+    /** JSON RedriveCounts as the running instance last reported them. */
+    counts: string | null;
+    /** JSON {partition: next offset} as last reported. */
+    progress: string | null;
+    instance: string | null;
+    lease_until: number;
+    created_at: number;
+    started_at: number | null;
+    finished_at: number | null;
+    updated_at: number;
+  };
   /** Named leases (src/db/lease.ts): one instance of those sharing the store runs the job. */
   leases: {
     name: string;

@@ -31,6 +31,8 @@ export const AUDIT_TYPES = [
   "ALERT_SETTING",
   // Beyond the SPEC's list: alert notifications pruned by their retention.
   "ALERT_NOTIFICATION",
+  // Beyond the SPEC's list: dead-letter redrive jobs (created, started, paused, resumed, cancelled, completed).
+  "REDRIVE",
 ] as const;
 export type AuditType = (typeof AUDIT_TYPES)[number];
 

@@ -116,6 +116,12 @@ export class GroupMember {
    * UNSTABLE_OFFSET_COMMIT, and this waits (up to `waitMs`) for it to end.
    */
   async committed(topic: string, partitions: number[], waitMs = 30_000): Promise<Map<number, number | null>> {
+    const entries = await this.committedEntries(topic, partitions, waitMs);
+    return new Map([...entries].map(([p, e]) => [p, e?.offset ?? null]));
+  }
+
+  /** As `committed`, with the metadata each offset was committed with (a redrive keeps its counts there). */
+  async committedEntries(topic: string, partitions: number[], waitMs = 30_000): Promise<Map<number, CommittedEntry | null>> {
     const deadline = Date.now() + waitMs;
     for (let delay = 50; ; delay = Math.min(delay * 2, 1_000)) {
       try {
@@ -129,7 +135,7 @@ export class GroupMember {
     }
   }
 
-  async #committedOnce(topic: string, partitions: number[]): Promise<Map<number, number | null>> {
+  async #committedOnce(topic: string, partitions: number[]): Promise<Map<number, CommittedEntry | null>> {
     const consumer = this.#consumer;
     const coordinator = await consumer.findGroupCoordinator();
     const md = await consumer.metadata({ topics: [] });
@@ -137,7 +143,7 @@ export class GroupMember {
     type Answer = {
       groups?: Array<{
         errorCode: number;
-        topics: Array<{ name: string; partitions: Array<{ partitionIndex: number; committedOffset: bigint }> }>;
+        topics: Array<{ name: string; partitions: Array<{ partitionIndex: number; committedOffset: bigint; metadata?: string | null }> }>;
       }>;
     };
     const answer = await callApi<Answer>(
@@ -147,11 +153,12 @@ export class GroupMember {
       [{ groupId: this.#opts.groupId, memberId: null, memberEpoch: -1, topics: [{ name: topic, partitionIndexes: partitions }] }],
       true,
     );
-    const out = new Map<number, number | null>(partitions.map((p) => [p, null]));
+    const out = new Map<number, CommittedEntry | null>(partitions.map((p) => [p, null]));
     for (const g of answer.groups ?? []) {
       for (const t of g.topics) {
         if (t.name !== topic) continue;
-        for (const p of t.partitions) if (p.committedOffset >= 0n) out.set(p.partitionIndex, num(p.committedOffset));
+        for (const p of t.partitions)
+          if (p.committedOffset >= 0n) out.set(p.partitionIndex, { offset: num(p.committedOffset), metadata: p.metadata ?? null });
       }
     }
     return out;
@@ -194,6 +201,14 @@ export interface TxnOffset {
   partition: number;
   /** The next offset to read (one past the last record processed). */
   offset: number;
+  /** Committed with the offset, in the same transaction (at most the broker's offset.metadata.max.bytes, 4096 by default). */
+  metadata?: string;
+}
+
+/** A committed offset and the metadata it was committed with. */
+export interface CommittedEntry {
+  offset: number;
+  metadata: string | null;
 }
 
 /** Kafka errors after which the producer's identity is gone: a new producer must be made. */
@@ -438,7 +453,7 @@ export class TransactionalWriter {
         partitionIndex: o.partition,
         committedOffset: BigInt(o.offset),
         committedLeaderEpoch: -1,
-        committedMetadata: null,
+        committedMetadata: o.metadata ?? null,
       })),
     }));
     await callApi(

@@ -159,6 +159,32 @@ async function storeOfEveryKind(dataDir: string): Promise<string[]> {
     .values({ processor_id: "lsql_1", runner: 0, instance: "i", lease_until: t, state: "RUNNING", figures: "{}", updated_at: t })
     .execute();
   await db.insertInto("leases").values({ name: "alert-evaluation", holder: "i", lease_until: t }).execute();
+  await db
+    .insertInto("redrive_jobs")
+    .values({
+      id: "rdr_1",
+      name: "r",
+      cluster: "c",
+      owner: "ann",
+      owner_kind: "local",
+      source_topic: "dlq",
+      ranges: '[{"partition":0,"from":0,"to":5000000000}]',
+      target_topic: null,
+      target_header: "__connect.errors.topic",
+      filter: "n > 1",
+      rate: 1000,
+      state: "RUNNING",
+      reason: null,
+      counts: "{}",
+      progress: '{"0":4000000000}',
+      instance: "i",
+      lease_until: t,
+      created_at: t,
+      started_at: t,
+      finished_at: null,
+      updated_at: t,
+    })
+    .execute();
   await db.insertInto("instance_events").values({ at: t, instance: "i", kind: "audit", body: "{}" }).execute();
   const { id: series } = await db
     .insertInto("lag_series")

@@ -30,6 +30,7 @@ const ORDER = [
   "alert-delivery",
   "alert-evaluation",
   "alert-retention",
+  "redrive-engine",
 ];
 
 describe("24.3: the background jobs' status in GET /api/health", () => {

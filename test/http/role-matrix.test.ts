@@ -83,6 +83,23 @@ const sharedProcessor = () => {
 };
 const processorCall = async (suffix: string): Promise<Prepared> => ({ path: `/api/streams/${await sharedProcessor()}${suffix}` });
 
+/** Redrive jobs are created by the write user (their owner), PAUSED: a fresh one for each call that uses one up. */
+async function newRedrive(): Promise<string> {
+  processorOut ??= await newTopic("rbac-proc-out");
+  const res = await rt.request("/api/redrives", { method: "POST", role: "write", body: JSON.stringify({ topic, target: processorOut }) });
+  expect(res.status).toBe(201);
+  return ((await res.json()) as { id: string }).id;
+}
+let sharedRedriveId: Promise<string> | undefined;
+const redriveCall = async (suffix: string): Promise<Prepared> => {
+  sharedRedriveId ??= newRedrive();
+  return { path: `/api/redrives/${await sharedRedriveId}${suffix}` };
+};
+const freshRedrive =
+  (suffix: string): Prepare =>
+  async (c) =>
+    c.allowed ? { path: `/api/redrives/${await newRedrive()}${suffix}` } : redriveCall(suffix);
+
 /** A consumer group with committed offsets and no members: what reset and delete act on. */
 async function newGroup(on: string): Promise<string> {
   const id = uniqueTopic("rbac-group");
@@ -297,6 +314,29 @@ const FIXTURES: { [A in AreaName]: Record<string, Prepare> } = {
     "PUT /api/streams/:processorId/scale/:numberOfRunners": async () => processorCall("/scale/1"),
     // A fresh processor per allowed call: the deletion uses it up.
     "DELETE /api/streams/:processorId": async (c) => (c.allowed ? { path: `/api/streams/${await newProcessor()}` } : processorCall("")),
+  },
+  redrive: {
+    "GET /api/redrives": async () => {
+      const prepared = await redriveCall("");
+      const id = prepared.path.split("/").pop();
+      return {
+        path: "/api/redrives",
+        check: async (res) => expect(((await res.json()) as { redrives: Array<{ id: string }> }).redrives.map((r) => r.id)).toContain(id!),
+      };
+    },
+    "GET /api/redrives/:redriveId": async () => redriveCall(""),
+    "POST /api/redrives": async () => {
+      processorOut ??= await newTopic("rbac-proc-out");
+      return { path: "/api/redrives", body: JSON.stringify({ topic, target: processorOut }) };
+    },
+    "POST /api/redrives/:redriveId/dry-run": async () => ({
+      ...(await redriveCall("/dry-run")),
+      check: async (res) => expect(((await res.json()) as { counts: { written: number } }).counts.written).toBe(3),
+    }),
+    "PUT /api/redrives/:redriveId/start": freshRedrive("/start"),
+    "PUT /api/redrives/:redriveId/pause": async () => redriveCall("/pause"),
+    "PUT /api/redrives/:redriveId/resume": freshRedrive("/resume"),
+    "PUT /api/redrives/:redriveId/cancel": freshRedrive("/cancel"),
   },
   topics: {
     "GET /api/topics": get("/api/topics", async (res) =>

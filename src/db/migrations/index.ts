@@ -13,6 +13,7 @@ import * as m0011 from "./0011-alerts.ts";
 import * as m0012 from "./0012-lag-history.ts";
 import * as m0016 from "./0016-masking.ts";
 import * as m0017 from "./0017-instance-events.ts";
+import * as m0018 from "./0018-redrive.ts";
 
 export interface Migration {
   version: number;
@@ -41,4 +42,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 12, ...m0012 },
   { version: 16, ...m0016 },
   { version: 17, ...m0017 },
+  { version: 18, ...m0018 },
 ];
