@@ -31,7 +31,17 @@ let protoTopic: Promise<string> | undefined;
 let insertTopic: string;
 
 beforeAll(async () => {
+  // The role users' argon2id hashes at the lowest cost: the many logins here test the access
+  // rules, not password hashing (a store user's password keeps the product's cost).
+  const users = await Promise.all(
+    ROLES.map(async (role) => ({
+      name: ROLE_USERS[role].name,
+      passwordHash: await Bun.password.hash(ROLE_USERS[role].password, { algorithm: "argon2id", memoryCost: 1024, timeCost: 1 }),
+      roles: [role],
+    })),
+  );
   rt = await testRuntime({
+    users,
     lag: { cacheTtl: 0 },
     schemaRegistry: { ...registryEnv(), allowDelete: true },
     connect: { clusters: [{ alias: "rbac", ...connectEnv() }], timeout: "20s" },
