@@ -14,7 +14,7 @@ import { registerSchema } from "../helpers/registry.ts";
 import type { ROLE_USERS } from "../helpers/runtime.ts";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.ts";
 import { waitFor } from "../helpers/wait.ts";
-import { testPool } from "../kafka/helpers.ts";
+import { testPool, waitForLeaders } from "../kafka/helpers.ts";
 import { compiledLoupe, createTopic, insert, launchChromium, seriousViolations, withPage } from "./browser.ts";
 
 const RUN = `ui${Date.now().toString(36)}`;
@@ -48,8 +48,13 @@ let pool: KafkaPool;
 
 beforeAll(async () => {
   server = await startServerProcess({ schemaRegistry: registryEnv() }, { executable: await compiledLoupe() });
+  pool = testPool();
+  // The list's 40 straight on the broker, side by side: through the API, one after another, each
+  // waited for its leaders and raised its notification (some 10 s in all).
+  const kafka = pool.default();
+  await Promise.all(TOPICS.map((t) => kafka.topics.create({ name: t.topicName, partitions: t.partitions, replication: 1 })));
+  await Promise.all(TOPICS.map((t) => waitForLeaders(kafka, t.topicName, t.partitions, 30_000)));
   for (const t of [
-    ...TOPICS,
     { topicName: INTERNAL, partitions: 1 },
     { topicName: DETAIL, partitions: 2, configs: { "retention.ms": "3600000" } },
     { topicName: EDIT, partitions: 1 },
@@ -68,7 +73,6 @@ beforeAll(async () => {
   await insert(server, `INSERT INTO \`${EDIT}\` (_key, n) VALUES ('a', 1), ('b', 2), ('c', 3)`);
   await insert(server, `INSERT INTO \`${RECORDS}\` (_key, n) VALUES ('a', 1), ('b', 2), ('c', 3), ('d', 4), ('e', 5), ('f', 6)`);
   // A group with no member that has read one record of three: a lag of two.
-  pool = testPool();
   await pool.default().groups.alterOffsets(GROUP, [{ topic: EDIT, partition: 0, offset: 1 }]);
   await pool.default().writes.produce(
     BROWSE,
