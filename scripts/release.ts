@@ -63,6 +63,8 @@ export async function makeRelease(o: ReleaseOptions): Promise<Release> {
   chmodSync(join(tree, "install.sh"), 0o755);
   cpSync(join(o.root, "deploy/loupe.service"), join(tree, "loupe.service"));
   cpSync(join(o.root, "deploy/loupe.toml"), join(tree, "loupe.toml"));
+  // The JMX exporter's rules for the brokers, naming the series Loupe reads (docs/alerts.md).
+  cpSync(join(o.root, "deploy/jmx-exporter-kafka.yaml"), join(tree, "jmx-exporter-kafka.yaml"));
   cpSync(join(o.root, "README.md"), join(tree, "README.md"));
   mkdirSync(join(tree, "docs"));
   for (const f of readdirSync(join(o.root, "docs")).filter((f) => f.endsWith(".md")))

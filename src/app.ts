@@ -18,6 +18,7 @@ import type { ConnectService } from "./domains/connect/service.ts";
 import type { ConsumerService } from "./domains/consumers/service.ts";
 import type { ClusterProbe } from "./domains/health/service.ts";
 import type { InsertService } from "./domains/insert/service.ts";
+import type { MaskingService } from "./domains/masking/service.ts";
 import type { MetadataService } from "./domains/metadata/service.ts";
 import type { ProcessorService } from "./domains/processors/service.ts";
 import type { ProfileService } from "./domains/profile/service.ts";
@@ -87,6 +88,8 @@ export interface AppDeps {
   kafkaConfigs: KafkaConfigService;
   /** Groups of the config file and the store (the admin API; scopes are read from them). */
   groups: GroupService;
+  /** Data masking policies (the admin API; every query's decoders read them through SqlService). */
+  masking: MaskingService;
   /** Local users (config file and store) and service accounts, managed through the admin API. */
   users: UserService;
   serviceAccounts: ServiceAccountService;

@@ -13,6 +13,7 @@ import { jdbcArea, jdbcSelectArea } from "./domains/jdbc/area.ts";
 import { kafkaUsersArea } from "./domains/kafka-users/area.ts";
 import { liveArea } from "./domains/live/area.ts";
 import { logsArea } from "./domains/logs/area.ts";
+import { maskingArea } from "./domains/masking/area.ts";
 import { metadataArea } from "./domains/metadata/area.ts";
 import { metricsArea } from "./domains/metrics/area.ts";
 import { processorsArea } from "./domains/processors/area.ts";
@@ -61,6 +62,7 @@ export const AREAS = [
   quotasArea,
   kafkaUsersArea,
   groupsArea,
+  maskingArea,
   usersArea,
   serviceAccountsArea,
   uiArea,

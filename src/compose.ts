@@ -10,18 +10,23 @@ import type { Hono } from "hono";
 import { type AppDeps, createApp } from "./app.ts";
 import { type Config, credentialWarnings, defaultCluster, deprecations } from "./config/schema.ts";
 import type { Db } from "./db/index.ts";
+import { InstanceEvents } from "./db/instance-events.ts";
 import { Leases } from "./db/lease.ts";
 import { openConfiguredStore } from "./db/open.ts";
 import { GroupRepo } from "./domains/access/group-repo.ts";
 import { GroupService } from "./domains/access/group-service.ts";
 import { internalTopicsOf } from "./domains/access/internal-topics.ts";
+import { BrokerMetrics } from "./domains/alerts/broker-metrics.ts";
 import { ConnectorRestarts } from "./domains/alerts/connect-failures.ts";
 import { AlertEvaluator } from "./domains/alerts/evaluator.ts";
 import { NotificationService } from "./domains/alerts/notifications.ts";
 import { AlertOutbox } from "./domains/alerts/outbox.ts";
 import { NotificationRetention } from "./domains/alerts/retention.ts";
+import type { AlertNotification } from "./domains/alerts/schemas.ts";
+import { ServiceHostHealth } from "./domains/alerts/service-hosts.ts";
 import { AlertSettings } from "./domains/alerts/settings.ts";
 import { AuditService } from "./domains/audit/service.ts";
+import type { AuditEntry } from "./domains/audit/types.ts";
 import { LdapDirectory } from "./domains/auth/ldap.ts";
 import { type AuthOptions, AuthService } from "./domains/auth/service.ts";
 import { KafkaConfigService } from "./domains/configs/service.ts";
@@ -29,6 +34,8 @@ import { ConnectService } from "./domains/connect/service.ts";
 import { ConsumerService } from "./domains/consumers/service.ts";
 import { type ClusterProbe, kafkaProbe } from "./domains/health/service.ts";
 import { InsertService } from "./domains/insert/service.ts";
+import { MaskingRepo } from "./domains/masking/repo.ts";
+import { MaskingService } from "./domains/masking/service.ts";
 import { MetadataRepo } from "./domains/metadata/repo.ts";
 import { MetadataService } from "./domains/metadata/service.ts";
 import { storeTopicFormats } from "./domains/metadata/topic-formats.ts";
@@ -115,7 +122,8 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     },
     config.users,
     logs.logger("auth"),
-    opts.auth,
+    // A store other instances share: every request reads what they may have changed.
+    { ...(store.kind === "postgres" ? { storeTtlMs: 0 } : {}), ...opts.auth },
     { groups: (names) => groups.resolve(names), internalTopics, ...(directory ? { directory } : {}) },
   );
   groups.onChange(() => auth.accessChanged("group changed"));
@@ -175,22 +183,17 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
   const schemas = new SchemaProxyService({
     upstream: registryUpstream,
     allowDelete: sr?.allowDelete ?? false,
-    graceMs: sr?.grace ?? 30_000,
-    notifications,
-    log: logs.logger("schemas"),
+    hosts: alerts.hostHealth,
   });
   const inserts = new InsertService({ pool: kafka, formats: storeTopicFormats(store.db), registry, log: logs.logger("insert") });
+  const masking = new MaskingService(new MaskingRepo(store.db));
   const sql = new SqlService({
     pool: kafka,
+    masks: masking,
     formats: storeTopicFormats(store.db),
     registry,
     validateInsert: (statement, cluster, allowed) => inserts.validate(statement, cluster, allowed),
-    maxLimit: config.sql.maxLimit,
-    maxQueriesPerUser: config.sql.maxQueriesPerUser,
-    maxSizeBytes: config.sql.maxSize,
-    maxQueryTimeMs: config.sql.maxQueryTime,
-    maxQueryMemoryBytes: config.sql.maxQueryMemory,
-    clusterWaitMs: config.sql.clusterWait,
+    ...sqlLimits(config.sql),
     log: logs.logger("sql"),
   });
   const processorLog = logs.logger("processors");
@@ -199,7 +202,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
   const processorEngine: ProcessorEngine = new ProcessorEngine({
     repo: new ProcessorRepo(store.db),
     pool: kafka,
-    instance: config.processors.instance ?? `${hostname()}:${config.server.port}`,
+    instance: instanceName(config),
     prefix: config.processors.prefix,
     log: processorLog,
     setup: runnerSetup(kafka, sql, config.processors.prefix, outputSchemaOf, programs),
@@ -223,6 +226,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     audit: (entry) => audit.record(entry),
     schemaOf: outputSchemaOf,
     catalog: (cluster) => sql.catalog(cluster),
+    masks: sql,
   });
   // A processor runs with its owner's rights: checked again whenever access changes, and now and
   // then for what changes outside Loupe (a directory's groups).
@@ -233,11 +237,14 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
   sqlLibrary.completeRunsOf(sql);
   const counters: HttpCounters = { requests: 0, errors: 0, totalMs: 0 };
   const clusters = kafkaProbe(kafka, config);
-  const connect = connectService(config, notifications, logs);
-  watchFailures(config, alerts, { connect, processors, audit, log: logs.logger("alerts") });
+  const connect = connectService(config, alerts.hostHealth, logs);
+  watchFailures(config, alerts, { connect, processors, schemas, audit, log: logs.logger("alerts") });
 
   const jobs = { audit, auth, logs, counters, streams, kafka, sampler, lagHistory, processorEngine, processors, alerts };
-  const background = backgroundJobs(config, { ...jobs, db: store.db, ownerCheckMs: directory?.refreshMs ?? 60_000 });
+  const shared = store.kind === "postgres";
+  const events = shared ? relayAcrossInstances(store.db, instanceName(config), { audit, notifications }, logs.logger("store")) : undefined;
+  const background = backgroundJobs(config, { ...jobs, db: store.db, shared, ownerCheckMs: directory?.refreshMs ?? 60_000 });
+  if (events) background.register({ name: "instance-events", start: () => events.start(), stop: () => events.stop() });
   const parts: AppDeps = {
     config,
     store,
@@ -261,6 +268,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     profiles: new ProfileService(new ProfileRepo(store.db)),
     kafkaConfigs: new KafkaConfigService(kafka),
     groups,
+    masking,
     users: new UserService(store.db, auth, groups),
     serviceAccounts: new ServiceAccountService(store.db, auth, groups),
     kafka,
@@ -296,6 +304,18 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
   };
 }
 
+/** On a shared store, a PENDING audit entry older than this is one its instance left at a crash: no change takes an hour. */
+const SHARED_PENDING_MS = 3_600_000;
+
+/**
+ * Which PENDING audit entries a start (and, on a shared store, the hourly housekeeping) closes:
+ * all of them on a store of this instance alone; on a shared store, where other instances'
+ * changes may be under way, only those older than any change takes.
+ */
+function pendingRule(shared: boolean): () => { startedBefore?: number } {
+  return () => (shared ? { startedBefore: Date.now() - SHARED_PENDING_MS } : {});
+}
+
 /**
  * Loupe's background work, each job registered once, started in this order (after the app is
  * built, before it serves) and stopped in the reverse order:
@@ -307,7 +327,9 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
  *  - lag-history-prune: drops stored lag history past its retention (a day of samples, 30 days of hours);
  *  - processor-engine: runs the store's processors here (processors.enabled);
  *  - processor-owners: pauses the processors whose owner lost the rights to run them;
- *  - alert-delivery, alert-evaluation, alert-retention: see alertJobs.
+ *  - alert-delivery, alert-evaluation, alert-retention: see alertJobs;
+ *  - instance-events (a shared store only): the other instances' audit entries and notifications
+ *    for this one's streams (registered by createParts).
  */
 function backgroundJobs(
   config: Config,
@@ -324,10 +346,13 @@ function backgroundJobs(
     processors: ProcessorService;
     alerts: AlertParts;
     db: Db;
+    /** Other instances share the store (PostgreSQL). */
+    shared: boolean;
     ownerCheckMs: number;
   },
 ): Background {
   const log = d.logs.logger("background");
+  const interruptedBefore = pendingRule(d.shared);
   const background = new Background({
     log: {
       failed: (job, error) => log.warn("background job failed", { job, error: error instanceof Error ? error.message : String(error) }),
@@ -341,7 +366,7 @@ function backgroundJobs(
     // serves on, as before: the entries stay PENDING until a start closes them.
     start: async (runs) => {
       try {
-        await d.audit.closeInterrupted();
+        await d.audit.closeInterrupted(interruptedBefore());
         runs.ran();
       } catch (e) {
         runs.failed(e);
@@ -353,6 +378,8 @@ function backgroundJobs(
   background.register(
     periodicJob("housekeeping", 3_600_000, async () => {
       try {
+        // A shared store: what an instance that crashed left PENDING is closed by the others.
+        if (d.shared) await d.audit.closeInterrupted(interruptedBefore());
         await d.audit.prune({
           maxAgeMs: config.audit.maxAge,
           maxEntries: config.audit.maxEntries,
@@ -389,11 +416,14 @@ interface AlertParts {
   notifications: NotificationService;
   alertOutbox: AlertOutbox;
   alertEvaluator: AlertEvaluator;
+  /** What the probes and the proxies found of the Connect workers and registry hosts (1002, 1003). */
+  hostHealth: ServiceHostHealth;
 }
 
 /** Alert settings, notifications, their outbox and the evaluation. */
 function alertParts(config: Config, db: Db, d: { kafka: KafkaPool; lag: LagEngine; log: Logger }): AlertParts {
-  const alertSettings = new AlertSettings(db);
+  const brokerMetrics = new BrokerMetrics(config.kafka.clusters, d.kafka, d.log);
+  const alertSettings = new AlertSettings(db, { unavailable: (cluster, id) => brokerMetrics.unavailable(cluster, id) });
   const notifications = new NotificationService(db, d.log, { externalUrl: externalUrl(config) });
   const alertOutbox = new AlertOutbox(db, d.log, outboxOptions(config));
   notifications.attach(alertOutbox, alertSettings);
@@ -404,24 +434,29 @@ function alertParts(config: Config, db: Db, d: { kafka: KafkaPool; lag: LagEngin
     settings: alertSettings,
     deliveries: alertOutbox,
     log: d.log,
+    brokerMetrics,
+    controllerSilenceMs: config.alerts.controllerSilence,
   });
-  return { alertSettings, notifications, alertOutbox, alertEvaluator };
+  return { alertSettings, notifications, alertOutbox, alertEvaluator, hostHealth: new ServiceHostHealth() };
 }
 
 /** The Connect proxy's clients, one per alias; the alert evaluation reads the connectors through it too. */
-function connectService(config: Config, notifications: NotificationService, logs: LogHub): ConnectService {
+function connectService(config: Config, hosts: ServiceHostHealth, logs: LogHub): ConnectService {
   return new ConnectService(config.connect, {
-    notifications,
+    hosts,
     log: logs.logger("connect"),
     kafka: { default: defaultCluster(config).name, clusters: config.kafka.clusters },
   });
 }
 
-/** The evaluation also watches Connect's connectors (and restarts failed ones when configured) and the processors. */
+/**
+ * The evaluation also watches Connect's connectors (and restarts failed ones when configured), the
+ * processors, and probes the Connect workers and registry hosts (1003 on the default cluster).
+ */
 function watchFailures(
   config: Config,
   alerts: AlertParts,
-  d: { connect: ConnectService; processors: ProcessorService; audit: AuditService; log: Logger },
+  d: { connect: ConnectService; processors: ProcessorService; schemas: SchemaProxyService; audit: AuditService; log: Logger },
 ): void {
   const policy = config.alerts.connectorRestarts;
   const restarts = policy.enabled
@@ -430,7 +465,11 @@ function watchFailures(
         { connect: d.connect, audit: (rec) => d.audit.record(rec), log: d.log, now: Date.now },
       )
     : undefined;
-  alerts.alertEvaluator.watch({ connect: d.connect, processors: d.processors, ...(restarts ? { restarts } : {}) });
+  const hosts = {
+    hosts: () => [...d.connect.serviceHosts(), ...d.schemas.serviceHosts(defaultCluster(config).name)],
+    health: alerts.hostHealth,
+  };
+  alerts.alertEvaluator.watch({ connect: d.connect, processors: d.processors, hosts, ...(restarts ? { restarts } : {}) });
 }
 
 /**
@@ -439,7 +478,7 @@ function watchFailures(
  * twice, two prunings export twice.
  */
 function alertJobs(background: Background, config: Config, alerts: AlertParts, db: Db, audit: AuditService): void {
-  const instance = config.processors.instance ?? `${hostname()}:${config.server.port}`;
+  const instance = instanceName(config);
   const leases = new Leases(db);
   const elected = (name: string, ttlMs: number) => () => leases.acquire([name], instance, ttlMs).then((until) => until !== null);
   background.register({
@@ -452,7 +491,7 @@ function alertJobs(background: Background, config: Config, alerts: AlertParts, d
     periodicJob("alert-evaluation", evalMs || 60_000, () => alerts.alertEvaluator.evaluate(), {
       enabled: evalMs > 0,
       runAtStart: false,
-      elected: elected("alert-evaluation", Math.max(3 * evalMs, 10_000)),
+      elected: elected("alert-evaluation", Math.max(3 * evalMs, 5_000)),
     }),
   );
   const { retention } = config.alerts;
@@ -464,6 +503,30 @@ function alertJobs(background: Background, config: Config, alerts: AlertParts, d
   background.register(
     periodicJob("alert-retention", 3_600_000, () => pruning.prune().then(() => {}), { elected: elected("alert-retention", 2 * 3_600_000) }),
   );
+}
+
+/** This instance's name among those sharing the store (leases, runner slots, events). */
+function instanceName(config: Config): string {
+  return config.processors.instance ?? `${hostname()}:${config.server.port}`;
+}
+
+/**
+ * On a store other instances share: the audit entries and alert notifications streamed here are
+ * written for them, and theirs streamed here (src/db/instance-events.ts), so `/api/sse/audit` and
+ * `/api/sse/alerts` show every instance's.
+ */
+function relayAcrossInstances(
+  db: Db,
+  instance: string,
+  parts: { audit: AuditService; notifications: NotificationService },
+  log: Logger,
+): InstanceEvents {
+  const events = new InstanceEvents(db, { instance, log });
+  parts.audit.relayTo((entry) => void events.publish("audit", entry));
+  parts.notifications.relayTo((notification) => void events.publish("alert", notification));
+  events.on("audit", (body) => parts.audit.receive(body as AuditEntry));
+  events.on("alert", (body) => parts.notifications.receive(body as AlertNotification));
+  return events;
 }
 
 /** Where users open Loupe: the start of each notification's generatorURL. */
@@ -511,5 +574,17 @@ function metricsLine(config: Config, d: { logs: LogHub; counters: HttpCounters; 
         `kafkaRttMs=${config.kafka.clusters.map((c) => `${c.name}:${d.kafka.get(c.name).lastRoundTripMs?.toFixed(1) ?? "-"}`).join(",")}`,
     );
     lastRequests = counters.requests;
+  };
+}
+
+/** The query limits of the config's `sql` section, as SqlService takes them. */
+function sqlLimits(c: Config["sql"]) {
+  return {
+    maxLimit: c.maxLimit,
+    maxQueriesPerUser: c.maxQueriesPerUser,
+    maxSizeBytes: c.maxSize,
+    maxQueryTimeMs: c.maxQueryTime,
+    maxQueryMemoryBytes: c.maxQueryMemory,
+    clusterWaitMs: c.clusterWait,
   };
 }

@@ -61,6 +61,7 @@ describe("the release", () => {
       "install.sh",
       "loupe.service",
       "loupe.toml",
+      "jmx-exporter-kafka.yaml",
       "README.md",
       "docs/operations.md",
       "sbom.cdx.json",

@@ -17,7 +17,8 @@
  *    see test/helpers/store.ts), in the same workers: the store's own tests and a few API tests
  *    that lean on the store. Their times are kept as `postgres:<file>`.
  *
- * At the end it prints the time per folder and per phase. --update-timings (or
+ * At the end it prints the time per folder and per phase, then each failed test again with the
+ * lines bun printed before it (a long run's log is often read from its end). --update-timings (or
  * LOUPE_TEST_UPDATE_TIMINGS=1) writes the measured per-file times to test/timings.json (commit
  * it when the suite's shape changed; a file missing from it only starts in no particular order). The services'
  * variables (KAFKA_BOOTSTRAP, ...) already set are used, as by the preload (test/setup.ts).
@@ -73,6 +74,49 @@ interface PhaseResult {
   files: Record<string, number>;
 }
 
+/** A failed test as the run's last lines repeat it: a long run's log is often read from its end. */
+interface Failure {
+  phase: string;
+  file: string;
+  line: string;
+  context: string[];
+}
+const failures: Failure[] = [];
+/** Lines kept before a `(fail)` line: the error bun prints just above it. */
+const CONTEXT_LINES = 25;
+
+/**
+ * Copies a test process's output through as it comes, and notes each `(fail)` line with the
+ * file it belongs to and the lines just before it (the error and its stack).
+ */
+async function relay(stream: ReadableStream<Uint8Array>, to: NodeJS.WriteStream, phase: string): Promise<void> {
+  const decoder = new TextDecoder();
+  const recent: string[] = [];
+  let file = "";
+  let partial = "";
+  let following: { entry: Failure; left: number } | undefined;
+  let summary = false;
+  for await (const chunk of stream) {
+    to.write(chunk);
+    const lines = (partial + decoder.decode(chunk, { stream: true })).split("\n");
+    partial = lines.pop() ?? "";
+    for (const line of lines) {
+      if (/^test\/\S+\.test\.ts:$/.test(line)) file = line.slice(0, -1);
+      // bun's own summary at the end repeats the failed tests, without their files: not again.
+      if (/^\d+ tests? failed:$/.test(line.trim())) summary = true;
+      if (line.startsWith("(fail)") && !summary) failures.push({ phase, file, line, context: recent.slice(-CONTEXT_LINES) });
+      // An error outside any test (bun counts it as a failure, with no `(fail)` line): the lines after it say what.
+      if (/Unhandled error|unhandled rejection/i.test(line)) {
+        const entry: Failure = { phase, file, line, context: [] };
+        failures.push(entry);
+        following = { entry, left: CONTEXT_LINES };
+      } else if (following && following.left-- > 0) following.entry.context.push(line);
+      recent.push(line);
+      if (recent.length > CONTEXT_LINES * 2) recent.splice(0, CONTEXT_LINES);
+    }
+  }
+}
+
 /**
  * One `bun test` over `list`; per-file times come back through a timings file of its own, under
  * `key(file)` (the PostgreSQL phase keeps its own).
@@ -93,9 +137,9 @@ async function runPhase(
   const t0 = performance.now();
   const child = Bun.spawn(
     [process.execPath, "test", "--timeout", TIMEOUT_MS, `--timings=${timings}`, "--update-timings", ...extra, ...list.map((f) => `./${f}`)],
-    { cwd: ROOT, env, stdio: ["ignore", "inherit", "inherit"] },
+    { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] },
   );
-  const code = await child.exited;
+  const [code] = await Promise.all([child.exited, relay(child.stdout, process.stdout, name), relay(child.stderr, process.stderr, name)]);
   const wallMs = performance.now() - t0;
   const measured = existsSync(timings) ? (JSON.parse(readFileSync(timings, "utf8")) as { files: Record<string, number> }).files : {};
   const own: Record<string, number> = {};
@@ -189,6 +233,12 @@ lines.push("[test/run] phases (wall time):");
 for (const r of results) if (r.wallMs > 0) lines.push(`${s(r.wallMs)}  ${r.name}${r.ok ? "" : " (FAILED)"}`);
 if (waitedMs >= 1000) lines.push(`${s(waitedMs)}  waiting for the services after the first phase`);
 lines.push(`${s(totalMs)}  in all`);
+if (failures.length > 0) {
+  lines.push(`[test/run] ${failures.length} failed test${failures.length === 1 ? "" : "s"} (each with the lines before it):`);
+  for (const f of failures)
+    lines.push("", `--- ${f.phase}: ${f.file || "?"}`, ...(f.line.startsWith("(fail)") ? [...f.context, f.line] : [f.line, ...f.context]));
+  lines.push("", `[test/run] failed: ${failures.map((f) => `${f.file} ${f.line}`).join(" | ")}`);
+}
 console.error(lines.join("\n"));
 
 if (updateTimings) {

@@ -169,6 +169,7 @@ export const AREA_PAGES = {
   "sql-library": none("history and saved queries are the SQL workbench's"),
   live: none("the live websocket serves Kafka clients, not the UI"),
   "jdbc-select": none("the JDBC driver's queries"),
+  masking: none("masking policies are managed through the API for now"),
   metadata: none("a topic's stored metadata is shown and changed on the topic's page"),
   jdbc: none("the JDBC driver's metadata and inserts"),
   metrics: none("Prometheus scrapes /metrics"),

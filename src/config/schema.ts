@@ -57,6 +57,16 @@ const authorizerSchema = z
   })
   .strict();
 
+/** The thresholds of the alerts on broker internals, and the scrape timeout, when the file names none. */
+const BROKER_METRICS_DEFAULTS = {
+  timeout: 5_000,
+  openFilesPercent: 80,
+  requestHandlerIdlePercent: 20,
+  failedFetchPerMinute: 5,
+  failedProducePerMinute: 5,
+  diskAboveAveragePoints: 10,
+};
+
 export const clusterSchema = z
   .object({
     /** The cluster's name in the API (`x-service-cluster`) and the UI (`?cluster=`). */
@@ -73,6 +83,62 @@ export const clusterSchema = z
     sasl: saslSchema.optional(),
     tls: tlsSchema.optional(),
     authorizer: authorizerSchema.optional(),
+    /**
+     * The brokers' Prometheus endpoints (the JMX exporter agent with Loupe's rules,
+     * `deploy/jmx-exporter-kafka.yaml`), which alerts 1008 to 1012 read, and the thresholds of the
+     * alerts on broker internals (1009 to 1013). Without `urls` or `template`, 1008 to 1012 are not
+     * available on this cluster.
+     */
+    brokerMetrics: z
+      .object({
+        /** Each broker's endpoint by node id: `{ "1" = "http://10.0.0.1:7071/metrics" }`, or one string `1=http://...,2=http://...`. */
+        urls: z
+          .union([z.record(z.string(), z.string()), z.string()])
+          .transform((v) =>
+            typeof v === "string"
+              ? Object.fromEntries(
+                  v
+                    .split(",")
+                    .map((pair) => pair.trim())
+                    .filter(Boolean)
+                    .map((pair) => [pair.slice(0, pair.indexOf("=")).trim(), pair.slice(pair.indexOf("=") + 1).trim()]),
+                )
+              : v,
+          )
+          .pipe(
+            z
+              .record(
+                z.string(),
+                z
+                  .string()
+                  .url()
+                  .regex(/^https?:\/\//i, "expected an http:// or https:// URL"),
+              )
+              .refine((m) => Object.keys(m).length > 0, "at least one broker")
+              .refine((m) => Object.keys(m).every((k) => /^\d{1,9}$/.test(k)), 'each key is a broker\'s node id, e.g. "1"'),
+          )
+          .optional(),
+        /** One endpoint for every broker: `{host}` its host in the cluster's metadata, `{id}` its node id, e.g. `http://{host}:7071/metrics`. */
+        template: z
+          .string()
+          .regex(/^https?:\/\/\S*\{(host|id)\}/i, "an http:// or https:// URL naming {host} or {id}, e.g. http://{host}:7071/metrics")
+          .optional(),
+        /** How long one broker's scrape may take; one that does not answer in time is logged and its alerts left as they were. */
+        timeout: duration.pipe(z.number().min(100, "at least 100ms").max(60_000, "at most 60s")).default(5_000),
+        /** 1009: raised when a broker's open file descriptors are over this percent of its maximum. */
+        openFilesPercent: z.number().int().min(0).max(100).default(80),
+        /** 1010: raised when a broker's request handler threads are idle less than this percent of the time (one-minute average). */
+        requestHandlerIdlePercent: z.number().int().min(0).max(100).default(20),
+        /** 1011: raised when a broker's failed fetch requests (all topics) per minute, between two evaluations, are over this (0: any). */
+        failedFetchPerMinute: z.number().int().min(0).default(5),
+        /** 1012: raised when a broker's failed produce requests (all topics) per minute, between two evaluations, are over this (0: any). */
+        failedProducePerMinute: z.number().int().min(0).default(5),
+        /** 1013: raised when a broker's log-dir disks are fuller than the cluster's average by more than this many percentage points. */
+        diskAboveAveragePoints: z.number().int().min(0).max(100).default(10),
+      })
+      .strict()
+      .refine((m) => !(m.urls && m.template), "set urls or template, not both")
+      .default(BROKER_METRICS_DEFAULTS),
   })
   .strict();
 export type ClusterConfig = z.infer<typeof clusterSchema>;
@@ -361,7 +427,17 @@ export const configSchema = z
     kafka: z
       .object({ clusters: z.array(clusterSchema).min(1, "at least one cluster is required") })
       .strict()
-      .default({ clusters: [{ name: "default", bootstrapServers: ["127.0.0.1:9092"], clientId: "loupe", default: true }] }),
+      .default({
+        clusters: [
+          {
+            name: "default",
+            bootstrapServers: ["127.0.0.1:9092"],
+            clientId: "loupe",
+            default: true,
+            brokerMetrics: BROKER_METRICS_DEFAULTS,
+          },
+        ],
+      }),
     audit: z
       .object({
         /** Entries older than this are removed. 0 keeps them forever. */
@@ -496,6 +572,8 @@ export const configSchema = z
           .optional(),
         /** How often the conditions (brokers, partitions, consumer lag) are evaluated; 0 turns the evaluation off. */
         evaluationInterval: duration.default(30_000),
+        /** A controller of the KRaft quorum that has not fetched from its leader for this long is down (1001). */
+        controllerSilence: duration.pipe(z.number().min(1_000, "at least 1s")).default(30_000),
         /** How often a condition that still holds is sent to the Alertmanagers again (they resolve an alert not re-sent). */
         resendInterval: duration.pipe(z.number().min(1_000, "at least 1s")).default(60_000),
         /** How long one delivery may take before it counts as failed. */
@@ -545,6 +623,7 @@ export const configSchema = z
         alertmanagers: [],
         webhooks: [],
         evaluationInterval: 30_000,
+        controllerSilence: 30_000,
         resendInterval: 60_000,
         timeout: 10_000,
         initialBackoff: 1_000,

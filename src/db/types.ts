@@ -196,6 +196,16 @@ export interface Database {
     /** Epoch milliseconds on the store's clock. */
     lease_until: number;
   };
+  /** What an instance tells the others sharing the store (src/db/instance-events.ts); kept minutes. */
+  instance_events: {
+    id: Generated<number>;
+    /** Epoch milliseconds on the store's clock. */
+    at: number;
+    instance: string;
+    kind: string;
+    /** JSON. */
+    body: string;
+  };
   /** Consumer lag history (src/lag/history-store.ts): one series per cluster, group and topic ('' for the group's total). */
   lag_series: {
     id: Generated<number>;
@@ -221,5 +231,27 @@ export interface Database {
     lag_max: number;
     lag_ms_max: number | null;
     samples: number;
+  };
+  /** Data masking policies (src/domains/masking). JSON arrays of text: topics, fields, groups, roles, except_groups. */
+  masking_policies: {
+    name: string;
+    topics: string;
+    fields: string;
+    /** REDACT, HASH, KEEP_LAST_N or REMOVE. */
+    method: string;
+    /** REDACT's constant; null for the other methods. */
+    replacement: string | null;
+    /** KEEP_LAST_N's count; null for the other methods. */
+    keep_last: number | null;
+    groups: string;
+    roles: string;
+    except_groups: string;
+    created_at: number;
+    updated_at: number;
+  };
+  /** One row (id 1): the install's salt of the HASH method, never answered or logged. */
+  masking_salt: {
+    id: number;
+    salt: string;
   };
 }

@@ -9,6 +9,7 @@
  * - encoders: the other way, for INSERT, produce and processor output (JSON, Avro, Protobuf, text).
  * - protobuf: Protobuf schemas (registry text with references, descriptor sets) and the wire format.
  * - record-text: one record as the line the answers stream.
+ * - mask: a viewer's masking policies applied where records are decoded.
  * - prefilter: the byte-level test that skips records before decoding.
  * - queries: the registry of running queries (list, cancel).
  * - resume / schemas: resume tokens, read ranges and stop limits as the API spells them.
@@ -16,6 +17,7 @@
 export * from "./decoders.ts";
 export * from "./encoders.ts";
 export * from "./executor.ts";
+export { type MaskHow, type MaskRule, RecordMask } from "./mask.ts";
 export * from "./prefilter.ts";
 export { descriptorMessage, descriptorSchemaText, ProtoSchemaError, registryProto } from "./protobuf.ts";
 export * from "./queries.ts";

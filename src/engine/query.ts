@@ -66,6 +66,8 @@ export interface QueryEnd {
   skippedPartitions?: SkippedPartition[];
   /** What the UI shows beside the answer, e.g. "partition 3 has no leader: skipped". */
   warnings?: string[];
+  /** The field patterns masking policies hid from the caller in this answer (present only when some did). */
+  maskedFields?: string[];
 }
 
 /** What a read fetched from the broker, per partition: proof of push-down. */

@@ -4,7 +4,7 @@
  * partition it holds.
  * (The client's own describeLogDirs wants every topic and partition listed.)
  *
- * DescribeLogDirs v1+ request: [topics: [name, [partition]]] (null: all)
+ * DescribeLogDirs v1+ request: [topics: [name, [partition]]] (null: all; empty: none, the dirs alone)
  * response: results: [errorCode, logDir, topics: [name, partitions: [partitionIndex, partitionSize,
  * offsetLag, isFutureKey]], totalBytes, usableBytes]
  */
@@ -64,14 +64,20 @@ export class LogDirOps {
     });
   }
 
-  /** Each broker's log dirs: path, disk size and free space, and the bytes and partitions held there. */
-  brokerDirs(): Promise<BrokerLogDirs[]> {
+  /**
+   * Each broker's log dirs: path, disk size and free space, and the bytes and partitions held there.
+   * `partitions: false` names no topic (an empty list, not null): each dir with its disk's size and
+   * free space but no partition, a small answer whatever the number of partitions (bytes and
+   * partitions are then 0).
+   */
+  brokerDirs(opts: { partitions?: boolean } = {}): Promise<BrokerLogDirs[]> {
+    const topics = opts.partitions === false ? [] : null;
     return this.#conn.call("Cannot describe log dirs", async () => {
       const md = await this.#conn.metadata([]);
       const brokers = [...md.brokers].sort((a, b) => a.nodeId - b.nodeId);
       return Promise.all(
         brokers.map(async (b): Promise<BrokerLogDirs> => {
-          const answer = await callApi<LogDirsResponse>(this.#conn.admin, "DescribeLogDirs", b, null);
+          const answer = await callApi<LogDirsResponse>(this.#conn.admin, "DescribeLogDirs", b, topics);
           const dirs = answer.results.map((d) => {
             let bytes = 0;
             let partitions = 0;

@@ -20,7 +20,26 @@ export class Listeners<T> {
     return () => this.set.delete(listener);
   }
 
+  #relay: ((event: T) => void) | undefined;
+
+  /** Also hands each event emitted here to `relay` (the other instances sharing the store). */
+  relayTo(relay: (event: T) => void): void {
+    this.#relay = relay;
+  }
+
+  /** An event of this instance: to the subscribers here, and to the relay. */
   emit(event: T): void {
+    this.deliver(event);
+    if (!this.#relay) return;
+    try {
+      this.#relay(event);
+    } catch (e) {
+      this.log.warn(`${this.what} relay failed`, {}, e);
+    }
+  }
+
+  /** An event of another instance (through the relay there): to the subscribers here only. */
+  deliver(event: T): void {
     for (const l of this.set) {
       try {
         l(event);

@@ -8,6 +8,8 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { taskFingerprint } from "../../src/domains/alerts/connect-failures.ts";
+import { lagFingerprint } from "../../src/domains/alerts/evaluator.ts";
 import { NotificationService } from "../../src/domains/alerts/notifications.ts";
 import { LogHub } from "../../src/log/logger.ts";
 import { openTestStore } from "../helpers/store.ts";
@@ -35,6 +37,33 @@ test("26: a cluster named with LIKE's wildcards finds its own active fingerprint
     expect(await notifications.activeFingerprints("east_1|")).toEqual(["east_1|1000|1"]);
     expect(await notifications.activeFingerprints("east%|")).toEqual(["east%|1000|2"]);
     expect(await notifications.activeFingerprints("east\\|")).toEqual([]);
+  } finally {
+    await store.close();
+  }
+});
+
+test("26: the lag condition's and the failed task's fingerprints are stored and found active on either store (PostgreSQL refused a NUL in them)", async () => {
+  const store = await openTestStore(dir);
+  try {
+    const notifications = new NotificationService(store.db, new LogHub().logger("alerts"));
+    const lag = lagFingerprint("east", "c1", "orders/eu", "payments");
+    const task = taskFingerprint("east", "dev", "sink/1", 0);
+    for (const [alertId, fingerprint] of [
+      [2000, lag],
+      [3002, task],
+    ] as const) {
+      await notifications.raise({
+        alertId,
+        cluster: "east",
+        summary: "held",
+        category: "Consumers",
+        instance: "x",
+        source: "test",
+        fingerprint,
+      });
+    }
+    expect(await notifications.activeFingerprints("cond/east/2000/")).toEqual([lag]);
+    expect(await notifications.activeFingerprints("cond/east/3002/dev/")).toEqual([task]);
   } finally {
     await store.close();
   }

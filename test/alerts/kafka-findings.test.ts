@@ -6,7 +6,14 @@
  * cluster down nor change it: the quorum's answers are given here as DescribeQuorum gives them.
  */
 import { describe, expect, test } from "bun:test";
-import { IMBALANCE_PERCENT, imbalanceFindings, LEADER_CHANGE_MS, QuorumWatch } from "../../src/domains/alerts/kafka-findings.ts";
+import {
+  IMBALANCE_PERCENT,
+  imbalanceFindings,
+  LEADER_CHANGE_MS,
+  QuorumWatch,
+  VOTER_SILENT_MS,
+  voterFindings,
+} from "../../src/domains/alerts/kafka-findings.ts";
 import type { QuorumState } from "../../src/kafka/index.ts";
 
 describe("leader imbalance (1014)", () => {
@@ -66,5 +73,37 @@ describe("the controller quorum (1007)", () => {
     expect(watch.findings("b", quorum(2, 1), 1)).toEqual([]);
     expect(watch.findings("a", quorum(1, 1), 2)).toEqual([]);
     expect(watch.findings("z", null, 3)).toEqual([]);
+  });
+});
+
+describe("a controller of the quorum down (1001)", () => {
+  const replica = (id: number, lastFetchTimestamp: number | null, lag = 0) => ({
+    id,
+    logEndOffset: 100 - lag,
+    lag,
+    lastFetchTimestamp,
+    lastCaughtUpTimestamp: lastFetchTimestamp,
+  });
+  const quorum = (voters: ReturnType<typeof replica>[], leaderId = 1): QuorumState => ({
+    leaderId,
+    leaderEpoch: 4,
+    highWatermark: 100,
+    voters,
+    observers: [replica(4, 1_000_000)],
+  });
+  test("26: a voter silent past the bound is down, measured on the leader's clock; the leader, a voter that fetches, and a quorum of one are not", () => {
+    const t = 1_000_000;
+    const found = voterFindings("c", quorum([replica(1, t), replica(2, t - 1_000), replica(3, t - VOTER_SILENT_MS - 1, 40)]));
+    expect(found.map((f) => [f.fingerprint, f.holdMs, f.raise.summary])).toEqual([
+      ["cond/c/1001/3", 0, "Controller 3 of the KRaft quorum has not fetched from the leader (node 1) for 30 s (40 records behind)"],
+    ]);
+    expect(voterFindings("c", quorum([replica(1, t)]))).toEqual([]);
+    expect(voterFindings("c", quorum([replica(1, t), replica(2, t - 1_000)], -1))).toEqual([]);
+    expect(voterFindings("c", null)).toEqual([]);
+  });
+  test("26: a voter with no fetch known is raised only after the same bound (a new leader knows none yet)", () => {
+    const [f] = voterFindings("c", quorum([replica(1, 1_000_000), replica(2, null)]));
+    expect(f?.holdMs).toBe(VOTER_SILENT_MS);
+    expect(f?.raise.instance).toBe("controller 2");
   });
 });

@@ -63,7 +63,7 @@ describe("alert settings", () => {
     const lag = categories.Consumers!.find((s) => s.id === 2000)!;
     expect(lag.conditionTemplate).toBe("lag >= $Threshold-Number on group $Consumer-Group and topic $Topic-Name");
     expect(new RegExp(lag.conditionRegex).test("lag >= 100000 on group group and topic topicA")).toBe(true);
-    // Loupe has no licence, and does not read broker internals.
+    // Loupe has no licence, and this cluster names no brokers' metrics endpoints.
     expect(all.find((s) => s.id === 1)!.isAvailable).toBe(false);
     expect(all.find((s) => s.id === 1009)!.isAvailable).toBe(false);
     expect(all.filter((s) => s.enabled).map((s) => s.id)).toEqual([

@@ -80,12 +80,15 @@ describe("the quotas page", () => {
       await row(page, `user ${USER}`).waitFor();
       const answer = await ask(page, USER, CLIENT);
       const produce = answer.getByRole("row").filter({ has: page.getByRole("rowheader", { name: "Produce rate" }) });
+      // The answer renders after the request: wait for its rows (reading them at once read none on a loaded run).
+      await produce.waitFor();
       expect(await produce.locator("td").allInnerTexts()).toEqual([
         "1 MiB/s",
         `1 · user and client id (${ENTITY})`,
         "this user and client id",
       ]);
       const request = answer.getByRole("row").filter({ has: page.getByRole("rowheader", { name: "Request time" }) });
+      await request.waitFor();
       expect(await request.locator("td").allInnerTexts()).toEqual(["30 %", `3 · user (user ${USER})`, "every client id of this user"]);
       expect(await seriousViolations(page)).toEqual([]);
       await page.screenshot({ path: "/tmp/quotas-admin.png", fullPage: true });

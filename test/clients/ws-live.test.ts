@@ -327,7 +327,7 @@ describe("live subscription backpressure", () => {
       sql: rt.sql,
       compiled: await rt.sql.compile(`SELECT * FROM \`${t}\``, rt.sql.defaultCluster()),
       cluster: rt.sql.defaultCluster(),
-      user: "backpressure",
+      viewer: { name: "backpressure", groups: [], roles: ["admin"] },
       correlationId: "1",
       socket: slow.socket,
       answered: Promise.resolve(),

@@ -7,6 +7,8 @@
  *                              [--brokers=N]
  *       starts the services in the background and prints KEY=VALUE lines
  *       (KAFKA_BOOTSTRAP=127.0.0.1:<port>,
+ *       KAFKA_METRICS_URLS=1=http://127.0.0.1:<port>/metrics,...: each Kafka node's Prometheus JMX
+ *       exporter (Loupe's rules, deploy/jmx-exporter-kafka.yaml), by node id,
  *       KAFKA_SASL_BOOTSTRAP=127.0.0.1:<port> (SCRAM-SHA-512 over TLS) and
  *       KAFKA_MTLS_BOOTSTRAP=127.0.0.1:<port> (TLS with client certificates): the secured broker,
  *       with KAFKA_SECURE_CA_FILE, KAFKA_SECURE_CLIENT_CERT/KEY, KAFKA_SECURE_ADMIN_USER/PASSWORD,
@@ -39,6 +41,7 @@ import {
   CACHE_DIR,
   fetchAll,
   isAlive,
+  kafkaMetricsUrls,
   postgresInstalled,
   SERVICES,
   type ServiceName,
@@ -66,9 +69,14 @@ function readState(): State | null {
   }
 }
 
-/** Each variable once, from the first service that has it (node 1 for KAFKA_BOOTSTRAP). */
+/** Each variable once, from the first service that has it (node 1 for KAFKA_BOOTSTRAP); KAFKA_METRICS_URLS of every node. */
 function printEnv(services: ServiceProcess[]): void {
   const printed = new Set<string>();
+  const metrics = kafkaMetricsUrls(services);
+  if (metrics) {
+    printed.add("KAFKA_METRICS_URLS");
+    console.log(`KAFKA_METRICS_URLS=${metrics}`);
+  }
   for (const s of services)
     for (const [k, v] of Object.entries(s.env)) {
       if (printed.has(k)) continue;

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
+import { SERIES } from "../../src/domains/alerts/broker-metrics.ts";
 import { isAlive, kafkaApiVersionsProbe, kafkaBootstrap, schemaRegistryUrl, startCluster, uniqueTopic } from "./cluster.ts";
 
 describe("test cluster", () => {
@@ -43,10 +44,15 @@ describe("test cluster", () => {
     expect(logPath && existsSync(logPath)).toBe(false);
   }, 20_000);
 
-  test("stop kills the process group and removes the data", async () => {
+  test("26: each node's JMX exporter answers with the series of Loupe's rules at KAFKA_METRICS_URLS; stop kills the process group and removes the data", async () => {
     const cluster = await startCluster({ services: ["kafka"], ownerPid: process.pid });
     const [kafka] = cluster.services;
     expect(isAlive(kafka!.pid)).toBe(true);
+    const [node, url] = cluster.env.KAFKA_METRICS_URLS!.split("=", 2);
+    expect([node, url]).toEqual(["1", `http://127.0.0.1:${kafka!.ports.metrics}/metrics`]);
+    const scraped = await (await fetch(url!)).text();
+    for (const series of Object.values(SERIES)) expect(scraped).toMatch(new RegExp(`^${series}(\\{|\\s)`, "m"));
+    expect(scraped).toContain(`${SERIES.version}{id="1",version="${kafka!.version}"} 1.0`);
     expect(existsSync(kafka!.runDir)).toBe(true);
     await cluster.stop({ graceMs: 3_000 });
     expect(isAlive(kafka!.pid)).toBe(false);

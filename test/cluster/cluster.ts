@@ -103,6 +103,11 @@ export interface StartContext {
   kafkaProperties?: Record<string, string | number | boolean>;
   /** Kafka only: how many nodes the cluster will have (default 1), for its replication defaults. */
   kafkaBrokers?: number;
+  /**
+   * Kafka only: this node is one of a static controller quorum (`controller.quorum.voters`), every
+   * node broker and controller, on these ports, formatted with this cluster id. See startControllerQuorum.
+   */
+  kafkaVoter?: { nodeId: number; port: number; controllerPort: number; voters: string; clusterId: string };
 }
 
 export interface LdapTls {
@@ -130,14 +135,19 @@ export interface ServiceDef {
 // ---------------------------------------------------------------------------------------------
 // Versions and downloads
 
-export function versions(): { kafka: string; apicurio: string; log4j: string } {
+export function versions(): { kafka: string; apicurio: string; log4j: string; jmxExporter: string } {
   const pom = readFileSync(POM, "utf8");
   const prop = (name: string) => {
     const m = new RegExp(`<${name.replace(".", "\\.")}>([^<]+)</`).exec(pom);
     if (!m?.[1]) throw new Error(`test/cluster/pom.xml has no <${name}>`);
     return m[1].trim();
   };
-  return { kafka: prop("kafka.version"), apicurio: prop("apicurio.version"), log4j: prop("log4j.version") };
+  return {
+    kafka: prop("kafka.version"),
+    apicurio: prop("apicurio.version"),
+    log4j: prop("log4j.version"),
+    jmxExporter: prop("jmx-exporter.version"),
+  };
 }
 
 export function kafkaLibsDir(): string {
@@ -147,6 +157,13 @@ export function kafkaLibsDir(): string {
 export function apicurioDir(): string {
   return join(CACHE_DIR, `apicurio-${versions().apicurio}`, "dist");
 }
+
+export function jmxExporterDir(): string {
+  return join(CACHE_DIR, `jmx-exporter-${versions().jmxExporter}`);
+}
+
+/** The rules Loupe ships for the brokers' JMX exporter (the series its alerts 1008-1012 read). */
+export const JMX_EXPORTER_RULES = join(REPO_ROOT, "deploy", "jmx-exporter-kafka.yaml");
 
 export function connectLibsDir(): string {
   return join(CACHE_DIR, `connect-${versions().kafka}`, "libs");
@@ -209,6 +226,7 @@ export const FETCH_STEPS = {
   apicurio: () => `Apicurio Registry ${versions().apicurio} (about 115 MB)`,
   connect: () => `Kafka Connect ${versions().kafka} jars (about 40 MB)`,
   classArchive: () => "the registry's class archive (one throwaway start, about 20 s)",
+  jmxExporter: () => `Prometheus JMX exporter agent ${versions().jmxExporter} (about 3 MB)`,
 };
 
 export async function fetchKafka(): Promise<string> {
@@ -218,6 +236,25 @@ export async function fetchKafka(): Promise<string> {
     if (!readdirSync(tmp).some((f) => f.startsWith("kafka_2.13-"))) throw new Error("mvn copied no Kafka jars");
   });
   return dir;
+}
+
+/** The JMX exporter's agent jar (io.prometheus.jmx:jmx_prometheus_javaagent), by coordinates. */
+export async function fetchJmxExporter(): Promise<string> {
+  const dir = jmxExporterDir();
+  const version = versions().jmxExporter;
+  const jar = `jmx_prometheus_javaagent-${version}.jar`;
+  await fetchOnce(dir, async (tmp) => {
+    await runMaven(
+      [
+        "org.apache.maven.plugins:maven-dependency-plugin:2.8:copy",
+        `-Dartifact=io.prometheus.jmx:jmx_prometheus_javaagent:${version}`,
+        `-DoutputDirectory=${tmp}`,
+      ],
+      FETCH_STEPS.jmxExporter(),
+    );
+    if (!existsSync(join(tmp, jar))) throw new Error(`mvn copied no ${jar}`);
+  });
+  return join(dir, jar);
 }
 
 export async function fetchConnect(): Promise<string> {
@@ -445,11 +482,11 @@ export async function restartService(proc: ServiceProcess, opts: { timeoutMs?: n
   if (proc.ownerPid) proc.watchdogPid = spawnWatchdog(proc.ownerPid, proc.pid, proc.runDir);
   // The same ports: one may still be held briefly by the killed process's sockets.
   if (proc.name === "ldap") {
-    await waitUntil(proc, () => ldapService.probe(proc), opts.timeoutMs ?? 15_000, `OpenLDAP slapd ${proc.version} (restart)`, 20);
+    await waitUntil(proc, () => ldapService.probe(proc), opts.timeoutMs ?? 60_000, `OpenLDAP slapd ${proc.version} (restart)`, 20);
   } else if (proc.name === "alertmanager") {
-    await waitUntil(proc, () => alertmanagerService.probe(proc), opts.timeoutMs ?? 15_000, `Alertmanager ${proc.version} (restart)`, 20);
+    await waitUntil(proc, () => alertmanagerService.probe(proc), opts.timeoutMs ?? 60_000, `Alertmanager ${proc.version} (restart)`, 20);
   } else if (proc.name === "postgres") {
-    await waitUntil(proc, () => postgresService.probe(proc), opts.timeoutMs ?? 30_000, `PostgreSQL ${proc.version} (restart)`, 50);
+    await waitUntil(proc, () => postgresService.probe(proc), opts.timeoutMs ?? 60_000, `PostgreSQL ${proc.version} (restart)`, 50);
   } else if (proc.name === "connect" || proc.name === "registry") {
     const kind = REPLICATED[proc.name];
     const url = proc.env[kind.envKey]!;
@@ -550,13 +587,15 @@ function brokerProperties(
   nodeId = 1,
   overrides: Record<string, string | number | boolean> = {},
   brokers = 1,
+  voters?: string,
 ): string {
-  // Node 1 is broker and controller; further nodes are brokers that use its controller.
-  const controller = nodeId === 1;
+  // Node 1 is broker and controller; further nodes are brokers that use its controller. In a
+  // static quorum (`voters`) every node is both.
+  const controller = nodeId === 1 || voters !== undefined;
   const props: Record<string, string | number | boolean> = {
     "process.roles": controller ? "broker,controller" : "broker",
     "node.id": nodeId,
-    "controller.quorum.bootstrap.servers": `127.0.0.1:${controllerPort}`,
+    ...(voters ? { "controller.quorum.voters": voters } : { "controller.quorum.bootstrap.servers": `127.0.0.1:${controllerPort}` }),
     listeners: controller ? `PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}` : `PLAINTEXT://127.0.0.1:${port}`,
     "advertised.listeners": `PLAINTEXT://127.0.0.1:${port}`,
     "controller.listener.names": "CONTROLLER",
@@ -671,44 +710,68 @@ async function kafkaStarted(proc: ServiceProcess, logFrom: number): Promise<bool
   return readFileSync(proc.logFile).subarray(logFrom).includes("Kafka Server started") && (await serviceByName(proc.name).probe(proc));
 }
 
+/**
+ * KAFKA_METRICS_URLS of several Kafka nodes: each node publishes its own `id=url`; a cluster's
+ * is theirs joined, node 1 first: the text `kafka.clusters[].brokerMetrics.urls` takes as it is.
+ */
+export function kafkaMetricsUrls(nodes: ServiceProcess[]): string {
+  return nodes
+    .filter((n) => n.name === "kafka" && n.env.KAFKA_METRICS_URLS)
+    .sort((a, b) => (a.nodeId ?? 1) - (b.nodeId ?? 1))
+    .map((n) => n.env.KAFKA_METRICS_URLS)
+    .join(",");
+}
+
 export const kafkaService: ServiceDef = {
   name: "kafka",
+  // KAFKA_BOOTSTRAP alone says the broker is given: a shared one started before the exporter had none.
   envKeys: ["KAFKA_BOOTSTRAP"],
   needs: [],
   async fetch() {
     await fetchKafka();
+    await fetchJmxExporter();
   },
-  pendingFetch: () => (fetched(kafkaLibsDir()) ? [] : [FETCH_STEPS.kafka()]),
+  pendingFetch: () => [
+    ...(fetched(kafkaLibsDir()) ? [] : [FETCH_STEPS.kafka()]),
+    ...(fetched(jmxExporterDir()) ? [] : [FETCH_STEPS.jmxExporter()]),
+  ],
   async start(ctx) {
     const t0 = performance.now();
     const libs = await fetchKafka();
-    const nodeId = ctx.join?.nodeId ?? 1;
-    const port = await freePort();
-    const controllerPort = ctx.join ? ctx.join.node.ports.controller! : await freePort();
+    const voter = ctx.kafkaVoter;
+    const nodeId = voter?.nodeId ?? ctx.join?.nodeId ?? 1;
+    const port = voter?.port ?? (await freePort());
+    // Every node runs the Prometheus JMX exporter with Loupe's rules (alerts 1008-1012); it
+    // costs about 0.1 s of CPU and 4 MB at start, lost in the broker's own start.
+    const metricsPort = await freePort();
+    const agent = `-javaagent:${await fetchJmxExporter()}=127.0.0.1:${metricsPort}:${JMX_EXPORTER_RULES}`;
+    const controllerPort = voter?.controllerPort ?? (ctx.join ? ctx.join.node.ports.controller! : await freePort());
     const dataDir = join(ctx.runDir, "data");
     const propsFile = join(ctx.runDir, "server.properties");
     const log4jFile = join(ctx.runDir, "log4j2.properties");
     const logFile = join(ctx.runDir, "kafka.log");
     mkdirSync(dataDir, { recursive: true });
-    writeFileSync(propsFile, brokerProperties(dataDir, port, controllerPort, nodeId, ctx.kafkaProperties, ctx.kafkaBrokers));
+    writeFileSync(propsFile, brokerProperties(dataDir, port, controllerPort, nodeId, ctx.kafkaProperties, ctx.kafkaBrokers, voter?.voters));
     writeFileSync(log4jFile, KAFKA_LOG4J);
     const classpath = `${libs}/*`;
     const jvm = [javaBin(), ...BASE_JVM_OPTS, `-Dlog4j2.configurationFile=${log4jFile}`];
 
     // Formats the single-node KRaft quorum (a dynamic quorum of one voter: --standalone); a
-    // joining broker formats with the cluster id of the node it joins.
-    const clusterId = ctx.join ? kafkaClusterIdOf(ctx.join.node) : kafkaClusterId();
-    formatKraftStorage(jvm, classpath, propsFile, clusterId, ctx.runDir, [...(ctx.join ? [] : ["--standalone"]), "--ignore-formatted"]);
+    // joining broker formats with the cluster id of the node it joins; a node of a static quorum
+    // with the quorum's.
+    const clusterId = voter?.clusterId ?? (ctx.join ? kafkaClusterIdOf(ctx.join.node) : kafkaClusterId());
+    const standalone = ctx.join || voter ? [] : ["--standalone"];
+    formatKraftStorage(jvm, classpath, propsFile, clusterId, ctx.runDir, [...standalone, "--ignore-formatted"]);
 
-    const command = [...jvm, "-Xms64m", "-Xmx512m", ...(ctx.jvmOpts ?? []), "-cp", classpath, "kafka.Kafka", propsFile];
+    const command = [...jvm, "-Xms64m", "-Xmx512m", agent, ...(ctx.jvmOpts ?? []), "-cp", classpath, "kafka.Kafka", propsFile];
     const pid = spawnDetached(command, ctx.runDir, logFile);
     const proc: ServiceProcess = {
       name: "kafka",
       pid,
       runDir: ctx.runDir,
       logFile,
-      ports: { broker: port, controller: controllerPort },
-      env: { KAFKA_BOOTSTRAP: `127.0.0.1:${port}` },
+      ports: { broker: port, controller: controllerPort, metrics: metricsPort },
+      env: { KAFKA_BOOTSTRAP: `127.0.0.1:${port}`, KAFKA_METRICS_URLS: `${nodeId}=http://127.0.0.1:${metricsPort}/metrics` },
       version: versions().kafka,
       startMs: 0,
       command,
@@ -1504,7 +1567,7 @@ export const ldapService: ServiceDef = {
     if (ctx.ownerPid) proc.watchdogPid = spawnWatchdog(ctx.ownerPid, pid, ctx.runDir);
     const what = `OpenLDAP slapd ${proc.version}`;
     // The rootdn binds as soon as slapd listens, before the tree exists.
-    await waitUntil(proc, () => withLdap(url, LDAP_ADMIN.dn, LDAP_ADMIN.password, async () => true), ctx.timeoutMs ?? 15_000, what, 20);
+    await waitUntil(proc, () => withLdap(url, LDAP_ADMIN.dn, LDAP_ADMIN.password, async () => true), ctx.timeoutMs ?? 60_000, what, 20);
     try {
       await withLdap(url, LDAP_ADMIN.dn, LDAP_ADMIN.password, async (client) => {
         for (const e of ldapSeed()) await client.add(e.dn, e.attributes);
@@ -1715,7 +1778,7 @@ export const alertmanagerService: ServiceDef = {
       ...(ctx.ownerPid ? { ownerPid: ctx.ownerPid } : {}),
     };
     if (ctx.ownerPid) proc.watchdogPid = spawnWatchdog(ctx.ownerPid, pid, ctx.runDir);
-    await waitUntil(proc, () => alertmanagerService.probe(proc), ctx.timeoutMs ?? 15_000, `Alertmanager ${proc.version}`, 20);
+    await waitUntil(proc, () => alertmanagerService.probe(proc), ctx.timeoutMs ?? 60_000, `Alertmanager ${proc.version}`, 20);
     proc.startMs = Math.round(performance.now() - t0);
     return proc;
   },
@@ -1885,7 +1948,7 @@ export const postgresService: ServiceDef = {
       ...(ctx.ownerPid ? { ownerPid: ctx.ownerPid } : {}),
     };
     if (ctx.ownerPid) proc.watchdogPid = spawnWatchdog(ctx.ownerPid, pid, ctx.runDir);
-    await waitUntil(proc, () => postgresAnswers(url), ctx.timeoutMs ?? 30_000, `PostgreSQL ${proc.version}`, 50);
+    await waitUntil(proc, () => postgresAnswers(url), ctx.timeoutMs ?? 60_000, `PostgreSQL ${proc.version}`, 50);
     proc.startMs = Math.round(performance.now() - t0);
     return proc;
   },
@@ -1965,6 +2028,50 @@ export async function fetchAll(defs: ServiceDef[]): Promise<void> {
   } finally {
     endPlan();
   }
+}
+
+/**
+ * A Kafka cluster of `nodes` nodes that are each broker and controller, in a static quorum
+ * (`controller.quorum.voters`): what 1001 (a controller down) and 1007 (a leader change) need,
+ * which the tool's own clusters, with one controller, cannot show. The nodes start together (a
+ * quorum needs a majority up) and are stopped with `stop()` (or by their watchdogs when
+ * `ownerPid` is gone).
+ */
+export async function startControllerQuorum(
+  nodes: number,
+  opts: { ownerPid?: number; baseDir?: string } = {},
+): Promise<{ nodes: ServiceProcess[]; bootstrap: string; stop(): Promise<void> }> {
+  await fetchAll([kafkaService]);
+  const base = opts.baseDir ?? mkdtempSync(join(tmpdir(), "loupe-quorum-"));
+  const ports = await Promise.all(
+    Array.from({ length: nodes }, async () => ({ port: await freePort(), controllerPort: await freePort() })),
+  );
+  const voters = ports.map((p, i) => `${i + 1}@127.0.0.1:${p.controllerPort}`).join(",");
+  const clusterId = kafkaClusterId();
+  const started = await Promise.allSettled(
+    ports.map((p, i) => {
+      const runDir = join(base, `kafka-${i + 1}`);
+      mkdirSync(runDir, { recursive: true });
+      return kafkaService.start({
+        env: {},
+        runDir,
+        ...(opts.ownerPid ? { ownerPid: opts.ownerPid } : {}),
+        kafkaBrokers: nodes,
+        kafkaVoter: { nodeId: i + 1, ...p, voters, clusterId },
+      });
+    }),
+  );
+  const up = started.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+  const stop = async () => {
+    await Promise.all(up.map((n) => stopService(n)));
+    if (!opts.baseDir) rmSync(base, { recursive: true, force: true });
+  };
+  const failed = started.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failed) {
+    await stop();
+    throw failed.reason;
+  }
+  return { nodes: up, bootstrap: up.map((n) => n.env.KAFKA_BOOTSTRAP).join(","), stop };
 }
 
 /**
@@ -2050,6 +2157,7 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
     );
     const notJoined = joined.find((r): r is PromiseRejectedResult => r.status === "rejected");
     if (notJoined) throw notJoined.reason;
+    if (nodes > 1) env.KAFKA_METRICS_URLS = kafkaMetricsUrls(started);
   } catch (err) {
     // A temp directory goes; a given one (the CLI's) keeps the logs of what failed.
     await stop({ graceMs: 0, keepDir: !ownsBase });

@@ -25,6 +25,7 @@ import {
 /** The variables the services publish; a run without services has none of them. */
 export const SERVICE_ENV_KEYS = [
   "KAFKA_BOOTSTRAP",
+  "KAFKA_METRICS_URLS",
   ...kafkaSecureService.envKeys,
   "SCHEMA_REGISTRY_URL",
   "SCHEMA_REGISTRY_TOPICS",

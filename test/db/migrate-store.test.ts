@@ -159,6 +159,7 @@ async function storeOfEveryKind(dataDir: string): Promise<string[]> {
     .values({ processor_id: "lsql_1", runner: 0, instance: "i", lease_until: t, state: "RUNNING", figures: "{}", updated_at: t })
     .execute();
   await db.insertInto("leases").values({ name: "alert-evaluation", holder: "i", lease_until: t }).execute();
+  await db.insertInto("instance_events").values({ at: t, instance: "i", kind: "audit", body: "{}" }).execute();
   const { id: series } = await db
     .insertInto("lag_series")
     .values({ cluster: "c", group_name: "g", topic: "orders" })
@@ -169,6 +170,26 @@ async function storeOfEveryKind(dataDir: string): Promise<string[]> {
   await db
     .insertInto("lag_hours")
     .values({ series_id: series, t, lag_min: 1, lag_max: 5_000_000_000, lag_ms_max: 60_000, samples: 12 })
+    .execute();
+  await db
+    .insertInto("masking_policies")
+    .values({
+      name: "pii",
+      topics: '["pay*"]',
+      fields: '["ssn"]',
+      method: "KEEP_LAST_N",
+      replacement: null,
+      keep_last: 4,
+      groups: '["analysts"]',
+      roles: "[]",
+      except_groups: "[]",
+      created_at: t,
+      updated_at: t,
+    })
+    .execute();
+  await db
+    .insertInto("masking_salt")
+    .values({ id: 1, salt: "ab".repeat(32) })
     .execute();
   const empty: string[] = [];
   for (const { name } of await rowsOf<{ name: string }>(

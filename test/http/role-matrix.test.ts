@@ -738,6 +738,34 @@ const FIXTURES: { [A in AreaName]: Record<string, Prepare> } = {
       };
     },
   },
+  masking: {
+    "GET /api/masking/policies": get("/api/masking/policies", jsonArray),
+    "POST /api/masking/policies": async () => {
+      const name = `rbac-mask-${++groupCount}`;
+      return {
+        path: "/api/masking/policies",
+        body: JSON.stringify(maskPolicy(name)),
+        check: async (res) => expect(await res.json()).toMatchObject({ name, method: "REDACT" }),
+      };
+    },
+    "GET /api/masking/policies/:name": async () => ({
+      path: `/api/masking/policies/${await sharedPolicy()}`,
+      check: async (res) => expect(await res.json()).toMatchObject({ name: "rbac-mask" }),
+    }),
+    "PUT /api/masking/policies/:name": async () => ({
+      path: `/api/masking/policies/${await sharedPolicy()}`,
+      body: JSON.stringify({ fields: ["ssn"] }),
+      check: async (res) => expect(await res.json()).toMatchObject({ name: "rbac-mask", fields: ["ssn"] }),
+    }),
+    // A fresh policy per allowed call: the deletion uses it up.
+    "DELETE /api/masking/policies/:name": async (c) => {
+      const name = c.allowed ? await createPolicy(`rbac-mask-del-${++groupCount}`) : await sharedPolicy();
+      return {
+        path: `/api/masking/policies/${name}`,
+        check: async () => expect((await rt.request(`/api/masking/policies/${name}`, { role: "admin" })).status).toBe(404),
+      };
+    },
+  },
   users: {
     "GET /api/users": get("/api/users", jsonArray),
     "POST /api/users": async () => {
@@ -858,6 +886,19 @@ async function createGroup(name: string): Promise<string> {
 /** The group that reads and changes act on, made once. */
 let shared: Promise<string> | undefined;
 const sharedGroup = () => (shared ??= createGroup("rbac-group"));
+
+/** A masking policy on no topic the matrix reads (its queries stay clear). */
+const maskPolicy = (name: string) => ({ name, topics: ["rbac-masked-*"], fields: ["secret"], method: "REDACT", roles: ["read"] });
+
+async function createPolicy(name: string): Promise<string> {
+  const res = await rt.request("/api/masking/policies", { method: "POST", role: "admin", body: JSON.stringify(maskPolicy(name)) });
+  expect(res.status).toBe(201);
+  return name;
+}
+
+/** The policy that reads and changes act on, made once. */
+let sharedMask: Promise<string> | undefined;
+const sharedPolicy = () => (sharedMask ??= createPolicy("rbac-mask"));
 
 const USER_PASSWORD = "rbac-user-password";
 

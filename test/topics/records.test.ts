@@ -150,12 +150,13 @@ describe("23: GET /api/topics/{topicName}/records", () => {
       big,
       Array.from({ length: 5 }, (_, i) => ({ key: `k${i}`, value: `${i}${value}`, timestamp: T0 + i })),
     );
+    const TESTER = { name: "tester", groups: [], roles: ["admin"] };
     const browser = new RecordBrowser({
       pool: rt.kafka,
-      decoders: (cluster, t) => topicDecoders(rt.sql, cluster, t),
+      decoders: (cluster, t, viewer) => topicDecoders(rt.sql, cluster, t, viewer),
       limits: { answerBytes: 6_000, textChars: 1_000, rawBytes: 500 },
     });
-    const a = await browser.browse("local", big, { seek: "oldest", limit: 50 }, "tester");
+    const a = await browser.browse("local", big, { seek: "oldest", limit: 50 }, TESTER);
     // Each record shows some 1,700 characters (its text cut, its bytes cut): three fit in 6,000.
     expect(a.records.length).toBe(3);
     expect(a.stopReason).toBe("MAX_BYTES");
@@ -164,7 +165,7 @@ describe("23: GET /api/topics/{topicName}/records", () => {
     expect(v).toMatchObject({ size: 3_001, textCut: true, rawCut: true });
     expect(v.text.length).toBe(1_000);
     expect(Buffer.from(v.base64, "base64").length).toBe(500);
-    const rest = await browser.browse("local", big, { seek: "oldest", limit: 50, after: new Map([[0, a.partitions[0]!.next]]) }, "tester");
+    const rest = await browser.browse("local", big, { seek: "oldest", limit: 50, after: new Map([[0, a.partitions[0]!.next]]) }, TESTER);
     expect(rest.records.map((r) => r.offset)).toEqual([3, 4]);
     expect(rest.stopReason).toBe("END");
   });

@@ -254,6 +254,7 @@ export function SqlPage({ location }: { location: string }) {
               rows={result.rows}
               count={shown}
               columns={columns}
+              masked={result.figures?.masked ?? []}
               selected={selected?.index ?? null}
               onSelect={select}
               onExpand={expand}

@@ -118,10 +118,25 @@ const ResultRow = memo(function ResultRow({ row, index, start, columns, selected
   );
 });
 
+/** `*` any run, `?` one character, the rest literal: a masking policy's field pattern segment. */
+function globMatches(glob: string, name: string): boolean {
+  const source = glob
+    .replace(/[.+^${}()|[\]\\]/g, "\\$&")
+    .replace(/\*/g, ".*")
+    .replace(/\?/g, ".");
+  return new RegExp(`^${source}$`).test(name);
+}
+
+/** Whether a value field's column shows masked values: a pattern names it, or (dotted) something inside it. */
+function maskedColumn(field: string, masked: readonly string[]): boolean {
+  return masked.some((p) => globMatches(p.split(".")[0]!, field));
+}
+
 export function ResultTable({
   rows,
   count,
   columns,
+  masked = [],
   selected,
   onSelect,
   onExpand,
@@ -130,6 +145,8 @@ export function ResultTable({
   rows: readonly Row[];
   count: number;
   columns: readonly string[];
+  /** Field patterns masking policies hid from the caller: the columns they touch are marked. */
+  masked?: readonly string[];
   selected: number | null;
   onSelect(index: number): void;
   /** A cell's object or array asked for: `path` from the value's root (empty for the value whole). */
@@ -158,13 +175,18 @@ export function ResultTable({
               const field = fieldOf(c);
               return (
                 // The whole name on hover, where the column is too narrow for it.
-                <th key={c} scope="col" title={c}>
+                <th
+                  key={c}
+                  scope="col"
+                  title={field !== null && maskedColumn(field, masked) ? `${c} (masked by a data masking policy)` : c}
+                >
                   {field === null ? (
                     c
                   ) : (
                     <>
                       <span className="col-prefix">value.</span>
                       {field}
+                      {maskedColumn(field, masked) && <span className="col-prefix"> (masked)</span>}
                     </>
                   )}
                 </th>

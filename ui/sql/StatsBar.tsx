@@ -55,6 +55,7 @@ export function StatsBar({
           {w}
         </p>
       ))}
+      {figures.masked && <p className="muted">Masked for you by data masking policies: {figures.masked.join(", ")}</p>}
       {figures.clamped && (
         <p className="muted">
           Lowered to the server's bounds:{" "}

@@ -59,6 +59,8 @@ export interface RunFigures {
   retrying: string | null;
   /** Settings the server lowered to its bounds. */
   clamped: Record<string, number> | null;
+  /** Field patterns masking policies hid from the caller (the end record's maskedFields). */
+  masked: string[] | null;
   /** Offsets the read covers (from the statistics, once the read is planned). */
   offsetsToRead: number | null;
   /** What was read of what, per partition (the end record): over every run of the query. */
@@ -119,6 +121,7 @@ function figuresFrom(prev: RunFigures, body: Record<string, unknown>, end: boole
       end && typeof body.clampedSettings === "object" && body.clampedSettings !== null
         ? (body.clampedSettings as Record<string, number>)
         : prev.clamped,
+    masked: end && Array.isArray(body.maskedFields) ? strings(body.maskedFields) : prev.masked,
     // A continued run covers what was left: the whole is the first run's.
     offsetsToRead: base ? prev.offsetsToRead : (num(body.offsetsToRead) ?? prev.offsetsToRead),
     ranges,
@@ -137,6 +140,7 @@ const EMPTY_FIGURES: Omit<RunFigures, "startedAt"> = {
   warnings: [],
   retrying: null,
   clamped: null,
+  masked: null,
   offsetsToRead: null,
   ranges: null,
   stopLimit: null,

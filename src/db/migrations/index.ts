@@ -11,6 +11,8 @@ import * as m0009 from "./0009-processor-guards.ts";
 import * as m0010 from "./0010-leases.ts";
 import * as m0011 from "./0011-alerts.ts";
 import * as m0012 from "./0012-lag-history.ts";
+import * as m0016 from "./0016-masking.ts";
+import * as m0017 from "./0017-instance-events.ts";
 
 export interface Migration {
   version: number;
@@ -37,4 +39,6 @@ export const MIGRATIONS: Migration[] = [
   { version: 10, ...m0010 },
   { version: 11, ...m0011 },
   { version: 12, ...m0012 },
+  { version: 16, ...m0016 },
+  { version: 17, ...m0017 },
 ];

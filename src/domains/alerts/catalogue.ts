@@ -16,7 +16,7 @@ export interface AlertDefinition {
   severity: Severity;
   /** Shipped state, until an admin sets it. */
   enabledByDefault: boolean;
-  /** Why Loupe cannot evaluate it; absent when it can. */
+  /** Why Loupe cannot evaluate it on any cluster; absent when it can (on some clusters only: see AlertSettings). */
   unavailable?: string;
   /** The anchor of its section in docs/alerts.md. */
   docs: string;
@@ -31,8 +31,6 @@ export interface AlertDefinition {
  */
 export const LAG_TEMPLATE = "lag >= $Threshold-Number on group $Consumer-Group and topic $Topic-Name";
 export const LAG_REGEX = "^(lag|lag-seconds) >= ([1-9][0-9]{0,15}) on group (\\S+) and topic (\\S+)(?: for ([1-9][0-9]{0,5})(s|m|h))?$";
-
-const JMX = "needs broker internals (JMX), which Loupe does not read";
 
 const DOCS = "docs/alerts.md";
 
@@ -49,30 +47,21 @@ const def = (
 export const ALERTS: readonly AlertDefinition[] = [
   def(1, "LicenseInvalid", "License is invalid", "License", "HIGH", false, { unavailable: "Loupe has no licence" }),
   def(1000, "BrokerDown", "Broker is down", "Infrastructure", "CRITICAL", true),
-  def(1001, "CoordinationNodeDown", "Coordination-service node is down", "Infrastructure", "HIGH", false, {
-    unavailable: "KRaft clusters have no ZooKeeper; Loupe does not watch the controller quorum's nodes yet",
-  }),
+  def(1001, "CoordinationNodeDown", "Coordination-service node is down", "Infrastructure", "HIGH", false),
   def(1002, "ConnectWorkerDown", "Connector worker is down", "Infrastructure", "HIGH", true),
   def(1003, "SchemaRegistryDown", "Schema registry is down", "Infrastructure", "HIGH", true),
   def(1004, "AlertmanagerDown", "Alert manager is down", "Infrastructure", "HIGH", true),
   def(1005, "UnderReplicatedPartitions", "Under replicated partitions", "Infrastructure", "HIGH", true),
   def(1006, "OfflinePartitions", "Partitions offline", "Infrastructure", "CRITICAL", true),
   def(1007, "ActiveControllers", "Active controllers", "Infrastructure", "HIGH", true),
-  def(1008, "MultipleBrokerVersions", "Multiple broker versions", "Infrastructure", "LOW", false, {
-    unavailable:
-      "Kafka's protocol does not tell a broker's software version (ApiVersions gives API ranges, the same across patch releases); each broker's JMX has it (app-info), which Loupe does not read",
-  }),
-  def(1009, "FileDescriptorsHigh", "File-open descriptors high capacity on brokers", "Infrastructure", "MEDIUM", false, {
-    unavailable: JMX,
-  }),
-  def(1010, "RequestHandlerIdleLow", "Average percent the request handler is idle", "Infrastructure", "MEDIUM", false, {
-    unavailable: JMX,
-  }),
-  def(1011, "FetchRequestsFailing", "Fetch requests failure", "Infrastructure", "MEDIUM", false, { unavailable: JMX }),
-  def(1012, "ProduceRequestsFailing", "Produce requests failure", "Infrastructure", "MEDIUM", false, { unavailable: JMX }),
-  def(1013, "BrokerDiskUsage", "Broker disk usage is greater than the cluster average", "Infrastructure", "MEDIUM", false, {
-    unavailable: JMX,
-  }),
+  // 1008 to 1012 read the brokers' Prometheus endpoints, available on a cluster that names them
+  // (broker-metrics.ts); 1013 reads DescribeLogDirs.
+  def(1008, "MultipleBrokerVersions", "Multiple broker versions", "Infrastructure", "LOW", false),
+  def(1009, "FileDescriptorsHigh", "File-open descriptors high capacity on brokers", "Infrastructure", "MEDIUM", false),
+  def(1010, "RequestHandlerIdleLow", "Average percent the request handler is idle", "Infrastructure", "MEDIUM", false),
+  def(1011, "FetchRequestsFailing", "Fetch requests failure", "Infrastructure", "MEDIUM", false),
+  def(1012, "ProduceRequestsFailing", "Produce requests failure", "Infrastructure", "MEDIUM", false),
+  def(1013, "BrokerDiskUsage", "Broker disk usage is greater than the cluster average", "Infrastructure", "MEDIUM", false),
   def(1014, "LeaderImbalance", "Leader imbalance", "Infrastructure", "LOW", false),
   def(2000, "ConsumerLag", "Consumer lag exceeded", "Consumers", "HIGH", true, {
     conditionTemplate: LAG_TEMPLATE,

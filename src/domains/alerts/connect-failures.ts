@@ -22,8 +22,8 @@ export interface ConnectHealth {
   aliases(): string[];
   /** The Kafka cluster an alias's connectors act on: where its alerts are raised. */
   kafkaClusterOf(alias: string): string | undefined;
-  connectorStates(alias: string, cluster: string): Promise<ConnectorHealth[]>;
-  restartFailed(alias: string, name: string, cluster: string): Promise<void>;
+  connectorStates(alias: string): Promise<ConnectorHealth[]>;
+  restartFailed(alias: string, name: string): Promise<void>;
 }
 
 export interface RestartPolicy {
@@ -46,6 +46,10 @@ const firstLine = (trace: string | undefined): string => {
   const line = (trace ?? "").split("\n", 1)[0]!.trim();
   return line.length > TRACE_CHARS ? `${line.slice(0, TRACE_CHARS)}...` : line;
 };
+
+/** A failed task's finding: its id (a number) last, after a `/`; no NUL, which PostgreSQL text cannot hold. */
+export const taskFingerprint = (cluster: string, alias: string, connector: string, task: number): string =>
+  `cond/${cluster}/3002/${alias}/${connector}/${task}`;
 
 /**
  * The FAILED connectors (3001) and tasks (3002) of one Connect cluster. Fingerprints start with
@@ -76,7 +80,7 @@ export function connectFindings(
     for (const t of c.tasks)
       if (t.state === "FAILED")
         tasks.push({
-          fingerprint: `cond/${cluster}/3002/${alias}/${c.name}\u0000${t.id}`,
+          fingerprint: taskFingerprint(cluster, alias, c.name, t.id),
           holdMs: 0,
           raise: {
             ...base,
@@ -120,7 +124,7 @@ export class ConnectorRestarts {
   }
 
   /** Restarts each failed connector of the alias that the policy names and whose budget allows it. */
-  async restart(alias: string, cluster: string, states: ConnectorHealth[]): Promise<void> {
+  async restart(alias: string, states: ConnectorHealth[]): Promise<void> {
     if (!this.#policy.enabled) return;
     const now = this.#now();
     for (const c of states) {
@@ -155,7 +159,7 @@ export class ConnectorRestarts {
         restart: `${recent.length} of at most ${this.#policy.max} within ${Math.round(this.#policy.windowMs / 1000)} s`,
       };
       try {
-        await this.#connect.restartFailed(alias, c.name, cluster);
+        await this.#connect.restartFailed(alias, c.name);
         this.#log.info("a failed connector was restarted", { alias, connector: c.name, restart: content.restart });
         await this.#audit({ type: "CONNECTOR", change: "UPDATE", user: LOUPE_ACTOR, content });
       } catch (e) {

@@ -5,9 +5,13 @@
  * - 1000 broker down: a broker seen by an earlier pass of this instance and gone from the metadata;
  * - 1005 under-replicated and 1006 offline partitions, 1014 leader imbalance: from the same one
  *   Metadata request;
- * - 1007 the controller quorum without a leader, or its leader changed: one DescribeQuorum;
+ * - 1007 the controller quorum without a leader, or its leader changed, and 1001 a controller of
+ *   the quorum that no longer fetches from its leader: one DescribeQuorum;
+ * - 1008 to 1012 from the brokers' Prometheus endpoints, 1013 from DescribeLogDirs (broker-metrics.ts);
  * - 2000 consumer lag: each condition against one lag snapshot of the cluster (the lag engine's,
  *   a fixed number of requests whatever the number of groups);
+ * - 1002 Connect worker down, 1003 registry host down: every worker and registry host probed at
+ *   once, and what the proxies' requests found since the last pass (service-hosts.ts);
  * - 1004 Alertmanager down: an Alertmanager whose deliveries have failed three times in a row
  *   (from the outbox; raised on the default cluster, and delivered to the other channels);
  * - 3001 connector and 3002 task FAILED (beyond the SPEC): one status request per Connect
@@ -23,10 +27,12 @@
 import type { KafkaPool, QuorumState } from "../../kafka/index.ts";
 import { LagEngine } from "../../lag/engine.ts";
 import type { Logger } from "../../log/logger.ts";
+import type { BrokerMetrics } from "./broker-metrics.ts";
 import { type LagCondition, parseLagCondition } from "./conditions.ts";
 import { type ConnectHealth, type ConnectorRestarts, connectFindings } from "./connect-failures.ts";
-import { imbalanceFindings, QuorumWatch } from "./kafka-findings.ts";
+import { imbalanceFindings, QuorumWatch, voterFindings } from "./kafka-findings.ts";
 import type { NotificationService, RaiseNotification } from "./notifications.ts";
+import { HOST_ALERTS, type ServiceHostSource } from "./service-hosts.ts";
 import type { AlertSettings } from "./settings.ts";
 
 /** Failed attempts in a row before an Alertmanager counts as down (1004). */
@@ -47,6 +53,7 @@ export interface Watched {
   connect?: ConnectHealth;
   restarts?: ConnectorRestarts;
   processors?: ProcessorHealth;
+  hosts?: ServiceHostSource;
 }
 
 interface Finding {
@@ -68,10 +75,22 @@ interface Deps {
   settings: AlertSettings;
   deliveries: DeliveryHealth;
   log: Logger;
+  /** A quorum voter silent this long is down (1001); VOTER_SILENT_MS when absent. */
+  controllerSilenceMs?: number;
+  /** Broker internals (1008 to 1013); none evaluated without it. */
+  brokerMetrics?: BrokerMetrics;
 }
 
 /** Partitions named in a summary, at most. */
 const NAMED = 10;
+
+/**
+ * A lag condition's finding for one group and topic. The topic comes last, after a `/` no topic
+ * name holds, so any group name stays unambiguous; no control character (a NUL once): PostgreSQL
+ * text cannot hold NUL, and such a notification was never stored there.
+ */
+export const lagFingerprint = (cluster: string, conditionId: string, group: string, topic: string): string =>
+  `cond/${cluster}/2000/${conditionId}/${group}/${topic}`;
 
 export class AlertEvaluator {
   readonly #d: Deps;
@@ -98,6 +117,11 @@ export class AlertEvaluator {
   /** One pass over every cluster; a cluster that fails is logged and the others go on. */
   async evaluate(): Promise<void> {
     const failures: unknown[] = [];
+    // Probes wait on hosts, not on Kafka: they go out first and are counted at the end.
+    const hosts = this.#serviceHosts().then(
+      () => undefined,
+      (e: unknown) => ({ e }),
+    );
     for (const cluster of this.#d.kafka.names()) {
       try {
         await this.#cluster(cluster);
@@ -125,7 +149,28 @@ export class AlertEvaluator {
     } catch (e) {
       failures.push(e);
     }
+    const hostFailure = await hosts;
+    if (hostFailure) {
+      failures.push(hostFailure.e);
+      this.#d.log.warn("alert evaluation of the Connect workers and registry hosts failed", {}, hostFailure.e);
+    }
     if (failures.length > 0) throw failures[0];
+  }
+
+  /** 1002 and 1003: the hosts of enabled settings probed at once, reconciled per cluster. */
+  async #serviceHosts(): Promise<void> {
+    const source = this.#watched.hosts;
+    if (!source) return;
+    const probed = [];
+    for (const host of source.hosts()) if (await this.#d.settings.enabled(host.cluster, host.alertId)) probed.push(host);
+    const found = await source.health.pass(probed);
+    for (const cluster of this.#d.kafka.names())
+      for (const alertId of HOST_ALERTS)
+        await this.#reconcile(
+          cluster,
+          alertId,
+          found.filter((f) => f.raise.cluster === cluster && f.raise.alertId === alertId),
+        );
   }
 
   /**
@@ -136,11 +181,11 @@ export class AlertEvaluator {
     const cluster = connect.kafkaClusterOf(alias) || this.#d.kafka.default().name;
     const restarts = this.#watched.restarts;
     const wanted = (await this.#d.settings.enabled(cluster, 3001)) || (await this.#d.settings.enabled(cluster, 3002));
-    const states = wanted || restarts ? await connect.connectorStates(alias, cluster) : [];
+    const states = wanted || restarts ? await connect.connectorStates(alias) : [];
     const { connectors, tasks } = connectFindings(cluster, alias, states);
     await this.#reconcile(cluster, 3001, connectors, `${alias}/`);
     await this.#reconcile(cluster, 3002, tasks, `${alias}/`);
-    await restarts?.restart(alias, cluster, states);
+    await restarts?.restart(alias, states);
   }
 
   /** The cluster's FAILED processors, from the store: no Kafka request. */
@@ -223,6 +268,8 @@ export class AlertEvaluator {
     await this.#reconcile(cluster, 1005, partitionsFinding(1005, state.underReplicated, "under-replicated"));
     await this.#reconcile(cluster, 1006, partitionsFinding(1006, state.offline, "offline (no leader)"));
     await this.#reconcile(cluster, 1014, imbalanceFindings(cluster, state.preferredLeaders));
+    const internals = await this.#d.brokerMetrics?.findings(cluster, state.brokers, (id) => this.#d.settings.enabled(cluster, id));
+    for (const { alertId, findings } of internals ?? []) await this.#reconcile(cluster, alertId, findings);
     await this.#quorum(cluster);
     await this.#reconcile(cluster, 2000, await this.#lag(cluster));
   }
@@ -232,7 +279,10 @@ export class AlertEvaluator {
    * time, a principal without DESCRIBE on the cluster) leaves 1007 as it was: logged, not guessed.
    */
   async #quorum(cluster: string): Promise<void> {
-    if (!(await this.#d.settings.enabled(cluster, 1007))) return this.#reconcile(cluster, 1007, []);
+    const [leadership, voters] = [await this.#d.settings.enabled(cluster, 1007), await this.#d.settings.enabled(cluster, 1001)];
+    if (!leadership) await this.#reconcile(cluster, 1007, []);
+    if (!voters) await this.#reconcile(cluster, 1001, []);
+    if (!leadership && !voters) return;
     let quorum: QuorumState | null;
     try {
       quorum = await this.#d.kafka.get(cluster).quorum();
@@ -240,7 +290,8 @@ export class AlertEvaluator {
       this.#d.log.warn("the controller quorum could not be described", { cluster }, e);
       return;
     }
-    await this.#reconcile(cluster, 1007, this.#quorumWatch.findings(cluster, quorum, this.#now()));
+    if (leadership) await this.#reconcile(cluster, 1007, this.#quorumWatch.findings(cluster, quorum, this.#now()));
+    if (voters) await this.#reconcile(cluster, 1001, voterFindings(cluster, quorum, this.#d.controllerSilenceMs));
   }
 
   /** Every lag condition of the cluster against one snapshot; none taken when there is no condition. */
@@ -261,7 +312,7 @@ export class AlertEvaluator {
         if (value === null || value < threshold) continue;
         const amount = metric === "lag" ? `${value} records` : `${Math.round(value)} s`;
         out.push({
-          fingerprint: `cond/${cluster}/2000/${c.id}/${l.group}\u0000${l.topic}`,
+          fingerprint: lagFingerprint(cluster, c.id, l.group, l.topic),
           holdMs,
           raise: {
             cluster,

@@ -12,6 +12,13 @@ import type { RaiseNotification } from "./notifications.ts";
  */
 export const IMBALANCE_PERCENT = 10;
 
+/**
+ * A voter of the controller quorum that has not fetched from the leader for this long is down
+ * (1001), unless `alerts.controllerSilence` says otherwise: many times the controllers' fetch
+ * timeout (`controller.quorum.fetch.timeout.ms`, 2 s).
+ */
+export const VOTER_SILENT_MS = 30_000;
+
 /** How long a change of the quorum's leader stays raised: then it resolves by itself. */
 export const LEADER_CHANGE_MS = 5 * 60_000;
 
@@ -40,6 +47,36 @@ export function imbalanceFindings(cluster: string, preferred: { broker: number; 
         },
       };
     });
+}
+
+/**
+ * The voters of the controller quorum (KRaft's coordination service, where ZooKeeper was) that do
+ * not follow its leader (1001): no fetch for VOTER_SILENT_MS, or none known for as long. Timestamps are the
+ * leader's: they are compared with the newest fetch any replica made (brokers fetch all the
+ * time), not with Loupe's clock, so clocks that disagree raise nothing. A quorum of one voter,
+ * or without a leader (1007 says so), finds nothing here.
+ */
+export function voterFindings(cluster: string, quorum: QuorumState | null, silentMs = VOTER_SILENT_MS): Finding[] {
+  if (!quorum || quorum.leaderId < 0) return [];
+  const replicas = [...quorum.voters, ...quorum.observers];
+  const newest = Math.max(...replicas.map((r) => r.lastFetchTimestamp ?? Number.NEGATIVE_INFINITY));
+  if (!Number.isFinite(newest)) return [];
+  return quorum.voters
+    .filter((v) => v.id !== quorum.leaderId && (v.lastFetchTimestamp === null || newest - v.lastFetchTimestamp > silentMs))
+    .map((v) => ({
+      fingerprint: `cond/${cluster}/1001/${v.id}`,
+      // No fetch known: the leader may be new. Raised once that has lasted as long as a silence.
+      holdMs: v.lastFetchTimestamp === null ? silentMs : 0,
+      raise: {
+        ...base(cluster),
+        alertId: 1001,
+        instance: `controller ${v.id}`,
+        summary:
+          v.lastFetchTimestamp === null
+            ? `Controller ${v.id} of the KRaft quorum has fetched nothing from the leader (node ${quorum.leaderId}) in ${silentMs / 1000} s`
+            : `Controller ${v.id} of the KRaft quorum has not fetched from the leader (node ${quorum.leaderId}) for ${Math.round((newest - v.lastFetchTimestamp) / 1000)} s (${v.lag} records behind)`,
+      },
+    }));
 }
 
 /**

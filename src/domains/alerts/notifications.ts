@@ -226,6 +226,16 @@ export class NotificationService {
   subscribe(listener: (event: AlertNotification) => void): () => void {
     return this.listeners.subscribe(listener);
   }
+
+  /** Hands each notification streamed here to `relay` too: the other instances sharing the store. */
+  relayTo(relay: (event: AlertNotification) => void): void {
+    this.listeners.relayTo(relay);
+  }
+
+  /** A notification another instance streamed: to this instance's subscribers. */
+  receive(notification: AlertNotification): void {
+    this.listeners.deliver(notification);
+  }
 }
 
 async function activeOf(trx: Transaction<Database>, fingerprint: string): Promise<Row | undefined> {

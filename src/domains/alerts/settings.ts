@@ -11,10 +11,13 @@ import type { AlertSetting } from "./schemas.ts";
 export class AlertSettings {
   readonly #db: Db;
   readonly #now: () => number;
+  readonly #unavailableOn: (cluster: string, id: number) => string | undefined;
 
-  constructor(db: Db, opts: { now?: () => number } = {}) {
+  /** `unavailable`: why a setting cannot be evaluated on a cluster (its brokers' endpoints not named), else undefined. */
+  constructor(db: Db, opts: { now?: () => number; unavailable?: (cluster: string, id: number) => string | undefined } = {}) {
     this.#db = db;
     this.#now = opts.now ?? Date.now;
+    this.#unavailableOn = opts.unavailable ?? (() => undefined);
   }
 
   /** The setting's definition, or 404. */
@@ -35,7 +38,7 @@ export class AlertSettings {
     return ALERTS.map((d) => {
       const state = states.find((s) => s.alert_id === d.id);
       const own = Object.fromEntries(conditions.filter((c) => c.alert_id === d.id).map((c) => [c.id, c.expression]));
-      return settingOf(d, state ? state.enabled === 1 : d.enabledByDefault, own);
+      return settingOf(d, state ? state.enabled === 1 : d.enabledByDefault, own, d.unavailable ?? this.#unavailableOn(cluster, d.id));
     });
   }
 
@@ -125,14 +128,19 @@ export class AlertSettings {
   }
 }
 
-function settingOf(d: AlertDefinition, enabled: boolean, conditions: Record<string, string>): AlertSetting {
+function settingOf(
+  d: AlertDefinition,
+  enabled: boolean,
+  conditions: Record<string, string>,
+  unavailable: string | undefined,
+): AlertSetting {
   return {
     id: d.id,
     description: d.description,
     category: d.category,
     enabled,
-    isAvailable: d.unavailable === undefined,
-    unavailableReason: d.unavailable ?? null,
+    isAvailable: unavailable === undefined,
+    unavailableReason: unavailable ?? null,
     docs: d.docs,
     conditions,
     conditionTemplate: d.conditionTemplate ?? null,

@@ -210,15 +210,22 @@ export class AuditService {
 
   /**
    * Closes the entries a crash left PENDING as UNKNOWN. Run once when the store opens, before
-   * any request: no change is under way then, so every PENDING entry is an interrupted one.
+   * any request: no change is under way then, so every PENDING entry is an interrupted one. On a
+   * store other instances share, their changes may be under way: `startedBefore` closes only the
+   * entries older than any change takes (see compose.ts), at each start and hourly after.
    * A store that cannot close them throws (after an error line): the caller reports the failure
    * and serves on; the next start tries again.
    */
-  async closeInterrupted(): Promise<number> {
+  async closeInterrupted(opts: { startedBefore?: number } = {}): Promise<number> {
     try {
       // Few rows (the changes under way when Loupe stopped), each rewritten here: the same on every store.
       const n = await this.db.transaction().execute(async (trx) => {
-        const open = await trx.selectFrom("audit").select(["id", "content"]).where("outcome", "=", "PENDING").execute();
+        const open = await trx
+          .selectFrom("audit")
+          .select(["id", "content"])
+          .where("outcome", "=", "PENDING")
+          .$if(opts.startedBefore !== undefined, (q) => q.where("timestamp", "<", opts.startedBefore!))
+          .execute();
         for (const r of open)
           await trx
             .updateTable("audit")
@@ -254,6 +261,16 @@ export class AuditService {
 
   subscribe(listener: (event: AuditEntry) => void): () => void {
     return this.listeners.subscribe(listener);
+  }
+
+  /** Hands each entry streamed here to `relay` too: the other instances sharing the store. */
+  relayTo(relay: (event: AuditEntry) => void): void {
+    this.listeners.relayTo(relay);
+  }
+
+  /** An entry another instance streamed: to this instance's subscribers. */
+  receive(entry: AuditEntry): void {
+    this.listeners.deliver(entry);
   }
 
   /**

@@ -70,6 +70,12 @@ export interface Directory {
 export interface AuthOptions {
   now?: () => number;
   delay?: (ms: number) => Promise<void>;
+  /**
+   * How long a token, user, group or service account read from the store is used before it is
+   * read again (default STORE_TTL_MS). 0 on a store other instances share: what one changes
+   * (a logout, a disabled user, a group's roles) applies on every other at its next request.
+   */
+  storeTtlMs?: number;
 }
 
 /** What identities are resolved with besides the store: groups (config and store) and the directory. */
@@ -104,6 +110,8 @@ interface TokenEntry {
   expiresAt: number;
   lastUsedAt: number;
   persistedLastUse: number;
+  /** When the row was last read from the store: read again after the store TTL, for a revocation made elsewhere. */
+  checkedAt: number;
   /** A directory login's groups and when they were read. */
   groups?: string[];
   groupsAt?: number;
@@ -136,7 +144,7 @@ interface ServiceAccountRecord {
  * written to the store by other means than Loupe's API applies within it; changes made through
  * the API apply at once (`accessChanged`).
  */
-const STORE_TTL_MS = 1_000;
+export const STORE_TTL_MS = 1_000;
 
 /** The `expiresAt` of a service account that never expires, as the session answer gives it (9999-12-31). */
 export const NEVER = 253_402_300_799_000;
@@ -151,6 +159,20 @@ const ownRolesGroup = (roles: readonly Role[]): Group => ({
   clusters: ["*"],
   topics: { allow: ["*"], deny: [] },
 });
+
+/** The cache entry of a token issued now. */
+function newEntry(userName: string, source: Source, now: number, expiresAt: number, groups: readonly string[] | undefined): TokenEntry {
+  return {
+    userName,
+    source,
+    createdAt: now,
+    expiresAt,
+    lastUsedAt: now,
+    persistedLastUse: now,
+    checkedAt: now,
+    ...(groups ? { groups: [...groups], groupsAt: now } : {}),
+  };
+}
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 
@@ -178,6 +200,7 @@ export class AuthService {
   private generation = 0;
   private readonly listeners: RevokeListener[] = [];
   private readonly now: () => number;
+  private readonly storeTtlMs: number;
   private readonly delay: (ms: number) => Promise<void>;
   private readonly resolveGroups: (names: readonly string[]) => Promise<Group[]>;
   private readonly directory: Directory | undefined;
@@ -192,6 +215,7 @@ export class AuthService {
     deps: IdentityDeps = {},
   ) {
     this.now = opts.now ?? Date.now;
+    this.storeTtlMs = opts.storeTtlMs ?? STORE_TTL_MS;
     this.delay = opts.delay ?? ((ms) => Bun.sleep(ms));
     this.resolveGroups = deps.groups ?? (async () => []);
     this.directory = deps.directory;
@@ -219,7 +243,7 @@ export class AuthService {
     const config = this.configKeys.get(key);
     if (config !== undefined) return { source: "config", name: config };
     const cached = this.holders.get(key);
-    if (!fresh && cached && cached.gen === this.generation && now - cached.at < STORE_TTL_MS) return cached.holder;
+    if (!fresh && cached && cached.gen === this.generation && now - cached.at < this.storeTtlMs) return cached.holder;
     const gen = this.generation;
     const holder = await storeHolder(this.db, name);
     if (this.holders.size > 10_000) this.holders.clear();
@@ -380,7 +404,7 @@ export class AuthService {
     if (this.configKeys.has(nameKey(name))) return undefined;
     const cached = this.storeUsers.get(name);
     let user: LocalUser | undefined;
-    if (!fresh && cached && cached.gen === this.generation && now - cached.at < STORE_TTL_MS) user = cached.user;
+    if (!fresh && cached && cached.gen === this.generation && now - cached.at < this.storeTtlMs) user = cached.user;
     else {
       const gen = this.generation;
       user = await this.readStoreUser(name);
@@ -395,7 +419,7 @@ export class AuthService {
     if (names.length === 0) return [];
     const key = names.join("\u0000");
     const cached = this.groupCache.get(key);
-    if (cached && cached.gen === this.generation && now - cached.at < STORE_TTL_MS) return cached.groups;
+    if (cached && cached.gen === this.generation && now - cached.at < this.storeTtlMs) return cached.groups;
     const gen = this.generation;
     const groups = await this.resolveGroups(names);
     if (this.groupCache.size > 10_000) this.groupCache.clear();
@@ -496,15 +520,7 @@ export class AuthService {
         groups_at: directoryGroups ? now : null,
       })
       .execute();
-    this.tokens.set(session.tokenHash, {
-      userName: user.name,
-      source,
-      createdAt: now,
-      expiresAt: session.expiresAt,
-      lastUsedAt: now,
-      persistedLastUse: now,
-      ...(directoryGroups ? { groups: [...directoryGroups], groupsAt: now } : {}),
-    });
+    this.tokens.set(session.tokenHash, newEntry(user.name, source, now, session.expiresAt, directoryGroups));
     this.log.info("login", { user: user.name, address, kind: base.kind });
     return { token, session };
   }
@@ -540,6 +556,12 @@ export class AuthService {
       return undefined;
     }
     let t = this.tokens.get(hash);
+    if (t && (now - t.checkedAt >= this.storeTtlMs || now < t.checkedAt)) {
+      if (!(await this.stillValid(hash, t, now))) {
+        this.tokens.delete(hash);
+        return undefined;
+      }
+    }
     if (!t) {
       const row = await this.db
         .selectFrom("tokens")
@@ -549,6 +571,7 @@ export class AuthService {
         .executeTakeFirst();
       if (!row) return undefined;
       t = {
+        checkedAt: now,
         userName: row.user_name,
         source: row.source === "config" ? "config" : row.source === "ldap" ? "ldap" : "store",
         createdAt: row.created_at,
@@ -561,6 +584,26 @@ export class AuthService {
       this.tokens.set(hash, t);
     }
     return t;
+  }
+
+  /**
+   * Reads a cached token's row again: false when it was revoked or removed meanwhile (a logout or
+   * a password reset on another instance sharing the store). Its last use there counts here too.
+   * A store that cannot be read keeps the token as it was (logged): an outage does not log
+   * everyone out.
+   */
+  private async stillValid(hash: string, t: TokenEntry, now: number): Promise<boolean> {
+    try {
+      const row = await this.db.selectFrom("tokens").select(["revoked_at", "last_used_at"]).where("hash", "=", hash).executeTakeFirst();
+      if (!row || row.revoked_at !== null) return false;
+      t.lastUsedAt = Math.max(t.lastUsedAt, row.last_used_at);
+      t.persistedLastUse = Math.max(t.persistedLastUse, row.last_used_at);
+      t.checkedAt = now;
+      return true;
+    } catch (e) {
+      this.log.warn("could not read a token again from the store; it is used as last read", {}, e);
+      return true;
+    }
   }
 
   /**
@@ -650,7 +693,7 @@ export class AuthService {
 
   private async account(name: string, now: number): Promise<ServiceAccountRecord | undefined> {
     const cached = this.accounts.get(name);
-    if (cached && cached.gen === this.generation && now - cached.at < STORE_TTL_MS) return cached.account;
+    if (cached && cached.gen === this.generation && now - cached.at < this.storeTtlMs) return cached.account;
     const gen = this.generation;
     const row = await this.db.selectFrom("service_accounts").selectAll().where("name", "=", name).executeTakeFirst();
     // A user of the config file or the store whose name is the account's but for case owns the name.

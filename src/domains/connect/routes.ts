@@ -442,7 +442,7 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
     if (!classes.length) return;
     const analyses: ConnectorTopics[] = [];
     for (const connectorClass of classes) {
-      const type = knownPluginType(connectorClass) ?? (await service.pluginType(alias, connectorClass, c.req.raw.signal, cluster));
+      const type = knownPluginType(connectorClass) ?? (await service.pluginType(alias, connectorClass, c.req.raw.signal));
       analyses.push(connectorTopics({ ...config, "connector.class": connectorClass }, type));
     }
     const clusters = [...new Set([cluster, ...service.kafkaClustersNamedIn(config)])];
@@ -483,20 +483,16 @@ export function connectRoutes(deps: { service: ConnectService; notifications: No
   ) => {
     const alias = c.req.param("clusterAlias") ?? "";
     const query = opts.fixedQuery ?? (opts.query ? pickQuery(c, opts.query) : undefined);
-    return service.send(
-      alias,
-      {
-        method,
-        path,
-        // Loupe's own values: Connect's REST API speaks JSON only; nothing of the client's headers goes on.
-        headers:
-          opts.body === undefined ? { accept: "application/json" } : { accept: "application/json", "content-type": "application/json" },
-        ...(query ? { query } : {}),
-        ...(opts.body === undefined ? {} : { body: JSON.stringify(opts.body) }),
-        signal: c.req.raw.signal,
-      },
-      clusterOf(c),
-    );
+    return service.send(alias, {
+      method,
+      path,
+      // Loupe's own values: Connect's REST API speaks JSON only; nothing of the client's headers goes on.
+      headers:
+        opts.body === undefined ? { accept: "application/json" } : { accept: "application/json", "content-type": "application/json" },
+      ...(query ? { query } : {}),
+      ...(opts.body === undefined ? {} : { body: JSON.stringify(opts.body) }),
+      signal: c.req.raw.signal,
+    });
   };
 
   /** The encoded `/connectors/<name>` of a request, the alias checked first (404 names it). */

@@ -10,14 +10,11 @@ import { nameSegment } from "../../proxy/paths.ts";
 import { basicAuthorization, tlsOptions, Upstream, type UpstreamAnswer, type UpstreamRequest } from "../../proxy/upstream.ts";
 import { parseJson } from "../../util/json.ts";
 import type { ConnectorHealth } from "../alerts/connect-failures.ts";
-import type { NotificationService } from "../alerts/notifications.ts";
+import { type HostObserver, PROBE_TIMEOUT_MS, type ServiceHost } from "../alerts/service-hosts.ts";
 import { publicUrl } from "../server-info/service.ts";
 import { pluginKey } from "./guard-rails.ts";
 import { SecretKeys } from "./masking.ts";
 import type { ConnectCluster, ConnectWorker } from "./schemas.ts";
-
-/** How long `GET /` of one worker may take when the clusters' page asks whether it is up. */
-const PROBE_TIMEOUT_MS = 3_000;
 
 /**
  * How long a read answered "not now" is asked again (see Upstream): while the workers rebalance,
@@ -30,9 +27,6 @@ export const READ_RETRY = { statuses: [409, 500, 502, 503, 504], windowMs: 10_00
 /** A worker as the clusters answer shows it (its URL without credentials). */
 export type WorkerState = ConnectWorker;
 
-/** The alert a worker that stops answering raises (SPEC, alert identifiers). */
-export const WORKER_DOWN_ALERT = { id: 1002, summary: "Connector worker is down" } as const;
-
 export interface ConnectServiceOptions {
   /**
    * Loupe's Kafka clusters: `default` is what an alias without `kafkaCluster` acts on; each
@@ -41,8 +35,8 @@ export interface ConnectServiceOptions {
   kafka?: { default: string; clusters: readonly { name: string; bootstrapServers: readonly string[] }[] };
   now?: () => number;
   fetch?: typeof fetch;
-  /** Where alert 1002 goes; none: no alert. */
-  notifications?: NotificationService;
+  /** The workers' health record, told what each call found of the workers it tried (alert 1002). */
+  hosts?: HostObserver;
   log?: Logger;
 }
 
@@ -56,16 +50,10 @@ export class ConnectService {
 
   readonly #opts: ConnectServiceOptions;
   readonly #now: () => number;
-  readonly #graceMs: number;
-  /** When alert 1002 was last raised for an alias's worker; one per worker per grace period. */
-  readonly #alertedAt = new Map<string, number>();
-  /** The fingerprint of each worker's active 1002 notification. */
-  readonly #raised = new Map<string, string>();
 
   constructor(config: ConnectConfig, opts: ConnectServiceOptions = {}) {
     this.#opts = opts;
     this.#now = opts.now ?? Date.now;
-    this.#graceMs = config.grace;
     this.secrets = new SecretKeys(config.guardRails.secretKeys);
     this.guardRails = config.guardRails;
     for (const c of config.clusters) this.#kafkaClusters.set(c.alias, c.kafkaCluster ?? opts.kafka?.default ?? "");
@@ -124,18 +112,14 @@ export class ConnectService {
    * worker restart may change the list), matched as Connect matches names (the full class, the
    * simple name, the simple name without `Connector`); undefined when it has no such plugin.
    */
-  async pluginType(alias: string, connectorClass: string, signal?: AbortSignal, cluster = ""): Promise<"source" | "sink" | undefined> {
-    const answer = await this.send(
-      alias,
-      {
-        method: "GET",
-        path: "/connector-plugins",
-        query: new URLSearchParams({ connectorsOnly: "true" }),
-        headers: { accept: "application/json" },
-        ...(signal ? { signal } : {}),
-      },
-      cluster,
-    );
+  async pluginType(alias: string, connectorClass: string, signal?: AbortSignal): Promise<"source" | "sink" | undefined> {
+    const answer = await this.send(alias, {
+      method: "GET",
+      path: "/connector-plugins",
+      query: new URLSearchParams({ connectorsOnly: "true" }),
+      headers: { accept: "application/json" },
+      ...(signal ? { signal } : {}),
+    });
     if (answer.status !== 200) throw new AppError("BAD_GATEWAY", `Kafka Connect answered HTTP ${answer.status} to its plugin list`);
     let plugins: { class?: unknown; type?: unknown }[] = [];
     try {
@@ -160,66 +144,53 @@ export class ConnectService {
   }
 
   /**
-   * Sends one call to the alias's first usable worker (see Upstream for the failover). A worker
-   * this call found dead raises alert 1002 on `cluster` (the request's Kafka cluster), at most
-   * once per worker per grace period, whether or not another worker then answered.
+   * Sends one call to the alias's first usable worker (see Upstream for the failover). What the
+   * call found of each worker it tried (dead, or answering again) goes to the workers' health
+   * record, which the alert evaluation reads at its next pass (alert 1002).
    */
-  async send(alias: string, req: UpstreamRequest, cluster = ""): Promise<UpstreamAnswer> {
+  async send(alias: string, req: UpstreamRequest): Promise<UpstreamAnswer> {
     const upstream = this.upstream(alias);
     const before = upstream.states().map((s) => s.badUntil);
     try {
       return await upstream.send(req);
     } finally {
       upstream.states().forEach((s, i) => {
-        if (s.badUntil !== before[i] && s.badUntil > this.#now()) this.#workerDown(alias, s.url, s.lastError ?? "no answer", cluster);
-        // Answered again (its state cleared): what it raised is resolved.
-        else if (s.badUntil === 0 && before[i] !== 0) this.#workerUp(alias, s.url);
+        if (s.badUntil !== before[i] && s.badUntil > this.#now()) {
+          const error = s.lastError ?? "no answer";
+          this.#opts.log?.warn("a Kafka Connect worker does not answer", { alias, worker: publicUrl(s.url), error });
+          this.#opts.hosts?.observed(1002, workerInstance(alias, s.url), error);
+        } else if (s.badUntil === 0 && before[i] !== 0) this.#opts.hosts?.observed(1002, workerInstance(alias, s.url), null);
       });
     }
   }
 
-  #workerUp(alias: string, url: string): void {
-    const key = `${alias} ${url}`;
-    const raised = this.#raised.get(key);
-    if (!raised) return;
-    this.#raised.delete(key);
-    this.#alertedAt.delete(key);
-    this.#opts.notifications?.resolve(raised).catch((err) => this.#opts.log?.warn("could not resolve the Connect worker alert", {}, err));
-  }
-
-  #workerDown(alias: string, url: string, why: string, cluster: string): void {
-    const now = this.#now();
-    const key = `${alias} ${url}`;
-    if (now - (this.#alertedAt.get(key) ?? Number.NEGATIVE_INFINITY) < this.#graceMs) return;
-    this.#alertedAt.set(key, now);
-    this.#opts.log?.warn("a Kafka Connect worker does not answer", { alias, worker: publicUrl(url), error: why });
-    // One active notification per worker until it answers again (then #workerUp resolves it).
-    const fingerprint = `cond/${cluster}/1002/${alias} ${publicUrl(url)}`;
-    this.#raised.set(key, fingerprint);
-    this.#opts.notifications
-      ?.raise({
-        alertId: WORKER_DOWN_ALERT.id,
-        cluster,
-        summary: WORKER_DOWN_ALERT.summary,
-        severity: "HIGH",
-        category: "Infrastructure",
-        instance: `${alias} ${publicUrl(url)}`,
-        source: "loupe",
-        fingerprint,
-      })
-      .catch((err) => this.#opts.log?.warn("could not raise the Connect worker alert", {}, err));
+  /** Each worker of each alias, for the alert evaluation to probe (`GET /`) at every pass. */
+  serviceHosts(): ServiceHost[] {
+    return [...this.#upstreams].flatMap(([alias, upstream]) =>
+      upstream.urls.map((url) => ({
+        alertId: 1002 as const,
+        cluster: this.kafkaClusterOf(alias) ?? "",
+        instance: workerInstance(alias, url),
+        what: `Kafka Connect worker ${publicUrl(url)} of '${alias}'`,
+        probe: async (timeoutMs: number) => {
+          const state = await probe(upstream, url, timeoutMs);
+          return state.state === "UP" ? null : (state.error ?? "no answer");
+        },
+      })),
+    );
   }
 
   /**
    * Every connector of the alias with its own state and its tasks': one `GET
    * /connectors?expand=status` (Connect 2.3 and later), whatever the number of connectors.
    */
-  async connectorStates(alias: string, cluster = ""): Promise<ConnectorHealth[]> {
-    const answer = await this.send(
-      alias,
-      { method: "GET", path: "/connectors", query: new URLSearchParams({ expand: "status" }), headers: { accept: "application/json" } },
-      cluster,
-    );
+  async connectorStates(alias: string): Promise<ConnectorHealth[]> {
+    const answer = await this.send(alias, {
+      method: "GET",
+      path: "/connectors",
+      query: new URLSearchParams({ expand: "status" }),
+      headers: { accept: "application/json" },
+    });
     if (answer.status !== 200)
       throw new AppError("BAD_GATEWAY", `Kafka Connect cluster '${alias}' answered HTTP ${answer.status} to its connector list`);
     const body = parseJson(new TextDecoder().decode(answer.body));
@@ -244,17 +215,13 @@ export class ConnectService {
   }
 
   /** Restarts a connector's failed parts: `POST /connectors/{name}/restart?includeTasks=true&onlyFailed=true`. */
-  async restartFailed(alias: string, name: string, cluster = ""): Promise<void> {
-    const answer = await this.send(
-      alias,
-      {
-        method: "POST",
-        path: `/connectors/${nameSegment("connector name", name)}/restart`,
-        query: new URLSearchParams({ includeTasks: "true", onlyFailed: "true" }),
-        headers: { accept: "application/json" },
-      },
-      cluster,
-    );
+  async restartFailed(alias: string, name: string): Promise<void> {
+    const answer = await this.send(alias, {
+      method: "POST",
+      path: `/connectors/${nameSegment("connector name", name)}/restart`,
+      query: new URLSearchParams({ includeTasks: "true", onlyFailed: "true" }),
+      headers: { accept: "application/json" },
+    });
     if (answer.status >= 300)
       throw new AppError(
         "BAD_GATEWAY",
@@ -267,15 +234,19 @@ export class ConnectService {
     return Promise.all(
       [...this.#upstreams].map(async ([alias, upstream]) => ({
         alias,
-        workers: await Promise.all(upstream.urls.map((url) => probe(upstream, url))),
+        workers: await Promise.all(upstream.urls.map((url) => probe(upstream, url, PROBE_TIMEOUT_MS))),
       })),
     );
   }
 }
 
-async function probe(upstream: Upstream, url: string): Promise<WorkerState> {
+/** The fingerprint's and instance's name of a worker (kept as 1002 has always named it). */
+const workerInstance = (alias: string, url: string) => `${alias} ${publicUrl(url)}`;
+
+/** `GET /` of one worker within `timeoutMs` (and the alias's own timeout): its state and version. */
+async function probe(upstream: Upstream, url: string, timeoutMs: number): Promise<WorkerState> {
   const shown = publicUrl(url);
-  const signal = AbortSignal.timeout(PROBE_TIMEOUT_MS);
+  const signal = AbortSignal.timeout(timeoutMs);
   try {
     const answer = await upstream.sendTo(url, { method: "GET", path: "/", headers: { accept: "application/json" }, signal });
     if (answer.status !== 200) return { url: shown, state: "DOWN", error: `HTTP ${answer.status}` };
@@ -289,9 +260,9 @@ async function probe(upstream: Upstream, url: string): Promise<WorkerState> {
     };
   } catch (e) {
     const error = signal.aborted
-      ? `no answer within ${PROBE_TIMEOUT_MS} ms`
+      ? `no answer within ${timeoutMs} ms`
       : e instanceof AppError
-        ? e.message.replaceAll(url, shown)
+        ? e.message.replace(`${upstream.name} at ${url}: `, "").replaceAll(url, shown)
         : "not a Connect worker answer";
     return { url: shown, state: "DOWN", error };
   }

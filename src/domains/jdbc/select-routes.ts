@@ -3,6 +3,7 @@ import { clusterOf } from "../../http/context.ts";
 import { defineRoute, RouteGroup } from "../../http/route.ts";
 import type { StreamRegistry } from "../../http/sse.ts";
 import { type Socket, switchingProtocols, upgradeSocket } from "../../http/websocket.ts";
+import { viewerOf } from "../sql/service.ts";
 import { topicCheck } from "../sql/topic-check.ts";
 import { type JdbcSelectDeps, runJdbcSelect } from "./select.ts";
 
@@ -54,7 +55,12 @@ export function jdbcSelectRoutes(deps: JdbcSelectDeps & { streams: StreamRegistr
         open: (socket) => {
           opened = true;
           open = socket;
-          void runJdbcSelect(deps, { sql, cluster, user, ...(allowed ? { allowed } : {}) }, socket, abort.signal).finally(done);
+          void runJdbcSelect(
+            deps,
+            { sql, cluster, viewer: viewerOf(session, cluster), ...(allowed ? { allowed } : {}) },
+            socket,
+            abort.signal,
+          ).finally(done);
         },
         close: () => {
           abort.abort();

@@ -18,7 +18,7 @@ import { AppError } from "../../errors.ts";
 import type { Socket } from "../../http/websocket.ts";
 import type { Logger } from "../../log/logger.ts";
 import { SqlError, type TopicAllowed } from "../../sql/index.ts";
-import type { PreparedQuery, SqlService, TopicFormats } from "../sql/service.ts";
+import type { PreparedQuery, SqlService, TopicFormats, Viewer } from "../sql/service.ts";
 
 export interface JdbcSelectDeps {
   sql: SqlService;
@@ -180,7 +180,7 @@ function errorText(err: unknown): string {
 export async function runJdbcSelect(
   deps: JdbcSelectDeps,
   /** `allowed`: the topics the caller may read (see topic-check.ts); absent: all. */
-  q: { sql: string; cluster: string; user: string; allowed?: TopicAllowed },
+  q: { sql: string; cluster: string; viewer: Viewer; allowed?: TopicAllowed },
   socket: Socket,
   signal: AbortSignal,
 ): Promise<void> {
@@ -196,7 +196,7 @@ export async function runJdbcSelect(
     const meta = await deps.formats.get(q.cluster, plan.topic);
     const valueFormat = plan.settings.valueFormat ?? meta?.valueType?.toUpperCase();
     const schemaFields = valueFormat === "AVRO" ? avroFields(meta?.valueSchema) : null;
-    prepared = await deps.sql.prepare(compiled, q.cluster, q.user);
+    prepared = await deps.sql.prepare(compiled, q.cluster, q.viewer);
     const rows = new Rows();
     let labels: string[] | null = null;
     let columns: Column[] = [];
@@ -223,7 +223,7 @@ export async function runJdbcSelect(
     }
   } catch (err) {
     if (!(err instanceof SqlError) && !isQueryLimitError(err) && !(err instanceof AppError))
-      deps.log.error("jdbc select failed", { user: q.user }, err);
+      deps.log.error("jdbc select failed", { user: q.viewer.name }, err);
     await send(`1${errorText(err)}`);
   } finally {
     prepared?.release();

@@ -30,7 +30,7 @@ import { SqlError } from "../../sql/index.ts";
 import type { AuditService } from "../audit/service.ts";
 import type { AuditChange, AuditType } from "../audit/types.ts";
 import type { AuthService, Session } from "../auth/service.ts";
-import type { CompiledQuery, SqlService } from "../sql/service.ts";
+import { type CompiledQuery, type SqlService, viewerOf } from "../sql/service.ts";
 import { topicCheck } from "../sql/topic-check.ts";
 import { type Content, isInvalid, parseRequest, type Request, textFrame } from "./frames.ts";
 import { Subscription } from "./subscription.ts";
@@ -353,7 +353,7 @@ export class LiveConnection {
           sql,
           compiled: c,
           cluster: this.info.cluster,
-          user: session.user.name,
+          viewer: viewerOf(session, this.info.cluster),
           correlationId,
           socket: this.socket,
           answered,

@@ -11,7 +11,7 @@
 import { followPlan, QueryError, type QueryProgress, type RecordFraming, RecordText } from "../../engine/index.ts";
 import { AppError } from "../../errors.ts";
 import type { Socket } from "../../http/websocket.ts";
-import type { CompiledQuery, PreparedQuery, SqlService } from "../sql/service.ts";
+import type { CompiledQuery, PreparedQuery, SqlService, Viewer } from "../sql/service.ts";
 import { frame, textFrame } from "./frames.ts";
 
 /** Each record an element of the frame's array, followed by a comma (the last one is cut). */
@@ -41,7 +41,8 @@ export interface SubscriptionOptions {
   sql: SqlService;
   compiled: CompiledQuery;
   cluster: string;
-  user: string;
+  /** Who subscribes: the records are masked for them (see SqlService.prepare). */
+  viewer: Viewer;
   /** The SUBSCRIBE's correlationId (JSON text), echoed by every KAFKAMSG. */
   correlationId: string;
   socket: Socket;
@@ -82,7 +83,7 @@ export class Subscription {
     // (a cluster that does not answer names itself and how long it was waited for).
     this.#failStart = failed;
     const plan = followPlan(opts.compiled.plan);
-    this.#prepared = await opts.sql.prepare({ ...opts.compiled, plan }, opts.cluster, opts.user);
+    this.#prepared = await opts.sql.prepare({ ...opts.compiled, plan }, opts.cluster, opts.viewer);
     const run = this.#run(this.#prepared, reading);
     run.then(
       () => failed(new AppError("UNAVAILABLE", `The subscription to '${this.topic}' ended at once`)),

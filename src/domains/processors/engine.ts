@@ -141,8 +141,13 @@ export class ProcessorEngine {
   async #tick(): Promise<void> {
     const { repo, instance } = this.#opts;
     const leaseMs = this.#opts.leaseMs ?? 10_000;
+    // The instances running processors share each one's runners: each takes at most its share
+    // of the slots, and lets go of those beyond it (one that joined takes them at its next tick).
+    const instances = await repo.present(instance, leaseMs);
     const processors = new Map((await repo.list()).map((p) => [p.id, p]));
     const slots = await repo.runners();
+    /** Slots of each processor kept here this tick. */
+    const kept = new Map<string, number>();
     // Leases expire on the store's clock, which every instance sharing the store reads alike.
     const leaseNow = await repo.leaseNow();
     const wanted = new Set<string>();
@@ -154,6 +159,8 @@ export class ProcessorEngine {
       const key = `${slot.processorId}/${slot.runner}`;
       const local = this.#local.get(key);
       if (!local && slot.instance !== null && slot.instance !== instance && slot.leaseUntil >= leaseNow) continue;
+      // Beyond this instance's share: not taken, or let go (stopped below) for another to take.
+      if ((kept.get(p.id) ?? 0) >= Math.ceil(p.runners / instances)) continue;
       if (!local) {
         const refused = await this.#refusal(p, slot, admitted);
         if (refused === undefined) continue;
@@ -165,6 +172,7 @@ export class ProcessorEngine {
         }
       }
       if (!(await repo.lease(slot.processorId, slot.runner, instance, leaseMs))) continue;
+      kept.set(p.id, (kept.get(p.id) ?? 0) + 1);
       wanted.add(key);
       if (!local) this.#startLocal(key, p, slot.runner);
     }

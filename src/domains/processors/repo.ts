@@ -53,8 +53,12 @@ const RUNNER_LEASES: LeaseTable = {
   createRows: false,
 };
 
+/** The named lease each instance running processors renews at each tick: who is there to share the runners. */
+const PRESENCE = "processor-instance/";
+
 export class ProcessorRepo {
   readonly #leases: Leases;
+  readonly #named: Leases;
 
   /** `clock`: the leases' clock (the store's when absent; a test injects one). */
   constructor(
@@ -62,6 +66,23 @@ export class ProcessorRepo {
     clock?: LeaseClock,
   ) {
     this.#leases = new Leases(db, { table: RUNNER_LEASES, ...(clock ? { clock } : {}) });
+    this.#named = new Leases(db, clock ? { clock } : {});
+  }
+
+  /**
+   * Says that `instance` runs processors, for `ttlMs`; answers how many instances do now (itself
+   * included): those whose presence has not expired on the leases' clock.
+   */
+  async present(instance: string, ttlMs: number): Promise<number> {
+    await this.#named.acquire([`${PRESENCE}${instance}`], instance, ttlMs);
+    const now = await this.#named.now();
+    const row = await this.db
+      .selectFrom("leases")
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .where("name", "like", `${PRESENCE}%`)
+      .where("lease_until", ">=", now)
+      .executeTakeFirst();
+    return Math.max(1, Number(row?.n ?? 1));
   }
 
   /** Now on the leases' clock: a lease whose `leaseUntil` is before it has expired. */

@@ -86,7 +86,13 @@ export const processorApi = {
 
 function callerOf(c: Context<AppEnv>): Caller {
   const session = c.get("session")!;
-  return { user: session.user.name, scope: session.scope, admin: session.scope.unrestricted.has("admin"), kind: session.user.kind };
+  return {
+    user: session.user.name,
+    groups: session.user.groups,
+    scope: session.scope,
+    admin: session.scope.unrestricted.has("admin"),
+    kind: session.user.kind,
+  };
 }
 
 type Action = "PAUSE" | "RESUME" | "SCALE" | "DELETE";

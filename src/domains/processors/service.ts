@@ -13,6 +13,7 @@ import { SqlError } from "../../sql/index.ts";
 import type { Scope } from "../access/scope.ts";
 import type { AuditRecord } from "../audit/types.ts";
 import { compactionOf } from "../sql/compaction.ts";
+import type { SqlService } from "../sql/service.ts";
 import { topicCheck } from "../sql/topic-check.ts";
 import { changelogOf, groupIdOf, type ProcessorEngine, repartitionOf } from "./engine.ts";
 import { type OutputSchemaOf, outputEncoder } from "./output.ts";
@@ -43,6 +44,8 @@ export interface ProcessorServiceOptions {
   audit?(entry: AuditRecord): Promise<unknown>;
   /** The cluster's topics, for validation (null: not checked). */
   catalog(cluster: string): Promise<{ topicExists(name: string): boolean } | null>;
+  /** What masking policies hide of a topic's records from a viewer (SqlService.maskFor). */
+  masks: Pick<SqlService, "maskFor">;
   now?: () => number;
 }
 
@@ -51,6 +54,8 @@ export type CreateInput = Pick<ProcessorCreateBody, "name" | "sql" | "runners" |
 
 export interface Caller {
   user: string;
+  /** The identity's Loupe groups (masking policies name them). */
+  groups: readonly string[];
   scope: Scope;
   admin: boolean;
   /** Where the identity comes from (local, ldap, service): its rights are resolved from there again later. */
@@ -100,6 +105,18 @@ export class ProcessorService {
     return run;
   }
 
+  /**
+   * A processor writes what it reads in the clear: a caller whom masking policies hide fields of
+   * the source from would read them back from the target, so such a source is refused.
+   */
+  async #refuseMasked(caller: Caller, cluster: string, source: string): Promise<void> {
+    const viewer = { name: caller.user, groups: caller.groups, roles: caller.scope.clusterRoles(cluster) };
+    if ((await this.#o.masks.maskFor(viewer, cluster, source)) === null) return;
+    throw badRequest(
+      `Masking policies hide fields of topic '${source}' from you: a processor would write them in the clear, so it cannot read that topic`,
+    );
+  }
+
   async #create(input: CreateInput, cluster: string, caller: Caller): Promise<ProcessorAnswer> {
     const name = input.name.trim();
     if (!NAME.test(name)) {
@@ -123,6 +140,7 @@ export class ProcessorService {
       if (err instanceof SqlError) throw invalidSql(err);
       throw err;
     }
+    await this.#refuseMasked(caller, cluster, program.source);
     // Avro or Protobuf output needs the target's registered schema, fit for the program's columns.
     await outputEncoder(program, cluster, this.#o.schemaOf);
     if (await this.#o.repo.byName(cluster, name)) throw conflict(`A processor named '${name}' already exists`);

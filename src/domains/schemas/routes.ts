@@ -277,10 +277,7 @@ export function schemaRoutes({ proxy, audit, clusters }: SchemaRouteDeps) {
   const app = new RouteGroup();
 
   const send = (c: Context<AppEnv>, call: Omit<RegistryCall, "contentType" | "accept" | "signal">) =>
-    proxy.send(
-      { ...call, contentType: c.req.header("content-type"), accept: c.req.header("accept"), signal: c.req.raw.signal },
-      clusterOf(c),
-    );
+    proxy.send({ ...call, contentType: c.req.header("content-type"), accept: c.req.header("accept"), signal: c.req.raw.signal });
 
   /** The caller's rights over subjects, on the request's cluster. */
   const accessOf = (c: Context<AppEnv>) => new SubjectAccess(c.get("session")!.scope, clusterOf(c), clusters());

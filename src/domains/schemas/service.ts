@@ -11,10 +11,9 @@
  */
 
 import { AppError, badRequest, notFound } from "../../errors.ts";
-import type { Logger } from "../../log/logger.ts";
 import { intSegment, nameSegment } from "../../proxy/paths.ts";
 import type { Upstream, UpstreamAnswer, UrlState } from "../../proxy/upstream.ts";
-import type { NotificationService } from "../alerts/notifications.ts";
+import type { HostObserver, ServiceHost } from "../alerts/service-hosts.ts";
 import { publicUrl } from "../server-info/service.ts";
 
 /** What the registry speaks; the Go client sends the first, the Python client the last. */
@@ -24,9 +23,6 @@ export const REGISTRY_MEDIA_TYPES = [
   "application/json",
 ] as const;
 const DEFAULT_ACCEPT = REGISTRY_MEDIA_TYPES.join(", ");
-
-/** The alert a registry with every host down raises (SPEC, alert identifiers). */
-export const REGISTRY_DOWN_ALERT = { id: 1003, summary: "Schema registry is down" } as const;
 
 export interface RegistryCall {
   method: "GET" | "POST" | "PUT" | "DELETE";
@@ -45,10 +41,8 @@ export interface SchemaProxyOptions {
   upstream: Upstream | null;
   /** `schemaRegistry.allowDelete`: deletes are refused whatever the role when off. */
   allowDelete: boolean;
-  /** How long one alert 1003 covers: the grace period, during which the hosts are not tried again. */
-  graceMs: number;
-  notifications?: NotificationService;
-  log?: Logger;
+  /** The registry hosts' health record, told what each call found of the hosts it tried (alert 1003). */
+  hosts?: HostObserver;
   now?: () => number;
 }
 
@@ -97,10 +91,6 @@ export const schemaIdSegment = (id: string): string => intSegment("schema id", i
 export class SchemaProxyService {
   readonly #opts: SchemaProxyOptions;
   readonly #now: () => number;
-  /** When alert 1003 was last raised; one per grace period. */
-  #alertedAt = Number.NEGATIVE_INFINITY;
-  /** Fingerprints of the active 1003 notifications, resolved when a host answers again. */
-  readonly #raised = new Set<string>();
 
   constructor(opts: SchemaProxyOptions) {
     this.#opts = opts;
@@ -123,17 +113,19 @@ export class SchemaProxyService {
   }
 
   /**
-   * Sends one call to the first usable host (see Upstream for the failover). When no host
-   * answers, the 503 stands and alert 1003 is raised on `cluster`, at most once per grace period.
+   * Sends one call to the first usable host (see Upstream for the failover); 503 when no host
+   * answers. What the call found of each host it tried (dead, or answering again) goes to the
+   * hosts' health record, which the alert evaluation reads at its next pass (alert 1003).
    */
-  async send(call: RegistryCall, cluster: string): Promise<UpstreamAnswer> {
+  async send(call: RegistryCall): Promise<UpstreamAnswer> {
     const upstream = this.#opts.upstream;
     if (!upstream) throw notFound("No schema registry is configured (schemaRegistry.urls)");
     const headers: Record<string, string> = { accept: upstreamAccept(call.accept) };
     const contentType = upstreamContentType(call.contentType, call.body !== undefined);
     if (contentType) headers["content-type"] = contentType;
+    const before = upstream.states().map((s) => s.badUntil);
     try {
-      const answer = await upstream.send({
+      return await upstream.send({
         method: call.method,
         path: call.path,
         headers,
@@ -141,46 +133,38 @@ export class SchemaProxyService {
         ...(call.body !== undefined ? { body: call.body } : {}),
         ...(call.signal ? { signal: call.signal } : {}),
       });
-      this.#registryUp();
-      return answer;
-    } catch (e) {
-      if (e instanceof AppError && e.code === "UNAVAILABLE") this.#registryDown(upstream, cluster);
-      throw e;
+    } finally {
+      upstream.states().forEach((s, i) => {
+        if (s.badUntil !== before[i] && s.badUntil > this.#now())
+          this.#opts.hosts?.observed(1003, publicUrl(s.url), s.lastError ?? "no answer");
+        else if (s.badUntil === 0 && before[i] !== 0) this.#opts.hosts?.observed(1003, publicUrl(s.url), null);
+      });
     }
   }
 
-  #registryUp(): void {
-    if (this.#raised.size === 0) return;
-    const raised = [...this.#raised];
-    this.#raised.clear();
-    this.#alertedAt = Number.NEGATIVE_INFINITY;
-    for (const fingerprint of raised)
-      this.#opts.notifications
-        ?.resolve(fingerprint)
-        .catch((err) => this.#opts.log?.warn("could not resolve the schema registry alert", {}, err));
-  }
-
-  #registryDown(upstream: Upstream, cluster: string): void {
-    const now = this.#now();
-    if (upstream.states().some((s) => s.badUntil <= now)) return;
-    if (now - this.#alertedAt < this.#opts.graceMs) return;
-    this.#alertedAt = now;
-    const notifications = this.#opts.notifications;
-    if (!notifications) return;
-    // One active notification per cluster until a host answers again (then #registryUp resolves it).
-    const fingerprint = `cond/${cluster}/1003/registry`;
-    this.#raised.add(fingerprint);
-    notifications
-      .raise({
-        alertId: REGISTRY_DOWN_ALERT.id,
-        cluster,
-        summary: REGISTRY_DOWN_ALERT.summary,
-        severity: "HIGH",
-        category: "Infrastructure",
-        instance: upstream.urls.map(publicUrl).join(","),
-        source: "loupe",
-        fingerprint,
-      })
-      .catch((err) => this.#opts.log?.warn("could not raise the schema registry alert", {}, err));
+  /**
+   * Each registry host, for the alert evaluation to probe at every pass (`GET /config`, the
+   * registry's cheapest read), its alert raised on `cluster`. Down: no answer, or a 5xx (which
+   * the proxy fails over on too); a 4xx is the registry's word, so its host is up.
+   */
+  serviceHosts(cluster: string): ServiceHost[] {
+    const upstream = this.#opts.upstream;
+    if (!upstream) return [];
+    return upstream.urls.map((url) => ({
+      alertId: 1003 as const,
+      cluster,
+      instance: publicUrl(url),
+      what: `Schema registry host ${publicUrl(url)}`,
+      probe: async (timeoutMs: number) => {
+        const signal = AbortSignal.timeout(timeoutMs);
+        try {
+          const answer = await upstream.sendTo(url, { method: "GET", path: "/config", headers: { accept: DEFAULT_ACCEPT }, signal });
+          return answer.status >= 500 ? `HTTP ${answer.status}` : null;
+        } catch (e) {
+          if (signal.aborted) return `no answer within ${timeoutMs} ms`;
+          return e instanceof Error ? e.message.replace(`${upstream.name} at ${url}: `, "") : "no answer";
+        }
+      },
+    }));
   }
 }

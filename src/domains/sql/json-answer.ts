@@ -6,7 +6,8 @@
  *    "stopLimit":{setting,value,of?,bound?},   (when a bound ended the query)
  *    "resume":"0:177000-1500000;limit=7",     (when a bound cut the read short: see resume.ts)
  *    "skippedPartitions":[{partition,reason}],"warnings":[...],   (only when partitions were left out)
- *    "clampedSettings":{...}}   (the last only when the server lowered a setting)
+ *    "clampedSettings":{...},   (only when the server lowered a setting)
+ *    "maskedFields":["ssn",...]}   (only when masking policies hid fields from the caller: docs/masking.md)
  *
  * The whole answer is held in memory until the query ends, so what it produces is bounded:
  * JSON_ANSWER_MAX_BYTES at most, whatever max.size asks. A query that reaches the bound ends
@@ -77,7 +78,7 @@ export async function jsonAnswer(c: Context<AppEnv>, prepared: PreparedQuery, wi
   }`;
   const tail = `],"offsets":${JSON.stringify(end?.offsets ?? [])},"stopReason":${JSON.stringify(end?.stopReason ?? "CLIENT")}${read}${skipped}${
     clamped ? `,"clampedSettings":${JSON.stringify(clamped)}` : ""
-  }}`;
+  }${end?.maskedFields ? `,"maskedFields":${JSON.stringify(end.maskedFields)}` : ""}}`;
   parts.push(Buffer.from(tail));
   // The parts as they are, one after the other: no 32 MiB copy to join them first, and each
   // part is let go once written.

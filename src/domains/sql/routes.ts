@@ -7,7 +7,7 @@ import type { StreamRegistry } from "../../http/sse.ts";
 import { editorFacts } from "../../sql/editor-facts.ts";
 import { SqlError } from "../../sql/index.ts";
 import { jsonAnswer, jsonInvalid } from "./json-answer.ts";
-import type { CompiledQuery, SqlService } from "./service.ts";
+import { type CompiledQuery, type SqlService, viewerOf } from "./service.ts";
 import { sendsStatsInSeconds, statsIntervalMs, streamAnswer, streamInvalid } from "./stream-answer.ts";
 import { topicCheck } from "./topic-check.ts";
 
@@ -168,7 +168,7 @@ export function sqlRoutes(
       if (!stream) return jsonInvalid(c, err);
       return streamInvalid(err, c.req.raw.signal);
     }
-    const prepared = await service.prepare(compiled, cluster, session.user.name, params.resume ? { resume: params.resume } : {});
+    const prepared = await service.prepare(compiled, cluster, viewerOf(session, cluster), params.resume ? { resume: params.resume } : {});
     recordRun?.(session.user.name, cluster, params.sql);
     if (!stream) return jsonAnswer(c, prepared, params.headers === true);
 

@@ -18,14 +18,17 @@ import {
   type QueryObserver,
   QueryProgress,
   QueryRegistry,
+  type RecordMask,
   type RecordSink,
   type Resume,
   type RunningQuery,
 } from "../../engine/index.ts";
+import { AppError } from "../../errors.ts";
 import type { KafkaPool } from "../../kafka/index.ts";
 import type { Logger } from "../../log/logger.ts";
 import type { SchemaRegistryClient } from "../../registry/client.ts";
 import { analyze } from "../../sql/analyzer.ts";
+import { walkExpression } from "../../sql/ast.ts";
 import {
   type Catalog,
   DATA_FORMATS,
@@ -60,6 +63,27 @@ export interface TopicFormats {
   get(cluster: string, topic: string): Promise<TopicFormat | null>;
 }
 
+/** Who runs a query, as masking policies match it: the user, its groups, its roles on the query's cluster (highest first). */
+export interface Viewer {
+  name: string;
+  groups: readonly string[];
+  roles: readonly string[];
+}
+
+/** The viewer of a request's session on `cluster`. */
+export function viewerOf(
+  session: { user: { name: string; groups: readonly string[] }; scope: { clusterRoles(cluster: string): readonly string[] } },
+  cluster: string,
+): Viewer {
+  return { name: session.user.name, groups: session.user.groups, roles: session.scope.clusterRoles(cluster) };
+}
+
+/** The masking policies (src/domains/masking): what of a topic's records a viewer may not see in the clear. */
+export interface RecordMasks {
+  /** Null when no policy masks anything of the topic for the viewer. */
+  maskFor(viewer: Viewer, cluster: string, topic: string): Promise<RecordMask | null>;
+}
+
 export interface SqlServiceOptions {
   pool: KafkaPool;
   formats: TopicFormats;
@@ -75,6 +99,8 @@ export interface SqlServiceOptions {
   /** How long a query waits for a cluster that does not answer before its read begins (see ExecuteOptions.clusterWaitMs). */
   clusterWaitMs?: number;
   log: Logger;
+  /** Applied to every query's decoders (see prepare); absent, nothing is masked. */
+  masks?: RecordMasks;
   /** Validates an INSERT statement (the write path owns its checks); without it INSERT is not valid here. */
   validateInsert?: (sql: string, cluster: string, allowed?: TopicAllowed) => Promise<ValidationResult>;
 }
@@ -256,24 +282,66 @@ export class SqlService {
     };
   }
 
+  /** What of the topic's records the viewer's masking policies hide; null for nothing. */
+  maskFor(viewer: Viewer, cluster: string, topic: string): Promise<RecordMask | null> {
+    return this.opts.masks ? this.opts.masks.maskFor(viewer, cluster, topic) : Promise.resolve(null);
+  }
+
   /**
-   * Takes a query slot for the user (TOO_MANY_REQUESTS beyond the cap) and builds the decoders.
-   * Nothing is read until `events` is iterated.
+   * The decoders of the topic as `viewer` may see its records: the viewer's masking policies
+   * applied where each key and value is decoded (src/engine/mask.ts), so that nothing evaluated
+   * over the record (WHERE, projection, functions, `_key`, `_value`) reads a clear masked field.
+   * A WHERE that names a masked field is refused (BAD_REQUEST), rather than answering by what
+   * the field holds.
    */
-  async prepare(compiled: CompiledQuery, cluster: string, user: string, options: { resume?: Resume } = {}): Promise<PreparedQuery> {
+  async viewedDecoders(
+    viewer: Viewer,
+    cluster: string,
+    topic: string,
+    chosen: { keyFormat?: DataFormat; valueFormat?: DataFormat },
+    where: ExpressionNode | null = null,
+  ): Promise<{ keyDecoder: Decoder; valueDecoder: Decoder; valueFormat?: DataFormat; mask: RecordMask | null }> {
+    const [decoders, mask] = await Promise.all([this.decoders(cluster, topic, chosen), this.maskFor(viewer, cluster, topic)]);
+    const { keyDecoder, valueDecoder, valueFormat } = decoders;
+    if (mask === null) return { keyDecoder, valueDecoder, ...(valueFormat ? { valueFormat } : {}), mask };
+    if (where !== null) refuseMaskedFilter(where, mask);
+    if (chosen.keyFormat !== undefined || chosen.valueFormat !== undefined)
+      refuseRawFormat(chosen, (await this.opts.formats.get(cluster, topic)) ?? {});
+    return {
+      keyDecoder: mask.decoder(keyDecoder, "key"),
+      valueDecoder: mask.decoder(valueDecoder, "value"),
+      ...(valueFormat ? { valueFormat } : {}),
+      mask,
+    };
+  }
+
+  /**
+   * Takes a query slot for the user (TOO_MANY_REQUESTS beyond the cap) and builds the decoders,
+   * masked for `viewer` (see viewedDecoders). Nothing is read until `events` is iterated.
+   */
+  async prepare(compiled: CompiledQuery, cluster: string, viewer: Viewer, options: { resume?: Resume } = {}): Promise<PreparedQuery> {
     const { plan, sql } = compiled;
+    const user = viewer.name;
     const kafka = this.opts.pool.get(cluster);
-    const { keyDecoder, valueDecoder, valueFormat } = await this.decoders(cluster, plan.topic, plan.settings);
-    // Only JSON (or inferred) values can be ruled out from their bytes.
-    const prefilter = valueFormat === undefined || valueFormat === "JSON" ? buildPrefilter(compiled.where, compiled.now) : null;
+    const { keyDecoder, valueDecoder, valueFormat, mask } = await this.viewedDecoders(
+      viewer,
+      cluster,
+      plan.topic,
+      plan.settings,
+      compiled.where,
+    );
+    // Only JSON (or inferred) values can be ruled out from their bytes; never a masked query's
+    // (the prefilter reads the clear bytes).
+    const prefilter =
+      mask === null && (valueFormat === undefined || valueFormat === "JSON") ? buildPrefilter(compiled.where, compiled.now) : null;
+    const maskedFields = mask?.patterns;
     const maxMemoryBytes = this.opts.maxQueryMemoryBytes ?? DEFAULT_MAX_QUERY_MEMORY;
     const clusterWaitMs = this.clusterWaitMs;
 
     const slot = this.queries.register(user, sql);
     const progress = new QueryProgress();
     let used = false;
-    const finished = this.#finished;
-    const log = this.opts.log;
+    const told = (done: FinishedQuery) => this.#told(done, user, plan.topic, progress);
     return {
       query: slot.query,
       compiled,
@@ -300,8 +368,10 @@ export class SqlService {
             ...(opts.maxOutputBytes !== undefined ? { maxOutputBytes: opts.maxOutputBytes } : {}),
             ...(opts.observer ? { observer: opts.observer } : {}),
           })) {
-            if (ev.type === "end") end = ev.end;
-            else if (ev.type === "error") error = ev.error.message;
+            if (ev.type === "end") {
+              end = ev.end;
+              if (maskedFields) end.maskedFields = maskedFields;
+            } else if (ev.type === "error") error = ev.error.message;
             yield ev;
           }
         } catch (err) {
@@ -309,35 +379,68 @@ export class SqlService {
           throw err;
         } finally {
           slot.release();
-          const done: FinishedQuery = {
-            ...slot.query,
-            cluster,
-            end,
-            scans: progress.scans,
-            readRecords: progress.readRecords,
-            ...(error ? { error } : {}),
-          };
-          log.debug("query finished", {
-            id: done.id,
-            user,
-            topic: plan.topic,
-            records: progress.totalRecords,
-            read: progress.readRecords,
-            stop: end?.stopReason,
-          });
-          for (const f of finished) {
-            try {
-              f(done);
-            } catch {
-              /* a listener's failure is not the query's */
-            }
-          }
+          told({ ...slot.query, cluster, end, scans: progress.scans, readRecords: progress.readRecords, ...(error ? { error } : {}) });
         }
       },
     };
   }
 
+  /** A query ended: logged, and told to every listener (onFinished). */
+  #told(done: FinishedQuery, user: string, topic: string, progress: QueryProgress): void {
+    this.opts.log.debug("query finished", {
+      id: done.id,
+      user,
+      topic,
+      records: progress.totalRecords,
+      read: progress.readRecords,
+      stop: done.end?.stopReason,
+    });
+    for (const f of this.#finished) {
+      try {
+        f(done);
+      } catch {
+        /* a listener's failure is not the query's */
+      }
+    }
+  }
+
   close(): void {
     this.queries.killAll();
   }
+}
+
+/** Formats whose values are the structured values masking policies mask field by field. */
+const STRUCTURED: ReadonlySet<DataFormat> = new Set(["JSON", "AVRO", "PROTOBUF"]);
+
+/**
+ * Throws BAD_REQUEST when a masked query chooses (SET key.format / value.format, `_ktype` /
+ * `_vtype`) to read a side as text, bytes or a number other than the topic's stored format: that
+ * would show the payload's bytes, masked fields and all.
+ */
+function refuseRawFormat(chosen: { keyFormat?: DataFormat; valueFormat?: DataFormat }, stored: TopicFormat): void {
+  for (const [side, f, own] of [
+    ["key", chosen.keyFormat, format(stored.keyType)],
+    ["value", chosen.valueFormat, format(stored.valueType)],
+  ] as const) {
+    if (f === undefined || STRUCTURED.has(f) || f === own) continue;
+    throw new AppError(
+      "BAD_REQUEST",
+      `The query reads the ${side} as ${f}, which would show fields a masking policy hides from you: on this topic, read it in its own format (drop SET ${side}.format)`,
+    );
+  }
+}
+
+/** Throws BAD_REQUEST when the WHERE reads a field `mask` hides (see RecordMask.named). */
+function refuseMaskedFilter(where: ExpressionNode, mask: RecordMask): void {
+  walkExpression(where, (node) => {
+    if (node.kind !== "FieldPath") return;
+    const path = node.segments.flatMap((s) => (s.kind === "Field" ? [s.name] : []));
+    const pattern = mask.named(path);
+    if (pattern === null) return;
+    const named = `${node.rooted ? `_${node.source}${path.length > 0 ? "." : ""}` : ""}${path.join(".")}`;
+    throw new AppError(
+      "BAD_REQUEST",
+      `The WHERE clause filters on '${named}', which a masking policy hides from you (field pattern '${pattern}'): filters on masked fields are refused`,
+    );
+  });
 }

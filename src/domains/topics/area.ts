@@ -12,6 +12,6 @@ export const topicsArea = defineArea({
   build: (d: { topics: TopicService; inserts: InsertService; kafka: KafkaPool; sql: SqlService }) =>
     topicRoutes(d.topics, {
       inserts: d.inserts,
-      browser: new RecordBrowser({ pool: d.kafka, decoders: (cluster, topic) => topicDecoders(d.sql, cluster, topic) }),
+      browser: new RecordBrowser({ pool: d.kafka, decoders: (cluster, topic, viewer) => topicDecoders(d.sql, cluster, topic, viewer) }),
     }),
 });

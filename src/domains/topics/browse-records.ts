@@ -13,7 +13,7 @@
 import type { Decoded, Decoder } from "../../engine/index.ts";
 import { AppError, notFound } from "../../errors.ts";
 import type { KafkaPool, RawRecord } from "../../kafka/index.ts";
-import type { SqlService } from "../sql/service.ts";
+import type { SqlService, Viewer } from "../sql/service.ts";
 import { BROWSE_LIMITS, type BrowseAnswer, type BrowsedRecord, type Seek } from "./schemas.ts";
 
 export interface BrowseRequest {
@@ -31,12 +31,14 @@ export interface TopicDecoders {
   valueDecoder: Decoder;
   keyFormat?: string;
   valueFormat?: string;
+  /** The viewer's masking policies hide fields of the topic: the decoders mask them, and no raw bytes are shown. */
+  masked?: boolean;
 }
 
 export interface BrowseDeps {
   pool: KafkaPool;
-  /** The topic's decoders, as a query without SET builds them. */
-  decoders(cluster: string, topic: string): Promise<TopicDecoders>;
+  /** The topic's decoders, as a query without SET builds them for `viewer` (masked by the viewer's policies). */
+  decoders(cluster: string, topic: string, viewer: Viewer): Promise<TopicDecoders>;
   /** Bounds; BROWSE_LIMITS unless a test makes them smaller. */
   limits?: Partial<typeof BROWSE_LIMITS>;
 }
@@ -82,7 +84,8 @@ export class RecordBrowser {
     this.#limits = { ...BROWSE_LIMITS, ...deps.limits };
   }
 
-  async browse(cluster: string, topic: string, req: BrowseRequest, user: string): Promise<BrowseAnswer> {
+  async browse(cluster: string, topic: string, req: BrowseRequest, viewer: Viewer): Promise<BrowseAnswer> {
+    const user = viewer.name;
     const running = this.#running.get(user) ?? 0;
     if (running >= this.#limits.perUser)
       throw new AppError(
@@ -91,7 +94,7 @@ export class RecordBrowser {
       );
     this.#running.set(user, running + 1);
     try {
-      return await this.#browse(cluster, topic, req);
+      return await this.#browse(cluster, topic, req, viewer);
     } finally {
       const left = (this.#running.get(user) ?? 1) - 1;
       if (left <= 0) this.#running.delete(user);
@@ -99,7 +102,7 @@ export class RecordBrowser {
     }
   }
 
-  async #browse(cluster: string, topic: string, req: BrowseRequest): Promise<BrowseAnswer> {
+  async #browse(cluster: string, topic: string, req: BrowseRequest, viewer: Viewer): Promise<BrowseAnswer> {
     const kafka = this.deps.pool.get(cluster);
     const [described] = await kafka.topics.describe([topic]);
     const count = described!.partitions;
@@ -178,7 +181,7 @@ export class RecordBrowser {
     // Newest (or oldest) first over the partitions, by timestamp, then the limit.
     const direction = newest ? -1 : 1;
     read.sort((a, b) => direction * (a.timestamp - b.timestamp || a.partition - b.partition || a.offset - b.offset));
-    const decoders = await this.deps.decoders(cluster, topic);
+    const decoders = await this.deps.decoders(cluster, topic, viewer);
     const records: BrowsedRecord[] = [];
     let answerBytes = 0;
     let limitCut = false;
@@ -249,8 +252,8 @@ export class RecordBrowser {
 
   async #record(raw: RawRecord, decoders: TopicDecoders): Promise<BrowsedRecord> {
     const [key, value] = await Promise.all([
-      this.#side(raw.key, decoders.keyDecoder, decoders.keyFormat),
-      this.#side(raw.value, decoders.valueDecoder, decoders.valueFormat),
+      this.#side(raw.key, decoders.keyDecoder, decoders.keyFormat, decoders.masked === true),
+      this.#side(raw.value, decoders.valueDecoder, decoders.valueFormat, decoders.masked === true),
     ]);
     return {
       partition: raw.partition,
@@ -267,10 +270,11 @@ export class RecordBrowser {
     };
   }
 
-  async #side(bytes: Uint8Array | null, decoder: Decoder, format: string | undefined): Promise<BrowsedRecord["key"]> {
+  /** `masked`: the decoder masks; neither the raw bytes nor a decoding error's text (which may quote them) are shown. */
+  async #side(bytes: Uint8Array | null, decoder: Decoder, format: string | undefined, masked: boolean): Promise<BrowsedRecord["key"]> {
     if (bytes === null) return null;
-    const rawCut = bytes.byteLength > this.#limits.rawBytes;
-    const raw = base64(rawCut ? bytes.subarray(0, this.#limits.rawBytes) : bytes);
+    const rawCut = !masked && bytes.byteLength > this.#limits.rawBytes;
+    const raw = masked ? "" : base64(rawCut ? bytes.subarray(0, this.#limits.rawBytes) : bytes);
     let text: string;
     let shownFormat: string;
     let error: string | undefined;
@@ -280,9 +284,9 @@ export class RecordBrowser {
       text = d.json ?? (typeof d.value === "string" ? d.value : JSON.stringify(d.value));
     } catch (e) {
       // A record its format does not fit is shown as its bytes, with the reason.
-      error = e instanceof Error ? e.message : String(e);
+      error = masked ? "The record could not be decoded (a masking policy hides its bytes)" : e instanceof Error ? e.message : String(e);
       shownFormat = "BYTES";
-      text = base64(bytes);
+      text = masked ? "" : base64(bytes);
     }
     const textCut = text.length > this.#limits.textChars;
     return {
@@ -293,6 +297,7 @@ export class RecordBrowser {
       base64: raw,
       rawCut,
       ...(error !== undefined ? { error } : {}),
+      ...(masked ? { masked } : {}),
     };
   }
 }
@@ -302,7 +307,23 @@ export class RecordBrowser {
  * stored type cannot be decoded here (PROTOBUF without a registry or a descriptor set) is shown
  * as its bytes rather than failing the page.
  */
-export async function topicDecoders(sql: Pick<SqlService, "decoders">, cluster: string, topic: string): Promise<TopicDecoders> {
+export async function topicDecoders(
+  sql: Pick<SqlService, "decoders" | "maskFor">,
+  cluster: string,
+  topic: string,
+  viewer: Viewer,
+): Promise<TopicDecoders> {
+  const [decoders, mask] = await Promise.all([clearDecoders(sql, cluster, topic), sql.maskFor(viewer, cluster, topic)]);
+  if (mask === null) return decoders;
+  return {
+    ...decoders,
+    keyDecoder: mask.decoder(decoders.keyDecoder, "key"),
+    valueDecoder: mask.decoder(decoders.valueDecoder, "value"),
+    masked: true,
+  };
+}
+
+async function clearDecoders(sql: Pick<SqlService, "decoders">, cluster: string, topic: string): Promise<TopicDecoders> {
   try {
     return await sql.decoders(cluster, topic, {});
   } catch (err) {

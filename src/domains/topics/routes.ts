@@ -2,6 +2,7 @@ import { z } from "zod";
 import { clusterOf, userOf } from "../../http/context.ts";
 import { defineRoute, json, RouteGroup, text } from "../../http/route.ts";
 import type { InsertService } from "../insert/service.ts";
+import { viewerOf } from "../sql/service.ts";
 import type { RecordBrowser } from "./browse-records.ts";
 import { topicName } from "./names.ts";
 import {
@@ -240,7 +241,7 @@ export function topicRoutes(service: TopicService, records: TopicRecordDeps) {
           ...(q.after ? { after: q.after } : {}),
           ...(q.before ? { before: q.before } : {}),
         },
-        userOf(c),
+        viewerOf(c.get("session")!, clusterOf(c)),
       ),
     );
   });

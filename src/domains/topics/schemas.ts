@@ -233,6 +233,10 @@ const bytesShape = z
     base64: z.string().describe("the raw bytes, base64, at most BROWSE_LIMITS.rawBytes of them"),
     rawCut: z.boolean().describe("base64 holds only the first BROWSE_LIMITS.rawBytes bytes"),
     error: z.string().optional().describe("why it could not be decoded as its format says (then text is base64)"),
+    masked: z
+      .boolean()
+      .optional()
+      .describe("true when masking policies hide fields of the record from the caller: text is masked, base64 empty (docs/masking.md)"),
   })
   .nullable();
 
