@@ -19,7 +19,7 @@ export * from "./encoders.ts";
 export * from "./executor.ts";
 export { type MaskHow, type MaskRule, RecordMask } from "./mask.ts";
 export * from "./prefilter.ts";
-export { descriptorMessage, descriptorSchemaText, ProtoSchemaError, registryProto } from "./protobuf.ts";
+export { descriptorMessage, descriptorSchemaText, ProtoSchemaError, protoTemplate, registryProto } from "./protobuf.ts";
 export * from "./queries.ts";
 export * from "./record-source.ts";
 export * from "./record-text.ts";

@@ -403,6 +403,38 @@ export function messageJson(type: Type, m: Message, depth = 0): unknown {
   return out;
 }
 
+/** How deep a template fills nested messages in (deeper ones are `{}`): enough to show a schema's shape. */
+const TEMPLATE_DEPTH = 4;
+
+/**
+ * A value to start writing `type` from (the produce dialog's template): every field by its .proto
+ * name with its default as JSON shows it, nested messages filled in down to TEMPLATE_DEPTH, a
+ * oneof by its first member, repeated fields and maps empty, an enum by its first name, a
+ * well-known type in its canonical JSON (a Timestamp as the epoch).
+ */
+export function protoTemplate(type: Type, depth = 0): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const oneofs = new Set<string>();
+  for (const field of type.fieldsArray) {
+    field.resolve();
+    const oneof = field.partOf?.name;
+    if (oneof && !field.partOf?.name.startsWith("_")) {
+      if (oneofs.has(oneof)) continue;
+      oneofs.add(oneof);
+    }
+    const name = field.protoName || field.name;
+    if (field.map) out[name] = {};
+    else if (field.repeated) out[name] = [];
+    else if (field.resolvedType instanceof Enum) out[name] = Object.keys(field.resolvedType.values)[0] ?? 0;
+    else if (field.resolvedType instanceof Type) {
+      const nested = field.resolvedType;
+      const known = nested.fullName.startsWith(".google.protobuf.") ? messageJson(nested, nested.create()) : undefined;
+      out[name] = known !== undefined ? known : depth + 1 < TEMPLATE_DEPTH ? protoTemplate(nested, depth + 1) : {};
+    } else out[name] = single(field, field.typeDefault, depth);
+  }
+  return out;
+}
+
 /** Decodes `bytes` from `start` as `type`; throws what protobufjs throws for bytes that do not fit. */
 export function decodeMessage(type: Type, bytes: Uint8Array, start: number): unknown {
   return messageJson(type, type.decode(start === 0 ? bytes : bytes.subarray(start)));

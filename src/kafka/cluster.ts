@@ -19,6 +19,7 @@ import { describeQuorum } from "./quorum.ts";
 import { QuotaOps } from "./quotas.ts";
 import { ReadOps } from "./reads.ts";
 import { ScramOps } from "./scram.ts";
+import { ShareGroupOps } from "./share-groups.ts";
 import { TopicOps } from "./topics.ts";
 import type { ClusterDescription, ClusterState, ClusterStats, Health, KafkaClusterConfig, QuorumState } from "./types.ts";
 
@@ -29,6 +30,8 @@ export class KafkaCluster {
   readonly configs: ConfigOps;
   readonly offsets: OffsetOps;
   readonly groups: GroupOps;
+  /** Kafka 4 share groups (KIP-932). */
+  readonly shareGroups: ShareGroupOps;
   readonly reads: ReadOps;
   readonly writes: WriteOps;
   readonly acls: AclOps;
@@ -49,6 +52,7 @@ export class KafkaCluster {
     this.configs = new ConfigOps(conn);
     this.offsets = new OffsetOps(conn, this.topics);
     this.groups = new GroupOps(conn);
+    this.shareGroups = new ShareGroupOps(conn, this.offsets);
     this.reads = new ReadOps(conn);
     this.writes = new WriteOps(conn);
     this.acls = new AclOps(conn);

@@ -101,6 +101,33 @@ export class ConfigOps {
   }
 
   /**
+   * A group's configs (Kafka 4's GROUP resource: `share.*` of a share group, `consumer.*` of a
+   * consumer group), each with its source: the group's own setting (GROUP_CONFIG) or the broker's
+   * default. A group need not exist to have configs.
+   */
+  describeGroup(group: string): Promise<ConfigEntry[]> {
+    return this.#conn.call(`Cannot describe the configs of group '${group}'`, async () => {
+      const [result] = await this.#conn.admin.describeConfigs({
+        resources: [{ resourceType: ConfigResourceTypes.GROUP, resourceName: group }],
+        includeSynonyms: true,
+        includeDocumentation: true,
+      });
+      return toEntries(result?.configs ?? [], ConfigSources.GROUP_CONFIG);
+    });
+  }
+
+  /** IncrementalAlterConfigs of a group: only the named keys change; a null value removes the group's setting. */
+  alterGroup(group: string, ops: AlterConfigOp[], opts: { validateOnly?: boolean } = {}): Promise<void> {
+    return this.#conn.call(`Cannot change the configs of group '${group}'`, async () => {
+      if (ops.length === 0) return;
+      await this.#conn.admin.incrementalAlterConfigs({
+        validateOnly: opts.validateOnly ?? false,
+        resources: [{ resourceType: ConfigResourceTypes.GROUP, resourceName: group, configs: alterations(ops) }],
+      });
+    });
+  }
+
+  /**
    * A broker's configs, every one with its source; `brokerId` null: the cluster-wide dynamic
    * defaults, only those that are set. NOT_FOUND for an id that is not in the cluster.
    */

@@ -5,13 +5,30 @@
 
 import { FindCoordinatorKeyTypes, legacyConsumerGroupStates } from "@platformatic/kafka";
 import { AppError } from "../errors.ts";
-import { byTopic, num } from "./client.ts";
+import { byTopic, callApi, num } from "./client.ts";
 import type { KafkaConnection } from "./connection.ts";
 import type { BrokerInfo, CommittedOffset, GroupDescription, GroupState, GroupSummary, TopicPartitionRef } from "./types.ts";
 
 const GROUP_STATES: Record<string, GroupState> = {
   ...Object.fromEntries(Object.entries(legacyConsumerGroupStates).map(([k, v]) => [k, v as GroupState])),
 };
+
+/** ConsumerGroupDescribe's answer, as far as Loupe reads it. */
+interface ConsumerGroupDescribeResponse {
+  groups: Array<{
+    errorCode: number;
+    groupId: string;
+    groupState: string;
+    assignorName: string;
+    members: Array<{
+      memberId: string;
+      instanceId: string | null;
+      clientId: string;
+      clientHost: string;
+      assignment: { topicPartitions: Array<{ topicName: string; partitions: number[] }> };
+    }>;
+  }>;
+}
 
 function groupState(state: string): GroupState {
   return GROUP_STATES[state] ?? (state as GroupState);
@@ -24,9 +41,14 @@ export class GroupOps {
     this.#conn = conn;
   }
 
+  /**
+   * Consumer groups of both protocols: classic and KIP-848's ("consumer"; the client asks for
+   * classic ones only by default, and Kafka 4's consumers default to the new protocol). Share
+   * groups are share-groups.ts's. A broker before ListGroups v5 lists every group, type null.
+   */
   list(): Promise<GroupSummary[]> {
     return this.#conn.call("Cannot list consumer groups", async () => {
-      const groups = await this.#conn.admin.listGroups();
+      const groups = await this.#conn.admin.listGroups({ types: ["classic", "consumer"] });
       return [...groups.values()]
         .map((g) => ({ groupId: g.id, state: groupState(g.state), type: g.groupType ?? null, protocolType: g.protocolType }))
         .sort((a, b) => a.groupId.localeCompare(b.groupId));
@@ -51,10 +73,17 @@ export class GroupOps {
         const type = known.get(id)?.protocolType ?? "";
         return type !== "" && type !== "consumer";
       };
-      const asked = ids.filter((id) => !other(id));
-      const groups = asked.length ? await this.#conn.admin.describeGroups({ groups: asked }) : undefined;
+      // DescribeGroups answers a KIP-848 group as Dead: those are asked with ConsumerGroupDescribe.
+      const modern = (id: string) => known.get(id)?.type === "consumer";
+      const asked = ids.filter((id) => !other(id) && !modern(id));
+      const [groups, described] = await Promise.all([
+        asked.length ? this.#conn.admin.describeGroups({ groups: asked }) : undefined,
+        this.#describeModern(ids.filter(modern)),
+      ]);
       return ids.map((id) => {
-        if (other(id)) {
+        const d = described.get(id);
+        if (d) return d;
+        if (other(id) || modern(id)) {
           const l = known.get(id)!;
           return { groupId: id, state: l.state, protocolType: l.protocolType, protocol: "", members: [] };
         }
@@ -77,6 +106,51 @@ export class GroupOps {
         };
       });
     });
+  }
+
+  /**
+   * KIP-848 groups by ConsumerGroupDescribe, at each group's coordinator. A coordinator that
+   * cannot answer leaves its groups out: they are shown as listed, without members.
+   */
+  async #describeModern(ids: string[]): Promise<Map<string, GroupDescription>> {
+    const out = new Map<string, GroupDescription>();
+    if (ids.length === 0) return out;
+    const found = await this.#conn.admin.findCoordinator({ keyType: FindCoordinatorKeyTypes.GROUP, keys: ids });
+    const byBroker = new Map<string, { host: string; port: number; ids: string[] }>();
+    for (const c of found) {
+      const key = `${c.host}:${c.port}`;
+      const entry = byBroker.get(key) ?? { host: c.host, port: c.port, ids: [] };
+      entry.ids.push(c.key);
+      byBroker.set(key, entry);
+    }
+    const answers = await Promise.all(
+      [...byBroker.values()].map((b) =>
+        callApi<ConsumerGroupDescribeResponse>(
+          this.#conn.admin,
+          "ConsumerGroupDescribe",
+          { host: b.host, port: b.port },
+          b.ids,
+          false,
+        ).catch(() => null),
+      ),
+    );
+    for (const g of answers.flatMap((a) => a?.groups ?? [])) {
+      if (g.errorCode !== 0) continue;
+      out.set(g.groupId, {
+        groupId: g.groupId,
+        state: groupState(g.groupState),
+        protocolType: "consumer",
+        protocol: g.assignorName,
+        members: g.members.map((m) => ({
+          memberId: m.memberId,
+          groupInstanceId: m.instanceId ?? null,
+          clientId: m.clientId,
+          host: m.clientHost,
+          assignments: m.assignment.topicPartitions.flatMap((t) => t.partitions.map((partition) => ({ topic: t.topicName, partition }))),
+        })),
+      });
+    }
+    return out;
   }
 
   /**

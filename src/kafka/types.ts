@@ -475,3 +475,36 @@ export interface ClusterStats extends RequestStats {
   /** Requests per Kafka API name ("Metadata", "Fetch", ...). */
   byApi: Record<string, number>;
 }
+
+/** A share group (KIP-932) as ListGroups gives it. */
+export interface ShareGroupSummary {
+  groupId: string;
+  /** "Empty", "Stable", "Dead" or "Unknown". */
+  state: string;
+}
+
+export interface ShareGroupMember {
+  memberId: string;
+  rackId: string | null;
+  memberEpoch: number;
+  clientId: string;
+  host: string;
+  subscribedTopics: string[];
+  assignments: TopicPartitionRef[];
+}
+
+/** ShareGroupDescribe's answer for one group; state "Dead" with no members when it does not exist. */
+export interface ShareGroupDescription {
+  groupId: string;
+  state: string;
+  groupEpoch: number;
+  assignmentEpoch: number;
+  assignor: string;
+  members: ShareGroupMember[];
+}
+
+/** A share-partition's start offset (null: not initialised yet) and lag (null: unknown). */
+export interface ShareStartOffset extends TopicPartitionRef {
+  startOffset: number | null;
+  lag: number | null;
+}

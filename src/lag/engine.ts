@@ -7,7 +7,9 @@
  *  - ListGroups: one request per broker;
  *  - Metadata: one request (which partitions exist now, so a deleted topic cannot fail the batch);
  *  - FindCoordinator + OffsetFetch: one batched request each per group coordinator;
- *  - ListOffsets (latest): one request per partition leader.
+ *  - ListOffsets (latest): one request per partition leader;
+ *  - share groups (Kafka 4): ListGroups per broker, then FindCoordinator and
+ *    DescribeShareGroupOffsets per coordinator, ListOffsets per leader.
  * Concurrent callers join the snapshot under way; callers within `ttlMs` reuse the last one.
  */
 
@@ -33,11 +35,23 @@ export interface LagSnapshot {
   groups: GroupSummary[];
   /** Every committed partition of every group, sorted by group, topic, partition. */
   partitions: PartitionLag[];
+  /**
+   * Kafka 4 share groups' lag per partition (records from the start offset to the end not yet
+   * acknowledged); empty on a cluster without share groups or when they could not be read.
+   */
+  shares: ShareGroupLag[];
   /** End offsets of the committed partitions, by partitionKey(). */
   ends: Map<string, number>;
   /** Broker requests the snapshot needed (approximate when other calls run at the same time). */
   brokerRequests: number;
   durationMs: number;
+}
+
+export interface ShareGroupLag {
+  group: string;
+  topic: string;
+  partition: number;
+  lag: number;
 }
 
 export interface TopicGroupLag {
@@ -105,10 +119,12 @@ export class LagEngine {
     const kafka = this.pool.get(cluster);
     const t0 = performance.now();
     const before = kafka.requestCount();
-    const [groups, topics] = await Promise.all([
+    const [groups, topics, shares] = await Promise.all([
       only ? only.map((groupId) => ({ groupId, state: "Unknown" as const, type: null, protocolType: "" })) : kafka.groups.list(),
       // Internal topics stay out: the Kafka client's ListOffsets cannot look them up.
       kafka.topics.list(),
+      // Share groups' lag is their broker's own figure; a failure (a cluster before Kafka 4) leaves it out.
+      only ? [] : kafka.shareGroups.lag().catch(() => []),
     ]);
     const partitionsOf = new Map(topics.map((t) => [t.name, t.partitions]));
     const committed = await kafka.groups.committedOffsets(groups.map((g) => g.groupId));
@@ -159,6 +175,7 @@ export class LagEngine {
       takenAt,
       groups,
       partitions,
+      shares,
       ends,
       brokerRequests: kafka.requestCount() - before,
       durationMs: Math.round((performance.now() - t0) * 10) / 10,

@@ -28,6 +28,8 @@ const DOOMED = `${RUN}-doomed`;
 const LIVE = `${RUN}-live`;
 /** 26: a group with a month of stored history. */
 const HISTORY = `${RUN}-history`;
+/** 29: a Kafka 4 share group, empty, its start offsets past the first records. */
+const SHARED = `${RUN}-shared`;
 
 let server: ServerProcess;
 let browser: Browser;
@@ -55,7 +57,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await pool
     ?.default()
-    .groups.delete([GROUP, CHARTED, DOOMED, LIVE, HISTORY])
+    .groups.delete([GROUP, CHARTED, DOOMED, LIVE, HISTORY, SHARED])
     .catch(() => {});
   await server?.request(`/api/topics/${TOPIC}`, { method: "DELETE", role: "admin" }).catch(() => {});
   await pool?.close();
@@ -97,7 +99,8 @@ describe("consumer groups", () => {
       await signedIn(page, `/consumers?q=${GROUP}`, "write");
       const row = page.getByRole("table", { name: "Consumer groups" }).getByRole("row", { name: new RegExp(GROUP) });
       await row.waitFor();
-      expect(await row.locator("td").nth(4).innerText()).toBe("6");
+      expect(await row.locator("td").nth(2).innerText()).toBe("classic");
+      expect(await row.locator("td").nth(5).innerText()).toBe("6");
       expect(await seriousViolations(page)).toEqual([]);
 
       await page.getByRole("link", { name: GROUP }).click();
@@ -311,4 +314,38 @@ describe("consumer groups", () => {
       expect(await page.getByRole("button", { name: /Delete group/ }).count()).toBe(0);
     });
   }, 90_000);
+
+  test("29: a share group is listed with its type; its page shows start offsets and lag, and a writer resets them to earliest", async () => {
+    await pool.default().shareGroups.alterStartOffsets(SHARED, [
+      { topic: TOPIC, partition: 0, offset: 1 },
+      { topic: TOPIC, partition: 1, offset: 1 },
+    ]);
+    await withPage(browser, "share group reset", async (page) => {
+      await signedIn(page, `/consumers?q=${SHARED}`, "write");
+      const row = page.getByRole("table", { name: "Consumer groups" }).getByRole("row", { name: new RegExp(SHARED) });
+      await row.waitFor();
+      expect(await row.locator("td").nth(2).innerText()).toBe("share");
+      await page.getByRole("link", { name: SHARED }).click();
+      await page.getByRole("heading", { name: `Share group ${SHARED}` }).waitFor();
+      const partitions = page.getByRole("table", { name: "Partitions" });
+      await partitions.waitFor();
+      const startOffsets = () =>
+        partitions.locator("tbody tr").evaluateAll((trs) => trs.map((tr) => tr.querySelectorAll("td")[2]?.textContent));
+      expect(await startOffsets()).toEqual(["1", "1"]);
+      expect(await seriousViolations(page)).toEqual([]);
+      await page.screenshot({ path: "/tmp/share-group-write.png", fullPage: true });
+      await page.evaluate("document.documentElement.dataset.theme = 'dark'");
+      await page.screenshot({ path: "/tmp/share-group-write-dark.png", fullPage: true });
+      await page.evaluate("document.documentElement.dataset.theme = 'light'");
+
+      await page.getByRole("button", { name: "Reset start offsets…" }).click();
+      const dialog = page.getByRole("dialog", { name: `Reset the start offsets of ${SHARED}` });
+      await dialog.getByLabel("the earliest offset").check();
+      await dialog.getByRole("button", { name: "Reset start offsets" }).click();
+      await dialog.waitFor({ state: "hidden" });
+      await waitFor(async () => (await startOffsets()).every((v) => v === "0"), { what: "the start offsets at 0" });
+      const after = (await (await server.request(`/api/share-groups/${SHARED}`, { role: "read" })).json()) as { lag: number };
+      expect(after.lag).toBe(6);
+    });
+  }, 60_000);
 });

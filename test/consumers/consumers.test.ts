@@ -97,6 +97,7 @@ describe("consumer group lag", () => {
     expect(list.find((x) => x.id === g)).toEqual({
       id: g,
       state: "Empty",
+      type: "classic",
       protocolType: "",
       protocol: "",
       members: 0,
@@ -114,6 +115,28 @@ describe("consumer group lag", () => {
     expect(lines).toContain(`svc_partition_consumer_lag{topic="${t}",partition="0",consumerGroup="${g}"} 1`);
     expect(lines).toContain(`svc_partition_consumer_lag{topic="${t}",partition="1",consumerGroup="${g}"} 2`);
     expect(lines).toContain(`svc_topic_consumer_lag{topic="${t}",consumerGroup="${g}"} 3`);
+  });
+
+  test("29: a group of Kafka 4's consumer protocol (KIP-848) is listed with its type, member and lag, and on /metrics", async () => {
+    const t = await topicWith([4]);
+    const g = group("kip848");
+    const member = joinGroup(rt.kafka.default(), { groupId: g, topics: [t], clientId: `c-${g}`, protocol: "consumer" });
+    try {
+      const first = await member.records()[Symbol.asyncIterator]().next();
+      await first.value!.commit();
+      const d = await waitFor(async () => {
+        const d = await detail(g);
+        return d.members.length === 1 && d.offsets.length === 1 && d;
+      });
+      expect(d).toMatchObject({ id: g, state: "Stable", lag: 3 });
+      expect(d.members[0]).toMatchObject({ clientId: `c-${g}`, assignments: [{ topic: t, partition: 0 }] });
+      const list = (await (await rt.request("/api/consumers", { role: "read" })).json()) as Array<Record<string, unknown>>;
+      expect(list.find((x) => x.id === g)).toMatchObject({ id: g, type: "consumer", state: "Stable", members: 1, topics: [t], lag: 3 });
+      const metrics = (await (await rt.app.request("/metrics")).text()).split("\n");
+      expect(metrics).toContain(`svc_partition_consumer_lag{topic="${t}",partition="0",consumerGroup="${g}"} 3`);
+    } finally {
+      await member.close();
+    }
   });
 
   test("a live member: shown with its assignments; resets and deletion are 409 with the reason", async () => {

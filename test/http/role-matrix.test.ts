@@ -101,6 +101,18 @@ async function newGroup(on: string): Promise<string> {
   return id;
 }
 
+/** A share group (Kafka 4, KIP-932) with a start offset on `on`: setting one creates the group. */
+async function newShareGroup(on: string): Promise<string> {
+  const id = uniqueTopic("rbac-share");
+  groups.push(id);
+  await rt.kafka.default().shareGroups.alterStartOffsets(id, [{ topic: on, partition: 0, offset: 0 }]);
+  return id;
+}
+
+let shareGroup: string | undefined;
+/** One share group for the routes that only read it. */
+const sharedShareGroup = async () => (shareGroup ??= await newShareGroup(topic));
+
 async function storeMetadata(on: string): Promise<void> {
   const res = await rt.request(`/api/metadata/topics/${on}?keyType=STRING&valueType=JSON`, { method: "POST", role: "admin" });
   expect(res.status).toBe(200);
@@ -417,6 +429,26 @@ const FIXTURES: { [A in AreaName]: Record<string, Prepare> } = {
         check: async () => expect((await rt.kafka.default().groups.list()).some((g) => g.groupId === id)).toBe(false),
       };
     },
+    "GET /api/share-groups/:group": async () => ({
+      path: `/api/share-groups/${await sharedShareGroup()}`,
+      check: async (res) => expect(await res.json()).toMatchObject({ type: "share", members: [] }),
+    }),
+    "PUT /api/share-groups/:group/offsets": async () => ({
+      path: `/api/share-groups/${await newShareGroup(topic)}/offsets`,
+      body: JSON.stringify({ to: "latest" }),
+    }),
+    "DELETE /api/share-groups/:group/offsets": async () => ({
+      path: `/api/share-groups/${await newShareGroup(topic)}/offsets?topics=${topic}`,
+    }),
+    "DELETE /api/share-groups/:group": async () => ({ path: `/api/share-groups/${await newShareGroup(topic)}` }),
+    "GET /api/share-groups/:group/configs": async () => ({
+      path: `/api/share-groups/${await sharedShareGroup()}/configs`,
+      check: async (res) => expect(await res.json()).toContainEqual(expect.objectContaining({ name: "share.auto.offset.reset" })),
+    }),
+    "PUT /api/share-groups/:group/configs": async () => ({
+      path: `/api/share-groups/${await newShareGroup(topic)}/configs`,
+      body: JSON.stringify({ configs: [{ key: "share.auto.offset.reset", value: "earliest" }] }),
+    }),
   },
   cluster: {
     "GET /api/cluster": get("/api/cluster", async (res) => expect(((await res.json()) as { brokers: unknown[] }).brokers.length).toBe(1)),

@@ -20,6 +20,8 @@ export interface GroupMemberOptions {
   heartbeatIntervalMs?: number;
   /** Longest wait of one fetch for new records. */
   maxWaitMs?: number;
+  /** The group protocol: classic (the default) or KIP-848's consumer protocol. */
+  protocol?: "classic" | "consumer";
 }
 
 export interface GroupRecord {
@@ -49,6 +51,7 @@ export function joinGroup(kafka: KafkaCluster, opts: GroupMemberOptions): GroupM
     sessionTimeout: opts.sessionTimeoutMs ?? 10_000,
     heartbeatInterval: opts.heartbeatIntervalMs ?? 1_000,
     maxWaitTime: opts.maxWaitMs ?? 500,
+    ...(opts.protocol === "consumer" ? { groupProtocol: "consumer" as const } : {}),
   });
   return {
     async *records() {

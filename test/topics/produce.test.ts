@@ -140,8 +140,8 @@ describe("23: POST /api/topics/{topicName}/records", () => {
     expect(await formats.json()).toEqual({
       topicName: topic,
       partitions: 1,
-      key: { format: "STRING", source: "default", schema: null, subject: null },
-      value: { format: "AVRO", source: "registry", schema: expect.stringContaining('"Order"'), subject: `${topic}-value` },
+      key: { format: "STRING", source: "default", schema: null, subject: null, template: null },
+      value: { format: "AVRO", source: "registry", schema: expect.stringContaining('"Order"'), subject: `${topic}-value`, template: null },
       problems: [],
     });
 

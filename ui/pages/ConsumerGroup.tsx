@@ -1,30 +1,37 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { type FormEvent, type RefObject, useRef, useState } from "react";
-import { type ConsumerGroupDetail, fetchGroup, type OffsetReset, resetOffsets } from "../api/consumers.ts";
+import { useRef } from "react";
+import { fetchGroup, resetOffsets } from "../api/consumers.ts";
 import { deleteConsumerGroup } from "../api/topics.ts";
 import { clusterOf, withCluster } from "../cluster.ts";
-import { ConfirmDeleteDialog, DialogFooter, ErrorAlert, num, TableHead, Tile } from "../components.tsx";
+import { ConfirmDeleteDialog, ErrorAlert, num, TableHead, Tile } from "../components.tsx";
 import { number } from "../format.ts";
 import { navigate } from "../router.ts";
 import { DEFAULT_LAG_WINDOW, LAG_WINDOWS, LagChart, type LagWindow } from "./LagChart.tsx";
-
-type GroupDetail = ConsumerGroupDetail;
-
-type ResetTo = "earliest" | "latest" | "timestamp" | "explicit";
-const RESET_CHOICES: Array<{ value: ResetTo; label: string }> = [
-  { value: "earliest", label: "the earliest offset" },
-  { value: "latest", label: "the latest offset" },
-  { value: "timestamp", label: "the first record at or after a time" },
-  { value: "explicit", label: "offsets I give per partition" },
-];
+import { ResetDialog } from "./ResetDialog.tsx";
+import { ShareGroupPage } from "./ShareGroup.tsx";
 
 /**
  * One group: its lag over time, members, per-partition offsets and lag (also in seconds), and
  * for writers, while the group has no member, the offset reset and deleting the group.
  */
 export function ConsumerGroupPage({ id, location, canWrite }: { id: string; location: string; canWrite: boolean }) {
-  const cluster = clusterOf(location);
   const params = new URLSearchParams(location.includes("?") ? location.slice(location.indexOf("?")) : "");
+  if (params.get("type") === "share") return <ShareGroupPage id={id} location={location} canWrite={canWrite} />;
+  return <ClassicGroupPage id={id} location={location} canWrite={canWrite} params={params} />;
+}
+
+function ClassicGroupPage({
+  id,
+  location,
+  canWrite,
+  params,
+}: {
+  id: string;
+  location: string;
+  canWrite: boolean;
+  params: URLSearchParams;
+}) {
+  const cluster = clusterOf(location);
   const lagWindow = LAG_WINDOWS.find((w) => w.value === params.get("window"))?.value ?? DEFAULT_LAG_WINDOW;
   const setWindow = (w: LagWindow) => {
     const next = new URLSearchParams(params);
@@ -115,7 +122,16 @@ export function ConsumerGroupPage({ id, location, canWrite }: { id: string; loca
               </tbody>
             </table>
           )}
-          {canWrite && <ResetDialog dialog={dialog} group={id} offsets={g.offsets} queryKey={key} />}
+          {canWrite && (
+            <ResetDialog
+              dialog={dialog}
+              group={id}
+              rows={g.offsets.map((o) => ({ topic: o.topic, partition: o.partition, current: o.currentOffset, end: o.logEndOffset }))}
+              apply={(body) => resetOffsets(id, body)}
+              legend="Move the committed offsets to"
+              queryKey={key}
+            />
+          )}
           {canWrite && empty && (
             <ConfirmDeleteDialog
               dialog={deleteDialog}
@@ -131,112 +147,5 @@ export function ConsumerGroupPage({ id, location, canWrite }: { id: string; loca
         </>
       )}
     </section>
-  );
-}
-
-function ResetDialog({
-  dialog,
-  group,
-  offsets,
-  queryKey,
-}: {
-  dialog: RefObject<HTMLDialogElement | null>;
-  group: string;
-  offsets: GroupDetail["offsets"];
-  queryKey: unknown[];
-}) {
-  const topics = [...new Set(offsets.map((o) => o.topic))];
-  const [to, setTo] = useState<ResetTo>("earliest");
-  const client = useQueryClient();
-  const reset = useMutation({
-    mutationFn: (body: OffsetReset) => resetOffsets(group, body),
-    onSuccess: async () => {
-      await client.invalidateQueries({ queryKey });
-      await client.invalidateQueries({ queryKey: ["lag-history"] });
-      dialog.current?.close();
-    },
-  });
-  function submit(e: FormEvent<HTMLFormElement>) {
-    e.preventDefault();
-    const form = new FormData(e.currentTarget);
-    const chosen = form.getAll("topic").map(String);
-    const scope = chosen.length > 0 && chosen.length < topics.length ? { topics: chosen } : {};
-    if (to === "timestamp") {
-      const at = Date.parse(String(form.get("at") ?? ""));
-      if (Number.isNaN(at)) return;
-      reset.mutate({ timestamp: at, ...scope });
-    } else if (to === "explicit") {
-      const wanted = new Set(chosen);
-      reset.mutate({
-        offsets: offsets
-          .filter((o) => wanted.has(o.topic))
-          .map((o) => ({ topic: o.topic, partition: o.partition, offset: Number(form.get(`offset:${o.topic}:${o.partition}`)) })),
-      });
-    } else reset.mutate({ to, ...scope });
-  }
-  return (
-    <dialog ref={dialog} aria-labelledby="reset-title" onClose={() => reset.reset()}>
-      <form method="dialog" onSubmit={submit} className="dialog-form">
-        <h2 id="reset-title">Reset the offsets of {group}</h2>
-        <fieldset>
-          <legend>Move the committed offsets to</legend>
-          {RESET_CHOICES.map((c) => (
-            <label key={c.value} className="check">
-              <input type="radio" name="to" value={c.value} checked={to === c.value} onChange={() => setTo(c.value)} />
-              <span>{c.label}</span>
-            </label>
-          ))}
-          {to === "timestamp" && (
-            <label className="stacked">
-              <span>Time (local)</span>
-              <input type="datetime-local" name="at" step="1" required />
-            </label>
-          )}
-          {to === "explicit" && (
-            <div className="offset-inputs">
-              <table aria-label="New offsets">
-                <TableHead columns={["Topic", num("Partition"), num("End"), num("Offset")]} />
-                <tbody>
-                  {offsets.map((o) => (
-                    <tr key={`${o.topic}/${o.partition}`}>
-                      <td>{o.topic}</td>
-                      <td className="num">{o.partition}</td>
-                      <td className="num">{number.format(o.logEndOffset)}</td>
-                      <td className="num">
-                        <input
-                          type="number"
-                          name={`offset:${o.topic}:${o.partition}`}
-                          aria-label={`New offset of ${o.topic} partition ${o.partition}`}
-                          min={0}
-                          step={1}
-                          required
-                          defaultValue={o.currentOffset}
-                        />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          )}
-        </fieldset>
-        <fieldset>
-          <legend>Topics</legend>
-          {topics.map((t) => (
-            <label key={t} className="check">
-              <input type="checkbox" name="topic" value={t} defaultChecked />
-              <span>{t}</span>
-            </label>
-          ))}
-        </fieldset>
-        <DialogFooter
-          error={reset.error}
-          label="Reset offsets"
-          busyLabel="Resetting…"
-          busy={reset.isPending}
-          onCancel={() => dialog.current?.close()}
-        />
-      </form>
-    </dialog>
   );
 }

@@ -13,6 +13,7 @@ const SORTS: readonly SortKey[] = ["lag", "name", "state", "members"];
 const COLUMNS: Array<{ key: SortKey | null; label: string; numeric?: boolean }> = [
   { key: "name", label: "Group" },
   { key: "state", label: "State" },
+  { key: null, label: "Type" },
   { key: "members", label: "Members", numeric: true },
   { key: null, label: "Topics" },
   { key: "lag", label: "Lag", numeric: true },
@@ -26,6 +27,16 @@ const compare: Record<SortKey, (a: GroupSummary, b: GroupSummary) => number> = {
   state: (a, b) => a.state.localeCompare(b.state),
   members: (a, b) => b.members - a.members,
 };
+
+/** What each group protocol is, as the Type column's tooltip says it. */
+const TYPE_TITLES: Record<string, string> = {
+  classic: "Classic group protocol (JoinGroup/SyncGroup)",
+  consumer: "Consumer group protocol of KIP-848 (Kafka 4)",
+  share: "Share group (KIP-932): members share partitions, records are acknowledged one by one",
+};
+
+/** A share group's page is the group page with `?type=share`: its answers have another shape. */
+const groupPath = (g: GroupSummary) => `/consumers/${encodeURIComponent(g.id)}${g.type === "share" ? "?type=share" : ""}`;
 
 /** The page's state, all in the URL: `q` (search), `sort`, `dir` (`rev`: the other way), `cluster`. */
 function viewOf(location: string) {
@@ -127,9 +138,10 @@ export function ConsumersPage({ location }: { location: string }) {
                     ref={(el) => el?.style.setProperty("transform", `translateY(${item.start}px)`)}
                   >
                     <td>
-                      <Link to={withCluster(`/consumers/${encodeURIComponent(g.id)}`, cluster)}>{g.id}</Link>
+                      <Link to={withCluster(groupPath(g), cluster)}>{g.id}</Link>
                     </td>
                     <td>{g.state}</td>
+                    <td title={TYPE_TITLES[g.type]}>{g.type}</td>
                     <td className="num">{g.members}</td>
                     <td title={g.topics.join(", ")}>{g.topics.join(", ")}</td>
                     <td className="num">{number.format(g.lag)}</td>

@@ -69,10 +69,11 @@ export function sideProblem(text: string, format: WriteFormat, schema: string | 
   }
 }
 
-/** A template to start from: the Avro schema's fields, an empty JSON object (JSON, a Protobuf message), or nothing. */
+/** A template to start from: the Avro schema's fields, the Protobuf message's (made by the server), an empty JSON object, or nothing. */
 function templateFor(info: SideInfo | undefined): string {
   if (!info?.format) return "";
   if (info.format === "AVRO" && info.schema) return prettyJson(JSON.stringify(avroTemplate(info.schema)));
+  if (info.format === "PROTOBUF" && info.template) return prettyJson(JSON.stringify(info.template));
   if (info.format === "JSON" || info.format === "PROTOBUF") return "{}";
   return "";
 }

@@ -1,9 +1,21 @@
 import { z } from "zod";
 import { clusterOf } from "../../http/context.ts";
 import { defineRoute, json, RouteGroup, text } from "../../http/route.ts";
+import { topicConfigBody } from "../topics/schemas.ts";
 import { topicFilterOf } from "../topics/scope-filter.ts";
-import { detail, lagHistoryAnswer, offsetResetBody, resetAnswer, summary, windowQuery } from "./schemas.ts";
+import {
+  detail,
+  groupConfigEntry,
+  lagHistoryAnswer,
+  offsetResetBody,
+  resetAnswer,
+  shareDetail,
+  shareOffsetsDeleteQuery,
+  summary,
+  windowQuery,
+} from "./schemas.ts";
 import type { ConsumerService } from "./service.ts";
+import type { ShareGroupService } from "./share-groups.ts";
 
 const groupParam = z.object({ group: z.string().min(1).max(255) });
 
@@ -56,6 +68,65 @@ export const consumerApi = {
     request: { params: groupParam },
     responses: { 200: text("`Consumer group '<id>' deleted`") },
   }),
+  // Kafka 4 share groups (KIP-932): listed by GET /api/consumers with type "share".
+  shareGet: defineRoute({
+    method: "GET",
+    path: "/api/share-groups/{group}",
+    level: "read",
+    summary: "One share group: members, assignments, start offset and lag per partition",
+    tags,
+    request: { params: groupParam },
+    responses: { 200: json(shareDetail) },
+  }),
+  shareResetOffsets: defineRoute({
+    method: "PUT",
+    path: "/api/share-groups/{group}/offsets",
+    level: "write",
+    summary: "Reset a share group's start offsets (empty groups only)",
+    audit: { type: "CONSUMER_GROUP", change: "UPDATE" },
+    tags,
+    request: { params: groupParam, body: offsetResetBody },
+    responses: { 200: json(resetAnswer) },
+  }),
+  shareDeleteOffsets: defineRoute({
+    method: "DELETE",
+    path: "/api/share-groups/{group}/offsets",
+    level: "write",
+    summary: "Delete a share group's start offsets on the topics named (`?topics=a,b`; empty groups only)",
+    audit: { type: "CONSUMER_GROUP", change: "UPDATE" },
+    tags,
+    request: { params: groupParam, query: shareOffsetsDeleteQuery },
+    responses: { 200: text("`Start offsets of share group '<id>' on <topics> deleted`") },
+  }),
+  shareDelete: defineRoute({
+    method: "DELETE",
+    path: "/api/share-groups/{group}",
+    level: "write",
+    summary: "Delete a share group (empty groups only)",
+    audit: { type: "CONSUMER_GROUP", change: "REMOVE" },
+    tags,
+    request: { params: groupParam },
+    responses: { 200: text("`Share group '<id>' deleted`") },
+  }),
+  shareConfigs: defineRoute({
+    method: "GET",
+    path: "/api/share-groups/{group}/configs",
+    level: "read",
+    summary: "A share group's share.* configs: its own values and the brokers' defaults",
+    tags,
+    request: { params: groupParam },
+    responses: { 200: json(z.array(groupConfigEntry)) },
+  }),
+  shareAlterConfigs: defineRoute({
+    method: "PUT",
+    path: "/api/share-groups/{group}/configs",
+    level: "write",
+    summary: "Set (or with a null value remove) a share group's own share.* configs",
+    audit: { type: "CONSUMER_GROUP", change: "UPDATE" },
+    tags,
+    request: { params: groupParam, body: topicConfigBody },
+    responses: { 200: text("`Share group '<id>' configuration updated`") },
+  }),
 };
 
 export function consumerRoutes(service: ConsumerService) {
@@ -88,5 +159,50 @@ export function consumerRoutes(service: ConsumerService) {
     await service.delete(clusterOf(c), group, topicFilterOf(c, "write"), topicFilterOf(c, "write", "metadata") !== null);
     return c.text(`Consumer group '${group}' deleted`);
   });
+  shareRoutes(app, service.shares);
   return app;
+}
+
+function shareRoutes(app: RouteGroup, shares: ShareGroupService): void {
+  // Scopes as for consumer groups: a group is seen through its visible topics ("metadata" use);
+  // a change needs write on every topic it touches.
+  app.handle(consumerApi.shareGet, async (c) =>
+    c.json(await shares.get(clusterOf(c), c.req.valid("param").group, topicFilterOf(c, undefined, "metadata"))),
+  );
+
+  app.handle(consumerApi.shareResetOffsets, async (c) => {
+    const { group } = c.req.valid("param");
+    const body = c.req.valid("json");
+    c.set("auditContent", { shareGroup: true, reset: body });
+    const offsets = await shares.resetOffsets(clusterOf(c), group, body, topicFilterOf(c, "write"));
+    return c.json({ group, offsets });
+  });
+
+  app.handle(consumerApi.shareDeleteOffsets, async (c) => {
+    const { group } = c.req.valid("param");
+    const { topics } = c.req.valid("query");
+    c.set("auditContent", { shareGroup: true, deleteOffsets: topics });
+    await shares.deleteOffsets(clusterOf(c), group, topics, topicFilterOf(c, "write"));
+    return c.text(`Start offsets of share group '${group}' on ${topics.join(", ")} deleted`);
+  });
+
+  app.handle(consumerApi.shareDelete, async (c) => {
+    const { group } = c.req.valid("param");
+    c.set("auditContent", { shareGroup: true });
+    await shares.delete(clusterOf(c), group, topicFilterOf(c, "write"), topicFilterOf(c, "write", "metadata") !== null);
+    return c.text(`Share group '${group}' deleted`);
+  });
+
+  app.handle(consumerApi.shareConfigs, async (c) =>
+    c.json(await shares.configs(clusterOf(c), c.req.valid("param").group, topicFilterOf(c, undefined, "metadata"))),
+  );
+
+  app.handle(consumerApi.shareAlterConfigs, async (c) => {
+    const { group } = c.req.valid("param");
+    const { configs } = c.req.valid("json");
+    c.set("auditContent", { shareGroup: true, configs: Object.fromEntries(configs.map((x) => [x.key, x.value])) });
+    const allowed = topicFilterOf(c, "write");
+    await shares.alterConfigs(clusterOf(c), group, configs, allowed, topicFilterOf(c, "write", "metadata") !== null);
+    return c.text(`Share group '${group}' configuration updated`);
+  });
 }

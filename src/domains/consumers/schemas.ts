@@ -21,6 +21,7 @@ export const offsetResetBody = z.union([
 export const summary = z.object({
   id: z.string(),
   state: z.string(),
+  type: z.string().describe("the group's protocol: classic, consumer (KIP-848) or share (KIP-932)"),
   protocolType: z.string(),
   protocol: z.string(),
   members: z.number(),
@@ -83,6 +84,61 @@ export const lagHistoryAnswer = z.object({
 });
 export const resetAnswer = z.object({ group: z.string(), offsets: z.array(partitionRef.extend({ offset: z.number() })) });
 
+/** A share group (KIP-932): members share its partitions; each partition has a start offset instead of a committed one. */
+export const shareDetail = z.object({
+  id: z.string(),
+  state: z.string(),
+  type: z.literal("share"),
+  groupEpoch: z.number(),
+  assignmentEpoch: z.number(),
+  assignor: z.string(),
+  members: z.array(
+    z.object({
+      memberId: z.string(),
+      rackId: z.string().nullable(),
+      memberEpoch: z.number(),
+      clientId: z.string(),
+      host: z.string(),
+      subscribedTopics: z.array(z.string()),
+      assignments: z.array(partitionRef),
+    }),
+  ),
+  offsets: z.array(
+    partitionRef.extend({
+      startOffset: z
+        .number()
+        .nullable()
+        .describe("the share-partition start offset: the first record not yet acknowledged; null until initialised"),
+      logEndOffset: z.number().nullable(),
+      lag: z
+        .number()
+        .nullable()
+        .describe("records from the start offset to the end not yet acknowledged (the broker's figure, else end minus start)"),
+      members: z.number().describe("members the partition is assigned to (a share-partition may have several)"),
+    }),
+  ),
+  lag: z.number(),
+});
+/** Topics named in a query parameter, comma-separated. */
+export const shareOffsetsDeleteQuery = z.object({
+  topics: z
+    .string()
+    .min(1)
+    .transform((v) => [...new Set(v.split(","))])
+    .pipe(z.array(topicName).min(1).max(1_000)),
+});
+export const groupConfigEntry = z.object({
+  name: z.string(),
+  value: z.string().nullable(),
+  isDefault: z.boolean().describe("false when the group has its own value (GROUP_CONFIG), true for the broker's"),
+  source: z.string(),
+  readOnly: z.boolean(),
+  sensitive: z.boolean(),
+  documentation: z.string().nullable(),
+});
+
+export type ShareGroupDetail = z.output<typeof shareDetail>;
+export type GroupConfigEntry = z.output<typeof groupConfigEntry>;
 export type ConsumerGroupSummary = z.output<typeof summary>;
 export type ConsumerGroupDetail = z.output<typeof detail>;
 export type ConsumerGroupOffset = ConsumerGroupDetail["offsets"][number];

@@ -1,27 +1,29 @@
-import { badRequest, conflict, notFound } from "../../errors.ts";
+import { conflict, notFound } from "../../errors.ts";
 import type { GroupDescription, KafkaCluster, KafkaPool, TopicPartitionRef } from "../../kafka/index.ts";
 import type { LagEngine, PartitionLag } from "../../lag/engine.ts";
 import type { LagHistory, LagPoint } from "../../lag/history.ts";
 import { groupOutsideScope, isVisible, requireTopics, type TopicFilter } from "../topics/visibility.ts";
+import { type OffsetReset, resetTarget } from "./reset-target.ts";
 import type { ConsumerGroupDetail, ConsumerGroupLagHistory, ConsumerGroupOffset, ConsumerGroupSummary } from "./schemas.ts";
+import { ShareGroupService } from "./share-groups.ts";
 
-export type { ConsumerGroupDetail, ConsumerGroupLagHistory, ConsumerGroupOffset, ConsumerGroupSummary };
-
-export type OffsetReset =
-  | { to: "earliest" | "latest"; topics?: string[] }
-  | { timestamp: number; topics?: string[] }
-  | { offsets: Array<{ topic: string; partition: number; offset: number }> };
+export type { ConsumerGroupDetail, ConsumerGroupLagHistory, ConsumerGroupOffset, ConsumerGroupSummary, OffsetReset };
 
 /** Partitions whose oldest unread record is read for lag in seconds; beyond, the sampler's estimate. */
 const MAX_TIMESTAMP_READS = 200;
 
 export class ConsumerService {
+  /** Kafka 4 share groups, listed with the consumer groups. */
+  readonly shares: ShareGroupService;
+
   constructor(
     private readonly pool: KafkaPool,
     private readonly lag: LagEngine,
     private readonly history: LagHistory | null = null,
     private readonly sampleIntervalMs = 0,
-  ) {}
+  ) {
+    this.shares = new ShareGroupService(pool);
+  }
 
   /**
    * The group's lag over time, from the history stored at each tick of the end-offset sampler:
@@ -61,7 +63,7 @@ export class ConsumerService {
    */
   async list(cluster: string, visible: TopicFilter = null): Promise<ConsumerGroupSummary[]> {
     const kafka = this.pool.get(cluster);
-    const snapshot = await this.lag.snapshot(cluster);
+    const [snapshot, shares] = await Promise.all([this.lag.snapshot(cluster), this.shares.list(cluster, visible)]);
     // The snapshot listed the groups: their protocols need not be asked again.
     const described = await kafka.groups.describe(
       snapshot.groups.map((g) => g.groupId),
@@ -84,6 +86,7 @@ export class ConsumerService {
       out.push({
         id: g.groupId,
         state: d.state === "Dead" ? g.state : d.state,
+        type: g.type ?? "classic",
         protocolType: g.protocolType,
         protocol: d.protocol,
         members: d.members.length,
@@ -91,7 +94,7 @@ export class ConsumerService {
         lag: lags.reduce((s, l) => s + l.lag, 0),
       });
     }
-    return out;
+    return [...out, ...shares].sort((a, b) => a.id.localeCompare(b.id));
   }
 
   /** 403 naming the group when none of its topics is visible (a group on no topic included). */
@@ -206,43 +209,11 @@ export class ConsumerService {
         { state: d.state, members: d.members.length },
       );
 
-    const internal = async (topics: string[]) => {
-      const described = await kafka.topics.describe(topics);
-      const bad = described.filter((t) => t.internal).map((t) => t.name);
-      if (bad.length) throw badRequest(`Offsets on internal topics cannot be reset: ${bad.join(", ")}`);
-      return described;
+    const current = async () => {
+      const committed = (await kafka.groups.committedOffsets([group])).get(group) ?? [];
+      return [...new Set(committed.map((c) => c.topic))];
     };
-    let target: Array<TopicPartitionRef & { offset: number }>;
-    if ("offsets" in reset) {
-      const topics = [...new Set(reset.offsets.map((o) => o.topic))];
-      await internal(topics);
-      const bounds = await kafka.offsets.bounds(topics);
-      const byKey = new Map(bounds.map((b) => [`${b.topic}\u0000${b.partition}`, b]));
-      for (const o of reset.offsets) {
-        const b = byKey.get(`${o.topic}\u0000${o.partition}`);
-        if (!b) throw notFound(`Topic '${o.topic}' has no partition ${o.partition}`);
-        if (o.offset < b.earliest || o.offset > b.latest)
-          throw badRequest(`Offset ${o.offset} of topic '${o.topic}' partition ${o.partition} is outside ${b.earliest}..${b.latest}`);
-      }
-      target = reset.offsets;
-    } else {
-      let topics = reset.topics;
-      if (!topics?.length) {
-        const committed = (await kafka.groups.committedOffsets([group])).get(group) ?? [];
-        topics = [...new Set(committed.map((c) => c.topic))];
-        if (topics.length === 0) throw badRequest(`Consumer group '${group}' has no committed offsets: name the topics to reset`);
-        requireTopics(allowed, [...topics].sort());
-      }
-      const described = await internal(topics);
-      const refs = described.flatMap((t) => t.partitionDetails.map((p) => ({ topic: t.name, partition: p.partition })));
-      if ("to" in reset) {
-        target = (await kafka.offsets.list(refs, reset.to)).map((o) => ({ topic: o.topic, partition: o.partition, offset: o.offset }));
-      } else {
-        const [byTime, latest] = await Promise.all([kafka.offsets.list(refs, reset.timestamp), kafka.offsets.list(refs, "latest")]);
-        // No record at or after the timestamp: the end of the partition.
-        target = byTime.map((o, i) => ({ topic: o.topic, partition: o.partition, offset: o.offset >= 0 ? o.offset : latest[i]!.offset }));
-      }
-    }
+    const target = await resetTarget(kafka, reset, current, allowed, `Consumer group '${group}'`);
     await kafka.groups.alterOffsets(group, target);
     this.lag.invalidate(cluster);
     return target;

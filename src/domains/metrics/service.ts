@@ -1,6 +1,6 @@
 import type { HttpCounters } from "../../http/middleware.ts";
 import type { KafkaPool } from "../../kafka/index.ts";
-import { LagEngine } from "../../lag/engine.ts";
+import { LagEngine, type ShareGroupLag } from "../../lag/engine.ts";
 import type { JobStatus } from "../../util/background.ts";
 import type { ProcessorMetrics } from "../processors/types.ts";
 import { MetricsText } from "./prometheus.ts";
@@ -52,6 +52,7 @@ export async function renderMetrics(deps: MetricsDeps, cluster: string): Promise
     out.metric("loupe_lag_snapshot_broker_requests", "gauge", "Broker requests the lag snapshot on this page needed.");
     out.sample("loupe_lag_snapshot_broker_requests", {}, snapshot.brokerRequests);
   }
+  if (snapshot) shareGroupLagMetrics(out, snapshot.shares);
   out.metric("loupe_lag_up", "gauge", "1 when the consumer lag of the cluster could be read, else 0.");
   out.sample("loupe_lag_up", { cluster }, lagError === null ? 1 : 0);
 
@@ -99,6 +100,30 @@ export async function renderMetrics(deps: MetricsDeps, cluster: string): Promise
   if (deps.jobs) backgroundJobMetrics(out, deps.jobs());
   kafkaClientMetrics(out, deps.pool.stats());
   return out.toString();
+}
+
+/**
+ * Lag of Kafka 4 share groups (KIP-932), beside the consumer groups' and named apart from them:
+ * a share group has no committed position, its lag counts the records from each partition's
+ * start offset to the end not yet acknowledged. Absent on a cluster without share groups.
+ */
+function shareGroupLagMetrics(out: MetricsText, lags: ShareGroupLag[]): void {
+  if (lags.length === 0) return;
+  out.metric(
+    "svc_partition_share_group_lag",
+    "gauge",
+    "Share group lag per partition: records from the start offset to the end not yet acknowledged.",
+  );
+  const byTopic = new Map<string, { group: string; topic: string; lag: number }>();
+  for (const l of lags) {
+    out.sample("svc_partition_share_group_lag", { topic: l.topic, partition: l.partition, shareGroup: l.group }, l.lag);
+    const key = `${l.group}\u0000${l.topic}`;
+    const t = byTopic.get(key) ?? { group: l.group, topic: l.topic, lag: 0 };
+    t.lag += l.lag;
+    byTopic.set(key, t);
+  }
+  out.metric("svc_topic_share_group_lag", "gauge", "Share group lag per topic: the sum over its partitions.");
+  for (const t of byTopic.values()) out.sample("svc_topic_share_group_lag", { topic: t.topic, shareGroup: t.group }, t.lag);
 }
 
 /** Broker requests of each cluster's client, those that failed, and the waits brokers asked for under quotas. */

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { protoTemplate } from "../../engine/index.ts";
 import { clusterOf, userOf } from "../../http/context.ts";
 import { defineRoute, json, RouteGroup, text } from "../../http/route.ts";
 import type { InsertService } from "../insert/service.ts";
@@ -19,6 +20,7 @@ import {
   topicParam,
   topicShape,
   WRITE_FORMATS,
+  type WriteFormat,
   writeFormatsAnswer,
 } from "./schemas.ts";
 import { topicFilterOf } from "./scope-filter.ts";
@@ -31,6 +33,39 @@ export function deleteRecordsMessage(topic: string, partition: number, offset: n
     `Records from topic '${topic}' and partition '${partition}' up to offset '${offset}', are being deleted. ` +
     `When the process is completed, an audit entry will appear.`
   );
+}
+
+type SideEncoding = Awaited<ReturnType<InsertService["encodingBySide"]>>;
+
+/**
+ * What each side of a topic is written as (the produce dialog's formats): the format, where it
+ * comes from, its schema and subject, and for Protobuf a template of the message; a side that
+ * cannot be written says why in `problems`.
+ */
+function writeFormatsOf(t: string, sides: SideEncoding, q: { keyFormat?: WriteFormat; valueFormat?: WriteFormat }) {
+  const problems: string[] = [];
+  const describe = (side: "key" | "value") => {
+    const s = sides[side];
+    if (s instanceof Error) {
+      problems.push(s.message);
+      const chosen = side === "key" ? q.keyFormat : q.valueFormat;
+      return {
+        format: chosen ?? null,
+        source: chosen ? ("chosen" as const) : ("metadata" as const),
+        schema: null,
+        subject: null,
+        template: null,
+      };
+    }
+    return {
+      format: s.format,
+      source: s.source === "statement" ? ("chosen" as const) : s.source,
+      schema: s.avro?.text ?? s.proto?.text ?? null,
+      subject: s.source === "registry" || (s.avro ?? s.proto)?.id != null ? `${t}-${side}` : null,
+      template: s.proto ? protoTemplate(s.proto.message) : null,
+    };
+  };
+  return { key: describe("key"), value: describe("value"), problems };
 }
 
 /** Digits only: a sign, a fraction or a word is a 400 before anything reaches the broker. */
@@ -252,22 +287,7 @@ export function topicRoutes(service: TopicService, records: TopicRecordDeps) {
     const cluster = clusterOf(c);
     const partitions = await service.partitionCount(cluster, t);
     const sides = await records.inserts.encodingBySide(cluster, t, { key: q.keyFormat, value: q.valueFormat });
-    const problems: string[] = [];
-    const describe = (side: "key" | "value") => {
-      const s = sides[side];
-      if (s instanceof Error) {
-        problems.push(s.message);
-        const chosen = side === "key" ? q.keyFormat : q.valueFormat;
-        return { format: chosen ?? null, source: chosen ? ("chosen" as const) : ("metadata" as const), schema: null, subject: null };
-      }
-      return {
-        format: s.format,
-        source: s.source === "statement" ? ("chosen" as const) : s.source,
-        schema: s.avro?.text ?? s.proto?.text ?? null,
-        subject: s.source === "registry" || (s.avro ?? s.proto)?.id != null ? `${t}-${side}` : null,
-      };
-    };
-    return c.json({ topicName: t, partitions, key: describe("key"), value: describe("value"), problems });
+    return c.json({ topicName: t, partitions, ...writeFormatsOf(t, sides, q) });
   });
 
   app.handle(topicApi.produce, async (c) => {

@@ -344,6 +344,12 @@ const sideFormat = z.object({
     .nullable()
     .describe("the schema values are written in: Avro schema text (AVRO), the registered .proto text (PROTOBUF)"),
   subject: z.string().nullable().describe("the registry subject of that schema; null without one"),
+  template: z
+    .record(z.string(), z.unknown())
+    .nullable()
+    .describe(
+      "PROTOBUF: a value to start from, every field of the message with its default (the produce dialog's template); null otherwise",
+    ),
 });
 
 export const writeFormatsAnswer = z.object({
