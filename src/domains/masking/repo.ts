@@ -1,20 +1,9 @@
 import { randomBytes } from "node:crypto";
 import type { Db } from "../../db/index.ts";
+import type { Database } from "../../db/types.ts";
 import type { NewPolicy, PolicyView } from "./schemas.ts";
 
-type Row = {
-  name: string;
-  topics: string;
-  fields: string;
-  method: string;
-  replacement: string | null;
-  keep_last: number | null;
-  groups: string;
-  roles: string;
-  except_groups: string;
-  created_at: number;
-  updated_at: number;
-};
+type Row = Database["masking_policies"];
 
 function fromRow(r: Row): PolicyView {
   return {
