@@ -14,8 +14,8 @@ import { registerSchema } from "../helpers/registry.ts";
 import type { ROLE_USERS } from "../helpers/runtime.ts";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.ts";
 import { waitFor } from "../helpers/wait.ts";
-import { testPool } from "../kafka/helpers.ts";
-import { compiledLoupe, createTopic, insert, launchChromium, openAs, seriousViolations, withPage } from "./browser.ts";
+import { testPool, waitForLeaders } from "../kafka/helpers.ts";
+import { compiledLoupe, createTopic, insert, launchChromium, seriousViolations, withPage } from "./browser.ts";
 
 const RUN = `ui${Date.now().toString(36)}`;
 const TOPICS = Array.from({ length: 40 }, (_, i) => ({ topicName: `${RUN}-t${String(i).padStart(2, "0")}`, partitions: (i % 3) + 1 }));
@@ -48,8 +48,13 @@ let pool: KafkaPool;
 
 beforeAll(async () => {
   server = await startServerProcess({ schemaRegistry: registryEnv() }, { executable: await compiledLoupe() });
+  pool = testPool();
+  // The list's 40 straight on the broker, side by side: through the API, one after another, each
+  // waited for its leaders and raised its notification (some 10 s in all).
+  const kafka = pool.default();
+  await Promise.all(TOPICS.map((t) => kafka.topics.create({ name: t.topicName, partitions: t.partitions, replication: 1 })));
+  await Promise.all(TOPICS.map((t) => waitForLeaders(kafka, t.topicName, t.partitions, 30_000)));
   for (const t of [
-    ...TOPICS,
     { topicName: INTERNAL, partitions: 1 },
     { topicName: DETAIL, partitions: 2, configs: { "retention.ms": "3600000" } },
     { topicName: EDIT, partitions: 1 },
@@ -68,7 +73,6 @@ beforeAll(async () => {
   await insert(server, `INSERT INTO \`${EDIT}\` (_key, n) VALUES ('a', 1), ('b', 2), ('c', 3)`);
   await insert(server, `INSERT INTO \`${RECORDS}\` (_key, n) VALUES ('a', 1), ('b', 2), ('c', 3), ('d', 4), ('e', 5), ('f', 6)`);
   // A group with no member that has read one record of three: a lag of two.
-  pool = testPool();
   await pool.default().groups.alterOffsets(GROUP, [{ topic: EDIT, partition: 0, offset: 1 }]);
   await pool.default().writes.produce(
     BROWSE,
@@ -118,7 +122,16 @@ afterAll(async () => {
   await server?.stop();
 });
 
-const signedIn = (page: Page, path: string, role: keyof typeof ROLE_USERS = "read") => openAs(page, `${server.url}${path}`, role);
+/**
+ * Opens `path` signed in as the user holding `role`: the tab holds the session's token (from the
+ * API's login, as the login form stores it) before the page's scripts run, so the page opens at
+ * once, without the login form (which the pages and shell tests fill in).
+ */
+async function signedIn(page: Page, path: string, role: keyof typeof ROLE_USERS = "read"): Promise<void> {
+  const token = JSON.stringify(await server.token(role));
+  await page.addInitScript({ content: `sessionStorage.setItem("loupe.token", ${token});` });
+  await page.goto(`${server.url}${path}`);
+}
 
 /** The text of what describes a control (its problem or hint line). */
 async function describedBy(page: Page, control: Locator): Promise<string> {

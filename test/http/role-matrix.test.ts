@@ -31,7 +31,17 @@ let protoTopic: Promise<string> | undefined;
 let insertTopic: string;
 
 beforeAll(async () => {
+  // The role users' argon2id hashes at the lowest cost: the many logins here test the access
+  // rules, not password hashing (a store user's password keeps the product's cost).
+  const users = await Promise.all(
+    ROLES.map(async (role) => ({
+      name: ROLE_USERS[role].name,
+      passwordHash: await Bun.password.hash(ROLE_USERS[role].password, { algorithm: "argon2id", memoryCost: 1024, timeCost: 1 }),
+      roles: [role],
+    })),
+  );
   rt = await testRuntime({
+    users,
     lag: { cacheTtl: 0 },
     schemaRegistry: { ...registryEnv(), allowDelete: true },
     connect: { clusters: [{ alias: "rbac", ...connectEnv() }], timeout: "20s" },
@@ -548,7 +558,7 @@ const FIXTURES: { [A in AreaName]: Record<string, Prepare> } = {
     "POST /api/proxy-connect/:clusterAlias/connectors": async (c) => {
       const name = connectorName("rbac new");
       if (c.allowed) connectors.push(name);
-      return { path: CONNECT, body: JSON.stringify({ name, config: heartbeatConfig() }), retry: rebalancing };
+      return { path: CONNECT, body: JSON.stringify({ name, config: beatingConfig() }), retry: rebalancing };
     },
     "GET /api/proxy-connect/:clusterAlias/connectors/:connectorName": async () =>
       connectorCall("", async (res) => expect(await res.json()).toMatchObject({ name: await sharedConnector(), type: "source" })),
@@ -556,7 +566,7 @@ const FIXTURES: { [A in AreaName]: Record<string, Prepare> } = {
       connectorCall("/config", async (res) => expect(await res.json()).toMatchObject({ "tasks.max": "1" })),
     "PUT /api/proxy-connect/:clusterAlias/connectors/:connectorName/config": async () => ({
       ...(await connectorCall("/config")),
-      body: JSON.stringify(heartbeatConfig()),
+      body: JSON.stringify(beatingConfig()),
     }),
     "GET /api/proxy-connect/:clusterAlias/connectors/:connectorName/status": async () =>
       connectorCall("/status", async (res) => expect(await res.json()).toMatchObject({ connector: { state: expect.any(String) } })),
@@ -573,7 +583,7 @@ const FIXTURES: { [A in AreaName]: Record<string, Prepare> } = {
       if (!c.allowed) return connectorCall("");
       const name = connectorName("rbac del");
       connectors.push(name);
-      const res = await rt.request(CONNECT, { method: "POST", role: "admin", body: JSON.stringify({ name, config: heartbeatConfig() }) });
+      const res = await rt.request(CONNECT, { method: "POST", role: "admin", body: JSON.stringify({ name, config: beatingConfig() }) });
       expect(res.status).toBe(201);
       return { path: `${CONNECT}/${encodeURIComponent(name)}`, retry: rebalancing };
     },
@@ -582,7 +592,7 @@ const FIXTURES: { [A in AreaName]: Record<string, Prepare> } = {
     ),
     "PUT /api/proxy-connect/:clusterAlias/connector-plugins/:plugin/config/validate": async () => ({
       path: "/api/proxy-connect/rbac/connector-plugins/MirrorHeartbeatConnector/config/validate",
-      body: JSON.stringify({ ...heartbeatConfig(), name: "rbac-validate" }),
+      body: JSON.stringify({ ...beatingConfig(), name: "rbac-validate" }),
       check: async (res) => expect(await res.json()).toMatchObject({ error_count: 0 }),
     }),
   },
@@ -910,6 +920,12 @@ const PREPARE: Record<string, Prepare> = Object.assign({}, ...Object.values(FIXT
 const CONNECT = "/api/proxy-connect/rbac/connectors";
 /** Connectors made here, deleted at the end. */
 const connectors: string[] = [];
+/**
+ * The heartbeat connector, beating every second: its task returns from each wait that often, so
+ * Connect stops it at once on a restart or a deletion (with the helpers' minute, each stop ran
+ * into Connect's 5 s graceful-stop timeout: a task restart took 10 s).
+ */
+const beatingConfig = () => heartbeatConfig({ "emit.heartbeats.interval.seconds": "1" });
 /** Connect answers 409 while its workers rebalance (each creation and deletion starts one). */
 const rebalancing = async (res: Response) => (res.status === 409 || res.status === 500) && REBALANCING.test(await res.text());
 
@@ -919,7 +935,7 @@ const sharedConnector = () =>
   (sharedMade ??= (async () => {
     const name = connectorName("rbac hb");
     connectors.push(name);
-    const res = await rt.request(CONNECT, { method: "POST", role: "admin", body: JSON.stringify({ name, config: heartbeatConfig() }) });
+    const res = await rt.request(CONNECT, { method: "POST", role: "admin", body: JSON.stringify({ name, config: beatingConfig() }) });
     expect(res.status).toBe(201);
     await runningThrough(rt, name, "rbac");
     return name;

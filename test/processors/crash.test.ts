@@ -2,7 +2,8 @@
  * The compiled `loupe` executable killed with SIGKILL mid-stream, several times at random
  * points, and started again on the same data directory under the same instance name (so it
  * takes its runners' leases back at once): the output topic, read read_committed, holds every
- * expected record exactly once. Records are produced all along, dead or alive.
+ * expected record exactly once. Records are produced all along, dead or alive. The process runs
+ * a processor of each kind side by side, so each kill strikes both.
  *
  * The kill points come from a seeded generator; the seed is in the test's name, and
  * LOUPE_CRASH_SEED=<seed> replays a run.
@@ -139,70 +140,83 @@ afterAll(async () => {
 }, 30_000);
 
 describe(`SIGKILL mid-stream and a restart on the same data (seed ${SEED})`, () => {
-  test.each(rows)(
-    "$name: every expected record exactly once in the output",
-    async (row) => {
-      const random = seeded(SEED);
-      const { source, target } = await sourceAndTarget(kafka, "crash", made, [PARTITIONS, 3]);
-      const id = await createProcessor(asRuntime, `crash-${source}`, row.sql(source, target), { runners: 2 });
-      await untilState(asRuntime, id, "RUNNING");
+  // One process runs a processor of each row: every kill and restart is checked on both at once.
+  test(`${rows.map((r) => r.name).join("; ")}: every expected record exactly once in each output`, async () => {
+    const random = seeded(SEED);
+    const runs = await Promise.all(
+      rows.map(async (row, i) => {
+        const { source, target } = await sourceAndTarget(kafka, `crash${i}`, made, [PARTITIONS, 3]);
+        const id = await createProcessor(asRuntime, `crash-${source}`, row.sql(source, target), { runners: 2 });
+        await untilState(asRuntime, id, "RUNNING");
+        return { row, source, target, id };
+      }),
+    );
 
-      // Records go in all along, at a steady pace, whether Loupe is alive or not, until the
-      // last restart is RUNNING: each restart has records to read and write.
-      const began = performance.now();
-      let produced = 0;
-      let killing = true;
-      const producing = (async () => {
-        while (killing || produced < MIN_RECORDS) {
-          const from = produced;
-          await produce(
-            kafka,
-            source,
-            Array.from({ length: BATCH }, (_, i) => {
-              const r = row.input(from + i);
-              return { key: r.key, value: r.order, partition: r.partition, timestamp: r.timestamp };
-            }),
-          );
-          produced = from + BATCH;
-          // The pace of a steady stream of records, not a wait for a condition.
-          await Bun.sleep(Math.max(0, began + (produced / PER_SECOND) * 1000 - performance.now()));
-        }
-      })();
-
-      const kills = 3 + Math.floor(random() * 4);
-      const restarts: Array<{ afterMs: number; produced: number; upMs: number; toRunningMs: number }> = [];
-      try {
-        for (let k = 0; k < kills; k++) {
-          const afterMs = Math.round(250 + random() * 4_000);
-          await Bun.sleep(afterMs);
-          const at = produced;
-          const dir = loupe!.dir;
-          await loupe!.kill();
-          const killed = performance.now();
-          const written = (await readAll(kafka, target)).length;
-          loupe = await start(dir);
-          const upMs = Math.round(performance.now() - killed);
-          // RUNNING as the store said before the kill is not enough: RUNNING, and output written since.
-          await pollFor(
-            "the restarted processor RUNNING and writing",
-            async () =>
-              (await getProcessor(asRuntime, id)).deploymentState === "RUNNING" && (await readAll(kafka, target)).length > written
-                ? true
-                : undefined,
-            60_000,
-          );
-          restarts.push({ afterMs, produced: at, upMs, toRunningMs: Math.round(performance.now() - killed) });
-        }
-      } finally {
-        killing = false;
+    // Records go in all along, at a steady pace, whether Loupe is alive or not, until the
+    // last restart is RUNNING: each restart has records to read and write.
+    const began = performance.now();
+    let produced = 0;
+    let killing = true;
+    const producing = (async () => {
+      while (killing || produced < MIN_RECORDS) {
+        const from = produced;
+        await Promise.all(
+          runs.map(({ row, source }) =>
+            produce(
+              kafka,
+              source,
+              Array.from({ length: BATCH }, (_, i) => {
+                const r = row.input(from + i);
+                return { key: r.key, value: r.order, partition: r.partition, timestamp: r.timestamp };
+              }),
+            ),
+          ),
+        );
+        produced = from + BATCH;
+        // The pace of a steady stream of records, not a wait for a condition.
+        await Bun.sleep(Math.max(0, began + (produced / PER_SECOND) * 1000 - performance.now()));
       }
-      await producing;
+    })();
 
+    const kills = 3 + Math.floor(random() * 4);
+    const restarts: Array<{ afterMs: number; produced: number; upMs: number; toRunningMs: number }> = [];
+    try {
+      for (let k = 0; k < kills; k++) {
+        const afterMs = Math.round(250 + random() * 4_000);
+        await Bun.sleep(afterMs);
+        const at = produced;
+        const dir = loupe!.dir;
+        await loupe!.kill();
+        const killed = performance.now();
+        const written = await Promise.all(runs.map(async ({ target }) => (await readAll(kafka, target)).length));
+        loupe = await start(dir);
+        const upMs = Math.round(performance.now() - killed);
+        // RUNNING as the store said before the kill is not enough: RUNNING, and output written since.
+        await Promise.all(
+          runs.map(({ id, target }, i) =>
+            pollFor(
+              `the restarted processor ${id} RUNNING and writing`,
+              async () =>
+                (await getProcessor(asRuntime, id)).deploymentState === "RUNNING" && (await readAll(kafka, target)).length > written[i]!
+                  ? true
+                  : undefined,
+              60_000,
+            ),
+          ),
+        );
+        restarts.push({ afterMs, produced: at, upMs, toRunningMs: Math.round(performance.now() - killed) });
+      }
+    } finally {
+      killing = false;
+    }
+    await producing;
+
+    for (const { row, id, target } of runs) {
       const expected = row.expected(Array.from({ length: produced }, (_, n) => row.input(n)));
       // Done: all of the input is committed (lag 0) and the output holds at least what is expected.
       let out: OutRecord[] = [];
       await pollFor(
-        "the processor caught up",
+        `the processor of ${row.name} caught up`,
         async () => {
           const p = await getProcessor(asRuntime, id);
           if (p.figures.lag !== 0) return undefined;
@@ -212,14 +226,13 @@ describe(`SIGKILL mid-stream and a restart on the same data (seed ${SEED})`, () 
         90_000,
       );
       console.log(
-        `seed ${SEED}: ${kills} kills ${JSON.stringify(restarts)}; ${produced} records in, ${out.length} out of ${expected.length} expected`,
+        `seed ${SEED}, ${row.name}: ${kills} kills ${JSON.stringify(restarts)}; ${produced} records in, ${out.length} out of ${expected.length} expected`,
       );
       const got = out.map(canonical).sort();
-      expect(got.length).toBe(expected.length);
-      expect(got).toEqual(expected);
-    },
-    150_000,
-  );
+      expect({ row: row.name, records: got.length }).toEqual({ row: row.name, records: expected.length });
+      expect({ row: row.name, records: got }).toEqual({ row: row.name, records: expected });
+    }
+  }, 150_000);
 });
 
 describe("a runner that takes over from one that died mid-transaction", () => {

@@ -227,7 +227,14 @@ describe("an offline partition", () => {
   beforeAll(async () => {
     // Node 1 is broker and controller, node 2 a broker: killing node 2 leaves its partitions
     // (replication 1) without a leader while node 1's stay readable.
-    cluster = await startCluster({ services: ["kafka"], ownerPid: process.pid, kafkaBrokers: 2 });
+    // The controller fences node 2 5 s after its last heartbeat (every 500 ms), not after Kafka's
+    // 9 s: the tests below wait for that.
+    cluster = await startCluster({
+      services: ["kafka"],
+      ownerPid: process.pid,
+      kafkaBrokers: 2,
+      kafkaProperties: { "broker.session.timeout.ms": 5_000, "broker.heartbeat.interval.ms": 500 },
+    });
     rt = await runtimeOn(cluster.env.KAFKA_BOOTSTRAP!);
     await topicWith(rt, topic, PARTITIONS, RECORDS);
     await topicWith(rt, big, PARTITIONS, BIG_RECORDS);
