@@ -9,7 +9,8 @@
  *  - FindCoordinator + OffsetFetch: one batched request each per group coordinator;
  *  - ListOffsets (latest): one request per partition leader;
  *  - share groups (Kafka 4): ListGroups per broker, then FindCoordinator and
- *    DescribeShareGroupOffsets per coordinator, ListOffsets per leader.
+ *    DescribeShareGroupOffsets per coordinator, ListOffsets per leader (waited for at most
+ *    SHARE_LAG_WAIT_MS: a slower answer serves the next snapshot).
  * Concurrent callers join the snapshot under way; callers within `ttlMs` reuse the last one.
  */
 
@@ -61,9 +62,19 @@ export interface TopicGroupLag {
   partitions: PartitionLag[];
 }
 
+/**
+ * How long a snapshot waits for the share groups' lag. A broker answers DescribeShareGroupOffsets
+ * in about 2 s while a group's share state is being written (seen right after its start offsets
+ * were reset); /metrics and the overview must not wait for that: the snapshot takes the last
+ * figures instead, and the answer, when it comes, serves the next one.
+ */
+export const SHARE_LAG_WAIT_MS = 500;
+
 export class LagEngine {
   readonly #cache = new Map<string, { snapshot: LagSnapshot; at: number }>();
   readonly #running = new Map<string, Promise<LagSnapshot>>();
+  /** Per cluster: the share groups' lag last read, and the read under way. */
+  readonly #shares = new Map<string, { last: ShareGroupLag[]; reading?: Promise<ShareGroupLag[]> }>();
   /** The sampler's clock by default: lag seconds subtract its sample times from this one. */
   readonly #now: () => number;
 
@@ -115,6 +126,27 @@ export class LagEngine {
     return [...out.values()];
   }
 
+  /** The share groups' lag, or the last read when the broker takes longer than SHARE_LAG_WAIT_MS. */
+  #shareLag(cluster: string): Promise<ShareGroupLag[]> {
+    const entry = this.#shares.get(cluster) ?? { last: [] };
+    this.#shares.set(cluster, entry);
+    entry.reading ??= this.pool
+      .get(cluster)
+      .shareGroups.lag()
+      // A failure (a cluster before Kafka 4) leaves them out.
+      .catch(() => [])
+      .then((lag) => {
+        entry.last = lag;
+        entry.reading = undefined;
+        return lag;
+      });
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<ShareGroupLag[]>((resolve) => {
+      timer = setTimeout(() => resolve(entry.last), SHARE_LAG_WAIT_MS);
+    });
+    return Promise.race([entry.reading, late]).finally(() => clearTimeout(timer));
+  }
+
   async #compute(cluster: string, only?: string[]): Promise<LagSnapshot> {
     const kafka = this.pool.get(cluster);
     const t0 = performance.now();
@@ -124,7 +156,7 @@ export class LagEngine {
       // Internal topics stay out: the Kafka client's ListOffsets cannot look them up.
       kafka.topics.list(),
       // Share groups' lag is their broker's own figure; a failure (a cluster before Kafka 4) leaves it out.
-      only ? [] : kafka.shareGroups.lag().catch(() => []),
+      only ? [] : this.#shareLag(cluster),
     ]);
     const partitionsOf = new Map(topics.map((t) => [t.name, t.partitions]));
     const committed = await kafka.groups.committedOffsets(groups.map((g) => g.groupId));
