@@ -9,6 +9,7 @@
 import type { KafkaPool } from "../../kafka/index.ts";
 import type { Logger } from "../../log/logger.ts";
 import type { RunObserver } from "../../util/background.ts";
+import { Ticker } from "../../util/ticker.ts";
 import { StateBudget } from "./aggregate.ts";
 import type { ProcessorRepo } from "./repo.ts";
 import { Runner } from "./runner.ts";
@@ -59,15 +60,17 @@ export class ProcessorEngine {
   readonly #local = new Map<string, LocalRunner>();
   /** Each processor's state budget on this instance, shared by its runners here. */
   readonly #budgets = new Map<string, StateBudget>();
-  #timer: ReturnType<typeof setInterval> | null = null;
-  #ticking: Promise<void> | null = null;
-  #again = false;
-  #stopped = false;
-  #runs: RunObserver | undefined;
+  readonly #ticker: Ticker;
 
   constructor(opts: EngineOptions) {
     this.#opts = opts;
     this.#now = opts.now ?? Date.now;
+    // Not started (processors.enabled = false), its kicks do nothing: this instance runs no runner.
+    this.#ticker = new Ticker({
+      everyMs: opts.tickMs ?? 1_000,
+      tick: () => this.#tick(),
+      failed: (err) => opts.log.warn("processor engine tick failed", {}, err),
+    });
   }
 
   get instance(): string {
@@ -80,35 +83,12 @@ export class ProcessorEngine {
 
   /** Ticks now and every tickMs; `runs` hears of each tick. */
   start(runs?: RunObserver): void {
-    if (this.#timer !== null || this.#stopped) return;
-    this.#runs = runs;
-    this.#timer = setInterval(() => void this.kick(), this.#opts.tickMs ?? 1_000);
-    void this.kick();
+    this.#ticker.start(runs);
   }
 
   /** Runs a tick now (after a change through the API), or right after the one running. */
   kick(): Promise<void> {
-    // Not started (processors.enabled = false): this instance runs no runner, API changes included.
-    if (this.#stopped || this.#timer === null) return Promise.resolve();
-    if (this.#ticking) {
-      this.#again = true;
-      return this.#ticking;
-    }
-    this.#ticking = (async () => {
-      try {
-        do {
-          this.#again = false;
-          await this.#tick();
-          this.#runs?.ran();
-        } while (this.#again && !this.#stopped);
-      } catch (err) {
-        this.#opts.log.warn("processor engine tick failed", {}, err);
-        this.#runs?.failed(err);
-      } finally {
-        this.#ticking = null;
-      }
-    })();
-    return this.#ticking;
+    return this.#ticker.kick();
   }
 
   /** The runner of this instance for a slot, when it runs here (tests and figures). */
@@ -124,10 +104,7 @@ export class ProcessorEngine {
   }
 
   async stop(): Promise<void> {
-    this.#stopped = true;
-    if (this.#timer !== null) clearInterval(this.#timer);
-    this.#timer = null;
-    await this.#ticking;
+    await this.#ticker.stop();
     await Promise.all([...this.#local.entries()].map(([key, l]) => this.#stopLocal(key, l)));
   }
 

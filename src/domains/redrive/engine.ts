@@ -7,6 +7,7 @@
  */
 import type { Logger } from "../../log/logger.ts";
 import type { RunObserver } from "../../util/background.ts";
+import { Ticker } from "../../util/ticker.ts";
 import type { RedriveRepo, RedriveRow } from "./repo.ts";
 import type { RedriveRunner, RunEnd } from "./runner.ts";
 
@@ -38,45 +39,25 @@ export class RedriveEngine {
   readonly #local = new Map<string, Local>();
   /** Jobs whose runner ended here and whose end is being stored: not started again meanwhile. */
   readonly #ending = new Set<string>();
-  #timer: ReturnType<typeof setInterval> | null = null;
-  #ticking: Promise<void> | null = null;
-  #again = false;
-  #stopped = false;
-  #runs: RunObserver | undefined;
+  readonly #ticker: Ticker;
 
   constructor(opts: RedriveEngineOptions) {
     this.#o = opts;
+    this.#ticker = new Ticker({
+      everyMs: opts.tickMs ?? 1_000,
+      tick: () => this.#tick(),
+      failed: (err) => opts.log.warn("redrive engine tick failed", {}, err),
+    });
   }
 
+  /** Ticks now and every tickMs; `runs` hears of each tick. */
   start(runs?: RunObserver): void {
-    if (this.#timer !== null || this.#stopped) return;
-    this.#runs = runs;
-    this.#timer = setInterval(() => void this.kick(), this.#o.tickMs ?? 1_000);
-    void this.kick();
+    this.#ticker.start(runs);
   }
 
-  /** A tick now (after a change through the API), or right after the one running. */
+  /** Runs a tick now (after a change through the API), or right after the one running. */
   kick(): Promise<void> {
-    if (this.#stopped || this.#timer === null) return Promise.resolve();
-    if (this.#ticking) {
-      this.#again = true;
-      return this.#ticking;
-    }
-    this.#ticking = (async () => {
-      try {
-        do {
-          this.#again = false;
-          await this.#tick();
-          this.#runs?.ran();
-        } while (this.#again && !this.#stopped);
-      } catch (err) {
-        this.#o.log.warn("redrive engine tick failed", {}, err);
-        this.#runs?.failed(err);
-      } finally {
-        this.#ticking = null;
-      }
-    })();
-    return this.#ticking;
+    return this.#ticker.kick();
   }
 
   /** Access changed (a group, a user): the owners of the jobs running here are checked at the next tick, which starts now. */
@@ -86,10 +67,7 @@ export class RedriveEngine {
   }
 
   async stop(): Promise<void> {
-    this.#stopped = true;
-    if (this.#timer !== null) clearInterval(this.#timer);
-    this.#timer = null;
-    await this.#ticking;
+    await this.#ticker.stop();
     await Promise.all([...this.#local.keys()].map((id) => this.#stopLocal(id)));
   }
 
@@ -99,7 +77,7 @@ export class RedriveEngine {
     const running = new Set(jobs.map((j) => j.id));
     for (const id of [...this.#local.keys()]) if (!running.has(id)) await this.#stopLocal(id);
     for (const job of jobs) {
-      if (this.#stopped) return;
+      if (this.#ticker.stopped) return;
       if (this.#ending.has(job.id)) continue;
       // One job that cannot start (its cluster gone from the config) does not hold the others up.
       await this.#tend(job).catch((err: unknown) => o.log.warn("redrive not started", { redrive: job.id }, err));
