@@ -9,9 +9,11 @@ import { ConsumersPage } from "./pages/Consumers.tsx";
 import { GroupsPage } from "./pages/Groups.tsx";
 import { KafkaUsersPage } from "./pages/KafkaUsers.tsx";
 import { LogsPage } from "./pages/Logs.tsx";
+import { MaskingPage } from "./pages/Masking.tsx";
 import { type Health, OverviewPage } from "./pages/Overview.tsx";
 import { ProcessorsPage } from "./pages/Processors.tsx";
 import { QuotasPage } from "./pages/Quotas.tsx";
+import { RedrivesPage } from "./pages/Redrives.tsx";
 import { SchemasPage } from "./pages/Schemas.tsx";
 import { ServiceAccountsPage } from "./pages/ServiceAccounts.tsx";
 import { SqlPage } from "./pages/Sql.tsx";
@@ -96,6 +98,13 @@ export const AREA_PAGES = {
       <ProcessorsPage path={path} location={location} viewer={{ name: user.name, canWrite, canRead, admin: user.administrator }} />
     ),
   },
+  redrive: {
+    nav: { path: "/redrives", label: "Redrive", level: "nodata" },
+    needs: (path) => (path === "/redrives/new" ? { level: "write", what: "Creating a redrive job" } : null),
+    render: ({ path, location, user, canWrite }) => (
+      <RedrivesPage path={path} location={location} viewer={{ name: user.name, canWrite, admin: user.administrator }} />
+    ),
+  },
   consumers: {
     nav: { path: "/consumers", label: "Consumer groups", level: "read" },
     what: "Consumer groups show the offsets and lag of the groups reading topics",
@@ -163,14 +172,17 @@ export const AREA_PAGES = {
     what: "Managing service accounts",
     render: at("/service-accounts", ({ location }) => <ServiceAccountsPage location={location} />),
   },
+  masking: {
+    nav: { path: "/masking", label: "Masking policies", level: "admin" },
+    what: "Managing data masking policies",
+    render: at("/masking", ({ location }) => <MaskingPage location={location} />),
+  },
   "api-docs": { nav: { path: "/api/docs", label: "API", level: "nodata" }, external: true },
   auth: none("signing in is the login form, the session the frame's header"),
   health: none("the overview shows each cluster's health"),
   "sql-library": none("history and saved queries are the SQL workbench's"),
   live: none("the live websocket serves Kafka clients, not the UI"),
   "jdbc-select": none("the JDBC driver's queries"),
-  redrive: none("redrive jobs are driven through the API for now; a page is to come"),
-  masking: none("masking policies are managed through the API for now"),
   metadata: none("a topic's stored metadata is shown and changed on the topic's page"),
   jdbc: none("the JDBC driver's metadata and inserts"),
   metrics: none("Prometheus scrapes /metrics"),
