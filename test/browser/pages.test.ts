@@ -32,6 +32,7 @@ const SCOPED = { name: `pat-${RUN}`.slice(0, 60), password: "pat-password-1", gr
 let server: ServerProcess;
 let browser: Browser;
 let processorId = "";
+let redriveId = "";
 
 const LEVELS: Record<Who, Level[]> = {
   admin: ["nodata", "read", "write", "admin"],
@@ -111,6 +112,11 @@ beforeAll(async () => {
     "the processor",
   );
   processorId = ((await made.json()) as { id: string }).id;
+  const redrive = await must(
+    server.request("/api/redrives", { method: "POST", role: "write", ...json({ topic: TOPIC, target: OTHER, name: `${RUN}-copy` }) }),
+    "the redrive job",
+  );
+  redriveId = ((await redrive.json()) as { id: string }).id;
   await must(
     server.request("/api/groups", {
       method: "POST",
@@ -133,6 +139,7 @@ beforeAll(async () => {
 afterAll(async () => {
   const quietly = (path: string) => server?.request(path, { method: "DELETE", role: "admin" }).catch(() => {});
   await quietly(`/api/streams/${processorId}`);
+  await server?.request(`/api/redrives/${redriveId}/cancel`, { method: "PUT", role: "admin" }).catch(() => {});
   await quietly(`/api/proxy-connect/${ALIAS}/connectors/${CONNECTOR}`);
   await quietly(`/api/proxy-sr/subjects/${SUBJECT}`);
   await quietly(`/api/consumers/${GROUP}`);
@@ -246,6 +253,44 @@ const PAGES: PageSpec[] = [
     },
     // The write user owns it; an admin may change anyone's.
     changes: [{ role: "button", name: "Delete…" }],
+  },
+  {
+    path: () => "/redrives",
+    title: "Redrive",
+    level: "nodata",
+    shown: async (page) => {
+      await heading("Redrive jobs")(page);
+      await main(page)
+        .getByRole("link", { name: `${RUN}-copy`, exact: true })
+        .waitFor();
+    },
+    changes: [{ role: "button", name: "Create a redrive job…" }],
+  },
+  {
+    path: () => "/redrives/new",
+    title: "Redrive",
+    level: "write",
+    shown: async (page) => {
+      await heading("New redrive job")(page);
+      await main(page).getByRole("button", { name: "Create and dry run" }).waitFor();
+    },
+    refusal: /^Creating a redrive job needs the write role\.$/,
+  },
+  {
+    path: () => `/redrives/${redriveId}`,
+    title: "Redrive",
+    level: "nodata",
+    shown: async (page) => {
+      await main(page)
+        .getByRole("heading", { name: new RegExp(`${RUN}-copy`) })
+        .waitFor();
+      await main(page).getByRole("table", { name: "Progress per partition" }).waitFor();
+    },
+    // The write user owns it; an admin may change anyone's.
+    changes: [
+      { role: "button", name: "Dry run" },
+      { role: "button", name: "Cancel job…" },
+    ],
   },
   {
     path: () => `/consumers?q=${GROUP}`,
@@ -449,6 +494,16 @@ const PAGES: PageSpec[] = [
     refusal: ADMIN_WORDS,
   },
   {
+    path: () => "/masking",
+    title: "Masking policies",
+    level: "admin",
+    shown: async (page) => {
+      await heading("Masking policies")(page);
+      await main(page).getByRole("button", { name: "Create policy…" }).waitFor();
+    },
+    refusal: ADMIN_WORDS,
+  },
+  {
     path: () => "/nowhere",
     title: "Not found",
     level: "nodata",
@@ -466,6 +521,7 @@ const NAV: Array<[string, Level]> = [
   ["Topics", "nodata"],
   ["SQL", "read"],
   ["Stream processors", "nodata"],
+  ["Redrive", "nodata"],
   ["Consumer groups", "read"],
   ["Connect", "nodata"],
   ["Schemas", "nodata"],
@@ -478,6 +534,7 @@ const NAV: Array<[string, Level]> = [
   ["Users", "admin"],
   ["Groups", "admin"],
   ["Service accounts", "admin"],
+  ["Masking policies", "admin"],
 ];
 
 /** Console errors, failed scripts and Content-Security-Policy reports of the page, as they come. */
