@@ -41,7 +41,12 @@ beforeAll(async () => {
       ...(n % 10 === 9 ? {} : { headers: { [HEADER]: n % 2 === 0 ? A : B } }),
     })),
   );
-  await insert(server, `INSERT INTO \`${MASKED}\` (_key, id, ssn, city) VALUES ('k1', 1, '${SSN}', 'Lyon')`);
+  // Wide notes beside it: the grid is wider than the page, each column at its least width.
+  const notes = ["a", "b", "c", "d", "e", "f"];
+  await insert(
+    server,
+    `INSERT INTO \`${MASKED}\` (_key, id, ssn, city, ${notes.map((n) => `note_${n}`).join(", ")}) VALUES ('k1', 1, '${SSN}', 'Lyon', ${notes.map((n) => `'${n.repeat(30)}'`).join(", ")})`,
+  );
   browser = await launchChromium();
 }, 120_000);
 
@@ -187,7 +192,7 @@ describe("dead-letter redrive page", () => {
 });
 
 describe("masking policies page", () => {
-  test("29: an admin creates, edits and deletes a policy; the read user it masks sees the workbench's column marked and never the clear value; a writer is not offered the page", async () => {
+  test("29: an admin creates, edits and deletes a policy; the read user it masks sees the workbench's column marked (the mark whole, not cut) and never the clear value; a writer is not offered the page", async () => {
     await withPage(browser, "masking admin", async (page) => {
       await signedIn(page, "/masking", "admin");
       await page.getByRole("heading", { name: "Masking policies", level: 1 }).waitFor();
@@ -225,6 +230,9 @@ describe("masking policies page", () => {
       await signedIn(page, `/sql?q=${encodeURIComponent(`SELECT * FROM \`${MASKED}\``)}&run=1`, "read");
       await page.getByTestId("run-status").getByText("1 rows (END)").waitFor({ timeout: 30_000 });
       await page.getByRole("columnheader", { name: "value.ssn (masked)" }).waitFor();
+      // The mark is read whole: the column is as wide as its name and the mark (it was cut to "value.ssn (m…").
+      const cut = `(() => { const th = [...document.querySelectorAll("th")].find((t) => t.textContent === "value.ssn (masked)"); return th.scrollWidth - th.clientWidth; })()`;
+      await waitFor(async () => (await page.evaluate(cut)) === 0, { timeoutMs: 5_000, what: "the masked mark shown whole" });
       expect(await page.getByRole("columnheader", { name: "value.city", exact: true }).count()).toBe(1);
       await page.getByRole("cell", { name: "*********89" }).waitFor();
       const html = await page.content();

@@ -39,9 +39,10 @@ const MAX_CHARS = 32;
  * Each column as wide as its name and most of what it holds (within MIN_CHARS and MAX_CHARS),
  * sharing what is left by the same measure: a name is read whole, a short value does not take
  * the room of a long one. Regression: every value column was 120 px, and `value.orderId` showed
- * as `value.orde…`.
+ * as `value.orde…`. A column marked masked is as wide as its name and the mark: the mark came in
+ * with the answer's end and was cut to `value.customer (m…`.
  */
-function template(columns: readonly string[], rows: readonly Row[]): string {
+function template(columns: readonly string[], rows: readonly Row[], marked: (column: string) => boolean): string {
   const sample = rows.slice(0, WIDTH_SAMPLE);
   return columns
     .map((c) => {
@@ -50,7 +51,8 @@ function template(columns: readonly string[], rows: readonly Row[]): string {
       const lengths = sample.map((row) => textOf(cellValue(row, c)).length).sort((a, b) => a - b);
       // Most of what it holds: the longest but an odd few.
       const typical = lengths[Math.floor(lengths.length * 0.9)] ?? 0;
-      const chars = Math.min(MAX_CHARS, Math.max(MIN_CHARS, c.length + 2, typical));
+      const name = c.length + (marked(c) ? MASKED_MARK.length : 0);
+      const chars = Math.min(MAX_CHARS, Math.max(MIN_CHARS, name + 2, typical));
       return `minmax(calc(${chars}ch + 1.5rem), ${chars}fr)`;
     })
     .join(" ");
@@ -118,6 +120,9 @@ const ResultRow = memo(function ResultRow({ row, index, start, columns, selected
   );
 });
 
+/** What follows the name of a column whose values masking policies hide from the caller. */
+const MASKED_MARK = " (masked)";
+
 /** `*` any run, `?` one character, the rest literal: a masking policy's field pattern segment. */
 function globMatches(glob: string, name: string): boolean {
   const source = glob
@@ -155,9 +160,14 @@ export function ResultTable({
   empty: string;
 }) {
   const scroller = useRef<HTMLDivElement>(null);
-  // Measured when the columns change (their first rows are in by then), not at every row.
-  // biome-ignore lint/correctness/useExhaustiveDependencies: rows grow in place; the columns say when to measure
-  const widths = useMemo(() => template(columns, rows), [columns]);
+  const marks = masked.join("\n");
+  const isMarked = (c: string) => {
+    const field = fieldOf(c);
+    return field !== null && maskedColumn(field, masked);
+  };
+  // Measured when the columns change (their first rows are in by then) or the masks are known (the answer's end), not at every row.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: rows grow in place; the columns and the marks say when to measure
+  const widths = useMemo(() => template(columns, rows, isMarked), [columns, marks]);
   const virtual = useVirtualizer({ count, getScrollElement: () => scroller.current, estimateSize: () => ROW_HEIGHT, overscan: 15 });
   const expand = useCallback(
     (index: number, column: string) => {
@@ -186,7 +196,7 @@ export function ResultTable({
                     <>
                       <span className="col-prefix">value.</span>
                       {field}
-                      {maskedColumn(field, masked) && <span className="col-prefix"> (masked)</span>}
+                      {maskedColumn(field, masked) && <span className="col-prefix">{MASKED_MARK}</span>}
                     </>
                   )}
                 </th>
