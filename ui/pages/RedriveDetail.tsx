@@ -51,6 +51,18 @@ export function RedriveDetail({ id, location, viewer }: { id: string; location: 
     replaceParams(redriveHref(id), params, { dryrun: null });
   });
 
+  const dryRun = (
+    <>
+      <ErrorAlert error={dry.error} />
+      {dry.isPending && (
+        <p className="muted" role="status">
+          Dry run: reading what the job would copy (at most a minute)…
+        </p>
+      )}
+      {dry.data && <DryRun result={dry.data} />}
+    </>
+  );
+
   return (
     <section className="page redrive redrive-detail">
       <p className="crumbs">
@@ -110,20 +122,20 @@ export function RedriveDetail({ id, location, viewer }: { id: string; location: 
             <dt>Consumer group</dt>
             <dd className="mono">{job.consumerGroup}</dd>
           </dl>
-          {dry.error && <ErrorAlert error={dry.error} />}
-          {dry.isPending && (
-            <p className="muted" role="status">
-              Dry run: reading what the job would copy (at most a minute)…
-            </p>
-          )}
-          {dry.data && <DryRun result={dry.data} />}
+          {/* Before the start the dry run is what matters; once the job runs, its progress. */}
+          {job.startedAt === null && dryRun}
           <h2>Progress</h2>
           <div className="redrive-progress">
             <progress value={job.done} max={Math.max(job.total, 1)} aria-label="Records copied of the range" />
             <span data-testid="redrive-progress">{progressText(job)} records</span>
           </div>
-          <CountTiles counts={job.counts} written="Written" />
-          <TargetTable counts={job.counts} label="Written per target" written="Written" />
+          {job.startedAt !== null && (
+            <>
+              <CountTiles counts={job.counts} written="Written" />
+              <TargetTable counts={job.counts} label="Written per target" written="Written" />
+              {dryRun}
+            </>
+          )}
           <h2>Partitions</h2>
           <table aria-label="Progress per partition" className="redrive-table">
             <TableHead columns={[num("Partition"), num("From offset"), num("Up to offset"), num("Done"), num("Records")]} />
