@@ -11,7 +11,7 @@
 
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
-import type { Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { arg } from "../bench/common.ts";
 import { createKafkaPool } from "../src/kafka/index.ts";
 import { compiledLoupe, launchChromium, openAs } from "../test/browser/browser.ts";
@@ -20,6 +20,10 @@ import { startServerProcess } from "../test/helpers/server-process.ts";
 
 const OUT = resolve(arg("out", "docs/screenshots"));
 const THEME = arg("theme", "light") as "light" | "dark";
+const ONLY = arg("only", "")
+  .split(",")
+  .filter((o) => o !== "");
+const wanted = (group: string) => ONLY.length === 0 || ONLY.includes(group);
 const log = (...a: unknown[]) => console.error("[screenshots]", ...a);
 
 const { bootstrap, stop: stopCluster } = await scriptBroker(log);
@@ -85,23 +89,60 @@ async function groupHistory(group: string, seconds: number) {
   }
 }
 
-async function shot(page: Page, name: string) {
-  await page.screenshot({ path: join(OUT, `${name}.png`) });
-  log(`${name}.png`);
+async function shot(page: Page, name: string, fullPage = false) {
+  const file = `${name}${THEME === "dark" ? "-dark" : ""}.png`;
+  await page.screenshot({ path: join(OUT, file), fullPage });
+  log(file);
+}
+
+const asJson = (body: unknown) => ({
+  headers: { "content-type": "application/json", accept: "application/json" },
+  body: JSON.stringify(body),
+});
+
+/** Kafka Connect's dead letters of orders and payments, some of them test records, some naming a topic that is gone. */
+async function deadLetters(): Promise<void> {
+  if (!existing.has("orders.dlq")) await kafka.topics.create({ name: "orders.dlq", partitions: 3, replication: 1 });
+  await kafka.writes.produce(
+    "orders.dlq",
+    Array.from({ length: 600 }, (_, i) => ({
+      key: `c-${(i * 37) % 500}`,
+      value: i % 9 === 0 ? JSON.stringify({ test: true, orderId: `t-${i}` }) : order(i),
+      partition: i % 3,
+      headers: {
+        "__connect.errors.topic": i % 25 === 0 ? "orders-v1" : i % 3 === 0 ? "payments" : "orders",
+        "__connect.errors.exception.message": "Converting byte[] to Kafka Connect data failed due to serialization error",
+      },
+    })),
+  );
 }
 
 try {
   const context = await browser.newContext({ viewport: { width: 1360, height: 900 }, colorScheme: THEME });
   const page = await context.newPage();
-  await groupHistory("billing", 20);
+  if (wanted("consumer-group")) await groupHistory("billing", 20);
 
   // Each topic opened once, as a user browsing would: the list then shows the types guessed from
   // its newest records (it reads no record itself).
   for (const [name] of demo) await (await server.request(`/api/topics/${name}`, { role: "admin" })).arrayBuffer();
   await openAs(page, `${server.url}/topics`, "admin");
   await page.getByRole("link", { name: "orders", exact: true }).waitFor();
-  await shot(page, "topics");
+  if (wanted("topics")) await shot(page, "topics");
 
+  if (wanted("workbench")) await workbench(page);
+  if (wanted("consumer-group")) await consumerGroup(page);
+  if (wanted("processor")) await processorPage(page);
+  if (wanted("redrive")) await redrive(page, context);
+  if (wanted("masking")) await masking(page);
+  await context.close();
+} finally {
+  await browser.close();
+  await server.stop();
+  await pool.close();
+  await stopCluster();
+}
+
+async function workbench(page: Page) {
   await page.goto(`${server.url}/sql?${new URLSearchParams({ q: "SELECT * FROM orders WHERE status = 'shipped' LIMIT 500" })}`);
   await page.locator(".cm-content").click();
   await page.keyboard.press("Control+Enter");
@@ -110,11 +151,15 @@ try {
     .filter({ hasText: /rows \(/ })
     .waitFor({ timeout: 60_000 });
   await shot(page, "workbench");
+}
 
+async function consumerGroup(page: Page) {
   await page.goto(`${server.url}/consumers/billing`);
   await page.locator(".uplot canvas").first().waitFor({ timeout: 60_000 });
   await shot(page, "consumer-group");
+}
 
+async function processorPage(page: Page) {
   const created = await server.request("/api/streams", {
     method: "POST",
     role: "admin",
@@ -132,10 +177,88 @@ try {
   await page.locator(".proc-state-running").first().waitFor({ timeout: 60_000 });
   await shot(page, "processor");
   await server.request(`/api/streams/${processor.id}`, { method: "DELETE", role: "admin" });
-  await context.close();
-} finally {
-  await browser.close();
-  await server.stop();
-  await pool.close();
-  await stopCluster();
+}
+
+/** A dead-letter queue sent back to the topics its records name: the job's page after its dry run, while it runs. */
+async function redrive(page: Page, context: BrowserContext) {
+  await deadLetters();
+  const created = await server.request("/api/redrives", {
+    method: "POST",
+    role: "admin",
+    ...asJson({
+      name: "orders-dlq-replay",
+      topic: "orders.dlq",
+      targetHeader: "__connect.errors.topic",
+      where: "_value.test IS NULL",
+      ratePerSecond: 20,
+    }),
+  });
+  const job = (await created.json()) as { id: string };
+  await page.goto(`${server.url}/redrives/${job.id}?dryrun=1`);
+  await page.getByRole("region", { name: "Dry run" }).waitFor({ timeout: 60_000 });
+  await page.getByRole("button", { name: "Start", exact: true }).click();
+  await page.getByText(/^[1-9][\d,]* of 600 /).waitFor({ timeout: 60_000 });
+  await shot(page, "redrive", true);
+  await page.goto(`${server.url}/redrives`);
+  await page.getByRole("table", { name: "Redrive jobs" }).waitFor();
+  await shot(page, "redrive-list");
+  await page.getByRole("button", { name: "Create a redrive job…" }).click();
+  await page.getByLabel("Source topic").fill("orders.dlq");
+  await page.getByLabel("Only the records where").fill("_value.test IS NULL");
+  await shot(page, "redrive-new");
+
+  const reader = await context.browser()!.newContext({ viewport: { width: 1360, height: 900 }, colorScheme: THEME });
+  const readPage = await reader.newPage();
+  await openAs(readPage, `${server.url}/redrives/${job.id}`, "read");
+  await readPage.getByTestId("redrive-progress").waitFor();
+  await shot(readPage, "redrive-read");
+  await reader.close();
+  await server.request(`/api/redrives/${job.id}/cancel`, { method: "PUT", role: "admin" });
+}
+
+/** Two policies, the page that lists them and a policy's edit dialog; as a read user, the page refused and a masked column. */
+async function masking(page: Page) {
+  for (const name of ["analysts", "fraud-team"])
+    await server.request("/api/groups", {
+      method: "POST",
+      role: "admin",
+      ...asJson({ name, roles: ["read"], clusters: ["*"], topics: { allow: ["*"], deny: [] } }),
+    });
+  for (const policy of [
+    { name: "customer-ids", topics: ["orders", "customers"], fields: ["customer"], method: "KEEP_LAST_N", keepLast: 2, roles: ["read"] },
+    {
+      name: "cards",
+      topics: ["payments*", "invoices"],
+      fields: ["card.number", "iban"],
+      method: "HASH",
+      groups: ["analysts"],
+      exceptGroups: ["fraud-team"],
+    },
+    { name: "no-emails", topics: ["*"], fields: ["email", "contact.*"], method: "REMOVE", roles: ["read", "nodata"] },
+  ])
+    await server.request("/api/masking/policies", { method: "POST", role: "admin", ...asJson(policy) });
+  await page.goto(`${server.url}/masking`);
+  await page.getByRole("table", { name: "Masking policies" }).waitFor();
+  await shot(page, "masking");
+  await page.getByRole("button", { name: "Edit cards" }).click();
+  await page.getByRole("dialog", { name: "Edit the policy cards" }).waitFor();
+  await shot(page, "masking-edit");
+
+  const reader = await page
+    .context()
+    .browser()!
+    .newContext({ viewport: { width: 1360, height: 900 }, colorScheme: THEME });
+  const readPage = await reader.newPage();
+  await openAs(readPage, `${server.url}/masking`, "read");
+  await readPage.getByTestId("not-for-you").waitFor();
+  await shot(readPage, "masking-read");
+  await readPage.goto(
+    `${server.url}/sql?${new URLSearchParams({ q: "SELECT orderId, customer, city, amount FROM orders LIMIT 200", run: "1" })}`,
+  );
+  await readPage
+    .getByTestId("run-status")
+    .filter({ hasText: /rows \(/ })
+    .waitFor({ timeout: 60_000 });
+  await shot(readPage, "workbench-masked");
+  await reader.close();
 }

@@ -1,6 +1,7 @@
 /**
  * Client-side paths (`/login`, `/`, `/topics`, `/topics/{name}`, `/sql`, `/processors[/new|/{id}]`, `/consumers`,
- * `/consumers/{group}`, `/alerts[?id=|/settings|/deliveries]`, `/audit`, `/logs`, `/users`, `/groups`, `/service-accounts`): the URL is
+ * `/consumers/{group}`, `/redrives[/new|/{id}]`, `/alerts[?id=|/settings|/deliveries]`, `/audit`, `/logs`, `/users`, `/groups`,
+ * `/service-accounts`, `/masking`): the URL is
  * the state, so every page is a link.
  * A tiny router over the History API: no library for what a hook and an event do.
  */

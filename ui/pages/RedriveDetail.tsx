@@ -137,7 +137,7 @@ export function RedriveDetail({ id, location, viewer }: { id: string; location: 
             </>
           )}
           <h2>Partitions</h2>
-          <table aria-label="Progress per partition" className="redrive-table">
+          <table aria-label="Progress per partition" className="redrive-table redrive-figures">
             <TableHead columns={[num("Partition"), num("From offset"), num("Up to offset"), num("Done"), num("Records")]} />
             <tbody>
               {job.progress.map((p) => (
@@ -174,7 +174,7 @@ function TargetTable({ counts, label, written }: { counts: Counts; label: string
   const targets = [...new Set([...Object.keys(counts.byTarget), ...Object.keys(counts.refusedByTarget)])].sort();
   if (targets.length === 0) return null;
   return (
-    <table aria-label={label} className="redrive-table">
+    <table aria-label={label} className="redrive-table redrive-figures">
       <TableHead columns={["Target", num(written), num("Refused")]} />
       <tbody>
         {targets.map((t) => (

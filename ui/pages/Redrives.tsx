@@ -95,7 +95,7 @@ function RedriveList({ location, viewer }: { location: string; viewer: RedriveVi
                 <tbody>
                   {rows.map((j) => (
                     <tr key={j.id}>
-                      <td>
+                      <td className="redrive-nowrap">
                         <Link to={redriveHref(j.id)}>{j.name}</Link>
                       </td>
                       <td>
@@ -108,7 +108,7 @@ function RedriveList({ location, viewer }: { location: string; viewer: RedriveVi
                       <td className="num">{progressText(j)}</td>
                       <td className="num">{count(j.ratePerSecond)}/s</td>
                       <td>{j.owner}</td>
-                      <td>{when(j.createdAt)}</td>
+                      <td className="redrive-nowrap">{when(j.createdAt)}</td>
                     </tr>
                   ))}
                 </tbody>
