@@ -4,7 +4,8 @@
  * API's words), its page opens on the dry run's counts per target and sample, Start follows, the
  * progress moves, and the job is paused, resumed and cancelled; a read user sees jobs but is
  * offered no change. An admin creates, edits and deletes a masking policy; the read user it masks
- * sees the workbench's column marked and never the clear value; a writer is not offered the page.
+ * sees the workbench's column marked (the mark whole) and never the clear value; a writer is not
+ * offered the page. axe-core on a job's dry run and on the policy form, in light and dark.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
@@ -14,7 +15,7 @@ import type { ROLE_USERS } from "../helpers/runtime.ts";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.ts";
 import { waitFor } from "../helpers/wait.ts";
 import { testPool } from "../kafka/helpers.ts";
-import { compiledLoupe, createTopic, insert, launchChromium, openAs, withPage } from "./browser.ts";
+import { compiledLoupe, createTopic, insert, launchChromium, openAs, seriousViolations, withPage } from "./browser.ts";
 
 const DLQ = uniqueTopic("ui-rd-dlq");
 const A = uniqueTopic("ui-rd-a");
@@ -52,6 +53,18 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.request(`/api/masking/policies/${POLICY}`, { method: "DELETE", role: "admin" }).catch(() => {});
+  // The jobs stop for good, and the consumer group of the one that ran goes.
+  const jobs = await server
+    ?.request("/api/redrives", { role: "admin" })
+    .then((r) => r.json() as Promise<{ redrives: Array<{ id: string; consumerGroup: string }> }>)
+    .catch(() => ({ redrives: [] }));
+  for (const j of jobs?.redrives ?? []) {
+    await server.request(`/api/redrives/${j.id}/cancel`, { method: "PUT", role: "admin" }).catch(() => {});
+    await pool
+      ?.default()
+      .groups.delete([j.consumerGroup])
+      .catch(() => {});
+  }
   for (const t of [DLQ, A, B, MASKED])
     await pool
       ?.default()
@@ -71,6 +84,18 @@ const stateIs = (page: Page, state: string) =>
     what: `state ${state}`,
   });
 
+/**
+ * axe-core on what is shown, in light and in dark. The theme is set as the toggle sets it (the
+ * root's `data-theme`, which the styles read): a modal dialog leaves the toggle out of reach.
+ */
+async function axeInBothThemes(page: Page, what: string): Promise<void> {
+  for (const theme of ["light", "dark"] as const) {
+    await page.evaluate(`document.documentElement.dataset.theme = "${theme}"`);
+    expect({ what, theme, violations: await seriousViolations(page) }).toEqual({ what, theme, violations: [] });
+  }
+  await page.evaluate(`document.documentElement.dataset.theme = "light"`);
+}
+
 /** The figure of a tile ("Unroutable", ...) within `scope`. */
 const tile = (page: Page, scope: string, label: string) =>
   page
@@ -79,7 +104,7 @@ const tile = (page: Page, scope: string, label: string) =>
     .locator("strong");
 
 describe("dead-letter redrive page", () => {
-  test("29: a writer creates a job from the form, sees the dry run's counts per target and sample before Start, watches it copy, pauses, resumes and cancels it", async () => {
+  test("29: a writer creates a job from the form, sees the dry run's counts per target and sample before Start, watches it copy, pauses, resumes and cancels it; axe-core in both themes", async () => {
     await withPage(browser, "redrive flow", async (page) => {
       await signedIn(page, "/redrives", "write");
       await page.getByRole("heading", { name: "No redrive job yet" }).waitFor();
@@ -116,6 +141,7 @@ describe("dead-letter redrive page", () => {
       expect(await sample.count()).toBe(10);
       expect(await sample.first().innerText()).toContain('{"n":1}');
       expect(await page.getByRole("button", { name: "Start", exact: true }).isEnabled()).toBe(true);
+      await axeInBothThemes(page, "a job's page with its dry run");
       expect(
         ((await (await server.request(`/api/redrives`, { role: "admin" })).json()) as { redrives: Array<{ done: number }> }).redrives[0]!
           .done,
@@ -192,7 +218,7 @@ describe("dead-letter redrive page", () => {
 });
 
 describe("masking policies page", () => {
-  test("29: an admin creates, edits and deletes a policy; the read user it masks sees the workbench's column marked (the mark whole, not cut) and never the clear value; a writer is not offered the page", async () => {
+  test("29: an admin creates, edits and deletes a policy; the read user it masks sees the workbench's column marked (the mark whole, not cut) and never the clear value; a writer is not offered the page; axe-core on the form in both themes", async () => {
     await withPage(browser, "masking admin", async (page) => {
       await signedIn(page, "/masking", "admin");
       await page.getByRole("heading", { name: "Masking policies", level: 1 }).waitFor();
@@ -203,6 +229,7 @@ describe("masking policies page", () => {
       // The form says what the schema says, before anything is sent.
       await dialog.getByRole("button", { name: "Create policy" }).click();
       await dialog.getByText("name at least one field pattern").waitFor();
+      await axeInBothThemes(page, "the policy form with a field's problem");
       await dialog.getByLabel("Field patterns").fill("ssn");
       await dialog.getByLabel(/^Keep the last N characters/).check();
       await dialog.getByLabel("Characters kept").fill("4");
