@@ -244,6 +244,8 @@ describe("masking policies page", () => {
 
       await page.getByRole("button", { name: `Edit ${POLICY}` }).click();
       const edit = page.getByRole("dialog", { name: `Edit the policy ${POLICY}` });
+      // Nothing changed yet: nothing to save.
+      expect(await edit.getByRole("button", { name: "Save" }).isDisabled()).toBe(true);
       await edit.getByLabel("Characters kept").fill("2");
       await edit.getByRole("button", { name: "Save" }).click();
       await page

@@ -151,6 +151,8 @@ function PolicyDialog({ policy, done, onClosed }: { policy: Policy | null; done:
       title={policy ? `Edit the policy ${policy.name}` : "Create a masking policy"}
       label={policy ? "Save" : "Create policy"}
       busyLabel={policy ? "Saving…" : "Creating…"}
+      // An edit that changes nothing has nothing to send.
+      disabled={policy !== null && Object.keys(changeOf(policy, described())).length === 0}
       body={() => {
         const p = described();
         if (policy) return changeOf(policy, p);
