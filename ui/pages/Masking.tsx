@@ -193,7 +193,8 @@ function PolicyDialog({ policy, done, onClosed }: { policy: Policy | null; done:
         <legend>Fields</legend>
         <p id={fieldsHint} className="muted access-field-hint">
           One per line. A name (<code>ssn</code>) masks that field at any depth, in the key and the value; a dotted path (
-          <code>card.number</code>) masks exactly that path. Each part may hold <code>*</code> and <code>?</code>.
+          <code>card.number</code>) masks exactly that path. Each part may hold <code>*</code> and <code>?</code>. <code>_key</code> masks
+          the whole key, <code>_headers.&lt;name&gt;</code> the values of those headers.
         </p>
         <Field label="Field patterns" path="fields">
           {(problem) => (
