@@ -113,7 +113,7 @@ describe("dead-letter redrive page", () => {
       await page.getByLabel("Source topic").fill(DLQ);
       expect(await page.getByLabel("Header", { exact: true }).inputValue()).toBe(HEADER);
       await page.getByLabel("Only the records where").fill("n >=");
-      await page.getByLabel("Records per second at most").fill("3");
+      await page.getByLabel("Records per second at most").fill("2");
       await page.getByRole("button", { name: "Create and dry run" }).click();
       // The API's own words, where the user acted.
       await page
