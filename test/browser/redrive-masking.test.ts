@@ -182,7 +182,7 @@ describe("dead-letter redrive page", () => {
     });
   }, 90_000);
 
-  test("a job never started is started only after a dry run; a read user sees the jobs and their progress, but no create form and no action", async () => {
+  test("a range by time and offset from the form; a job never started is started only after a dry run; a read user sees the jobs and their progress, but no create form and no action", async () => {
     const res = await server.request("/api/redrives", {
       method: "POST",
       role: "write",
@@ -190,6 +190,28 @@ describe("dead-letter redrive page", () => {
       body: JSON.stringify({ topic: DLQ, target: A, name: "to-a" }),
     });
     const job = (await res.json()) as { id: string };
+    await withPage(browser, "redrive range", async (page) => {
+      await signedIn(page, "/redrives/new", "write");
+      await page.getByLabel("Source topic").fill(DLQ);
+      await page.getByLabel("Partitions").fill("0");
+      // From a time (local, as typed) an hour before the records, up to offset 12 (not copied).
+      const hourAgo = new Date(Date.now() - 3_600_000);
+      const pad = (n: number) => String(n).padStart(2, "0");
+      const local = `${hourAgo.getFullYear()}-${pad(hourAgo.getMonth() + 1)}-${pad(hourAgo.getDate())}T${pad(hourAgo.getHours())}:${pad(hourAgo.getMinutes())}:${pad(hourAgo.getSeconds())}`;
+      await page.getByRole("group", { name: "From" }).getByLabel("A time").check();
+      await page.getByLabel("From time (local)").fill(local);
+      await page.getByRole("group", { name: "Up to" }).getByLabel("An offset").check();
+      await page.getByLabel("Up to offset (each partition)").fill("12");
+      await page.getByLabel("One topic").check();
+      await page.getByLabel("Target topic").fill(B);
+      await page.getByRole("button", { name: "Create and dry run" }).click();
+      await page.getByRole("region", { name: "Dry run" }).waitFor({ timeout: 30_000 });
+      expect(await page.getByTestId("redrive-progress").innerText()).toBe("0 of 12 (0%) records");
+      expect(await page.getByRole("table", { name: "Progress per partition" }).locator("tbody tr").allInnerTexts()).toEqual([
+        "0\t0\t12\t0\t12",
+      ]);
+      expect(await tile(page, ".redrive-dry", "Would write").innerText()).toBe("12");
+    });
     await withPage(browser, "redrive dry run first", async (page) => {
       await signedIn(page, `/redrives/${job.id}`, "write");
       await stateIs(page, "PAUSED");
