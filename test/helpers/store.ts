@@ -72,6 +72,19 @@ export async function openTestStore(dir: string, migrations: Migration[] = MIGRA
 }
 
 /**
+ * A store a test closes and opens again (a restart, an upgrade): SQLite in `dir`, or one fresh
+ * PostgreSQL database that each `open` opens and `drop` removes once the test is done.
+ */
+export async function reopenableTestStore(dir: string): Promise<{ open(migrations?: Migration[]): Promise<Store>; drop(): Promise<void> }> {
+  if (testStoreKind() === "sqlite") return { open: (migrations = MIGRATIONS) => openStore(dir, migrations), drop: async () => {} };
+  const database = await freshDatabase(dir);
+  return {
+    open: (migrations = MIGRATIONS) => openPostgresStore({ url: database.url, passwordFile: database.passwordFile }, migrations),
+    drop: database.drop,
+  };
+}
+
+/**
  * The `store` section of a test server's configuration: none on SQLite (the store is in its
  * dataDir), a fresh database on PostgreSQL. `drop` removes that database once the server closed.
  */
