@@ -317,17 +317,30 @@ describe("one name, one identity", () => {
     const n = hex();
     const hash = await Bun.password.hash(STORE_PASSWORD, "argon2id");
     const secret = randomBytes(24).toString("base64url");
-    const insertUser = rt.store.sqlite.query(
-      "INSERT INTO users (name, password_hash, roles, email, created_at, groups, disabled) VALUES (?, ?, '[]', NULL, 0, '[\"ldap-analytics\"]', 0)",
-    );
-    const insertAccount = rt.store.sqlite.query(
-      "INSERT INTO service_accounts (name, secret_hash, groups, expires_at, disabled, created_by, created_at, updated_at) VALUES (?, ?, '[\"ldap-analytics\"]', NULL, 0, 'test', 0, 0)",
-    );
+    const insertUser = (name: string) =>
+      rt.store.db
+        .insertInto("users")
+        .values({ name, password_hash: hash, roles: "[]", email: null, created_at: 0, groups: '["ldap-analytics"]', disabled: 0 })
+        .execute();
     const sha = (s: string) => new Bun.CryptoHasher("sha256").update(s).digest("hex");
-    insertUser.run("ALICE", hash);
-    insertAccount.run("Nora", sha(secret));
-    insertUser.run(`pat-${n}`, hash);
-    insertAccount.run(`PAT-${n}`, sha(secret));
+    const insertAccount = (name: string) =>
+      rt.store.db
+        .insertInto("service_accounts")
+        .values({
+          name,
+          secret_hash: sha(secret),
+          groups: '["ldap-analytics"]',
+          expires_at: null,
+          disabled: 0,
+          created_by: "test",
+          created_at: 0,
+          updated_at: 0,
+        })
+        .execute();
+    await insertUser("ALICE");
+    await insertAccount("Nora");
+    await insertUser(`pat-${n}`);
+    await insertAccount(`PAT-${n}`);
     rt.auth.accessChanged();
     try {
       expect((await login("ALICE", STORE_PASSWORD)).status).toBe(401);
@@ -335,8 +348,14 @@ describe("one name, one identity", () => {
       expect((await rt.request("/api/auth", { token: `PAT-${n}:${secret}` })).status).toBe(401);
       expect((await login(`pat-${n}`, STORE_PASSWORD)).status).toBe(200);
     } finally {
-      rt.store.sqlite.query("DELETE FROM users WHERE name IN (?, ?)").run("ALICE", `pat-${n}`);
-      rt.store.sqlite.query("DELETE FROM service_accounts WHERE name IN (?, ?)").run("Nora", `PAT-${n}`);
+      await rt.store.db
+        .deleteFrom("users")
+        .where("name", "in", ["ALICE", `pat-${n}`])
+        .execute();
+      await rt.store.db
+        .deleteFrom("service_accounts")
+        .where("name", "in", ["Nora", `PAT-${n}`])
+        .execute();
       rt.auth.accessChanged();
     }
   });
