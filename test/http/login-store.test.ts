@@ -41,6 +41,25 @@ describe("first start with no users", () => {
   });
 });
 
+describe("a name the store cannot hold", () => {
+  test("28: a NUL in the login name is an unknown user's, 401, on either store: PostgreSQL refused the lookup and the login answered 500", async () => {
+    const rt = await testRuntime();
+    try {
+      for (const user of ["bob\u0000", "\u0000", `${ROLE_USERS.read.name}\u0000`]) {
+        const res = await rt.app.request("/api/login", {
+          method: "POST",
+          body: JSON.stringify({ user, password: ROLE_USERS.read.password }),
+        });
+        expect(res.status).toBe(401);
+        expect((await errorOf(res)).code).toBe("UNAUTHORIZED");
+      }
+      expect(rt.sink.text()).not.toContain("unhandled error");
+    } finally {
+      await rt.dispose();
+    }
+  });
+});
+
 describe("a full store", () => {
   test("regression: a login on a full store answered 500; it is 503 with Retry-After, and works again once there is room", async () => {
     const full = await testRuntime();
