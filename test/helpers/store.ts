@@ -10,7 +10,7 @@
  * configures it (store.passwordFile).
  */
 import { randomBytes } from "node:crypto";
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { sql } from "kysely";
 import pg from "pg";
@@ -49,9 +49,11 @@ export interface TestDatabase {
 export async function freshDatabase(dir: string): Promise<TestDatabase> {
   const admin = new URL(requireEnv("POSTGRES_URL"));
   const name = `loupe_${Date.now().toString(36)}_${randomBytes(5).toString("hex")}`;
-  await asAdmin(admin, `CREATE DATABASE ${name} TEMPLATE template0`);
+  // Made if missing, as openStore makes SQLite's data directory.
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
   const passwordFile = join(dir, "store-password");
   writeFileSync(passwordFile, `${decodeURIComponent(admin.password)}\n`, { mode: 0o600 });
+  await asAdmin(admin, `CREATE DATABASE ${name} TEMPLATE template0`);
   const url = new URL(admin);
   url.password = "";
   url.pathname = `/${name}`;
