@@ -102,3 +102,11 @@ export async function testStoreSection(
 export async function rowsOf<T>(store: Store, statement: string): Promise<T[]> {
   return (await sql.raw<T>(statement).execute(store.db)).rows;
 }
+
+/**
+ * The store a test server of `dataDir` and `section` (testStoreSection's) keeps, opened on its
+ * own between two starts: to leave in it what a killed instance would have left.
+ */
+export function openStoreOf(dataDir: string, section: { store?: { url: string; passwordFile: string } }): Promise<Store> {
+  return section.store ? openPostgresStore(section.store) : openStore(dataDir);
+}
