@@ -64,6 +64,7 @@ import { createKafkaPool, type KafkaPool } from "./kafka/index.ts";
 import { LagEngine } from "./lag/engine.ts";
 import { LagHistory } from "./lag/history.ts";
 import { LagHistoryStore } from "./lag/history-store.ts";
+import { Inventory } from "./lag/inventory.ts";
 import { OffsetSampler } from "./lag/sampler.ts";
 import { type Logger, LogHub, type LogSink } from "./log/logger.ts";
 import { basicAuthorization, tlsOptions, Upstream } from "./proxy/upstream.ts";
@@ -142,12 +143,14 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
       ...(c.tls ? { tls: c.tls } : {}),
     })),
   );
+  // Each cluster's topics and groups, listed on a cadence: what every list and the lag engine read.
+  const inventory = new Inventory(kafka, { intervalMs: config.inventory.refreshInterval });
   const sampler = new OffsetSampler(
     kafka,
-    { intervalMs: config.lag.sampleInterval, windowMs: config.lag.sampleWindow },
+    { intervalMs: config.lag.sampleInterval, windowMs: config.lag.sampleWindow, inventory },
     logs.logger("sampler"),
   );
-  const lag = new LagEngine(kafka, sampler, { ttlMs: config.lag.cacheTtl });
+  const lag = new LagEngine(kafka, sampler, { ttlMs: config.lag.cacheTtl, inventory });
 
   // The features.
   const streams = new StreamRegistry(config.auth.maxStreamsPerUser, { auth });
@@ -171,6 +174,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
   const metadata = new MetadataService(new MetadataRepo(store.db), kafka);
   const topics = new TopicService({
     pool: kafka,
+    inventory,
     lag,
     sampler,
     metadata,
@@ -180,8 +184,15 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     internalTopics,
     registry,
   });
-  const lagHistory = new LagHistory(kafka, sampler, new LagHistoryStore(store.db), config.lag.historyGroups, logs.logger("sampler"));
-  const consumers = new ConsumerService(kafka, lag, lagHistory, config.lag.sampleInterval);
+  const lagHistory = new LagHistory(
+    kafka,
+    sampler,
+    new LagHistoryStore(store.db),
+    config.lag.historyGroups,
+    logs.logger("sampler"),
+    inventory,
+  );
+  const consumers = new ConsumerService(kafka, lag, lagHistory, config.lag.sampleInterval, inventory);
   const schemas = new SchemaProxyService({
     upstream: registryUpstream,
     allowDelete: sr?.allowDelete ?? false,
@@ -241,7 +252,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
   const connect = connectService(config, alerts.hostHealth, logs);
   watchFailures(config, alerts, { connect, processors, schemas, audit, log: logs.logger("alerts") });
 
-  const jobs = { audit, auth, logs, counters, streams, kafka, sampler, lagHistory, processorEngine, processors, alerts };
+  const jobs = { audit, auth, logs, counters, streams, kafka, inventory, sampler, lagHistory, processorEngine, processors, alerts };
   const shared = store.kind === "postgres";
   const events = shared ? relayAcrossInstances(store.db, instanceName(config), { audit, notifications }, logs.logger("store")) : undefined;
   const background = backgroundJobs(config, { ...jobs, db: store.db, shared, ownerCheckMs: directory?.refreshMs ?? 60_000 });
@@ -356,6 +367,7 @@ function pendingRule(shared: boolean): () => { startedBefore?: number } {
  *  - audit-closing: entries a crash left PENDING are closed as UNKNOWN, before any request;
  *  - housekeeping: retention of audit entries and tokens, now (before serving) and hourly;
  *  - metrics-log: the periodic METRICS log line;
+ *  - inventory: each cluster's topic and group listings every inventory.refreshInterval (0: per request);
  *  - offset-sampler: end offsets of every cluster every lag.sampleInterval (0: off);
  *  - lag-history: every group's committed offsets at each sample, stored;
  *  - lag-history-prune: drops stored lag history past its retention (a day of samples, 30 days of hours);
@@ -374,6 +386,7 @@ function backgroundJobs(
     counters: HttpCounters;
     streams: StreamRegistry;
     kafka: KafkaPool;
+    inventory: Inventory;
     sampler: OffsetSampler;
     lagHistory: LagHistory;
     processorEngine: ProcessorEngine;
@@ -428,6 +441,8 @@ function backgroundJobs(
     }),
   );
   background.register(periodicJob("metrics-log", config.log.metricsInterval, metricsLine(config, d), { runAtStart: false }));
+  const every = config.inventory.refreshInterval;
+  background.register(periodicJob("inventory", every, () => d.inventory.refreshAll(), { enabled: every > 0, runAtStart: false }));
   lagJobs(background, config.lag.sampleInterval > 0, d.sampler, d.lagHistory);
   background.register({
     name: "processor-engine",
