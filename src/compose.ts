@@ -143,14 +143,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
       ...(c.tls ? { tls: c.tls } : {}),
     })),
   );
-  // Each cluster's topics and groups, listed on a cadence: what every list and the lag engine read.
-  const inventory = new Inventory(kafka, { intervalMs: config.inventory.refreshInterval });
-  const sampler = new OffsetSampler(
-    kafka,
-    { intervalMs: config.lag.sampleInterval, windowMs: config.lag.sampleWindow, inventory },
-    logs.logger("sampler"),
-  );
-  const lag = new LagEngine(kafka, sampler, { ttlMs: config.lag.cacheTtl, inventory });
+  const { inventory, sampler, lag, lagHistory } = lagParts(config, kafka, store.db, logs);
 
   // The features.
   const streams = new StreamRegistry(config.auth.maxStreamsPerUser, { auth });
@@ -184,14 +177,6 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     internalTopics,
     registry,
   });
-  const lagHistory = new LagHistory(
-    kafka,
-    sampler,
-    new LagHistoryStore(store.db),
-    config.lag.historyGroups,
-    logs.logger("sampler"),
-    inventory,
-  );
   const consumers = new ConsumerService(kafka, lag, lagHistory, config.lag.sampleInterval, inventory);
   const schemas = new SchemaProxyService({
     upstream: registryUpstream,
@@ -362,6 +347,19 @@ function pendingRule(shared: boolean): () => { startedBefore?: number } {
 }
 
 /**
+ * Each cluster's topics and groups listed on a cadence (the inventory), the end-offset sampler,
+ * the shared lag engine and the lag history: what every list, /metrics and the overview read.
+ */
+function lagParts(config: Config, kafka: KafkaPool, db: Db, logs: LogHub) {
+  const inventory = new Inventory(kafka, { intervalMs: config.inventory.refreshInterval });
+  const { sampleInterval, sampleWindow, cacheTtl, historyGroups } = config.lag;
+  const sampler = new OffsetSampler(kafka, { intervalMs: sampleInterval, windowMs: sampleWindow, inventory }, logs.logger("sampler"));
+  const lag = new LagEngine(kafka, sampler, { ttlMs: cacheTtl, inventory });
+  const lagHistory = new LagHistory(kafka, sampler, new LagHistoryStore(db), historyGroups, logs.logger("sampler"), inventory);
+  return { inventory, sampler, lag, lagHistory };
+}
+
+/**
  * Loupe's background work, each job registered once, started in this order (after the app is
  * built, before it serves) and stopped in the reverse order:
  *  - audit-closing: entries a crash left PENDING are closed as UNKNOWN, before any request;
@@ -441,9 +439,7 @@ function backgroundJobs(
     }),
   );
   background.register(periodicJob("metrics-log", config.log.metricsInterval, metricsLine(config, d), { runAtStart: false }));
-  const every = config.inventory.refreshInterval;
-  background.register(periodicJob("inventory", every, () => d.inventory.refreshAll(), { enabled: every > 0, runAtStart: false }));
-  lagJobs(background, config.lag.sampleInterval > 0, d.sampler, d.lagHistory);
+  lagJobs(background, config, d);
   background.register({
     name: "processor-engine",
     enabled: config.processors.enabled,
@@ -601,8 +597,16 @@ function outboxOptions(config: Config): ConstructorParameters<typeof AlertOutbox
   };
 }
 
-/** The end-offset sampler, the lag history that follows its ticks, and the history's pruning: on together (lag.sampleInterval > 0). */
-function lagJobs(background: Background, enabled: boolean, sampler: OffsetSampler, lagHistory: LagHistory): void {
+/** The inventory's refresh (inventory.refreshInterval > 0); the end-offset sampler, the lag history that follows its ticks, and the history's pruning: on together (lag.sampleInterval > 0). */
+function lagJobs(
+  background: Background,
+  config: Config,
+  d: { inventory: Inventory; sampler: OffsetSampler; lagHistory: LagHistory },
+): void {
+  const every = config.inventory.refreshInterval;
+  background.register(periodicJob("inventory", every, () => d.inventory.refreshAll(), { enabled: every > 0, runAtStart: false }));
+  const enabled = config.lag.sampleInterval > 0;
+  const { sampler, lagHistory } = d;
   background.register({ name: "offset-sampler", enabled, start: (runs) => sampler.start(runs), stop: () => sampler.stop() });
   background.register({ name: "lag-history", enabled, start: (runs) => lagHistory.start(runs), stop: () => lagHistory.stop() });
   // Not awaited before serving: after a long stop the first pass may delete a day of samples.

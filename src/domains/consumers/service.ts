@@ -3,7 +3,7 @@ import type { GroupDescription, GroupSummary, KafkaCluster, KafkaPool, TopicPart
 import type { LagEngine, PartitionLag } from "../../lag/engine.ts";
 import type { LagHistory, LagPoint } from "../../lag/history.ts";
 import type { Inventory } from "../../lag/inventory.ts";
-import { matches, pageOf } from "../shared/list-query.ts";
+import { matches, pageOf } from "../shared/paging.ts";
 import { groupOutsideScope, isVisible, requireTopics, type TopicFilter } from "../topics/visibility.ts";
 import { type OffsetReset, resetTarget } from "./reset-target.ts";
 import type { ConsumerGroupDetail, ConsumerGroupLagHistory, ConsumerGroupOffset, ConsumerGroupSummary, GroupListQuery } from "./schemas.ts";

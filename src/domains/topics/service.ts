@@ -10,7 +10,7 @@ import { latestSchema, subjectOf } from "../../registry/subjects.ts";
 import type { InternalTopics } from "../access/internal-topics.ts";
 import { type NotificationService, TOPIC_ALERTS } from "../alerts/notifications.ts";
 import type { AuditService } from "../audit/service.ts";
-import { matches, pageOf } from "../shared/list-query.ts";
+import { matches, pageOf } from "../shared/paging.ts";
 import type { DataType, TopicMetadata } from "../shared/topic-types.ts";
 import { readTail } from "./sample.ts";
 import type {
