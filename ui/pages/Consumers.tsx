@@ -90,7 +90,12 @@ export function ConsumersPage({ location }: { location: string }) {
       )}
       {rows.length > 0 && (
         <div className="grid-scroll" ref={scroller}>
-          <table className="grid" aria-label="Consumer groups" aria-rowcount={(totals?.total ?? 0) + 1}>
+          <table
+            className="grid"
+            aria-label="Consumer groups"
+            aria-rowcount={(totals?.total ?? 0) + 1}
+            aria-busy={groups.isPlaceholderData || groups.isFetchingNextPage}
+          >
             <thead>
               <tr className="grid-row groups-cols" aria-rowindex={1}>
                 {COLUMNS.map((c) => {

@@ -91,7 +91,12 @@ export function TopicsPage({ location, canWrite }: { location: string; canWrite:
         </p>
       )}
       <div className="grid-scroll" ref={scroller}>
-        <table className="grid" aria-label="Topics" aria-rowcount={(totals?.total ?? 0) + 1}>
+        <table
+          className="grid"
+          aria-label="Topics"
+          aria-rowcount={(totals?.total ?? 0) + 1}
+          aria-busy={topics.isPlaceholderData || topics.isFetchingNextPage}
+        >
           <thead>
             <tr className="grid-row topic-list-cols" aria-rowindex={1}>
               {COLUMNS.map((c) => {
