@@ -142,7 +142,8 @@ export function ConsumersPage({ location }: { location: string }) {
                     <td>{g.state}</td>
                     <td title={TYPE_TITLES[g.type]}>{g.type}</td>
                     <td className="num">{g.members}</td>
-                    <td title={g.topics.join(", ")}>{g.topics.join(", ")}</td>
+                    {/* A group on no topic shows a dash: an empty cell collapsed to a line across the row. */}
+                    <td title={g.topics.join(", ")}>{g.topics.length > 0 ? g.topics.join(", ") : <span className="muted">—</span>}</td>
                     <td className="num">{number.format(g.lag)}</td>
                   </tr>
                 );
