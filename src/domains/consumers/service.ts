@@ -89,7 +89,13 @@ export class ConsumerService {
    */
   async list(cluster: string, visible: TopicFilter = null, q: GroupListQuery = {}): Promise<GroupPage> {
     const kafka = this.pool.get(cluster);
-    const [snapshot, shares] = await Promise.all([this.lag.snapshot(cluster), this.shares.list(cluster, visible)]);
+    const [snapshot, inventoried, shares] = await Promise.all([
+      this.lag.snapshot(cluster),
+      // The inventory's listing, which may be newer than the snapshot's (a new group shows at once, its lag with the next snapshot).
+      this.inventory?.groups(cluster),
+      this.shares.list(cluster, visible),
+    ]);
+    const listed = inventoried ?? snapshot.groups;
     const byGroup = new Map<string, PartitionLag[]>();
     for (const p of snapshot.partitions) {
       if (!isVisible(visible, p.topic)) continue;
@@ -98,15 +104,15 @@ export class ConsumerService {
       else byGroup.set(p.group, [p]);
     }
     const described = new Map<string, GroupDescription>();
-    // The snapshot listed the groups: their protocols need not be asked again.
+    // The listing gives the groups' protocols: they need not be asked again.
     const describe = async (ids: string[]) => {
       const asked = ids.filter((id) => !described.has(id));
-      const answers = await kafka.groups.describe(asked, snapshot.groups);
+      const answers = await kafka.groups.describe(asked, listed);
       for (const [i, id] of asked.entries()) described.set(id, answers[i]!);
     };
     // A scoped caller's groups are known once every group's assignments are.
-    if (visible) await describe(snapshot.groups.map((g) => g.groupId));
-    const searched = snapshot.groups.filter((g) => matches(q.search, g.groupId));
+    if (visible) await describe(listed.map((g) => g.groupId));
+    const searched = listed.filter((g) => matches(q.search, g.groupId));
     if (q.orderBy === "members") await describe(searched.map((g) => g.groupId));
     const topicsOf = (g: GroupSummary) => {
       const topics = new Set((byGroup.get(g.groupId) ?? []).map((l) => l.topic));
@@ -146,7 +152,7 @@ export class ConsumerService {
       };
     });
     // The groups the caller may see, before the search (share groups come filtered by scope).
-    const seen = visible ? snapshot.groups.filter((g) => topicsOf(g).size > 0).length : snapshot.groups.length;
+    const seen = visible ? listed.filter((g) => topicsOf(g).size > 0).length : listed.length;
     return { items, total: all.length, unfiltered: seen + shares.length };
   }
 
