@@ -56,6 +56,8 @@ export const MAX_WINDOW_MS = 30 * 86_400_000;
 export class LagHistory {
   /** Hears of each point recorded, or failed (see start). */
   #runs: RunObserver | undefined;
+  /** Whether this instance writes the history now (one of those sharing the store does); absent: always. */
+  #elected: (() => Promise<boolean>) | undefined;
   #stopped = false;
   /** Ticks being recorded: a stop waits for them, so none writes to a store closed after it. */
   readonly #writing = new Set<Promise<void>>();
@@ -75,6 +77,7 @@ export class LagHistory {
       if (this.#stopped) return;
       const run = (async () => {
         try {
+          if (this.#elected && !(await this.#elected())) return;
           await this.record(cluster, sample);
           this.#runs?.ran();
         } catch (e) {
@@ -92,10 +95,14 @@ export class LagHistory {
     return this.sampler.now();
   }
 
-  /** Records at each sampler tick (again, after a stop), telling `runs` of each. */
-  start(runs?: RunObserver): void {
+  /**
+   * Records at each sampler tick (again, after a stop), telling `runs` of each; with `elected`,
+   * only the ticks at which it answers true (the instance holding the history's lease).
+   */
+  start(runs?: RunObserver, elected?: () => Promise<boolean>): void {
     this.#stopped = false;
     this.#runs = runs;
+    this.#elected = elected;
   }
 
   /** Records no more points (those kept stay); resolves once the ticks under way are written. */
