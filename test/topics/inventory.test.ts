@@ -5,6 +5,7 @@
  * server, with the totals in headers, while a request without parameters gets every item.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { LagEngine } from "../../src/lag/engine.ts";
 import { Inventory } from "../../src/lag/inventory.ts";
 import { uniqueTopic } from "../cluster/cluster.ts";
 import { errorOf, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
@@ -96,6 +97,20 @@ describe("28: the inventory's cadence", () => {
     inventory.invalidate("local");
     expect(inventory.refresh("local")).not.toBe(running);
     await running;
+  });
+
+  test("28: a lag snapshot over a fresh inventory sends neither Metadata nor ListGroups", async () => {
+    const inventory = new Inventory(rt.kafka, { intervalMs: 60_000 });
+    await inventory.get("local");
+    const cold = await new LagEngine(rt.kafka, null, { ttlMs: 0 }).snapshot("local");
+    const engine = new LagEngine(rt.kafka, null, { ttlMs: 0, inventory });
+    const warm = await engine.snapshot("local");
+    // The inventory's listing itself: no ListGroups was sent for it.
+    expect(warm.groups).toBe((await inventory.get("local")).groups);
+    // One Metadata request and one ListGroups per broker (one broker here) fewer. The best of two
+    // snapshots: a topic deleted meanwhile by another test makes one ask Metadata again.
+    const fewest = Math.min(warm.brokerRequests, (await engine.snapshot("local")).brokerRequests);
+    expect(fewest).toBeLessThanOrEqual(cold.brokerRequests - 2);
   });
 
   test("28: the server's own changes are listed at once: a topic created, grown and deleted, a group given offsets and deleted", async () => {
