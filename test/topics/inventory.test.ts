@@ -114,10 +114,11 @@ describe("28: the inventory's cadence", () => {
   });
 
   test("28: the server's own changes are listed at once: a topic created, grown and deleted, a group given offsets and deleted", async () => {
-    // A list fills the runtime's inventory; a topic made behind its back after that stays out.
+    // A list fills the runtime's inventory (60 s); a topic made behind its back after that would
+    // wait for the next refresh (the cadence test above; not asserted here: another test's topic
+    // deleted meanwhile under a group's offsets makes the lag engine list again).
     await list<TopicItem>(`/api/topics?search=${prefix}`);
     const behind = await createReadyTopic(rt.kafka.default(), { prefix: `${prefix}-hidden`, track: topics });
-    expect((await list<TopicItem>(`/api/topics?search=${behind}`)).total).toBe(0);
 
     const own = `${prefix}-own`;
     topics.push(own);
