@@ -119,6 +119,8 @@ export class TopicService {
   readonly #defaults = new Map<string, { at: number; configs: Promise<Record<string, string | null>> }>();
   /** Per cluster: messages and sizes of every topic for sorting the list, and when they were asked (null: under way). */
   readonly #estimates = new Map<string, { at: number | null; figures: Promise<Estimates> }>();
+  /** Per cluster: bytes per topic on disk, and when they were asked (null: under way). */
+  readonly #sizes = new Map<string, { at: number | null; sizes: Promise<Map<string, number> | null> }>();
 
   constructor(
     private readonly deps: {
@@ -226,7 +228,7 @@ export class TopicService {
       const [earliest, latest, sizes] = await Promise.all([
         kafka.offsets.list(refs, "earliest"),
         kafka.offsets.list(refs, "latest"),
-        kafka.logDirs.topicSizes().catch(() => null),
+        this.#topicSizes(cluster),
       ]);
       return { messages: messageCounts(refs, earliest, latest), sizes };
     })().then(
@@ -243,6 +245,31 @@ export class TopicService {
     return entry.figures;
   }
 
+  /**
+   * Bytes per topic on disk: one DescribeLogDirs per broker, whose answer names every partition
+   * (at 20,000 partitions the largest part of a page's cost), asked at most once per inventory
+   * interval, concurrent askers joined; null when the brokers cannot say.
+   */
+  #topicSizes(cluster: string): Promise<Map<string, number> | null> {
+    const kept = this.#sizes.get(cluster);
+    if (kept && (kept.at === null || Date.now() - kept.at < this.deps.inventory.intervalMs)) return kept.sizes;
+    const entry: { at: number | null; sizes: Promise<Map<string, number> | null> } = { at: null, sizes: Promise.resolve(null) };
+    entry.sizes = this.#kafka(cluster)
+      .logDirs.topicSizes()
+      .then(
+        (sizes) => {
+          entry.at = Date.now();
+          return sizes;
+        },
+        () => {
+          if (this.#sizes.get(cluster) === entry) this.#sizes.delete(cluster);
+          return null;
+        },
+      );
+    this.#sizes.set(cluster, entry);
+    return entry.sizes;
+  }
+
   /** Lag per topic from the shared snapshot; null when it cannot be read. */
   #lagByTopic(cluster: string): Promise<Map<string, number> | null> {
     return this.deps.lag.snapshot(cluster).then(
@@ -255,18 +282,18 @@ export class TopicService {
     );
   }
 
-  /** The list's rows of `topics`, with fresh offsets (of these topics' partitions only), size and lag. */
+  /** The list's rows of `topics`, with fresh offsets (of these topics' partitions only), size (one interval old at most) and lag. */
   async #withFigures(cluster: string, topics: TopicSummary[]): Promise<TopicListItem[]> {
     if (topics.length === 0) return [];
     const kafka = this.#kafka(cluster);
     const refs = withOffsets(topics).flatMap((t) => Array.from({ length: t.partitions }, (_, partition) => ({ topic: t.name, partition })));
-    // Size and lag cost one request per broker and the shared (cached) lag snapshot, whatever
-    // the number of topics; either failing leaves its column empty, not the list.
+    // Size and lag cost one request per broker (kept an interval) and the shared (cached) lag
+    // snapshot, whatever the number of topics; either failing leaves its column empty, not the list.
     const [earliest, latest, stored, sizes, lags] = await Promise.all([
       kafka.offsets.list(refs, "earliest"),
       kafka.offsets.list(refs, "latest"),
       this.deps.metadata.list(cluster),
-      kafka.logDirs.topicSizes().catch(() => null),
+      this.#topicSizes(cluster),
       this.#lagByTopic(cluster),
     ]);
     const totals = messageCounts(refs, earliest, latest);
