@@ -24,6 +24,7 @@ const ORDER = [
   "audit-closing",
   "housekeeping",
   "metrics-log",
+  "inventory",
   "offset-sampler",
   "lag-history",
   "lag-history-prune",
@@ -39,7 +40,7 @@ const ORDER = [
 
 describe("24.3: the background jobs' status in GET /api/health", () => {
   test("24.3: every job, in start order, running, with its last run; all stopped at close", async () => {
-    const rt = await testRuntime();
+    const rt = await testRuntime({ inventory: { refreshInterval: "5s" } });
     try {
       const jobsOf = async () => ((await (await rt.request("/api/health")).json()) as { jobs: Job[] }).jobs;
       const started = Date.now();
