@@ -2,11 +2,17 @@
  * The README's screenshots, made from the real UI: the compiled executable against a real broker
  * (KAFKA_BOOTSTRAP, else one started here) with demo data, photographed by Debian's Chromium.
  *
- *   bun scripts/screenshots.ts [--out=docs/screenshots] [--theme=light|dark]
+ *   bun scripts/screenshots.ts [--out=docs/screenshots] [--theme=light|dark] [--pages=topics,consumers,...]
  *
  * Writes topics.png (the topic list), workbench.png (a query's streamed rows),
- * consumer-group.png (a group's lag per partition and its lag-history chart) and processor.png
- * (a stream processor's page: figures, topology, runners, lag).
+ * consumer-group.png (a group's lag per partition and its lag-history chart), processor.png
+ * (a stream processor's page: figures, topology, runners, lag); consumers.png (the group list)
+ * when `--pages` names it. `--pages` takes only the shots (or groups of shots) named.
+ * `redrive`: redrive.png (a redrive job's page: its progress while it runs, its dry run),
+ * redrive-list.png and redrive-new.png (the jobs, the create form) and redrive-read.png (the job
+ * as a read user sees it). `masking`: masking.png (the masking policies), masking-edit.png (a
+ * policy's edit form), masking-read.png (the page refused to a read user) and
+ * workbench-masked.png (a read user's masked column). `--theme=dark` names them `<name>-dark.png`.
  */
 
 import { mkdirSync } from "node:fs";
@@ -20,10 +26,7 @@ import { startServerProcess } from "../test/helpers/server-process.ts";
 
 const OUT = resolve(arg("out", "docs/screenshots"));
 const THEME = arg("theme", "light") as "light" | "dark";
-const ONLY = arg("only", "")
-  .split(",")
-  .filter((o) => o !== "");
-const wanted = (group: string) => ONLY.length === 0 || ONLY.includes(group);
+const PAGES = new Set(arg("pages", "topics,workbench,consumer-group,processor,redrive,masking").split(","));
 const log = (...a: unknown[]) => console.error("[screenshots]", ...a);
 
 const { bootstrap, stop: stopCluster } = await scriptBroker(log);
@@ -120,20 +123,29 @@ async function deadLetters(): Promise<void> {
 try {
   const context = await browser.newContext({ viewport: { width: 1360, height: 900 }, colorScheme: THEME });
   const page = await context.newPage();
-  if (wanted("consumer-group")) await groupHistory("billing", 20);
+  if (PAGES.has("consumers") || PAGES.has("consumer-group")) await groupHistory("billing", 20);
 
   // Each topic opened once, as a user browsing would: the list then shows the types guessed from
   // its newest records (it reads no record itself).
   for (const [name] of demo) await (await server.request(`/api/topics/${name}`, { role: "admin" })).arrayBuffer();
   await openAs(page, `${server.url}/topics`, "admin");
   await page.getByRole("link", { name: "orders", exact: true }).waitFor();
-  if (wanted("topics")) await shot(page, "topics");
+  if (PAGES.has("topics")) await shot(page, "topics");
 
-  if (wanted("workbench")) await workbench(page);
-  if (wanted("consumer-group")) await consumerGroup(page);
-  if (wanted("processor")) await processorPage(page);
-  if (wanted("redrive")) await redrive(page, context);
-  if (wanted("masking")) await masking(page);
+  if (PAGES.has("consumers")) {
+    await page.goto(`${server.url}/consumers`);
+    await page.getByRole("link", { name: "billing", exact: true }).waitFor();
+    await shot(page, "consumers");
+  }
+  if (PAGES.has("workbench")) await workbench(page);
+  if (PAGES.has("consumer-group")) {
+    await page.goto(`${server.url}/consumers/billing`);
+    await page.locator(".uplot canvas").first().waitFor({ timeout: 60_000 });
+    await shot(page, "consumer-group");
+  }
+  if (PAGES.has("processor")) await processorPage(page);
+  if (PAGES.has("redrive")) await redrive(page, context);
+  if (PAGES.has("masking")) await masking(page);
   await context.close();
 } finally {
   await browser.close();
@@ -151,12 +163,6 @@ async function workbench(page: Page) {
     .filter({ hasText: /rows \(/ })
     .waitFor({ timeout: 60_000 });
   await shot(page, "workbench");
-}
-
-async function consumerGroup(page: Page) {
-  await page.goto(`${server.url}/consumers/billing`);
-  await page.locator(".uplot canvas").first().waitFor({ timeout: 60_000 });
-  await shot(page, "consumer-group");
 }
 
 async function processorPage(page: Page) {

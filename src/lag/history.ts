@@ -19,6 +19,7 @@ import type { KafkaPool } from "../kafka/index.ts";
 import type { Logger } from "../log/logger.ts";
 import type { RunObserver } from "../util/background.ts";
 import { HOUR_MS, type LagHistoryStore, RAW_KEEP_MS, type StoredLag, type StoredPoint } from "./history-store.ts";
+import type { Inventory } from "./inventory.ts";
 import type { UnreadRef } from "./record-times.ts";
 import { type OffsetSampler, partitionKey, type Sample } from "./sampler.ts";
 
@@ -69,6 +70,8 @@ export class LagHistory {
     /** Groups written per tick and cluster (lag.historyGroups), the most lagging first. */
     readonly maxGroups = 2_000,
     private readonly log?: Logger,
+    /** Where the groups are listed at each tick; without one, Kafka is asked. */
+    private readonly inventory?: Inventory,
   ) {
     sampler.onSample(async (cluster, sample) => {
       if (this.#stopped) return;
@@ -111,7 +114,7 @@ export class LagHistory {
   /** Reads every group's committed offsets and stores one point per group and topic, at the sample's time. */
   async record(cluster: string, sample: Sample): Promise<void> {
     const kafka = this.pool.get(cluster);
-    const groups = await kafka.groups.list();
+    const groups = this.inventory ? await this.inventory.groups(cluster) : await kafka.groups.list();
     const committed = await kafka.groups.committedOffsets(groups.map((g) => g.groupId));
     // Unread records older than the sampler's history are dated by their own timestamp (read
     // once per committed offset), as the group's page does: the sampler alone would stop the
