@@ -1,9 +1,9 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useId, useState } from "react";
 import { createRedrive, type RedriveCreate, redriveHref, redriveKeys } from "../api/redrive.ts";
-import { fetchTopics, topicsKey } from "../api/topics.ts";
 import { ErrorAlert, Link } from "../components.tsx";
 import { navigate } from "../router.ts";
+import { topicNames } from "../sql/catalog.ts";
 
 /** Kafka Connect's dead-letter header: the topic each record came from. */
 export const CONNECT_TOPIC_HEADER = "__connect.errors.topic";
@@ -70,7 +70,8 @@ const boundValue = (kind: Bound, text: string) => (kind === "offset" ? Number(te
  */
 export function RedriveCreatePage({ cluster }: { cluster: string | null }) {
   const client = useQueryClient();
-  const topics = useQuery({ queryKey: topicsKey(cluster), queryFn: fetchTopics });
+  // Under a key of its own: the topic list caches its pages under ["topics", cluster].
+  const topics = useQuery({ queryKey: ["redrive-topic-names", cluster], queryFn: topicNames, staleTime: 30_000 });
   const topicList = useId();
   const [name, setName] = useState("");
   const [topic, setTopic] = useState("");
@@ -132,7 +133,7 @@ export function RedriveCreatePage({ cluster }: { cluster: string | null }) {
       >
         <datalist id={topicList}>
           {(topics.data ?? []).map((t) => (
-            <option key={t.topicName} value={t.topicName} />
+            <option key={t} value={t} />
           ))}
         </datalist>
         <fieldset>
