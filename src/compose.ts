@@ -234,6 +234,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
   auth.onRevoke((tokenHash, reason) => {
     if (tokenHash === null) void processors.checkOwners(reason);
   });
+  masking.onChange((why) => void processors.checkOwners(why));
   const sqlLibrary = new SqlLibraryService(new SqlLibraryRepo(store.db), logs.logger("sql"));
   sqlLibrary.completeRunsOf(sql);
   const counters: HttpCounters = { requests: 0, errors: 0, totalMs: 0 };

@@ -12,7 +12,9 @@
  */
 
 import { createHmac } from "node:crypto";
+import type { RawRecord } from "../kafka/types.ts";
 import type { Decoded, Decoder } from "./decoders.ts";
+import type { RecordSource } from "./record-source.ts";
 
 /** How a matched field is shown. */
 export type MaskHow =
@@ -59,16 +61,78 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value) && !(value instanceof Uint8Array) && !(value instanceof Date);
 }
 
+/** A pattern that masks the whole key, whatever it decodes to (a plain-text key has no fields). */
+export const WHOLE_KEY = "_key";
+/** The start of a pattern over record headers: `_headers.<name glob>` masks the values of those headers. */
+export const HEADERS = "_headers";
+
 export class RecordMask {
+  /** The rules over fields of the key and the value, the one showing least first. */
   readonly rules: readonly MaskRule[];
+  readonly #all: readonly MaskRule[];
+  readonly #wholeKey: MaskRule | null;
+  readonly #headers: readonly MaskRule[];
 
   constructor(rules: readonly MaskRule[]) {
-    this.rules = [...rules].sort((a, b) => STRENGTH[a.how.kind] - STRENGTH[b.how.kind]);
+    this.#all = [...rules].sort((a, b) => STRENGTH[a.how.kind] - STRENGTH[b.how.kind]);
+    this.#wholeKey = this.#all.find((r) => r.pattern === WHOLE_KEY) ?? null;
+    this.#headers = this.#all.filter((r) => r.pattern.startsWith(`${HEADERS}.`));
+    this.rules = this.#all.filter((r) => r !== this.#wholeKey && r.pattern !== WHOLE_KEY && !this.#headers.includes(r));
   }
 
   /** The patterns applied, for the answer to name (the workbench marks those columns). */
   get patterns(): string[] {
-    return [...new Set(this.rules.map((r) => r.pattern))];
+    return [...new Set(this.#all.map((r) => r.pattern))];
+  }
+
+  /** Whether some headers' values are masked. */
+  get masksHeaders(): boolean {
+    return this.#headers.length > 0;
+  }
+
+  /**
+   * The headers with the values of those a `_headers.<glob>` pattern names masked (REMOVE
+   * leaves the header out); the same array when none is.
+   */
+  maskHeaders<H extends { key: string; value: Uint8Array | null }>(headers: readonly H[]): readonly H[] {
+    if (this.#headers.length === 0 || headers.length === 0) return headers;
+    let out: H[] | null = null;
+    for (let i = 0; i < headers.length; i++) {
+      const h = headers[i]!;
+      const names = h.key.split(".");
+      const rule = this.#headers.find((r) => r.segments.length === names.length + 1 && names.every((n, j) => r.segments[j + 1]!(n)));
+      if (!rule) {
+        out?.push(h);
+        continue;
+      }
+      out ??= headers.slice(0, i);
+      if (rule.how.kind === "REMOVE" || h.value === null) {
+        if (rule.how.kind !== "REMOVE") out.push(h);
+        continue;
+      }
+      const shown = masked(new TextDecoder().decode(h.value), rule.how);
+      out.push({ ...h, value: new TextEncoder().encode(String(shown)) });
+    }
+    return out ?? headers;
+  }
+
+  /** `inner` with every record's headers masked (maskHeaders); `inner` itself when no header is. */
+  source(inner: RecordSource): RecordSource {
+    if (this.#headers.length === 0) return inner;
+    const mask = (r: RawRecord): RawRecord => {
+      const headers = this.maskHeaders(r.headers);
+      return headers === r.headers ? r : { ...r, headers: [...headers] };
+    };
+    return {
+      name: inner.name,
+      get lastRoundTripMs() {
+        return inner.lastRoundTripMs;
+      },
+      offsets: (topic, signal) => inner.offsets(topic, signal),
+      async *read(req, observer) {
+        for await (const batch of inner.read(req, observer)) yield batch.map(mask);
+      },
+    };
   }
 
   /** The rule that masks the field at `path` (field names from the root), or null. */
@@ -139,13 +203,17 @@ export class RecordMask {
   /**
    * `inner`'s answer, masked: the value only (its JSON text and typed text would be the clear
    * ones). A value (not a key: keys are mostly plain text) that decodes to text or bytes is
-   * hidden whole (MASKED_WHOLE).
+   * hidden whole (MASKED_WHOLE). A key under a `_key` pattern is masked whole by its method,
+   * whatever it decodes to.
    */
   decoder(inner: Decoder, side: "key" | "value"): Decoder {
     const whole = side === "value";
+    const wholeKey = side === "key" ? this.#wholeKey : null;
     const mask = (d: Decoded): Decoded => {
       const v = d.value;
-      const value = whole && (typeof v === "string" || v instanceof Uint8Array) ? MASKED_WHOLE : this.apply(v);
+      let value: unknown;
+      if (wholeKey !== null) value = v === null || wholeKey.how.kind === "REMOVE" ? null : masked(v, wholeKey.how);
+      else value = whole && (typeof v === "string" || v instanceof Uint8Array) ? MASKED_WHOLE : this.apply(v);
       return { value, ...(d.format ? { format: d.format } : {}) };
     };
     return (bytes) => {

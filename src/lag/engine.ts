@@ -41,6 +41,11 @@ export interface LagSnapshot {
    * acknowledged); empty on a cluster without share groups or when they could not be read.
    */
   shares: ShareGroupLag[];
+  /**
+   * When `shares` was read: before `takenAt` when the broker took longer than SHARE_LAG_WAIT_MS
+   * and the snapshot took the last figures (null: never read).
+   */
+  sharesAt: number | null;
   /** End offsets of the committed partitions, by partitionKey(). */
   ends: Map<string, number>;
   /** Broker requests the snapshot needed (approximate when other calls run at the same time). */
@@ -70,11 +75,18 @@ export interface TopicGroupLag {
  */
 export const SHARE_LAG_WAIT_MS = 500;
 
+/** The share groups' lag last read of a cluster, when, and the read under way. */
+interface ShareRead {
+  last: ShareGroupLag[];
+  at: number | null;
+  reading?: Promise<ShareGroupLag[]> | undefined;
+}
+
 export class LagEngine {
   readonly #cache = new Map<string, { snapshot: LagSnapshot; at: number }>();
   readonly #running = new Map<string, Promise<LagSnapshot>>();
   /** Per cluster: the share groups' lag last read, and the read under way. */
-  readonly #shares = new Map<string, { last: ShareGroupLag[]; reading?: Promise<ShareGroupLag[]> }>();
+  readonly #shares = new Map<string, ShareRead>();
   /** The sampler's clock by default: lag seconds subtract its sample times from this one. */
   readonly #now: () => number;
 
@@ -127,8 +139,8 @@ export class LagEngine {
   }
 
   /** The share groups' lag, or the last read when the broker takes longer than SHARE_LAG_WAIT_MS. */
-  #shareLag(cluster: string): Promise<ShareGroupLag[]> {
-    const entry = this.#shares.get(cluster) ?? { last: [] };
+  #shareLag(cluster: string): Promise<{ lag: ShareGroupLag[]; at: number | null }> {
+    const entry: ShareRead = this.#shares.get(cluster) ?? { last: [], at: null };
     this.#shares.set(cluster, entry);
     entry.reading ??= this.pool
       .get(cluster)
@@ -137,14 +149,17 @@ export class LagEngine {
       .catch(() => [])
       .then((lag) => {
         entry.last = lag;
+        entry.at = this.#now();
         entry.reading = undefined;
         return lag;
       });
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<ShareGroupLag[]>((resolve) => {
-      timer = setTimeout(() => resolve(entry.last), SHARE_LAG_WAIT_MS);
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, SHARE_LAG_WAIT_MS);
     });
-    return Promise.race([entry.reading, late]).finally(() => clearTimeout(timer));
+    return Promise.race([entry.reading, late])
+      .then(() => ({ lag: entry.last, at: entry.at }))
+      .finally(() => clearTimeout(timer));
   }
 
   async #compute(cluster: string, only?: string[]): Promise<LagSnapshot> {
@@ -156,7 +171,7 @@ export class LagEngine {
       // Internal topics stay out: the Kafka client's ListOffsets cannot look them up.
       kafka.topics.list(),
       // Share groups' lag is their broker's own figure; a failure (a cluster before Kafka 4) leaves it out.
-      only ? [] : this.#shareLag(cluster),
+      only ? { lag: [], at: null } : this.#shareLag(cluster),
     ]);
     const partitionsOf = new Map(topics.map((t) => [t.name, t.partitions]));
     const committed = await kafka.groups.committedOffsets(groups.map((g) => g.groupId));
@@ -207,7 +222,8 @@ export class LagEngine {
       takenAt,
       groups,
       partitions,
-      shares,
+      shares: shares.lag,
+      sharesAt: shares.at,
       ends,
       brokerRequests: kafka.requestCount() - before,
       durationMs: Math.round((performance.now() - t0) * 10) / 10,

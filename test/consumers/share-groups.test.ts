@@ -120,6 +120,9 @@ describe("share groups", () => {
     const lines = (await (await rt.app.request("/metrics")).text()).split("\n");
     expect(lines).toContain(`svc_partition_share_group_lag{topic="${t}",partition="0",shareGroup="${g}"} 3`);
     expect(lines).toContain(`svc_topic_share_group_lag{topic="${t}",shareGroup="${g}"} 6`);
+    // How old those figures are is on the page too (the last read, when the broker was slow).
+    const age = lines.find((l) => l.startsWith("loupe_share_group_lag_age_seconds "));
+    expect(Number(age?.split(" ")[1])).toBeGreaterThanOrEqual(0);
 
     expect((await rt.request(`${path(g)}/offsets?topics=${t}`, { method: "DELETE", role: "write" })).status).toBe(200);
     expect((await detail(g)).offsets).toEqual([]);

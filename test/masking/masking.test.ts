@@ -3,6 +3,8 @@ import type { Role } from "../../src/config/schema.ts";
 import { LiveClient, WsClient } from "../clients/ws-client.ts";
 import { errorOf, ROLE_USERS, roleHashes, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 import { createReadyTopic } from "../helpers/topics.ts";
+import { waitFor } from "../helpers/wait.ts";
+import { getProcessor, untilState } from "../processors/helpers.ts";
 
 /**
  * Data masking policies over every path that answers record contents from the query engine
@@ -323,4 +325,101 @@ describe("data masking", () => {
     const pageText = await page.text();
     expect(leaks(pageText + atobAll(pageText))).toEqual([]);
   });
+
+  test("29: '_key' masks a plain-text key whole and '_headers.<name>' masks those headers, in SQL answers (JSON, event stream) and the message browser", async () => {
+    const kafka = rt.kafka.default();
+    const plain = await createReadyTopic(kafka, { prefix: "mask29-plain", partitions: 1, track: topics });
+    const HEADER = "auth-SECRET-77";
+    await kafka.writes.produce(plain, [
+      {
+        key: CARD,
+        value: JSON.stringify({ n: 1 }),
+        headers: [
+          ["auth.token", HEADER],
+          ["trace", "t-1"],
+        ],
+      },
+    ]);
+    const policy = {
+      name: `keys-${plain}`,
+      topics: [plain],
+      fields: ["_key", "_headers.auth.*"],
+      method: "KEEP_LAST_N",
+      keepLast: 4,
+      groups: ["analysts"],
+      exceptGroups: ["trusted"],
+    };
+    expect((await rt.request("/api/masking/policies", { method: "POST", role: "admin", body: JSON.stringify(policy) })).status).toBe(201);
+    try {
+      const secrets = [CARD, HEADER];
+      const found = (text: string) => secrets.filter((c) => text.toLowerCase().includes(c.toLowerCase()));
+      const sql = `SELECT * FROM \`${plain}\``;
+      const [mia, tess] = [await tokenOf(MIA), await tokenOf(TESS)];
+      for (const accept of ["application/json", "text/event-stream"]) {
+        const res = await rt.request(`/api/sql/data?${new URLSearchParams({ sql, headers: "true" })}`, { token: mia, headers: { accept } });
+        const text = await res.text();
+        expect({ accept, status: res.status, leaks: found(text + atobAll(text)) }).toEqual({ accept, status: 200, leaks: [] });
+        expect(text).toContain("************1111");
+        expect(text).toContain("t-1");
+      }
+      const page = await (await rt.request(`/api/topics/${plain}/records?seek=newest&limit=5`, { token: mia })).text();
+      expect(found(page + atobAll(page))).toEqual([]);
+      expect(page).toContain("**********T-77");
+      // The exception group sees both.
+      const clear = await (await rt.request(`/api/sql/data?${new URLSearchParams({ sql, headers: "true" })}`, { token: tess })).text();
+      expect(found(clear)).toEqual(secrets);
+      // '_key' takes no path; '_headers' needs a name.
+      for (const fields of [["_key.id"], ["_headers"]]) {
+        const bad = await rt.request("/api/masking/policies", {
+          method: "POST",
+          role: "admin",
+          body: JSON.stringify({ ...policy, name: "bad", fields }),
+        });
+        expect({ fields, status: bad.status }).toEqual({ fields, status: 400 });
+      }
+    } finally {
+      await rt.request(`/api/masking/policies/${policy.name}`, { method: "DELETE", role: "admin" });
+    }
+  });
+
+  test("29: a policy made after a processor pauses it when it masks fields of the source from the owner; the target gets nothing clear after", async () => {
+    const kafka = rt.kafka.default();
+    const source = await createReadyTopic(kafka, { prefix: "late29", partitions: 1, track: topics });
+    const target = `${source}-out`;
+    topics.push(target);
+    const created = await rt.request("/api/streams", {
+      method: "POST",
+      role: "write",
+      body: JSON.stringify({
+        name: `late-${source}`,
+        sql: `SET autocreate = true; INSERT INTO \`${target}\` SELECT STREAM n, ssn FROM \`${source}\``,
+      }),
+    });
+    expect(created.status).toBe(200);
+    const id = (await created.text()).trim();
+    await kafka.writes.produce(source, [record(1)]);
+    await waitFor(async () => (await readValues(target)).length === 1, { timeoutMs: 30_000 });
+
+    // The write role now sees `ssn` of these topics masked: the processor would copy it clear.
+    const late = { name: `late-${source}`, topics: [`${source}`], fields: ["ssn"], method: "REDACT", roles: ["write"] };
+    expect((await rt.request("/api/masking/policies", { method: "POST", role: "admin", body: JSON.stringify(late) })).status).toBe(201);
+    const reason = `Paused by Loupe: masking policies hide fields of '${source}' from its owner '${ROLE_USERS.write.name}': it would write them in the clear`;
+    await waitFor(async () => (await getProcessor(rt, id)).deploymentErrorMsg === reason, { timeoutMs: 30_000 });
+    expect((await getProcessor(rt, id)).deploymentState).toBe("PAUSED");
+    // What comes after stays in the source: the target holds the one record copied before.
+    await kafka.writes.produce(source, [record(2)]);
+    const resumed = await rt.request(`/api/streams/${id}/resume`, { method: "PUT", role: "write" });
+    expect(resumed.status).toBeLessThan(500);
+    await untilState(rt, id, "PAUSED", 30_000);
+    expect((await readValues(target)).length).toBe(1);
+    await rt.request(`/api/masking/policies/${late.name}`, { method: "DELETE", role: "admin" });
+    await rt.request(`/api/streams/${id}`, { method: "DELETE", role: "admin" });
+  });
 });
+
+/** The values of every record of `topic`, from the start. */
+async function readValues(topic: string): Promise<string[]> {
+  const res = await rt.request(`/api/sql/data?${new URLSearchParams({ sql: `SELECT * FROM \`${topic}\`` })}`, { role: "admin" });
+  if (res.status !== 200) return [];
+  return ((await res.json()) as { messages: Array<{ value: string }> }).messages.map((m) => m.value);
+}

@@ -27,7 +27,13 @@ export const fieldPattern = z
   .min(1, "a field pattern is empty")
   .max(256, "a field pattern is longer than 256 characters")
   .regex(/^[^.\s]+(\.[^.\s]+)*$/, "a field pattern is a name or a dotted path of names (no empty segment, no whitespace)")
-  .refine((p) => p.split(".").length <= 32, "a field pattern has at most 32 segments");
+  .refine((p) => p.split(".").length <= 32, "a field pattern has at most 32 segments")
+  .refine(
+    (p) => !p.startsWith("_key."),
+    "'_key' masks the whole key and takes no path: name a key's field as any field (patterns cover the key and the value)",
+  )
+  .refine((p) => p !== "_headers", "name the headers a pattern masks: '_headers.<name>' (a glob)")
+  .describe("a field name or dotted path (each segment a glob); '_key' masks the whole key; '_headers.<name>' masks those headers' values");
 
 const MAX_LIST = 256;
 

@@ -28,11 +28,21 @@ const CHANGEABLE = ["topics", "fields", "method", "replacement", "keepLast", "gr
 
 export class MaskingService implements RecordMasks {
   #salt: Promise<string> | null = null;
+  readonly #changed: Array<(why: string) => void> = [];
 
   constructor(
     private readonly repo: MaskingRepo,
     private readonly now: () => number = Date.now,
   ) {}
+
+  /** Called after each change of a policy (processors whose owner it now masks are paused). */
+  onChange(listener: (why: string) => void): void {
+    this.#changed.push(listener);
+  }
+
+  #tell(why: string): void {
+    for (const l of this.#changed) l(why);
+  }
 
   list(): Promise<PolicyView[]> {
     return this.repo.list();
@@ -47,6 +57,7 @@ export class MaskingService implements RecordMasks {
   async create(p: NewPolicy): Promise<PolicyView> {
     const created = await this.repo.insert(p, this.now());
     if (!created) throw new AppError("CONFLICT", `A masking policy named '${p.name}' exists already`);
+    this.#tell(`masking policy '${p.name}' added`);
     return created;
   }
 
@@ -79,6 +90,7 @@ export class MaskingService implements RecordMasks {
       this.now(),
     );
     if (!done) throw new AppError("NOT_FOUND", `No masking policy named '${name}'`);
+    this.#tell(`masking policy '${name}' changed`);
     return { policy: done.after, changed, before: done.before };
   }
 

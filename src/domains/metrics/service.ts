@@ -52,7 +52,18 @@ export async function renderMetrics(deps: MetricsDeps, cluster: string): Promise
     out.metric("loupe_lag_snapshot_broker_requests", "gauge", "Broker requests the lag snapshot on this page needed.");
     out.sample("loupe_lag_snapshot_broker_requests", {}, snapshot.brokerRequests);
   }
-  if (snapshot) shareGroupLagMetrics(out, snapshot.shares);
+  if (snapshot) {
+    shareGroupLagMetrics(out, snapshot.shares);
+    // A broker slower than the snapshot's wait leaves the last figures: their age says so.
+    if (snapshot.sharesAt !== null && snapshot.shares.length > 0) {
+      out.metric(
+        "loupe_share_group_lag_age_seconds",
+        "gauge",
+        "Age of the share group lag figures on this page (older than the consumer lag when the broker was slow to answer).",
+      );
+      out.sample("loupe_share_group_lag_age_seconds", {}, Math.max(0, (Date.now() - snapshot.sharesAt) / 1000));
+    }
+  }
   out.metric("loupe_lag_up", "gauge", "1 when the consumer lag of the cluster could be read, else 0.");
   out.sample("loupe_lag_up", { cluster }, lagError === null ? 1 : 0);
 

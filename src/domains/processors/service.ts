@@ -110,11 +110,15 @@ export class ProcessorService {
    * the source from would read them back from the target, so such a source is refused.
    */
   async #refuseMasked(caller: Caller, cluster: string, source: string): Promise<void> {
-    const viewer = { name: caller.user, groups: caller.groups, roles: caller.scope.clusterRoles(cluster) };
-    if ((await this.#o.masks.maskFor(viewer, cluster, source)) === null) return;
+    if (!(await this.#masked(caller.user, caller.groups, caller.scope, cluster, source))) return;
     throw badRequest(
       `Masking policies hide fields of topic '${source}' from you: a processor would write them in the clear, so it cannot read that topic`,
     );
+  }
+
+  async #masked(user: string, groups: readonly string[], scope: Scope, cluster: string, source: string): Promise<boolean> {
+    const viewer = { name: user, groups, roles: scope.clusterRoles(cluster) };
+    return (await this.#o.masks.maskFor(viewer, cluster, source)) !== null;
   }
 
   async #create(input: CreateInput, cluster: string, caller: Caller): Promise<ProcessorAnswer> {
@@ -350,6 +354,10 @@ export class ProcessorService {
     }
     const scope = await resolving;
     if (typeof scope === "string") return `its owner '${p.owner}' ${scope}`;
+    // As at creation, admins included: a policy made since masks fields of the source from the
+    // owner, and the processor would go on writing them in the clear.
+    if (await this.#masked(p.owner, scope.groupNames, scope, p.cluster, p.sourceTopic))
+      return `masking policies hide fields of '${p.sourceTopic}' from its owner '${p.owner}': it would write them in the clear`;
     if (scope.unrestricted.has("admin")) return null;
     const needs: Array<[string, Role]> = [
       [p.sourceTopic, "read"],

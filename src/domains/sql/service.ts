@@ -356,18 +356,22 @@ export class SqlService {
         let end: QueryEnd | null = null;
         let error: string | undefined;
         try {
-          for await (const ev of executeQuery({ source: kafkaSource(kafka), keyDecoder, valueDecoder, prefilter }, plan, {
-            signal,
-            stopSignal: slot.killSignal,
-            progress,
-            sink: opts.sink,
-            maxMemoryBytes,
-            clusterWaitMs,
-            bounds: compiled.bounds,
-            ...(options.resume ? { resume: options.resume } : {}),
-            ...(opts.maxOutputBytes !== undefined ? { maxOutputBytes: opts.maxOutputBytes } : {}),
-            ...(opts.observer ? { observer: opts.observer } : {}),
-          })) {
+          for await (const ev of executeQuery(
+            { source: mask ? mask.source(kafkaSource(kafka)) : kafkaSource(kafka), keyDecoder, valueDecoder, prefilter },
+            plan,
+            {
+              signal,
+              stopSignal: slot.killSignal,
+              progress,
+              sink: opts.sink,
+              maxMemoryBytes,
+              clusterWaitMs,
+              bounds: compiled.bounds,
+              ...(options.resume ? { resume: options.resume } : {}),
+              ...(opts.maxOutputBytes !== undefined ? { maxOutputBytes: opts.maxOutputBytes } : {}),
+              ...(opts.observer ? { observer: opts.observer } : {}),
+            },
+          )) {
             if (ev.type === "end") {
               end = ev.end;
               if (maskedFields) end.maskedFields = maskedFields;

@@ -12,7 +12,7 @@
 
 import type { Decoded, Decoder } from "../../engine/index.ts";
 import { AppError, notFound } from "../../errors.ts";
-import type { KafkaPool, RawRecord } from "../../kafka/index.ts";
+import type { KafkaPool, RawRecord, RecordHeader } from "../../kafka/index.ts";
 import type { SqlService, Viewer } from "../sql/service.ts";
 import { BROWSE_LIMITS, type BrowseAnswer, type BrowsedRecord, type Seek } from "./schemas.ts";
 
@@ -33,6 +33,8 @@ export interface TopicDecoders {
   valueFormat?: string;
   /** The viewer's masking policies hide fields of the topic: the decoders mask them, and no raw bytes are shown. */
   masked?: boolean;
+  /** The record's headers as the viewer may see them (masking policies' `_headers.<name>` patterns). */
+  headers?: (headers: readonly RecordHeader[]) => readonly RecordHeader[];
 }
 
 export interface BrowseDeps {
@@ -262,7 +264,7 @@ export class RecordBrowser {
       timestampType: raw.timestampType,
       key,
       value,
-      headers: raw.headers.map((h) => {
+      headers: (decoders.headers ? decoders.headers(raw.headers) : raw.headers).map((h) => {
         if (h.value === null) return { key: h.key, value: null, base64: false };
         const text = utf8OrNull(h.value);
         return text === null ? { key: h.key, value: base64(h.value), base64: true } : { key: h.key, value: text, base64: false };
@@ -320,6 +322,7 @@ export async function topicDecoders(
     keyDecoder: mask.decoder(decoders.keyDecoder, "key"),
     valueDecoder: mask.decoder(decoders.valueDecoder, "value"),
     masked: true,
+    headers: (h) => mask.maskHeaders(h),
   };
 }
 
