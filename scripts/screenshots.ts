@@ -2,11 +2,12 @@
  * The README's screenshots, made from the real UI: the compiled executable against a real broker
  * (KAFKA_BOOTSTRAP, else one started here) with demo data, photographed by Debian's Chromium.
  *
- *   bun scripts/screenshots.ts [--out=docs/screenshots] [--theme=light|dark]
+ *   bun scripts/screenshots.ts [--out=docs/screenshots] [--theme=light|dark] [--pages=topics,consumers,...]
  *
  * Writes topics.png (the topic list), workbench.png (a query's streamed rows),
  * consumer-group.png (a group's lag per partition and its lag-history chart) and processor.png
- * (a stream processor's page: figures, topology, runners, lag).
+ * (a stream processor's page: figures, topology, runners, lag); consumers.png (the group list)
+ * when `--pages` names it. `--pages` takes only the shots named.
  */
 
 import { mkdirSync } from "node:fs";
@@ -20,6 +21,7 @@ import { startServerProcess } from "../test/helpers/server-process.ts";
 
 const OUT = resolve(arg("out", "docs/screenshots"));
 const THEME = arg("theme", "light") as "light" | "dark";
+const PAGES = new Set(arg("pages", "topics,workbench,consumer-group,processor").split(","));
 const log = (...a: unknown[]) => console.error("[screenshots]", ...a);
 
 const { bootstrap, stop: stopCluster } = await scriptBroker(log);
@@ -100,8 +102,29 @@ try {
   for (const [name] of demo) await (await server.request(`/api/topics/${name}`, { role: "admin" })).arrayBuffer();
   await openAs(page, `${server.url}/topics`, "admin");
   await page.getByRole("link", { name: "orders", exact: true }).waitFor();
-  await shot(page, "topics");
+  if (PAGES.has("topics")) await shot(page, "topics");
 
+  if (PAGES.has("consumers")) {
+    await page.goto(`${server.url}/consumers`);
+    await page.getByRole("link", { name: "billing", exact: true }).waitFor();
+    await shot(page, "consumers");
+  }
+  if (PAGES.has("workbench")) await workbench(page);
+  if (PAGES.has("consumer-group")) {
+    await page.goto(`${server.url}/consumers/billing`);
+    await page.locator(".uplot canvas").first().waitFor({ timeout: 60_000 });
+    await shot(page, "consumer-group");
+  }
+  if (PAGES.has("processor")) await processorPage(page);
+  await context.close();
+} finally {
+  await browser.close();
+  await server.stop();
+  await pool.close();
+  await stopCluster();
+}
+
+async function workbench(page: Page) {
   await page.goto(`${server.url}/sql?${new URLSearchParams({ q: "SELECT * FROM orders WHERE status = 'shipped' LIMIT 500" })}`);
   await page.locator(".cm-content").click();
   await page.keyboard.press("Control+Enter");
@@ -110,11 +133,9 @@ try {
     .filter({ hasText: /rows \(/ })
     .waitFor({ timeout: 60_000 });
   await shot(page, "workbench");
+}
 
-  await page.goto(`${server.url}/consumers/billing`);
-  await page.locator(".uplot canvas").first().waitFor({ timeout: 60_000 });
-  await shot(page, "consumer-group");
-
+async function processorPage(page: Page) {
   const created = await server.request("/api/streams", {
     method: "POST",
     role: "admin",
@@ -132,10 +153,4 @@ try {
   await page.locator(".proc-state-running").first().waitFor({ timeout: 60_000 });
   await shot(page, "processor");
   await server.request(`/api/streams/${processor.id}`, { method: "DELETE", role: "admin" });
-  await context.close();
-} finally {
-  await browser.close();
-  await server.stop();
-  await pool.close();
-  await stopCluster();
 }

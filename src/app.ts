@@ -4,7 +4,7 @@ import { bodyLimit } from "hono/body-limit";
 import { compress } from "hono/compress";
 import { AREAS } from "./areas.ts";
 import type { Config } from "./config/schema.ts";
-import { isStoreFull } from "./db/dialect.ts";
+import { isStoreFull, isStoreRefusedText } from "./db/dialect.ts";
 import type { Store } from "./db/index.ts";
 import type { GroupService } from "./domains/access/group-service.ts";
 import type { InternalTopics } from "./domains/access/internal-topics.ts";
@@ -204,6 +204,11 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
         c,
         new AppError("UNAVAILABLE", "Loupe's store is full: the request was not carried out", { headers: { "Retry-After": "30" } }),
       );
+    }
+    if (isStoreRefusedText(err)) {
+      // A NUL in a filter or a name no route's schema checked: bad input, on PostgreSQL as it is.
+      log.warn("the store refused a text of the request", { requestId, method: c.req.method, path: c.req.path });
+      return respondError(c, new AppError("BAD_REQUEST", "The request holds a NUL character, which no name or filter may contain"));
     }
     log.error("unhandled error", { requestId, method: c.req.method, path: c.req.path }, err);
     return respondError(c, new AppError("INTERNAL", "Internal server error"));

@@ -64,6 +64,7 @@ import { createKafkaPool, type KafkaPool } from "./kafka/index.ts";
 import { LagEngine } from "./lag/engine.ts";
 import { LagHistory } from "./lag/history.ts";
 import { LagHistoryStore } from "./lag/history-store.ts";
+import { Inventory } from "./lag/inventory.ts";
 import { OffsetSampler } from "./lag/sampler.ts";
 import { type Logger, LogHub, type LogSink } from "./log/logger.ts";
 import { basicAuthorization, tlsOptions, Upstream } from "./proxy/upstream.ts";
@@ -142,12 +143,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
       ...(c.tls ? { tls: c.tls } : {}),
     })),
   );
-  const sampler = new OffsetSampler(
-    kafka,
-    { intervalMs: config.lag.sampleInterval, windowMs: config.lag.sampleWindow },
-    logs.logger("sampler"),
-  );
-  const lag = new LagEngine(kafka, sampler, { ttlMs: config.lag.cacheTtl });
+  const { inventory, sampler, lag, lagHistory } = lagParts(config, kafka, store.db, logs);
 
   // The features.
   const streams = new StreamRegistry(config.auth.maxStreamsPerUser, { auth });
@@ -171,6 +167,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
   const metadata = new MetadataService(new MetadataRepo(store.db), kafka);
   const topics = new TopicService({
     pool: kafka,
+    inventory,
     lag,
     sampler,
     metadata,
@@ -180,8 +177,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
     internalTopics,
     registry,
   });
-  const lagHistory = new LagHistory(kafka, sampler, new LagHistoryStore(store.db), config.lag.historyGroups, logs.logger("sampler"));
-  const consumers = new ConsumerService(kafka, lag, lagHistory, config.lag.sampleInterval);
+  const consumers = new ConsumerService(kafka, lag, lagHistory, config.lag.sampleInterval, inventory);
   const schemas = new SchemaProxyService({
     upstream: registryUpstream,
     allowDelete: sr?.allowDelete ?? false,
@@ -242,7 +238,7 @@ export async function buildRuntime(config: Config, opts: RuntimeOptions = {}): P
   const connect = connectService(config, alerts.hostHealth, logs);
   watchFailures(config, alerts, { connect, processors, schemas, audit, log: logs.logger("alerts") });
 
-  const jobs = { audit, auth, logs, counters, streams, kafka, sampler, lagHistory, processorEngine, processors, alerts };
+  const jobs = { audit, auth, logs, counters, streams, kafka, inventory, sampler, lagHistory, processorEngine, processors, alerts };
   const shared = store.kind === "postgres";
   const events = shared ? relayAcrossInstances(store.db, instanceName(config), { audit, notifications }, logs.logger("store")) : undefined;
   const background = backgroundJobs(config, { ...jobs, db: store.db, shared, ownerCheckMs: directory?.refreshMs ?? 60_000 });
@@ -352,11 +348,42 @@ function pendingRule(shared: boolean): () => { startedBefore?: number } {
 }
 
 /**
+ * Each cluster's topics and groups listed on a cadence (the inventory), the end-offset sampler,
+ * the shared lag engine and the lag history: what every list, /metrics and the overview read.
+ */
+function lagParts(config: Config, kafka: KafkaPool, db: Db, logs: LogHub) {
+  const inventory = new Inventory(kafka, { intervalMs: config.inventory.refreshInterval });
+  const { sampleInterval, sampleWindow, cacheTtl, historyGroups } = config.lag;
+  const sampler = new OffsetSampler(kafka, { intervalMs: sampleInterval, windowMs: sampleWindow, inventory }, logs.logger("sampler"));
+  const lag = new LagEngine(kafka, sampler, { ttlMs: cacheTtl, inventory });
+  const lagHistory = new LagHistory(kafka, sampler, new LagHistoryStore(db), historyGroups, logs.logger("sampler"), inventory);
+  return { inventory, sampler, lag, lagHistory };
+}
+
+/** What the background jobs run. */
+interface BackgroundParts extends LagJobParts {
+  audit: AuditService;
+  auth: AuthService;
+  logs: LogHub;
+  counters: HttpCounters;
+  streams: StreamRegistry;
+  kafka: KafkaPool;
+  processorEngine: ProcessorEngine;
+  processors: ProcessorService;
+  alerts: AlertParts;
+  db: Db;
+  /** Other instances share the store (PostgreSQL). */
+  shared: boolean;
+  ownerCheckMs: number;
+}
+
+/**
  * Loupe's background work, each job registered once, started in this order (after the app is
  * built, before it serves) and stopped in the reverse order:
  *  - audit-closing: entries a crash left PENDING are closed as UNKNOWN, before any request;
  *  - housekeeping: retention of audit entries and tokens, now (before serving) and hourly;
  *  - metrics-log: the periodic METRICS log line;
+ *  - inventory: each cluster's topic and group listings every inventory.refreshInterval (0: per request);
  *  - offset-sampler: end offsets of every cluster every lag.sampleInterval (0: off);
  *  - lag-history: every group's committed offsets at each sample, stored;
  *  - lag-history-prune: drops stored lag history past its retention (a day of samples, 30 days of hours);
@@ -366,26 +393,7 @@ function pendingRule(shared: boolean): () => { startedBefore?: number } {
  *  - instance-events (a shared store only): the other instances' audit entries and notifications
  *    for this one's streams (registered by createParts).
  */
-function backgroundJobs(
-  config: Config,
-  d: {
-    audit: AuditService;
-    auth: AuthService;
-    logs: LogHub;
-    counters: HttpCounters;
-    streams: StreamRegistry;
-    kafka: KafkaPool;
-    sampler: OffsetSampler;
-    lagHistory: LagHistory;
-    processorEngine: ProcessorEngine;
-    processors: ProcessorService;
-    alerts: AlertParts;
-    db: Db;
-    /** Other instances share the store (PostgreSQL). */
-    shared: boolean;
-    ownerCheckMs: number;
-  },
-): Background {
+function backgroundJobs(config: Config, d: BackgroundParts): Background {
   const log = d.logs.logger("background");
   const interruptedBefore = pendingRule(d.shared);
   const background = new Background({
@@ -411,25 +419,31 @@ function backgroundJobs(
   });
   const housekeepingLog = d.logs.logger("housekeeping");
   background.register(
-    periodicJob("housekeeping", 3_600_000, async () => {
-      try {
-        // A shared store: what an instance that crashed left PENDING is closed by the others.
-        if (d.shared) await d.audit.closeInterrupted(interruptedBefore());
-        await d.audit.prune({
-          maxAgeMs: config.audit.maxAge,
-          maxEntries: config.audit.maxEntries,
-          maxBytes: config.audit.maxBytes,
-          exportDir: config.audit.exportDir ?? join(config.dataDir, "audit-pruned"),
-        });
-        await d.auth.pruneTokens();
-      } catch (e) {
-        housekeepingLog.warn("housekeeping failed", {}, e);
-        throw e;
-      }
-    }),
+    periodicJob(
+      "housekeeping",
+      3_600_000,
+      async () => {
+        try {
+          // A shared store: what an instance that crashed left PENDING is closed by the others.
+          if (d.shared) await d.audit.closeInterrupted(interruptedBefore());
+          await d.audit.prune({
+            maxAgeMs: config.audit.maxAge,
+            maxEntries: config.audit.maxEntries,
+            maxBytes: config.audit.maxBytes,
+            exportDir: config.audit.exportDir ?? join(config.dataDir, "audit-pruned"),
+          });
+          await d.auth.pruneTokens();
+        } catch (e) {
+          housekeepingLog.warn("housekeeping failed", {}, e);
+          throw e;
+        }
+        // One instance of those sharing the store: two would export the same pruned entries twice.
+      },
+      { elected: electedOn(d.db, config)("housekeeping", 2 * 3_600_000) },
+    ),
   );
   background.register(periodicJob("metrics-log", config.log.metricsInterval, metricsLine(config, d), { runAtStart: false }));
-  lagJobs(background, config.lag.sampleInterval > 0, d.sampler, d.lagHistory);
+  lagJobs(background, config, d, electedOn(d.db, config));
   background.register({
     name: "processor-engine",
     enabled: config.processors.enabled,
@@ -513,9 +527,7 @@ function watchFailures(
  * twice, two prunings export twice.
  */
 function alertJobs(background: Background, config: Config, alerts: AlertParts, db: Db, audit: AuditService): void {
-  const instance = instanceName(config);
-  const leases = new Leases(db);
-  const elected = (name: string, ttlMs: number) => () => leases.acquire([name], instance, ttlMs).then((until) => until !== null);
+  const elected = electedOn(db, config);
   background.register({
     name: "alert-delivery",
     start: (runs) => alerts.alertOutbox.start(runs, elected("alert-delivery", 15_000)),
@@ -538,6 +550,17 @@ function alertJobs(background: Background, config: Config, alerts: AlertParts, d
   background.register(
     periodicJob("alert-retention", 3_600_000, () => pruning.prune().then(() => {}), { elected: elected("alert-retention", 2 * 3_600_000) }),
   );
+}
+
+/**
+ * `elected(name, ttlMs)`: a check that takes or renews the lease `name` on the store's clock for
+ * this instance, true while it holds it. A job that must run on one instance of those sharing the
+ * store asks it before each run; another instance takes over `ttlMs` after the holder stops.
+ */
+function electedOn(db: Db, config: Config): (name: string, ttlMs: number) => () => Promise<boolean> {
+  const instance = instanceName(config);
+  const leases = new Leases(db);
+  return (name, ttlMs) => () => leases.acquire([name], instance, ttlMs).then((until) => until !== null);
 }
 
 /** This instance's name among those sharing the store (leases, runner slots, events). */
@@ -587,12 +610,36 @@ function outboxOptions(config: Config): ConstructorParameters<typeof AlertOutbox
   };
 }
 
-/** The end-offset sampler, the lag history that follows its ticks, and the history's pruning: on together (lag.sampleInterval > 0). */
-function lagJobs(background: Background, enabled: boolean, sampler: OffsetSampler, lagHistory: LagHistory): void {
+/** What the lag jobs run: the inventory, the end-offset sampler and the lag history. */
+type LagJobParts = { inventory: Inventory; sampler: OffsetSampler; lagHistory: LagHistory };
+
+/**
+ * The inventory's refresh (inventory.refreshInterval > 0). The end-offset sampler, the lag history
+ * that follows its ticks, and the history's pruning: on together (lag.sampleInterval > 0). Every
+ * instance samples (its pages read the samples); one of those sharing the store writes the
+ * history and prunes it (a lease each).
+ */
+function lagJobs(
+  background: Background,
+  config: Config,
+  d: LagJobParts,
+  elected: (name: string, ttlMs: number) => () => Promise<boolean>,
+): void {
+  const every = config.inventory.refreshInterval;
+  background.register(periodicJob("inventory", every, () => d.inventory.refreshAll(), { enabled: every > 0, runAtStart: false }));
+  const { sampler, lagHistory } = d;
+  const enabled = config.lag.sampleInterval > 0;
+  const writer = elected("lag-history", Math.max(3 * config.lag.sampleInterval, 5_000));
   background.register({ name: "offset-sampler", enabled, start: (runs) => sampler.start(runs), stop: () => sampler.stop() });
-  background.register({ name: "lag-history", enabled, start: (runs) => lagHistory.start(runs), stop: () => lagHistory.stop() });
+  background.register({ name: "lag-history", enabled, start: (runs) => lagHistory.start(runs, writer), stop: () => lagHistory.stop() });
   // Not awaited before serving: after a long stop the first pass may delete a day of samples.
-  background.register(periodicJob("lag-history-prune", 600_000, () => lagHistory.prune().then(() => {}), { enabled, runAtStart: false }));
+  background.register(
+    periodicJob("lag-history-prune", 600_000, () => lagHistory.prune().then(() => {}), {
+      enabled,
+      runAtStart: false,
+      elected: elected("lag-history-prune", 2 * 600_000),
+    }),
+  );
 }
 
 /** The periodic METRICS log line: requests (and since the last line), errors, latency, streams, memory, Kafka round trips. */

@@ -72,6 +72,7 @@ const UI_MAY_IMPORT = new Set([
   "src/domains/quotas/targets.ts",
   "src/domains/schemas/schemas.ts",
   "src/domains/service-accounts/schemas.ts",
+  "src/domains/shared/list-query.ts",
   "src/domains/shared/schemas.ts",
   "src/domains/shared/topic-types.ts",
   "src/domains/topics/names.ts",

@@ -106,6 +106,11 @@ export function authHeaders(cluster: string | null, init?: HeadersInit): Headers
 }
 
 export async function api<T>(path: string, init: RequestInit = {}): Promise<T> {
+  return (await apiWithHeaders<T>(path, init)).body;
+}
+
+/** As `api`, with the answer's headers (a list's page says its totals there). */
+export async function apiWithHeaders<T>(path: string, init: RequestInit = {}): Promise<{ body: T; headers: Headers }> {
   const headers = authHeaders(clusterOf(window.location.search), init.headers);
   headers.set("accept", "application/json");
   if (init.body !== undefined && !headers.has("content-type")) headers.set("content-type", "application/json");
@@ -116,7 +121,8 @@ export async function api<T>(path: string, init: RequestInit = {}): Promise<T> {
   }
   if (!res.ok) throw new ApiError(res.status, await messageOf(res));
   // Some answers are a sentence (topic created or deleted): the text then.
-  return ((res.headers.get("content-type") ?? "").includes("json") ? await res.json() : await res.text()) as T;
+  const body = ((res.headers.get("content-type") ?? "").includes("json") ? await res.json() : await res.text()) as T;
+  return { body, headers: res.headers };
 }
 
 export async function login(user: string, password: string): Promise<void> {

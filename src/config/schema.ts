@@ -645,6 +645,13 @@ export const configSchema = z
       })
       .strict()
       .default({ cacheTtl: 5_000, sampleInterval: 15_000, sampleWindow: 600_000, historyGroups: 2_000 }),
+    inventory: z
+      .object({
+        /** How often each cluster's topic and consumer-group listings are refreshed in the background; 0 lists on every request. */
+        refreshInterval: duration.default(5_000),
+      })
+      .strict()
+      .default({ refreshInterval: 5_000 }),
   })
   .strict()
   .superRefine((cfg, ctx) => {

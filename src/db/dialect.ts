@@ -62,3 +62,12 @@ export function isStoreFull(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   return code === "SQLITE_FULL" || code === "53100" || (err instanceof Error && /database or disk is full/i.test(err.message));
 }
+
+/**
+ * A text the store cannot hold: PostgreSQL refuses a NUL character in any text it is given, even
+ * one only compared (SQLSTATE 22021, "invalid byte sequence for encoding UTF8: 0x00"); SQLite
+ * keeps it. A request's input, never the store's fault.
+ */
+export function isStoreRefusedText(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === "22021";
+}

@@ -4,8 +4,8 @@
  * consumer groups, /metrics, alerts) for `ttlMs`.
  *
  * One snapshot costs:
- *  - ListGroups: one request per broker;
- *  - Metadata: one request (which partitions exist now, so a deleted topic cannot fail the batch);
+ *  - ListGroups and Metadata: none while the inventory's listing is fresh (inventory.ts), else one
+ *    ListGroups per broker and one Metadata request;
  *  - FindCoordinator + OffsetFetch: one batched request each per group coordinator;
  *  - ListOffsets (latest): one request per partition leader;
  *  - share groups (Kafka 4): ListGroups per broker, then FindCoordinator and
@@ -15,6 +15,7 @@
  */
 
 import type { GroupSummary, KafkaPool } from "../kafka/index.ts";
+import { Inventory } from "./inventory.ts";
 import { type OffsetSampler, partitionKey } from "./sampler.ts";
 
 export interface PartitionLag {
@@ -89,13 +90,16 @@ export class LagEngine {
   readonly #shares = new Map<string, ShareRead>();
   /** The sampler's clock by default: lag seconds subtract its sample times from this one. */
   readonly #now: () => number;
+  /** The topics and groups a snapshot reads (listed on the inventory's cadence). */
+  readonly #inventory: Inventory;
 
   constructor(
     private readonly pool: KafkaPool,
     private readonly sampler: OffsetSampler | null,
-    private readonly opts: { ttlMs: number; now?: () => number },
+    private readonly opts: { ttlMs: number; now?: () => number; inventory?: Inventory },
   ) {
     this.#now = opts.now ?? sampler?.now ?? Date.now;
+    this.#inventory = opts.inventory ?? new Inventory(pool, { intervalMs: 0 });
   }
 
   /** The cluster's lag, at most `ttlMs` old (or `maxAgeMs` when given: 0 forces a fresh one). */
@@ -167,9 +171,11 @@ export class LagEngine {
     const t0 = performance.now();
     const before = kafka.requestCount();
     const [groups, topics, shares] = await Promise.all([
-      only ? only.map((groupId) => ({ groupId, state: "Unknown" as const, type: null, protocolType: "" })) : kafka.groups.list(),
+      only
+        ? only.map((groupId) => ({ groupId, state: "Unknown" as const, type: null, protocolType: "" }))
+        : this.#inventory.groups(cluster),
       // Internal topics stay out: the Kafka client's ListOffsets cannot look them up.
-      kafka.topics.list(),
+      this.#inventory.topics(cluster),
       // Share groups' lag is their broker's own figure; a failure (a cluster before Kafka 4) leaves it out.
       only ? { lag: [], at: null } : this.#shareLag(cluster),
     ]);
@@ -188,9 +194,11 @@ export class LagEngine {
         listed = await kafka.offsets.list([...refs.values()], "latest");
         break;
       } catch (e) {
-        // A topic deleted since the listing fails the whole request: leave out the topics
-        // that are gone and ask again, rather than fail every caller's lag.
+        // A topic deleted since the listing (the inventory's, up to one interval old) fails the
+        // whole request: leave out the topics Kafka no longer has and ask again, rather than fail
+        // every caller's lag.
         if ((e as { code?: string }).code !== "NOT_FOUND" || attempt >= 3) throw e;
+        this.#inventory.invalidate(cluster);
         const present = new Set((await kafka.topics.list()).map((t) => t.name));
         for (const [key, ref] of refs) if (!present.has(ref.topic)) refs.delete(key);
       }

@@ -19,6 +19,7 @@ import type { KafkaPool } from "../kafka/index.ts";
 import type { Logger } from "../log/logger.ts";
 import type { RunObserver } from "../util/background.ts";
 import { HOUR_MS, type LagHistoryStore, RAW_KEEP_MS, type StoredLag, type StoredPoint } from "./history-store.ts";
+import type { Inventory } from "./inventory.ts";
 import type { UnreadRef } from "./record-times.ts";
 import { type OffsetSampler, partitionKey, type Sample } from "./sampler.ts";
 
@@ -55,6 +56,8 @@ export const MAX_WINDOW_MS = 30 * 86_400_000;
 export class LagHistory {
   /** Hears of each point recorded, or failed (see start). */
   #runs: RunObserver | undefined;
+  /** Whether this instance writes the history now (one of those sharing the store does); absent: always. */
+  #elected: (() => Promise<boolean>) | undefined;
   #stopped = false;
   /** Ticks being recorded: a stop waits for them, so none writes to a store closed after it. */
   readonly #writing = new Set<Promise<void>>();
@@ -67,11 +70,14 @@ export class LagHistory {
     /** Groups written per tick and cluster (lag.historyGroups), the most lagging first. */
     readonly maxGroups = 2_000,
     private readonly log?: Logger,
+    /** Where the groups are listed at each tick; without one, Kafka is asked. */
+    private readonly inventory?: Inventory,
   ) {
     sampler.onSample(async (cluster, sample) => {
       if (this.#stopped) return;
       const run = (async () => {
         try {
+          if (this.#elected && !(await this.#elected())) return;
           await this.record(cluster, sample);
           this.#runs?.ran();
         } catch (e) {
@@ -89,10 +95,14 @@ export class LagHistory {
     return this.sampler.now();
   }
 
-  /** Records at each sampler tick (again, after a stop), telling `runs` of each. */
-  start(runs?: RunObserver): void {
+  /**
+   * Records at each sampler tick (again, after a stop), telling `runs` of each; with `elected`,
+   * only the ticks at which it answers true (the instance holding the history's lease).
+   */
+  start(runs?: RunObserver, elected?: () => Promise<boolean>): void {
     this.#stopped = false;
     this.#runs = runs;
+    this.#elected = elected;
   }
 
   /** Records no more points (those kept stay); resolves once the ticks under way are written. */
@@ -104,7 +114,7 @@ export class LagHistory {
   /** Reads every group's committed offsets and stores one point per group and topic, at the sample's time. */
   async record(cluster: string, sample: Sample): Promise<void> {
     const kafka = this.pool.get(cluster);
-    const groups = await kafka.groups.list();
+    const groups = this.inventory ? await this.inventory.groups(cluster) : await kafka.groups.list();
     const committed = await kafka.groups.committedOffsets(groups.map((g) => g.groupId));
     // Unread records older than the sampler's history are dated by their own timestamp (read
     // once per committed offset), as the group's page does: the sampler alone would stop the

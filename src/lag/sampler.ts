@@ -9,6 +9,7 @@
 import type { KafkaPool } from "../kafka/index.ts";
 import type { Logger } from "../log/logger.ts";
 import type { RunObserver } from "../util/background.ts";
+import type { Inventory } from "./inventory.ts";
 import { MAX_READS_PER_TICK, readUnreadTimes, type UnreadRef, unreadKey } from "./record-times.ts";
 
 export interface Sample {
@@ -64,7 +65,13 @@ export class OffsetSampler {
 
   constructor(
     private readonly pool: KafkaPool,
-    private readonly opts: { intervalMs: number; windowMs: number; now?: () => number },
+    private readonly opts: {
+      intervalMs: number;
+      windowMs: number;
+      now?: () => number;
+      /** Where the topics are listed (the first try of a tick); without one, Kafka is asked. */
+      inventory?: Inventory;
+    },
     private readonly log?: Logger,
   ) {
     this.now = opts.now ?? Date.now;
@@ -106,8 +113,9 @@ export class OffsetSampler {
       try {
         const kafka = this.pool.get(cluster);
         for (let attempt = 1; ; attempt++) {
-          // Internal topics stay out: the Kafka client's ListOffsets cannot look them up.
-          const topics = await kafka.topics.list();
+          // Internal topics stay out: the Kafka client's ListOffsets cannot look them up. A retry
+          // asks Kafka itself: the inventory's listing had a topic since deleted.
+          const topics = attempt === 1 && this.opts.inventory ? await this.opts.inventory.topics(cluster) : await kafka.topics.list();
           const refs = topics.flatMap((t) => Array.from({ length: t.partitions }, (_, partition) => ({ topic: t.name, partition })));
           const t = this.now();
           try {

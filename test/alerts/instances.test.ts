@@ -1,5 +1,6 @@
+// @postgres
 /**
- * Two instances of Loupe sharing one store: one of them (the holder of the `alert-delivery`
+ * Two instances of Loupe sharing one store (one SQLite file, or one PostgreSQL database): one of them (the holder of the `alert-delivery`
  * lease) sends the outbox, so a webhook gets each notification once whichever instance raised it.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -7,6 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type TestRuntime, testRuntime } from "../helpers/runtime.ts";
+import { testStoreSection } from "../helpers/store.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 const dataDir = mkdtempSync(join(tmpdir(), "loupe-alert-instances-"));
@@ -22,15 +24,19 @@ const receiver = Bun.serve({
 });
 let a: TestRuntime;
 let b: TestRuntime;
+let store: Awaited<ReturnType<typeof testStoreSection>> | undefined;
 
 beforeAll(async () => {
   const alerts = { evaluationInterval: 0, webhooks: [{ name: "shared", url: `http://127.0.0.1:${receiver.port}/` }] };
-  a = await testRuntime({ dataDir, processors: { instance: "alerts-a" }, alerts });
-  b = await testRuntime({ dataDir, processors: { instance: "alerts-b" }, alerts });
+  // The store both share: the file in dataDir, or one PostgreSQL database.
+  store = await testStoreSection(dataDir);
+  a = await testRuntime({ dataDir, ...store.section, processors: { instance: "alerts-a" }, alerts });
+  b = await testRuntime({ dataDir, ...store.section, processors: { instance: "alerts-b" }, alerts });
 });
 afterAll(async () => {
   await b?.dispose();
   await a?.dispose();
+  await store?.drop();
   receiver.stop(true);
   rmSync(dataDir, { recursive: true, force: true });
 });
@@ -76,7 +82,7 @@ describe("two instances on one store", () => {
     expect(mine.length).toBe(11);
     expect(new Set(mine).size).toBe(11);
     // One holder of the lease.
-    const lease = a.store.sqlite.query("SELECT holder FROM leases WHERE name = 'alert-delivery'").get() as { holder: string };
-    expect(["alerts-a", "alerts-b"]).toContain(lease.holder);
+    const lease = await a.store.db.selectFrom("leases").select("holder").where("name", "=", "alert-delivery").executeTakeFirstOrThrow();
+    expect(["alerts-a", "alerts-b"]).toContain(lease.holder ?? "");
   });
 });

@@ -1,4 +1,5 @@
 // @no-services
+// @postgres
 /**
  * Retention of alert notifications (issue 27), on an injected clock: past the age (counted from a
  * notification's end, an event's start) or beyond the count, oldest first, each exported as a JSON
@@ -9,10 +10,10 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openStore } from "../../src/db/index.ts";
 import { NotificationRetention } from "../../src/domains/alerts/retention.ts";
 import { AuditService } from "../../src/domains/audit/service.ts";
 import { LogHub } from "../../src/log/logger.ts";
+import { openTestStore } from "../helpers/store.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "loupe-alert-retention-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -46,7 +47,7 @@ const ROWS: Row[] = [
 ];
 
 test("27: notifications past the age or beyond the count go, exported and audited; none still to deliver, no condition that holds", async () => {
-  const store = await openStore(join(dir, "data"));
+  const store = await openTestStore(join(dir, "data"));
   const db = store.db;
   for (const r of ROWS) {
     const { id } = await db

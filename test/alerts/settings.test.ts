@@ -1,3 +1,4 @@
+// @postgres
 /**
  * Alert settings and conditions through the API (SPEC: alert setting, identifiers, the settings
  * endpoints; CLIENTS.md 3): the listing by category, enabling with no body, conditions with and
@@ -96,7 +97,7 @@ describe("alert settings", () => {
     expect(entries.map((e) => [e.change, e.content.enabled, e.content.outcome])).toContainEqual(["UPDATE", "false", "SUCCESS"]);
     expect(entries.map((e) => [e.change, e.content.enabled, e.content.outcome])).toContainEqual(["UPDATE", "true", "SUCCESS"]);
     // Stored: the row in the store holds the state.
-    const row = rt.store.sqlite.query("SELECT enabled FROM alert_settings WHERE alert_id = 1005").get() as { enabled: number };
+    const row = await rt.store.db.selectFrom("alert_settings").select("enabled").where("alert_id", "=", 1005).executeTakeFirstOrThrow();
     expect(row.enabled).toBe(1);
   });
 });

@@ -30,6 +30,8 @@ const LIVE = `${RUN}-live`;
 const HISTORY = `${RUN}-history`;
 /** 29: a Kafka 4 share group, empty, its start offsets past the first records. */
 const SHARED = `${RUN}-shared`;
+/** 28: more groups than one page of the list (200): the next page comes as the list scrolls. */
+const MANY = Array.from({ length: 250 }, (_, i) => `${RUN}-many-${String(i).padStart(3, "0")}`);
 
 let server: ServerProcess;
 let browser: Browser;
@@ -51,13 +53,15 @@ beforeAll(async () => {
     { topic: TOPIC, partition: 1, offset: 0 },
   ]);
   await pool.default().groups.alterOffsets(DOOMED, [{ topic: TOPIC, partition: 0, offset: 1 }]);
+  for (let i = 0; i < MANY.length; i += 50)
+    await Promise.all(MANY.slice(i, i + 50).map((g) => pool.default().groups.alterOffsets(g, [{ topic: TOPIC, partition: 0, offset: 6 }])));
   browser = await launchChromium();
 }, 120_000);
 
 afterAll(async () => {
   await pool
     ?.default()
-    .groups.delete([GROUP, CHARTED, DOOMED, LIVE, HISTORY, SHARED])
+    .groups.delete([GROUP, CHARTED, DOOMED, LIVE, HISTORY, SHARED, ...MANY])
     .catch(() => {});
   await server?.request(`/api/topics/${TOPIC}`, { method: "DELETE", role: "admin" }).catch(() => {});
   await pool?.close();
@@ -94,6 +98,37 @@ const lagCells = (page: Page) =>
     .evaluateAll((trs) => trs.map((tr) => Number(tr.querySelectorAll("td")[4]?.textContent)));
 
 describe("consumer groups", () => {
+  test("28: the list asks the server for the next page as it scrolls: 250 groups in pages of 200", async () => {
+    await withPage(browser, "groups paging", async (page) => {
+      const pages: string[] = [];
+      page.on("request", (r) => {
+        const url = new URL(r.url());
+        if (url.pathname === "/api/consumers") pages.push(url.searchParams.get("page") ?? "");
+      });
+      await signedIn(page, `/consumers?q=${RUN}-many&sort=name`, "read");
+      // Made before the server listed any group: in its inventory from the first listing on.
+      await page
+        .getByTestId("group-count")
+        .getByText(/^250 of [\d,]+ groups/)
+        .waitFor();
+      const table = page.getByRole("table", { name: "Consumer groups" });
+      expect(await table.getAttribute("aria-rowcount")).toBe("251");
+      await page.getByRole("link", { name: MANY[0]! }).waitFor();
+      // Scrolled to the end (again as rows arrive): the second page brings the last group.
+      const last = page.getByRole("link", { name: MANY.at(-1)! });
+      await waitFor(
+        async () => {
+          await page.locator(".grid-scroll").evaluate((el) => el.scrollTo(0, el.scrollHeight));
+          return last.isVisible();
+        },
+        { timeoutMs: 20_000, intervalMs: 200, what: "the last group after scrolling to the end" },
+      );
+      expect(await table.locator("tbody tr").count()).toBeLessThan(60);
+      // Page 1 at the start, page 2 once scrolled: no request for everything.
+      expect([...new Set(pages)].sort()).toEqual(["1", "2"]);
+    });
+  });
+
   test("the list shows the group's lag; its page the lag per partition; the reset to latest clears it", async () => {
     await withPage(browser, "group reset", async (page) => {
       await signedIn(page, `/consumers?q=${GROUP}`, "write");

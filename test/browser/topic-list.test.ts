@@ -104,6 +104,8 @@ describe("the topic list's size, messages/s and lag", () => {
       ];
       for (const [label, direction, order, url] of cases) {
         await sortBy(page, label, direction);
+        // The server sorts: the table is busy until the new order is in.
+        await page.locator('table.grid[aria-busy="false"]').waitFor();
         expect({ label, direction, order: await shownNames(page) }).toEqual({ label, direction, order });
         expect(page.url()).toMatch(url);
       }

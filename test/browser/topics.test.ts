@@ -182,11 +182,15 @@ describe("the topics page", () => {
         expect(first.length).toBeLessThan(40);
         expect(first[0]!.name).toBe(`${RUN}-t00`);
 
+        // The server sorts: the table is busy until the new order is in.
+        const sorted = page.locator('table.grid[aria-busy="false"]');
         await page.getByRole("button", { name: "Partitions" }).click();
         await page.waitForURL(/sort=partitions/);
+        await sorted.waitFor();
         expect((await shownRows(page))[0]!.partitions).toBe(1);
         await page.getByRole("button", { name: /Partitions/ }).click();
         await page.waitForURL(/dir=desc/);
+        await sorted.waitFor();
         const desc = await shownRows(page);
         expect(desc[0]).toEqual({ name: `${RUN}-t02`, partitions: 3 });
         expect(await page.getByRole("columnheader", { name: /Partitions/ }).getAttribute("aria-sort")).toBe("descending");

@@ -275,7 +275,7 @@ describe("guard rails and secrets through the proxy", () => {
     // A change carrying the secrets; then the audit table as stored.
     const put = await settled(rt, `${base}/config`, { method: "PUT", role: "write", body: JSON.stringify(heartbeatConfig(secrets)) });
     expect(put.status).toBe(200);
-    const rows = rt.store.sqlite.query("SELECT content FROM audit WHERE type = 'CONNECTOR'").all() as { content: string }[];
+    const rows = await rt.store.db.selectFrom("audit").select("content").where("type", "=", "CONNECTOR").execute();
     const stored = rows.map((r) => r.content).join("\n");
     expect(stored).toContain(name);
     for (const v of Object.values(secrets)) expect(stored).not.toContain(v);
@@ -336,7 +336,7 @@ describe("guard rails and secrets through the proxy", () => {
       outcome: "FAILURE",
       connectError: expect.stringContaining(`Invalid value ${MASK} for configuration`),
     });
-    const rows = rt.store.sqlite.query("SELECT content FROM audit").all() as { content: string }[];
+    const rows = await rt.store.db.selectFrom("audit").select("content").execute();
     const stored = rows.map((r) => r.content).join("\n");
     expect(stored).toContain(name);
     expect(stored).not.toContain("SECRET-");
@@ -354,7 +354,7 @@ describe("guard rails and secrets through the proxy", () => {
     });
     // The name, the guard rails and the topics pass; Connect refuses the value.
     expect([res.status, await res.text()]).toEqual([400, expect.stringContaining("Invalid value zero for configuration tasks.max")]);
-    const rows = rt.store.sqlite.query("SELECT content FROM audit").all() as { content: string }[];
+    const rows = await rt.store.db.selectFrom("audit").select("content").execute();
     const stored = rows.map((r) => r.content).join("\n");
     expect(stored).toContain(name);
     expect(stored).not.toContain("pem-in-intent");

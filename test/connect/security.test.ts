@@ -167,10 +167,9 @@ describe("what reaches a Connect worker", () => {
       role: "write",
       body: JSON.stringify({ name, config: { ...heartbeatConfig(), ...secrets } }),
     });
-    const rows = () =>
-      rt.store.sqlite.query("SELECT outcome, content FROM audit WHERE type = 'CONNECTOR'").all() as { outcome: string; content: string }[];
+    const rows = () => rt.store.db.selectFrom("audit").select(["outcome", "content"]).where("type", "=", "CONNECTOR").execute();
     const pending = await eventually("the pending intent", async () =>
-      rows().find((r) => r.outcome === "PENDING" && r.content.includes(name)),
+      (await rows()).find((r) => r.outcome === "PENDING" && r.content.includes(name)),
     );
     expect(JSON.parse(pending.content)).toEqual({
       clusterAlias: "rec",
@@ -180,15 +179,11 @@ describe("what reaches a Connect worker", () => {
     });
     held.resolve();
     expect((await answer).status).toBe(200);
-    const done = rows().find((r) => r.content.includes(name))!;
+    const done = (await rows()).find((r) => r.content.includes(name))!;
     expect(done.outcome).toBe("SUCCESS");
     expect(JSON.parse(JSON.parse(done.content).config)).toMatchObject({ "ssl.key": "********", "webhook.sig": "********" });
-    for (const v of Object.values(secrets))
-      expect(
-        rows()
-          .map((r) => r.content)
-          .join(),
-      ).not.toContain(v);
+    const stored = (await rows()).map((r) => r.content).join();
+    for (const v of Object.values(secrets)) expect(stored).not.toContain(v);
   });
 
   test("traversal in any encoding is 400, or resolved by Bun before routing into another Loupe route; no worker ever sees a path step", async () => {

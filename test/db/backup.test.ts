@@ -2,7 +2,9 @@
  * `loupe backup` while Loupe serves a write load of audited changes, and `loupe restore` into a
  * fresh data directory (issue 27): every change acknowledged before the backup began is in the
  * restored store, with its audit entry; restore refuses a store a server has open, and a damaged
- * file, replacing nothing.
+ * file, replacing nothing. SQLite's by nature (the file, its copy before migrating, its bytes):
+ * its servers run on SQLite whatever LOUPE_TEST_STORE says. On PostgreSQL `loupe backup` and
+ * `restore` refuse (postgres.test.ts), and a newer schema is refused as here (store.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -112,11 +114,17 @@ describe("27: backup and restore", () => {
     const target = mkdtempSync(join(tmpdir(), "loupe-upgrade-"));
     const data = join(target, "data");
     const previous = await openStore(data, MIGRATIONS.slice(0, -1));
-    previous.sqlite
-      .query(
-        "INSERT INTO audit (timestamp, user_id, type, change, content) VALUES (?, 'alice', 'TOPIC', 'ADD', '{\"topic\":\"from-the-old-release\"}')",
-      )
-      .run(Date.now());
+    await previous.db
+      .insertInto("audit")
+      .values({
+        timestamp: Date.now(),
+        user_id: "alice",
+        type: "TOPIC",
+        change: "ADD",
+        content: '{"topic":"from-the-old-release"}',
+        success: 1,
+      })
+      .execute();
     await previous.close();
     const upgraded = await startServerProcess({}, { dir: target });
     try {
@@ -134,7 +142,7 @@ describe("27: backup and restore", () => {
     const target = mkdtempSync(join(tmpdir(), "loupe-newer-"));
     const data = join(target, "data");
     const store = await openStore(data);
-    store.sqlite.query("INSERT INTO schema_version VALUES (9999, 'from a newer release', 0)").run();
+    await store.db.insertInto("schema_version").values({ version: 9999, name: "from a newer release", applied_at: 0 }).execute();
     await store.close();
     const file = join(data, "loupe.db");
     const before = sha(file);

@@ -3,7 +3,8 @@
  * other, a logout on one ends it on the other at its next request and closes its stream there,
  * the audit entries and alert notifications of one reach the other's live streams, a processor's
  * runners split between them, and when one is SIGKILLed its runners and the alert evaluation
- * move to the other: output exactly once, an alert raised once.
+ * move to the other: output exactly once, an alert raised once. The lag history's writer and the
+ * housekeeping are elected by leases too.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -41,7 +42,7 @@ beforeAll(async () => {
     store,
     processors: { instance, lease: "2s" },
     alerts: { evaluationInterval: "1s" },
-    lag: { cacheTtl: 0 },
+    lag: { cacheTtl: 0, sampleInterval: "1s" },
   });
   // One after the other: the first creates the tables, the second finds them.
   a = await startServerProcess(config("instance-a"));
@@ -167,7 +168,7 @@ describe("28: two instances on one PostgreSQL store", () => {
     expect((await b.request("/api/auth", { headers: { "x-service-token": token } })).status).toBe(401);
   });
 
-  test("28: one instance SIGKILLed: its processor runners and the alert evaluation move to the survivor; output exactly once, the lag alert raised once", async () => {
+  test("28: one instance SIGKILLed: its processor runners, the alert evaluation and the lag history's writing move to the survivor; output exactly once, the lag alert raised once", async () => {
     const via = (server: () => ServerProcess) =>
       ({ request: (path: string, init?: RequestInit & { role?: Role }) => server().request(path, init) }) as unknown as TestRuntime;
     // A processor with two runners: one on each instance.
@@ -230,6 +231,11 @@ describe("28: two instances on one PostgreSQL store", () => {
     const holder = async () => (await storeDb.query("SELECT holder, lease_until FROM leases WHERE name = 'alert-evaluation'")).rows[0];
     const held = await holder();
     const [dead, survivor, name] = held.holder === "instance-a" ? [a, b, "instance-b"] : [b, a, "instance-a"];
+    // The lag history is written by one instance (a lease), as the housekeeping is run by one.
+    const leaseHolder = async (lease: string) =>
+      (await storeDb.query("SELECT holder FROM leases WHERE name = $1", [lease])).rows[0]?.holder as string | undefined;
+    expect(["instance-a", "instance-b"]).toContain((await pollFor("the housekeeping's lease", () => leaseHolder("housekeeping"), 30_000))!);
+    await pollFor("the lag history's writer elected", () => leaseHolder("lag-history"), 30_000);
     await dead.kill();
     await produce(kafka, source, records(200, 200));
 
@@ -245,6 +251,11 @@ describe("28: two instances on one PostgreSQL store", () => {
     await pollFor(
       "two passes on the survivor",
       async () => (Number((await holder()).lease_until) >= taken + 2_000 ? true : undefined),
+      30_000,
+    );
+    await pollFor(
+      "the lag history written by the survivor",
+      async () => ((await leaseHolder("lag-history")) === name ? true : undefined),
       30_000,
     );
     // Still the one notification: the survivor found it active in the store and raised nothing again.

@@ -83,6 +83,8 @@ export async function testRuntime(
     dataDir,
     users,
     kafka: { clusters: [{ name: "local", bootstrapServers: bootstrap(), default: true }] },
+    // Topics and groups listed on every request: tests make them behind Loupe's back and list at once.
+    inventory: { refreshInterval: 0 },
     ...store.section,
     ...raw,
   });

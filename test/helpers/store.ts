@@ -10,7 +10,7 @@
  * configures it (store.passwordFile).
  */
 import { randomBytes } from "node:crypto";
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { sql } from "kysely";
 import pg from "pg";
@@ -49,9 +49,11 @@ export interface TestDatabase {
 export async function freshDatabase(dir: string): Promise<TestDatabase> {
   const admin = new URL(requireEnv("POSTGRES_URL"));
   const name = `loupe_${Date.now().toString(36)}_${randomBytes(5).toString("hex")}`;
-  await asAdmin(admin, `CREATE DATABASE ${name} TEMPLATE template0`);
+  // Made if missing, as openStore makes SQLite's data directory.
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
   const passwordFile = join(dir, "store-password");
   writeFileSync(passwordFile, `${decodeURIComponent(admin.password)}\n`, { mode: 0o600 });
+  await asAdmin(admin, `CREATE DATABASE ${name} TEMPLATE template0`);
   const url = new URL(admin);
   url.password = "";
   url.pathname = `/${name}`;
@@ -72,6 +74,19 @@ export async function openTestStore(dir: string, migrations: Migration[] = MIGRA
 }
 
 /**
+ * A store a test closes and opens again (a restart, an upgrade): SQLite in `dir`, or one fresh
+ * PostgreSQL database that each `open` opens and `drop` removes once the test is done.
+ */
+export async function reopenableTestStore(dir: string): Promise<{ open(migrations?: Migration[]): Promise<Store>; drop(): Promise<void> }> {
+  if (testStoreKind() === "sqlite") return { open: (migrations = MIGRATIONS) => openStore(dir, migrations), drop: async () => {} };
+  const database = await freshDatabase(dir);
+  return {
+    open: (migrations = MIGRATIONS) => openPostgresStore({ url: database.url, passwordFile: database.passwordFile }, migrations),
+    drop: database.drop,
+  };
+}
+
+/**
  * The `store` section of a test server's configuration: none on SQLite (the store is in its
  * dataDir), a fresh database on PostgreSQL. `drop` removes that database once the server closed.
  */
@@ -86,4 +101,12 @@ export async function testStoreSection(
 /** The rows of a statement of SQL both stores read alike, on a test's store. */
 export async function rowsOf<T>(store: Store, statement: string): Promise<T[]> {
   return (await sql.raw<T>(statement).execute(store.db)).rows;
+}
+
+/**
+ * The store a test server of `dataDir` and `section` (testStoreSection's) keeps, opened on its
+ * own between two starts: to leave in it what a killed instance would have left.
+ */
+export function openStoreOf(dataDir: string, section: { store?: { url: string; passwordFile: string } }): Promise<Store> {
+  return section.store ? openPostgresStore(section.store) : openStore(dataDir);
 }

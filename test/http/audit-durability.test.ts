@@ -1,3 +1,4 @@
+// @postgres
 /**
  * An audited change is recorded before it is acknowledged: the intent first (503, and Kafka
  * untouched, when it cannot be stored), then the change, then the outcome; a stop in between
@@ -10,12 +11,15 @@ import { join } from "node:path";
 import { z } from "zod";
 import { buildRuntime, type Runtime } from "../../src/compose.ts";
 import { parseConfig } from "../../src/config/load.ts";
+import { isStoreFull } from "../../src/db/dialect.ts";
+import type { Store } from "../../src/db/index.ts";
 import { UNKNOWN_REASON } from "../../src/domains/audit/service.ts";
 import { hashToken } from "../../src/domains/auth/service.ts";
 import { defineRoute, text } from "../../src/http/route.ts";
 import { uniqueTopic } from "../cluster/cluster.ts";
 import { fillStore } from "../helpers/full-store.ts";
 import { bootstrap, errorOf, MemorySink, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
+import { testStoreKind, testStoreSection } from "../helpers/store.ts";
 import { eventually } from "../kafka/helpers.ts";
 
 type Entry = { type: string; change: string; userId: string; timestamp: number; content: Record<string, string> };
@@ -57,7 +61,7 @@ describe("with the store full", () => {
     const admin = await rt.token("admin");
     const name = uniqueTopic("full");
     created.push(name);
-    const release = fillStore(rt.store.sqlite);
+    const release = await fillStore(rt.store);
     try {
       const res = await rt.request("/api/topics", {
         method: "POST",
@@ -73,7 +77,7 @@ describe("with the store full", () => {
       // Reads still work on a full store.
       expect((await rt.request("/api/audit?type=TOPIC", { token: admin })).status).toBe(200);
     } finally {
-      release();
+      await release();
     }
     // Checked through the broker itself: the change was never made.
     expect(await topicExists(rt, name)).toBe(false);
@@ -92,13 +96,13 @@ describe("with the store full", () => {
     await kafka.topics.create({ name, partitions: 1, replication: 1 });
     await kafka.writes.produce(name, [{ value: "a" }, { value: "b" }, { value: "c" }]);
     const write = await rt.token("write");
-    const release = fillStore(rt.store.sqlite);
+    const release = await fillStore(rt.store);
     try {
       const res = await rt.request(`/api/topics/${name}/0/2`, { method: "DELETE", token: write });
       expect(res.status).toBe(503);
       expect((await errorOf(res)).code).toBe("UNAVAILABLE");
     } finally {
-      release();
+      await release();
     }
     expect((await kafka.offsets.bounds([name]))[0]).toMatchObject({ earliest: 0, latest: 3 });
     expect((await entries("TOPIC_DATA")).some((e) => e.content.outcome === "SUCCESS" && e.content.topicName === name)).toBe(false);
@@ -106,13 +110,13 @@ describe("with the store full", () => {
 
   test("regression: a denial on a full store still answers 403 (the lost entry is logged)", async () => {
     const nodata = await rt.token("nodata");
-    const release = fillStore(rt.store.sqlite);
+    const release = await fillStore(rt.store);
     try {
       const res = await rt.request("/api/audit", { token: nodata });
       expect(res.status).toBe(403);
       expect((await errorOf(res)).code).toBe("FORBIDDEN");
     } finally {
-      release();
+      await release();
     }
     expect(rt.sink.text()).toContain("audit entry could not be stored");
   });
@@ -122,16 +126,15 @@ describe("logout on a full store", () => {
   test("regression: logout on a full disk must still revoke the token", async () => {
     const token = await rt.token("read");
     const other = await rt.token("nodata");
-    const release = fillStore(rt.store.sqlite);
+    const release = await fillStore(rt.store);
     try {
       // Really full: not even one more token row fits.
-      expect(() =>
-        rt.store.sqlite
-          .query(
-            "INSERT INTO tokens (hash, user_name, roles, source, created_at, last_used_at, expires_at) VALUES (?, 'x', '[]', 'x', 1, 1, 1)",
-          )
-          .run("f".repeat(64)),
-      ).toThrow("full");
+      const refused = await rt.store.db
+        .insertInto("tokens")
+        .values({ hash: "f".repeat(64), user_name: "x", roles: "[]", source: "x", created_at: 1, last_used_at: 1, expires_at: 1 })
+        .execute()
+        .catch((e: unknown) => e);
+      expect(isStoreFull(refused)).toBe(true);
       const res = await rt.request("/api/logout", { method: "POST", token });
       expect(res.status).toBe(200);
       expect(await res.json()).toEqual({ success: true });
@@ -139,35 +142,50 @@ describe("logout on a full store", () => {
       // Other sessions are untouched.
       expect((await rt.request("/api/auth", { token: other })).status).toBe(200);
     } finally {
-      release();
+      await release();
     }
-    // Revoked in the store, not only in memory: a restart does not bring it back.
-    const row = rt.store.sqlite.query("SELECT count(*) AS n FROM tokens WHERE revoked_at IS NULL AND hash = ?").get(hashToken(token)) as {
-      n: number;
-    };
-    expect(row.n).toBe(0);
+    // Revoked in the store, not only in memory, once it takes writes again (SQLite changed the row
+    // in place; PostgreSQL, which writes a new version of it, refused, and housekeeping records it):
+    // a restart does not bring it back.
+    await rt.auth.pruneTokens();
+    const open = await rt.store.db
+      .selectFrom("tokens")
+      .select("hash")
+      .where("revoked_at", "is", null)
+      .where("hash", "=", hashToken(token))
+      .execute();
+    expect(open).toEqual([]);
   });
 });
 
 describe("a stop between the change and its entry", () => {
   const dirs: string[] = [];
-  afterAll(() => {
+  const drops: (() => Promise<void>)[] = [];
+  afterAll(async () => {
+    for (const drop of drops) await drop();
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
 
   let hashes: Promise<[string, string]> | undefined;
 
-  /** A runtime on `dataDir` with one admin and one writer; a second call opens the same store again. */
-  async function openAt(dataDir: string, app: Parameters<typeof buildRuntime>[1] = {}) {
+  /** Where a runtime keeps its state: a data directory and its store, both kept across restarts. */
+  interface Place {
+    dataDir: string;
+    store: Awaited<ReturnType<typeof testStoreSection>>["section"];
+  }
+
+  /** A runtime on `place` with one admin and one writer; a second call opens the same store again. */
+  async function openAt(place: Place, app: Parameters<typeof buildRuntime>[1] = {}) {
     hashes ??= Promise.all([Bun.password.hash("alice-pw-1", "argon2id"), Bun.password.hash("wanda-pw-1", "argon2id")]);
     const [alice, wanda] = await hashes;
     const config = parseConfig({
-      dataDir,
+      dataDir: place.dataDir,
       users: [
         { name: "alice", passwordHash: alice, roles: ["admin"] },
         { name: "wanda", passwordHash: wanda, roles: ["write"] },
       ],
       kafka: { clusters: [{ name: "local", bootstrapServers: bootstrap(), default: true }] },
+      ...place.store,
     });
     const sink = new MemorySink();
     const runtime = await buildRuntime(config, { sink, ...app });
@@ -180,15 +198,32 @@ describe("a stop between the change and its entry", () => {
     return { runtime, sink, login, audit };
   }
 
-  function tempDir(): string {
-    const d = mkdtempSync(join(tmpdir(), "loupe-audit-"));
-    dirs.push(d);
-    return d;
+  async function tempPlace(): Promise<Place> {
+    const dataDir = mkdtempSync(join(tmpdir(), "loupe-audit-"));
+    dirs.push(dataDir);
+    const store = await testStoreSection(dataDir);
+    drops.push(store.drop);
+    return { dataDir, store: store.section };
+  }
+
+  /**
+   * On a shared store (PostgreSQL) a start closes only the PENDING entries older than an hour:
+   * another instance's change may be under way. The entries left open are made two hours old,
+   * as those of an instance that stopped that long ago; nothing on SQLite, where a start closes
+   * them all.
+   */
+  async function ageOpenEntries(store: Store): Promise<void> {
+    if (store.kind !== "postgres") return;
+    await store.db
+      .updateTable("audit")
+      .set((eb) => ({ timestamp: eb("timestamp", "-", 2 * 3_600_000) }))
+      .where("outcome", "=", "PENDING")
+      .execute();
   }
 
   test("regression: Loupe killed between the Kafka call and the audit insert left a change with no entry", async () => {
-    const dataDir = tempDir();
-    const first = await openAt(dataDir);
+    const place = await tempPlace();
+    const first = await openAt(place);
     // What the middleware stores before the handler runs; the process then stops before completing it.
     const pending = await first.runtime.audit.begin({
       type: "TOPIC",
@@ -202,7 +237,17 @@ describe("a stop between the change and its entry", () => {
     expect(during.find((e) => e.type === "TOPIC")!.content).toEqual({ topicName: "orders", partitions: "3", outcome: "PENDING" });
     await first.runtime.close();
 
-    const second = await openAt(dataDir);
+    if (testStoreKind() === "postgres") {
+      // 28: a start on a shared store leaves a recent entry open: its change may be another instance's, under way.
+      const early = await openAt(place);
+      try {
+        expect((await early.audit()).find((e) => e.type === "TOPIC")!.content.outcome).toBe("PENDING");
+        await ageOpenEntries(early.runtime.store);
+      } finally {
+        await early.runtime.close();
+      }
+    }
+    const second = await openAt(place);
     try {
       const [entry] = (await second.audit()).filter((e) => e.type === "TOPIC");
       expect(entry).toMatchObject({ change: "ADD", userId: "wanda" });
@@ -212,7 +257,7 @@ describe("a stop between the change and its entry", () => {
       await second.runtime.close();
     }
     // Closed once: a third start finds nothing left open.
-    const third = await openAt(dataDir);
+    const third = await openAt(place);
     try {
       expect(await third.runtime.audit.closeInterrupted()).toBe(0);
     } finally {
@@ -221,14 +266,14 @@ describe("a stop between the change and its entry", () => {
   });
 
   test("regression: a change made while its entry could not be completed left no trace of its outcome", async () => {
-    const dataDir = tempDir();
-    let release: (() => void) | undefined;
-    const first = await openAt(dataDir, {
+    const place = await tempPlace();
+    let release: (() => Promise<void>) | undefined;
+    const first = await openAt(place, {
       app: {
         // The store fills up while the change is being made: the intent is stored, the completion is not.
         extraRoutes: (group) =>
-          group.handle(fill, (c) => {
-            release = fillStore(first.runtime.store.sqlite);
+          group.handle(fill, async (c) => {
+            release = await fillStore(first.runtime.store);
             // What the change acted on makes the completed entry larger than its intent: no room.
             c.set("auditContent", { note: "n".repeat(600) });
             return c.text("made", 201);
@@ -241,12 +286,13 @@ describe("a stop between the change and its entry", () => {
     });
     expect(res.status).toBe(201);
     expect(first.sink.text()).toContain("audit entry could not be completed");
-    release!();
-    const left = first.runtime.store.sqlite.query("SELECT outcome FROM audit WHERE type = 'ACL'").all();
+    await release!();
+    const left = await first.runtime.store.db.selectFrom("audit").select("outcome").where("type", "=", "ACL").execute();
     expect(left).toEqual([{ outcome: "PENDING" }]);
+    await ageOpenEntries(first.runtime.store);
     await first.runtime.close();
 
-    const second = await openAt(dataDir);
+    const second = await openAt(place);
     try {
       const entry = (await second.audit()).find((e) => e.type === "ACL")!;
       expect(entry.content).toMatchObject({ name: "x1", outcome: "UNKNOWN", reason: UNKNOWN_REASON });
@@ -271,10 +317,9 @@ describe("the order of intent, change and outcome", () => {
     }
     const mine = seen.filter((e) => e.content.topicName === name);
     expect(mine.map((e) => e.content.outcome)).toEqual(["SUCCESS"]);
-    const stored = rt.store.sqlite
-      .query("SELECT outcome, success FROM audit WHERE type = 'TOPIC' AND json_extract(content, '$.topicName') = ?")
-      .all(name);
-    expect(stored).toEqual([{ outcome: "SUCCESS", success: 1 }]);
+    const stored = await rt.store.db.selectFrom("audit").select(["outcome", "success", "content"]).where("type", "=", "TOPIC").execute();
+    const ofTopic = stored.filter((r) => (JSON.parse(r.content) as { topicName?: string }).topicName === name);
+    expect(ofTopic.map(({ outcome, success }) => ({ outcome, success }))).toEqual([{ outcome: "SUCCESS", success: 1 }]);
   });
 
   test("delete-records stores its intent before answering and completes it when the deletion ends", async () => {

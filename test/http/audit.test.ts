@@ -160,6 +160,19 @@ describe("audit", () => {
     expect((await errorOf(badType)).code).toBe("VALIDATION_FAILED");
   });
 
+  test("28: a NUL in the user filter answers 400 on PostgreSQL, which refuses the text (it answered 500), and no entry on SQLite", async () => {
+    const res = await rt.request("/api/audit?user=bob%00", { role: "admin" });
+    if (rt.store.kind === "postgres") {
+      expect(res.status).toBe(400);
+      const body = await errorOf(res);
+      expect(body.code).toBe("BAD_REQUEST");
+      expect(body.message).toContain("NUL character");
+    } else {
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual([]);
+    }
+  });
+
   test("retention removes entries by age and by count", async () => {
     for (let i = 0; i < 5; i++) await rt.audit.record({ type: "QUOTAS", change: "UPDATE", user: "alice" });
     const [{ n: before }] = (await rowsOf<{ n: number }>(rt.store, "SELECT count(*) AS n FROM audit")) as [{ n: number }];

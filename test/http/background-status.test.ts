@@ -7,7 +7,9 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { sql } from "kysely";
 import { type TestRuntime, testRuntime } from "../helpers/runtime.ts";
+import { testStoreKind, testStoreSection } from "../helpers/store.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 interface Job {
@@ -22,6 +24,7 @@ const ORDER = [
   "audit-closing",
   "housekeeping",
   "metrics-log",
+  "inventory",
   "offset-sampler",
   "lag-history",
   "lag-history-prune",
@@ -30,12 +33,14 @@ const ORDER = [
   "alert-delivery",
   "alert-evaluation",
   "alert-retention",
+  // Only on a store other instances share (PostgreSQL): their audit entries and alerts, read.
+  ...(testStoreKind() === "postgres" ? ["instance-events"] : []),
   "redrive-engine",
 ];
 
 describe("24.3: the background jobs' status in GET /api/health", () => {
   test("24.3: every job, in start order, running, with its last run; all stopped at close", async () => {
-    const rt = await testRuntime();
+    const rt = await testRuntime({ inventory: { refreshInterval: "5s" } });
     try {
       const jobsOf = async () => ((await (await rt.request("/api/health")).json()) as { jobs: Job[] }).jobs;
       const started = Date.now();
@@ -135,16 +140,32 @@ describe("24.3: the background jobs' status in GET /api/health", () => {
 
   test("24: audit closing that cannot close the entries a crash left open reports its failure (status, /metrics, log) and Loupe serves on", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "loupe-closing-"));
+    // The store both starts open: the file in dataDir, or one PostgreSQL database.
+    const store = await testStoreSection(dataDir);
     let second: TestRuntime | undefined;
     try {
       // A start that leaves an entry PENDING (as a crash does), and a store that refuses to change it.
-      const first = await testRuntime({ dataDir });
+      const first = await testRuntime({ dataDir, ...store.section });
       await first.audit.begin({ type: "TOPIC", change: "ADD", user: "wanda", content: {}, request: { topicName: "orders" } });
-      first.store.sqlite.exec(
-        "CREATE TRIGGER audit_stuck BEFORE UPDATE ON audit WHEN OLD.outcome = 'PENDING' BEGIN SELECT RAISE(ABORT, 'audit rows are stuck'); END",
-      );
+      if (first.store.kind === "postgres") {
+        // A shared store's start closes only entries older than an hour: this one is made that old.
+        await first.store.db
+          .updateTable("audit")
+          .set((eb) => ({ timestamp: eb("timestamp", "-", 2 * 3_600_000) }))
+          .where("outcome", "=", "PENDING")
+          .execute();
+        await sql`CREATE FUNCTION audit_stuck() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'audit rows are stuck'; END $$`.execute(
+          first.store.db,
+        );
+        await sql`CREATE TRIGGER audit_stuck BEFORE UPDATE ON audit FOR EACH ROW WHEN (OLD.outcome = 'PENDING') EXECUTE FUNCTION audit_stuck()`.execute(
+          first.store.db,
+        );
+      } else
+        await sql`CREATE TRIGGER audit_stuck BEFORE UPDATE ON audit WHEN OLD.outcome = 'PENDING' BEGIN SELECT RAISE(ABORT, 'audit rows are stuck'); END`.execute(
+          first.store.db,
+        );
       await first.dispose();
-      second = await testRuntime({ dataDir });
+      second = await testRuntime({ dataDir, ...store.section });
       const closing = ((await (await second.request("/api/health")).json()) as { jobs: Job[] }).jobs.find(
         (j) => j.name === "audit-closing",
       );
@@ -162,6 +183,7 @@ describe("24.3: the background jobs' status in GET /api/health", () => {
       expect(entries.find((e) => e.content.topicName === "orders")?.content.outcome).toBe("PENDING");
     } finally {
       await second?.dispose();
+      await store.drop();
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 60_000);

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { LiveClient } from "../clients/ws-client.ts";
-import { fillStore } from "../helpers/full-store.ts";
 import { errorOf, ROLE_USERS, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 import { createReadyTopic } from "../helpers/topics.ts";
 import { StreamReader } from "./stream-reader.ts";
@@ -346,62 +345,4 @@ describe("changing one's own password", () => {
           .catch(() => {});
     }
   }, 60_000);
-});
-
-describe("first start with no users", () => {
-  test("creates admin with the given password and stores only a hash", async () => {
-    const fresh = await testRuntime({}, { withUsers: false, adminPassword: "first-start-pw" });
-    try {
-      expect(fresh.generatedAdminPassword).toBeUndefined();
-      const row = fresh.store.sqlite.query("SELECT password_hash FROM users WHERE name = 'admin'").get() as { password_hash: string };
-      expect(row.password_hash).toStartWith("$argon2id$");
-      expect(row.password_hash).not.toContain("first-start-pw");
-      const res = await fresh.app.request("/api/login", {
-        method: "POST",
-        body: JSON.stringify({ user: "admin", password: "first-start-pw" }),
-      });
-      expect(res.status).toBe(200);
-    } finally {
-      await fresh.dispose();
-    }
-  });
-
-  test("creates admin with a random password that is handed back once", async () => {
-    const fresh = await testRuntime({}, { withUsers: false });
-    try {
-      const pw = fresh.generatedAdminPassword!;
-      expect(pw.length).toBeGreaterThanOrEqual(20);
-      const res = await fresh.app.request("/api/login", { method: "POST", body: JSON.stringify({ user: "admin", password: pw }) });
-      expect(res.status).toBe(200);
-      const again = await fresh.auth.ensureBootstrapAdmin();
-      expect(again).toEqual({ created: false });
-    } finally {
-      await fresh.dispose();
-    }
-  });
-});
-
-describe("a full store", () => {
-  test("regression: a login on a full store answered 500; it is 503 with Retry-After, and works again once there is room", async () => {
-    const full = await testRuntime();
-    try {
-      const lift = fillStore(full.store.sqlite);
-      const user = ROLE_USERS.read;
-      const refused = await full.app.request("/api/login", {
-        method: "POST",
-        body: JSON.stringify({ user: user.name, password: user.password }),
-      });
-      expect(refused.status).toBe(503);
-      expect(refused.headers.get("retry-after")).toBe("30");
-      expect((await errorOf(refused)).code).toBe("UNAVAILABLE");
-      lift();
-      const ok = await full.app.request("/api/login", {
-        method: "POST",
-        body: JSON.stringify({ user: user.name, password: user.password }),
-      });
-      expect(ok.status).toBe(200);
-    } finally {
-      await full.dispose();
-    }
-  });
 });

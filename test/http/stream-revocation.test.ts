@@ -1,14 +1,17 @@
+// @postgres
 /**
  * Open event streams end, each with its final line, when their token stops allowing them: a
  * logout, the user's removal or downgrade, the token's expiry, and a logout the full store
  * could not record.
  */
 
-import type { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { UserConfig } from "../../src/config/schema.ts";
+import { isStoreFull } from "../../src/db/dialect.ts";
+import { hashToken } from "../../src/domains/auth/service.ts";
 import { StreamRegistry } from "../../src/http/sse.ts";
 import { uniqueTopic } from "../cluster/cluster.ts";
+import { fillStore } from "../helpers/full-store.ts";
 import { ROLE_USERS, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 import { StreamReader } from "./stream-reader.ts";
 
@@ -135,47 +138,22 @@ describe("revoking a token closes its streams", () => {
   });
 });
 
-/**
- * Fills the store for real: no page may be added (max_page_count pinned at the current count),
- * the free pages are used up by a scratch table, and the page holding the tokens is packed, so
- * the row change a revocation makes would need a page the store cannot have.
- */
-function fillStore(sqlite: Database): () => void {
-  sqlite.run("CREATE TABLE IF NOT EXISTS scratch_fill (v BLOB)");
-  sqlite.run(
-    "INSERT INTO tokens (hash, user_name, roles, source, created_at, last_used_at, expires_at, revoked_at) VALUES ('fill', '', '[]', 'store', 0, 0, 0, 0)",
-  );
-  const pages = (sqlite.query("PRAGMA page_count").get() as { page_count: number }).page_count;
-  sqlite.run(`PRAGMA max_page_count = ${pages}`);
-  const full = (f: () => void) => {
-    try {
-      f();
-      return false;
-    } catch (e) {
-      if ((e as { code?: string }).code !== "SQLITE_FULL") throw e;
-      return true;
-    }
-  };
-  for (const size of [4096, 512, 64, 8, 1]) while (!full(() => sqlite.run("INSERT INTO scratch_fill VALUES (?)", [new Uint8Array(size)])));
-  for (const grow of [1024, 256, 64, 16, 4, 1])
-    while (!full(() => sqlite.run("UPDATE tokens SET user_name = user_name || ? WHERE hash = 'fill'", ["x".repeat(grow)])));
-  return () => {
-    sqlite.run("PRAGMA max_page_count = 1073741823");
-    sqlite.run("DROP TABLE scratch_fill");
-    sqlite.run("DELETE FROM tokens WHERE hash = 'fill'");
-  };
-}
-
 describe("logout on a full disk", () => {
   test("regression: a logout the full store could not record left the token working", async () => {
     const full = await testRuntime();
-    let unfill: (() => void) | undefined;
+    let unfill: (() => Promise<void>) | undefined;
     try {
       const token = await loginAs(full, ROLE_USERS.admin.name, ROLE_USERS.admin.password);
       const s = await auditStream(full, token);
-      unfill = fillStore(full.store.sqlite);
-      // The store really refuses a row change like the one a revocation makes (0 to a timestamp).
-      expect(() => full.store.sqlite.run("UPDATE tokens SET created_at = ? WHERE hash = 'fill'", [Date.now()])).toThrow("full");
+      unfill = await fillStore(full.store, { tokenUpdates: true });
+      // The store really refuses the row change a revocation makes.
+      const refused = await full.store.db
+        .updateTable("tokens")
+        .set({ revoked_at: Date.now() })
+        .where("hash", "=", hashToken(token))
+        .execute()
+        .catch((e: unknown) => e);
+      expect(isStoreFull(refused)).toBe(true);
       const out = await full.request("/api/logout", { method: "POST", token });
       expect(out.status).toBe(200);
       expect(await out.json()).toEqual({ success: true });
@@ -184,12 +162,12 @@ describe("logout on a full disk", () => {
       expect(s.lines().at(-1)).toBe("data:");
       expect(full.sink.text()).toContain("could not record a logout");
       // Once the store takes writes again, the revocation is recorded there too.
-      unfill();
+      await unfill();
       unfill = undefined;
       await full.auth.pruneTokens();
       expect((await full.request("/api/auth", { token })).status).toBe(401);
     } finally {
-      unfill?.();
+      await unfill?.();
       await full.dispose();
     }
   });

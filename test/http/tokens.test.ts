@@ -1,3 +1,4 @@
+// @postgres
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { UserConfig } from "../../src/config/schema.ts";
 import { errorOf, ROLE_USERS, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
@@ -35,7 +36,7 @@ describe("tokens", () => {
 
   test("only a hash of the token is stored", async () => {
     const token = await freshToken();
-    const rows = rt.store.sqlite.query("SELECT * FROM tokens").all();
+    const rows = await rt.store.db.selectFrom("tokens").selectAll().execute();
     expect(JSON.stringify(rows)).not.toContain(token);
   });
 
@@ -98,7 +99,7 @@ describe("tokens", () => {
   test("revocation holds across a restart of the service (store-backed)", async () => {
     const token = await freshToken();
     await rt.auth.logout(token);
-    const row = rt.store.sqlite.query("SELECT revoked_at FROM tokens WHERE revoked_at IS NOT NULL").all();
+    const row = await rt.store.db.selectFrom("tokens").select("revoked_at").where("revoked_at", "is not", null).execute();
     expect(row.length).toBeGreaterThan(0);
   });
 });
@@ -133,27 +134,30 @@ describe("roles come from the current user record", () => {
 
   test("regression: a store user's token kept its roles after the user record changed", async () => {
     const store = await testRuntime({}, { withUsers: false, adminPassword: "store-admin-pw", auth: { now: () => clock } });
+    /** The admin's record written to the table directly, as another instance or an operator would. */
+    const setAdmin = (values: { roles?: string; disabled?: number }) =>
+      store.store.db.updateTable("users").set(values).where("name", "=", "admin").execute();
     try {
       const token = await freshToken("admin", "store-admin-pw", store);
       expect((await as(token, "/api/audit", store)).status).toBe(200);
       // Through the service: applies at the next request.
-      store.store.sqlite.run(`UPDATE users SET roles = '["read"]' WHERE name = 'admin'`);
+      await setAdmin({ roles: '["read"]' });
       store.auth.invalidateUsers();
       expect((await as(token, "/api/audit", store)).status).toBe(403);
       expect((await as(token, "/api/sql/queries", store)).status).toBe(200);
       // Written to the table by other means: applies within a second.
-      store.store.sqlite.run(`UPDATE users SET roles = '[]' WHERE name = 'admin'`);
+      await setAdmin({ roles: "[]" });
       clock += 1_000;
       // No role and no group: signed in, and nothing more.
       expect((await as(token, "/api/auth", store)).status).toBe(200);
       expect((await as(token, "/api/sql/queries", store)).status).toBe(403);
-      store.store.sqlite.run(`UPDATE users SET disabled = 1 WHERE name = 'admin'`);
+      await setAdmin({ disabled: 1 });
       clock += 1_000;
       expect((await as(token, "/api/auth", store)).status).toBe(401);
-      store.store.sqlite.run(`UPDATE users SET roles = '["admin"]', disabled = 0 WHERE name = 'admin'`);
+      await setAdmin({ roles: '["admin"]', disabled: 0 });
       store.auth.invalidateUsers();
       expect((await as(token, "/api/audit", store)).status).toBe(200);
-      store.store.sqlite.run(`DELETE FROM users WHERE name = 'admin'`);
+      await store.store.db.deleteFrom("users").where("name", "=", "admin").execute();
       store.auth.invalidateUsers();
       expect((await as(token, "/api/auth", store)).status).toBe(401);
     } finally {

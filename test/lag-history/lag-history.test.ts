@@ -7,13 +7,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { openStore } from "../../src/db/index.ts";
+import { join } from "node:path";
 import { LagHistory } from "../../src/lag/history.ts";
 import { LagHistoryStore } from "../../src/lag/history-store.ts";
 import { OffsetSampler, partitionKey } from "../../src/lag/sampler.ts";
 import { uniqueTopic } from "../cluster/cluster.ts";
 import { errorOf, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
+import { openTestStore } from "../helpers/store.ts";
 import { createReadyTopic } from "../helpers/topics.ts";
 
 let rt: TestRuntime;
@@ -148,7 +148,8 @@ describe("GET /api/consumers/{group}/lag-history", () => {
 describe("LagHistory bounds", () => {
   test("beyond maxGroups (lag.historyGroups), the groups with the most lag are the ones stored", async () => {
     const { topic, group } = await lagging([3], [0]);
-    const store = await openStore(mkdtempSync(join(tmpdir(), "loupe-lh-")));
+    const dir = mkdtempSync(join(tmpdir(), "loupe-lh-"));
+    const store = await openTestStore(dir);
     const lh = new LagHistory(rt.kafka, new OffsetSampler(rt.kafka, { intervalMs: 0, windowMs: 60_000 }), new LagHistoryStore(store.db), 1);
     // A sample that knows only this test's topic: every other group of the shared broker lags 0 in it.
     const t = Date.now();
@@ -156,6 +157,6 @@ describe("LagHistory bounds", () => {
     expect(await lh.size(CLUSTER)).toBe(1);
     expect((await lh.points(CLUSTER, group, 60_000))!.points.map((p) => p.lag)).toEqual([3]);
     await store.close();
-    rmSync(dirname(store.path), { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true });
   }, 30_000);
 });

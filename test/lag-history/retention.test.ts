@@ -1,3 +1,4 @@
+// @postgres
 /**
  * Thirty days of lag history, with the sampler's clock injected: the test moves time instead of
  * waiting for it. A real group lags on the real broker; the sampler ticks every twelve hours of
@@ -8,7 +9,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openStore, type Store } from "../../src/db/index.ts";
+import type { Store } from "../../src/db/index.ts";
 import { ConsumerService } from "../../src/domains/consumers/service.ts";
 import { LagEngine } from "../../src/lag/engine.ts";
 import { LagHistory } from "../../src/lag/history.ts";
@@ -16,6 +17,7 @@ import { HOUR_MS, LagHistoryStore, RAW_KEEP_MS } from "../../src/lag/history-sto
 import { OffsetSampler } from "../../src/lag/sampler.ts";
 import { uniqueTopic } from "../cluster/cluster.ts";
 import { type TestRuntime, testRuntime } from "../helpers/runtime.ts";
+import { openTestStore, rowsOf } from "../helpers/store.ts";
 import { createReadyTopic } from "../helpers/topics.ts";
 
 const CLUSTER = "local";
@@ -29,7 +31,7 @@ const groups: string[] = [];
 beforeAll(async () => {
   rt = await testRuntime({ lag: { cacheTtl: 0, sampleInterval: 0 } });
   dir = mkdtempSync(join(tmpdir(), "loupe-lh-retention-"));
-  store = await openStore(dir);
+  store = await openTestStore(dir);
 });
 afterAll(async () => {
   await store.close();
@@ -79,10 +81,10 @@ test("26: 30 days of lag history answer from the hourly tier after a day of samp
   expect(pruned.hours).toBeGreaterThan(0);
 
   // Nothing older than its tier's retention is left on disk.
-  const oldestRaw = store.sqlite.query("SELECT min(t) AS t FROM lag_points").get() as { t: number };
-  expect(oldestRaw.t).toBeGreaterThanOrEqual(now - RAW_KEEP_MS);
-  const oldestHour = store.sqlite.query("SELECT min(t) AS t FROM lag_hours").get() as { t: number };
-  expect(oldestHour.t).toBeGreaterThanOrEqual(now - 30 * DAY - HOUR_MS);
+  const [oldestRaw] = await rowsOf<{ t: number }>(store, "SELECT min(t) AS t FROM lag_points");
+  expect(Number(oldestRaw!.t)).toBeGreaterThanOrEqual(now - RAW_KEEP_MS);
+  const [oldestHour] = await rowsOf<{ t: number }>(store, "SELECT min(t) AS t FROM lag_hours");
+  expect(Number(oldestHour!.t)).toBeGreaterThanOrEqual(now - 30 * DAY - HOUR_MS);
 
   const month = await service.lagHistory(CLUSTER, group, 30 * DAY);
   expect(month).toMatchObject({ group, windowMs: 30 * DAY, intervalMs: HOUR_MS, downsampled: true });

@@ -4,7 +4,6 @@
  * keeps answering, the others keep running), and a runner that an instance died in (marked in
  * the store before its risky phase) not started again blindly.
  */
-import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,6 +12,7 @@ import { ProcessorRepo } from "../../src/domains/processors/repo.ts";
 import type { ProcessorRow } from "../../src/domains/processors/types.ts";
 import { startMachineLag } from "../helpers/machine-lag.ts";
 import { errorOf, testRuntime } from "../helpers/runtime.ts";
+import { openStoreOf, testStoreSection } from "../helpers/store.ts";
 import { pollFor } from "../helpers/wait.ts";
 import {
   action,
@@ -256,7 +256,9 @@ describe("the state budget", () => {
 describe("a runner an instance died in", () => {
   test("22.3: a slot left marked in a risky phase by an instance that did not stop cleanly starts PAUSED with the reason; an unmarked one runs again", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "loupe-guards-"));
-    const config = { dataDir, processors: { instance: "guards-instance", maxStateBytes: "64k" } };
+    // The store every start opens again: the file in dataDir, or one PostgreSQL database.
+    const store = await testStoreSection(dataDir);
+    const config = { dataDir, ...store.section, processors: { instance: "guards-instance", maxStateBytes: "64k" } };
     const made: string[] = [];
     let rt = await testRuntime(config);
     try {
@@ -292,19 +294,16 @@ describe("a runner an instance died in", () => {
 
       // What an instance killed by the kernel leaves: its leases held, the state RUNNING, and the
       // mark of the risky phase it was in (here: restoring the state).
-      const db = new Database(join(dataDir, "loupe.db"));
-      db.run("UPDATE processor_runners SET instance = ?, lease_until = ?, state = 'RUNNING', risk = ? WHERE processor_id = ?", [
-        "guards-instance",
-        Date.now() + 60_000,
-        "restoring its state from the changelog",
-        risky,
-      ]);
-      db.run("UPDATE processor_runners SET instance = ?, lease_until = ?, state = 'RUNNING', risk = NULL WHERE processor_id = ?", [
-        "guards-instance",
-        Date.now() + 60_000,
-        plain,
-      ]);
-      db.close();
+      const left = await openStoreOf(dataDir, store.section);
+      const leave = (id: string, risk: string | null) =>
+        left.db
+          .updateTable("processor_runners")
+          .set({ instance: "guards-instance", lease_until: Date.now() + 60_000, state: "RUNNING", risk })
+          .where("processor_id", "=", id)
+          .execute();
+      await leave(risky, "restoring its state from the changelog");
+      await leave(plain, null);
+      await left.close();
 
       rt = await testRuntime(config);
       const paused = await untilState(rt, risky, "PAUSED");
@@ -330,6 +329,7 @@ describe("a runner an instance died in", () => {
       await action(rt, plain, "delete", "admin");
     } finally {
       await rt.dispose({ topics: made });
+      await store.drop();
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 180_000);

@@ -3,7 +3,6 @@
  * group, its removal), at start-up and at each resume, the owner must still read the source and
  * write the target, or the processor is paused with the reason in its answer and the audit log.
  */
-import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -13,6 +12,7 @@ import { Attribute, Change, Client } from "ldapts";
 import { LDAP_PEOPLE_DN, ldapEnv, ldapGroupDn, ldapUserDn } from "../cluster/cluster.ts";
 import { errorOf, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
 import { scopedUser, topicGroup } from "../helpers/scoped.ts";
+import { openStoreOf, testStoreSection } from "../helpers/store.ts";
 import { action, jsonTopic, outputOf, processorFixture, produce, sourceAndTarget, untilState } from "./helpers.ts";
 
 const f = processorFixture();
@@ -108,8 +108,10 @@ describe("the owner's access is checked again", () => {
 
   test("22.5: at start-up, a processor whose owner lost access while Loupe was down starts PAUSED with the reason", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "loupe-owner-"));
+    // The store both starts open: the file in dataDir, or one PostgreSQL database.
+    const store = await testStoreSection(dataDir);
     const made: string[] = [];
-    let rt = await testRuntime({ dataDir });
+    let rt = await testRuntime({ dataDir, ...store.section });
     try {
       const source = await jsonTopic(rt.kafka.default(), "asleep", 1, made);
       const target = await jsonTopic(rt.kafka.default(), "asleep-out", 1, made);
@@ -119,15 +121,16 @@ describe("the owner's access is checked again", () => {
       await untilState(rt, id, "RUNNING");
       await rt.dispose();
       // Changed in the store while no Loupe ran: no access-change event tells anyone.
-      const db = new Database(join(dataDir, "loupe.db"));
-      db.run("UPDATE users SET groups = '[]' WHERE name = ?", [owner]);
-      db.close();
-      rt = await testRuntime({ dataDir });
+      const asleep = await openStoreOf(dataDir, store.section);
+      await asleep.db.updateTable("users").set({ groups: "[]" }).where("name", "=", owner).execute();
+      await asleep.close();
+      rt = await testRuntime({ dataDir, ...store.section });
       const paused = await untilState(rt, id, "PAUSED", 30_000);
       expect(paused.deploymentErrorMsg).toBe(`Paused by Loupe: its owner '${owner}' no longer holds read on '${source}'`);
       await action(rt, id, "delete", "admin");
     } finally {
       await rt.dispose({ topics: made });
+      await store.drop();
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 90_000);

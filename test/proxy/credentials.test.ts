@@ -72,7 +72,7 @@ describe("credentials in backend URLs", () => {
     seen.push(JSON.stringify(alerts));
     await read("/api/alerts?limit=50", "admin");
     await read("/api/logs/INFO", "admin");
-    const stored = rt.store.sqlite.query("SELECT * FROM alert_notifications").all();
+    const stored = await rt.store.db.selectFrom("alert_notifications").selectAll().execute();
     seen.push(JSON.stringify(stored));
     // The start-up warning names each key and the URL without the credentials.
     const logs = rt.sink.text();

@@ -225,11 +225,19 @@ describe("formats from topic metadata", () => {
     await f.produce(t, [
       { key: int32(5), value: userType.toBuffer({ id: 9, name: "raw", email: null, tags: [], avatar: Buffer.alloc(0) }) },
     ]);
-    f.rt.store.sqlite
-      .query(
-        "INSERT INTO topic_metadata (cluster, topic, key_type, value_type, key_schema, value_schema, updated_by, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-      )
-      .run("local", t, "INT", "AVRO", null, JSON.stringify(userSchema), "test", Date.now());
+    await f.rt.store.db
+      .insertInto("topic_metadata")
+      .values({
+        cluster: "local",
+        topic: t,
+        key_type: "INT",
+        value_type: "AVRO",
+        key_schema: null,
+        value_schema: JSON.stringify(userSchema),
+        updated_by: "test",
+        updated_at: Date.now(),
+      })
+      .execute();
     const s = await stream(f.rt, `SELECT _key, name FROM \`${t}\``);
     expect(values(s)).toEqual([{ _key: 5, name: "raw" }]);
     const overridden = await stream(f.rt, `SET key.format = BYTES; SELECT _key FROM \`${t}\``);

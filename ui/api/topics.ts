@@ -3,6 +3,7 @@
  * partitions, the config names of the brokers, and deleting an empty consumer group. Types come
  * from the server's schemas (src/domains/topics/schemas.ts), never copied by hand.
  */
+import { keepPreviousData, useInfiniteQuery } from "@tanstack/react-query";
 import {
   type BrowseAnswer,
   type BrowsedRecord,
@@ -14,11 +15,12 @@ import {
   produceBody,
   type Seek,
   type TopicListItemShape,
+  type TopicListQuery,
   type TopicShape,
   type WriteFormat,
   type WriteFormats,
 } from "../../src/domains/topics/schemas.ts";
-import { api } from "../session.ts";
+import { api, apiWithHeaders } from "../session.ts";
 import { checked } from "./check.ts";
 
 export type { BrowseAnswer, BrowsedRecord, ProduceAnswer, ProduceBody, Seek, WriteFormat, WriteFormats };
@@ -33,6 +35,42 @@ export const topicsKey = (cluster: string | null) => ["topics", cluster] as cons
 
 export const fetchTopic = (name: string) => api<TopicDetail>(path(name));
 export const fetchTopics = () => api<TopicItem[]>("/api/topics");
+
+/** Topics asked per page as the list scrolls. */
+export const TOPIC_PAGE_SIZE = 200;
+
+/** One page of the topic list, with the totals the answer's headers say. */
+export interface TopicPage {
+  items: TopicItem[];
+  /** Topics that match the search and the internal toggle. */
+  total: number;
+  /** Topics the user may see, before both. */
+  unfiltered: number;
+  /** Control topics among those. */
+  controlTopics: number;
+}
+
+/**
+ * The topic list as the user scrolls it: pages of TOPIC_PAGE_SIZE asked one after the other, the
+ * last answer shown while a new search or order is asked.
+ */
+export const useTopicPages = (cluster: string | null, query: Omit<TopicListQuery, "perPage" | "page">) =>
+  useInfiniteQuery({
+    queryKey: [...topicsKey(cluster), query],
+    queryFn: ({ pageParam }) => fetchTopicPage({ ...query, page: pageParam }),
+    initialPageParam: 1,
+    getNextPageParam: (last: TopicPage, all: TopicPage[]) => (all.length * TOPIC_PAGE_SIZE < last.total ? all.length + 1 : undefined),
+    placeholderData: keepPreviousData,
+  });
+
+/** A page of the list searched and sorted by the server (`GET /api/topics?search=…&page=…`). */
+async function fetchTopicPage(query: Omit<TopicListQuery, "perPage">): Promise<TopicPage> {
+  const q = new URLSearchParams({ perPage: String(TOPIC_PAGE_SIZE) });
+  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== "") q.set(k, String(v));
+  const { body, headers } = await apiWithHeaders<TopicItem[]>(`/api/topics?${q}`);
+  const count = (name: string) => Number(headers.get(name) ?? body.length);
+  return { items: body, total: count("X-Total-Count"), unfiltered: count("X-Unfiltered-Count"), controlTopics: count("X-Control-Topics") };
+}
 
 /** What the message browser asks: a start, or positions to go on from. */
 export interface BrowseParams {

@@ -1,4 +1,4 @@
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { type InfiniteData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, type RefObject, useEffect, useId, useRef, useState } from "react";
 import {
   addPartitions,
@@ -8,7 +8,7 @@ import {
   fetchTopic,
   fetchTopicConfigKeys,
   type TopicDetail,
-  type TopicItem,
+  type TopicPage,
   topicConfigKeysKey,
   topicKey,
   topicsKey,
@@ -47,7 +47,10 @@ export function CreateTopicDialog({ dialog, cluster }: { dialog: RefObject<HTMLD
   const [preset, setPreset] = useState("none");
   const [configs, setConfigs] = useState<ConfigDraft[]>([]);
   const keys = useQuery({ queryKey: topicConfigKeysKey(cluster), queryFn: fetchTopicConfigKeys, staleTime: 600_000 });
-  const existing = (client.getQueryData<TopicItem[]>(topicsKey(cluster)) ?? []).map((t) => t.topicName);
+  // The names of the list's pages loaded so far (the server refuses any other that exists).
+  const existing = client
+    .getQueriesData<InfiniteData<TopicPage>>({ queryKey: topicsKey(cluster) })
+    .flatMap(([, data]) => data?.pages.flatMap((p) => p.items.map((t) => t.topicName)) ?? []);
   const create = useMutation({
     mutationFn: createTopic,
     onSuccess: async (_text, body) => {

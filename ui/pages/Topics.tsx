@@ -1,9 +1,9 @@
-import { useQuery } from "@tanstack/react-query";
 import { useVirtualizer } from "@tanstack/react-virtual";
-import { useMemo, useRef } from "react";
-import { fetchTopics, type TopicItem, topicsKey } from "../api/topics.ts";
+import { useRef } from "react";
+import { useTopicPages } from "../api/topics.ts";
 import { clusterOf, withCluster } from "../cluster.ts";
 import { ErrorAlert, Link } from "../components.tsx";
+import { useLoadMore } from "../paging.ts";
 import { replaceParams } from "../router.ts";
 import "../styles/topic-list.css";
 import { bytes, number } from "../format.ts";
@@ -23,18 +23,6 @@ const COLUMNS: Array<{ key: SortKey | null; label: string; numeric?: boolean }> 
 ];
 const ROW_HEIGHT = 36;
 
-/** Unknown figures (null) sort as below zero. */
-const known = (v: number | null | undefined) => (v === null || v === undefined ? -1 : v);
-
-const compare: Record<SortKey, (a: TopicItem, b: TopicItem) => number> = {
-  name: (a, b) => a.topicName.localeCompare(b.topicName),
-  partitions: (a, b) => a.partitions - b.partitions,
-  messages: (a, b) => a.totalMessages - b.totalMessages,
-  size: (a, b) => known(a.sizeBytes) - known(b.sizeBytes),
-  rate: (a, b) => a.messagesPerSecond - b.messagesPerSecond,
-  lag: (a, b) => known(a.lag) - known(b.lag),
-};
-
 /** The page's state, all in the URL: `q` (search), `sort`, `dir`, `internal`, `cluster`. */
 function viewOf(location: string) {
   const params = new URLSearchParams(location.includes("?") ? location.slice(location.indexOf("?")) : "");
@@ -42,23 +30,25 @@ function viewOf(location: string) {
   return { params, q: params.get("q") ?? "", sort, desc: params.get("dir") === "desc", internal: params.get("internal") === "1" };
 }
 
-/** Topics: searched as you type, sorted by a column, internal topics hidden unless asked; rows virtualized. */
+/**
+ * Topics: searched as you type, sorted by a column, internal topics hidden unless asked, all by
+ * the server (10,000 topics stay quick); rows virtualized, further pages asked as the list scrolls.
+ */
 export function TopicsPage({ location, canWrite }: { location: string; canWrite: boolean }) {
   const cluster = clusterOf(location);
   const view = viewOf(location);
-  const topics = useQuery({ queryKey: topicsKey(cluster), queryFn: fetchTopics });
+  const topics = useTopicPages(cluster, {
+    search: view.q,
+    orderBy: view.sort,
+    sortOrder: view.desc ? "desc" : "asc",
+    internal: view.internal ? "1" : "0",
+  });
 
   const set = (changes: Record<string, string | null>) => replaceParams("/topics", view.params, changes);
 
-  const rows = useMemo(() => {
-    const needle = view.q.toLowerCase();
-    const all = topics.data ?? [];
-    const shown = all.filter((t) => (view.internal || !t.isControlTopic) && (needle === "" || t.topicName.toLowerCase().includes(needle)));
-    const by = compare[view.sort];
-    shown.sort((a, b) => (view.desc ? -by(a, b) : by(a, b)) || a.topicName.localeCompare(b.topicName));
-    return shown;
-  }, [topics.data, view.q, view.sort, view.desc, view.internal]);
-  const hiddenInternal = (topics.data ?? []).filter((t) => t.isControlTopic).length;
+  const rows = topics.data?.pages.flatMap((p) => p.items) ?? [];
+  const totals = topics.data?.pages[0];
+  const hiddenInternal = totals?.controlTopics ?? 0;
 
   const scroller = useRef<HTMLDivElement>(null);
   const createDialog = useRef<HTMLDialogElement>(null);
@@ -68,6 +58,7 @@ export function TopicsPage({ location, canWrite }: { location: string; canWrite:
     estimateSize: () => ROW_HEIGHT,
     overscan: 10,
   });
+  useLoadMore(virtual, rows.length, topics);
 
   return (
     <section className="page">
@@ -87,20 +78,25 @@ export function TopicsPage({ location, canWrite }: { location: string; canWrite:
           </button>
         )}
         <span className="muted" aria-live="polite" data-testid="topic-count">
-          {topics.data
-            ? `${number.format(rows.length)} of ${number.format(topics.data.length)} topics${!view.internal && hiddenInternal > 0 ? ` (${hiddenInternal} internal hidden)` : ""}`
+          {totals
+            ? `${number.format(totals.total)} of ${number.format(totals.unfiltered)} topics${!view.internal && hiddenInternal > 0 ? ` (${hiddenInternal} internal hidden)` : ""}`
             : ""}
         </span>
       </div>
       <ErrorAlert error={topics.error} />
       {topics.isPending && <p className="muted">Loading topics…</p>}
-      {topics.data && rows.length === 0 && (
+      {totals && rows.length === 0 && (
         <p className="muted">
-          {topics.data.length === 0 ? "No topics yet: create one through the API or your Kafka tools." : "No topic matches the search."}
+          {totals.unfiltered === 0 ? "No topics yet: create one through the API or your Kafka tools." : "No topic matches the search."}
         </p>
       )}
       <div className="grid-scroll" ref={scroller}>
-        <table className="grid" aria-label="Topics" aria-rowcount={rows.length + 1}>
+        <table
+          className="grid"
+          aria-label="Topics"
+          aria-rowcount={(totals?.total ?? 0) + 1}
+          aria-busy={topics.isPlaceholderData || topics.isFetchingNextPage}
+        >
           <thead>
             <tr className="grid-row topic-list-cols" aria-rowindex={1}>
               {COLUMNS.map((c) => {

@@ -380,6 +380,9 @@ export class AuthService {
   }
 
   private async readStoreUser(name: string): Promise<LocalUser | undefined> {
+    // No user's name holds a NUL (the names' rule), and PostgreSQL refuses one even in a lookup:
+    // a login with it is an unknown user's, on either store.
+    if (name.includes("\0")) return undefined;
     const row = await this.db.selectFrom("users").selectAll().where("name", "=", name).executeTakeFirst();
     return (
       row && {

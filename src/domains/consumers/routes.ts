@@ -1,11 +1,13 @@
 import { z } from "zod";
 import { clusterOf } from "../../http/context.ts";
 import { defineRoute, json, RouteGroup, text } from "../../http/route.ts";
+import { listHeaders } from "../shared/list-query.ts";
 import { topicConfigBody } from "../topics/schemas.ts";
 import { topicFilterOf } from "../topics/scope-filter.ts";
 import {
   detail,
   groupConfigEntry,
+  groupListQuery,
   lagHistoryAnswer,
   offsetResetBody,
   resetAnswer,
@@ -26,9 +28,12 @@ export const consumerApi = {
     method: "GET",
     path: "/api/consumers",
     level: "read",
-    summary: "Consumer groups with state, members, topics and lag",
+    summary: "Consumer groups with state, members, topics and lag; searched, sorted and paged by the query's parameters",
     tags,
-    responses: { 200: json(z.array(summary)) },
+    request: { query: groupListQuery },
+    responses: {
+      200: { ...json(z.array(summary), "The groups (the page asked, or every match without `page`/`perPage`)"), headers: listHeaders },
+    },
   }),
   get: defineRoute({
     method: "GET",
@@ -132,7 +137,12 @@ export const consumerApi = {
 export function consumerRoutes(service: ConsumerService) {
   const app = new RouteGroup();
 
-  app.handle(consumerApi.list, async (c) => c.json(await service.list(clusterOf(c), topicFilterOf(c, undefined, "metadata"))));
+  app.handle(consumerApi.list, async (c) => {
+    const page = await service.list(clusterOf(c), topicFilterOf(c, undefined, "metadata"), c.req.valid("query"));
+    c.header("X-Total-Count", String(page.total));
+    c.header("X-Unfiltered-Count", String(page.unfiltered));
+    return c.json(page.items);
+  });
 
   app.handle(consumerApi.get, async (c) =>
     c.json(await service.get(clusterOf(c), c.req.valid("param").group, topicFilterOf(c, undefined, "metadata"))),

@@ -1,5 +1,6 @@
 /** The request and answer shapes of the consumer group routes. Imports only zod: the UI takes its types from here. */
 import { z } from "zod";
+import { listQueryFields } from "../shared/list-query.ts";
 import { partitionLag } from "../shared/schemas.ts";
 import { topicName } from "../topics/names.ts";
 
@@ -28,6 +29,16 @@ export const summary = z.object({
   topics: z.array(z.string()),
   lag: z.number(),
 });
+
+/** What the group list sorts by (`orderBy`): the Consumers page's columns. */
+export const GROUP_ORDER = ["name", "state", "members", "lag"] as const;
+
+/** `GET /api/consumers`: every group without parameters; searched, sorted and paged with them. */
+export const groupListQuery = z.object({
+  ...listQueryFields,
+  orderBy: z.enum(GROUP_ORDER).optional().describe("name (the default), state, members or lag (lag up to lag.cacheTtl old)"),
+});
+export type GroupListQuery = z.output<typeof groupListQuery>;
 export const partitionRef = z.object({ topic: z.string(), partition: z.number() });
 export const detail = z.object({
   id: z.string(),

@@ -1,13 +1,34 @@
 import { conflict, notFound } from "../../errors.ts";
-import type { GroupDescription, KafkaCluster, KafkaPool, TopicPartitionRef } from "../../kafka/index.ts";
+import type { GroupDescription, GroupSummary, KafkaCluster, KafkaPool, TopicPartitionRef } from "../../kafka/index.ts";
 import type { LagEngine, PartitionLag } from "../../lag/engine.ts";
 import type { LagHistory, LagPoint } from "../../lag/history.ts";
+import type { Inventory } from "../../lag/inventory.ts";
+import { matches, pageOf } from "../shared/paging.ts";
 import { groupOutsideScope, isVisible, requireTopics, type TopicFilter } from "../topics/visibility.ts";
 import { type OffsetReset, resetTarget } from "./reset-target.ts";
-import type { ConsumerGroupDetail, ConsumerGroupLagHistory, ConsumerGroupOffset, ConsumerGroupSummary } from "./schemas.ts";
+import type { ConsumerGroupDetail, ConsumerGroupLagHistory, ConsumerGroupOffset, ConsumerGroupSummary, GroupListQuery } from "./schemas.ts";
 import { ShareGroupService } from "./share-groups.ts";
 
 export type { ConsumerGroupDetail, ConsumerGroupLagHistory, ConsumerGroupOffset, ConsumerGroupSummary, OffsetReset };
+
+/** A page of the group list, with the counts its headers tell. */
+export interface GroupPage {
+  items: ConsumerGroupSummary[];
+  /** Groups that match the search. */
+  total: number;
+  /** Groups the caller may see, before the search. */
+  unfiltered: number;
+}
+
+/** A group as the list sorts it: listed (a consumer group, described for its page) or a share group's finished row. */
+interface Candidate {
+  id: string;
+  listed?: GroupSummary;
+  row?: ConsumerGroupSummary;
+  state: string;
+  members: number;
+  lag: number;
+}
 
 /** Partitions whose oldest unread record is read for lag in seconds; beyond, the sampler's estimate. */
 const MAX_TIMESTAMP_READS = 200;
@@ -21,6 +42,8 @@ export class ConsumerService {
     private readonly lag: LagEngine,
     private readonly history: LagHistory | null = null,
     private readonly sampleIntervalMs = 0,
+    /** Told of the groups Loupe deletes or gives offsets, so the next list shows it; none in tests of the service alone. */
+    private readonly inventory: Inventory | null = null,
   ) {
     this.shares = new ShareGroupService(pool);
   }
@@ -58,17 +81,21 @@ export class ConsumerService {
 
   /**
    * Every group, or (given a filter) those with a committed offset or an assignment on a
-   * visible topic, each with its visible topics and their lag only. A group on no topic at all
-   * names nothing a scope could allow, so only an unfiltered caller sees it.
+   * visible topic, each with its visible topics and their lag only; searched, sorted and cut to
+   * the page `q` asks (every match without `page`). A group on no topic at all names nothing a
+   * scope could allow, so only an unfiltered caller sees it. Groups come from the inventory and
+   * lag from the shared snapshot; DescribeGroups asks for the page's groups only, unless the
+   * filter or the order (members) needs every matching group's members.
    */
-  async list(cluster: string, visible: TopicFilter = null): Promise<ConsumerGroupSummary[]> {
+  async list(cluster: string, visible: TopicFilter = null, q: GroupListQuery = {}): Promise<GroupPage> {
     const kafka = this.pool.get(cluster);
-    const [snapshot, shares] = await Promise.all([this.lag.snapshot(cluster), this.shares.list(cluster, visible)]);
-    // The snapshot listed the groups: their protocols need not be asked again.
-    const described = await kafka.groups.describe(
-      snapshot.groups.map((g) => g.groupId),
-      snapshot.groups,
-    );
+    const [snapshot, inventoried, shares] = await Promise.all([
+      this.lag.snapshot(cluster),
+      // The inventory's listing, which may be newer than the snapshot's (a new group shows at once, its lag with the next snapshot).
+      this.inventory?.groups(cluster),
+      this.shares.list(cluster, visible),
+    ]);
+    const listed = inventoried ?? snapshot.groups;
     const byGroup = new Map<string, PartitionLag[]>();
     for (const p of snapshot.partitions) {
       if (!isVisible(visible, p.topic)) continue;
@@ -76,25 +103,57 @@ export class ConsumerService {
       if (list) list.push(p);
       else byGroup.set(p.group, [p]);
     }
-    const out: ConsumerGroupSummary[] = [];
-    for (const [i, g] of snapshot.groups.entries()) {
-      const d = described[i]!;
-      const lags = byGroup.get(g.groupId) ?? [];
-      const topics = new Set(lags.map((l) => l.topic));
-      for (const t of assignedTopics(d)) if (isVisible(visible, t)) topics.add(t);
-      if (visible && topics.size === 0) continue;
-      out.push({
+    const described = new Map<string, GroupDescription>();
+    // The listing gives the groups' protocols: they need not be asked again.
+    const describe = async (ids: string[]) => {
+      const asked = ids.filter((id) => !described.has(id));
+      const answers = await kafka.groups.describe(asked, listed);
+      for (const [i, id] of asked.entries()) described.set(id, answers[i]!);
+    };
+    // A scoped caller's groups are known once every group's assignments are.
+    if (visible) await describe(listed.map((g) => g.groupId));
+    const searched = listed.filter((g) => matches(q.search, g.groupId));
+    if (q.orderBy === "members") await describe(searched.map((g) => g.groupId));
+    const topicsOf = (g: GroupSummary) => {
+      const topics = new Set((byGroup.get(g.groupId) ?? []).map((l) => l.topic));
+      const d = described.get(g.groupId);
+      if (d) for (const t of assignedTopics(d)) if (isVisible(visible, t)) topics.add(t);
+      return topics;
+    };
+    const rows: Candidate[] = searched
+      .filter((g) => !visible || topicsOf(g).size > 0)
+      .map((g) => ({
+        id: g.groupId,
+        listed: g,
+        state: g.state,
+        members: described.get(g.groupId)?.members.length ?? 0,
+        lag: (byGroup.get(g.groupId) ?? []).reduce((s, l) => s + l.lag, 0),
+      }));
+    const shared = shares
+      .filter((g) => matches(q.search, g.id))
+      .map((g) => ({ id: g.id, row: g, state: g.state, members: g.members, lag: g.lag }));
+    // The inventory lists groups by id; share groups join them in that order.
+    const all: Candidate[] = shared.length ? [...rows, ...shared].sort((a, b) => a.id.localeCompare(b.id)) : rows;
+    const page = pageOf(all, q, q.orderBy && q.orderBy !== "name" ? (c) => c[q.orderBy as "state" | "members" | "lag"] : undefined);
+    await describe(page.flatMap((c) => (c.listed ? [c.id] : [])));
+    const items = page.map((c): ConsumerGroupSummary => {
+      if (c.row) return c.row;
+      const g = c.listed!;
+      const d = described.get(c.id)!;
+      return {
         id: g.groupId,
         state: d.state === "Dead" ? g.state : d.state,
         type: g.type ?? "classic",
         protocolType: g.protocolType,
         protocol: d.protocol,
         members: d.members.length,
-        topics: [...topics].sort(),
-        lag: lags.reduce((s, l) => s + l.lag, 0),
-      });
-    }
-    return [...out, ...shares].sort((a, b) => a.id.localeCompare(b.id));
+        topics: [...topicsOf(g)].sort(),
+        lag: c.lag,
+      };
+    });
+    // The groups the caller may see, before the search (share groups come filtered by scope).
+    const seen = visible ? listed.filter((g) => topicsOf(g).size > 0).length : listed.length;
+    return { items, total: all.length, unfiltered: seen + shares.length };
   }
 
   /** 403 naming the group when none of its topics is visible (a group on no topic included). */
@@ -215,6 +274,8 @@ export class ConsumerService {
     };
     const target = await resetTarget(kafka, reset, current, allowed, `Consumer group '${group}'`);
     await kafka.groups.alterOffsets(group, target);
+    // Offsets given to a group that did not exist make it one: listed at once, not a cadence later.
+    this.inventory?.invalidate(cluster);
     this.lag.invalidate(cluster);
     return target;
   }
@@ -232,6 +293,7 @@ export class ConsumerService {
       requireTopics(allowed, topics);
     }
     await kafka.groups.delete([group]);
+    this.inventory?.invalidate(cluster);
     this.lag.invalidate(cluster);
     await this.history?.forget(cluster, group);
   }

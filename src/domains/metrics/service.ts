@@ -52,18 +52,7 @@ export async function renderMetrics(deps: MetricsDeps, cluster: string): Promise
     out.metric("loupe_lag_snapshot_broker_requests", "gauge", "Broker requests the lag snapshot on this page needed.");
     out.sample("loupe_lag_snapshot_broker_requests", {}, snapshot.brokerRequests);
   }
-  if (snapshot) {
-    shareGroupLagMetrics(out, snapshot.shares);
-    // A broker slower than the snapshot's wait leaves the last figures: their age says so.
-    if (snapshot.sharesAt !== null && snapshot.shares.length > 0) {
-      out.metric(
-        "loupe_share_group_lag_age_seconds",
-        "gauge",
-        "Age of the share group lag figures on this page (older than the consumer lag when the broker was slow to answer).",
-      );
-      out.sample("loupe_share_group_lag_age_seconds", {}, Math.max(0, (Date.now() - snapshot.sharesAt) / 1000));
-    }
-  }
+  if (snapshot) shareGroupLagMetrics(out, snapshot.shares, snapshot.sharesAt);
   out.metric("loupe_lag_up", "gauge", "1 when the consumer lag of the cluster could be read, else 0.");
   out.sample("loupe_lag_up", { cluster }, lagError === null ? 1 : 0);
 
@@ -118,8 +107,17 @@ export async function renderMetrics(deps: MetricsDeps, cluster: string): Promise
  * a share group has no committed position, its lag counts the records from each partition's
  * start offset to the end not yet acknowledged. Absent on a cluster without share groups.
  */
-function shareGroupLagMetrics(out: MetricsText, lags: ShareGroupLag[]): void {
+function shareGroupLagMetrics(out: MetricsText, lags: ShareGroupLag[], readAt: number | null): void {
   if (lags.length === 0) return;
+  // A broker slower than the snapshot's wait leaves the last figures: their age says so.
+  if (readAt !== null) {
+    out.metric(
+      "loupe_share_group_lag_age_seconds",
+      "gauge",
+      "Age of the share group lag figures on this page (older than the consumer lag when the broker was slow to answer).",
+    );
+    out.sample("loupe_share_group_lag_age_seconds", {}, Math.max(0, (Date.now() - readAt) / 1000));
+  }
   out.metric(
     "svc_partition_share_group_lag",
     "gauge",

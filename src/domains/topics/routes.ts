@@ -3,6 +3,7 @@ import { protoTemplate } from "../../engine/index.ts";
 import { clusterOf, userOf } from "../../http/context.ts";
 import { defineRoute, json, RouteGroup, text } from "../../http/route.ts";
 import type { InsertService } from "../insert/service.ts";
+import { listHeaders } from "../shared/list-query.ts";
 import { viewerOf } from "../sql/service.ts";
 import type { RecordBrowser } from "./browse-records.ts";
 import { topicName } from "./names.ts";
@@ -17,6 +18,7 @@ import {
   produceBody,
   topicConfigBody,
   topicListItem,
+  topicListQuery,
   topicParam,
   topicShape,
   WRITE_FORMATS,
@@ -89,9 +91,18 @@ export const topicApi = {
     method: "GET",
     path: "/api/topics",
     level: "nodata",
-    summary: "Topics with partitions, sizes and rates",
+    summary: "Topics with partitions, sizes and rates; searched, sorted and paged by the query's parameters",
     tags,
-    responses: { 200: json(z.array(topicListItem)) },
+    request: { query: topicListQuery },
+    responses: {
+      200: {
+        ...json(z.array(topicListItem), "The topics (the page asked, or every match without `page`/`perPage`)"),
+        headers: {
+          ...listHeaders,
+          "X-Control-Topics": { description: "Control topics among those the caller may see (shown or not)", schema: { type: "integer" } },
+        },
+      },
+    },
   }),
   get: defineRoute({
     method: "GET",
@@ -203,7 +214,13 @@ export interface TopicRecordDeps {
 export function topicRoutes(service: TopicService, records: TopicRecordDeps) {
   const app = new RouteGroup();
 
-  app.handle(topicApi.list, async (c) => c.json(await service.list(clusterOf(c), topicFilterOf(c))));
+  app.handle(topicApi.list, async (c) => {
+    const page = await service.list(clusterOf(c), topicFilterOf(c), c.req.valid("query"));
+    c.header("X-Total-Count", String(page.total));
+    c.header("X-Unfiltered-Count", String(page.unfiltered));
+    c.header("X-Control-Topics", String(page.controlTopics));
+    return c.json(page.items);
+  });
 
   app.handle(topicApi.get, async (c) => {
     const name = c.req.valid("param").topicName;

@@ -3,6 +3,7 @@
  * takes its types from here (`import type`), so the page and the server cannot drift apart.
  */
 import { z } from "zod";
+import { listQueryFields } from "../shared/list-query.ts";
 import { partitionLag } from "../shared/schemas.ts";
 import { DATA_TYPES } from "../shared/topic-types.ts";
 import { topicName } from "./names.ts";
@@ -161,6 +162,23 @@ export const topicListItem = z.object({
   sizeBytes: int().nullable().describe("bytes of one copy of the topic on disk; null when the brokers do not say"),
   lag: int().nullable().describe("records not yet read by the groups that committed on the topic; null when unknown"),
 });
+
+/** What the topic list sorts by (`orderBy`). */
+export const TOPIC_ORDER = ["name", "partitions", "messages", "size", "rate", "lag"] as const;
+
+/** `GET /api/topics`: every topic without parameters; searched, sorted and paged with them. */
+export const topicListQuery = z.object({
+  ...listQueryFields,
+  orderBy: z
+    .enum(TOPIC_ORDER)
+    .optional()
+    .describe("name (the default), partitions, messages, size, rate or lag: messages, size and lag up to one inventory interval old"),
+  internal: z
+    .enum(["0", "1"])
+    .optional()
+    .describe("0 leaves out control topics (Kafka's, Connect's, the registry's, Loupe's); 1, the default, shows them"),
+});
+export type TopicListQuery = z.output<typeof topicListQuery>;
 
 // ---------------------------------------------------------------------------------------------
 // Reading records: the message browser

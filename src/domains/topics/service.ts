@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { AppError, badRequest, notFound } from "../../errors.ts";
-import type { BrokerInfo, KafkaCluster, KafkaPool, RawRecord } from "../../kafka/index.ts";
+import type { BrokerInfo, GroupSummary, KafkaCluster, KafkaPool, RawRecord, TopicSummary } from "../../kafka/index.ts";
 import type { LagEngine, PartitionLag } from "../../lag/engine.ts";
+import type { Inventory } from "../../lag/inventory.ts";
 import type { OffsetSampler } from "../../lag/sampler.ts";
 import type { Logger } from "../../log/logger.ts";
 import type { SchemaRegistryClient } from "../../registry/client.ts";
@@ -9,6 +10,7 @@ import { latestSchema, subjectOf } from "../../registry/subjects.ts";
 import type { InternalTopics } from "../access/internal-topics.ts";
 import { type NotificationService, TOPIC_ALERTS } from "../alerts/notifications.ts";
 import type { AuditService } from "../audit/service.ts";
+import { matches, pageOf } from "../shared/paging.ts";
 import type { DataType, TopicMetadata } from "../shared/topic-types.ts";
 import { readTail } from "./sample.ts";
 import type {
@@ -19,6 +21,7 @@ import type {
   TopicConsumerGroup,
   TopicConsumerPartition,
   TopicListItemShape,
+  TopicListQuery,
   TopicShape,
 } from "./schemas.ts";
 import type { TopicFilter } from "./visibility.ts";
@@ -71,6 +74,35 @@ function withOffsets<T extends { internal: boolean }>(topics: T[]): T[] {
   return topics.filter((t) => !t.internal);
 }
 
+/** A page of the topic list, with the counts its headers tell. */
+export interface TopicPage {
+  items: TopicListItem[];
+  /** Topics that match the search and the internal filter. */
+  total: number;
+  /** Topics the caller may see, before the search and the filter. */
+  unfiltered: number;
+  /** Control topics among those the caller may see. */
+  controlTopics: number;
+}
+
+/** Messages and sizes of every topic, as the list sorts by them. */
+interface Estimates {
+  messages: Map<string, number>;
+  sizes: Map<string, number> | null;
+}
+
+/** Records per topic: the sum over its partitions of the latest offset less the earliest (ListOffsets answers in the order asked). */
+function messageCounts(
+  refs: Array<{ topic: string }>,
+  earliest: Array<{ offset: number }>,
+  latest: Array<{ offset: number }>,
+): Map<string, number> {
+  const totals = new Map<string, number>();
+  for (const [i, r] of refs.entries())
+    totals.set(r.topic, (totals.get(r.topic) ?? 0) + Math.max(0, latest[i]!.offset - earliest[i]!.offset));
+  return totals;
+}
+
 /** The stored (or guessed) key and value types of topics, as the metadata area's service answers them. */
 export interface TopicTypes {
   list(cluster: string): Promise<TopicMetadata[]>;
@@ -85,10 +117,16 @@ export class TopicService {
   readonly #pending = new Set<Promise<unknown>>();
   /** Per cluster: the configs a new topic gets, and when they were asked. */
   readonly #defaults = new Map<string, { at: number; configs: Promise<Record<string, string | null>> }>();
+  /** Per cluster: messages and sizes of every topic for sorting the list, and when they were asked (null: under way). */
+  readonly #estimates = new Map<string, { at: number | null; figures: Promise<Estimates> }>();
+  /** Per cluster: bytes per topic on disk, and when they were asked (null: under way). */
+  readonly #sizes = new Map<string, { at: number | null; sizes: Promise<Map<string, number> | null> }>();
 
   constructor(
     private readonly deps: {
       pool: KafkaPool;
+      /** The topics and groups, listed on a cadence: the list reads them there. */
+      inventory: Inventory;
       lag: LagEngine;
       sampler: OffsetSampler;
       metadata: TopicTypes;
@@ -112,48 +150,154 @@ export class TopicService {
   }
 
   /**
-   * Every topic, or those `visible` lets through: the others are left out before any offset is
-   * asked, so a scoped caller's list costs less, never more.
+   * The topics `visible` lets through (every one without a filter), from the inventory, searched,
+   * sorted and cut to the page `q` asks (every match without `page`). Only the page's topics get
+   * their offsets asked: a scoped caller's or a paged list costs less, never more.
    */
-  async list(cluster: string, visible: TopicFilter = null): Promise<TopicListItem[]> {
+  async list(cluster: string, visible: TopicFilter = null, q: TopicListQuery = {}): Promise<TopicPage> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.#listOnce(cluster, visible);
+        return await this.#listOnce(cluster, visible, q);
       } catch (err) {
         // A topic deleted between the listing and its offsets fails the offsets' request: list
         // again (the new listing no longer has it). A cluster whose topics keep going that fast
         // gets its error after a few tries.
         if (attempt >= LIST_ATTEMPTS || !(err instanceof AppError) || err.code !== "NOT_FOUND") throw err;
+        this.deps.inventory.invalidate(cluster);
+        this.#estimates.delete(cluster);
       }
     }
   }
 
-  async #listOnce(cluster: string, visible: TopicFilter): Promise<TopicListItem[]> {
-    const kafka = this.#kafka(cluster);
-    const all = await kafka.topics.list({ includeInternal: true });
+  async #listOnce(cluster: string, visible: TopicFilter, q: TopicListQuery): Promise<TopicPage> {
+    const all = await this.deps.inventory.topics(cluster, { includeInternal: true });
     const topics = visible ? all.filter((t) => visible(t.name)) : all;
+    const control = (t: TopicSummary) => this.#isControlTopic(t.name, t.internal);
+    let controlTopics = 0;
+    const matched = topics.filter((t) => {
+      const isControl = control(t);
+      if (isControl) controlTopics++;
+      return matches(q.search, t.name) && (q.internal !== "0" || !isControl);
+    });
+    const page = pageOf(matched, q, await this.#sortKey(cluster, q.orderBy));
+    return { items: await this.#withFigures(cluster, page), total: matched.length, unfiltered: topics.length, controlTopics };
+  }
+
+  /**
+   * The key `orderBy` sorts by. Figures that need offsets come from the estimates (at most one
+   * inventory interval old) and the shared lag snapshot; unknown figures sort as -1.
+   */
+  async #sortKey(cluster: string, orderBy: TopicListQuery["orderBy"]): Promise<((t: TopicSummary) => number) | undefined> {
+    switch (orderBy) {
+      case undefined:
+      case "name":
+        return undefined;
+      case "partitions":
+        return (t) => t.partitions;
+      case "rate":
+        return (t) => this.deps.sampler.rate(cluster, t.name);
+      case "lag": {
+        const lags = await this.#lagByTopic(cluster);
+        return (t) => (lags ? (lags.get(t.name) ?? 0) : -1);
+      }
+      case "messages":
+      case "size": {
+        const e = await this.#estimate(cluster);
+        if (orderBy === "messages") return (t) => e.messages.get(t.name) ?? 0;
+        return (t) => (e.sizes ? (e.sizes.get(t.name) ?? 0) : -1);
+      }
+    }
+  }
+
+  /**
+   * Messages and sizes of every topic, for sorting: asked (one ListOffsets per leader and side,
+   * one DescribeLogDirs per broker) at most once per inventory interval, concurrent askers joined.
+   */
+  #estimate(cluster: string): Promise<Estimates> {
+    const kept = this.#estimates.get(cluster);
+    const maxAge = this.deps.inventory.intervalMs;
+    if (kept && (kept.at === null || Date.now() - kept.at < maxAge)) return kept.figures;
+    const entry: { at: number | null; figures: Promise<Estimates> } = {
+      at: null,
+      figures: Promise.resolve({ messages: new Map(), sizes: null }),
+    };
+    entry.figures = (async () => {
+      const kafka = this.#kafka(cluster);
+      const topics = await this.deps.inventory.topics(cluster);
+      const refs = topics.flatMap((t) => Array.from({ length: t.partitions }, (_, partition) => ({ topic: t.name, partition })));
+      const [earliest, latest, sizes] = await Promise.all([
+        kafka.offsets.list(refs, "earliest"),
+        kafka.offsets.list(refs, "latest"),
+        this.#topicSizes(cluster),
+      ]);
+      return { messages: messageCounts(refs, earliest, latest), sizes };
+    })().then(
+      (figures) => {
+        entry.at = Date.now();
+        return figures;
+      },
+      (err: unknown) => {
+        if (this.#estimates.get(cluster) === entry) this.#estimates.delete(cluster);
+        throw err;
+      },
+    );
+    this.#estimates.set(cluster, entry);
+    return entry.figures;
+  }
+
+  /**
+   * Bytes per topic on disk: one DescribeLogDirs per broker, whose answer names every partition
+   * (at 20,000 partitions the largest part of a page's cost), asked at most once per inventory
+   * interval, concurrent askers joined; null when the brokers cannot say.
+   */
+  #topicSizes(cluster: string): Promise<Map<string, number> | null> {
+    const kept = this.#sizes.get(cluster);
+    if (kept && (kept.at === null || Date.now() - kept.at < this.deps.inventory.intervalMs)) return kept.sizes;
+    const entry: { at: number | null; sizes: Promise<Map<string, number> | null> } = { at: null, sizes: Promise.resolve(null) };
+    entry.sizes = this.#kafka(cluster)
+      .logDirs.topicSizes()
+      .then(
+        (sizes) => {
+          entry.at = Date.now();
+          return sizes;
+        },
+        () => {
+          if (this.#sizes.get(cluster) === entry) this.#sizes.delete(cluster);
+          return null;
+        },
+      );
+    this.#sizes.set(cluster, entry);
+    return entry.sizes;
+  }
+
+  /** Lag per topic from the shared snapshot; null when it cannot be read. */
+  #lagByTopic(cluster: string): Promise<Map<string, number> | null> {
+    return this.deps.lag.snapshot(cluster).then(
+      (snapshot) => {
+        const byTopic = new Map<string, number>();
+        for (const p of snapshot.partitions) byTopic.set(p.topic, (byTopic.get(p.topic) ?? 0) + p.lag);
+        return byTopic;
+      },
+      () => null,
+    );
+  }
+
+  /** The list's rows of `topics`, with fresh offsets (of these topics' partitions only), size (one interval old at most) and lag. */
+  async #withFigures(cluster: string, topics: TopicSummary[]): Promise<TopicListItem[]> {
+    if (topics.length === 0) return [];
+    const kafka = this.#kafka(cluster);
     const refs = withOffsets(topics).flatMap((t) => Array.from({ length: t.partitions }, (_, partition) => ({ topic: t.name, partition })));
-    // Size and lag cost one request per broker and the shared (cached) lag snapshot, whatever
-    // the number of topics; either failing leaves its column empty, not the list.
+    // Size and lag cost one request per broker (kept an interval) and the shared (cached) lag
+    // snapshot, whatever the number of topics; either failing leaves its column empty, not the list.
     const [earliest, latest, stored, sizes, lags] = await Promise.all([
       kafka.offsets.list(refs, "earliest"),
       kafka.offsets.list(refs, "latest"),
       this.deps.metadata.list(cluster),
-      kafka.logDirs.topicSizes().catch(() => null),
-      this.deps.lag.snapshot(cluster).then(
-        (snapshot) => {
-          const byTopic = new Map<string, number>();
-          for (const p of snapshot.partitions) byTopic.set(p.topic, (byTopic.get(p.topic) ?? 0) + p.lag);
-          return byTopic;
-        },
-        () => null,
-      ),
+      this.#topicSizes(cluster),
+      this.#lagByTopic(cluster),
     ]);
-    const t = Date.now();
-    const totals = new Map<string, number>();
-    for (const [i, r] of refs.entries())
-      totals.set(r.topic, (totals.get(r.topic) ?? 0) + Math.max(0, latest[i]!.offset - earliest[i]!.offset));
-    this.deps.sampler.record(cluster, t, latest);
+    const totals = messageCounts(refs, earliest, latest);
+    this.deps.sampler.record(cluster, Date.now(), latest);
     const meta = new Map(stored.map((m) => [m.topicName, m]));
     return topics.map((tp) => {
       // The list reads no records: a topic without stored types shows the last guess made for it
@@ -302,16 +446,12 @@ export class TopicService {
     return configs;
   }
 
-  async #consumers(
-    kafka: KafkaCluster,
-    topic: string,
-    lags: PartitionLag[],
-    groups: Array<{ groupId: string; state: string }>,
-  ): Promise<TopicConsumerGroup[]> {
+  async #consumers(kafka: KafkaCluster, topic: string, lags: PartitionLag[], groups: GroupSummary[]): Promise<TopicConsumerGroup[]> {
     const ids = [...new Set(lags.map((l) => l.group))];
     if (ids.length === 0) return [];
     const [described, coordinators] = await Promise.all([
-      kafka.groups.describe(ids),
+      // The snapshot's groups (the inventory's listing) give their protocols: none is listed again.
+      kafka.groups.describe(ids, groups),
       kafka.groups.coordinators(ids).catch(() => new Map<string, BrokerInfo>()),
     ]);
     const stateOf = new Map(groups.map((g) => [g.groupId, g.state]));
@@ -389,6 +529,8 @@ export class TopicService {
       // The topic exists either way: 201 is true, and a client's retry would only get 409.
       this.deps.log.warn("created topic is not yet served by its leaders", { cluster, topic: name });
     }
+    // Its creator lists the topics next: the inventory lists them again rather than wait a cadence.
+    this.deps.inventory.invalidate(cluster);
     await this.deps.notifications.raise({
       alertId: TOPIC_ALERTS.TOPIC_CREATED.id,
       cluster,
@@ -411,6 +553,7 @@ export class TopicService {
       this.deps.log.warn("deleted topic is still in the cluster's metadata", { cluster, topic: name });
     }
     await this.deps.metadata.forget(cluster, name);
+    this.deps.inventory.invalidate(cluster);
     this.deps.lag.invalidate(cluster);
     await this.deps.notifications.raise({
       alertId: TOPIC_ALERTS.TOPIC_DELETED.id,
@@ -445,6 +588,7 @@ export class TopicService {
     };
     if (!(await settles(ready, SETTLE_MS)))
       this.deps.log.warn("added partitions are not yet led", { cluster, topic: name, partitions: count });
+    this.deps.inventory.invalidate(cluster);
     this.deps.lag.invalidate(cluster);
     return { previous: t.partitions, partitions: count };
   }
