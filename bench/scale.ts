@@ -17,19 +17,20 @@
  *
  * Loupe runs as a process of its own (dist/loupe when built, or --binary, else
  * `bun src/main.ts serve`) on a fresh data directory, so its memory (VmRSS and VmHWM of
- * /proc/<pid>/status) is its alone. Lag is computed afresh on every scrape (lag.cacheTtl = 0) and
- * the lag-history sampler is off, so a scrape's Kafka requests are the scrape's own: the
- * difference of `loupe_kafka_requests_total` between two scrapes, the fewest of the runs (other
- * background work, such as a list inventory's refresh, only adds). The same runs with no group,
- * half the groups and all of them give the memory per 10,000 groups; one more with half as many
- * groups again, committed on partitions that already have commits, shows whether the requests
- * stay flat as only the groups grow (half to all also doubles the partitions with a commit).
- * The requests by Kafka API come from a Loupe built in this process (its client's counters are
- * not on /metrics by API).
+ * /proc/<pid>/status) is its alone. For /metrics, lag is computed afresh on every scrape
+ * (lag.cacheTtl = 0) and the lag-history sampler is off, so a scrape's Kafka requests are the
+ * scrape's own: the difference of `loupe_kafka_requests_total` between two scrapes, the fewest
+ * of the runs (other background work, such as a list inventory's refresh, only adds). The same
+ * runs with no group, half the groups and all of them give the memory per 10,000 groups; one
+ * more with half as many groups again, committed on partitions that already have commits, shows
+ * whether the requests stay flat as only the groups grow (half to all also doubles the
+ * partitions with a commit). The requests by Kafka API come from a Loupe built in this process
+ * (its client's counters are not on /metrics by API).
  *
- * The list routes are asked with `?page=1&perPage=100` (and `&search=`): a server without
- * paging ignores them and answers the whole array, which the body size, row count and
- * X-Total-Count (absent then) printed beside each figure tell.
+ * The list routes are asked of a Loupe with its shipped lag settings (a snapshot reused for
+ * 5 s), with `?page=1&perPage=100` (and `&search=`): a server without paging ignores them and
+ * answers the whole array, which the body size, row count and X-Total-Count (absent then)
+ * printed beside each figure tell.
  */
 
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -135,12 +136,16 @@ function executable(): string | undefined {
   return existsSync(built) ? built : undefined;
 }
 
-async function startLoupe(bootstrap: string): Promise<ServerProcess> {
+/**
+ * Loupe on a fresh data directory. `freshLag`: lag computed afresh on every answer and no
+ * lag-history sampler (a scrape's requests are then its own); else the lag settings it ships with.
+ */
+async function startLoupe(bootstrap: string, freshLag: boolean): Promise<ServerProcess> {
   const exe = executable();
   return startServerProcess(
     {
       log: { level: "warn" },
-      lag: { cacheTtl: 0, sampleInterval: 0 },
+      ...(freshLag ? { lag: { cacheTtl: 0, sampleInterval: 0 } } : {}),
       kafka: { clusters: [{ name: CLUSTER, bootstrapServers: bootstrap, default: true }] },
     },
     exe ? { executable: exe } : {},
@@ -161,7 +166,7 @@ interface ScrapeFigures {
 
 /** A fresh Loupe: its first /metrics scrape (cold), then `RUNS` more; its memory after them. */
 async function scrapes(bootstrap: string, groups: number): Promise<ScrapeFigures> {
-  const srv = await startLoupe(bootstrap);
+  const srv = await startLoupe(bootstrap, true);
   try {
     const cold = await get(srv, "/metrics");
     const warm: Answer[] = [];
@@ -234,9 +239,13 @@ async function firstAppearance(
   }
 }
 
-/** A fresh Loupe at every group: first pages cold then warm, the whole lists, a new topic's and group's first appearance. */
+/**
+ * A fresh Loupe at every group, with the lag settings it ships with (a lag snapshot reused for
+ * 5 s, as users get it): first pages cold then warm, the whole lists, a new topic's and group's
+ * first appearance.
+ */
 async function lists(bootstrap: string, kafka: KafkaCluster) {
-  const srv = await startLoupe(bootstrap);
+  const srv = await startLoupe(bootstrap, false);
   try {
     await srv.token("admin");
     const page = "page=1&perPage=100";
