@@ -24,6 +24,7 @@ import type {
   TopicListQuery,
   TopicShape,
 } from "./schemas.ts";
+import { shareConsumers } from "./share-consumers.ts";
 import type { TopicFilter } from "./visibility.ts";
 
 /** How long creating or deleting a topic waits for the brokers' metadata to follow. */
@@ -365,12 +366,21 @@ export class TopicService {
         this.deps.log.warn("cannot read the newest records", { cluster, topic: name, error: (e as Error).message });
         return [];
       }),
-      this.#consumers(
-        kafka,
-        name,
-        lag.partitions.filter((p) => p.topic === name),
-        lag.groups,
-      ),
+      Promise.all([
+        this.#consumers(
+          kafka,
+          name,
+          lag.partitions.filter((p) => p.topic === name),
+          lag.groups,
+        ),
+        // Kafka 4 share groups beside them; a cluster without them, or one failing to say, has none.
+        shareConsumers(
+          kafka,
+          name,
+          lag.shares.filter((s) => s.topic === name),
+          new Map(perPartition.map((p) => [p.partition, p.end])),
+        ).catch(() => []),
+      ]).then(([groups, shares]) => [...groups, ...shares]),
       this.#registered(cluster, name, "key"),
       this.#registered(cluster, name, "value"),
     ]);
@@ -455,6 +465,7 @@ export class TopicService {
       kafka.groups.coordinators(ids).catch(() => new Map<string, BrokerInfo>()),
     ]);
     const stateOf = new Map(groups.map((g) => [g.groupId, g.state]));
+    const typeOf = new Map(groups.map((g) => [g.groupId, g.type]));
     return described.map((g): TopicConsumerGroup => {
       const owner = new Map<number, { consumerId: string; clientId: string; host: string }>();
       const readers = new Set<string>();
@@ -484,8 +495,10 @@ export class TopicService {
       const co = coordinators.get(g.groupId);
       const kafkaState = g.state === "Dead" ? (stateOf.get(g.groupId) ?? "Dead") : g.state;
       const members = [...readers];
+      const type = typeOf.get(g.groupId);
       return {
         id: g.groupId,
+        ...(type === "classic" || type === "consumer" ? { type } : {}),
         coordinator: co ? { id: co.id, host: co.host, port: co.port, rack: co.rack } : null,
         active: g.members.length > 0,
         state: co ? (CLIENT_STATES[kafkaState] ?? "Unknown") : "CoordinatorNotFound",
