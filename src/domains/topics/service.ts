@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { AppError, badRequest, notFound } from "../../errors.ts";
 import type { BrokerInfo, GroupSummary, KafkaCluster, KafkaPool, RawRecord, TopicSummary } from "../../kafka/index.ts";
-import type { LagEngine, PartitionLag } from "../../lag/engine.ts";
+import type { LagEngine, LagSnapshot, PartitionLag } from "../../lag/engine.ts";
 import type { Inventory } from "../../lag/inventory.ts";
 import type { OffsetSampler } from "../../lag/sampler.ts";
 import type { Logger } from "../../log/logger.ts";
@@ -366,21 +366,7 @@ export class TopicService {
         this.deps.log.warn("cannot read the newest records", { cluster, topic: name, error: (e as Error).message });
         return [];
       }),
-      Promise.all([
-        this.#consumers(
-          kafka,
-          name,
-          lag.partitions.filter((p) => p.topic === name),
-          lag.groups,
-        ),
-        // Kafka 4 share groups beside them; a cluster without them, or one failing to say, has none.
-        shareConsumers(
-          kafka,
-          name,
-          lag.shares.filter((s) => s.topic === name),
-          new Map(perPartition.map((p) => [p.partition, p.end])),
-        ).catch(() => []),
-      ]).then(([groups, shares]) => [...groups, ...shares]),
+      this.#readers(kafka, name, lag, perPartition),
       this.#registered(cluster, name, "key"),
       this.#registered(cluster, name, "value"),
     ]);
@@ -454,6 +440,31 @@ export class TopicService {
       });
     this.#defaults.set(cluster, { at: Date.now(), configs });
     return configs;
+  }
+
+  /** The consumer groups reading the topic, then its Kafka 4 share groups. */
+  async #readers(
+    kafka: KafkaCluster,
+    topic: string,
+    lag: LagSnapshot,
+    partitions: Array<{ partition: number; end: number }>,
+  ): Promise<TopicConsumerGroup[]> {
+    const [groups, shares] = await Promise.all([
+      this.#consumers(
+        kafka,
+        topic,
+        lag.partitions.filter((p) => p.topic === topic),
+        lag.groups,
+      ),
+      // A cluster without share groups, or one failing to say, has none.
+      shareConsumers(
+        kafka,
+        topic,
+        lag.shares.filter((s) => s.topic === topic),
+        new Map(partitions.map((p) => [p.partition, p.end])),
+      ).catch(() => []),
+    ]);
+    return [...groups, ...shares];
   }
 
   async #consumers(kafka: KafkaCluster, topic: string, lags: PartitionLag[], groups: GroupSummary[]): Promise<TopicConsumerGroup[]> {
