@@ -35,6 +35,17 @@ function topicSummary(t: MetadataResponse["topics"][number]): TopicDescription {
   };
 }
 
+/** A topic of a CreateTopics request: the broker's defaults where `req` names none. */
+function creatableTopic(req: CreateTopicRequest) {
+  return {
+    name: req.name,
+    numPartitions: req.partitions ?? -1,
+    replicationFactor: req.replication ?? -1,
+    assignments: [],
+    configs: Object.entries(req.configs ?? {}).map(([name, value]) => ({ name, value })),
+  };
+}
+
 /**
  * Which of `names` the broker does not know, asked by name. The client's own "Unknown topic"
  * error picks the name by the missing topic's place in the broker's answer, which need not be
@@ -135,22 +146,7 @@ export class TopicOps {
           replicationFactor: number;
           configs: Array<{ name: string; value: string | null }> | null;
         }>;
-      }>(
-        admin,
-        "CreateTopics",
-        controller,
-        [
-          {
-            name: req.name,
-            numPartitions: req.partitions ?? -1,
-            replicationFactor: req.replication ?? -1,
-            assignments: [],
-            configs: Object.entries(req.configs ?? {}).map(([name, value]) => ({ name, value })),
-          },
-        ],
-        this.#conn.config.requestTimeoutMs ?? 30_000,
-        req.validateOnly ?? false,
-      );
+      }>(admin, "CreateTopics", controller, [creatableTopic(req)], this.#conn.config.requestTimeoutMs ?? 30_000, req.validateOnly ?? false);
       const t = response.topics[0]!;
       return {
         name: t.name,
@@ -159,6 +155,26 @@ export class TopicOps {
         replication: t.replicationFactor,
         configs: Object.fromEntries((t.configs ?? []).map((c) => [c.name, c.value])),
       };
+    });
+  }
+
+  /**
+   * Many topics in one CreateTopics request, which the controller commits together: how a
+   * script fills a cluster with thousands (a request a topic waits for a commit each). Fails
+   * whole when the broker refuses any of them.
+   */
+  createMany(reqs: CreateTopicRequest[]): Promise<void> {
+    return this.#conn.call(`Cannot create ${reqs.length} topics`, async () => {
+      const md = await this.#conn.metadata([]);
+      const controller = md.brokers.find((b) => b.nodeId === md.controllerId) ?? null;
+      await callApi(
+        this.#conn.admin,
+        "CreateTopics",
+        controller,
+        reqs.map(creatableTopic),
+        this.#conn.config.requestTimeoutMs ?? 30_000,
+        false,
+      );
     });
   }
 

@@ -479,7 +479,8 @@ describe("the topic page's sections", () => {
       await signedIn(page, `/topics/${EDIT}?tab=consumers&cluster=local`);
       const row = page.getByRole("table", { name: "Consumer groups" }).getByRole("row", { name: new RegExp(`^${GROUP}`) });
       await row.waitFor();
-      expect(await row.locator("td").nth(3).innerText()).toBe("2");
+      expect(await row.locator("td").nth(1).innerText()).toBe("classic");
+      expect(await row.locator("td").nth(4).innerText()).toBe("2");
       await row.getByRole("link", { name: GROUP }).click();
       await page.waitForURL(`${server.url}/consumers/${GROUP}?cluster=local`);
     });

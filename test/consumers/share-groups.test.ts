@@ -97,6 +97,17 @@ describe("share groups", () => {
 
       const list = (await (await rt.request("/api/consumers", { role: "read" })).json()) as Array<Record<string, unknown>>;
       expect(list.find((x) => x.id === g)).toMatchObject({ id: g, type: "share", state: "Stable", members: 1, topics: [t], lag: 0 });
+      // The topic's page lists it among its consumers, its protocol named.
+      const onTopic = await waitFor(
+        async () => {
+          const page = (await (await rt.request(`/api/topics/${t}`, { role: "read" })).json()) as {
+            consumers: Array<Record<string, unknown>>;
+          };
+          return page.consumers.find((c) => c.id === g) ?? null;
+        },
+        { timeoutMs: 10_000, what: "the share group on the topic's page" },
+      );
+      expect(onTopic).toMatchObject({ id: g, type: "share", state: "Stable", consumersCount: 1, topicPartitionsCount: 2, lag: 0 });
 
       // A live group's start offsets stay as they are.
       const busy = await rt.request(`${path(g)}/offsets`, json("PUT", { to: "earliest" }));

@@ -202,6 +202,7 @@ describe("GET /api/topics and /api/topics/{t}", () => {
     expect(t.consumers).toEqual([
       {
         id: group,
+        type: "classic",
         // regression: the coordinator's rack was always null.
         coordinator: { id: broker.id, host: broker.host, port: broker.port, rack: broker.rack },
         active: false,

@@ -235,17 +235,26 @@ function Consumers({ topic, cluster, canRead }: { topic: TopicDetail; cluster: s
     <>
       <h2>Consumer groups</h2>
       {topic.consumers.length === 0 ? (
-        <p className="muted">No consumer group reads this topic. A group shows here once it commits an offset on it.</p>
+        <p className="muted">
+          No consumer group reads this topic. A group shows here once it commits an offset on it, a share group once it has a start offset.
+        </p>
       ) : (
         <table aria-label="Consumer groups">
-          <TableHead columns={["Group", "State", num("Members"), num("Lag"), num("Max partition lag")]} />
+          <TableHead columns={["Group", "Type", "State", num("Members"), num("Lag"), num("Max partition lag")]} />
           <tbody>
             {topic.consumers.map((g) => (
-              <tr key={g.id}>
+              <tr key={`${g.type ?? ""}:${g.id}`}>
                 <td>
                   {/* The group's page shows its offsets, which a nodata user may not read. */}
-                  {canRead ? <Link to={withCluster(`/consumers/${encodeURIComponent(g.id)}`, cluster)}>{g.id}</Link> : g.id}
+                  {canRead ? (
+                    <Link to={withCluster(`/consumers/${encodeURIComponent(g.id)}${g.type === "share" ? "?type=share" : ""}`, cluster)}>
+                      {g.id}
+                    </Link>
+                  ) : (
+                    g.id
+                  )}
                 </td>
+                <td>{g.type ?? "—"}</td>
                 <td>{g.state}</td>
                 <td className="num">{g.consumersCount}</td>
                 <td className="num">{number.format(g.lag)}</td>

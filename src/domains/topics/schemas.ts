@@ -90,6 +90,10 @@ export const CLIENT_GROUP_STATES = [
  */
 export const topicConsumerGroup = z.object({
   id: z.string(),
+  type: z
+    .enum(["classic", "consumer", "share"])
+    .optional()
+    .describe("the group's protocol: classic, consumer (KIP-848) or share (KIP-932); a share group's currentOffset is its start offset"),
   coordinator: z
     .object({ id: int(), host: z.string(), port: int(), rack: z.string().nullable() })
     .nullable()

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { AppError, badRequest, notFound } from "../../errors.ts";
 import type { BrokerInfo, GroupSummary, KafkaCluster, KafkaPool, RawRecord, TopicSummary } from "../../kafka/index.ts";
-import type { LagEngine, PartitionLag } from "../../lag/engine.ts";
+import type { LagEngine, LagSnapshot, PartitionLag } from "../../lag/engine.ts";
 import type { Inventory } from "../../lag/inventory.ts";
 import type { OffsetSampler } from "../../lag/sampler.ts";
 import type { Logger } from "../../log/logger.ts";
@@ -24,6 +24,7 @@ import type {
   TopicListQuery,
   TopicShape,
 } from "./schemas.ts";
+import { shareConsumers } from "./share-consumers.ts";
 import type { TopicFilter } from "./visibility.ts";
 
 /** How long creating or deleting a topic waits for the brokers' metadata to follow. */
@@ -365,12 +366,7 @@ export class TopicService {
         this.deps.log.warn("cannot read the newest records", { cluster, topic: name, error: (e as Error).message });
         return [];
       }),
-      this.#consumers(
-        kafka,
-        name,
-        lag.partitions.filter((p) => p.topic === name),
-        lag.groups,
-      ),
+      this.#readers(kafka, name, lag, perPartition),
       this.#registered(cluster, name, "key"),
       this.#registered(cluster, name, "value"),
     ]);
@@ -446,6 +442,31 @@ export class TopicService {
     return configs;
   }
 
+  /** The consumer groups reading the topic, then its Kafka 4 share groups. */
+  async #readers(
+    kafka: KafkaCluster,
+    topic: string,
+    lag: LagSnapshot,
+    partitions: Array<{ partition: number; end: number }>,
+  ): Promise<TopicConsumerGroup[]> {
+    const [groups, shares] = await Promise.all([
+      this.#consumers(
+        kafka,
+        topic,
+        lag.partitions.filter((p) => p.topic === topic),
+        lag.groups,
+      ),
+      // A cluster without share groups, or one failing to say, has none.
+      shareConsumers(
+        kafka,
+        topic,
+        lag.shares.filter((s) => s.topic === topic),
+        new Map(partitions.map((p) => [p.partition, p.end])),
+      ).catch(() => []),
+    ]);
+    return [...groups, ...shares];
+  }
+
   async #consumers(kafka: KafkaCluster, topic: string, lags: PartitionLag[], groups: GroupSummary[]): Promise<TopicConsumerGroup[]> {
     const ids = [...new Set(lags.map((l) => l.group))];
     if (ids.length === 0) return [];
@@ -455,6 +476,7 @@ export class TopicService {
       kafka.groups.coordinators(ids).catch(() => new Map<string, BrokerInfo>()),
     ]);
     const stateOf = new Map(groups.map((g) => [g.groupId, g.state]));
+    const typeOf = new Map(groups.map((g) => [g.groupId, g.type]));
     return described.map((g): TopicConsumerGroup => {
       const owner = new Map<number, { consumerId: string; clientId: string; host: string }>();
       const readers = new Set<string>();
@@ -484,8 +506,10 @@ export class TopicService {
       const co = coordinators.get(g.groupId);
       const kafkaState = g.state === "Dead" ? (stateOf.get(g.groupId) ?? "Dead") : g.state;
       const members = [...readers];
+      const type = typeOf.get(g.groupId);
       return {
         id: g.groupId,
+        ...(type === "classic" || type === "consumer" ? { type } : {}),
         coordinator: co ? { id: co.id, host: co.host, port: co.port, rack: co.rack } : null,
         active: g.members.length > 0,
         state: co ? (CLIENT_STATES[kafkaState] ?? "Unknown") : "CoordinatorNotFound",
