@@ -12,7 +12,7 @@ import { createServer } from "node:net";
 import { Attribute, Change, Client } from "ldapts";
 import { ldapEnv, ldapGroupDn, ldapUserDn, uniqueTopic } from "../cluster/cluster.ts";
 import { ROLE_USERS, roleHashes, type TestRuntime, testRuntime } from "../helpers/runtime.ts";
-import { GROUPS, ldapConfig } from "./ldap-fixture.ts";
+import { GROUPS, ldapConfig, loginOn, tokenOn } from "./ldap-fixture.ts";
 
 const env = ldapEnv();
 let rt: TestRuntime;
@@ -36,15 +36,8 @@ afterAll(async () => {
   await rt.dispose({ topics: [analytics] });
 });
 
-async function login(user: string, password: string): Promise<Response> {
-  return rt.app.request("/api/login", { method: "POST", body: JSON.stringify({ user, password }) });
-}
-
-async function tokenOf(user: string, password: string): Promise<string> {
-  const res = await login(user, password);
-  expect(res.status).toBe(200);
-  return res.text();
-}
+const login = (user: string, password: string) => loginOn(rt, user, password);
+const tokenOf = (user: string, password: string) => tokenOn(rt, user, password);
 
 const status = async (token: string, path: string) => (await rt.request(path, { token })).status;
 

@@ -1,5 +1,7 @@
 /** The directory login's configuration the access tests share: the test directory (slapd) and its groups' mapping. */
+import { expect } from "bun:test";
 import { LDAP_PEOPLE_DN, ldapEnv } from "../cluster/cluster.ts";
+import type { TestRuntime } from "../helpers/runtime.ts";
 
 /** How often a directory token's groups are read again (the tests move their clock by it). */
 export const REFRESH_MS = 60_000;
@@ -26,3 +28,15 @@ export const GROUPS = [
   { name: "ldap-analytics", roles: ["read"], clusters: ["*"], topics: { allow: ["analytics.*"], deny: [] } },
   { name: "ldap-admins", roles: ["admin"], clusters: ["*"], topics: { allow: ["*"], deny: [] } },
 ];
+
+/** A login on `rt` as the clients send it. */
+export async function loginOn(rt: TestRuntime, user: string, password: string): Promise<Response> {
+  return rt.app.request("/api/login", { method: "POST", body: JSON.stringify({ user, password }) });
+}
+
+/** The token of a login on `rt` that must work. */
+export async function tokenOn(rt: TestRuntime, user: string, password: string): Promise<string> {
+  const res = await loginOn(rt, user, password);
+  expect(res.status).toBe(200);
+  return res.text();
+}

@@ -10,7 +10,7 @@ import { createServer, type Server, type Socket } from "node:net";
 import { Attribute, Change, Client } from "ldapts";
 import { ldapEnv, ldapGroupDn, ldapUserDn, uniqueTopic } from "../cluster/cluster.ts";
 import { type TestRuntime, testRuntime } from "../helpers/runtime.ts";
-import { GROUPS, ldapConfig, REFRESH_MS } from "./ldap-fixture.ts";
+import { GROUPS, ldapConfig, loginOn, REFRESH_MS, tokenOn } from "./ldap-fixture.ts";
 
 const env = ldapEnv();
 let rt: TestRuntime;
@@ -41,15 +41,8 @@ afterAll(async () => {
   await rt.dispose({ topics });
 });
 
-async function login(user: string, password: string, target = rt): Promise<Response> {
-  return target.app.request("/api/login", { method: "POST", body: JSON.stringify({ user, password }) });
-}
-
-async function tokenOf(user: string, password: string): Promise<string> {
-  const res = await login(user, password);
-  expect(res.status).toBe(200);
-  return res.text();
-}
+const login = (user: string, password: string, target = rt) => loginOn(target, user, password);
+const tokenOf = (user: string, password: string) => tokenOn(rt, user, password);
 
 const status = async (token: string, path: string) => (await rt.request(path, { token })).status;
 

@@ -12,6 +12,7 @@ import type {
   ShareGroupDetail,
 } from "../../src/domains/consumers/schemas.ts";
 import { api, apiWithHeaders } from "../session.ts";
+import { LIST_REFRESH_MS } from "./topics.ts";
 
 export type { ConsumerGroupDetail, ConsumerGroupSummary, GroupConfigEntry, ShareGroupDetail };
 export type LagHistory = ConsumerGroupLagHistory;
@@ -39,7 +40,7 @@ export const useGroupPages = (cluster: string | null, query: Omit<GroupListQuery
     initialPageParam: 1,
     getNextPageParam: (last: GroupPage, all: GroupPage[]) => (all.length * GROUP_PAGE_SIZE < last.total ? all.length + 1 : undefined),
     placeholderData: keepPreviousData,
-    refetchInterval: 30_000,
+    refetchInterval: LIST_REFRESH_MS,
   });
 
 /** A page of the list searched and sorted by the server (`GET /api/consumers?search=…&page=…`). */

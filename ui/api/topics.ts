@@ -54,6 +54,9 @@ export interface TopicPage {
  * The topic list as the user scrolls it: pages of TOPIC_PAGE_SIZE asked one after the other, the
  * last answer shown while a new search or order is asked.
  */
+/** How often the topic and group lists are asked again while shown. */
+export const LIST_REFRESH_MS = 10_000;
+
 export const useTopicPages = (cluster: string | null, query: Omit<TopicListQuery, "perPage" | "page">) =>
   useInfiniteQuery({
     queryKey: [...topicsKey(cluster), query],
@@ -61,6 +64,8 @@ export const useTopicPages = (cluster: string | null, query: Omit<TopicListQuery
     initialPageParam: 1,
     getNextPageParam: (last: TopicPage, all: TopicPage[]) => (all.length * TOPIC_PAGE_SIZE < last.total ? all.length + 1 : undefined),
     placeholderData: keepPreviousData,
+    // Topics made outside Loupe reach the server's inventory within its refresh (5 s): the page asks again.
+    refetchInterval: LIST_REFRESH_MS,
   });
 
 /** A page of the list searched and sorted by the server (`GET /api/topics?search=…&page=…`). */

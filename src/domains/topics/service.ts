@@ -24,7 +24,7 @@ import type {
   TopicListQuery,
   TopicShape,
 } from "./schemas.ts";
-import { shareConsumers } from "./share-consumers.ts";
+import { shareConsumers, topicConsumer } from "./share-consumers.ts";
 import type { TopicFilter } from "./visibility.ts";
 
 /** How long creating or deleting a topic waits for the brokers' metadata to follow. */
@@ -502,26 +502,18 @@ export class TopicService {
             host: o?.host ?? null,
           };
         });
-      const lagsOnly = partitions.map((c) => c.lag);
-      const co = coordinators.get(g.groupId);
       const kafkaState = g.state === "Dead" ? (stateOf.get(g.groupId) ?? "Dead") : g.state;
-      const members = [...readers];
       const type = typeOf.get(g.groupId);
-      return {
+      return topicConsumer({
         id: g.groupId,
-        ...(type === "classic" || type === "consumer" ? { type } : {}),
-        coordinator: co ? { id: co.id, host: co.host, port: co.port, rack: co.rack } : null,
+        type: type === "classic" || type === "consumer" ? type : null,
+        coordinator: coordinators.get(g.groupId),
         active: g.members.length > 0,
-        state: co ? (CLIENT_STATES[kafkaState] ?? "Unknown") : "CoordinatorNotFound",
+        state: CLIENT_STATES[kafkaState] ?? "Unknown",
         kafkaState,
-        consumers: members,
-        consumersCount: members.length,
-        topicPartitionsCount: partitions.length,
-        lag: lagsOnly.reduce((s, x) => s + x, 0),
-        minLag: lagsOnly.length ? Math.min(...lagsOnly) : 0,
-        maxLag: lagsOnly.length ? Math.max(...lagsOnly) : 0,
+        members: [...readers],
         partitions,
-      };
+      });
     });
   }
 

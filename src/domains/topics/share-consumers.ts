@@ -9,7 +9,7 @@
 
 import type { BrokerInfo, KafkaCluster, ShareGroupMember } from "../../kafka/index.ts";
 import type { ShareGroupLag } from "../../lag/engine.ts";
-import type { ClientGroupState, TopicConsumerGroup } from "./schemas.ts";
+import type { ClientGroupState, TopicConsumerGroup, TopicConsumerPartition } from "./schemas.ts";
 
 /** Kafka's share group states in the clients' names. */
 const SHARE_STATES: Record<string, ClientGroupState> = { Stable: "Stable", Empty: "NoActiveMembers", Dead: "Dead" };
@@ -53,22 +53,48 @@ export async function shareConsumers(
           host: m?.host ?? null,
         };
       });
-    const lagsOnly = partitions.map((p) => p.lag);
-    const co = coordinators.get(g.groupId);
-    return {
+    return topicConsumer({
       id: g.groupId,
       type: "share",
-      coordinator: co ? { id: co.id, host: co.host, port: co.port, rack: co.rack } : null,
+      coordinator: coordinators.get(g.groupId),
       active: g.members.length > 0,
-      state: co ? (SHARE_STATES[g.state] ?? "Unknown") : "CoordinatorNotFound",
+      state: SHARE_STATES[g.state] ?? "Unknown",
       kafkaState: g.state,
-      consumers: [...members],
-      consumersCount: members.size,
-      topicPartitionsCount: partitions.length,
-      lag: lagsOnly.reduce((s, x) => s + x, 0),
-      minLag: lagsOnly.length ? Math.min(...lagsOnly) : 0,
-      maxLag: lagsOnly.length ? Math.max(...lagsOnly) : 0,
+      members: [...members],
       partitions,
-    };
+    });
   });
+}
+
+/**
+ * A group reading the topic in the clients' shape, from its parts: its lag, least and most are
+ * its partitions'; a group whose coordinator cannot be found is CoordinatorNotFound.
+ */
+export function topicConsumer(g: {
+  id: string;
+  type: "classic" | "consumer" | "share" | null;
+  coordinator: BrokerInfo | undefined;
+  active: boolean;
+  state: ClientGroupState;
+  kafkaState: string;
+  members: string[];
+  partitions: TopicConsumerPartition[];
+}): TopicConsumerGroup {
+  const lags = g.partitions.map((p) => p.lag);
+  const co = g.coordinator;
+  return {
+    id: g.id,
+    ...(g.type ? { type: g.type } : {}),
+    coordinator: co ? { id: co.id, host: co.host, port: co.port, rack: co.rack } : null,
+    active: g.active,
+    state: co ? g.state : "CoordinatorNotFound",
+    kafkaState: g.kafkaState,
+    consumers: g.members,
+    consumersCount: g.members.length,
+    topicPartitionsCount: g.partitions.length,
+    lag: lags.reduce((s, x) => s + x, 0),
+    minLag: lags.length ? Math.min(...lags) : 0,
+    maxLag: lags.length ? Math.max(...lags) : 0,
+    partitions: g.partitions,
+  };
 }
