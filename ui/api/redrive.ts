@@ -4,8 +4,10 @@
  */
 import {
   type RedriveCreate,
+  type RedriveDone,
   type RedriveDryRun,
   type RedriveJob,
+  type RedriveList,
   type RedriveState,
   redriveCreate,
 } from "../../src/domains/redrive/schemas.ts";
@@ -30,7 +32,7 @@ export const NEW_REDRIVE_HREF = "/redrives/new";
 
 const one = (id: string) => `/api/redrives/${encodeURIComponent(id)}`;
 
-export const fetchRedrives = () => api<{ redrives: RedriveJob[] }>("/api/redrives").then((r) => r.redrives);
+export const fetchRedrives = () => api<RedriveList>("/api/redrives").then((r) => r.redrives);
 export const fetchRedrive = (id: string) => api<RedriveJob>(one(id));
 
 /** Checked with the route's own schema first: the form shows the server's words without the round trip. */
@@ -41,8 +43,7 @@ export const dryRunRedrive = (id: string) => api<RedriveDryRun>(`${one(id)}/dry-
 
 export type RedriveAction = "start" | "pause" | "resume" | "cancel";
 
-export const redriveAction = (id: string, action: RedriveAction) =>
-  api<{ id: string; name: string; action: string; state: RedriveState }>(`${one(id)}/${action}`, { method: "PUT" });
+export const redriveAction = (id: string, action: RedriveAction) => api<RedriveDone>(`${one(id)}/${action}`, { method: "PUT" });
 
 /** The signed-in user as the redrive rights need it. */
 export interface RedriveViewer {

@@ -99,16 +99,7 @@ export function MaskingPage({ location }: { location: string }) {
 }
 
 /** The policy the form describes, as a creation sends it (the method's own setting only with its method). */
-interface FormPolicy {
-  topics: string[];
-  fields: string[];
-  method: MaskMethod;
-  replacement: string | null;
-  keepLast: number | null;
-  groups: string[];
-  roles: Policy["roles"];
-  exceptGroups: string[];
-}
+type FormPolicy = Omit<Policy, "name" | "createdAt" | "updatedAt">;
 
 /** What a change sends: the fields that differ from the policy (a list is sent whole), so its audit entry names only those. */
 function changeOf(before: Policy, after: FormPolicy): Record<string, unknown> {

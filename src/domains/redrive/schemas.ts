@@ -126,6 +126,8 @@ export type RedriveCounts = z.output<typeof redriveCounts>;
 export type RedriveJob = z.output<typeof redriveJob>;
 export type RedriveState = (typeof REDRIVE_STATES)[number];
 export type RedriveDryRun = z.output<typeof redriveDryRun>;
+export type RedriveList = z.output<typeof redriveList>;
+export type RedriveDone = z.output<typeof redriveDone>;
 export type RedriveSample = z.output<typeof redriveSample>;
 
 export const NO_COUNTS: RedriveCounts = {
