@@ -54,3 +54,15 @@ export function replaceParams(path: string, params: URLSearchParams, changes: Re
   const query = next.toString();
   navigate(`${path}${query ? `?${query}` : ""}`, { replace: true });
 }
+
+/** A page under `base` (`/processors`, `/redrives`) by its path: `<base>/new`, `<base>/{id}`, else the list. */
+export function subPageOf(path: string, base: string): { page: "list" } | { page: "new" } | { page: "detail"; id: string } {
+  const rest = path.slice(base.length).replace(/^\/+|\/+$/g, "");
+  if (rest === "") return { page: "list" };
+  if (rest === "new") return { page: "new" };
+  try {
+    return { page: "detail", id: decodeURIComponent(rest) };
+  } catch {
+    return { page: "detail", id: rest };
+  }
+}

@@ -189,6 +189,31 @@ export function Field({
   );
 }
 
+/** A Field holding a list written one item per line (topic or field patterns). */
+export function LinesField(props: {
+  label: string;
+  path: string;
+  value: string;
+  onChange: (value: string) => void;
+  rows: number;
+  placeholder: string;
+}) {
+  return (
+    <Field label={props.label} path={props.path}>
+      {(problem) => (
+        <textarea
+          value={props.value}
+          onChange={(e) => props.onChange(e.target.value)}
+          rows={props.rows}
+          spellCheck={false}
+          placeholder={props.placeholder}
+          {...problem}
+        />
+      )}
+    </Field>
+  );
+}
+
 /** What the request schema says of a group of controls (a fieldset's checkboxes), beneath them. */
 export function FieldProblem({ path }: { path: string }) {
   const { id, message } = useFieldProblem(path);

@@ -2,7 +2,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useId, useState } from "react";
 import { fetchHealth } from "../api/cluster.ts";
 import { type Group, groupsApi, type NewGroup, type Role, useGroups } from "../api/groups.ts";
-import { type Done, Field, FieldProblem, NameNotes, ResourceForm, ResourceList, Tags } from "./AccessList.tsx";
+import { type Done, Field, FieldProblem, LinesField, NameNotes, ResourceForm, ResourceList, Tags } from "./AccessList.tsx";
 
 const ROLES = ["admin", "write", "read", "nodata"] as const satisfies readonly Role[];
 
@@ -157,30 +157,8 @@ function GroupDialog({ group, done, onClosed }: { group: Group | null; done: Don
           matches <code>payments.eu</code>. A topic matching a denied pattern is out of this group's scope even when an allowed one matches
           it (deny wins). No allowed pattern: no topic.
         </p>
-        <Field label="Allowed topics" path="topics.allow">
-          {(problem) => (
-            <textarea
-              value={allow}
-              onChange={(e) => setAllow(e.target.value)}
-              rows={3}
-              spellCheck={false}
-              placeholder="payments.*"
-              {...problem}
-            />
-          )}
-        </Field>
-        <Field label="Denied topics" path="topics.deny">
-          {(problem) => (
-            <textarea
-              value={deny}
-              onChange={(e) => setDeny(e.target.value)}
-              rows={2}
-              spellCheck={false}
-              placeholder="payments.internal-*"
-              {...problem}
-            />
-          )}
-        </Field>
+        <LinesField label="Allowed topics" path="topics.allow" value={allow} onChange={setAllow} rows={3} placeholder="payments.*" />
+        <LinesField label="Denied topics" path="topics.deny" value={deny} onChange={setDeny} rows={2} placeholder="payments.internal-*" />
       </fieldset>
     </ResourceForm>
   );

@@ -10,7 +10,7 @@ import {
   usePolicies,
 } from "../api/masking.ts";
 import { Link } from "../components.tsx";
-import { type Done, Field, FieldProblem, ResourceForm, ResourceList, Tags } from "./AccessList.tsx";
+import { type Done, Field, FieldProblem, LinesField, ResourceForm, ResourceList, Tags } from "./AccessList.tsx";
 
 const ROLES = ["admin", "write", "read", "nodata"] as const satisfies readonly Policy["roles"][number][];
 
@@ -167,18 +167,7 @@ function PolicyDialog({ policy, done, onClosed }: { policy: Policy | null; done:
         <p id={topicsHint} className="muted access-field-hint">
           One pattern per line: <code>*</code> matches any run of characters, <code>?</code> one character.
         </p>
-        <Field label="Topic patterns" path="topics">
-          {(problem) => (
-            <textarea
-              value={topics}
-              onChange={(e) => setTopics(e.target.value)}
-              rows={2}
-              spellCheck={false}
-              placeholder="payments.*"
-              {...problem}
-            />
-          )}
-        </Field>
+        <LinesField label="Topic patterns" path="topics" value={topics} onChange={setTopics} rows={2} placeholder="payments.*" />
       </fieldset>
       <fieldset aria-describedby={fieldsHint}>
         <legend>Fields</legend>
@@ -187,18 +176,7 @@ function PolicyDialog({ policy, done, onClosed }: { policy: Policy | null; done:
           <code>card.number</code>) masks exactly that path. Each part may hold <code>*</code> and <code>?</code>. <code>_key</code> masks
           the whole key, <code>_headers.&lt;name&gt;</code> the values of those headers.
         </p>
-        <Field label="Field patterns" path="fields">
-          {(problem) => (
-            <textarea
-              value={fields}
-              onChange={(e) => setFields(e.target.value)}
-              rows={3}
-              spellCheck={false}
-              placeholder="card.number"
-              {...problem}
-            />
-          )}
-        </Field>
+        <LinesField label="Field patterns" path="fields" value={fields} onChange={setFields} rows={3} placeholder="card.number" />
       </fieldset>
       <fieldset>
         <legend>How</legend>

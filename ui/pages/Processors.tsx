@@ -2,7 +2,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useMemo } from "react";
 import { clusterOf } from "../cluster.ts";
 import { ErrorAlert, Link, num, TableHead } from "../components.tsx";
-import { navigate, replaceParams } from "../router.ts";
+import { navigate, replaceParams, subPageOf } from "../router.ts";
 import "../styles/processors.css";
 import {
   fetchProcessors,
@@ -17,24 +17,12 @@ import { count } from "../format.ts";
 import { ProcessorCreate } from "./ProcessorCreate.tsx";
 import { ProcessorDetail } from "./ProcessorDetail.tsx";
 
-/** A page under /processors by its path: `/processors/new`, `/processors/{id}`, else the list. */
-function routeOf(path: string): { page: "list" } | { page: "new" } | { page: "detail"; id: string } {
-  const rest = path.slice("/processors".length).replace(/^\/+|\/+$/g, "");
-  if (rest === "") return { page: "list" };
-  if (rest === "new") return { page: "new" };
-  try {
-    return { page: "detail", id: decodeURIComponent(rest) };
-  } catch {
-    return { page: "detail", id: rest };
-  }
-}
-
 /**
  * Stream processors: continuous `INSERT INTO ... SELECT STREAM` programs run by Loupe. The list
  * with their states and figures, the create view with the workbench's editor, a processor's page.
  */
 export function ProcessorsPage({ path, location, viewer }: { path: string; location: string; viewer: Viewer }) {
-  const route = routeOf(path);
+  const route = subPageOf(path, "/processors");
   if (route.page === "new")
     return viewer.canWrite ? (
       <ProcessorCreate />

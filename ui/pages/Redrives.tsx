@@ -4,7 +4,7 @@ import { fetchRedrives, NEW_REDRIVE_HREF, REDRIVE_REFRESH_MS, type RedriveViewer
 import { clusterOf } from "../cluster.ts";
 import { ErrorAlert, Link, num, TableHead } from "../components.tsx";
 import { count } from "../format.ts";
-import { navigate, replaceParams } from "../router.ts";
+import { navigate, replaceParams, subPageOf } from "../router.ts";
 import "../styles/processors.css";
 import "../styles/redrive.css";
 import { when } from "./AccessList.tsx";
@@ -12,24 +12,12 @@ import { RedriveCreatePage } from "./RedriveCreate.tsx";
 import { RedriveDetail } from "./RedriveDetail.tsx";
 import { progressText, redriveStateClass, targetOf } from "./RedriveShared.ts";
 
-/** A page under /redrives by its path: `/redrives/new`, `/redrives/{id}`, else the list. */
-function routeOf(path: string): { page: "list" } | { page: "new" } | { page: "detail"; id: string } {
-  const rest = path.slice("/redrives".length).replace(/^\/+|\/+$/g, "");
-  if (rest === "") return { page: "list" };
-  if (rest === "new") return { page: "new" };
-  try {
-    return { page: "detail", id: decodeURIComponent(rest) };
-  } catch {
-    return { page: "detail", id: rest };
-  }
-}
-
 /**
  * Dead-letter redrive: jobs that copy a topic's records once, exactly once, to a topic or to the
  * topic a header names. The list, the create form, a job's page (dry run, progress, actions).
  */
 export function RedrivesPage({ path, location, viewer }: { path: string; location: string; viewer: RedriveViewer }) {
-  const route = routeOf(path);
+  const route = subPageOf(path, "/redrives");
   const cluster = clusterOf(location);
   if (route.page === "new") return <RedriveCreatePage cluster={cluster} />;
   if (route.page === "detail") return <RedriveDetail id={route.id} location={location} viewer={viewer} />;
