@@ -1,3 +1,4 @@
+// @postgres
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Role } from "../../src/config/schema.ts";
 import { LiveClient, WsClient } from "../clients/ws-client.ts";

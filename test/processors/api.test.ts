@@ -1,3 +1,4 @@
+// @postgres
 /**
  * The processor routes against the real broker: create (the clients' answer shapes), state,
  * output exactly once, pause and resume, scaling while records flow, rights, audit, the error

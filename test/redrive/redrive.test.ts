@@ -1,3 +1,4 @@
+// @postgres
 /**
  * Redrive jobs against the real broker: a dead-letter topic whose records name their topic in
  * Kafka Connect's header, copied back by a scoped owner; the dry run's counts against what the
