@@ -339,6 +339,8 @@ const PAGES: PageSpec[] = [
     shown: async (page) => {
       await heading(new RegExp(`Connector ${CONNECTOR}`))(page);
       await main(page).getByRole("table", { name: "Configuration" }).waitFor();
+      // The actions come with the connector's status, a request of its own that may answer later.
+      await main(page).getByRole("heading", { name: "Tasks" }).waitFor();
     },
     changes: [
       { role: "button", name: /^Edit/ },
