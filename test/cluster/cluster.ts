@@ -2042,7 +2042,21 @@ export async function startControllerQuorum(
   opts: { ownerPid?: number; baseDir?: string } = {},
 ): Promise<{ nodes: ServiceProcess[]; bootstrap: string; stop(): Promise<void> }> {
   await fetchAll([kafkaService]);
-  const base = opts.baseDir ?? mkdtempSync(join(tmpdir(), "loupe-quorum-"));
+  // Ports are picked free, but another process may take one before a JVM binds it: start again on others.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startQuorumOnce(nodes, opts);
+    } catch (err) {
+      if (attempt >= 3 || !/Address already in use|BindException/.test(String(err))) throw err;
+    }
+  }
+}
+
+async function startQuorumOnce(
+  nodes: number,
+  opts: { ownerPid?: number; baseDir?: string },
+): Promise<{ nodes: ServiceProcess[]; bootstrap: string; stop(): Promise<void> }> {
+  const base = opts.baseDir ? join(opts.baseDir, `try-${Date.now().toString(36)}`) : mkdtempSync(join(tmpdir(), "loupe-quorum-"));
   const ports = await Promise.all(
     Array.from({ length: nodes }, async () => ({ port: await freePort(), controllerPort: await freePort() })),
   );
@@ -2064,7 +2078,7 @@ export async function startControllerQuorum(
   const up = started.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
   const stop = async () => {
     await Promise.all(up.map((n) => stopService(n)));
-    if (!opts.baseDir) rmSync(base, { recursive: true, force: true });
+    rmSync(base, { recursive: true, force: true });
   };
   const failed = started.find((r): r is PromiseRejectedResult => r.status === "rejected");
   if (failed) {
